@@ -1,0 +1,642 @@
+//! The IR: a hash-consed DAG of typed nodes.
+//!
+//! Every node lives in a [`Graph`] arena and is identified by a [`NodeId`].
+//! Building a node that is structurally equal to an existing one returns the
+//! existing id, so "the same subterm" and "the same node" coincide: a rule
+//! pattern that uses a variable twice compares ids, not trees.
+//!
+//! Children are always built before their parents, so increasing id order is
+//! a topological order; the interpreter and the printers rely on that.
+//!
+//! The value range (`vmin`/`vmax`) and the may-be-invalid flag of a node are
+//! computed once, when the node is built (see [`crate::ranges`]).
+
+use rustc_hash::FxHashMap;
+use std::fmt;
+
+/// The dtype of a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DType {
+    /// The abstract index type: a mathematical integer that must fit in the
+    /// width being checked (overflow is undefined). The engine itself works
+    /// at 64 bits.
+    Index,
+    /// 32-bit two's complement, wrapping.
+    I32,
+    /// 64-bit two's complement, wrapping.
+    I64,
+    Bool,
+}
+
+impl DType {
+    pub const INTS: [DType; 3] = [DType::Index, DType::I32, DType::I64];
+
+    pub fn is_int(self) -> bool {
+        self != DType::Bool
+    }
+
+    /// Inclusive value bounds the engine assumes for this dtype. `index` is
+    /// bounded by 64 bits because no checked width is wider.
+    pub fn bounds(self) -> (i64, i64) {
+        match self {
+            DType::Index | DType::I64 => (i64::MIN, i64::MAX),
+            DType::I32 => (i32::MIN as i64, i32::MAX as i64),
+            DType::Bool => (0, 1),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::Index => "index",
+            DType::I32 => "i32",
+            DType::I64 => "i64",
+            DType::Bool => "bool",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<DType> {
+        Some(match s {
+            "index" => DType::Index,
+            "i32" => DType::I32,
+            "i64" => DType::I64,
+            "bool" => DType::Bool,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Operations. Leaves carry their payload; the others take their operands
+/// from [`Node::src`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// An integer constant, or a bool constant (0 or 1) when the dtype is bool.
+    Const(i64),
+    /// A variable of the graph's variable table.
+    Var(u32),
+    /// The masked-lane value of dtype `index`.
+    Invalid,
+    Neg,
+    Not,
+    /// Conversion to the node's dtype.
+    Cast,
+    Add,
+    Sub,
+    Mul,
+    Min,
+    Max,
+    /// `/`: truncating division.
+    Div,
+    /// `%`: truncating remainder (sign of the dividend).
+    Rem,
+    /// `//` (also written `floordiv`): floor division.
+    FloorDiv,
+    /// `mod`: floor remainder (sign of the divisor).
+    Mod,
+    /// `ceildiv`: division rounding toward positive infinity.
+    CeilDiv,
+    Lt,
+    Le,
+    Eq,
+    Ne,
+    And,
+    Or,
+    Xor,
+    /// `where(c, a, b)`.
+    Where,
+}
+
+impl Op {
+    pub fn arity(self) -> usize {
+        match self {
+            Op::Const(_) | Op::Var(_) | Op::Invalid => 0,
+            Op::Neg | Op::Not | Op::Cast => 1,
+            Op::Where => 3,
+            _ => 2,
+        }
+    }
+
+    /// Operand order does not matter: `a op b == b op a`.
+    pub fn is_commutative(self) -> bool {
+        matches!(
+            self,
+            Op::Add | Op::Mul | Op::Min | Op::Max | Op::Eq | Op::Ne | Op::And | Op::Or | Op::Xor
+        )
+    }
+
+    /// Either division family: `/ % // mod ceildiv`.
+    pub fn is_divmod(self) -> bool {
+        matches!(
+            self,
+            Op::Div | Op::Rem | Op::FloorDiv | Op::Mod | Op::CeilDiv
+        )
+    }
+
+    /// Integer operations (integer operands, integer result).
+    pub fn is_int_alu(self) -> bool {
+        matches!(
+            self,
+            Op::Neg
+                | Op::Cast
+                | Op::Add
+                | Op::Sub
+                | Op::Mul
+                | Op::Min
+                | Op::Max
+                | Op::Div
+                | Op::Rem
+                | Op::FloorDiv
+                | Op::Mod
+                | Op::CeilDiv
+        )
+    }
+
+    pub fn is_comparison(self) -> bool {
+        matches!(self, Op::Lt | Op::Le | Op::Eq | Op::Ne)
+    }
+
+    pub fn is_bool_logic(self) -> bool {
+        matches!(self, Op::Not | Op::And | Op::Or | Op::Xor)
+    }
+
+    /// Binary operators with an infix spelling, and that spelling.
+    pub fn infix(self) -> Option<&'static str> {
+        Some(match self {
+            Op::Add => "+",
+            Op::Sub => "-",
+            Op::Mul => "*",
+            Op::Div => "/",
+            Op::Rem => "%",
+            Op::FloorDiv => "//",
+            Op::Mod => "mod",
+            Op::CeilDiv => "ceildiv",
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Eq => "==",
+            Op::Ne => "!=",
+            Op::And => "&&",
+            Op::Or => "||",
+            Op::Xor => "^",
+            _ => return None,
+        })
+    }
+
+    /// A short name used in reports and by `Op`-keyed tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Const(_) => "const",
+            Op::Var(_) => "var",
+            Op::Invalid => "invalid",
+            Op::Neg => "neg",
+            Op::Not => "not",
+            Op::Cast => "cast",
+            Op::Add => "add",
+            Op::Sub => "sub",
+            Op::Mul => "mul",
+            Op::Min => "min",
+            Op::Max => "max",
+            Op::Div => "div",
+            Op::Rem => "rem",
+            Op::FloorDiv => "floordiv",
+            Op::Mod => "mod",
+            Op::CeilDiv => "ceildiv",
+            Op::Lt => "lt",
+            Op::Le => "le",
+            Op::Eq => "eq",
+            Op::Ne => "ne",
+            Op::And => "and",
+            Op::Or => "or",
+            Op::Xor => "xor",
+            Op::Where => "where",
+        }
+    }
+
+    /// Every non-leaf operation, for exhaustive tests.
+    pub const ALU: [Op; 21] = [
+        Op::Neg,
+        Op::Not,
+        Op::Cast,
+        Op::Add,
+        Op::Sub,
+        Op::Mul,
+        Op::Min,
+        Op::Max,
+        Op::Div,
+        Op::Rem,
+        Op::FloorDiv,
+        Op::Mod,
+        Op::CeilDiv,
+        Op::Lt,
+        Op::Le,
+        Op::Eq,
+        Op::Ne,
+        Op::And,
+        Op::Or,
+        Op::Xor,
+        Op::Where,
+    ];
+
+    /// The integer binary operations, for exhaustive tests.
+    pub const INT_BINARY: [Op; 14] = [
+        Op::Add,
+        Op::Sub,
+        Op::Mul,
+        Op::Min,
+        Op::Max,
+        Op::Div,
+        Op::Rem,
+        Op::FloorDiv,
+        Op::Mod,
+        Op::CeilDiv,
+        Op::Lt,
+        Op::Le,
+        Op::Eq,
+        Op::Ne,
+    ];
+}
+
+/// Index of a node in its [`Graph`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    /// Padding for unused operand slots.
+    pub const NONE: NodeId = NodeId(u32::MAX);
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The structural identity of a node: what hash-consing compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Key {
+    pub op: Op,
+    pub dtype: DType,
+    pub src: [NodeId; 3],
+}
+
+/// A node with its analysis results.
+#[derive(Clone, Copy, Debug)]
+pub struct Node {
+    pub op: Op,
+    pub dtype: DType,
+    src: [NodeId; 3],
+    /// Lower bound of every value the node takes where it is a valid value.
+    /// `vmin > vmax` means the node never is (it is always invalid, or always
+    /// undefined).
+    pub vmin: i64,
+    pub vmax: i64,
+    /// An `invalid` leaf is reachable from this node, so it may evaluate to
+    /// invalid (or, for comparisons and bools, to an unconstrained value).
+    pub maybe_invalid: bool,
+}
+
+impl Node {
+    pub fn src(&self) -> &[NodeId] {
+        &self.src[..self.op.arity()]
+    }
+
+    pub fn key(&self) -> Key {
+        Key {
+            op: self.op,
+            dtype: self.dtype,
+            src: self.src,
+        }
+    }
+
+    /// The range is empty: the node is never a valid value.
+    pub fn range_empty(&self) -> bool {
+        self.vmin > self.vmax
+    }
+
+    pub fn as_const(&self) -> Option<i64> {
+        match self.op {
+            Op::Const(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+/// A declared variable: a loop range, grid index or runtime value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct VarDecl {
+    pub name: String,
+    pub dtype: DType,
+    pub lo: i64,
+    pub hi: i64,
+}
+
+/// A misuse of the builder: wrong operand count or dtypes.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct TypeError(pub String);
+
+/// The arena holding every node and the variable table.
+#[derive(Clone, Default)]
+pub struct Graph {
+    nodes: Vec<Node>,
+    dedup: FxHashMap<Key, NodeId>,
+    vars: Vec<VarDecl>,
+    var_by_name: FxHashMap<String, u32>,
+}
+
+impl Graph {
+    pub fn new() -> Graph {
+        Graph::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+
+    pub fn vars(&self) -> &[VarDecl] {
+        &self.vars
+    }
+
+    pub fn var(&self, v: u32) -> &VarDecl {
+        &self.vars[v as usize]
+    }
+
+    pub fn var_named(&self, name: &str) -> Option<u32> {
+        self.var_by_name.get(name).copied()
+    }
+
+    /// Declares a variable. Redeclaring a name with the same dtype and bounds
+    /// returns the existing one; with different ones it is an error.
+    pub fn declare_var(
+        &mut self,
+        name: &str,
+        dtype: DType,
+        lo: i64,
+        hi: i64,
+    ) -> Result<u32, TypeError> {
+        if let Some(&v) = self.var_by_name.get(name) {
+            let d = &self.vars[v as usize];
+            if d.dtype == dtype && d.lo == lo && d.hi == hi {
+                return Ok(v);
+            }
+            return Err(TypeError(format!(
+                "variable `{name}` is already declared with other bounds"
+            )));
+        }
+        if lo > hi {
+            return Err(TypeError(format!(
+                "variable `{name}` has an empty range [{lo}, {hi}]"
+            )));
+        }
+        let (tlo, thi) = dtype.bounds();
+        if lo < tlo || hi > thi {
+            return Err(TypeError(format!(
+                "bounds of `{name}` do not fit its dtype {dtype}"
+            )));
+        }
+        let v = self.vars.len() as u32;
+        self.vars.push(VarDecl {
+            name: name.to_string(),
+            dtype,
+            lo,
+            hi,
+        });
+        self.var_by_name.insert(name.to_string(), v);
+        Ok(v)
+    }
+
+    /// The node of a declared variable.
+    pub fn var_node(&mut self, v: u32) -> NodeId {
+        let dtype = self.vars[v as usize].dtype;
+        self.intern(Op::Var(v), dtype, &[])
+    }
+
+    pub fn cnst(&mut self, value: i64, dtype: DType) -> NodeId {
+        debug_assert!(
+            {
+                let (lo, hi) = dtype.bounds();
+                lo <= value && value <= hi
+            },
+            "constant {value} does not fit {dtype}"
+        );
+        self.intern(Op::Const(value), dtype, &[])
+    }
+
+    pub fn bool_const(&mut self, b: bool) -> NodeId {
+        self.intern(Op::Const(b as i64), DType::Bool, &[])
+    }
+
+    pub fn invalid(&mut self) -> NodeId {
+        self.intern(Op::Invalid, DType::Index, &[])
+    }
+
+    /// Builds (or finds) a node after checking operand count and dtypes.
+    /// For `Cast` the dtype argument is the target dtype; for every other op
+    /// it is derived from the operands.
+    pub fn try_mk(
+        &mut self,
+        op: Op,
+        cast_to: Option<DType>,
+        src: &[NodeId],
+    ) -> Result<NodeId, TypeError> {
+        let dtype = self.result_dtype(op, cast_to, src)?;
+        Ok(self.intern(op, dtype, src))
+    }
+
+    /// [`Graph::try_mk`] for callers that construct well-typed terms by
+    /// design (the rewriter, generators); a type error here is a bug.
+    pub fn mk(&mut self, op: Op, src: &[NodeId]) -> NodeId {
+        match self.try_mk(op, None, src) {
+            Ok(id) => id,
+            Err(e) => panic!("ill-typed node {op:?}: {e}"),
+        }
+    }
+
+    pub fn cast(&mut self, to: DType, x: NodeId) -> NodeId {
+        match self.try_mk(Op::Cast, Some(to), &[x]) {
+            Ok(id) => id,
+            Err(e) => panic!("ill-typed cast: {e}"),
+        }
+    }
+
+    /// The dtype a node of `op` over `src` has, or why it is ill-typed.
+    pub fn result_dtype(
+        &self,
+        op: Op,
+        cast_to: Option<DType>,
+        src: &[NodeId],
+    ) -> Result<DType, TypeError> {
+        if src.len() != op.arity() {
+            return Err(TypeError(format!(
+                "`{}` takes {} operands, got {}",
+                op.name(),
+                op.arity(),
+                src.len()
+            )));
+        }
+        let dt: Vec<DType> = src.iter().map(|&s| self.node(s).dtype).collect();
+        let need_int = |d: DType| -> Result<(), TypeError> {
+            if d.is_int() {
+                Ok(())
+            } else {
+                Err(TypeError(format!(
+                    "`{}` needs integer operands, got bool",
+                    op.name()
+                )))
+            }
+        };
+        let need_bool = |d: DType| -> Result<(), TypeError> {
+            if d == DType::Bool {
+                Ok(())
+            } else {
+                Err(TypeError(format!(
+                    "`{}` needs bool operands, got {d}",
+                    op.name()
+                )))
+            }
+        };
+        let same = |a: DType, b: DType| -> Result<(), TypeError> {
+            if a == b {
+                Ok(())
+            } else {
+                Err(TypeError(format!(
+                    "`{}` mixes {a} and {b}; insert a cast",
+                    op.name()
+                )))
+            }
+        };
+        match op {
+            Op::Const(_) | Op::Var(_) | Op::Invalid => Err(TypeError(
+                "leaves are built with their own constructors".into(),
+            )),
+            Op::Cast => {
+                need_int(dt[0])?;
+                match cast_to {
+                    Some(t) if t.is_int() => Ok(t),
+                    _ => Err(TypeError("casts go between integer dtypes".into())),
+                }
+            }
+            Op::Neg => {
+                need_int(dt[0])?;
+                Ok(dt[0])
+            }
+            Op::Not => {
+                need_bool(dt[0])?;
+                Ok(DType::Bool)
+            }
+            Op::Add
+            | Op::Sub
+            | Op::Mul
+            | Op::Min
+            | Op::Max
+            | Op::Div
+            | Op::Rem
+            | Op::FloorDiv
+            | Op::Mod
+            | Op::CeilDiv => {
+                need_int(dt[0])?;
+                need_int(dt[1])?;
+                same(dt[0], dt[1])?;
+                Ok(dt[0])
+            }
+            Op::Lt | Op::Le | Op::Eq | Op::Ne => {
+                need_int(dt[0])?;
+                need_int(dt[1])?;
+                same(dt[0], dt[1])?;
+                Ok(DType::Bool)
+            }
+            Op::And | Op::Or | Op::Xor => {
+                need_bool(dt[0])?;
+                need_bool(dt[1])?;
+                Ok(DType::Bool)
+            }
+            Op::Where => {
+                need_bool(dt[0])?;
+                same(dt[1], dt[2])?;
+                Ok(dt[1])
+            }
+        }
+    }
+
+    /// Hash-consing: returns the existing node with this key or appends one,
+    /// computing its range and invalid flag from its (already built) operands.
+    pub(crate) fn intern(&mut self, op: Op, dtype: DType, src: &[NodeId]) -> NodeId {
+        let mut s = [NodeId::NONE; 3];
+        s[..src.len()].copy_from_slice(src);
+        let key = Key { op, dtype, src: s };
+        if let Some(&id) = self.dedup.get(&key) {
+            return id;
+        }
+        let (vmin, vmax) = crate::ranges::node_range(self, op, dtype, src);
+        let maybe_invalid = op == Op::Invalid || src.iter().any(|&c| self.node(c).maybe_invalid);
+        let id = NodeId(u32::try_from(self.nodes.len()).expect("graph exceeds 2^32 nodes"));
+        self.nodes.push(Node {
+            op,
+            dtype,
+            src: s,
+            vmin,
+            vmax,
+            maybe_invalid,
+        });
+        self.dedup.insert(key, id);
+        id
+    }
+
+    /// Rebuilds `id` with new operands (same op and dtype).
+    pub fn with_src(&mut self, id: NodeId, src: &[NodeId]) -> NodeId {
+        let n = *self.node(id);
+        if n.src() == src {
+            return id;
+        }
+        self.intern(n.op, n.dtype, src)
+    }
+
+    /// Every node reachable from `roots`, in increasing (topological) order.
+    pub fn reachable(&self, roots: &[NodeId]) -> Vec<NodeId> {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut stack: Vec<NodeId> = roots.to_vec();
+        while let Some(id) = stack.pop() {
+            if std::mem::replace(&mut seen[id.index()], true) {
+                continue;
+            }
+            stack.extend_from_slice(self.node(id).src());
+        }
+        seen.iter()
+            .enumerate()
+            .filter(|(_, &s)| s)
+            .map(|(i, _)| NodeId(i as u32))
+            .collect()
+    }
+
+    /// Copies the subgraph of `roots` in `from` into `self`, mapping
+    /// variables by name (declaring those `self` lacks).
+    pub fn import(&mut self, from: &Graph, roots: &[NodeId]) -> Result<Vec<NodeId>, TypeError> {
+        let mut map: FxHashMap<NodeId, NodeId> = FxHashMap::default();
+        for id in from.reachable(roots) {
+            let n = from.node(id);
+            let new = match n.op {
+                Op::Var(v) => {
+                    let d = from.var(v);
+                    let nv = self.declare_var(&d.name, d.dtype, d.lo, d.hi)?;
+                    self.var_node(nv)
+                }
+                _ => {
+                    let src: Vec<NodeId> = n.src().iter().map(|s| map[s]).collect();
+                    self.intern(n.op, n.dtype, &src)
+                }
+            };
+            map.insert(id, new);
+        }
+        Ok(roots.iter().map(|r| map[r]).collect())
+    }
+}

@@ -1,0 +1,762 @@
+//! The text format: lexer, expression grammar and the `var`/`expr` file
+//! format (DESIGN.md, "Text format").
+//!
+//! The expression grammar is shared with the rule DSL ([`crate::rules`]):
+//! both parse into the same [`Ast`]; this module then resolves identifiers
+//! to declared variables and builds nodes, the DSL resolves them to pattern
+//! variables.
+//!
+//! Every error carries a line and column; no input makes the parser panic
+//! (nesting is capped so that hostile input cannot overflow the stack).
+
+use crate::ir::{DType, Graph, NodeId, Op};
+use std::fmt;
+
+/// A position in the input, 1-based.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Span {
+    pub line: u32,
+    pub col: u32,
+}
+
+/// A parse or type error with its position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub span: Span,
+    pub msg: String,
+}
+
+impl ParseError {
+    pub fn new(span: Span, msg: impl Into<String>) -> ParseError {
+        ParseError {
+            span,
+            msg: msg.into(),
+        }
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.span.line, self.span.col, self.msg)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+pub type PResult<T> = Result<T, ParseError>;
+
+// ---- lexer ------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Tok {
+    Int(i128),
+    Ident(String),
+    /// Punctuation and operators, as written.
+    Punct(&'static str),
+    Eol,
+}
+
+impl fmt::Display for Tok {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Tok::Int(v) => write!(f, "`{v}`"),
+            Tok::Ident(s) => write!(f, "`{s}`"),
+            Tok::Punct(p) => write!(f, "`{p}`"),
+            Tok::Eol => f.write_str("end of line"),
+        }
+    }
+}
+
+const PUNCT: [&str; 27] = [
+    "=>", "->", "//", "<=", ">=", "==", "!=", "&&", "||", "+", "-", "*", "/", "%", "<", ">", "!",
+    "^", "(", ")", "[", "]", ",", ":", "=", "{", "}",
+];
+
+/// Splits one line into tokens (a `#` starts a comment). `line` is 1-based.
+pub fn lex_line(text: &str, line: u32) -> PResult<Vec<(Tok, Span)>> {
+    let mut out = Vec::new();
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let (pos, c) = chars[i];
+        let span = Span {
+            line,
+            col: i as u32 + 1,
+        };
+        if c == '#' {
+            break;
+        }
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_digit() {
+            let start = i;
+            while i < chars.len() && (chars[i].1.is_ascii_digit() || chars[i].1 == '_') {
+                i += 1;
+            }
+            let end = chars.get(i).map_or(text.len(), |c| c.0);
+            let digits: String = text[pos..end].chars().filter(|&c| c != '_').collect();
+            if i < chars.len() && (chars[i].1.is_alphanumeric()) {
+                return Err(ParseError::new(
+                    Span {
+                        line,
+                        col: i as u32 + 1,
+                    },
+                    "a number must not run into a name",
+                ));
+            }
+            let v: i128 = digits.parse::<u64>().map(i128::from).map_err(|_| {
+                ParseError::new(
+                    Span {
+                        line,
+                        col: start as u32 + 1,
+                    },
+                    "integer literal too large",
+                )
+            })?;
+            out.push((Tok::Int(v), span));
+            continue;
+        }
+        if c.is_alphabetic() || c == '_' {
+            let start = pos;
+            while i < chars.len() && (chars[i].1.is_alphanumeric() || chars[i].1 == '_') {
+                i += 1;
+            }
+            let end = chars.get(i).map_or(text.len(), |c| c.0);
+            out.push((Tok::Ident(text[start..end].to_string()), span));
+            continue;
+        }
+        let rest = &text[pos..];
+        match PUNCT.iter().find(|p| rest.starts_with(*p)) {
+            Some(p) => {
+                out.push((Tok::Punct(p), span));
+                i += p.chars().count();
+            }
+            None => return Err(ParseError::new(span, format!("unexpected character `{c}`"))),
+        }
+    }
+    out.push((
+        Tok::Eol,
+        Span {
+            line,
+            col: chars.len() as u32 + 1,
+        },
+    ));
+    Ok(out)
+}
+
+// ---- AST ----------------------------------------------------------------------
+
+/// An expression as written, before names are resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ast {
+    pub kind: AstKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AstKind {
+    Int(i128),
+    Bool(bool),
+    Invalid,
+    Name(String),
+    /// `-x` or `!x`.
+    Unary(Op, Box<Ast>),
+    /// An infix operator; `a > b` is read as `b < a` (and `>=` likewise).
+    Binary(Op, Box<Ast>, Box<Ast>),
+    /// `name(args)` or `name<T>(args)`, e.g. `min(a, b)`, `where(c, a, b)`,
+    /// `i32(x)`, `cast<T>(x)`, and the DSL's guard helpers.
+    Call {
+        name: String,
+        ty: Option<(String, Span)>,
+        args: Vec<Ast>,
+    },
+    /// `x:T`, a type annotation (rule DSL only).
+    Typed(Box<Ast>, String, Span),
+}
+
+const MAX_DEPTH: u32 = 200;
+
+/// A cursor over the tokens of one line.
+pub struct Cursor {
+    toks: Vec<(Tok, Span)>,
+    pos: usize,
+    depth: u32,
+    /// Accept `x:T` annotations (the rule DSL).
+    pub allow_types: bool,
+}
+
+impl Cursor {
+    pub fn new(toks: Vec<(Tok, Span)>) -> Cursor {
+        Cursor {
+            toks,
+            pos: 0,
+            depth: 0,
+            allow_types: false,
+        }
+    }
+
+    pub fn peek(&self) -> &Tok {
+        &self.toks[self.pos].0
+    }
+
+    pub fn peek_at(&self, k: usize) -> &Tok {
+        &self.toks[(self.pos + k).min(self.toks.len() - 1)].0
+    }
+
+    pub fn span(&self) -> Span {
+        self.toks[self.pos].1
+    }
+
+    pub fn next(&mut self) -> (Tok, Span) {
+        let t = self.toks[self.pos].clone();
+        if self.pos + 1 < self.toks.len() {
+            self.pos += 1;
+        }
+        t
+    }
+
+    pub fn at_punct(&self, p: &str) -> bool {
+        matches!(self.peek(), Tok::Punct(q) if *q == p)
+    }
+
+    pub fn at_ident(&self, s: &str) -> bool {
+        matches!(self.peek(), Tok::Ident(q) if q == s)
+    }
+
+    pub fn eat_punct(&mut self, p: &str) -> bool {
+        let hit = self.at_punct(p);
+        if hit {
+            self.next();
+        }
+        hit
+    }
+
+    pub fn eat_ident(&mut self, s: &str) -> bool {
+        let hit = self.at_ident(s);
+        if hit {
+            self.next();
+        }
+        hit
+    }
+
+    pub fn expect_punct(&mut self, p: &str) -> PResult<Span> {
+        if self.at_punct(p) {
+            Ok(self.next().1)
+        } else {
+            Err(self.unexpected(&format!("`{p}`")))
+        }
+    }
+
+    pub fn expect_ident(&mut self, s: &str) -> PResult<Span> {
+        if self.at_ident(s) {
+            Ok(self.next().1)
+        } else {
+            Err(self.unexpected(&format!("`{s}`")))
+        }
+    }
+
+    pub fn name(&mut self, what: &str) -> PResult<(String, Span)> {
+        match self.peek().clone() {
+            Tok::Ident(s) => {
+                let sp = self.next().1;
+                Ok((s, sp))
+            }
+            _ => Err(self.unexpected(what)),
+        }
+    }
+
+    /// A possibly negative integer literal.
+    pub fn int(&mut self) -> PResult<(i128, Span)> {
+        let sp = self.span();
+        let neg = self.eat_punct("-");
+        match self.peek().clone() {
+            Tok::Int(v) => {
+                self.next();
+                Ok((if neg { -v } else { v }, sp))
+            }
+            _ => Err(self.unexpected("an integer")),
+        }
+    }
+
+    pub fn expect_eol(&mut self) -> PResult<()> {
+        if *self.peek() == Tok::Eol {
+            Ok(())
+        } else {
+            Err(self.unexpected("end of line"))
+        }
+    }
+
+    pub fn unexpected(&self, wanted: &str) -> ParseError {
+        ParseError::new(
+            self.span(),
+            format!("expected {wanted}, found {}", self.peek()),
+        )
+    }
+
+    /// Parses a whole expression.
+    pub fn expr(&mut self) -> PResult<Ast> {
+        self.binary(0)
+    }
+
+    fn binary(&mut self, level: usize) -> PResult<Ast> {
+        // Precedence levels, loosest first.
+        const LEVELS: [&[&str]; 7] = [
+            &["||"],
+            &["&&"],
+            &["^"],
+            &["==", "!="],
+            &["<", "<=", ">", ">="],
+            &["+", "-"],
+            &["*", "/", "%", "//", "mod", "floordiv", "ceildiv"],
+        ];
+        if level == LEVELS.len() {
+            return self.unary();
+        }
+        let mut lhs = self.binary(level + 1)?;
+        loop {
+            let span = self.span();
+            let op = match self.peek() {
+                Tok::Punct(p) if LEVELS[level].contains(p) => *p,
+                Tok::Ident(s) if LEVELS[level].contains(&s.as_str()) => match s.as_str() {
+                    "mod" => "mod",
+                    "floordiv" => "floordiv",
+                    _ => "ceildiv",
+                },
+                _ => return Ok(lhs),
+            };
+            self.next();
+            let rhs = self.binary(level + 1)?;
+            let (op, swap) = match op {
+                "||" => (Op::Or, false),
+                "&&" => (Op::And, false),
+                "^" => (Op::Xor, false),
+                "==" => (Op::Eq, false),
+                "!=" => (Op::Ne, false),
+                "<" => (Op::Lt, false),
+                "<=" => (Op::Le, false),
+                ">" => (Op::Lt, true),
+                ">=" => (Op::Le, true),
+                "+" => (Op::Add, false),
+                "-" => (Op::Sub, false),
+                "*" => (Op::Mul, false),
+                "/" => (Op::Div, false),
+                "%" => (Op::Rem, false),
+                "//" | "floordiv" => (Op::FloorDiv, false),
+                "mod" => (Op::Mod, false),
+                _ => (Op::CeilDiv, false),
+            };
+            let (a, b) = if swap { (rhs, lhs) } else { (lhs, rhs) };
+            lhs = Ast {
+                kind: AstKind::Binary(op, Box::new(a), Box::new(b)),
+                span,
+            };
+        }
+    }
+
+    fn unary(&mut self) -> PResult<Ast> {
+        let span = self.span();
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(ParseError::new(span, "expression nested too deeply"));
+        }
+        let r = if self.eat_punct("-") {
+            // A literal right after `-` is a negative constant: that is how
+            // the printer writes one.
+            if let Tok::Int(v) = *self.peek() {
+                self.next();
+                Ok(Ast {
+                    kind: AstKind::Int(-v),
+                    span,
+                })
+            } else {
+                let x = self.unary()?;
+                Ok(Ast {
+                    kind: AstKind::Unary(Op::Neg, Box::new(x)),
+                    span,
+                })
+            }
+        } else if self.eat_punct("!") {
+            let x = self.unary()?;
+            Ok(Ast {
+                kind: AstKind::Unary(Op::Not, Box::new(x)),
+                span,
+            })
+        } else {
+            self.primary()
+        };
+        self.depth -= 1;
+        r
+    }
+
+    fn primary(&mut self) -> PResult<Ast> {
+        let (tok, span) = self.next();
+        let kind = match tok {
+            Tok::Int(v) => AstKind::Int(v),
+            Tok::Punct("(") => {
+                let e = self.expr()?;
+                self.expect_punct(")")?;
+                return Ok(e);
+            }
+            Tok::Ident(name) => match name.as_str() {
+                "true" => AstKind::Bool(true),
+                "false" => AstKind::Bool(false),
+                "invalid" => AstKind::Invalid,
+                _ if self.at_punct("(") || (self.at_punct("<") && name == "cast") => {
+                    let ty = if self.eat_punct("<") {
+                        let t = self.name("a type")?;
+                        self.expect_punct(">")?;
+                        Some(t)
+                    } else {
+                        None
+                    };
+                    self.expect_punct("(")?;
+                    let mut args = Vec::new();
+                    if !self.at_punct(")") {
+                        loop {
+                            args.push(self.expr()?);
+                            if !self.eat_punct(",") {
+                                break;
+                            }
+                        }
+                    }
+                    self.expect_punct(")")?;
+                    AstKind::Call { name, ty, args }
+                }
+                _ => {
+                    if self.allow_types && self.at_punct(":") {
+                        self.next();
+                        let (t, tspan) = self.name("a type after `:`")?;
+                        let inner = Ast {
+                            kind: AstKind::Name(name),
+                            span,
+                        };
+                        return Ok(Ast {
+                            kind: AstKind::Typed(Box::new(inner), t, tspan),
+                            span,
+                        });
+                    }
+                    AstKind::Name(name)
+                }
+            },
+            other => {
+                return Err(ParseError::new(
+                    span,
+                    format!("expected an expression, found {other}"),
+                ));
+            }
+        };
+        Ok(Ast { kind, span })
+    }
+}
+
+/// Parses one expression that must fill the rest of the line.
+pub fn parse_ast(text: &str, line: u32) -> PResult<Ast> {
+    let mut c = Cursor::new(lex_line(text, line)?);
+    let e = c.expr()?;
+    c.expect_eol()?;
+    Ok(e)
+}
+
+// ---- building nodes from the AST ---------------------------------------------
+
+/// Builds a node from an expression whose names are declared variables of
+/// `g`. Integer literals take the dtype their context asks for (`index` when
+/// nothing does).
+pub fn build(g: &mut Graph, e: &Ast) -> PResult<NodeId> {
+    build_as(g, e, None)
+}
+
+/// The dtype an expression has on its own, if its leaves fix one.
+fn intrinsic_dtype(g: &Graph, e: &Ast) -> Option<DType> {
+    match &e.kind {
+        AstKind::Int(_) | AstKind::Typed(..) => None,
+        AstKind::Bool(_) => Some(DType::Bool),
+        AstKind::Invalid => Some(DType::Index),
+        AstKind::Name(n) => g.var_named(n).map(|v| g.var(v).dtype),
+        AstKind::Unary(Op::Not, _) => Some(DType::Bool),
+        AstKind::Unary(_, x) => intrinsic_dtype(g, x),
+        AstKind::Binary(op, a, b) => {
+            if op.is_comparison() || op.is_bool_logic() {
+                Some(DType::Bool)
+            } else {
+                intrinsic_dtype(g, a).or_else(|| intrinsic_dtype(g, b))
+            }
+        }
+        AstKind::Call { name, args, .. } => match (name.as_str(), args.len()) {
+            ("i32", _) => Some(DType::I32),
+            ("i64", _) => Some(DType::I64),
+            ("index", _) => Some(DType::Index),
+            ("min" | "max", 2) => {
+                intrinsic_dtype(g, &args[0]).or_else(|| intrinsic_dtype(g, &args[1]))
+            }
+            ("where", 3) => intrinsic_dtype(g, &args[1]).or_else(|| intrinsic_dtype(g, &args[2])),
+            _ => None,
+        },
+    }
+}
+
+fn build_as(g: &mut Graph, e: &Ast, want: Option<DType>) -> PResult<NodeId> {
+    let err = |msg: String| ParseError::new(e.span, msg);
+    let mk = |g: &mut Graph, op: Op, cast: Option<DType>, src: &[NodeId]| {
+        g.try_mk(op, cast, src)
+            .map_err(|t| ParseError::new(e.span, t.0))
+    };
+    match &e.kind {
+        AstKind::Int(v) => {
+            let dt = match want {
+                Some(DType::Bool) => return Err(err("expected a bool, found an integer".into())),
+                Some(d) => d,
+                None => DType::Index,
+            };
+            let (lo, hi) = dt.bounds();
+            if *v < lo as i128 || *v > hi as i128 {
+                return Err(err(format!("constant {v} does not fit {dt}")));
+            }
+            Ok(g.cnst(*v as i64, dt))
+        }
+        AstKind::Bool(b) => Ok(g.bool_const(*b)),
+        AstKind::Invalid => Ok(g.invalid()),
+        AstKind::Name(n) => match g.var_named(n) {
+            Some(v) => Ok(g.var_node(v)),
+            None => Err(err(format!(
+                "unknown variable `{n}` (declare it with `var {n} in [lo, hi]`)"
+            ))),
+        },
+        AstKind::Typed(..) => Err(err("type annotations belong to the rule DSL".into())),
+        AstKind::Unary(op, x) => {
+            let want = if *op == Op::Not {
+                Some(DType::Bool)
+            } else {
+                want
+            };
+            let x = build_as(g, x, want)?;
+            mk(g, *op, None, &[x])
+        }
+        AstKind::Binary(op, a, b) => {
+            let operand_want = if op.is_bool_logic() {
+                Some(DType::Bool)
+            } else if op.is_comparison() {
+                None
+            } else {
+                want
+            };
+            let ctx = intrinsic_dtype(g, a)
+                .or_else(|| intrinsic_dtype(g, b))
+                .or(operand_want);
+            let x = build_as(g, a, ctx)?;
+            let y = build_as(g, b, ctx)?;
+            mk(g, *op, None, &[x, y])
+        }
+        AstKind::Call { name, ty, args } => {
+            if let Some((_, sp)) = ty {
+                return Err(ParseError::new(
+                    *sp,
+                    "type parameters belong to the rule DSL",
+                ));
+            }
+            let arity = |n: usize| -> PResult<()> {
+                if args.len() == n {
+                    Ok(())
+                } else {
+                    Err(err(format!(
+                        "`{name}` takes {n} argument(s), got {}",
+                        args.len()
+                    )))
+                }
+            };
+            match name.as_str() {
+                "min" | "max" => {
+                    arity(2)?;
+                    let ctx = intrinsic_dtype(g, &args[0])
+                        .or_else(|| intrinsic_dtype(g, &args[1]))
+                        .or(want);
+                    let x = build_as(g, &args[0], ctx)?;
+                    let y = build_as(g, &args[1], ctx)?;
+                    mk(
+                        g,
+                        if name == "min" { Op::Min } else { Op::Max },
+                        None,
+                        &[x, y],
+                    )
+                }
+                "where" => {
+                    arity(3)?;
+                    let c = build_as(g, &args[0], Some(DType::Bool))?;
+                    let ctx = intrinsic_dtype(g, &args[1])
+                        .or_else(|| intrinsic_dtype(g, &args[2]))
+                        .or(want);
+                    let x = build_as(g, &args[1], ctx)?;
+                    let y = build_as(g, &args[2], ctx)?;
+                    mk(g, Op::Where, None, &[c, x, y])
+                }
+                "i32" | "i64" | "index" => {
+                    arity(1)?;
+                    let x = build_as(g, &args[0], None)?;
+                    mk(g, Op::Cast, DType::from_name(name), &[x])
+                }
+                "floordiv" | "ceildiv" | "mod" => {
+                    arity(2)?;
+                    let ctx = intrinsic_dtype(g, &args[0])
+                        .or_else(|| intrinsic_dtype(g, &args[1]))
+                        .or(want);
+                    let x = build_as(g, &args[0], ctx)?;
+                    let y = build_as(g, &args[1], ctx)?;
+                    let op = match name.as_str() {
+                        "floordiv" => Op::FloorDiv,
+                        "ceildiv" => Op::CeilDiv,
+                        _ => Op::Mod,
+                    };
+                    mk(g, op, None, &[x, y])
+                }
+                _ => Err(err(format!("unknown function `{name}`"))),
+            }
+        }
+    }
+}
+
+// ---- the file format -------------------------------------------------------------
+
+/// A parsed text file: declared variables, result expressions and (for
+/// `tileproof check`) expected expressions.
+#[derive(Clone)]
+pub struct Program {
+    pub graph: Graph,
+    /// The `expr` lines, in order: a tuple when there are several.
+    pub outputs: Vec<NodeId>,
+    /// The `expect` lines, in order.
+    pub expects: Vec<NodeId>,
+    /// The leading comment lines (without `#`), e.g. a corpus case's header.
+    pub header: Vec<String>,
+}
+
+/// Parses the text format:
+///
+/// ```text
+/// # comment
+/// var r0 in [0, 7]          # an index variable with inclusive bounds
+/// var n: i32 in [-5, 5]     # a variable of another integer dtype
+/// var p: bool               # a bool variable
+/// expr (r0*4) // 8          # a result; several form a tuple
+/// expect r0 // 2            # what `tileproof check` compares against
+/// ```
+pub fn parse_program(text: &str) -> PResult<Program> {
+    let mut p = Program {
+        graph: Graph::new(),
+        outputs: Vec::new(),
+        expects: Vec::new(),
+        header: Vec::new(),
+    };
+    let mut in_header = true;
+    for (i, raw) in text.lines().enumerate() {
+        let line = i as u32 + 1;
+        let trimmed = raw.trim_start();
+        if let Some(c) = trimmed.strip_prefix('#') {
+            if in_header {
+                p.header.push(c.strip_prefix(' ').unwrap_or(c).to_string());
+            }
+            continue;
+        }
+        let mut c = Cursor::new(lex_line(raw, line)?);
+        if *c.peek() == Tok::Eol {
+            continue;
+        }
+        in_header = false;
+        let (kw, kspan) = c.name("`var`, `expr` or `expect`")?;
+        match kw.as_str() {
+            "var" => parse_var(&mut c, &mut p.graph)?,
+            "expr" | "expect" => {
+                let e = c.expr()?;
+                c.expect_eol()?;
+                let id = build(&mut p.graph, &e)?;
+                if kw == "expr" {
+                    p.outputs.push(id);
+                } else {
+                    p.expects.push(id);
+                }
+            }
+            other => {
+                return Err(ParseError::new(
+                    kspan,
+                    format!("expected `var`, `expr` or `expect`, found `{other}`"),
+                ))
+            }
+        }
+    }
+    if p.outputs.is_empty() {
+        let line = text.lines().count() as u32 + 1;
+        return Err(ParseError::new(Span { line, col: 1 }, "no `expr` line"));
+    }
+    Ok(p)
+}
+
+fn parse_var(c: &mut Cursor, g: &mut Graph) -> PResult<()> {
+    let (name, nspan) = c.name("a variable name")?;
+    if is_reserved(&name) {
+        return Err(ParseError::new(
+            nspan,
+            format!("`{name}` is a reserved word"),
+        ));
+    }
+    let mut dtype = DType::Index;
+    if c.eat_punct(":") {
+        let (t, tspan) = c.name("a dtype")?;
+        dtype = DType::from_name(&t)
+            .ok_or_else(|| ParseError::new(tspan, format!("unknown dtype `{t}`")))?;
+    }
+    let (lo, hi) = if dtype == DType::Bool && *c.peek() == Tok::Eol {
+        (0, 1)
+    } else {
+        c.expect_ident("in")?;
+        c.expect_punct("[")?;
+        let (lo, lspan) = c.int()?;
+        c.expect_punct(",")?;
+        let (hi, hspan) = c.int()?;
+        c.expect_punct("]")?;
+        let (tlo, thi) = dtype.bounds();
+        for (v, sp) in [(lo, lspan), (hi, hspan)] {
+            if v < tlo as i128 || v > thi as i128 {
+                return Err(ParseError::new(
+                    sp,
+                    format!("bound {v} does not fit {dtype}"),
+                ));
+            }
+        }
+        if lo > hi {
+            return Err(ParseError::new(lspan, format!("empty range [{lo}, {hi}]")));
+        }
+        (lo as i64, hi as i64)
+    };
+    c.expect_eol()?;
+    g.declare_var(&name, dtype, lo, hi)
+        .map_err(|e| ParseError::new(nspan, e.0))?;
+    Ok(())
+}
+
+/// Words that cannot name a variable.
+pub fn is_reserved(name: &str) -> bool {
+    matches!(
+        name,
+        "var"
+            | "expr"
+            | "expect"
+            | "in"
+            | "true"
+            | "false"
+            | "invalid"
+            | "where"
+            | "min"
+            | "max"
+            | "mod"
+            | "floordiv"
+            | "ceildiv"
+            | "i32"
+            | "i64"
+            | "index"
+            | "bool"
+            | "cast"
+            | "rule"
+            | "if"
+    )
+}

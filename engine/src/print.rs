@@ -1,0 +1,117 @@
+//! The printer: writes nodes in input syntax, with the fewest parentheses
+//! the parser needs to read the same node back.
+
+use crate::ir::{DType, Graph, NodeId, Op};
+use std::fmt::Write;
+
+/// Binding strength of an operator, matching the parser's levels.
+pub fn precedence(op: Op) -> u8 {
+    match op {
+        Op::Or => 1,
+        Op::And => 2,
+        Op::Xor => 3,
+        Op::Eq | Op::Ne => 4,
+        Op::Lt | Op::Le => 5,
+        Op::Add | Op::Sub => 6,
+        Op::Mul | Op::Div | Op::Rem | Op::FloorDiv | Op::Mod | Op::CeilDiv => 7,
+        Op::Neg | Op::Not => 8,
+        _ => 9,
+    }
+}
+
+/// Prints one node as an expression.
+pub fn expr(g: &Graph, id: NodeId) -> String {
+    let mut s = String::new();
+    write_expr(g, id, &mut s);
+    s
+}
+
+fn write_expr(g: &Graph, id: NodeId, out: &mut String) {
+    let n = g.node(id);
+    let src = n.src();
+    match n.op {
+        Op::Const(c) => {
+            if n.dtype == DType::Bool {
+                out.push_str(if c != 0 { "true" } else { "false" });
+            } else {
+                let _ = write!(out, "{c}");
+            }
+        }
+        Op::Var(v) => out.push_str(&g.var(v).name),
+        Op::Invalid => out.push_str("invalid"),
+        Op::Neg | Op::Not => {
+            out.push_str(if n.op == Op::Neg { "-" } else { "!" });
+            let c = g.node(src[0]);
+            // A literal right after `-` would read back as a negative
+            // constant, and `--x` is easy to misread: parenthesize both.
+            let atomic = precedence(c.op) == 9 && !matches!(c.op, Op::Const(_));
+            wrap(g, src[0], !atomic, out);
+        }
+        Op::Cast => {
+            let _ = write!(out, "{}(", n.dtype);
+            write_expr(g, src[0], out);
+            out.push(')');
+        }
+        Op::Min | Op::Max | Op::Where => {
+            out.push_str(n.op.name());
+            out.push('(');
+            for (i, &s) in src.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_expr(g, s, out);
+            }
+            out.push(')');
+        }
+        op => {
+            let p = precedence(op);
+            let (a, b) = (src[0], src[1]);
+            wrap(g, a, precedence(g.node(a).op) < p, out);
+            let _ = write!(out, " {} ", op.infix().expect("binary operator"));
+            wrap(g, b, precedence(g.node(b).op) <= p, out);
+        }
+    }
+}
+
+fn wrap(g: &Graph, id: NodeId, parens: bool, out: &mut String) {
+    if parens {
+        out.push('(');
+    }
+    write_expr(g, id, out);
+    if parens {
+        out.push(')');
+    }
+}
+
+/// Prints a program: its variable declarations and one `expr` line per root.
+pub fn program(g: &Graph, roots: &[NodeId]) -> String {
+    let mut out = String::new();
+    let used: Vec<u32> = g
+        .reachable(roots)
+        .into_iter()
+        .filter_map(|id| match g.node(id).op {
+            Op::Var(v) => Some(v),
+            _ => None,
+        })
+        .collect();
+    for (v, d) in g.vars().iter().enumerate() {
+        if !used.contains(&(v as u32)) {
+            continue;
+        }
+        out.push_str(&var_decl(d));
+        out.push('\n');
+    }
+    for &r in roots {
+        let _ = writeln!(out, "expr {}", expr(g, r));
+    }
+    out
+}
+
+/// One `var` line.
+pub fn var_decl(d: &crate::ir::VarDecl) -> String {
+    match d.dtype {
+        DType::Index => format!("var {} in [{}, {}]", d.name, d.lo, d.hi),
+        DType::Bool if d.lo == 0 && d.hi == 1 => format!("var {}: bool", d.name),
+        t => format!("var {}: {} in [{}, {}]", d.name, t, d.lo, d.hi),
+    }
+}

@@ -1,0 +1,88 @@
+//! `tileproof simplify`: run the engine on a file.
+
+use engine::ir::{Graph, NodeId};
+use engine::print;
+use engine::rewrite::Simplifier;
+use engine::rules::builtin;
+use serde_json::json;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Input file in the text format, or `-` for standard input.
+    pub file: String,
+    /// Print one JSON object: outputs, div/mod counts before and after,
+    /// ranges and rule fire counts.
+    #[arg(long)]
+    pub json: bool,
+    /// Print every rewrite step (as `#` comment lines) before the result.
+    #[arg(long)]
+    pub trace: bool,
+}
+
+/// Ops of either division family among the distinct nodes of `roots`.
+pub fn count_divmod(g: &Graph, roots: &[NodeId]) -> usize {
+    g.reachable(roots)
+        .into_iter()
+        .filter(|&n| g.node(n).op.is_divmod())
+        .count()
+}
+
+pub fn run(a: Args) -> ExitCode {
+    let mut prog = match super::read_program(&a.file) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
+    };
+    let simp = Simplifier::new(builtin());
+    let before = count_divmod(&prog.graph, &prog.outputs);
+    let out = match simp.simplify(&mut prog.graph, &prog.outputs, a.trace) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{}: {e}", a.file);
+            return ExitCode::from(1);
+        }
+    };
+    let g = &prog.graph;
+    if a.trace {
+        for f in &out.trace {
+            println!(
+                "# {}: {}  =>  {}",
+                simp.rule_names()[f.rule],
+                print::expr(g, f.before),
+                print::expr(g, f.after)
+            );
+        }
+    }
+    if a.json {
+        let range = |r: &NodeId, hi: bool| {
+            let n = g.node(*r);
+            if n.range_empty() {
+                serde_json::Value::Null
+            } else {
+                json!(if hi { n.vmax } else { n.vmin })
+            }
+        };
+        let fired: serde_json::Map<String, serde_json::Value> = out
+            .fired(&simp)
+            .into_iter()
+            .map(|(name, n)| (name.to_string(), json!(n)))
+            .collect();
+        let v = json!({
+            "outputs": out.roots.iter().map(|&r| print::expr(g, r)).collect::<Vec<_>>(),
+            "divmod_before": before,
+            "divmod_after": count_divmod(g, &out.roots),
+            "vmin": out.roots.iter().map(|r| range(r, false)).collect::<Vec<_>>(),
+            "vmax": out.roots.iter().map(|r| range(r, true)).collect::<Vec<_>>(),
+            "rules_fired": fired,
+        });
+        println!("{v}");
+    } else {
+        for &r in &out.roots {
+            println!("expr {}", print::expr(g, r));
+        }
+    }
+    ExitCode::SUCCESS
+}
