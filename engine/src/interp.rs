@@ -22,12 +22,22 @@ impl Width {
     pub const ALL: [Width; 4] = [Width(8), Width(16), Width(32), Width(64)];
     pub const W64: Width = Width(64);
 
+    /// The smallest W-bit value (saturating at 128 bits, for the wide
+    /// arithmetic the verifier's guards use).
     pub fn min(self) -> i128 {
-        -(1i128 << (self.0 - 1))
+        if self.0 >= 128 {
+            i128::MIN
+        } else {
+            -(1i128 << (self.0 - 1))
+        }
     }
 
     pub fn max(self) -> i128 {
-        (1i128 << (self.0 - 1)) - 1
+        if self.0 >= 128 {
+            i128::MAX
+        } else {
+            (1i128 << (self.0 - 1)) - 1
+        }
     }
 
     pub fn fits(self, v: i128) -> bool {

@@ -1466,3 +1466,95 @@ pub fn builtin() -> &'static RuleSet {
         Err(e) => panic!("built-in rules do not load: {e}"),
     })
 }
+
+// ---- printing patterns --------------------------------------------------------------
+
+impl Rule {
+    /// A pattern (or template) in rule syntax, for reports.
+    pub fn show(&self, p: &Pat) -> String {
+        use crate::print::precedence;
+        fn prec(p: &Pat) -> u8 {
+            match p {
+                Pat::Op(op, ..) => precedence(*op),
+                Pat::Computed(inner) => prec(inner),
+                Pat::Lit(v, _) if *v < 0 => 8,
+                _ => 9,
+            }
+        }
+        match p {
+            Pat::Var(v) => self.vars[*v].name.clone(),
+            Pat::Lit(v, Ty::Fixed(DType::Bool)) => {
+                (if *v != 0 { "true" } else { "false" }).to_string()
+            }
+            Pat::Lit(v, _) => v.to_string(),
+            Pat::Invalid => "invalid".to_string(),
+            Pat::Bound(v, hi) => format!(
+                "{}({})",
+                if *hi { "vmax" } else { "vmin" },
+                self.vars[*v].name
+            ),
+            Pat::Computed(inner) => self.show(inner),
+            Pat::Op(op, ty, args) => {
+                let a: Vec<String> = args.iter().map(|x| self.show(x)).collect();
+                match op {
+                    Op::Neg | Op::Not => {
+                        let s = if *op == Op::Neg { "-" } else { "!" };
+                        if prec(&args[0]) >= 9 {
+                            format!("{s}{}", a[0])
+                        } else {
+                            format!("{s}({})", a[0])
+                        }
+                    }
+                    Op::Cast => match ty {
+                        Ty::Fixed(d) => format!("{d}({})", a[0]),
+                        Ty::Var(k) => format!("cast<{}>({})", self.tyvars[*k].name, a[0]),
+                    },
+                    Op::Min | Op::Max | Op::Where => format!("{}({})", op.name(), a.join(", ")),
+                    _ => {
+                        let pr = precedence(*op);
+                        let l = if prec(&args[0]) < pr {
+                            format!("({})", a[0])
+                        } else {
+                            a[0].clone()
+                        };
+                        let r = if prec(&args[1]) <= pr {
+                            format!("({})", a[1])
+                        } else {
+                            a[1].clone()
+                        };
+                        format!("{l} {} {r}", op.infix().expect("binary operator"))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every assignment of dtypes to the rule's type variables.
+    pub fn instances(&self) -> Vec<Vec<DType>> {
+        let mut out = vec![Vec::new()];
+        for tv in &self.tyvars {
+            out = out
+                .into_iter()
+                .flat_map(|prefix| {
+                    tv.domain.iter().map(move |&d| {
+                        let mut p = prefix.clone();
+                        p.push(d);
+                        p
+                    })
+                })
+                .collect();
+        }
+        out
+    }
+
+    /// The dtype of a pattern under a type assignment.
+    pub fn pat_dtype(&self, p: &Pat, types: &[DType]) -> DType {
+        let bound: Vec<Option<DType>> = types.iter().map(|&d| Some(d)).collect();
+        match p {
+            Pat::Var(v) | Pat::Bound(v, _) => resolve_ty(self.vars[*v].ty, &bound),
+            Pat::Lit(_, t) | Pat::Op(_, t, _) => resolve_ty(*t, &bound),
+            Pat::Invalid => DType::Index,
+            Pat::Computed(inner) => self.pat_dtype(inner, types),
+        }
+    }
+}

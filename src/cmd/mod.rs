@@ -1,5 +1,6 @@
 //! One module per subcommand, plus the input helpers they share.
 
+pub mod prove;
 pub mod simplify;
 
 use engine::parse::{parse_program, Program};

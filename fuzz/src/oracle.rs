@@ -1,0 +1,814 @@
+//! The domain oracle: does a simplified form refine the original on every
+//! point of the iteration domain?
+//!
+//! The source (original) and target (simplified) root lists are compiled
+//! together into ONE native function (nodes the two forms share are computed
+//! once) that loops over a range of points by itself and stops at the first
+//! point where [`engine::interp::check_point`] would fail: the source is
+//! defined there and the target is undefined, or a root's validity differs,
+//! or a valid root's value differs (an unconstrained source root allows
+//! anything). Calling native code once per chunk instead of once per point
+//! is what makes exhaustive checking of ~10^7-point domains practical.
+//!
+//! The domain is the cartesian product of the inclusive bounds `[lo, hi]` of
+//! the variables the two forms use (from the graph's variable table), in
+//! row-major order: the last variable varies fastest, like nested loops. The
+//! exhaustive loop walks it as an odometer (no division per point); rayon
+//! splits it into chunks across cores, and the reported failure is the one
+//! with the smallest linear index, whatever the scheduling.
+//!
+//! Domains larger than [`OracleConfig::max_exhaustive`] points are sampled
+//! instead: deterministic pseudo-random points derived from
+//! [`OracleConfig::seed`] and the sample number (so a report reproduces
+//! exactly), biased towards each variable's bounds and towards 0 and +-1,
+//! where overflow and rounding bugs live. The report then says so.
+//!
+//! [`check_interp`] performs the same comparison, over the same points in
+//! the same order, with the reference interpreter: the slow definition that
+//! the JIT is tested against, and the baseline of the points/second
+//! benchmark.
+
+use crate::jit::{
+    and, check_width, compile_function, fold_any, is_invalid, is_valid, mem, not, or, ptr_type,
+    Cond, JitCode, JitError, Lower,
+};
+use cranelift_codegen::ir::{condcodes::IntCC, types, InstBuilder, Value};
+use cranelift_frontend::FunctionBuilder;
+use engine::interp::{self, Undefined, Val, Verdict, Width};
+use engine::ir::{DType, Graph, NodeId, Op};
+use rayon::prelude::*;
+use std::fmt;
+
+// ---- configuration and reports --------------------------------------------------
+
+/// How a comparison runs.
+#[derive(Clone, Debug)]
+pub struct OracleConfig {
+    /// The width `index` is checked at.
+    pub width: Width,
+    /// Domains with more points than this are sampled.
+    pub max_exhaustive: u64,
+    /// Number of points checked when sampling.
+    pub samples: u64,
+    /// Seed of the sampled points.
+    pub seed: u64,
+    /// Points per call of the compiled function (and per rayon task).
+    pub chunk: u64,
+    /// Split the domain across cores with rayon.
+    pub parallel: bool,
+}
+
+impl Default for OracleConfig {
+    fn default() -> OracleConfig {
+        OracleConfig {
+            width: Width::W64,
+            max_exhaustive: 1 << 24,
+            samples: 1 << 20,
+            seed: 0,
+            chunk: 1 << 15,
+            parallel: true,
+        }
+    }
+}
+
+impl OracleConfig {
+    pub fn at_width(width: Width) -> OracleConfig {
+        OracleConfig {
+            width,
+            ..OracleConfig::default()
+        }
+    }
+}
+
+/// What the interpreter says at a failing point (filled in by
+/// [`check_jit`] by replaying the JIT's finding, so a report is
+/// self-explanatory and a JIT/interpreter disagreement is visible).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Replay {
+    pub src: Result<Vec<Val>, Undefined>,
+    pub tgt: Result<Vec<Val>, Undefined>,
+    /// `interp::check_point(src, tgt)`; equals the failure's verdict unless
+    /// the JIT is wrong.
+    pub verdict: Option<Verdict>,
+}
+
+/// The first point where the target does not refine the source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Failure {
+    /// Linear index in the domain (row-major), or the sample number when
+    /// the domain was sampled.
+    pub index: u64,
+    /// The domain variables' names and values.
+    pub point: Vec<(String, i64)>,
+    /// Values indexed like the graph's variable table (variables neither
+    /// form uses hold their lower bound): ready for `interp::eval`.
+    pub env: Vec<i64>,
+    pub verdict: Verdict,
+    /// The first root that fails (`None` when the target is undefined).
+    pub root: Option<usize>,
+    pub replay: Option<Replay>,
+}
+
+/// The outcome of one comparison.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    /// Points checked: the whole domain (or every sample) when nothing
+    /// fails; otherwise the points up to and including the failing one, in
+    /// order.
+    pub points: u64,
+    /// The domain was too large and was sampled.
+    pub sampled: bool,
+    /// Points in the domain (saturating).
+    pub domain_size: u128,
+    pub failure: Option<Failure>,
+}
+
+impl Report {
+    pub fn refines(&self) -> bool {
+        self.failure.is_none()
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let how = if self.sampled {
+            "sampled"
+        } else {
+            "exhaustive"
+        };
+        match &self.failure {
+            None => write!(f, "refines ({how}, {} points)", self.points),
+            Some(fail) => {
+                write!(f, "{}", fail.verdict.name())?;
+                if let Some(r) = fail.root {
+                    write!(f, " (root {r})")?;
+                }
+                write!(f, " at")?;
+                if fail.point.is_empty() {
+                    write!(f, " the only point")?;
+                }
+                for (i, (name, v)) in fail.point.iter().enumerate() {
+                    write!(f, "{} {name} = {v}", if i == 0 { "" } else { "," })?;
+                }
+                if let Some(r) = &fail.replay {
+                    write!(f, "; source {}, target {}", show(&r.src), show(&r.tgt))?;
+                }
+                write!(f, " [{how}, {} points]", self.points)
+            }
+        }
+    }
+}
+
+fn show(r: &Result<Vec<Val>, Undefined>) -> String {
+    match r {
+        Err(u) => format!("undefined ({} at node {})", u.reason, u.node.0),
+        Ok(v) => {
+            let parts: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+            format!("({})", parts.join(", "))
+        }
+    }
+}
+
+// ---- the domain -------------------------------------------------------------------
+
+/// The variables two forms use and their bounds: the points to check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Domain {
+    /// Variable indices in the graph's table, increasing.
+    pub vars: Vec<u32>,
+    pub names: Vec<String>,
+    pub lo: Vec<i64>,
+    pub hi: Vec<i64>,
+}
+
+impl Domain {
+    /// The variables reachable from `roots`.
+    pub fn new(g: &Graph, roots: &[NodeId]) -> Domain {
+        let mut vars: Vec<u32> = g
+            .reachable(roots)
+            .into_iter()
+            .filter_map(|id| match g.node(id).op {
+                Op::Var(v) => Some(v),
+                _ => None,
+            })
+            .collect();
+        vars.sort_unstable();
+        vars.dedup();
+        Domain {
+            names: vars.iter().map(|&v| g.var(v).name.clone()).collect(),
+            lo: vars.iter().map(|&v| g.var(v).lo).collect(),
+            hi: vars.iter().map(|&v| g.var(v).hi).collect(),
+            vars,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.vars.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.vars.is_empty()
+    }
+
+    fn span(&self, k: usize) -> u128 {
+        (self.hi[k] as i128 - self.lo[k] as i128 + 1) as u128
+    }
+
+    /// Number of points (saturating at `u128::MAX`).
+    pub fn size(&self) -> u128 {
+        (0..self.len()).fold(1u128, |acc, k| acc.saturating_mul(self.span(k)))
+    }
+
+    /// The point with linear index `index` (row-major, last variable
+    /// fastest); `index` must be below [`Domain::size`].
+    pub fn decode(&self, mut index: u64, out: &mut [i64]) {
+        for k in (0..self.len()).rev() {
+            let span = self.span(k);
+            let off = (index as u128 % span) as i128;
+            out[k] = (self.lo[k] as i128 + off) as i64;
+            index = (index as u128 / span) as u64;
+        }
+    }
+
+    /// Sample number `k` of seed `seed`: each variable is its lower bound,
+    /// its upper bound, 0, 1 or -1 (clamped into the bounds) with
+    /// probability 1/16 each, and uniform otherwise.
+    pub fn sample(&self, seed: u64, k: u64, out: &mut [i64]) {
+        let base = mix(seed ^ mix(k));
+        for (j, slot) in out[..self.len()].iter_mut().enumerate() {
+            let h = mix(base.wrapping_add(j as u64));
+            let (lo, hi) = (self.lo[j], self.hi[j]);
+            *slot = match h & 15 {
+                0 => lo,
+                1 => hi,
+                2 => 0i64.clamp(lo, hi),
+                3 => 1i64.clamp(lo, hi),
+                4 => (-1i64).clamp(lo, hi),
+                _ => {
+                    let u = mix(h ^ 0x5555_5555_5555_5555) as u128;
+                    (lo as i128 + ((u * self.span(j)) >> 64) as i128) as i64
+                }
+            };
+        }
+    }
+
+    /// A full environment (indexed like the graph's variable table) from the
+    /// values of the domain variables.
+    pub fn env(&self, g: &Graph, point: &[i64]) -> Vec<i64> {
+        let mut env: Vec<i64> = g.vars().iter().map(|d| d.lo).collect();
+        for (k, &v) in self.vars.iter().enumerate() {
+            env[v as usize] = point[k];
+        }
+        env
+    }
+
+    fn named(&self, point: &[i64]) -> Vec<(String, i64)> {
+        self.names
+            .iter()
+            .cloned()
+            .zip(point.iter().copied())
+            .collect()
+    }
+}
+
+/// splitmix64's finalizer: a cheap, well-mixed hash for sampling.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Which points a comparison visits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Plan {
+    /// Every point, by linear index.
+    Exhaustive(u64),
+    /// This many samples.
+    Sampled(u64),
+}
+
+impl Plan {
+    fn of(domain: &Domain, cfg: &OracleConfig) -> Plan {
+        let size = domain.size();
+        if size <= cfg.max_exhaustive as u128 {
+            Plan::Exhaustive(size as u64)
+        } else {
+            Plan::Sampled(cfg.samples)
+        }
+    }
+
+    fn total(self) -> u64 {
+        match self {
+            Plan::Exhaustive(n) | Plan::Sampled(n) => n,
+        }
+    }
+
+    fn point(self, domain: &Domain, seed: u64, index: u64, out: &mut [i64]) {
+        match self {
+            Plan::Exhaustive(_) => domain.decode(index, out),
+            Plan::Sampled(_) => domain.sample(seed, index, out),
+        }
+    }
+}
+
+/// A failure before it is dressed up with names and a replay.
+#[derive(Clone, Copy, Debug)]
+struct RawFail {
+    index: u64,
+    verdict: Verdict,
+    root: Option<usize>,
+}
+
+/// Runs `f(start, count)` over `[0, total)` in chunks; the failure with the
+/// smallest index wins (rayon's `find_map_first` keeps order and stops
+/// scheduling later chunks once one is found).
+fn first_failure<F>(total: u64, chunk: u64, parallel: bool, f: F) -> Option<RawFail>
+where
+    F: Fn(u64, u64) -> Option<RawFail> + Sync + Send,
+{
+    let chunk = chunk.max(1);
+    let n = total.div_ceil(chunk);
+    let run = |c: u64| {
+        let start = c * chunk;
+        f(start, chunk.min(total - start))
+    };
+    if parallel {
+        (0..n).into_par_iter().find_map_first(run)
+    } else {
+        (0..n).find_map(run)
+    }
+}
+
+fn report(g: &Graph, domain: &Domain, plan: Plan, seed: u64, raw: Option<RawFail>) -> Report {
+    let sampled = matches!(plan, Plan::Sampled(_));
+    let failure = raw.map(|r| {
+        let mut point = vec![0i64; domain.len()];
+        plan.point(domain, seed, r.index, &mut point);
+        Failure {
+            index: r.index,
+            point: domain.named(&point),
+            env: domain.env(g, &point),
+            verdict: r.verdict,
+            root: r.root,
+            replay: None,
+        }
+    });
+    Report {
+        points: failure.as_ref().map_or(plan.total(), |f| f.index + 1),
+        sampled,
+        domain_size: domain.size(),
+        failure,
+    }
+}
+
+fn check_roots(src: &[NodeId], tgt: &[NodeId]) -> Result<(), JitError> {
+    if src.len() == tgt.len() {
+        Ok(())
+    } else {
+        Err(JitError::RootCount {
+            src: src.len(),
+            tgt: tgt.len(),
+        })
+    }
+}
+
+// ---- the compiled oracle -------------------------------------------------------------
+
+const V_TARGET_UNDEFINED: i64 = 1;
+const V_VALIDITY: i64 = 2;
+const V_VALUE: i64 = 3;
+
+fn verdict_of(code: i64) -> Verdict {
+    match code {
+        V_TARGET_UNDEFINED => Verdict::TargetUndefined,
+        V_VALIDITY => Verdict::ValidityDiffers,
+        V_VALUE => Verdict::ValueDiffers,
+        _ => Verdict::Refines,
+    }
+}
+
+/// `(points, count, out) -> processed`: checks `count` points and returns
+/// how many refined before the first failure (`count` if none), writing the
+/// failure's verdict code and root (-1 for none) to `out[0..2]`. `points` is
+/// the first point (exhaustive plan: the loop steps an odometer from it) or
+/// `count` points laid out row by row (sampled plan).
+type OracleFn = unsafe extern "C" fn(*const i64, u64, *mut i64) -> u64;
+
+/// Source and target compiled into one domain-looping function. Owns its
+/// code (freed on drop).
+pub struct CompiledOracle {
+    code: JitCode,
+    func: OracleFn,
+    domain: Domain,
+    plan: Plan,
+    cfg: OracleConfig,
+}
+
+impl CompiledOracle {
+    /// Compiles the comparison of `src` with `tgt` (two root lists of the
+    /// same graph, same length) over their domain under `cfg`. Whether the
+    /// domain is walked or sampled is decided here, from its size.
+    pub fn new(
+        g: &Graph,
+        src: &[NodeId],
+        tgt: &[NodeId],
+        cfg: &OracleConfig,
+    ) -> Result<CompiledOracle, JitError> {
+        check_width(cfg.width)?;
+        check_roots(src, tgt)?;
+        let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
+        let domain = Domain::new(g, &all);
+        let plan = Plan::of(&domain, cfg);
+        let (code, fptr) = build_oracle(g, src, tgt, cfg.width, &domain, plan)?;
+        // SAFETY: built with exactly this signature.
+        let func: OracleFn = unsafe { std::mem::transmute::<*const u8, OracleFn>(fptr) };
+        Ok(CompiledOracle {
+            code,
+            func,
+            domain,
+            plan,
+            cfg: cfg.clone(),
+        })
+    }
+
+    pub fn domain(&self) -> &Domain {
+        &self.domain
+    }
+
+    pub fn sampled(&self) -> bool {
+        matches!(self.plan, Plan::Sampled(_))
+    }
+
+    /// Points [`CompiledOracle::run`] visits when nothing fails.
+    pub fn points(&self) -> u64 {
+        self.plan.total()
+    }
+
+    /// Runs the comparison. `g` is the graph the oracle was compiled from
+    /// (for the failing point's environment); no replay is attached.
+    pub fn run(&self, g: &Graph) -> Report {
+        let n = self.domain.len();
+        let (plan, seed) = (self.plan, self.cfg.seed);
+        let raw = first_failure(
+            plan.total(),
+            self.cfg.chunk,
+            self.cfg.parallel,
+            |start, count| {
+                let buf = match plan {
+                    Plan::Exhaustive(_) => {
+                        let mut p = vec![0i64; n];
+                        self.domain.decode(start, &mut p);
+                        p
+                    }
+                    Plan::Sampled(_) => {
+                        let mut p = vec![0i64; n * count as usize];
+                        for k in 0..count as usize {
+                            self.domain
+                                .sample(seed, start + k as u64, &mut p[k * n..(k + 1) * n]);
+                        }
+                        p
+                    }
+                };
+                let mut out = [0i64; 2];
+                // SAFETY: the function reads `n` values (exhaustive) or
+                // `n * count` values (sampled) from `buf` and writes two to
+                // `out`; `self.code` keeps the code alive.
+                let done = unsafe { (self.func)(buf.as_ptr(), count, out.as_mut_ptr()) };
+                let _ = &self.code;
+                (done < count).then(|| RawFail {
+                    index: start + done,
+                    verdict: verdict_of(out[0]),
+                    root: usize::try_from(out[1]).ok(),
+                })
+            },
+        );
+        report(g, &self.domain, plan, seed, raw)
+    }
+}
+
+/// Emits the oracle loop. See [`OracleFn`] for the contract.
+fn build_oracle(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    w: Width,
+    domain: &Domain,
+    plan: Plan,
+) -> Result<(JitCode, *const u8), JitError> {
+    let src_order = g.reachable(src);
+    let tgt_order = g.reachable(tgt);
+    let mut in_src = vec![false; g.len()];
+    let mut in_tgt = vec![false; g.len()];
+    for id in &src_order {
+        in_src[id.index()] = true;
+    }
+    for id in &tgt_order {
+        in_tgt[id.index()] = true;
+    }
+    let union: Vec<NodeId> = (0..g.len())
+        .filter(|&i| in_src[i] || in_tgt[i])
+        .map(|i| NodeId(i as u32))
+        .collect();
+    let mut slot = vec![usize::MAX; g.vars().len()];
+    for (k, &v) in domain.vars.iter().enumerate() {
+        slot[v as usize] = k;
+    }
+    let n = domain.len();
+    let sampled = matches!(plan, Plan::Sampled(_));
+    let ptr = ptr_type()?;
+
+    compile_function(&[ptr, types::I64, ptr], |b, args| {
+        let (pts, count, out) = (args[0], args[1], args[2]);
+        let header = b.create_block();
+        let body = b.create_block();
+        let fail = b.create_block();
+        let latch = b.create_block();
+        let exit = b.create_block();
+        // The odometer: one block per variable, last variable first.
+        let odometer: Vec<_> = if sampled {
+            Vec::new()
+        } else {
+            (0..n).map(|_| b.create_block()).collect()
+        };
+        let next = odometer.last().copied().unwrap_or(latch);
+
+        // entry: the loop counter, and the odometer's starting point.
+        let iv = b.declare_var(types::I64);
+        let vars: Vec<_> = (0..n).map(|_| b.declare_var(types::I64)).collect();
+        if !sampled {
+            for (k, &var) in vars.iter().enumerate() {
+                let x = b.ins().load(types::I64, mem(), pts, 8 * k as i32);
+                b.def_var(var, x);
+            }
+        }
+        let zero = b.ins().iconst(types::I64, 0);
+        b.def_var(iv, zero);
+        b.ins().jump(header, &[]);
+
+        // header: i < count?
+        b.switch_to_block(header);
+        let i = b.use_var(iv);
+        let done = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, count);
+        b.ins().brif(done, exit, &[], body, &[]);
+
+        // body: evaluate both forms at the current point.
+        b.switch_to_block(body);
+        let point: Vec<Value> = if sampled {
+            let off = b.ins().imul_imm_s(i, 8 * n as i64);
+            let row = b.ins().iadd(pts, off);
+            (0..n)
+                .map(|k| b.ins().load(types::I64, mem(), row, 8 * k as i32))
+                .collect()
+        } else {
+            vars.iter().map(|&v| b.use_var(v)).collect()
+        };
+        let mut lower = Lower::new(g, w);
+        let mut env = |_: &mut FunctionBuilder<'_>, v: u32| point[slot[v as usize]];
+        lower.lower(b, &union, &mut env, true);
+        let src_ub = fold_any(
+            b,
+            lower
+                .ub
+                .iter()
+                .filter(|u| in_src[u.node.index()])
+                .map(|u| u.cond),
+        );
+        let tgt_ub = fold_any(
+            b,
+            lower
+                .ub
+                .iter()
+                .filter(|u| in_tgt[u.node.index()])
+                .map(|u| u.cond),
+        );
+        // Per root: (fails, fails because of validity).
+        let mut checks: Vec<(Cond, Cond)> = Vec::with_capacity(src.len());
+        for (&s_id, &t_id) in src.iter().zip(tgt) {
+            if s_id == t_id {
+                checks.push((Cond::Const(false), Cond::Const(false)));
+                continue;
+            }
+            let (s, t) = (lower.get(s_id), lower.get(t_id));
+            let neq = if (s.dtype == DType::Bool) != (t.dtype == DType::Bool) {
+                Cond::Const(true)
+            } else {
+                Cond::Dyn(b.ins().icmp(IntCC::NotEqual, s.val, t.val))
+            };
+            let s_valid = is_valid(b, s.st);
+            let s_inv = is_invalid(b, s.st);
+            let t_valid = is_valid(b, t.st);
+            let t_inv = is_invalid(b, t.st);
+            let t_not_inv = not(b, t_inv);
+            // invalid exactly where the source is
+            let v1 = and(b, s_valid, t_inv);
+            let v2 = and(b, s_inv, t_not_inv);
+            let validity = or(b, v1, v2);
+            // a valid source needs a valid, equal target
+            let t_not_valid = not(b, t_valid);
+            let differs = or(b, t_not_valid, neq);
+            let x = and(b, s_valid, t_not_inv);
+            let value = and(b, x, differs);
+            let bad = or(b, validity, value);
+            checks.push((bad, validity));
+        }
+        let any_bad = fold_any(b, checks.iter().map(|c| c.0));
+        let src_def = not(b, src_ub);
+        let t_fails = or(b, tgt_ub, any_bad);
+        let failing = and(b, src_def, t_fails);
+
+        match failing {
+            Cond::Const(false) => {
+                b.ins().jump(next, &[]);
+            }
+            Cond::Const(true) => {
+                b.ins().jump(fail, &[]);
+            }
+            Cond::Dyn(c) => {
+                b.ins().brif(c, fail, &[], next, &[]);
+            }
+        }
+
+        // fail: which verdict, which root (the first failing one).
+        b.switch_to_block(fail);
+        b.set_cold_block(fail);
+        let mut verdict = b.ins().iconst(types::I64, 0);
+        let mut root = b.ins().iconst(types::I64, -1);
+        for (r, &(bad, validity)) in checks.iter().enumerate().rev() {
+            let vcode = {
+                let (a, c) = (
+                    b.ins().iconst(types::I64, V_VALIDITY),
+                    b.ins().iconst(types::I64, V_VALUE),
+                );
+                pick(b, validity, a, c)
+            };
+            verdict = pick(b, bad, vcode, verdict);
+            let rv = b.ins().iconst(types::I64, r as i64);
+            root = pick(b, bad, rv, root);
+        }
+        let tu = b.ins().iconst(types::I64, V_TARGET_UNDEFINED);
+        verdict = pick(b, tgt_ub, tu, verdict);
+        let none = b.ins().iconst(types::I64, -1);
+        root = pick(b, tgt_ub, none, root);
+        b.ins().store(mem(), verdict, out, 0);
+        b.ins().store(mem(), root, out, 8);
+        b.ins().return_(&[i]);
+
+        // next: step to the following point (odometer, last variable
+        // fastest; comparing before incrementing cannot overflow at
+        // hi == i64::MAX), then the latch.
+        for k in (0..odometer.len()).rev() {
+            b.switch_to_block(odometer[k]);
+            let x = b.use_var(vars[k]);
+            let wrap = b.ins().icmp_imm_s(IntCC::Equal, x, domain.hi[k]);
+            let x1 = b.ins().iadd_imm_s(x, 1);
+            let lo = b.ins().iconst(types::I64, domain.lo[k]);
+            let nx = b.ins().select(wrap, lo, x1);
+            b.def_var(vars[k], nx);
+            let carry = if k == 0 { latch } else { odometer[k - 1] };
+            b.ins().brif(wrap, carry, &[], latch, &[]);
+        }
+
+        // latch: i += 1.
+        b.switch_to_block(latch);
+        let i1 = b.ins().iadd_imm_s(i, 1);
+        b.def_var(iv, i1);
+        b.ins().jump(header, &[]);
+
+        b.switch_to_block(exit);
+        b.ins().return_(&[count]);
+        Ok(())
+    })
+}
+
+/// `c ? x : y`, folded when `c` is known.
+fn pick(b: &mut FunctionBuilder<'_>, c: Cond, x: Value, y: Value) -> Value {
+    match c {
+        Cond::Const(true) => x,
+        Cond::Const(false) => y,
+        Cond::Dyn(v) => b.ins().select(v, x, y),
+    }
+}
+
+// ---- entry points ----------------------------------------------------------------------
+
+/// Copies `tgt` of `gt` into a clone of `gs` (variables are matched by
+/// name), so two forms living in different graphs can be compiled into one
+/// function. Returns the merged graph and the target roots in it; the
+/// source roots and variable indices of `gs` are unchanged.
+pub fn merge_graphs(
+    gs: &Graph,
+    gt: &Graph,
+    tgt: &[NodeId],
+) -> Result<(Graph, Vec<NodeId>), JitError> {
+    let mut g = gs.clone();
+    let t = g.import(gt, tgt).map_err(JitError::Import)?;
+    Ok((g, t))
+}
+
+/// Does `tgt` refine `src` on the whole domain (or a sample of it)? The JIT
+/// oracle. A failure comes with the interpreter's replay of that point.
+pub fn check_jit(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    cfg: &OracleConfig,
+) -> Result<Report, JitError> {
+    let oracle = CompiledOracle::new(g, src, tgt, cfg)?;
+    let mut rep = oracle.run(g);
+    drop(oracle);
+    if let Some(f) = &mut rep.failure {
+        f.replay = Some(replay(g, src, tgt, &f.env, cfg.width));
+    }
+    Ok(rep)
+}
+
+/// [`check_jit`] for forms in two graphs (see [`merge_graphs`]); the
+/// failure's environment is indexed like the merged graph's variable table,
+/// which extends `gs`'s.
+pub fn check_jit_graphs(
+    gs: &Graph,
+    src: &[NodeId],
+    gt: &Graph,
+    tgt: &[NodeId],
+    cfg: &OracleConfig,
+) -> Result<Report, JitError> {
+    let (g, t) = merge_graphs(gs, gt, tgt)?;
+    check_jit(&g, src, &t, cfg)
+}
+
+/// The interpreter's evaluation of both forms at one point.
+pub fn replay(g: &Graph, src: &[NodeId], tgt: &[NodeId], env: &[i64], w: Width) -> Replay {
+    let env: Vec<i128> = env.iter().map(|&v| v as i128).collect();
+    let s = interp::eval(g, src, &env, w);
+    let t = interp::eval(g, tgt, &env, w);
+    let verdict = interp::check_point(s.clone(), t.clone());
+    Replay {
+        src: s,
+        tgt: t,
+        verdict,
+    }
+}
+
+/// The same comparison as [`check_jit`], over the same points in the same
+/// order, with the reference interpreter (slow; the definition).
+pub fn check_interp(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    cfg: &OracleConfig,
+) -> Result<Report, JitError> {
+    check_width(cfg.width)?;
+    check_roots(src, tgt)?;
+    let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
+    let domain = Domain::new(g, &all);
+    let plan = Plan::of(&domain, cfg);
+    let (w, seed) = (cfg.width, cfg.seed);
+    let raw = first_failure(plan.total(), cfg.chunk, cfg.parallel, |start, count| {
+        let mut point = vec![0i64; domain.len()];
+        let mut env: Vec<i128> = domain.env(g, &point).iter().map(|&v| v as i128).collect();
+        for idx in start..start + count {
+            plan.point(&domain, seed, idx, &mut point);
+            for (k, &v) in domain.vars.iter().enumerate() {
+                env[v as usize] = point[k] as i128;
+            }
+            let Ok(s) = interp::eval(g, src, &env, w) else {
+                continue; // no obligation where the source is undefined
+            };
+            let t = interp::eval(g, tgt, &env, w);
+            let root = t.as_ref().ok().and_then(|t| {
+                s.iter()
+                    .zip(t)
+                    .position(|(&a, &b)| interp::refines(a, b) != Verdict::Refines)
+            });
+            match interp::check_point(Ok(s), t) {
+                Some(Verdict::Refines) | None => {}
+                Some(verdict) => {
+                    return Some(RawFail {
+                        index: idx,
+                        verdict,
+                        root,
+                    })
+                }
+            }
+        }
+        None
+    });
+    let mut rep = report(g, &domain, plan, seed, raw);
+    if let Some(f) = &mut rep.failure {
+        f.replay = Some(replay(g, src, tgt, &f.env, w));
+    }
+    Ok(rep)
+}
+
+/// [`check_interp`] for forms in two graphs.
+pub fn check_interp_graphs(
+    gs: &Graph,
+    src: &[NodeId],
+    gt: &Graph,
+    tgt: &[NodeId],
+    cfg: &OracleConfig,
+) -> Result<Report, JitError> {
+    let (g, t) = merge_graphs(gs, gt, tgt)?;
+    check_interp(&g, src, &t, cfg)
+}

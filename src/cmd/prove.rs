@@ -1,0 +1,267 @@
+//! `tileproof prove`: prove declarative rules with Z3.
+
+use engine::rules::{builtin, Rule, RuleSet};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use verify::cache::Cache;
+use verify::prove::{prove_all, Options, RuleResult, Verdict};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Prove only these rules (default: all).
+    pub names: Vec<String>,
+    /// Prove the rules of a candidate rule file instead of the built-in
+    /// ones (repeatable): how a new pattern is proved before merging.
+    #[arg(long = "rules", value_name = "FILE")]
+    pub rules: Vec<String>,
+    /// Widths to prove at.
+    #[arg(long, value_delimiter = ',', default_value = "8,16,32,64")]
+    pub width: Vec<u32>,
+    /// Parallel provers (default: one per core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Per-query timeout in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub timeout: f64,
+    /// Print the results as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Write every query as an SMT-LIB2 file into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub smt2: Option<String>,
+    /// Do not read or write the proof cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Where proofs are cached.
+    #[arg(long, default_value = ".tileproof-cache/proofs", value_name = "DIR")]
+    pub cache_dir: String,
+    /// Write each counterexample as a `tileproof check` case into this
+    /// directory.
+    #[arg(long, value_name = "DIR")]
+    pub cases: Option<String>,
+}
+
+/// Loads the rules to prove: the candidate files, or the built-in set.
+pub fn load_rules(files: &[String]) -> Result<RuleSet, String> {
+    if files.is_empty() {
+        return Ok(builtin().clone());
+    }
+    let mut set = RuleSet::default();
+    for f in files {
+        let text = super::read_text(f)?;
+        set.add_file(f, &text).map_err(|e| e.to_string())?;
+    }
+    Ok(set)
+}
+
+/// Picks the rules named (all when none are).
+pub fn select<'a>(set: &'a RuleSet, names: &[String]) -> Result<Vec<&'a Rule>, String> {
+    if names.is_empty() {
+        return Ok(set.rules().collect());
+    }
+    names
+        .iter()
+        .map(|n| set.rule(n).ok_or_else(|| format!("no rule named `{n}`")))
+        .collect()
+}
+
+pub fn options(
+    width: &[u32],
+    timeout: f64,
+    no_cache: bool,
+    cache_dir: &str,
+    smt2: Option<&str>,
+) -> Result<Options, String> {
+    if let Some(w) = width.iter().find(|w| ![8, 16, 32, 64].contains(*w)) {
+        return Err(format!("width {w} is not one of 8, 16, 32, 64"));
+    }
+    if !(timeout > 0.0) {
+        return Err("the timeout must be positive".into());
+    }
+    Ok(Options {
+        widths: width.to_vec(),
+        timeout: Duration::from_secs_f64(timeout),
+        cache: (!no_cache).then(|| Cache::new(cache_dir)),
+        smt2_dir: smt2.map(Into::into),
+    })
+}
+
+/// Runs the provers with a progress bar on a terminal.
+pub fn run_proofs(
+    rules: &[&Rule],
+    opts: &Options,
+    jobs: Option<usize>,
+) -> Result<Vec<RuleResult>, String> {
+    let total = (rules.len() * opts.widths.len()) as u64;
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} proving [{bar:30}] {pos}/{len} {msg} ({elapsed})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let failed = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    // Off a terminal the bar is hidden; a line per tenth keeps logs alive.
+    let plain = !std::io::stderr().is_terminal();
+    let progress = |r: &RuleResult| {
+        if !matches!(r.verdict, Verdict::Proved) {
+            failed.fetch_add(1, Ordering::Relaxed);
+            bar.set_message(format!("{} not proved", failed.load(Ordering::Relaxed)));
+        }
+        bar.inc(1);
+        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+        if plain && (n as u64 * 10 / total.max(1)) != ((n as u64 - 1) * 10 / total.max(1)) {
+            eprintln!(
+                "proving: {n}/{total} ({} not proved)",
+                failed.load(Ordering::Relaxed)
+            );
+        }
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let results = pool.install(|| prove_all(rules, opts, &progress));
+    bar.finish_and_clear();
+    Ok(results)
+}
+
+/// Prints failures and a summary; returns whether everything was proved.
+pub fn report(results: &[RuleResult], widths: &[u32], elapsed: Duration) -> bool {
+    for r in results {
+        match &r.verdict {
+            Verdict::Proved => {}
+            Verdict::Failed { counterexample } => {
+                println!("FAILED {} at width {}\n{}", r.rule, r.width, counterexample)
+            }
+            Verdict::Vacuous => println!(
+                "VACUOUS {} at width {}: its guard and bounds can never hold",
+                r.rule, r.width
+            ),
+            Verdict::Unknown { reason } => {
+                println!("UNKNOWN {} at width {}: {}", r.rule, r.width, reason)
+            }
+        }
+    }
+    let mut all = true;
+    for &w in widths {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut methods: BTreeMap<&str, usize> = BTreeMap::new();
+        for r in results.iter().filter(|r| r.width == w) {
+            *counts.entry(r.verdict.name()).or_default() += 1;
+            if matches!(r.verdict, Verdict::Proved) {
+                *methods.entry(r.method).or_default() += 1;
+            }
+        }
+        let proved = counts.get("proved").copied().unwrap_or(0);
+        let total: usize = counts.values().sum();
+        all &= proved == total;
+        let others: Vec<String> = counts
+            .iter()
+            .filter(|(k, _)| **k != "proved")
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect();
+        let how: Vec<String> = methods.iter().map(|(k, v)| format!("{v} by {k}")).collect();
+        println!(
+            "width {w:>2}: {proved}/{total} proved ({}){}",
+            how.join(", "),
+            if others.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", others.join(", "))
+            }
+        );
+    }
+    let mut times: Vec<(f64, &str, u32)> = results
+        .iter()
+        .map(|r| (r.seconds, r.rule.as_str(), r.width))
+        .collect();
+    times.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some(&(max, name, w)) = times.last() {
+        let median = times[times.len() / 2].0;
+        let cached = results.iter().filter(|r| r.cached).count();
+        println!(
+            "time per rule and width: median {:.3} s, max {:.3} s ({name} at width {w}); {} of {} from the cache; total {:.1} s",
+            median,
+            max,
+            cached,
+            results.len(),
+            elapsed.as_secs_f64()
+        );
+    }
+    all
+}
+
+pub fn run(a: Args) -> ExitCode {
+    let set = match load_rules(&a.rules) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
+    };
+    let rules = match select(&set, &a.names) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
+    };
+    let opts = match options(
+        &a.width,
+        a.timeout,
+        a.no_cache,
+        &a.cache_dir,
+        a.smt2.as_deref(),
+    ) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
+    };
+    let start = Instant::now();
+    let results = match run_proofs(&rules, &opts, a.jobs) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
+    };
+    if let Some(dir) = &a.cases {
+        write_cases(dir, &results);
+    }
+    let ok = if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&results).expect("serializable")
+        );
+        results.iter().all(|r| matches!(r.verdict, Verdict::Proved))
+    } else {
+        report(&results, &a.width, start.elapsed())
+    };
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    }
+}
+
+fn write_cases(dir: &str, results: &[RuleResult]) {
+    let _ = std::fs::create_dir_all(dir);
+    for r in results {
+        if let Verdict::Failed { counterexample } = &r.verdict {
+            if let Some(case) = &counterexample.case {
+                let path = std::path::Path::new(dir).join(format!("{}-w{}.txt", r.rule, r.width));
+                match std::fs::write(&path, case) {
+                    Ok(()) => eprintln!("wrote {}", path.display()),
+                    Err(e) => eprintln!("{}: {e}", path.display()),
+                }
+            }
+        }
+    }
+}

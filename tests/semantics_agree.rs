@@ -1,0 +1,274 @@
+//! The three semantics agree: the reference interpreter, both SMT encodings
+//! (bitvector, and integers bounded to 8 bits) and the Cranelift JIT, on
+//! every integer op and both division families, for all 65,536 pairs of
+//! 8-bit operands, and on every combination of operand states (valid,
+//! invalid, unconstrained): definedness, validity and value, bit for bit.
+//!
+//! The SMT side builds each op once over symbolic operands and evaluates
+//! it in a model per point, so the encoding under test is exactly the one
+//! the prover uses.
+
+use engine::interp::{apply, Val, Width};
+use engine::ir::{DType, Graph, NodeId, Op};
+use fuzz::jit::CompiledEval;
+use verify::encode::{model_bool, model_int, Enc, Mode, Num, SVal, Term};
+use z3::ast::{Ast, Bool, Int, BV};
+use z3::Model;
+
+const W: u32 = 8;
+
+/// The kind of an operand.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Int,
+    Bool,
+}
+
+/// A symbolic operand whose state and value a model chooses.
+struct SymOperand {
+    sval: SVal,
+    inv: Bool,
+    unc: Bool,
+    val: Term,
+}
+
+fn operand(enc: &Enc, name: &str, kind: Kind) -> SymOperand {
+    let inv = Bool::new_const(format!("{name}.inv"));
+    let unc = Bool::new_const(format!("{name}.unc"));
+    let val = match (kind, enc.mode) {
+        (Kind::Bool, _) => Term::B(Bool::new_const(name)),
+        (Kind::Int, Mode::Bv) => Term::N(Num::B(BV::new_const(name, W))),
+        (Kind::Int, Mode::Int) => Term::N(Num::I(Int::new_const(name))),
+    };
+    let sval = SVal {
+        def: Bool::from_bool(true),
+        inv: if kind == Kind::Bool {
+            Bool::from_bool(false)
+        } else {
+            inv.clone()
+        },
+        unc: unc.clone(),
+        val: val.clone(),
+    };
+    SymOperand {
+        sval,
+        inv,
+        unc,
+        val,
+    }
+}
+
+fn assign(m: &Model, o: &SymOperand, v: Val) {
+    let (inv, unc) = (v == Val::Invalid, v == Val::Unconstrained);
+    m.add_const_interp(&o.inv.decl(), &Bool::from_bool(inv));
+    m.add_const_interp(&o.unc.decl(), &Bool::from_bool(unc));
+    match (&o.val, v) {
+        (Term::B(b), Val::Bool(x)) => m.add_const_interp(&b.decl(), &Bool::from_bool(x)),
+        (Term::B(b), _) => m.add_const_interp(&b.decl(), &Bool::from_bool(false)),
+        (Term::N(Num::B(b)), v) => m.add_const_interp(&b.decl(), &BV::from_i64(int_or_zero(v), W)),
+        (Term::N(Num::I(i)), v) => m.add_const_interp(&i.decl(), &Int::from_i64(int_or_zero(v))),
+    }
+}
+
+fn int_or_zero(v: Val) -> i64 {
+    match v {
+        Val::Int(x) => x as i64,
+        _ => 0,
+    }
+}
+
+/// What the SMT result says in the interpreter's terms.
+fn smt_result(m: &Model, r: &SVal) -> Result<Val, ()> {
+    if !model_bool(m, &r.def).expect("def evaluates") {
+        return Err(());
+    }
+    if model_bool(m, &r.inv).expect("inv evaluates") {
+        return Ok(Val::Invalid);
+    }
+    if model_bool(m, &r.unc).expect("unc evaluates") {
+        return Ok(Val::Unconstrained);
+    }
+    Ok(match &r.val {
+        Term::N(n) => Val::Int(model_int(m, n).expect("value evaluates")),
+        Term::B(b) => Val::Bool(model_bool(m, b).expect("value evaluates")),
+    })
+}
+
+/// Operand values of a kind: every 8-bit integer (or both bools), then the
+/// non-values.
+fn values(kind: Kind) -> Vec<Val> {
+    match kind {
+        Kind::Int => {
+            let mut v: Vec<Val> = (-128..=127).map(Val::Int).collect();
+            v.push(Val::Invalid);
+            v.push(Val::Unconstrained);
+            v
+        }
+        Kind::Bool => vec![Val::Bool(false), Val::Bool(true), Val::Unconstrained],
+    }
+}
+
+/// A JIT operand whose state is chosen at run time by two bool variables:
+/// the value when `_valid`, else invalid when `_invalid`, else
+/// unconstrained (an integer: `where(invalid < 0, x, x)`; a bool:
+/// `invalid < 0`).
+fn jit_operand(g: &mut Graph, name: &str, kind: Kind) -> NodeId {
+    let dt = if kind == Kind::Int {
+        DType::Index
+    } else {
+        DType::Bool
+    };
+    let (lo, hi) = if kind == Kind::Int {
+        (-128, 127)
+    } else {
+        (0, 1)
+    };
+    let x = g.declare_var(name, dt, lo, hi).unwrap();
+    let p = g
+        .declare_var(&format!("{name}_valid"), DType::Bool, 0, 1)
+        .unwrap();
+    let q = g
+        .declare_var(&format!("{name}_invalid"), DType::Bool, 0, 1)
+        .unwrap();
+    let (xn, pn, qn) = (g.var_node(x), g.var_node(p), g.var_node(q));
+    let inv = g.invalid();
+    let zero = g.cnst(0, DType::Index);
+    let u = g.mk(Op::Lt, &[inv, zero]);
+    if kind == Kind::Bool {
+        return g.mk(Op::Where, &[pn, xn, u]);
+    }
+    let unc = g.mk(Op::Where, &[u, xn, xn]);
+    let inner = g.mk(Op::Where, &[qn, inv, unc]);
+    g.mk(Op::Where, &[pn, xn, inner])
+}
+
+fn jit_env(vals: &[Val]) -> Vec<i64> {
+    vals.iter()
+        .flat_map(|v| match v {
+            Val::Int(x) => [*x as i64, 1, 0],
+            Val::Bool(b) => [*b as i64, 1, 0],
+            Val::Invalid => [0, 0, 1],
+            Val::Unconstrained => [0, 0, 0],
+        })
+        .collect()
+}
+
+/// Checks one op on every combination of operand values; returns how many
+/// points were compared (per encoding).
+fn check_op(op: Op, kinds: &[Kind], result: DType) -> usize {
+    let mut g = Graph::new();
+    let names = ["a", "b", "c"];
+    let jit_args: Vec<NodeId> = kinds
+        .iter()
+        .zip(names)
+        .map(|(&k, n)| jit_operand(&mut g, n, k))
+        .collect();
+    let root = if op == Op::Cast {
+        g.cast(result, jit_args[0])
+    } else {
+        g.mk(op, &jit_args)
+    };
+    let jit = CompiledEval::new(&g, &[root], Width(W)).expect("compiles");
+    let arg_dts: Vec<DType> = jit_args.iter().map(|&a| g.node(a).dtype).collect();
+
+    // Every combination of operand values.
+    let mut points: Vec<Vec<Val>> = vec![Vec::new()];
+    for &k in kinds {
+        points = points
+            .into_iter()
+            .flat_map(|p| {
+                values(k)
+                    .into_iter()
+                    .map(move |v| [p.clone(), vec![v]].concat())
+            })
+            .collect();
+    }
+    let mut failures = Vec::new();
+    for enc in [Enc::new(Mode::Bv, W), Enc::new(Mode::Int, W)] {
+        let ops: Vec<SymOperand> = kinds
+            .iter()
+            .zip(names)
+            .map(|(&k, n)| operand(&enc, n, k))
+            .collect();
+        let args: Vec<SVal> = ops.iter().map(|o| o.sval.clone()).collect();
+        let r = enc.apply(op, result, &args, &arg_dts);
+        for vals in &points {
+            let want = apply(op, result, vals, Width(W)).map_err(|_| ());
+            let m = Model::new();
+            for (o, &v) in ops.iter().zip(vals) {
+                assign(&m, o, v);
+            }
+            let got = smt_result(&m, &r);
+            if got != want {
+                failures.push(format!(
+                    "{:?} {} on {:?}: interpreter {:?}, smt {:?}",
+                    enc.mode,
+                    op.name(),
+                    vals,
+                    want,
+                    got
+                ));
+            }
+        }
+    }
+    for vals in &points {
+        let want = apply(op, result, vals, Width(W)).map_err(|_| ());
+        let got = jit.eval(&jit_env(vals)).map(|v| v[0]).map_err(|_| ());
+        if got != want {
+            failures.push(format!(
+                "jit {} on {:?}: interpreter {:?}, jit {:?}",
+                op.name(),
+                vals,
+                want,
+                got
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreement(s), first: {:#?}",
+        failures.len(),
+        &failures[..failures.len().min(10)]
+    );
+    points.len()
+}
+
+use Kind::{Bool as B, Int as I};
+
+macro_rules! op_tests {
+    ($($name:ident: $op:expr, [$($k:expr),*], $res:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                let kinds = [$($k),*];
+                let n = check_op($op, &kinds, $res);
+                let expected: usize = kinds.iter().map(|&k| values(k).len()).product();
+                assert_eq!(n, expected);
+            }
+        )*
+    };
+}
+
+op_tests! {
+    interpreter_smt_and_jit_agree_on_add: Op::Add, [I, I], DType::Index;
+    interpreter_smt_and_jit_agree_on_sub: Op::Sub, [I, I], DType::Index;
+    interpreter_smt_and_jit_agree_on_mul: Op::Mul, [I, I], DType::Index;
+    interpreter_smt_and_jit_agree_on_min: Op::Min, [I, I], DType::Index;
+    interpreter_smt_and_jit_agree_on_max: Op::Max, [I, I], DType::Index;
+    interpreter_smt_and_jit_agree_on_truncating_div: Op::Div, [I, I], DType::Index;
+    interpreter_smt_and_jit_agree_on_truncating_rem: Op::Rem, [I, I], DType::Index;
+    interpreter_smt_and_jit_agree_on_floordiv: Op::FloorDiv, [I, I], DType::Index;
+    interpreter_smt_and_jit_agree_on_floor_mod: Op::Mod, [I, I], DType::Index;
+    interpreter_smt_and_jit_agree_on_ceildiv: Op::CeilDiv, [I, I], DType::Index;
+    interpreter_smt_and_jit_agree_on_lt: Op::Lt, [I, I], DType::Bool;
+    interpreter_smt_and_jit_agree_on_le: Op::Le, [I, I], DType::Bool;
+    interpreter_smt_and_jit_agree_on_eq: Op::Eq, [I, I], DType::Bool;
+    interpreter_smt_and_jit_agree_on_ne: Op::Ne, [I, I], DType::Bool;
+    interpreter_smt_and_jit_agree_on_neg: Op::Neg, [I], DType::Index;
+    interpreter_smt_and_jit_agree_on_cast_to_i32: Op::Cast, [I], DType::I32;
+    interpreter_smt_and_jit_agree_on_not: Op::Not, [B], DType::Bool;
+    interpreter_smt_and_jit_agree_on_and: Op::And, [B, B], DType::Bool;
+    interpreter_smt_and_jit_agree_on_or: Op::Or, [B, B], DType::Bool;
+    interpreter_smt_and_jit_agree_on_xor: Op::Xor, [B, B], DType::Bool;
+    interpreter_smt_and_jit_agree_on_where: Op::Where, [B, I, I], DType::Index;
+}

@@ -1,0 +1,263 @@
+//! Translation validation: is one concrete program a refinement of another
+//! over every point of its variables' bounds, at a width?
+//!
+//! This is what `tileproof check` runs, what every algorithmic rewrite and
+//! every fuzz finding is validated with. The two programs are node lists of
+//! one engine graph (`expr` lines: the source, `expect` lines: the target);
+//! each node is encoded once with [`Enc::apply`]. A counterexample is a
+//! point; the reference interpreter re-evaluates it and must agree.
+
+use crate::counterexample::Failure;
+use crate::encode::{model_bool, model_int, Enc, Mode, SVal, Term};
+use crate::prove::check_within;
+use engine::interp::{self, Verdict, Width};
+use engine::ir::{DType, Graph, NodeId, Op};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use std::time::Duration;
+use z3::ast::Bool;
+use z3::{SatResult, Solver};
+
+/// The result of validating `src` against `tgt`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "verdict", rename_all = "kebab-case")]
+pub enum CheckResult {
+    /// Every point refines: Z3 answered unsat to all three obligations.
+    Equivalent {
+        method: &'static str,
+    },
+    /// A point where the target does not refine the source.
+    Counterexample {
+        failure: Failure,
+        method: &'static str,
+        /// Variable values, in declaration order.
+        point: Vec<(String, i128)>,
+        /// What the interpreter says at that point.
+        confirmed: Result<String, String>,
+    },
+    /// No point of the domain fits the width (or the source is undefined
+    /// everywhere): nothing to check.
+    Vacuous,
+    Unknown {
+        reason: String,
+    },
+}
+
+impl CheckResult {
+    pub fn name(&self) -> &'static str {
+        match self {
+            CheckResult::Equivalent { .. } => "equivalent",
+            CheckResult::Counterexample { .. } => "counterexample",
+            CheckResult::Vacuous => "vacuous",
+            CheckResult::Unknown { .. } => "unknown",
+        }
+    }
+}
+
+/// Encodes every node reachable from `roots` (memoized: the DAG's sharing
+/// is kept). Variables are fresh symbols within their declared bounds.
+struct GraphEnc<'g> {
+    g: &'g Graph,
+    enc: Enc,
+    vals: FxHashMap<NodeId, SVal>,
+    vars: Vec<Option<Term>>,
+    constraints: Vec<Bool>,
+}
+
+impl<'g> GraphEnc<'g> {
+    fn new(g: &'g Graph, enc: Enc) -> GraphEnc<'g> {
+        GraphEnc {
+            g,
+            enc,
+            vals: FxHashMap::default(),
+            vars: vec![None; g.vars().len()],
+            constraints: Vec::new(),
+        }
+    }
+
+    fn var(&mut self, v: u32) -> SVal {
+        let d = self.g.var(v).clone();
+        let t = Bool::from_bool(true);
+        let f = Bool::from_bool(false);
+        if let Some(term) = &self.vars[v as usize] {
+            return SVal {
+                def: t.clone(),
+                inv: f.clone(),
+                unc: f,
+                val: term.clone(),
+            };
+        }
+        let name = format!("{}#{v}", d.name);
+        let (term, c) = if d.dtype == DType::Bool {
+            let b = Bool::new_const(name);
+            // A bool declared [1, 1] is true, [0, 0] false.
+            let c = Bool::and(&[
+                Bool::or(&[Bool::from_bool(d.lo == 0), b.clone()]),
+                Bool::or(&[Bool::from_bool(d.hi == 1), b.not()]),
+            ]);
+            (Term::B(b), c)
+        } else {
+            // Points outside the width are undefined (no obligation), so the
+            // domain at this width is the bounds cut to the dtype's range.
+            let (tlo, thi) = self.enc.bounds(d.dtype);
+            let (lo, hi) = ((d.lo as i128).max(tlo), (d.hi as i128).min(thi));
+            let (n, c0) = self.enc.fresh_num(&name, d.dtype);
+            let c = Bool::and(&[
+                c0,
+                self.enc.le(&self.enc.lit(lo.min(hi), d.dtype), &n),
+                self.enc.le(&n, &self.enc.lit(hi, d.dtype)),
+                Bool::from_bool(lo <= hi),
+            ]);
+            (Term::N(n), c)
+        };
+        self.constraints.push(c);
+        self.vars[v as usize] = Some(term.clone());
+        SVal {
+            def: t,
+            inv: f.clone(),
+            unc: f,
+            val: term,
+        }
+    }
+
+    fn node(&mut self, id: NodeId) -> SVal {
+        if let Some(v) = self.vals.get(&id) {
+            return v.clone();
+        }
+        let n = *self.g.node(id);
+        let v = match n.op {
+            Op::Const(c) => self.enc.constant(c as i128, n.dtype),
+            Op::Var(v) => self.var(v),
+            Op::Invalid => self.enc.invalid(),
+            op => {
+                let args: Vec<SVal> = n.src().iter().map(|&s| self.node(s)).collect();
+                let dts: Vec<DType> = n.src().iter().map(|&s| self.g.node(s).dtype).collect();
+                self.enc.apply(op, n.dtype, &args, &dts)
+            }
+        };
+        self.vals.insert(id, v.clone());
+        v
+    }
+}
+
+/// Validates `tgt` against `src` (root lists of equal length over `g`) at
+/// `width`: bitvectors at 8 and 16 (bounded integers if they time out),
+/// bounded integers at 32 and 64.
+pub fn check(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    width: u32,
+    timeout: Duration,
+) -> CheckResult {
+    let modes: &[Mode] = if width <= 16 {
+        &[Mode::Bv, Mode::Int]
+    } else {
+        &[Mode::Int]
+    };
+    let mut last = CheckResult::Unknown {
+        reason: "no encoding tried".into(),
+    };
+    for &mode in modes {
+        last = check_in(g, src, tgt, Enc::new(mode, width), timeout);
+        if !matches!(last, CheckResult::Unknown { .. }) {
+            break;
+        }
+    }
+    last
+}
+
+fn check_in(g: &Graph, src: &[NodeId], tgt: &[NodeId], enc: Enc, timeout: Duration) -> CheckResult {
+    assert_eq!(src.len(), tgt.len(), "tuples of equal length");
+    let mut ge = GraphEnc::new(g, enc);
+    let s: Vec<SVal> = src.iter().map(|&r| ge.node(r)).collect();
+    let t: Vec<SVal> = tgt.iter().map(|&r| ge.node(r)).collect();
+    let solver = Solver::new();
+    // The source as a whole must be defined (undefined is whole-evaluation).
+    let mut premise = ge.constraints.clone();
+    premise.extend(s.iter().map(|v| v.def.clone()));
+    solver.assert(Bool::and(&premise));
+    match check_within(&solver, timeout) {
+        SatResult::Unsat => return CheckResult::Vacuous,
+        SatResult::Unknown => {
+            return CheckResult::Unknown {
+                reason: solver.get_reason_unknown().unwrap_or_default(),
+            }
+        }
+        SatResult::Sat => {}
+    }
+    let tgt_def = Bool::and(&t.iter().map(|v| v.def.clone()).collect::<Vec<_>>());
+    for failure in Failure::ALL {
+        let cond = match failure {
+            Failure::TargetUndefined => tgt_def.not(),
+            _ => {
+                let per_root: Vec<Bool> = s
+                    .iter()
+                    .zip(&t)
+                    .map(|(a, b)| failure.condition(a, b, &enc))
+                    .collect();
+                Bool::and(&[tgt_def.clone(), Bool::or(&per_root)])
+            }
+        };
+        solver.push();
+        solver.assert(&cond);
+        match check_within(&solver, timeout) {
+            SatResult::Unsat => solver.pop(1),
+            SatResult::Unknown => {
+                return CheckResult::Unknown {
+                    reason: format!(
+                        "{}: {}",
+                        failure.name(),
+                        solver.get_reason_unknown().unwrap_or_default()
+                    ),
+                }
+            }
+            SatResult::Sat => {
+                let m = solver.get_model().expect("sat has a model");
+                let point: Vec<(String, i128)> = g
+                    .vars()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| {
+                        let v = match &ge.vars[i] {
+                            Some(Term::N(n)) => model_int(&m, n).unwrap_or(d.lo as i128),
+                            Some(Term::B(b)) => model_bool(&m, b).unwrap_or(false) as i128,
+                            // Unused by either side: any in-bounds value.
+                            None => d.lo as i128,
+                        };
+                        (d.name.clone(), v)
+                    })
+                    .collect();
+                let env: Vec<i128> = point.iter().map(|p| p.1).collect();
+                let confirmed = confirm(g, src, tgt, &env, enc.width);
+                return CheckResult::Counterexample {
+                    failure,
+                    method: enc.mode.name(),
+                    point,
+                    confirmed,
+                };
+            }
+        }
+    }
+    CheckResult::Equivalent {
+        method: enc.mode.name(),
+    }
+}
+
+/// The interpreter's verdict at a point.
+pub fn confirm(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    env: &[i128],
+    width: u32,
+) -> Result<String, String> {
+    let w = Width(width);
+    match interp::check_point(interp::eval(g, src, env, w), interp::eval(g, tgt, env, w)) {
+        Some(Verdict::Refines) => {
+            Err("the interpreter finds the target refines the source here".into())
+        }
+        Some(v) => Ok(v.name().to_string()),
+        None => Err("the interpreter finds the source undefined here".into()),
+    }
+}

@@ -1,0 +1,15 @@
+//! The verifier: every declarative rule proved with Z3 over bounded
+//! integers (see DESIGN.md, "Rules"), and translation validation of
+//! concrete rewrites.
+//!
+//! [`encode`] is the SMT twin of `engine::interp`; [`query`] turns a rule
+//! into a query; [`prove`] runs the queries (in parallel, cached);
+//! [`counterexample`] reads, minimizes and confirms failures; [`check`]
+//! validates concrete programs.
+
+pub mod cache;
+pub mod check;
+pub mod counterexample;
+pub mod encode;
+pub mod prove;
+pub mod query;

@@ -1,0 +1,299 @@
+//! Proving rules: for each rule, width and type instance, the premise must
+//! be satisfiable (else the rule is vacuous), then three obligations are
+//! checked in order, each a named failure: the target is undefined where
+//! the source is defined; validity differs; values differ. A rule is proved
+//! only when Z3 answers unsat to all three; a timeout is unknown.
+//!
+//! Widths 8 and 16 use bit-exact bitvectors; a bitvector query that times
+//! out is settled by the bounded-integer encoding at the same width. Widths
+//! 32 and 64 use bounded integers.
+
+use crate::cache::Cache;
+use crate::counterexample::{extract, minimize, Counterexample, Failure};
+use crate::encode::{Enc, Mode};
+use crate::query::RuleQuery;
+use engine::ir::DType;
+use engine::rules::Rule;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use z3::{SatResult, Solver};
+
+/// How to prove.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub widths: Vec<u32>,
+    /// Per solver call.
+    pub timeout: Duration,
+    pub cache: Option<Cache>,
+    /// Write every query as an SMT-LIB2 file here.
+    pub smt2_dir: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            widths: vec![8, 16, 32, 64],
+            timeout: Duration::from_secs(10),
+            cache: None,
+            smt2_dir: None,
+        }
+    }
+}
+
+/// The verdict for one rule at one width (over all its type instances).
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "verdict", rename_all = "kebab-case")]
+pub enum Verdict {
+    Proved,
+    /// Some obligation fails: a counterexample.
+    Failed {
+        counterexample: Box<Counterexample>,
+    },
+    /// The premise (bounds, guard, source defined) can never hold.
+    Vacuous,
+    /// The solver gave up (timeout or incompleteness).
+    Unknown {
+        reason: String,
+    },
+}
+
+impl Verdict {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Verdict::Proved => "proved",
+            Verdict::Failed { .. } => "failed",
+            Verdict::Vacuous => "vacuous",
+            Verdict::Unknown { .. } => "unknown",
+        }
+    }
+}
+
+/// One rule at one width.
+#[derive(Clone, Debug, Serialize)]
+pub struct RuleResult {
+    pub rule: String,
+    pub width: u32,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+    /// The encoding that settled it (the strongest any instance needed).
+    pub method: &'static str,
+    /// Every instance came from the cache.
+    pub cached: bool,
+    pub instances: usize,
+    pub seconds: f64,
+}
+
+/// The outcome of one instance in one encoding.
+enum Outcome {
+    Proved { cached: bool },
+    Failed(Box<Counterexample>),
+    Vacuous,
+    Unknown(String),
+}
+
+/// Proves every (rule, width) pair in parallel, calling `progress` as each
+/// finishes. Results come back in (rule, width) order.
+pub fn prove_all(
+    rules: &[&Rule],
+    opts: &Options,
+    progress: &(dyn Fn(&RuleResult) + Sync),
+) -> Vec<RuleResult> {
+    let jobs: Vec<(&Rule, u32)> = rules
+        .iter()
+        .flat_map(|r| opts.widths.iter().map(move |&w| (*r, w)))
+        .collect();
+    jobs.par_iter()
+        .map(|&(r, w)| {
+            let res = prove_rule(r, w, opts);
+            progress(&res);
+            res
+        })
+        .collect()
+}
+
+/// Proves one rule at one width, over all its type instances.
+pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
+    let start = Instant::now();
+    let instances = rule.instances();
+    let mut method = Mode::Bv;
+    let mut all_cached = true;
+    let mut vacuous = 0;
+    let mut verdict = Verdict::Proved;
+    for types in &instances {
+        let (outcome, mode) = prove_instance(rule, types, width, opts);
+        method = method.max(mode);
+        match outcome {
+            Outcome::Proved { cached } => all_cached &= cached,
+            Outcome::Vacuous => {
+                all_cached = false;
+                vacuous += 1;
+            }
+            Outcome::Failed(cex) => {
+                verdict = Verdict::Failed {
+                    counterexample: cex,
+                };
+                all_cached = false;
+                break;
+            }
+            Outcome::Unknown(reason) => {
+                all_cached = false;
+                if !matches!(verdict, Verdict::Unknown { .. }) {
+                    verdict = Verdict::Unknown { reason };
+                }
+            }
+        }
+    }
+    if matches!(verdict, Verdict::Proved) && vacuous == instances.len() {
+        verdict = Verdict::Vacuous;
+    }
+    if width > 16 {
+        method = Mode::Int;
+    }
+    RuleResult {
+        rule: rule.name.clone(),
+        width,
+        verdict,
+        method: method.name(),
+        cached: all_cached,
+        instances: instances.len(),
+        seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// Proves one type instance: bitvectors first at widths 8 and 16, bounded
+/// integers when they time out (and at 32 and 64).
+fn prove_instance(rule: &Rule, types: &[DType], width: u32, opts: &Options) -> (Outcome, Mode) {
+    let modes: &[Mode] = if width <= 16 {
+        &[Mode::Bv, Mode::Int]
+    } else {
+        &[Mode::Int]
+    };
+    let mut last = (Outcome::Unknown("no encoding tried".into()), Mode::Int);
+    for &mode in modes {
+        let out = solve(rule, types, Enc::new(mode, width), opts);
+        let unknown = matches!(out, Outcome::Unknown(_));
+        last = (out, mode);
+        if !unknown {
+            break;
+        }
+    }
+    last
+}
+
+/// Runs one solver check, interrupting it after `timeout`.
+///
+/// Not Z3's own `timeout` parameter: in libz3 4.8.12 its timer pool can
+/// deadlock when several threads time out at once (Z3 issue #5990), which
+/// hung a parallel proof run here. An interrupt from a watchdog thread
+/// does the same job; an interrupt that arrives after the check returned
+/// does not affect later checks (probed here with 4.8.12).
+pub fn check_within(solver: &Solver, timeout: Duration) -> SatResult {
+    let handle = solver.get_context().handle();
+    std::thread::scope(|s| {
+        let (done, wait) = std::sync::mpsc::channel::<()>();
+        let handle = &handle;
+        s.spawn(move || {
+            if wait.recv_timeout(timeout) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                handle.interrupt();
+            }
+        });
+        let r = solver.check();
+        drop(done);
+        r
+    })
+}
+
+fn unknown_reason(solver: &Solver, what: &str) -> String {
+    format!(
+        "{what}: {}",
+        solver
+            .get_reason_unknown()
+            .unwrap_or_else(|| "unknown".into())
+    )
+}
+
+fn solve(rule: &Rule, types: &[DType], enc: Enc, opts: &Options) -> Outcome {
+    let q = RuleQuery::new(rule, types, enc);
+    let conditions: Vec<(Failure, z3::ast::Bool)> = Failure::ALL
+        .iter()
+        .map(|&f| (f, f.condition(&q.src, &q.tgt, &enc)))
+        .collect();
+    let key = if opts.cache.is_some() || opts.smt2_dir.is_some() {
+        let premise = q.premise.to_string();
+        let conds: Vec<String> = conditions.iter().map(|(_, c)| c.to_string()).collect();
+        let mode = format!("{:?}/{}", enc.mode, enc.width);
+        let mut parts = vec![mode.as_str(), premise.as_str()];
+        parts.extend(conds.iter().map(|s| s.as_str()));
+        Some(Cache::key(&parts))
+    } else {
+        None
+    };
+    if let (Some(c), Some(k)) = (&opts.cache, &key) {
+        if c.is_proved(k) {
+            return Outcome::Proved { cached: true };
+        }
+    }
+    let solver = Solver::new();
+    solver.assert(&q.premise);
+    if let Some(dir) = &opts.smt2_dir {
+        write_smt2(dir, rule, types, &enc, &solver, &conditions);
+    }
+    match check_within(&solver, opts.timeout) {
+        SatResult::Unsat => return Outcome::Vacuous,
+        SatResult::Unknown => return Outcome::Unknown(unknown_reason(&solver, "vacuity check")),
+        SatResult::Sat => {}
+    }
+    for (failure, cond) in &conditions {
+        solver.push();
+        solver.assert(cond);
+        match check_within(&solver, opts.timeout) {
+            SatResult::Unsat => solver.pop(1),
+            SatResult::Unknown => return Outcome::Unknown(unknown_reason(&solver, failure.name())),
+            SatResult::Sat => {
+                let model =
+                    minimize(&solver, &q, opts.timeout).expect("a satisfiable query has a model");
+                return Outcome::Failed(Box::new(extract(&model, &q, *failure)));
+            }
+        }
+    }
+    if let (Some(c), Some(k)) = (&opts.cache, &key) {
+        c.record_proof(
+            k,
+            &format!("{} width {} {}\n", rule.name, enc.width, enc.mode.name()),
+        );
+    }
+    Outcome::Proved { cached: false }
+}
+
+/// Writes one SMT-LIB2 file per obligation, runnable by plain `z3` or
+/// `cvc5`: sat means a counterexample.
+fn write_smt2(
+    dir: &std::path::Path,
+    rule: &Rule,
+    types: &[DType],
+    enc: &Enc,
+    solver: &Solver,
+    conds: &[(Failure, z3::ast::Bool)],
+) {
+    let inst: String = types.iter().map(|d| format!("-{d}")).collect();
+    let base = format!(
+        "{}{}-w{}-{}",
+        rule.name,
+        inst,
+        enc.width,
+        if enc.mode == Mode::Bv { "bv" } else { "int" }
+    );
+    let _ = std::fs::create_dir_all(dir);
+    let _ = std::fs::write(dir.join(format!("{base}-vacuity.smt2")), solver.to_smt2());
+    for (f, c) in conds {
+        solver.push();
+        solver.assert(c);
+        let _ = std::fs::write(
+            dir.join(format!("{base}-{}.smt2", f.name())),
+            solver.to_smt2(),
+        );
+        solver.pop(1);
+    }
+}

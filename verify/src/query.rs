@@ -1,0 +1,602 @@
+//! A rule as an SMT query: its pattern variables as symbolic values with
+//! symbolic bounds, its guard, and both sides encoded with [`Enc::apply`].
+//!
+//! Every pattern variable is an arbitrary term: any value, valid, invalid
+//! (dtype permitting) or unconstrained, with bounds `lo <= hi` that hold
+//! where it is valid; `vmin(x)`/`vmax(x)` in the guard are those bounds.
+//! Constant variables are valid constants whose bounds are their value.
+//! Constants computed on the right must be defined (the engine's checked
+//! arithmetic does not fire the rule otherwise): that is part of the premise.
+//! Guard arithmetic is exact (integers, or bitvectors wide enough that
+//! nothing it computes can wrap).
+
+use crate::encode::{bv_lit, Enc, Mode, Num, SVal, Term};
+use engine::ir::{DType, Op};
+use engine::rules::{Guard, Helper, IExpr, Pat, Rule, Ty};
+use z3::ast::{Bool, Int, BV};
+
+/// One pattern variable's symbols.
+#[derive(Clone, Debug)]
+pub struct Sym {
+    pub name: String,
+    pub dtype: DType,
+    pub is_const_var: bool,
+    pub val: SVal,
+    /// Bounds as guard numbers (bools: 0/1).
+    pub lo: GNum,
+    pub hi: GNum,
+    /// Bounds in the dtype's own sort (integers only), for minimizing.
+    pub bounds: Option<(Num, Num)>,
+    /// The matched subterm is a constant node (`is_const(x)`).
+    pub is_const: Bool,
+}
+
+/// A number in guard arithmetic: exact.
+pub type GNum = Num;
+
+/// Which side of the rule a node belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Source,
+    Target,
+}
+
+/// A rule instance ready to check.
+pub struct RuleQuery<'r> {
+    pub rule: &'r Rule,
+    pub types: Vec<DType>,
+    pub enc: Enc,
+    pub syms: Vec<Sym>,
+    /// Bounds, guard, source defined, computed constants defined.
+    pub premise: Bool,
+    pub src: SVal,
+    pub tgt: SVal,
+    pub root_dtype: DType,
+    /// Every subterm of both sides, for counterexamples.
+    pub nodes: Vec<(Side, String, SVal, DType)>,
+    /// Counter for helper symbols, so that names (and the cache key built
+    /// from the query text) are the same on every run.
+    fresh: std::cell::Cell<u32>,
+}
+
+/// Guard arithmetic: exact integers, or bitvectors of `bits` bits.
+#[derive(Clone, Copy)]
+struct GEnc {
+    mode: Mode,
+    bits: u32,
+}
+
+impl GEnc {
+    fn lit(&self, v: i128) -> GNum {
+        match self.mode {
+            Mode::Int => Num::I(Int::from_i128(v)),
+            Mode::Bv => Num::B(bv_lit(v, self.bits)),
+        }
+    }
+
+    /// A value of the encoding (of `bits` bits) as a guard number.
+    fn widen(&self, n: &Num) -> GNum {
+        match n {
+            Num::I(_) => n.clone(),
+            Num::B(b) => Num::B(b.sign_ext(self.bits - b.get_size())),
+        }
+    }
+
+    fn from_bool(&self, b: &Bool) -> GNum {
+        let (one, zero) = (self.lit(1), self.lit(0));
+        self.arith().ite(b, &one, &zero)
+    }
+
+    /// An encoder whose `index` is as wide as guard numbers, for reusing
+    /// the ops' arithmetic (its overflow flags never trigger: too wide).
+    fn arith(&self) -> Enc {
+        Enc::new(self.mode, self.bits)
+    }
+
+    fn add(&self, a: &GNum, b: &GNum) -> GNum {
+        self.bin(Op::Add, a, b)
+    }
+
+    fn sub(&self, a: &GNum, b: &GNum) -> GNum {
+        self.bin(Op::Sub, a, b)
+    }
+
+    fn mul(&self, a: &GNum, b: &GNum) -> GNum {
+        self.bin(Op::Mul, a, b)
+    }
+
+    fn min(&self, a: &GNum, b: &GNum) -> GNum {
+        self.bin(Op::Min, a, b)
+    }
+
+    fn max(&self, a: &GNum, b: &GNum) -> GNum {
+        self.bin(Op::Max, a, b)
+    }
+
+    fn bin(&self, op: Op, a: &GNum, b: &GNum) -> GNum {
+        let e = self.arith();
+        let va = SVal {
+            def: Bool::from_bool(true),
+            inv: Bool::from_bool(false),
+            unc: Bool::from_bool(false),
+            val: Term::N(a.clone()),
+        };
+        let vb = SVal {
+            val: Term::N(b.clone()),
+            ..va.clone()
+        };
+        match e
+            .apply(op, DType::Index, &[va, vb], &[DType::Index, DType::Index])
+            .val
+        {
+            Term::N(n) => n,
+            Term::B(_) => unreachable!("arithmetic gives numbers"),
+        }
+    }
+
+    fn neg(&self, a: &GNum) -> GNum {
+        self.sub(&self.lit(0), a)
+    }
+}
+
+/// What a guard expression evaluates to: a number or a condition, and
+/// whether it is defined (no division by zero).
+enum GVal {
+    N(GNum, Bool),
+    B(Bool, Bool),
+}
+
+impl<'r> RuleQuery<'r> {
+    /// Builds the query for one type instance of `rule` in encoding `enc`.
+    pub fn new(rule: &'r Rule, types: &[DType], enc: Enc) -> RuleQuery<'r> {
+        let max_bits = rule
+            .vars
+            .iter()
+            .map(|v| enc.bits(resolve(v.ty, types)))
+            .chain(std::iter::once(enc.bits(DType::Index)))
+            .max()
+            .unwrap_or(enc.width);
+        let genc = GEnc {
+            mode: enc.mode,
+            bits: rule
+                .guard
+                .as_ref()
+                .map_or(0, |g| guard_bits(rule, g, types, &enc))
+                .max(max_bits)
+                + 2,
+        };
+        let mut constraints: Vec<Bool> = Vec::new();
+        let syms: Vec<Sym> = rule
+            .vars
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                make_sym(
+                    &enc,
+                    &genc,
+                    &format!("{}#{i}", v.name),
+                    v.is_const,
+                    resolve(v.ty, types),
+                    &mut constraints,
+                )
+            })
+            .collect();
+        let mut q = RuleQuery {
+            rule,
+            types: types.to_vec(),
+            enc,
+            syms,
+            premise: Bool::from_bool(true),
+            src: enc.invalid(),
+            tgt: enc.invalid(),
+            root_dtype: rule.pat_dtype(&rule.lhs, types),
+            nodes: Vec::new(),
+            fresh: std::cell::Cell::new(0),
+        };
+        let mut computed = Vec::new();
+        q.src = q.pat(&rule.lhs, Side::Source, &mut computed);
+        q.tgt = q.pat(&rule.rhs, Side::Target, &mut computed);
+        if let Some(g) = &rule.guard {
+            match q.guard(g, &genc) {
+                GVal::B(v, d) => constraints.push(Bool::and(&[v, d])),
+                GVal::N(..) => unreachable!("guards are conditions"),
+            }
+        }
+        constraints.push(q.src.def.clone());
+        constraints.extend(computed);
+        q.premise = Bool::and(&constraints);
+        q
+    }
+
+    fn dtype(&self, p: &Pat) -> DType {
+        self.rule.pat_dtype(p, &self.types)
+    }
+
+    /// Encodes a pattern; `computed` collects the definedness of constants
+    /// computed on the right.
+    fn pat(&mut self, p: &Pat, side: Side, computed: &mut Vec<Bool>) -> SVal {
+        let dt = self.dtype(p);
+        let v = match p {
+            Pat::Var(v) => return self.syms[*v].val.clone(),
+            Pat::Lit(v, _) => self.enc.constant(*v as i128, dt),
+            Pat::Invalid => self.enc.invalid(),
+            Pat::Bound(v, hi) => {
+                let s = &self.syms[*v];
+                let b = if *hi { &s.hi } else { &s.lo };
+                let mut c = self.enc.constant(0, dt);
+                c.val = Term::N(narrow(&self.enc, b, dt));
+                c
+            }
+            Pat::Computed(inner) => {
+                let mut c = self.pat(inner, side, computed);
+                computed.push(c.def.clone());
+                c.def = Bool::from_bool(true);
+                c
+            }
+            Pat::Op(op, _, args) => {
+                let vals: Vec<SVal> = args.iter().map(|a| self.pat(a, side, computed)).collect();
+                let dts: Vec<DType> = args.iter().map(|a| self.dtype(a)).collect();
+                self.enc.apply(*op, dt, &vals, &dts)
+            }
+        };
+        self.nodes.push((side, self.rule.show(p), v.clone(), dt));
+        v
+    }
+
+    fn guard(&self, g: &Guard, ge: &GEnc) -> GVal {
+        let t = || Bool::from_bool(true);
+        let num = |x: GVal| match x {
+            GVal::N(n, d) => (n, d),
+            GVal::B(..) => unreachable!("number expected"),
+        };
+        let cond = |x: GVal| match x {
+            GVal::B(b, d) => (b, d),
+            GVal::N(..) => unreachable!("condition expected"),
+        };
+        match g {
+            Guard::Int(v) => GVal::N(ge.lit(*v), t()),
+            Guard::Bool(b) => GVal::B(Bool::from_bool(*b), t()),
+            Guard::Val(v) => {
+                let s = &self.syms[*v];
+                let n = match &s.val.val {
+                    Term::N(n) => ge.widen(n),
+                    Term::B(b) => ge.from_bool(b),
+                };
+                GVal::N(n, t())
+            }
+            Guard::VMin(e) => {
+                let (lo, _, d) = self.interval(e, ge);
+                GVal::N(lo, d)
+            }
+            Guard::VMax(e) => {
+                let (_, hi, d) = self.interval(e, ge);
+                GVal::N(hi, d)
+            }
+            Guard::Fits(e, ty) => {
+                let (lo, hi, d) = self.interval(e, ge);
+                let (tlo, thi) = self.enc.bounds(resolve(*ty, &self.types));
+                let a = ge.arith();
+                GVal::B(
+                    Bool::and(&[a.le(&ge.lit(tlo), &lo), a.le(&hi, &ge.lit(thi))]),
+                    d,
+                )
+            }
+            Guard::Valid(v) => GVal::B(self.syms[*v].val.valid(), t()),
+            Guard::IsConst(v) => GVal::B(self.syms[*v].is_const.clone(), t()),
+            Guard::TyMin(ty) => GVal::N(ge.lit(self.enc.bounds(resolve(*ty, &self.types)).0), t()),
+            Guard::TyMax(ty) => GVal::N(ge.lit(self.enc.bounds(resolve(*ty, &self.types)).1), t()),
+            Guard::Un(Op::Not, a) => {
+                let (b, d) = cond(self.guard(a, ge));
+                GVal::B(b.not(), d)
+            }
+            Guard::Un(_, a) => {
+                let (n, d) = num(self.guard(a, ge));
+                GVal::N(ge.neg(&n), d)
+            }
+            Guard::Bin(op, x, y) => match (self.guard(x, ge), self.guard(y, ge)) {
+                (GVal::B(p, dp), GVal::B(q, dq)) => {
+                    let v = if *op == Op::And {
+                        Bool::and(&[p, q])
+                    } else {
+                        Bool::or(&[p, q])
+                    };
+                    GVal::B(v, Bool::and(&[dp, dq]))
+                }
+                (GVal::N(p, dp), GVal::N(q, dq)) => {
+                    let a = ge.arith();
+                    let d = Bool::and(&[dp, dq]);
+                    match op {
+                        Op::Lt => GVal::B(a.lt(&p, &q), d),
+                        Op::Le => GVal::B(a.le(&p, &q), d),
+                        Op::Eq => GVal::B(a.eq(&p, &q), d),
+                        Op::Ne => GVal::B(a.eq(&p, &q).not(), d),
+                        _ if op.is_divmod() => {
+                            // A guard that divides by zero is false.
+                            let nz = a.eq(&q, &ge.lit(0)).not();
+                            GVal::N(ge.bin(*op, &p, &q), Bool::and(&[d, nz]))
+                        }
+                        _ => GVal::N(ge.bin(*op, &p, &q), d),
+                    }
+                }
+                _ => unreachable!("ill-typed guard"),
+            },
+            Guard::Call(h, args) => {
+                let vals: Vec<(GNum, Bool)> = args.iter().map(|a| num(self.guard(a, ge))).collect();
+                let d = Bool::and(&vals.iter().map(|v| v.1.clone()).collect::<Vec<_>>());
+                let a = ge.arith();
+                let x = &vals[0].0;
+                let zero = ge.lit(0);
+                match h {
+                    Helper::Abs => GVal::N(ge.max(x, &ge.neg(x)), d),
+                    Helper::Min => GVal::N(ge.min(x, &vals[1].0), d),
+                    Helper::Max => GVal::N(ge.max(x, &vals[1].0), d),
+                    Helper::Divides => {
+                        let n = &vals[1].0;
+                        let nz = a.eq(x, &zero).not();
+                        // With x = 0 the remainder is unspecified but the
+                        // conjunct `x != 0` already decides.
+                        let r = ge.bin(Op::Rem, n, x);
+                        GVal::B(Bool::and(&[nz, a.eq(&r, &zero)]), d)
+                    }
+                    Helper::IsPow2 => {
+                        let bits = match self.enc.mode {
+                            Mode::Bv => ge.bits,
+                            Mode::Int => 128,
+                        };
+                        let alts: Vec<Bool> = (0..bits.min(127) - 1)
+                            .map(|k| a.eq(x, &ge.lit(1i128 << k)))
+                            .collect();
+                        GVal::B(Bool::or(&alts), d)
+                    }
+                    Helper::Gcd => {
+                        let (g, fact) = self.gcd(x, &vals[1].0, ge);
+                        GVal::N(g, Bool::and(&[d, fact]))
+                    }
+                }
+            }
+        }
+    }
+
+    /// `gcd(x, y)` without recursion: a fresh `g >= 0` that divides both
+    /// and equals `s*x + t*y` for fresh `s`, `t` (Bezout). The query is
+    /// existential, so this fact (returned for the premise) pins `g` to the
+    /// gcd. The witnesses are bounded by `|y|` and `|x|` (minimal Bezout
+    /// coefficients are) so that, in bitvectors, no product wraps.
+    fn gcd(&self, x: &GNum, y: &GNum, ge: &GEnc) -> (GNum, Bool) {
+        let a = ge.arith();
+        let fresh = |n: &str| {
+            let k = self.fresh.get();
+            self.fresh.set(k + 1);
+            let name = format!("{n}#{k}");
+            match ge.mode {
+                Mode::Int => Num::I(Int::new_const(name)),
+                Mode::Bv => Num::B(BV::new_const(name, ge.bits)),
+            }
+        };
+        let (g, s, t) = (fresh("gcd"), fresh("gcd_s"), fresh("gcd_t"));
+        let zero = ge.lit(0);
+        let abs = |v: &GNum| ge.max(v, &ge.neg(v));
+        let divides = |d: &GNum, n: &GNum| {
+            Bool::or(&[
+                Bool::and(&[a.eq(d, &zero), a.eq(n, &zero)]),
+                Bool::and(&[a.eq(d, &zero).not(), a.eq(&ge.bin(Op::Rem, n, d), &zero)]),
+            ])
+        };
+        let comb = ge.add(&ge.mul(&s, x), &ge.mul(&t, y));
+        let fact = Bool::and(&[
+            a.le(&zero, &g),
+            divides(&g, x),
+            divides(&g, y),
+            a.le(&abs(&s), &ge.max(&abs(y), &ge.lit(1))),
+            a.le(&abs(&t), &ge.max(&abs(x), &ge.lit(1))),
+            a.eq(&comb, &g),
+        ]);
+        (g, fact)
+    }
+
+    /// Interval arithmetic over pattern-variable bounds (the engine's
+    /// `interval`, symbolically).
+    fn interval(&self, e: &IExpr, ge: &GEnc) -> (GNum, GNum, Bool) {
+        let t = Bool::from_bool(true);
+        match e {
+            IExpr::Var(v) => {
+                let s = &self.syms[*v];
+                (s.lo.clone(), s.hi.clone(), t)
+            }
+            IExpr::Scalar(g) => match self.guard(g, ge) {
+                GVal::N(n, d) => (n.clone(), n, d),
+                GVal::B(..) => unreachable!("scalar is a number"),
+            },
+            IExpr::Neg(x) => {
+                let (lo, hi, d) = self.interval(x, ge);
+                (ge.neg(&hi), ge.neg(&lo), d)
+            }
+            IExpr::Bin(op, x, y) => {
+                let (a0, a1, da) = self.interval(x, ge);
+                let (b0, b1, db) = self.interval(y, ge);
+                let d = Bool::and(&[da, db]);
+                match op {
+                    Op::Add => (ge.add(&a0, &b0), ge.add(&a1, &b1), d),
+                    Op::Sub => (ge.sub(&a0, &b1), ge.sub(&a1, &b0), d),
+                    _ => {
+                        let c = [
+                            ge.mul(&a0, &b0),
+                            ge.mul(&a0, &b1),
+                            ge.mul(&a1, &b0),
+                            ge.mul(&a1, &b1),
+                        ];
+                        let lo = ge.min(&ge.min(&c[0], &c[1]), &ge.min(&c[2], &c[3]));
+                        let hi = ge.max(&ge.max(&c[0], &c[1]), &ge.max(&c[2], &c[3]));
+                        (lo, hi, d)
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn resolve(t: Ty, types: &[DType]) -> DType {
+    match t {
+        Ty::Fixed(d) => d,
+        Ty::Var(k) => types[k],
+    }
+}
+
+/// A guard number back in a dtype's sort (it is known to fit).
+fn narrow(enc: &Enc, n: &GNum, dt: DType) -> Num {
+    match n {
+        Num::I(_) => n.clone(),
+        Num::B(b) => Num::B(b.extract(enc.bits(dt) - 1, 0)),
+    }
+}
+
+/// Declares one pattern variable and its constraints.
+fn make_sym(
+    enc: &Enc,
+    ge: &GEnc,
+    name: &str,
+    is_const_var: bool,
+    dt: DType,
+    constraints: &mut Vec<Bool>,
+) -> Sym {
+    let t = || Bool::from_bool(true);
+    if dt == DType::Bool {
+        let val = Bool::new_const(name);
+        let unc = if is_const_var {
+            Bool::from_bool(false)
+        } else {
+            Bool::new_const(format!("{name}.unc"))
+        };
+        let (lo_b, hi_b) = if is_const_var {
+            (val.clone(), val.clone())
+        } else {
+            (
+                Bool::new_const(format!("{name}.lo")),
+                Bool::new_const(format!("{name}.hi")),
+            )
+        };
+        constraints.push(lo_b.implies(&hi_b));
+        constraints.push(
+            unc.not()
+                .implies(Bool::and(&[lo_b.implies(&val), val.implies(&hi_b)])),
+        );
+        let is_const = if is_const_var {
+            t()
+        } else {
+            Bool::new_const(format!("{name}.is_const"))
+        };
+        constraints.push(is_const.implies(Bool::and(&[unc.not(), lo_b.eq(&val), hi_b.eq(&val)])));
+        return Sym {
+            name: name.to_string(),
+            dtype: dt,
+            is_const_var,
+            val: SVal {
+                def: t(),
+                inv: Bool::from_bool(false),
+                unc,
+                val: Term::B(val),
+            },
+            lo: ge.from_bool(&lo_b),
+            hi: ge.from_bool(&hi_b),
+            bounds: None,
+            is_const,
+        };
+    }
+    let (v, c) = enc.fresh_num(name, dt);
+    constraints.push(c);
+    let (inv, unc) = if is_const_var {
+        (Bool::from_bool(false), Bool::from_bool(false))
+    } else {
+        (
+            Bool::new_const(format!("{name}.inv")),
+            Bool::new_const(format!("{name}.unc")),
+        )
+    };
+    constraints.push(Bool::and(&[inv.clone(), unc.clone()]).not());
+    let (lo, hi) = if is_const_var {
+        (v.clone(), v.clone())
+    } else {
+        let (lo, c1) = enc.fresh_num(&format!("{name}.lo"), dt);
+        let (hi, c2) = enc.fresh_num(&format!("{name}.hi"), dt);
+        constraints.push(c1);
+        constraints.push(c2);
+        (lo, hi)
+    };
+    constraints.push(enc.le(&lo, &hi));
+    let valid = Bool::and(&[inv.not(), unc.not()]);
+    constraints.push(valid.implies(Bool::and(&[enc.le(&lo, &v), enc.le(&v, &hi)])));
+    let is_const = if is_const_var {
+        t()
+    } else {
+        Bool::new_const(format!("{name}.is_const"))
+    };
+    constraints.push(is_const.implies(Bool::and(&[
+        valid.clone(),
+        enc.eq(&lo, &v),
+        enc.eq(&hi, &v),
+    ])));
+    Sym {
+        name: name.to_string(),
+        dtype: dt,
+        is_const_var,
+        val: SVal {
+            def: t(),
+            inv,
+            unc,
+            val: Term::N(v),
+        },
+        lo: ge.widen(&lo),
+        hi: ge.widen(&hi),
+        bounds: Some((lo, hi)),
+        is_const,
+    }
+}
+
+/// Bits that guard arithmetic needs so that nothing wraps: each sum adds a
+/// bit, each product adds its factors' bits.
+fn guard_bits(rule: &Rule, g: &Guard, types: &[DType], enc: &Enc) -> u32 {
+    let var_bits = |v: usize| enc.bits(resolve(rule.vars[v].ty, types)).max(2);
+    fn lit_bits(v: i128) -> u32 {
+        129 - v.unsigned_abs().leading_zeros().min(128)
+    }
+    fn ibits(rule: &Rule, e: &IExpr, types: &[DType], enc: &Enc) -> u32 {
+        match e {
+            IExpr::Var(v) => enc.bits(resolve(rule.vars[*v].ty, types)).max(2),
+            IExpr::Scalar(g) => guard_bits(rule, g, types, enc),
+            IExpr::Neg(x) => ibits(rule, x, types, enc) + 1,
+            IExpr::Bin(Op::Mul, a, b) => ibits(rule, a, types, enc) + ibits(rule, b, types, enc),
+            IExpr::Bin(_, a, b) => ibits(rule, a, types, enc).max(ibits(rule, b, types, enc)) + 1,
+        }
+    }
+    match g {
+        Guard::Int(v) => lit_bits(*v),
+        Guard::Bool(_) | Guard::Valid(_) | Guard::IsConst(_) => 1,
+        Guard::Val(v) => var_bits(*v),
+        Guard::VMin(e) | Guard::VMax(e) => ibits(rule, e, types, enc),
+        Guard::Fits(e, t) => ibits(rule, e, types, enc).max(enc.bits(resolve(*t, types)) + 1),
+        Guard::TyMin(t) | Guard::TyMax(t) => enc.bits(resolve(*t, types)) + 1,
+        Guard::Un(_, a) => guard_bits(rule, a, types, enc) + 1,
+        Guard::Bin(Op::Mul, a, b) => {
+            guard_bits(rule, a, types, enc) + guard_bits(rule, b, types, enc)
+        }
+        Guard::Bin(_, a, b) => {
+            guard_bits(rule, a, types, enc).max(guard_bits(rule, b, types, enc)) + 1
+        }
+        Guard::Call(Helper::Gcd, args) => {
+            // gcd's Bezout witnesses multiply by the arguments.
+            2 * args
+                .iter()
+                .map(|a| guard_bits(rule, a, types, enc))
+                .max()
+                .unwrap_or(1)
+                + 2
+        }
+        Guard::Call(_, args) => {
+            args.iter()
+                .map(|a| guard_bits(rule, a, types, enc))
+                .max()
+                .unwrap_or(1)
+                + 1
+        }
+    }
+}
