@@ -27,6 +27,19 @@ enum Command {
     /// Prove declarative rules sound with Z3 at widths 8, 16, 32 and 64
     /// (the built-in rules, some of them by name, or a candidate file).
     Prove(cmd::prove::Args),
+    /// Check that the `expect` lines of a file refine its `expr` lines at
+    /// every point of the variables' bounds (translation validation).
+    Check(cmd::check::Args),
+    /// Run a fuzz campaign: generated cases simplified and checked by the
+    /// JIT oracle (and Z3 on a sample); findings are shrunk into corpus/.
+    Fuzz(cmd::fuzz::Args),
+    /// Replay corpus cases with the current engine (JIT oracle, interpreter
+    /// checks and Z3); fails naming each case that fails.
+    Replay(cmd::replay::Args),
+    /// Turn a libFuzzer crash artifact into a text corpus case.
+    Import(cmd::import::Args),
+    /// Print throughput figures: simplify, oracle, campaign.
+    Bench(cmd::bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -34,5 +47,10 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Simplify(a) => cmd::simplify::run(a),
         Command::Prove(a) => cmd::prove::run(a),
+        Command::Check(a) => cmd::check::run(a),
+        Command::Fuzz(a) => cmd::fuzz::run(a),
+        Command::Replay(a) => cmd::replay::run(a),
+        Command::Import(a) => cmd::import::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
     }
 }

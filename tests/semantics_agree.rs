@@ -12,6 +12,7 @@ use engine::interp::{apply, Val, Width};
 use engine::ir::{DType, Graph, NodeId, Op};
 use fuzz::jit::CompiledEval;
 use verify::encode::{model_bool, model_int, Enc, Mode, Num, SVal, Term};
+use verify::poly::Poly;
 use z3::ast::{Ast, Bool, Int, BV};
 use z3::Model;
 
@@ -30,15 +31,18 @@ struct SymOperand {
     inv: Bool,
     unc: Bool,
     val: Term,
+    /// The integer symbol (integer theory).
+    int: Option<Int>,
 }
 
 fn operand(enc: &Enc, name: &str, kind: Kind) -> SymOperand {
     let inv = Bool::new_const(format!("{name}.inv"));
     let unc = Bool::new_const(format!("{name}.unc"));
+    let int = (kind == Kind::Int && enc.mode == Mode::Int).then(|| Int::new_const(name));
     let val = match (kind, enc.mode) {
         (Kind::Bool, _) => Term::B(Bool::new_const(name)),
         (Kind::Int, Mode::Bv) => Term::N(Num::B(BV::new_const(name, W))),
-        (Kind::Int, Mode::Int) => Term::N(Num::I(Int::new_const(name))),
+        (Kind::Int, Mode::Int) => Term::N(Num::I(Poly::atom(int.clone().expect("integer symbol")))),
     };
     let sval = SVal {
         def: Bool::from_bool(true),
@@ -55,6 +59,7 @@ fn operand(enc: &Enc, name: &str, kind: Kind) -> SymOperand {
         inv,
         unc,
         val,
+        int,
     }
 }
 
@@ -66,7 +71,10 @@ fn assign(m: &Model, o: &SymOperand, v: Val) {
         (Term::B(b), Val::Bool(x)) => m.add_const_interp(&b.decl(), &Bool::from_bool(x)),
         (Term::B(b), _) => m.add_const_interp(&b.decl(), &Bool::from_bool(false)),
         (Term::N(Num::B(b)), v) => m.add_const_interp(&b.decl(), &BV::from_i64(int_or_zero(v), W)),
-        (Term::N(Num::I(i)), v) => m.add_const_interp(&i.decl(), &Int::from_i64(int_or_zero(v))),
+        (Term::N(Num::I(_)), v) => {
+            let i = o.int.as_ref().expect("integer symbol");
+            m.add_const_interp(&i.decl(), &Int::from_i64(int_or_zero(v)))
+        }
     }
 }
 
@@ -193,7 +201,7 @@ fn check_op(op: Op, kinds: &[Kind], result: DType) -> usize {
         let args: Vec<SVal> = ops.iter().map(|o| o.sval.clone()).collect();
         let r = enc.apply(op, result, &args, &arg_dts);
         for vals in &points {
-            let want = apply(op, result, vals, Width(W)).map_err(|_| ());
+            let want = apply(op, result, vals, &arg_dts, Width(W)).map_err(|_| ());
             let m = Model::new();
             for (o, &v) in ops.iter().zip(vals) {
                 assign(&m, o, v);
@@ -212,7 +220,7 @@ fn check_op(op: Op, kinds: &[Kind], result: DType) -> usize {
         }
     }
     for vals in &points {
-        let want = apply(op, result, vals, Width(W)).map_err(|_| ());
+        let want = apply(op, result, vals, &arg_dts, Width(W)).map_err(|_| ());
         let got = jit.eval(&jit_env(vals)).map(|v| v[0]).map_err(|_| ());
         if got != want {
             failures.push(format!(

@@ -194,22 +194,29 @@ pub fn int_op(op: Op, a: i128, b: i128) -> Option<i128> {
 }
 
 /// Applies one operation to operand values at width `w`. `dtype` is the
-/// result dtype.
+/// result dtype, `arg_dts` the operands' dtypes.
 ///
 /// - Constants: an `index` constant outside W bits is an overflow.
 /// - Division and remainder (both families): a divisor that is the valid
 ///   value 0 is undefined, whatever the dividend (even invalid). The quotient
 ///   `MIN / -1` (`/`, `//`, `ceildiv`) is undefined: an `index` overflow or,
 ///   in `i32`/`i64`, [`Ub::DivOverflow`]. `MIN % -1` and `MIN mod -1` are 0.
+/// - Unconstrained operands: an op is undefined if it is undefined for some
+///   value the unconstrained operand could take (so a division by an
+///   unconstrained divisor is undefined: it could be 0), and otherwise its
+///   result is unconstrained. This keeps every op monotone under
+///   refinement, so that replacing an unconstrained value by any value (as
+///   `x < x -> false` does where `x` is invalid) can never make a defined
+///   program undefined: rules proved one at a time compose.
 /// - Integer ops: an invalid operand makes the result invalid; otherwise an
-///   unconstrained operand makes it unconstrained; otherwise the exact
-///   result, which for `index` must fit W bits (else overflow) and for
-///   `i32`/`i64` wraps. A cast to `i32`/`i64` wraps; a cast to `index` must
-///   fit W bits.
+///   unconstrained operand makes it unconstrained (or undefined, above);
+///   otherwise the exact result, which for `index` must fit W bits (else
+///   overflow) and for `i32`/`i64` wraps. A cast to `i32`/`i64` wraps; a
+///   cast to `index` must fit W bits.
 /// - Comparisons: an invalid or unconstrained operand gives unconstrained.
 /// - `! && || ^`: an unconstrained operand gives unconstrained.
 /// - `where(c, a, b)`: unconstrained if `c` is, else the selected arm.
-pub fn apply(op: Op, dtype: DType, args: &[Val], w: Width) -> Result<Val, Ub> {
+pub fn apply(op: Op, dtype: DType, args: &[Val], arg_dts: &[DType], w: Width) -> Result<Val, Ub> {
     use Val::*;
     match op {
         Op::Const(c) => {
@@ -223,22 +230,18 @@ pub fn apply(op: Op, dtype: DType, args: &[Val], w: Width) -> Result<Val, Ub> {
         }
         Op::Var(_) => unreachable!("variables are read from the environment"),
         Op::Invalid => Ok(Invalid),
-        Op::Div | Op::Rem | Op::FloorDiv | Op::Mod | Op::CeilDiv if args[1] == Int(0) => {
-            Err(Ub::DivByZero)
-        }
-        Op::Div | Op::FloorDiv | Op::CeilDiv
-            if dtype != DType::Index
-                && args[1] == Int(-1)
-                && args[0] == Int(w.dtype_bounds(dtype).0) =>
-        {
-            Err(Ub::DivOverflow)
-        }
         _ if op.is_int_alu() => {
+            if let Some(ub) = division_ub(op, dtype, args, w) {
+                return Err(ub);
+            }
             if args.contains(&Invalid) {
                 return Ok(Invalid);
             }
             if args.contains(&Unconstrained) {
-                return Ok(Unconstrained);
+                return match unconstrained_overflow(op, dtype, args, arg_dts, w) {
+                    true => Err(Ub::IndexOverflow),
+                    false => Ok(Unconstrained),
+                };
             }
             let a = int_of(args[0]);
             let b = args.get(1).map_or(0, |&v| int_of(v));
@@ -285,6 +288,61 @@ pub fn apply(op: Op, dtype: DType, args: &[Val], w: Width) -> Result<Val, Ub> {
     }
 }
 
+/// Undefined behaviour of a division or remainder that depends on the
+/// divisor alone, or on `MIN / -1`: checked before validity, because a
+/// zero divisor traps whatever the dividend is.
+fn division_ub(op: Op, dtype: DType, args: &[Val], w: Width) -> Option<Ub> {
+    if !op.is_divmod() {
+        return None;
+    }
+    use Val::*;
+    match args[1] {
+        // An unconstrained divisor could be 0.
+        Int(0) | Unconstrained => return Some(Ub::DivByZero),
+        _ => {}
+    }
+    let quotient = matches!(op, Op::Div | Op::FloorDiv | Op::CeilDiv);
+    let min = w.dtype_bounds(dtype).0;
+    // MIN / -1, or an unconstrained dividend that could be MIN.
+    if quotient && args[1] == Int(-1) && (args[0] == Unconstrained || args[0] == Int(min)) {
+        return Some(if dtype == DType::Index { Ub::IndexOverflow } else { Ub::DivOverflow });
+    }
+    None
+}
+
+/// Whether some value of the unconstrained operand(s) of an arithmetic op
+/// (no operand invalid) makes it overflow `index`. Wrapping dtypes never
+/// overflow; min and max never do; division is handled by [`division_ub`].
+fn unconstrained_overflow(op: Op, dtype: DType, args: &[Val], arg_dts: &[DType], w: Width) -> bool {
+    let val = |i: usize| match args[i] {
+        Val::Int(v) => Some(v),
+        _ => None,
+    };
+    if dtype != DType::Index {
+        return false;
+    }
+    match op {
+        Op::Neg => true,
+        // U + b overflows for some U unless b == 0 (and U + U always can).
+        Op::Add => val(0).or(val(1)) != Some(0),
+        // U - b unless b == 0; b - U unless b == -1 (b - U spans [b - MAX, b + MAX + 1]).
+        Op::Sub => match (val(0), val(1)) {
+            (None, Some(b)) => b != 0,
+            (Some(a), None) => a != -1,
+            _ => true,
+        },
+        // U * b unless b is 0 or 1 (-1 overflows at MIN; U * U always can).
+        Op::Mul => !matches!(val(0).or(val(1)), Some(0 | 1)),
+        // A cast into index from a type wider than W bits may not fit.
+        Op::Cast => {
+            let (lo, hi) = w.dtype_bounds(arg_dts[0]);
+            let (ilo, ihi) = w.dtype_bounds(DType::Index);
+            lo < ilo || hi > ihi
+        }
+        _ => false,
+    }
+}
+
 fn int_of(v: Val) -> i128 {
     match v {
         Val::Int(i) => i,
@@ -321,6 +379,7 @@ pub fn eval_all(g: &Graph, roots: &[NodeId], env: &Env, w: Width) -> Result<Vec<
     let order = g.reachable(roots);
     let mut vals = vec![Val::Unconstrained; order.last().map_or(0, |l| l.index() + 1)];
     let mut args = Vec::with_capacity(3);
+    let mut dts = Vec::with_capacity(3);
     for id in order {
         let n = g.node(id);
         let r = match n.op {
@@ -328,7 +387,9 @@ pub fn eval_all(g: &Graph, roots: &[NodeId], env: &Env, w: Width) -> Result<Vec<
             _ => {
                 args.clear();
                 args.extend(n.src().iter().map(|s| vals[s.index()]));
-                apply(n.op, n.dtype, &args, w)
+                dts.clear();
+                dts.extend(n.src().iter().map(|&s| g.node(s).dtype));
+                apply(n.op, n.dtype, &args, &dts, w)
             }
         };
         vals[id.index()] = r.map_err(|reason| Undefined { node: id, reason })?;

@@ -295,6 +295,9 @@ pub struct Node {
     /// An `invalid` leaf is reachable from this node, so it may evaluate to
     /// invalid (or, for comparisons and bools, to an unconstrained value).
     pub maybe_invalid: bool,
+    /// The node may evaluate to an unconstrained value: a comparison of a
+    /// possibly invalid operand is below it (see `interp::apply`).
+    pub maybe_unconstrained: bool,
 }
 
 impl Node {
@@ -579,6 +582,10 @@ impl Graph {
         }
         let (vmin, vmax) = crate::ranges::node_range(self, op, dtype, src);
         let maybe_invalid = op == Op::Invalid || src.iter().any(|&c| self.node(c).maybe_invalid);
+        let maybe_unconstrained = src.iter().any(|&c| {
+            let n = self.node(c);
+            n.maybe_unconstrained || (op.is_comparison() && n.maybe_invalid)
+        });
         let id = NodeId(u32::try_from(self.nodes.len()).expect("graph exceeds 2^32 nodes"));
         self.nodes.push(Node {
             op,
@@ -587,6 +594,7 @@ impl Graph {
             vmin,
             vmax,
             maybe_invalid,
+            maybe_unconstrained,
         });
         self.dedup.insert(key, id);
         id

@@ -593,8 +593,14 @@ fn build_as(g: &mut Graph, e: &Ast, want: Option<DType>) -> PResult<NodeId> {
                 }
                 "i32" | "i64" | "index" => {
                     arity(1)?;
+                    let dt = DType::from_name(name).expect("dtype name");
+                    // `i32(5)` is the i32 constant 5, not a cast of the
+                    // index constant 5 (which is `i32(index(5))`).
+                    if let AstKind::Int(_) = args[0].kind {
+                        return build_as(g, &args[0], Some(dt));
+                    }
                     let x = build_as(g, &args[0], None)?;
-                    mk(g, Op::Cast, DType::from_name(name), &[x])
+                    mk(g, Op::Cast, Some(dt), &[x])
                 }
                 "floordiv" | "ceildiv" | "mod" => {
                     arity(2)?;

@@ -30,13 +30,17 @@ fn write_expr(g: &Graph, id: NodeId, out: &mut String) {
     let n = g.node(id);
     let src = n.src();
     match n.op {
-        Op::Const(c) => {
-            if n.dtype == DType::Bool {
-                out.push_str(if c != 0 { "true" } else { "false" });
-            } else {
+        Op::Const(c) => match n.dtype {
+            DType::Bool => out.push_str(if c != 0 { "true" } else { "false" }),
+            DType::Index => {
                 let _ = write!(out, "{c}");
             }
-        }
+            // A constant of a concrete dtype says so: `i32(5)` reads back
+            // as that constant (a bare literal would read back as index).
+            dt => {
+                let _ = write!(out, "{dt}({c})");
+            }
+        },
         Op::Var(v) => out.push_str(&g.var(v).name),
         Op::Invalid => out.push_str("invalid"),
         Op::Neg | Op::Not => {
@@ -49,7 +53,15 @@ fn write_expr(g: &Graph, id: NodeId, out: &mut String) {
         }
         Op::Cast => {
             let _ = write!(out, "{}(", n.dtype);
-            write_expr(g, src[0], out);
+            let c = g.node(src[0]);
+            match c.as_const() {
+                // `i32(5)` is the i32 constant 5, so a cast of the index
+                // constant 5 is written `i32(index(5))`.
+                Some(v) if c.dtype == DType::Index => {
+                    let _ = write!(out, "index({v})");
+                }
+                _ => write_expr(g, src[0], out),
+            }
             out.push(')');
         }
         Op::Min | Op::Max | Op::Where => {

@@ -10,6 +10,7 @@
 //! error naming the rules that kept firing; the rewriter never returns a
 //! half-simplified result as if it were done.
 
+use crate::interp::Width;
 use crate::ir::{Graph, NodeId, Op};
 use crate::rules::RuleSet;
 use rustc_hash::FxHashMap;
@@ -88,6 +89,10 @@ pub struct Simplifier<'r> {
     flat: Vec<(usize, usize)>,
     /// Maximum firings per call.
     pub cap: usize,
+    /// The width `index` has where the result will run: guards, bounds and
+    /// computed constants are judged at it, as the proofs at that width
+    /// assume. 64 unless the target's index is narrower.
+    pub width: Width,
 }
 
 /// How many firings one simplification may take before it is declared
@@ -122,6 +127,7 @@ impl<'r> Simplifier<'r> {
             dispatch,
             flat,
             cap: DEFAULT_CAP,
+            width: Width::W64,
         }
     }
 
@@ -180,7 +186,7 @@ impl<'r> Simplifier<'r> {
                 };
                 let (gi, ri) = self.flat[idx];
                 let rule = &self.rules.groups[gi].rules[ri];
-                if let Some(out) = rule.apply(g, n) {
+                if let Some(out) = rule.apply_at(g, n, self.width) {
                     if out != n {
                         return Some((idx, out));
                     }

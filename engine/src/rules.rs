@@ -118,6 +118,9 @@ pub enum Guard {
     /// `valid(x)`: the matched subterm can never be invalid (no `invalid`
     /// leaf below it).
     Valid(usize),
+    /// `constrained(x)`: the matched subterm can never be unconstrained (no
+    /// comparison of a possibly invalid value below it).
+    Constrained(usize),
     /// `is_const(x)`: the matched subterm is a constant node. A matching
     /// restriction (for termination), not a fact about values.
     IsConst(usize),
@@ -436,6 +439,7 @@ enum RawGuard {
     VMax(RawIExpr),
     Fits(RawIExpr, usize),
     Valid(usize),
+    Constrained(usize),
     IsConst(usize),
     TyMin(usize),
     TyMax(usize),
@@ -610,6 +614,7 @@ fn resolve_guard(g: &RawGuard, ty_of: &mut impl FnMut(usize) -> Ty) -> Guard {
         RawGuard::VMax(e) => Guard::VMax(resolve_iexpr(e, ty_of)),
         RawGuard::Fits(e, c) => Guard::Fits(resolve_iexpr(e, ty_of), ty_of(*c)),
         RawGuard::Valid(v) => Guard::Valid(*v),
+        RawGuard::Constrained(v) => Guard::Constrained(*v),
         RawGuard::IsConst(v) => Guard::IsConst(*v),
         RawGuard::TyMin(c) => Guard::TyMin(ty_of(*c)),
         RawGuard::TyMax(c) => Guard::TyMax(ty_of(*c)),
@@ -969,7 +974,7 @@ impl RuleParser {
                             }
                         })
                     }
-                    "valid" | "is_const" => {
+                    "valid" | "constrained" | "is_const" => {
                         want(1)?;
                         let AstKind::Name(v) = &args[0].kind else {
                             return Err(ParseError::new(
@@ -983,10 +988,10 @@ impl RuleParser {
                                 format!("`{v}` is not bound by the left side"),
                             ));
                         };
-                        Ok(if n == "valid" {
-                            (RawGuard::Valid(i), true)
-                        } else {
-                            (RawGuard::IsConst(i), true)
+                        Ok(match n {
+                            "valid" => (RawGuard::Valid(i), true),
+                            "constrained" => (RawGuard::Constrained(i), true),
+                            _ => (RawGuard::IsConst(i), true),
                         })
                     }
                     "min_of" | "max_of" => {
@@ -1077,22 +1082,26 @@ impl Rule {
         }
     }
 
-    /// Tries the rule at node `n`: the first binding whose guard holds and
-    /// whose computed constants are defined gives the replacement.
+    /// Tries the rule at node `n` for an engine whose `index` is 64 bits.
     pub fn apply(&self, g: &mut Graph, n: NodeId) -> Option<NodeId> {
+        self.apply_at(g, n, Width::W64)
+    }
+
+    /// Tries the rule at node `n`, with `index` W bits wide: guards see
+    /// ranges cut to W bits and W-bit dtype bounds, and constants on the
+    /// right are computed at W bits, exactly as the proof at width W
+    /// assumes. The first binding whose guard holds and whose computed
+    /// constants are defined gives the replacement.
+    pub fn apply_at(&self, g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
         let mut b = self.new_binding();
         let mut found: Option<Binding> = None;
         {
             let graph: &Graph = g;
             let mut accept = |b: &mut Binding| -> bool {
-                if self
-                    .guard
-                    .as_ref()
-                    .is_some_and(|gd| !guard_holds(gd, graph, self, b))
-                {
+                if self.guard.as_ref().is_some_and(|gd| !guard_holds(gd, graph, self, b, w)) {
                     return false;
                 }
-                if !computed_ok(&self.rhs, graph, self, b) {
+                if !computed_ok(&self.rhs, graph, self, b, w) {
                     return false;
                 }
                 found = Some(b.clone());
@@ -1103,7 +1112,7 @@ impl Rule {
             }
         }
         let b = found?;
-        build(g, self, &self.rhs, &b)
+        build(g, self, &self.rhs, &b, w)
     }
 }
 
@@ -1213,7 +1222,7 @@ pub fn resolve_ty(t: Ty, types: &[Option<DType>]) -> DType {
 
 /// Evaluates a computed (constants-only) template at 64 bits with the ops'
 /// own semantics; `None` when it overflows or divides by zero.
-pub fn eval_computed(g: &Graph, rule: &Rule, p: &Pat, b: &Binding) -> Option<Val> {
+pub fn eval_computed(g: &Graph, rule: &Rule, p: &Pat, b: &Binding, w: Width) -> Option<Val> {
     match p {
         Pat::Var(v) => {
             let n = g.node(b.nodes[*v]?);
@@ -1231,34 +1240,43 @@ pub fn eval_computed(g: &Graph, rule: &Rule, p: &Pat, b: &Binding) -> Option<Val
         }),
         Pat::Op(op, t, args) => {
             let vals: Option<Vec<Val>> =
-                args.iter().map(|a| eval_computed(g, rule, a, b)).collect();
-            interp::apply(*op, resolve_ty(*t, &b.types), &vals?, Width::W64).ok()
+                args.iter().map(|a| eval_computed(g, rule, a, b, w)).collect();
+            let dts: Vec<DType> = args.iter().map(|a| bound_dtype(rule, a, b)).collect();
+            interp::apply(*op, resolve_ty(*t, &b.types), &vals?, &dts, w).ok()
         }
-        Pat::Computed(inner) => eval_computed(g, rule, inner, b),
+        Pat::Computed(inner) => eval_computed(g, rule, inner, b, w),
         Pat::Bound(v, hi) => {
-            let n = g.node(b.nodes[*v]?);
-            if n.range_empty() {
-                return None;
-            }
-            Some(Val::Int(if *hi { n.vmax } else { n.vmin } as i128))
+            let (lo, h) = range_at(g.node(b.nodes[*v]?), w)?;
+            Some(Val::Int(if *hi { h } else { lo }))
         }
         Pat::Invalid => None,
     }
 }
 
-fn computed_ok(p: &Pat, g: &Graph, rule: &Rule, b: &Binding) -> bool {
+/// The dtype of a pattern under a binding (every type variable is bound by
+/// the time the right side is built).
+fn bound_dtype(rule: &Rule, p: &Pat, b: &Binding) -> DType {
+    match p {
+        Pat::Var(v) | Pat::Bound(v, _) => resolve_ty(rule.vars[*v].ty, &b.types),
+        Pat::Lit(_, t) | Pat::Op(_, t, _) => resolve_ty(*t, &b.types),
+        Pat::Invalid => DType::Index,
+        Pat::Computed(inner) => bound_dtype(rule, inner, b),
+    }
+}
+
+fn computed_ok(p: &Pat, g: &Graph, rule: &Rule, b: &Binding, w: Width) -> bool {
     match p {
         Pat::Computed(_) => matches!(
-            eval_computed(g, rule, p, b),
+            eval_computed(g, rule, p, b, w),
             Some(Val::Int(_) | Val::Bool(_))
         ),
-        Pat::Op(_, _, args) => args.iter().all(|a| computed_ok(a, g, rule, b)),
+        Pat::Op(_, _, args) => args.iter().all(|a| computed_ok(a, g, rule, b, w)),
         _ => true,
     }
 }
 
 /// Builds the right side under a binding.
-fn build(g: &mut Graph, rule: &Rule, p: &Pat, b: &Binding) -> Option<NodeId> {
+fn build(g: &mut Graph, rule: &Rule, p: &Pat, b: &Binding, w: Width) -> Option<NodeId> {
     Some(match p {
         Pat::Var(v) => b.nodes[*v]?,
         Pat::Lit(v, t) => g.cnst(*v, resolve_ty(*t, &b.types)),
@@ -1270,14 +1288,14 @@ fn build(g: &mut Graph, rule: &Rule, p: &Pat, b: &Binding) -> Option<NodeId> {
                 Pat::Var(v) | Pat::Bound(v, _) => g.node(b.nodes[*v]?).dtype,
                 _ => return None,
             };
-            match eval_computed(g, rule, inner, b)? {
+            match eval_computed(g, rule, inner, b, w)? {
                 Val::Int(v) => g.cnst(i64::try_from(v).ok()?, t),
                 Val::Bool(x) => g.bool_const(x),
                 _ => return None,
             }
         }
         Pat::Op(op, t, args) => {
-            let src: Option<Vec<NodeId>> = args.iter().map(|a| build(g, rule, a, b)).collect();
+            let src: Option<Vec<NodeId>> = args.iter().map(|a| build(g, rule, a, b, w)).collect();
             let src = src?;
             let to = resolve_ty(*t, &b.types);
             g.try_mk(*op, (*op == Op::Cast).then_some(to), &src).ok()?
@@ -1293,11 +1311,11 @@ enum GVal {
     Bool(bool),
 }
 
-fn guard_holds(gd: &Guard, g: &Graph, rule: &Rule, b: &Binding) -> bool {
-    matches!(eval_guard(gd, g, rule, b), Some(GVal::Bool(true)))
+fn guard_holds(gd: &Guard, g: &Graph, rule: &Rule, b: &Binding, w: Width) -> bool {
+    matches!(eval_guard(gd, g, rule, b, w), Some(GVal::Bool(true)))
 }
 
-fn eval_guard(gd: &Guard, g: &Graph, rule: &Rule, b: &Binding) -> Option<GVal> {
+fn eval_guard(gd: &Guard, g: &Graph, rule: &Rule, b: &Binding, w: Width) -> Option<GVal> {
     use GVal::*;
     let int = |x: Option<GVal>| match x {
         Some(Int(v)) => Some(v),
@@ -1308,11 +1326,8 @@ fn eval_guard(gd: &Guard, g: &Graph, rule: &Rule, b: &Binding) -> Option<GVal> {
         _ => None,
     };
     let node = |v: usize| g.node(b.nodes[v].expect("guard variables are bound"));
-    let range = |v: usize| {
-        let n = node(v);
-        (!n.range_empty()).then_some((n.vmin as i128, n.vmax as i128))
-    };
-    let scalar = |s: &Guard| int(eval_guard(s, g, rule, b));
+    let range = |v: usize| range_at(node(v), w);
+    let scalar = |s: &Guard| int(eval_guard(s, g, rule, b, w));
     Some(match gd {
         Guard::Int(v) => Int(*v),
         Guard::Bool(x) => Bool(*x),
@@ -1321,17 +1336,18 @@ fn eval_guard(gd: &Guard, g: &Graph, rule: &Rule, b: &Binding) -> Option<GVal> {
         Guard::VMax(e) => Int(interval(e, &range, &scalar)?.1),
         Guard::Fits(e, t) => {
             let (lo, hi) = interval(e, &range, &scalar)?;
-            let (tlo, thi) = resolve_ty(*t, &b.types).bounds();
-            Bool(tlo as i128 <= lo && hi <= thi as i128)
+            let (tlo, thi) = w.dtype_bounds(resolve_ty(*t, &b.types));
+            Bool(tlo <= lo && hi <= thi)
         }
         Guard::Valid(v) => Bool(!node(*v).maybe_invalid),
+        Guard::Constrained(v) => Bool(!node(*v).maybe_unconstrained),
         Guard::IsConst(v) => Bool(node(*v).as_const().is_some()),
-        Guard::TyMin(t) => Int(resolve_ty(*t, &b.types).bounds().0 as i128),
-        Guard::TyMax(t) => Int(resolve_ty(*t, &b.types).bounds().1 as i128),
-        Guard::Un(Op::Not, a) => Bool(!cond(eval_guard(a, g, rule, b))?),
-        Guard::Un(_, a) => Int(int(eval_guard(a, g, rule, b))?.checked_neg()?),
+        Guard::TyMin(t) => Int(w.dtype_bounds(resolve_ty(*t, &b.types)).0),
+        Guard::TyMax(t) => Int(w.dtype_bounds(resolve_ty(*t, &b.types)).1),
+        Guard::Un(Op::Not, a) => Bool(!cond(eval_guard(a, g, rule, b, w))?),
+        Guard::Un(_, a) => Int(int(eval_guard(a, g, rule, b, w))?.checked_neg()?),
         Guard::Bin(op, x, y) => {
-            let (x, y) = (eval_guard(x, g, rule, b)?, eval_guard(y, g, rule, b)?);
+            let (x, y) = (eval_guard(x, g, rule, b, w)?, eval_guard(y, g, rule, b, w)?);
             match (x, y) {
                 (Bool(p), Bool(q)) => Bool(match op {
                     Op::And => p && q,
@@ -1344,7 +1360,7 @@ fn eval_guard(gd: &Guard, g: &Graph, rule: &Rule, b: &Binding) -> Option<GVal> {
         Guard::Call(h, args) => {
             let v: Option<Vec<i128>> = args
                 .iter()
-                .map(|a| int(eval_guard(a, g, rule, b)))
+                .map(|a| int(eval_guard(a, g, rule, b, w)))
                 .collect();
             let v = v?;
             match h {
@@ -1357,6 +1373,15 @@ fn eval_guard(gd: &Guard, g: &Graph, rule: &Rule, b: &Binding) -> Option<GVal> {
             }
         }
     })
+}
+
+/// A node's range as the proof at width `w` sees it: an `index` range cut
+/// to W bits (a defined value fits W bits, so nothing is lost); `None`
+/// when no value is left.
+fn range_at(n: &crate::ir::Node, w: Width) -> Option<(i128, i128)> {
+    let (tlo, thi) = w.dtype_bounds(n.dtype);
+    let (lo, hi) = ((n.vmin as i128).max(tlo), (n.vmax as i128).min(thi));
+    (!n.range_empty() && lo <= hi).then_some((lo, hi))
 }
 
 /// Interval arithmetic over matched ranges (exact, checked); `None` when a

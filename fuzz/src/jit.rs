@@ -470,8 +470,54 @@ impl<'g> Lower<'g> {
             let v = is_valid(b, st);
             let c = and(b, v, ovf);
             self.push_ub(id, c, Ub::IndexOverflow);
+            // An unconstrained operand could be any value: undefined if
+            // some value overflows (interp::unconstrained_overflow).
+            let u = self.unconstrained_overflow(b, n.op, x, y);
+            let not_inv = is_invalid(b, st);
+            let not_inv = not(b, not_inv);
+            let c = and(b, not_inv, u);
+            self.push_ub(id, c, Ub::IndexOverflow);
         }
         Lowered { val, st, dtype }
+    }
+
+    /// Some value of the unconstrained operand(s) of an index op overflows:
+    /// `-U`; `U + b`, `U - b` unless b == 0; `b - U` unless b == -1;
+    /// `U * b` unless b is 0 or 1; two unconstrained operands; a cast into
+    /// index from a type wider than W bits.
+    fn unconstrained_overflow(&self, b: &mut FunctionBuilder<'_>, op: Op, x: Lowered, y: Option<Lowered>) -> Cond {
+        let xu = is_unc(b, x.st);
+        let Some(y) = y else {
+            return match op {
+                Op::Neg => xu,
+                Op::Cast => {
+                    let (lo, hi) = self.w.dtype_bounds(x.dtype);
+                    let (ilo, ihi) = self.w.dtype_bounds(DType::Index);
+                    and(b, xu, Cond::Const(lo < ilo || hi > ihi))
+                }
+                _ => Cond::Const(false),
+            };
+        };
+        let yu = is_unc(b, y.st);
+        let is = |b: &mut FunctionBuilder<'_>, v: Value, k: i64| Cond::Dyn(b.ins().icmp_imm_s(IntCC::Equal, v, k));
+        let (x_ok, y_ok) = match op {
+            // The value the other operand must have for no overflow.
+            Op::Add => (is(b, x.val, 0), is(b, y.val, 0)),
+            Op::Sub => (is(b, x.val, -1), is(b, y.val, 0)),
+            Op::Mul => {
+                let (x0, x1) = (is(b, x.val, 0), is(b, x.val, 1));
+                let (y0, y1) = (is(b, y.val, 0), is(b, y.val, 1));
+                (or(b, x0, x1), or(b, y0, y1))
+            }
+            _ => return Cond::Const(false),
+        };
+        let both = and(b, xu, yu);
+        let y_bad = not(b, y_ok);
+        let left = and(b, xu, y_bad);
+        let x_bad = not(b, x_ok);
+        let right = and(b, yu, x_bad);
+        let one = or(b, left, right);
+        or(b, both, one)
     }
 
     /// `/ % // mod ceildiv`, guarded so the hardware never traps.
@@ -490,6 +536,9 @@ impl<'g> Lower<'g> {
             None => Cond::Dyn(b.ins().icmp_imm_s(IntCC::Equal, d, 0)),
         };
         let dz_ub = and(b, y_valid, dz);
+        // An unconstrained divisor could be 0.
+        let y_unc = is_unc(b, y.st);
+        let dz_ub = or(b, dz_ub, y_unc);
         self.push_ub(id, dz_ub, Ub::DivByZero);
 
         // Undefined: the quotient MIN / -1 of the dtype (index: of width W).
@@ -507,6 +556,11 @@ impl<'g> Lower<'g> {
             let both_valid = is_valid(b, st);
             let c = and(b, m1, amin);
             let c = and(b, both_valid, c);
+            self.push_ub(id, c, reason);
+            // An unconstrained dividend could be MIN.
+            let x_unc = is_unc(b, x.st);
+            let c = and(b, m1, x_unc);
+            let c = and(b, y_valid, c);
             self.push_ub(id, c, reason);
         }
 
@@ -611,6 +665,14 @@ pub(crate) fn is_valid(b: &mut FunctionBuilder<'_>, st: St) -> Cond {
         St::Valid => Cond::Const(true),
         St::Unc | St::Inv => Cond::Const(false),
         St::Dyn(v) => Cond::Dyn(b.ins().icmp_imm_s(IntCC::Equal, v, ST_VALID)),
+    }
+}
+
+pub(crate) fn is_unc(b: &mut FunctionBuilder<'_>, st: St) -> Cond {
+    match st {
+        St::Unc => Cond::Const(true),
+        St::Inv | St::Valid => Cond::Const(false),
+        St::Dyn(v) => Cond::Dyn(b.ins().icmp_imm_s(IntCC::Equal, v, ST_UNC)),
     }
 }
 

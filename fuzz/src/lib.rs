@@ -1,9 +1,24 @@
 //! Fuzzing: generators, the Cranelift JIT oracle, campaigns, the corpus.
 //!
+//! - [`generate`]: the two case generators (tiled views, expression trees).
 //! - [`jit`]: compiles engine graphs to native code with the exact
 //!   semantics of `engine::interp` (single-point evaluator for tests).
 //! - [`oracle`]: compiles an original and a simplified form into one
 //!   function that checks refinement over the whole iteration domain.
+//! - [`checks`]: the per-case checks (oracle, ranges, idempotence, JIT
+//!   versus interpreter, an optional validator hook, caught panics).
+//! - [`campaign`]: parallel, reproducible campaigns of generated cases.
+//! - [`mutate`]: variants a campaign derives from each case.
+//! - [`shrink`]: graph-level shrinking of a failing case.
+//! - [`corpus`]: findings as text cases, written atomically, and replay.
+//! - [`targets`]: the bodies of the cargo-fuzz (libFuzzer) targets.
 
+pub mod campaign;
+pub mod checks;
+pub mod corpus;
+pub mod generate;
 pub mod jit;
+pub mod mutate;
 pub mod oracle;
+pub mod shrink;
+pub mod targets;

@@ -235,6 +235,11 @@ fn within(enc: &Enc, n: &Num, dt: DType, k: i128) -> z3::ast::Bool {
     z3::ast::Bool::and(&[enc.le(&enc.lit(k_lo, dt), n), enc.le(n, &enc.lit(k_hi, dt))])
 }
 
+/// Constraints keeping every input of a query within `[-k, k]`.
+pub fn small_inputs(q: &RuleQuery, k: i128) -> Vec<z3::ast::Bool> {
+    inputs(q).iter().map(|(n, dt)| within(&q.enc, n, *dt, k)).collect()
+}
+
 /// Shrinks a satisfiable query (the failure condition already asserted)
 /// toward small magnitudes: the smallest global limit that still fails,
 /// then each input pinned to 0 where it can be. Returns the model.
@@ -354,7 +359,7 @@ pub fn extract(m: &Model, q: &RuleQuery, failure: Failure) -> Counterexample {
         case: None,
         confirmed: Err("not yet checked".into()),
     };
-    match realize(q.rule, &q.types, &cex.vars) {
+    match realize(q.rule, &q.types, &cex.vars, q.enc.width) {
         Ok(r) => {
             cex.confirmed = r.confirm(q.enc.width);
             cex.case = Some(r.case_text(&cex));
@@ -375,7 +380,7 @@ pub struct Realized {
 }
 
 /// Builds the engine program of a counterexample.
-pub fn realize(rule: &Rule, types: &[DType], vars: &[VarValue]) -> Result<Realized, String> {
+pub fn realize(rule: &Rule, types: &[DType], vars: &[VarValue], width: u32) -> Result<Realized, String> {
     let mut g = Graph::new();
     let mut env: Vec<(u32, i128)> = Vec::new();
     let mut nodes = Vec::new();
@@ -455,7 +460,7 @@ pub fn realize(rule: &Rule, types: &[DType], vars: &[VarValue]) -> Result<Realiz
         nodes.push(node);
     }
     let src = instantiate(&mut g, rule, &rule.lhs, types, &nodes)?;
-    let tgt = match rule.apply(&mut g, src) {
+    let tgt = match rule.apply_at(&mut g, src, Width(width)) {
         Some(t) if t != src => t,
         _ => {
             return Err(

@@ -20,6 +20,7 @@
 //! `engine::interp::apply` documents; a test compares the two on every
 //! 8-bit operand pair.
 
+use crate::poly::Poly;
 use engine::ir::{DType, Op};
 use z3::ast::{Bool, Int, BV};
 
@@ -41,17 +42,18 @@ impl Mode {
     }
 }
 
-/// An integer term in the encoding's theory.
+/// An integer term in the encoding's theory: a polynomial over integer
+/// atoms (see [`crate::poly`]) or a bitvector.
 #[derive(Clone, Debug)]
 pub enum Num {
-    I(Int),
+    I(Poly),
     B(BV),
 }
 
 impl Num {
-    pub fn int(&self) -> &Int {
+    pub fn poly(&self) -> &Poly {
         match self {
-            Num::I(i) => i,
+            Num::I(p) => p,
             Num::B(_) => unreachable!("bitvector where an integer was expected"),
         }
     }
@@ -153,7 +155,7 @@ impl Enc {
     /// A numeral of dtype `dt` (which must hold it, or wrap it for BV).
     pub fn lit(&self, v: i128, dt: DType) -> Num {
         match self.mode {
-            Mode::Int => Num::I(Int::from_i128(v)),
+            Mode::Int => Num::I(Poly::constant(v)),
             Mode::Bv => Num::B(bv_lit(v, self.bits(dt))),
         }
     }
@@ -166,7 +168,7 @@ impl Enc {
                 let x = Int::new_const(name);
                 let (lo, hi) = self.bounds(dt);
                 let c = and(&[x.ge(Int::from_i128(lo)), x.le(Int::from_i128(hi))]);
-                (Num::I(x), c)
+                (Num::I(Poly::atom(x)), c)
             }
             Mode::Bv => (Num::B(BV::new_const(name, self.bits(dt))), t()),
         }
@@ -174,7 +176,10 @@ impl Enc {
 
     pub fn eq(&self, a: &Num, b: &Num) -> Bool {
         match (a, b) {
-            (Num::I(x), Num::I(y)) => x.eq(y),
+            (Num::I(x), Num::I(y)) => match diff(x, y) {
+                Some(d) => Bool::from_bool(d == 0),
+                None => x.to_int().eq(y.to_int()),
+            },
             (Num::B(x), Num::B(y)) => x.eq(y),
             _ => unreachable!("mixed theories"),
         }
@@ -182,7 +187,10 @@ impl Enc {
 
     pub fn lt(&self, a: &Num, b: &Num) -> Bool {
         match (a, b) {
-            (Num::I(x), Num::I(y)) => x.lt(y),
+            (Num::I(x), Num::I(y)) => match diff(x, y) {
+                Some(d) => Bool::from_bool(d < 0),
+                None => x.to_int().lt(y.to_int()),
+            },
             (Num::B(x), Num::B(y)) => x.bvslt(y),
             _ => unreachable!("mixed theories"),
         }
@@ -190,7 +198,10 @@ impl Enc {
 
     pub fn le(&self, a: &Num, b: &Num) -> Bool {
         match (a, b) {
-            (Num::I(x), Num::I(y)) => x.le(y),
+            (Num::I(x), Num::I(y)) => match diff(x, y) {
+                Some(d) => Bool::from_bool(d <= 0),
+                None => x.to_int().le(y.to_int()),
+            },
             (Num::B(x), Num::B(y)) => x.bvsle(y),
             _ => unreachable!("mixed theories"),
         }
@@ -198,7 +209,7 @@ impl Enc {
 
     pub fn ite(&self, c: &Bool, a: &Num, b: &Num) -> Num {
         match (a, b) {
-            (Num::I(x), Num::I(y)) => Num::I(c.ite(x, y)),
+            (Num::I(x), Num::I(y)) => Num::I(poly_ite(c, x, y)),
             (Num::B(x), Num::B(y)) => Num::B(c.ite(x, y)),
             _ => unreachable!("mixed theories"),
         }
@@ -263,16 +274,11 @@ impl Enc {
                 } else {
                     self.binary(op, a, args[1].val.num(), dt)
                 };
-                // A valid zero divisor is undefined whatever the dividend.
-                let div_zero = if op.is_divmod() {
-                    and(&[
-                        args[1].valid(),
-                        self.eq(args[1].val.num(), &self.lit(0, dt)),
-                    ])
-                } else {
-                    f()
-                };
-                let ub = or(&[div_zero, and(&[all_valid, overflow])]);
+                let ub = or(&[
+                    self.division_ub(op, dt, args),
+                    and(&[all_valid, overflow]),
+                    and(&[inv.not(), self.unconstrained_overflow(op, dt, args, arg_dts)]),
+                ]);
                 SVal {
                     def: and(&[def_in, ub.not()]),
                     inv,
@@ -329,33 +335,88 @@ impl Enc {
         }
     }
 
-    /// Whether an exact integer lies in a dtype's range (integer theory).
-    fn int_fits(&self, v: &Int, dt: DType) -> Bool {
-        let (lo, hi) = self.bounds(dt);
-        and(&[v.ge(Int::from_i128(lo)), v.le(Int::from_i128(hi))])
+    /// `interp::division_ub`: a valid zero or an unconstrained divisor (it
+    /// could be 0), whatever the dividend; a quotient by -1 of an
+    /// unconstrained dividend (it could be MIN). The valid `MIN / -1` is the
+    /// overflow flag of [`Enc::binary`].
+    fn division_ub(&self, op: Op, dt: DType, args: &[SVal]) -> Bool {
+        if !op.is_divmod() {
+            return f();
+        }
+        let (a, b) = (&args[0], &args[1]);
+        let bv = b.val.num();
+        let zero = and(&[b.valid(), self.eq(bv, &self.lit(0, dt))]);
+        let quotient = matches!(op, Op::Div | Op::FloorDiv | Op::CeilDiv);
+        let u_min = and(&[
+            Bool::from_bool(quotient),
+            b.valid(),
+            self.eq(bv, &self.lit(-1, dt)),
+            a.unc.clone(),
+        ]);
+        or(&[zero, b.unc.clone(), u_min])
+    }
+
+    /// `interp::unconstrained_overflow`: some value of the unconstrained
+    /// operand(s) makes an `index` op overflow (no operand invalid).
+    fn unconstrained_overflow(&self, op: Op, dt: DType, args: &[SVal], arg_dts: &[DType]) -> Bool {
+        if dt != DType::Index {
+            return f();
+        }
+        let is = |i: usize, v: i128| and(&[args[i].unc.not(), self.eq(args[i].val.num(), &self.lit(v, dt))]);
+        let u = |i: usize| args[i].unc.clone();
+        match op {
+            Op::Neg => u(0),
+            Op::Add => or(&[
+                and(&[u(0), u(1)]),
+                and(&[u(0), is(1, 0).not()]),
+                and(&[u(1), is(0, 0).not()]),
+            ]),
+            Op::Sub => or(&[
+                and(&[u(0), u(1)]),
+                and(&[u(0), is(1, 0).not()]),
+                and(&[u(1), is(0, -1).not()]),
+            ]),
+            Op::Mul => or(&[
+                and(&[u(0), u(1)]),
+                and(&[u(0), is(1, 0).not(), is(1, 1).not()]),
+                and(&[u(1), is(0, 0).not(), is(0, 1).not()]),
+            ]),
+            Op::Cast => {
+                let (lo, hi) = self.bounds(arg_dts[0]);
+                let (ilo, ihi) = self.bounds(DType::Index);
+                and(&[u(0), Bool::from_bool(lo < ilo || hi > ihi)])
+            }
+            _ => f(),
+        }
     }
 
     /// The result of an exact integer computation in dtype `dt` (integer
     /// theory): `index` must fit (else overflow), `i32`/`i64` wrap.
-    fn int_result(&self, exact: Int, dt: DType) -> (Num, Bool) {
+    fn int_result(&self, exact: Poly, dt: DType) -> (Num, Bool) {
+        let (lo, hi) = self.bounds(dt);
+        let e = Num::I(exact.clone());
+        let fits = and(&[self.le(&self.lit(lo, dt), &e), self.le(&e, &self.lit(hi, dt))]);
         match dt {
-            DType::Index => {
-                let fits = self.int_fits(&exact, dt);
-                (Num::I(exact), fits.not())
-            }
+            DType::Index => (e, fits.not()),
             _ => {
+                if let Some(c) = exact.as_const() {
+                    return (self.lit(engine::interp::wrap(c, self.bits(dt)), dt), f());
+                }
+                // In range, the value is itself (keeping its structure);
+                // out of range, the Euclidean wrap.
                 let bits = self.bits(dt);
                 let half = Int::from_i128(1i128 << (bits - 1));
                 let full = Int::from_i128(1i128 << bits);
-                let wrapped = Int::sub(&[&Int::add(&[&exact, &half]).modulo(&full), &half]);
-                (Num::I(wrapped), f())
+                let x = exact.to_int();
+                let wrapped = Int::sub(&[&Int::add(&[&x, &half]).modulo(&full), &half]);
+                (Num::I(poly_ite(&fits, &exact, &Poly::atom(wrapped))), f())
             }
         }
     }
 
     fn neg(&self, a: &Num, dt: DType) -> (Num, Bool) {
         match a {
-            Num::I(x) => self.int_result(x.unary_minus(), dt),
+            Num::I(x) => self.int_result(psub(&Poly::default(), x), dt),
             Num::B(x) => {
                 let min = bv_lit(self.bounds(dt).0, x.get_size());
                 let ovf = if dt == DType::Index { x.eq(&min) } else { f() };
@@ -397,11 +458,11 @@ impl Enc {
         let min_neg_one = || and(&[self.eq(a, &self.lit(lo, dt)), self.eq(b, &self.lit(-1, dt))]);
         match (a, b) {
             (Num::I(x), Num::I(y)) => match op {
-                Op::Add => self.int_result(Int::add(&[x, y]), dt),
-                Op::Sub => self.int_result(Int::sub(&[x, y]), dt),
-                Op::Mul => self.int_result(Int::mul(&[x, y]), dt),
-                Op::Min => (Num::I(x.le(y).ite(x, y)), f()),
-                Op::Max => (Num::I(x.ge(y).ite(x, y)), f()),
+                Op::Add => self.int_result(padd(x, y), dt),
+                Op::Sub => self.int_result(psub(x, y), dt),
+                Op::Mul => self.int_result(pmul(x, y), dt),
+                Op::Min => (Num::I(poly_ite(&self.le(a, b), x, y)), f()),
+                Op::Max => (Num::I(poly_ite(&self.le(b, a), x, y)), f()),
                 Op::Div | Op::FloorDiv | Op::CeilDiv => {
                     let q = int_quotient(op, x, y);
                     let (v, ovf) = self.int_result(q, dt);
@@ -487,57 +548,111 @@ pub fn bv_lit(v: i128, bits: u32) -> BV {
     }
 }
 
-/// Euclidean quotient and remainder (Z3's `div`/`mod`: 0 <= r < |y|).
-fn euclid(x: &Int, y: &Int) -> (Int, Int) {
-    (x.div(y), x.modulo(y))
+/// Exact polynomial arithmetic; if a coefficient overflows `i128` (far
+/// beyond any width), the Z3 operation on the terms as an opaque atom.
+fn padd(x: &Poly, y: &Poly) -> Poly {
+    x.add(y).unwrap_or_else(|| Poly::atom(Int::add(&[x.to_int(), y.to_int()])))
 }
 
-/// Quotients of both families from the Euclidean one (integer theory).
-pub fn int_quotient(op: Op, x: &Int, y: &Int) -> Int {
-    let zero = Int::from_i64(0);
-    let one = Int::from_i64(1);
-    let (qe, re) = euclid(x, y);
-    // Floor: Euclid agrees for y > 0; for y < 0 an inexact quotient is one
-    // too high.
-    let floor = or(&[y.gt(&zero), re.eq(&zero)]).ite(&qe, &Int::sub(&[&qe, &one]));
-    let mf = floor_mod(x, y);
-    match op {
-        Op::FloorDiv => floor,
-        // Truncation rounds negative inexact quotients up: floor + 1.
-        Op::Div => {
-            let same_sign = x.ge(&zero).eq(y.gt(&zero));
-            or(&[mf.eq(&zero), same_sign]).ite(&floor, &Int::add(&[&floor, &one]))
+fn psub(x: &Poly, y: &Poly) -> Poly {
+    x.sub(y).unwrap_or_else(|| Poly::atom(Int::sub(&[x.to_int(), y.to_int()])))
+}
+
+fn pmul(x: &Poly, y: &Poly) -> Poly {
+    x.mul(y).unwrap_or_else(|| Poly::atom(Int::mul(&[x.to_int(), y.to_int()])))
+}
+
+/// `x - y` when it is a constant.
+fn diff(x: &Poly, y: &Poly) -> Option<i128> {
+    x.sub(y)?.as_const()
+}
+
+/// `ite(c, x, y)` that keeps structure where it can: arms that differ by a
+/// constant `k` become `y + k * ite(c, 1, 0)`.
+fn poly_ite(c: &Bool, x: &Poly, y: &Poly) -> Poly {
+    if let Some(b) = c.as_bool() {
+        return if b { x.clone() } else { y.clone() };
+    }
+    match diff(x, y) {
+        Some(0) => x.clone(),
+        Some(k) => {
+            padd(y, &pmul(&Poly::bit(c), &Poly::constant(k)))
         }
-        Op::CeilDiv => mf.eq(&zero).ite(&floor, &Int::add(&[&floor, &one])),
-        _ => unreachable!("{op:?} is not a quotient"),
+        None => Poly::atom(c.ite(&x.to_int(), &y.to_int())),
     }
 }
 
-/// The floor remainder (sign of the divisor) from the Euclidean one.
-fn floor_mod(x: &Int, y: &Int) -> Int {
-    let zero = Int::from_i64(0);
-    let me = x.modulo(y);
-    or(&[y.gt(&zero), me.eq(&zero)]).ite(&me, &Int::add(&[&me, y]))
+/// The Euclidean quotient and remainder of `x` by `y` (Z3's `div`/`mod`:
+/// `0 <= r < |y|`), after taking off the part of `x` that the divisor
+/// divides: `(y*Q + R) div y == Q + R div y`, `(y*Q + R) mod y == R mod y`.
+fn euclid(x: &Poly, y: &Poly) -> (Poly, Poly) {
+    // A symbolic divisor: bring the multiples of it hidden in constants
+    // into view first.
+    let reduced = if y.as_const().is_none() { x.reduce_constants(y) } else { None };
+    let x = reduced.as_ref().unwrap_or(x);
+    let (q0, r0) = match x.split(y) {
+        Some((q, r)) => (q, r),
+        None => (Poly::default(), x.clone()),
+    };
+    if r0.as_const() == Some(0) {
+        return (q0, r0);
+    }
+    let (rt, yt) = (r0.to_int(), y.to_int());
+    let (qt, rmt) = (rt.div(&yt), rt.modulo(&yt));
+    if y.as_const().is_none() {
+        use crate::poly::{note_nonlinear, Nonlinear};
+        note_nonlinear(Nonlinear::Div(qt.clone(), rt.clone(), yt.clone(), false));
+        note_nonlinear(Nonlinear::Div(rmt.clone(), rt.clone(), yt.clone(), true));
+    }
+    let (qe, re) = (Poly::atom(qt), Poly::atom(rmt));
+    (padd(&q0, &qe), re)
+}
+
+/// Both division families from the Euclidean pair (integer theory): floor
+/// differs from Euclid by one where the divisor is negative and the
+/// division inexact; truncation and ceiling differ from floor by one where
+/// they round up. The adjustments are 0/1 atoms, so a quotient keeps the
+/// structure of its numerator (`(y*Q + R) / y` stays `Q + ...`).
+fn int_division(op: Op, x: &Poly, y: &Poly) -> Poly {
+    let zero = Poly::default();
+    let (qe, re) = euclid(x, y);
+    let (xn, yn, rn) = (Num::I(x.clone()), Num::I(y.clone()), Num::I(re.clone()));
+    let enc = Enc::new(Mode::Int, 64);
+    let lt0 = |v: &Num| enc.lt(v, &Num::I(zero.clone()));
+    let is0 = |v: &Num| enc.eq(v, &Num::I(zero.clone()));
+    let one = Poly::constant(1);
+    // Floor: Euclid agrees unless y < 0 and the division is inexact.
+    let floor_adj = and(&[lt0(&yn), is0(&rn).not()]);
+    let floor_q = psub(&qe, &poly_ite(&floor_adj, &one, &zero));
+    let floor_r = padd(&re, &pmul(y, &poly_ite(&floor_adj, &one, &zero)));
+    let fr = Num::I(floor_r.clone());
+    // Truncation rounds up where the quotient is negative and inexact.
+    let trunc_adj = and(&[is0(&fr).not(), lt0(&xn).eq(lt0(&yn)).not()]);
+    match op {
+        Op::FloorDiv => floor_q,
+        Op::Mod => floor_r,
+        Op::Div => padd(&floor_q, &poly_ite(&trunc_adj, &one, &zero)),
+        Op::Rem => psub(&floor_r, &pmul(y, &poly_ite(&trunc_adj, &one, &zero))),
+        Op::CeilDiv => padd(&floor_q, &poly_ite(&is0(&fr).not(), &one, &zero)),
+        _ => unreachable!("{op:?} is not a division"),
+    }
+}
+
+/// Quotients of both families (integer theory).
+pub fn int_quotient(op: Op, x: &Poly, y: &Poly) -> Poly {
+    int_division(op, x, y)
 }
 
 /// Remainders of both families (integer theory).
-pub fn int_remainder(op: Op, x: &Int, y: &Int) -> Int {
-    let zero = Int::from_i64(0);
-    match op {
-        Op::Mod => floor_mod(x, y),
-        // Truncation: the sign of the dividend, |r| = |x| mod |y|.
-        Op::Rem => x
-            .ge(&zero)
-            .ite(&x.modulo(y), &x.unary_minus().modulo(y).unary_minus()),
-        _ => unreachable!("{op:?} is not a remainder"),
-    }
+pub fn int_remainder(op: Op, x: &Poly, y: &Poly) -> Poly {
+    int_division(op, x, y)
 }
 
 /// Reads an integer term's value from a model, as an exact `i128` (signed
 /// for bitvectors).
 pub fn model_int(m: &z3::Model, n: &Num) -> Option<i128> {
     match n {
-        Num::I(x) => m.eval(x, true)?.as_i128(),
+        Num::I(x) => m.eval(&x.to_int(), true)?.as_i128(),
         Num::B(x) => {
             let v = m.eval(x, true)?;
             let bits = x.get_size();

@@ -11,5 +11,6 @@ pub mod cache;
 pub mod check;
 pub mod counterexample;
 pub mod encode;
+pub mod poly;
 pub mod prove;
 pub mod query;

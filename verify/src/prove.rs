@@ -18,6 +18,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use z3::ast::Ast;
 use z3::{SatResult, Solver};
 
 /// How to prove.
@@ -172,7 +173,15 @@ fn prove_instance(rule: &Rule, types: &[DType], width: u32, opts: &Options) -> (
     };
     let mut last = (Outcome::Unknown("no encoding tried".into()), Mode::Int);
     for &mode in modes {
-        let out = solve(rule, types, Enc::new(mode, width), opts);
+        // Bit-blasting a symbolic product or quotient is either quick or
+        // hopeless, so the bitvector attempt gets a fifth of the budget when
+        // the integer encoding can still settle the query at this width.
+        let budget = if mode == Mode::Bv { opts.timeout / 5 } else { opts.timeout };
+        let opts = Options {
+            timeout: budget,
+            ..opts.clone()
+        };
+        let out = solve(rule, types, Enc::new(mode, width), &opts);
         let unknown = matches!(out, Outcome::Unknown(_));
         last = (out, mode);
         if !unknown {
@@ -215,11 +224,13 @@ fn unknown_reason(solver: &Solver, what: &str) -> String {
 }
 
 fn solve(rule: &Rule, types: &[DType], enc: Enc, opts: &Options) -> Outcome {
+    crate::poly::take_nonlinear();
     let q = RuleQuery::new(rule, types, enc);
     let conditions: Vec<(Failure, z3::ast::Bool)> = Failure::ALL
         .iter()
         .map(|&f| (f, f.condition(&q.src, &q.tgt, &enc)))
         .collect();
+    let abstraction = Abstraction::new(crate::poly::take_nonlinear());
     let key = if opts.cache.is_some() || opts.smt2_dir.is_some() {
         let premise = q.premise.to_string();
         let conds: Vec<String> = conditions.iter().map(|(_, c)| c.to_string()).collect();
@@ -240,12 +251,25 @@ fn solve(rule: &Rule, types: &[DType], enc: Enc, opts: &Options) -> Outcome {
     if let Some(dir) = &opts.smt2_dir {
         write_smt2(dir, rule, types, &enc, &solver, &conditions);
     }
-    match check_within(&solver, opts.timeout) {
+    // Vacuity: a witness with small inputs is usually found at once, where
+    // a nonlinear premise can keep the solver searching; only if there is
+    // none is the whole range tried.
+    solver.push();
+    for c in crate::counterexample::small_inputs(&q, 16) {
+        solver.assert(&c);
+    }
+    let small = check_within(&solver, opts.timeout / 4);
+    solver.pop(1);
+    let vacuity = if small == SatResult::Sat { SatResult::Sat } else { check_within(&solver, opts.timeout) };
+    match vacuity {
         SatResult::Unsat => return Outcome::Vacuous,
         SatResult::Unknown => return Outcome::Unknown(unknown_reason(&solver, "vacuity check")),
         SatResult::Sat => {}
     }
     for (failure, cond) in &conditions {
+        if abstraction.refutes(&q.premise, cond, opts.timeout / 4) {
+            continue;
+        }
         solver.push();
         solver.assert(cond);
         match check_within(&solver, opts.timeout) {
@@ -265,6 +289,64 @@ fn solve(rule: &Rule, types: &[DType], enc: Enc, opts: &Options) -> Outcome {
         );
     }
     Outcome::Proved { cached: false }
+}
+
+/// The linear abstraction of a query: every nonlinear term replaced by an
+/// uninterpreted function of its operands (`mul(a, mul(N, K))` for a
+/// product, with the factors that are not rule constants outermost, so
+/// that `a*N*K` and `lo*N*K` agree where `a == lo`; `div(x, y)`, `mod(x, y)`
+/// for a division by a symbolic divisor). It only forgets facts, so when
+/// it is unsatisfiable the query is: a proof. (Its models can be spurious
+/// and are never reported.) Uninterpreted functions with linear integer
+/// arithmetic are decided completely and fast; this settles the
+/// obligations whose nonlinear parts the premise already pins down, such
+/// as a product bounded by the interval facts of the guard.
+struct Abstraction {
+    pairs: Vec<(z3::ast::Int, z3::ast::Int)>,
+}
+
+impl Abstraction {
+    fn new(nonlinear: Vec<crate::poly::Nonlinear>) -> Abstraction {
+        use crate::poly::Nonlinear;
+        use z3::ast::Int;
+        use z3::{FuncDecl, Sort};
+        let int = Sort::int();
+        let binary = |name: &str| FuncDecl::new(name, &[&int, &int], &int);
+        let (mul, div, rem) = (binary("mul#"), binary("div#"), binary("mod#"));
+        let app = |f: &FuncDecl, a: &Int, b: &Int| -> Int {
+            f.apply(&[a as &dyn Ast, b as &dyn Ast]).as_int().expect("an integer function")
+        };
+        let pairs = nonlinear
+            .into_iter()
+            .map(|n| {
+                let abstracted = match &n {
+                    Nonlinear::Product(_, factors) => {
+                        // Constants innermost, in their sorted order.
+                        let mut fs: Vec<&(Int, bool)> = factors.iter().filter(|f| !f.1).collect();
+                        fs.extend(factors.iter().filter(|f| f.1));
+                        let mut it = fs.into_iter().rev();
+                        let last = it.next().expect("a product has factors").0.clone();
+                        it.fold(last, |acc, f| app(&mul, &f.0, &acc))
+                    }
+                    Nonlinear::Div(_, x, y, false) => app(&div, x, y),
+                    Nonlinear::Div(_, x, y, true) => app(&rem, x, y),
+                };
+                (n.term().clone(), abstracted)
+            })
+            .collect();
+        Abstraction { pairs }
+    }
+
+    fn refutes(&self, premise: &z3::ast::Bool, cond: &z3::ast::Bool, timeout: Duration) -> bool {
+        if self.pairs.is_empty() {
+            return false;
+        }
+        let subs: Vec<(&z3::ast::Int, &z3::ast::Int)> = self.pairs.iter().map(|(a, b)| (a, b)).collect();
+        let solver = Solver::new();
+        solver.assert(premise.substitute(&subs));
+        solver.assert(cond.substitute(&subs));
+        check_within(&solver, timeout) == SatResult::Unsat
+    }
 }
 
 /// Writes one SMT-LIB2 file per obligation, runnable by plain `z3` or

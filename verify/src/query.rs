@@ -11,6 +11,7 @@
 //! nothing it computes can wrap).
 
 use crate::encode::{bv_lit, Enc, Mode, Num, SVal, Term};
+use crate::poly::Poly;
 use engine::ir::{DType, Op};
 use engine::rules::{Guard, Helper, IExpr, Pat, Rule, Ty};
 use z3::ast::{Bool, Int, BV};
@@ -33,6 +34,16 @@ pub struct Sym {
 
 /// A number in guard arithmetic: exact.
 pub type GNum = Num;
+
+impl Sym {
+    /// The value of an integer variable.
+    fn val_num(&self) -> Num {
+        match &self.val.val {
+            Term::N(n) => n.clone(),
+            Term::B(_) => unreachable!("an integer variable"),
+        }
+    }
+}
 
 /// Which side of the rule a node belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +68,8 @@ pub struct RuleQuery<'r> {
     /// Counter for helper symbols, so that names (and the cache key built
     /// from the query text) are the same on every run.
     fresh: std::cell::Cell<u32>,
+    /// Facts the guard's interval arithmetic implies (integer theory).
+    facts: std::cell::RefCell<Vec<Bool>>,
 }
 
 /// Guard arithmetic: exact integers, or bitvectors of `bits` bits.
@@ -69,7 +82,7 @@ struct GEnc {
 impl GEnc {
     fn lit(&self, v: i128) -> GNum {
         match self.mode {
-            Mode::Int => Num::I(Int::from_i128(v)),
+            Mode::Int => Num::I(Poly::constant(v)),
             Mode::Bv => Num::B(bv_lit(v, self.bits)),
         }
     }
@@ -166,7 +179,7 @@ impl<'r> RuleQuery<'r> {
                 + 2,
         };
         let mut constraints: Vec<Bool> = Vec::new();
-        let syms: Vec<Sym> = rule
+        let mut syms: Vec<Sym> = rule
             .vars
             .iter()
             .enumerate()
@@ -181,6 +194,11 @@ impl<'r> RuleQuery<'r> {
                 )
             })
             .collect();
+        if enc.mode == Mode::Int {
+            if let Some(g) = &rule.guard {
+                define_products(g, &mut syms, &genc, &mut constraints);
+            }
+        }
         let mut q = RuleQuery {
             rule,
             types: types.to_vec(),
@@ -192,10 +210,17 @@ impl<'r> RuleQuery<'r> {
             root_dtype: rule.pat_dtype(&rule.lhs, types),
             nodes: Vec::new(),
             fresh: std::cell::Cell::new(0),
+            facts: std::cell::RefCell::new(Vec::new()),
         };
         let mut computed = Vec::new();
         q.src = q.pat(&rule.lhs, Side::Source, &mut computed);
         q.tgt = q.pat(&rule.rhs, Side::Target, &mut computed);
+        for (side, p, v) in [(Side::Source, &rule.lhs, &q.src), (Side::Target, &rule.rhs, &q.tgt)] {
+            if let Pat::Var(_) = p {
+                let dt = rule.pat_dtype(p, types);
+                q.nodes.push((side, rule.show(p), v.clone(), dt));
+            }
+        }
         if let Some(g) = &rule.guard {
             match q.guard(g, &genc) {
                 GVal::B(v, d) => constraints.push(Bool::and(&[v, d])),
@@ -204,6 +229,7 @@ impl<'r> RuleQuery<'r> {
         }
         constraints.push(q.src.def.clone());
         constraints.extend(computed);
+        constraints.extend(q.facts.borrow_mut().drain(..));
         q.premise = Bool::and(&constraints);
         q
     }
@@ -217,6 +243,8 @@ impl<'r> RuleQuery<'r> {
     fn pat(&mut self, p: &Pat, side: Side, computed: &mut Vec<Bool>) -> SVal {
         let dt = self.dtype(p);
         let v = match p {
+            // Variables are listed on their own; a bare-variable side is
+            // recorded by `new`.
             Pat::Var(v) => return self.syms[*v].val.clone(),
             Pat::Lit(v, _) => self.enc.constant(*v as i128, dt),
             Pat::Invalid => self.enc.invalid(),
@@ -228,10 +256,11 @@ impl<'r> RuleQuery<'r> {
                 c
             }
             Pat::Computed(inner) => {
+                // The inner op is recorded already.
                 let mut c = self.pat(inner, side, computed);
                 computed.push(c.def.clone());
                 c.def = Bool::from_bool(true);
-                c
+                return c;
             }
             Pat::Op(op, _, args) => {
                 let vals: Vec<SVal> = args.iter().map(|a| self.pat(a, side, computed)).collect();
@@ -282,6 +311,7 @@ impl<'r> RuleQuery<'r> {
                 )
             }
             Guard::Valid(v) => GVal::B(self.syms[*v].val.valid(), t()),
+            Guard::Constrained(v) => GVal::B(self.syms[*v].val.unc.not(), t()),
             Guard::IsConst(v) => GVal::B(self.syms[*v].is_const.clone(), t()),
             Guard::TyMin(ty) => GVal::N(ge.lit(self.enc.bounds(resolve(*ty, &self.types)).0), t()),
             Guard::TyMax(ty) => GVal::N(ge.lit(self.enc.bounds(resolve(*ty, &self.types)).1), t()),
@@ -369,7 +399,7 @@ impl<'r> RuleQuery<'r> {
             self.fresh.set(k + 1);
             let name = format!("{n}#{k}");
             match ge.mode {
-                Mode::Int => Num::I(Int::new_const(name)),
+                Mode::Int => Num::I(Poly::atom(Int::new_const(name))),
                 Mode::Bv => Num::B(BV::new_const(name, ge.bits)),
             }
         };
@@ -392,6 +422,35 @@ impl<'r> RuleQuery<'r> {
             a.eq(&comb, &g),
         ]);
         (g, fact)
+    }
+
+    /// The value an interval expression denotes for the current values of
+    /// its variables, and when those are all valid (so inside their
+    /// ranges).
+    fn iexpr_value(&self, e: &IExpr, ge: &GEnc) -> (GNum, Bool) {
+        match e {
+            IExpr::Var(v) => {
+                let s = &self.syms[*v];
+                let n = match &s.val.val {
+                    Term::N(n) => ge.widen(n),
+                    Term::B(b) => ge.from_bool(b),
+                };
+                (n, s.val.valid())
+            }
+            IExpr::Scalar(g) => match self.guard(g, ge) {
+                GVal::N(n, d) => (n, d),
+                GVal::B(..) => unreachable!("scalar is a number"),
+            },
+            IExpr::Neg(x) => {
+                let (v, ok) = self.iexpr_value(x, ge);
+                (ge.neg(&v), ok)
+            }
+            IExpr::Bin(op, x, y) => {
+                let (vx, okx) = self.iexpr_value(x, ge);
+                let (vy, oky) = self.iexpr_value(y, ge);
+                (ge.bin(*op, &vx, &vy), Bool::and(&[okx, oky]))
+            }
+        }
     }
 
     /// Interval arithmetic over pattern-variable bounds (the engine's
@@ -427,11 +486,83 @@ impl<'r> RuleQuery<'r> {
                         ];
                         let lo = ge.min(&ge.min(&c[0], &c[1]), &ge.min(&c[2], &c[3]));
                         let hi = ge.max(&ge.max(&c[0], &c[1]), &ge.max(&c[2], &c[3]));
+                        if self.enc.mode == Mode::Int {
+                            // The product of values inside their intervals
+                            // lies between the corner products: the
+                            // multiplication transfer lemma (proved with the
+                            // range analysis), stated for these operands so
+                            // the solver need not rediscover the
+                            // monotonicity of a symbolic product.
+                            let (vx, okx) = self.iexpr_value(x, ge);
+                            let (vy, oky) = self.iexpr_value(y, ge);
+                            let p = ge.mul(&vx, &vy);
+                            let a = ge.arith();
+                            let inside = Bool::and(&[a.le(&lo, &p), a.le(&p, &hi)]);
+                            self.facts
+                                .borrow_mut()
+                                .push(Bool::and(&[okx, oky, d.clone()]).implies(&inside));
+                        }
                         (lo, hi, d)
                     }
                 }
             }
         }
+    }
+}
+
+/// Integer theory only: constants the guard defines as products become
+/// those products, so that the multiples are visible to the polynomial
+/// splitting of divisions (`(a*C + b) mod N` with `divides(N, C)` is then
+/// `(a*N*K + b) mod N`, which splits). A top-level `divides(N, C)` makes
+/// `C = N * K` for a fresh integer `K`; a top-level `A * B == C` makes
+/// `C = A * B`. The constant keeps its range constraint; nothing else
+/// about it changes, so the query is equivalent.
+fn define_products(g: &Guard, syms: &mut [Sym], ge: &GEnc, constraints: &mut Vec<Bool>) {
+    let mut conjuncts = Vec::new();
+    collect_conjuncts(g, &mut conjuncts);
+    let mut defined = vec![false; syms.len()];
+    for c in conjuncts {
+        let (target, product) = match c {
+            Guard::Call(Helper::Divides, args) => match args.as_slice() {
+                [Guard::Val(n), Guard::Val(c)] if n != c => {
+                    let k = Num::I(Poly::constant_atom(Int::new_const(format!("{}.multiple", syms[*c].name))));
+                    (*c, ge.mul(&syms[*n].val_num(), &k))
+                }
+                _ => continue,
+            },
+            Guard::Bin(Op::Eq, a, b) => match (a.as_ref(), b.as_ref()) {
+                (Guard::Bin(Op::Mul, x, y), Guard::Val(c)) | (Guard::Val(c), Guard::Bin(Op::Mul, x, y)) => {
+                    match (x.as_ref(), y.as_ref()) {
+                        (Guard::Val(p), Guard::Val(q)) if p != c && q != c => (*c, ge.mul(&syms[*p].val_num(), &syms[*q].val_num())),
+                        _ => continue,
+                    }
+                }
+                _ => continue,
+            },
+            _ => continue,
+        };
+        let s = &mut syms[target];
+        if !s.is_const_var || s.dtype == DType::Bool || defined[target] {
+            continue;
+        }
+        defined[target] = true;
+        // The old symbol equals the product: substituting it everywhere is
+        // the same as asserting that, but the solver sees the factors.
+        constraints.push(ge.arith().eq(&s.val_num(), &product));
+        s.val.val = Term::N(product.clone());
+        s.lo = product.clone();
+        s.hi = product.clone();
+        s.bounds = Some((product.clone(), product));
+    }
+}
+
+fn collect_conjuncts<'g>(g: &'g Guard, out: &mut Vec<&'g Guard>) {
+    match g {
+        Guard::Bin(Op::And, a, b) => {
+            collect_conjuncts(a, out);
+            collect_conjuncts(b, out);
+        }
+        other => out.push(other),
     }
 }
 
@@ -503,6 +634,11 @@ fn make_sym(
         };
     }
     let (v, c) = enc.fresh_num(name, dt);
+    // Rule constants are marked so that divisions can split them.
+    let v = match v {
+        Num::I(p) if is_const_var => Num::I(p.as_constants()),
+        other => other,
+    };
     constraints.push(c);
     let (inv, unc) = if is_const_var {
         (Bool::from_bool(false), Bool::from_bool(false))
@@ -570,7 +706,7 @@ fn guard_bits(rule: &Rule, g: &Guard, types: &[DType], enc: &Enc) -> u32 {
     }
     match g {
         Guard::Int(v) => lit_bits(*v),
-        Guard::Bool(_) | Guard::Valid(_) | Guard::IsConst(_) => 1,
+        Guard::Bool(_) | Guard::Valid(_) | Guard::Constrained(_) | Guard::IsConst(_) => 1,
         Guard::Val(v) => var_bits(*v),
         Guard::VMin(e) | Guard::VMax(e) => ibits(rule, e, types, enc),
         Guard::Fits(e, t) => ibits(rule, e, types, enc).max(enc.bits(resolve(*t, types)) + 1),

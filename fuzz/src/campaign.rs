@@ -1,0 +1,787 @@
+//! Fuzz campaigns: generated cases through the checks of
+//! [`crate::checks`], in parallel, reproducibly.
+//!
+//! **Which cases.** A campaign is a seed and a shard `I/N`; its cases are
+//! the case numbers `k = I, I + N, I + 2N, ...`, and case `k` is
+//! `Case::from_seed(generator, mix(seed, k))`. So a case is named by
+//! (generator, seed, k) whatever the shard count, the shards of a seed
+//! partition its case numbers, and two runs with the same seed, shard and
+//! case count check exactly the same cases. With both generators, case `k`
+//! takes one or the other by a fair coin drawn from `(seed, k)`: a strict
+//! alternation on `k` would give every shard of an even shard count a
+//! single generator, and alternating on the shard's own count would make
+//! case `k` depend on the shard layout; the coin keeps every shard of any
+//! layout balanced and case `k` the same case in all of them.
+//!
+//! **How.** Cases run in fixed-size batches (rayon inside a batch); the
+//! budget (`cases`, `time`, `max_findings`) is checked between batches,
+//! and each case also checks the deadline before it starts. Results are
+//! folded in case-number order, so with a case budget everything a run
+//! reports is independent of the thread count. A panic anywhere in a case
+//! is caught, becomes a `panic` finding, and the campaign goes on.
+//!
+//! **Variants.** Besides the case itself, each case number checks one
+//! program derived from it (see [`crate::mutate`]: variables shifted to
+//! straddle zero, or a subterm of the simplified form put where a rule may
+//! discard it), because the generators alone rarely reach the guards that
+//! matter most (measured there). `variants: false` turns this off.
+//!
+//! **Findings.** Every failed check of a case counts as a finding of its
+//! kind. The first `max_findings` are shrunk (see [`crate::shrink`]) while
+//! they still fail the same check, and written to the corpus directory
+//! (see [`crate::corpus`]) before they are reported.
+
+use crate::checks::{self, CheckConfig, Kind, KindSet, Validator};
+use crate::corpus::{self, Entry};
+use crate::generate::{splitmix64, Case, Generator};
+use crate::mutate::{self, Rng, Variant};
+use crate::shrink;
+use engine::interp::Width;
+use engine::ir::{Graph, NodeId};
+use engine::parse::Program;
+use engine::rewrite::{Simplifier, DEFAULT_CAP};
+use engine::rules::RuleSet;
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+/// The seed of case number `k` of a campaign seeded with `seed`: the `k`-th
+/// output of splitmix64 started at `seed` (a bijection in `k`, so distinct
+/// case numbers never share a seed).
+pub fn mix(seed: u64, k: u64) -> u64 {
+    let mut state = seed.wrapping_add(k.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    splitmix64(&mut state)
+}
+
+/// Which generator(s) a campaign draws from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GeneratorChoice {
+    One(Generator),
+    /// Both, one or the other per case (see the module documentation).
+    Both,
+}
+
+impl GeneratorChoice {
+    /// The generator of case number `k` of a campaign seeded with `seed`.
+    pub fn for_case(self, seed: u64, k: u64) -> Generator {
+        match self {
+            GeneratorChoice::One(g) => g,
+            GeneratorChoice::Both => {
+                Generator::ALL[(mix(seed ^ 0x6E4E_C01D_0000_0001, k) >> 63) as usize]
+            }
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GeneratorChoice::One(g) => g.name(),
+            GeneratorChoice::Both => "both",
+        }
+    }
+}
+
+impl FromStr for GeneratorChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<GeneratorChoice, String> {
+        match s {
+            "tiled" => Ok(GeneratorChoice::One(Generator::Tiled)),
+            "expr" => Ok(GeneratorChoice::One(Generator::Expr)),
+            "both" => Ok(GeneratorChoice::Both),
+            _ => Err(format!("unknown generator `{s}` (use tiled, expr or both)")),
+        }
+    }
+}
+
+impl fmt::Display for GeneratorChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Shard `index` of `count`: the case numbers `index + j * count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+
+    /// The `j`-th case number of this shard.
+    pub fn case_number(self, j: u64) -> u64 {
+        self.index + j * self.count
+    }
+}
+
+impl FromStr for Shard {
+    type Err = String;
+
+    /// `I/N` with `0 <= I < N`.
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let bad = || format!("bad shard `{s}`: write I/N with 0 <= I < N, e.g. 0/4");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: u64 = i.trim().parse().map_err(|_| bad())?;
+        let count: u64 = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// What a campaign does.
+#[derive(Clone, Debug)]
+pub struct CampaignConfig {
+    pub seed: u64,
+    pub shard: Shard,
+    pub generator: GeneratorChoice,
+    /// Stop after this many cases (exact determinism).
+    pub cases: Option<u64>,
+    /// Stop after this long (checked between batches and before each case).
+    pub time: Option<Duration>,
+    /// Worker threads (`None`: one per core).
+    pub jobs: Option<usize>,
+    /// The width the engine simplifies at.
+    pub simplify_width: Width,
+    /// The rewriter's firing cap per case.
+    pub cap: usize,
+    /// The checks; `check.seed` is replaced per case by the case's seed.
+    pub check: CheckConfig,
+    /// Run the validator hook on every `validate_every`-th case of the
+    /// shard (0: never).
+    pub validate_every: u64,
+    /// Where findings are written (`None`: not written).
+    pub corpus: Option<PathBuf>,
+    /// Predicate evaluations a shrink may take (0: do not shrink).
+    pub shrink_steps: usize,
+    /// Shrink and write at most this many findings, then stop the campaign
+    /// at the end of the batch (`None`: no limit).
+    pub max_findings: Option<usize>,
+    /// Also check one variant of every case (see [`crate::mutate`]).
+    pub variants: bool,
+    /// Cases per batch. Fixed (not derived from the thread count) so that
+    /// where a campaign stops does not depend on the machine.
+    pub batch: usize,
+}
+
+impl Default for CampaignConfig {
+    fn default() -> CampaignConfig {
+        CampaignConfig {
+            seed: 0,
+            shard: Shard::WHOLE,
+            generator: GeneratorChoice::Both,
+            cases: None,
+            time: None,
+            jobs: None,
+            simplify_width: Width::W64,
+            cap: DEFAULT_CAP,
+            check: CheckConfig::default(),
+            validate_every: 0,
+            corpus: None,
+            shrink_steps: 2000,
+            max_findings: None,
+            variants: true,
+            batch: 64,
+        }
+    }
+}
+
+/// Findings a summary lists beyond the recorded ones (see
+/// [`Summary::findings`]).
+pub const MAX_LISTED_FINDINGS: usize = 1000;
+
+/// Progress, reported after every batch.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    pub cases: u64,
+    pub elapsed: Duration,
+    pub findings: u64,
+    pub rules_covered: usize,
+    pub rules_total: usize,
+    /// The findings of the batch just finished (already written).
+    pub new_findings: Vec<Finding>,
+}
+
+impl Progress {
+    pub fn cases_per_sec(&self) -> f64 {
+        self.cases as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// The callbacks of a campaign.
+#[derive(Clone, Copy, Default)]
+pub struct Hooks<'a> {
+    /// Validates a sample of cases (see [`CampaignConfig::validate_every`]).
+    pub validator: Option<&'a Validator<'a>>,
+    /// Called after every batch.
+    pub progress: Option<&'a (dyn Fn(&Progress) + Sync)>,
+}
+
+/// One failed check of one case.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub kind: Kind,
+    pub case_number: u64,
+    pub generator: Generator,
+    /// The seed the case was generated from (`mix(campaign seed, k)`).
+    pub case_seed: u64,
+    /// The finding is in a variant derived from the case, not the case.
+    pub variant: Option<Variant>,
+    /// What failed, for the reported (shrunk, when shrunk) case.
+    pub message: String,
+    pub point: Option<Vec<(String, i64)>>,
+    /// Rules that fired on the reported case.
+    pub rules: Vec<(String, usize)>,
+    /// The program that failed before shrinking (the generated case, or
+    /// its variant), as text.
+    pub original: String,
+    /// The shrunk case as text (`var`/`expr`/`expect` lines), when the
+    /// finding was shrunk.
+    pub shrunk: Option<String>,
+    pub shrink: Option<shrink::ShrinkStats>,
+    /// The corpus file, when written.
+    pub path: Option<PathBuf>,
+    /// The file is new (not the same case found before).
+    pub new_file: bool,
+    /// Time from the start of the campaign to when the finding was
+    /// recorded (written, if it was).
+    pub found_after: Duration,
+    /// Anything that went wrong while recording it (a write error; the
+    /// shrunk case no longer failing after a round trip through text).
+    pub note: Option<String>,
+}
+
+/// Why a campaign stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    Cases,
+    Time,
+    Findings,
+}
+
+/// What a campaign did.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    pub seed: u64,
+    pub shard: Shard,
+    pub generator: GeneratorChoice,
+    pub cases: u64,
+    pub elapsed: Duration,
+    pub stop: Stop,
+    /// Failed checks by kind (every one, shrunk or not).
+    pub by_kind: BTreeMap<Kind, u64>,
+    /// The findings, in case-number order; the first `max_findings` are
+    /// shrunk and written. Beyond [`MAX_LISTED_FINDINGS`], findings that
+    /// are not recorded are only counted (in `by_kind`), so that a long
+    /// campaign against a systematic bug does not grow without bound.
+    pub findings: Vec<Finding>,
+    /// Rule names, indexed like `rule_counts`.
+    pub rule_names: Vec<String>,
+    /// Firings per rule over the whole campaign (first simplification of
+    /// each case).
+    pub rule_counts: Vec<u64>,
+    /// The case numbers run, in order; kept only with a case budget
+    /// (which bounds them), empty for a campaign bounded by time alone.
+    pub case_numbers: Vec<u64>,
+    /// A hash of every case's number and text, in order: equal digests mean
+    /// the same cases.
+    pub digest: u64,
+}
+
+impl Summary {
+    pub fn total_findings(&self) -> u64 {
+        self.by_kind.values().sum()
+    }
+
+    pub fn cases_per_sec(&self) -> f64 {
+        self.cases as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// `(rule, count)` for every rule, most frequent first.
+    pub fn fired(&self) -> Vec<(&str, u64)> {
+        let mut v: Vec<(&str, u64)> = self
+            .rule_names
+            .iter()
+            .map(String::as_str)
+            .zip(self.rule_counts.iter().copied())
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        v
+    }
+
+    /// Rules no case fired.
+    pub fn never_fired(&self) -> Vec<&str> {
+        self.rule_names
+            .iter()
+            .zip(&self.rule_counts)
+            .filter(|(_, &c)| c == 0)
+            .map(|(n, _)| n.as_str())
+            .collect()
+    }
+
+    pub fn rules_covered(&self) -> usize {
+        self.rule_counts.iter().filter(|&&c| c > 0).count()
+    }
+}
+
+/// A program a case checked: the generated case itself or a variant.
+struct Subject {
+    variant: Option<Variant>,
+    graph: Graph,
+    roots: Vec<NodeId>,
+    failures: Vec<checks::CheckFailure>,
+}
+
+/// The outcome of one case, before findings are shrunk. Only subjects with
+/// failures are kept.
+struct CaseRun {
+    k: u64,
+    generator: Generator,
+    case_seed: u64,
+    text: String,
+    counts: Vec<usize>,
+    subjects: Vec<Subject>,
+    validated: bool,
+}
+
+/// Runs a campaign with `rules`. Errors are about the configuration (no
+/// budget, a thread pool that cannot start); findings are in the summary.
+pub fn run(cfg: &CampaignConfig, rules: &RuleSet, hooks: &Hooks<'_>) -> Result<Summary, String> {
+    if cfg.cases.is_none() && cfg.time.is_none() {
+        return Err("a campaign needs a case count or a time budget".into());
+    }
+    if cfg.shard.count == 0 || cfg.shard.index >= cfg.shard.count {
+        return Err(format!("bad shard {}", cfg.shard));
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(cfg.jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| format!("cannot start {} worker threads: {e}", cfg.jobs.unwrap_or(0)))?;
+    let mut simp = Simplifier::new(rules);
+    simp.width = cfg.simplify_width;
+    simp.cap = cfg.cap;
+    Ok(pool.install(|| run_in_pool(cfg, &simp, hooks)))
+}
+
+fn run_in_pool(cfg: &CampaignConfig, simp: &Simplifier, hooks: &Hooks<'_>) -> Summary {
+    let start = Instant::now();
+    let deadline = cfg.time.map(|t| start + t);
+    let names = simp.rule_names().to_vec();
+    let mut s = Summary {
+        seed: cfg.seed,
+        shard: cfg.shard,
+        generator: cfg.generator,
+        cases: 0,
+        elapsed: Duration::ZERO,
+        stop: Stop::Cases,
+        by_kind: BTreeMap::new(),
+        findings: Vec::new(),
+        rule_counts: vec![0; names.len()],
+        rule_names: names,
+        case_numbers: Vec::new(),
+        digest: 0xcbf2_9ce4_8422_2325,
+    };
+    let mut recorded = 0usize;
+    let mut next_j = 0u64;
+    let batch = cfg.batch.max(1) as u64;
+    loop {
+        if cfg.cases.is_some_and(|n| next_j >= n) {
+            s.stop = Stop::Cases;
+            break;
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            s.stop = Stop::Time;
+            break;
+        }
+        if cfg.max_findings.is_some_and(|m| recorded >= m) {
+            s.stop = Stop::Findings;
+            break;
+        }
+        let end = cfg.cases.map_or(next_j + batch, |n| n.min(next_j + batch));
+        let runs: Vec<CaseRun> = (next_j..end)
+            .into_par_iter()
+            .filter_map(|j| {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    return None;
+                }
+                Some(run_case(cfg, simp, hooks, j))
+            })
+            .collect();
+        next_j = end;
+
+        // Fold in case order; pick the findings to shrink and record.
+        let mut todo: Vec<(usize, &CaseRun, &Subject, Kind)> = Vec::new();
+        for r in &runs {
+            s.cases += 1;
+            if cfg.cases.is_some() {
+                s.case_numbers.push(r.k);
+            }
+            s.digest = (s.digest ^ r.k ^ corpus::fnv1a(r.text.as_bytes()).rotate_left(17))
+                .wrapping_mul(0x0000_0100_0000_01b3);
+            for (c, &n) in s.rule_counts.iter_mut().zip(&r.counts) {
+                *c += n as u64;
+            }
+            for sub in &r.subjects {
+                for f in &sub.failures {
+                    *s.by_kind.entry(f.kind).or_default() += 1;
+                    let record_it = cfg.max_findings.is_none_or(|m| recorded + todo.len() < m);
+                    if !record_it && s.findings.len() >= MAX_LISTED_FINDINGS {
+                        continue;
+                    }
+                    if record_it {
+                        todo.push((s.findings.len(), r, sub, f.kind));
+                    }
+                    s.findings.push(Finding {
+                        kind: f.kind,
+                        case_number: r.k,
+                        generator: r.generator,
+                        case_seed: r.case_seed,
+                        variant: sub.variant,
+                        message: f.message.clone(),
+                        point: f.point.clone(),
+                        rules: Vec::new(),
+                        original: if sub.variant.is_some() || sub.roots.is_empty() {
+                            corpus::case_body(&sub.graph, &sub.roots, None)
+                        } else {
+                            r.text.clone()
+                        },
+                        shrunk: None,
+                        shrink: None,
+                        path: None,
+                        new_file: false,
+                        found_after: Duration::ZERO,
+                        note: None,
+                    });
+                }
+            }
+        }
+        // Shrink in parallel, write in order (a finding is reported only
+        // once its file is on disk).
+        let done: Vec<(usize, Option<Prepared>)> = todo
+            .par_iter()
+            .map(|&(idx, r, sub, kind)| {
+                let rec = (!sub.roots.is_empty()).then(|| record(cfg, simp, hooks, r, sub, kind));
+                (idx, rec)
+            })
+            .collect();
+        let mut new_findings = Vec::new();
+        for (idx, rec) in done {
+            recorded += 1;
+            let f = &mut s.findings[idx];
+            if let Some(rec) = rec {
+                f.message = rec.entry.message.clone();
+                f.point = rec.entry.point.clone();
+                f.rules = rec.entry.rules.clone();
+                f.shrunk = Some(rec.entry.body.clone());
+                f.shrink = rec.stats;
+                f.note = rec.note;
+                if let Some(dir) = &cfg.corpus {
+                    match corpus::save(dir, &rec.entry) {
+                        Ok(saved) => {
+                            f.path = Some(saved.path);
+                            f.new_file = saved.new;
+                        }
+                        Err(e) => f.note = Some(format!("cannot write to {}: {e}", dir.display())),
+                    }
+                }
+            }
+            f.found_after = start.elapsed();
+            new_findings.push(f.clone());
+        }
+        if let Some(p) = hooks.progress {
+            p(&Progress {
+                cases: s.cases,
+                elapsed: start.elapsed(),
+                findings: s.total_findings(),
+                rules_covered: s.rules_covered(),
+                rules_total: s.rule_names.len(),
+                new_findings,
+            });
+        }
+    }
+    s.elapsed = start.elapsed();
+    s
+}
+
+/// A finding ready to be written: its corpus entry (built from the shrunk
+/// case), what shrinking did, and anything worth a note.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub entry: Entry,
+    pub stats: Option<shrink::ShrinkStats>,
+    pub note: Option<String>,
+}
+
+/// The checks a shrink candidate must still fail: the finding's own kind
+/// (a `panic` may come from any check, so all run; an oracle that does not
+/// compile is reported as `jit`).
+pub fn kinds_for(kind: Kind) -> KindSet {
+    match kind {
+        Kind::Cap => KindSet::NONE,
+        Kind::Panic => KindSet::ALL,
+        Kind::Jit => KindSet::only(Kind::Jit).with(Kind::Oracle),
+        k => KindSet::only(k),
+    }
+}
+
+/// Shrinks `program` (its `expr` lines) while it fails `kind` under
+/// `simp` and `check` (whose `kinds` are narrowed to what `kind` needs),
+/// then builds the corpus entry from the shrunk case, checked again after
+/// a round trip through text (the text is what the corpus keeps).
+/// `shrink_steps == 0` keeps the case as it is. Shared by campaigns and
+/// `tileproof import`.
+pub fn prepare_finding(
+    program: &Program,
+    kind: Kind,
+    simp: &Simplifier,
+    check: &CheckConfig,
+    validator: Option<&Validator<'_>>,
+    shrink_steps: usize,
+    origin: String,
+) -> Prepared {
+    let mut ccfg = check.clone();
+    ccfg.kinds = kinds_for(kind);
+    let fails =
+        |p: &Program| checks::check(&p.graph, &p.outputs, simp, &ccfg, validator).failed(kind);
+    let original = Program {
+        graph: program.graph.clone(),
+        outputs: program.outputs.clone(),
+        expects: Vec::new(),
+        header: Vec::new(),
+    };
+    let (mut chosen, stats) = if shrink_steps > 0 {
+        let (p, st) = shrink::shrink(&original, fails, shrink_steps);
+        (p, Some(st))
+    } else {
+        (original.clone(), None)
+    };
+    let mut note = None;
+    let round_trip = |p: &Program| {
+        let text = corpus::case_body(&p.graph, &p.outputs, None);
+        engine::parse::parse_program(&text)
+            .ok()
+            .filter(|q| fails(q))
+    };
+    match round_trip(&chosen) {
+        Some(p) => chosen = p,
+        None => match round_trip(&original) {
+            Some(p) => {
+                note = Some(
+                    "the shrunk case did not fail after a round trip through text; \
+                     the original case is kept"
+                        .into(),
+                );
+                chosen = p;
+            }
+            None => note = Some("this case does not fail after a round trip through text".into()),
+        },
+    }
+    let checked = checks::check(&chosen.graph, &chosen.outputs, simp, &ccfg, validator);
+    let mut entry = Entry::from_checked(&checked, kind, simp, check.width, origin);
+    if !checked.failed(kind) {
+        // Only reachable through a nondeterministic check; say so rather
+        // than write a case that claims a failure it does not show.
+        entry.message = format!("(did not fail again when re-checked) {}", entry.message);
+    }
+    Prepared { entry, stats, note }
+}
+
+/// [`prepare_finding`] for a campaign's finding.
+fn record(
+    cfg: &CampaignConfig,
+    simp: &Simplifier,
+    hooks: &Hooks<'_>,
+    r: &CaseRun,
+    sub: &Subject,
+    kind: Kind,
+) -> Prepared {
+    let mut ccfg = cfg.check.clone();
+    ccfg.seed = r.case_seed;
+    // The validator ran on this subject only if it was the sampled case.
+    let validator = if r.validated && sub.variant.is_none() {
+        hooks.validator
+    } else {
+        None
+    };
+    let origin = format!(
+        "generator {}, campaign seed {}, case {} (Case::from_seed({:?}, {:#x})){}",
+        r.generator,
+        cfg.seed,
+        r.k,
+        r.generator,
+        r.case_seed,
+        sub.variant
+            .map_or_else(String::new, |v| format!(", {v} variant"))
+    );
+    let program = Program {
+        graph: sub.graph.clone(),
+        outputs: sub.roots.clone(),
+        expects: Vec::new(),
+        header: Vec::new(),
+    };
+    prepare_finding(
+        &program,
+        kind,
+        simp,
+        &ccfg,
+        validator,
+        cfg.shrink_steps,
+        origin,
+    )
+}
+
+/// Generates and checks case `j` of the shard, and one variant of it.
+fn run_case(cfg: &CampaignConfig, simp: &Simplifier, hooks: &Hooks<'_>, j: u64) -> CaseRun {
+    let k = cfg.shard.case_number(j);
+    let generator = cfg.generator.for_case(cfg.seed, k);
+    let case_seed = mix(cfg.seed, k);
+    let mut run = CaseRun {
+        k,
+        generator,
+        case_seed,
+        text: String::new(),
+        counts: vec![0; simp.rule_names().len()],
+        subjects: Vec::new(),
+        validated: false,
+    };
+    let case = match checks::catch(|| Case::from_seed(generator, case_seed)) {
+        Ok(c) => c,
+        Err(msg) => {
+            run.subjects.push(Subject {
+                variant: None,
+                graph: Graph::new(),
+                roots: Vec::new(),
+                failures: vec![checks::CheckFailure {
+                    kind: Kind::Panic,
+                    message: format!("generating the case: {}", checks::one_line(&msg)),
+                    point: None,
+                    env: None,
+                }],
+            });
+            return run;
+        }
+    };
+    run.text = case.program();
+    let validate = cfg.validate_every > 0 && j % cfg.validate_every == 0;
+    run.validated = validate && hooks.validator.is_some();
+    let mut ccfg = cfg.check.clone();
+    ccfg.seed = case_seed;
+    let checked = checks::check(
+        &case.graph,
+        &case.roots,
+        simp,
+        &ccfg,
+        if validate { hooks.validator } else { None },
+    );
+    add_counts(&mut run.counts, &checked.counts);
+    let variant = if cfg.variants {
+        checks::catch(|| derive(&case, &checked, case_seed)).unwrap_or(None)
+    } else {
+        None
+    };
+    if !checked.ok() {
+        run.subjects.push(Subject {
+            variant: None,
+            graph: case.graph,
+            roots: case.roots,
+            failures: checked.failures,
+        });
+    }
+    if let Some((v, graph, roots)) = variant {
+        let vc = checks::check(&graph, &roots, simp, &ccfg, None);
+        add_counts(&mut run.counts, &vc.counts);
+        if !vc.ok() {
+            run.subjects.push(Subject {
+                variant: Some(v),
+                graph,
+                roots,
+                failures: vc.failures,
+            });
+        }
+    }
+    run
+}
+
+fn add_counts(total: &mut [usize], counts: &[usize]) {
+    for (t, &c) in total.iter_mut().zip(counts) {
+        *t += c;
+    }
+}
+
+/// The variant of a case: signed or discard, drawn from the case seed (the
+/// other one when the first does not apply).
+fn derive(
+    case: &Case,
+    checked: &checks::Checked,
+    case_seed: u64,
+) -> Option<(Variant, Graph, Vec<NodeId>)> {
+    let mut rng = Rng::new(case_seed ^ 0x005E_ED0F_7A41_A175);
+    let first = rng.below(Variant::ALL.len());
+    for i in 0..Variant::ALL.len() {
+        let v = Variant::ALL[(first + i) % Variant::ALL.len()];
+        let built = match v {
+            Variant::Signed => mutate::signed(&case.graph, &case.roots, &mut rng),
+            Variant::Discard => match &checked.tgt {
+                Some(tgt) => mutate::discard(&checked.graph, tgt, &mut rng),
+                None => None,
+            },
+        };
+        if let Some((g, roots)) = built {
+            return Some((v, g, roots));
+        }
+    }
+    None
+}
+
+/// `base` with the rules of a rule file laid over it: a rule named like a
+/// rule of `base` replaces it in place (same group, same position, so the
+/// rewrite order is unchanged), any other rule is appended to the group of
+/// its name, which must exist in `base`. This is how a contributor fuzzes
+/// a changed guard or a new pattern against everything else, and how the
+/// tests inject a broken rule.
+pub fn override_rules(base: &RuleSet, file: &str, text: &str) -> Result<RuleSet, String> {
+    let extra = RuleSet::parse(file, text).map_err(|e| e.to_string())?;
+    let mut out = base.clone();
+    for rule in extra.rules() {
+        let slot = out
+            .groups
+            .iter_mut()
+            .flat_map(|g| g.rules.iter_mut())
+            .find(|r| r.name == rule.name);
+        if let Some(slot) = slot {
+            let group = slot.group.clone();
+            *slot = rule.clone();
+            slot.group = group;
+            continue;
+        }
+        match out.groups.iter_mut().find(|g| g.name == rule.group) {
+            Some(g) => g.rules.push(rule.clone()),
+            None => {
+                return Err(format!(
+                    "{file}:{}: rule `{}` is in group `{}`, which the rule set does not have \
+                     (groups: {})",
+                    rule.line,
+                    rule.name,
+                    rule.group,
+                    base.groups
+                        .iter()
+                        .map(|g| g.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,563 @@
+//! The per-case checks: one definition of "this case fails", shared by
+//! campaigns, the shrinker (which keeps a case only while it fails the same
+//! check), corpus replay and the libFuzzer targets, so that a finding means
+//! the same thing wherever it is reproduced.
+//!
+//! A case (a graph and its roots) is simplified once; then each check looks
+//! at the original (source) and the simplified form (target):
+//!
+//! | kind         | fails when                                                  |
+//! |--------------|-------------------------------------------------------------|
+//! | `cap`        | the rewriter hit its cap ([`engine::rewrite::CapError`])    |
+//! | `oracle`     | the JIT oracle finds a point where the target does not refine the source (whole domain, or sampled above [`CheckConfig::max_exhaustive`] points) |
+//! | `range`      | at a probe point, some node's interpreted value lies outside its `[vmin, vmax]` |
+//! | `idempotent` | simplifying the simplified form changes it                  |
+//! | `jit`        | at a probe point, [`CompiledEval`] and `interp::eval` disagree (or the JIT cannot compile) |
+//! | `validate`   | the validator hook (SMT, supplied by the CLI) reports a failure |
+//! | `panic`      | anything above panicked                                     |
+//!
+//! `cap` and `panic` are always reported (nothing else can run after them);
+//! the others are selected with a [`KindSet`]. Panics are caught here, never
+//! propagated: a fuzzer that dies on the first panic loses the rest of the
+//! campaign.
+
+use crate::jit::CompiledEval;
+use crate::oracle::{self, Domain, OracleConfig};
+use engine::interp::{self, Val, Width};
+use engine::ir::{Graph, NodeId};
+use engine::print;
+use engine::rewrite::Simplifier;
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
+
+/// What a finding found: the name of the check that failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Cap,
+    Oracle,
+    Range,
+    Idempotent,
+    Jit,
+    Validate,
+    Panic,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 7] = [
+        Kind::Cap,
+        Kind::Oracle,
+        Kind::Range,
+        Kind::Idempotent,
+        Kind::Jit,
+        Kind::Validate,
+        Kind::Panic,
+    ];
+
+    /// The name used in reports and corpus file names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Cap => "cap",
+            Kind::Oracle => "oracle",
+            Kind::Range => "range",
+            Kind::Idempotent => "idempotent",
+            Kind::Jit => "jit",
+            Kind::Validate => "validate",
+            Kind::Panic => "panic",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == s)
+    }
+
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A set of check kinds to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KindSet(u8);
+
+impl KindSet {
+    /// Every check (validation still needs a validator to run).
+    pub const ALL: KindSet = KindSet(0x7f);
+    /// Only the checks that cannot be skipped: `cap` and `panic`.
+    pub const NONE: KindSet = KindSet(0);
+
+    /// Just `kind` (plus `cap` and `panic`, which always run).
+    pub fn only(kind: Kind) -> KindSet {
+        KindSet(kind.bit())
+    }
+
+    pub fn with(self, kind: Kind) -> KindSet {
+        KindSet(self.0 | kind.bit())
+    }
+
+    pub fn without(self, kind: Kind) -> KindSet {
+        KindSet(self.0 & !kind.bit())
+    }
+
+    pub fn contains(self, kind: Kind) -> bool {
+        matches!(kind, Kind::Cap | Kind::Panic) || self.0 & kind.bit() != 0
+    }
+}
+
+/// The validator hook: `(graph, source roots, target roots)` to a failure
+/// message, or `None` when the target refines the source. The CLI plugs
+/// `verify::check` in here, so this crate does not depend on the verifier.
+pub type Validator<'a> = dyn Fn(&Graph, &[NodeId], &[NodeId]) -> Option<String> + Sync + 'a;
+
+/// How the checks run (the simplifier carries its own width and cap).
+#[derive(Clone, Debug)]
+pub struct CheckConfig {
+    /// The width `index` is checked at by the oracle and the probes.
+    pub width: Width,
+    /// Domains with more points than this are sampled by the oracle.
+    pub max_exhaustive: u64,
+    /// Oracle samples for a sampled domain.
+    pub samples: u64,
+    /// Points at which the `range` and `jit` checks evaluate every node
+    /// (the whole domain when it is smaller).
+    pub probe_points: u64,
+    /// Seed of sampled and probed points.
+    pub seed: u64,
+    /// Let the oracle split a domain across cores.
+    pub parallel: bool,
+    pub kinds: KindSet,
+}
+
+impl Default for CheckConfig {
+    fn default() -> CheckConfig {
+        CheckConfig {
+            width: Width::W64,
+            max_exhaustive: 1 << 24,
+            samples: 1 << 18,
+            probe_points: 64,
+            seed: 0,
+            parallel: true,
+            kinds: KindSet::ALL,
+        }
+    }
+}
+
+impl CheckConfig {
+    fn oracle(&self) -> OracleConfig {
+        OracleConfig {
+            width: self.width,
+            max_exhaustive: self.max_exhaustive,
+            samples: self.samples,
+            seed: self.seed,
+            parallel: self.parallel,
+            ..OracleConfig::default()
+        }
+    }
+}
+
+/// One failed check.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckFailure {
+    pub kind: Kind,
+    /// One line saying what failed.
+    pub message: String,
+    /// The failing point (domain variables and values), when there is one.
+    pub point: Option<Vec<(String, i64)>>,
+    /// The failing point as a full environment, indexed like the graph's
+    /// variable table (for `interp::eval`).
+    pub env: Option<Vec<i64>>,
+}
+
+impl CheckFailure {
+    fn new(kind: Kind, message: impl Into<String>) -> CheckFailure {
+        CheckFailure {
+            kind,
+            message: message.into(),
+            point: None,
+            env: None,
+        }
+    }
+}
+
+impl fmt::Display for CheckFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}
+
+/// The outcome of checking one case.
+#[derive(Clone)]
+pub struct Checked {
+    /// The case's graph with the simplified form's nodes added.
+    pub graph: Graph,
+    /// The original roots.
+    pub src: Vec<NodeId>,
+    /// The simplified roots; `None` when simplification failed (cap, panic).
+    pub tgt: Option<Vec<NodeId>>,
+    /// Firings per rule of the (first) simplification, indexed like
+    /// [`Simplifier::rule_names`]; empty when it failed.
+    pub counts: Vec<usize>,
+    /// Every check that failed, in the order they ran.
+    pub failures: Vec<CheckFailure>,
+}
+
+impl Checked {
+    pub fn ok(&self) -> bool {
+        self.failures.is_empty()
+    }
+
+    pub fn failed(&self, kind: Kind) -> bool {
+        self.failures.iter().any(|f| f.kind == kind)
+    }
+
+    pub fn failure(&self, kind: Kind) -> Option<&CheckFailure> {
+        self.failures.iter().find(|f| f.kind == kind)
+    }
+
+    /// `(rule, count)` of the rules that fired, most frequent first.
+    pub fn fired(&self, simp: &Simplifier) -> Vec<(String, usize)> {
+        let mut v: Vec<(String, usize)> = self
+            .counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| (simp.rule_names()[i].clone(), c))
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v
+    }
+}
+
+// ---- catching panics --------------------------------------------------------
+
+thread_local! {
+    static CATCHING: Cell<bool> = const { Cell::new(false) };
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Installs (once) a panic hook that, on a thread inside [`catch`], records
+/// the message and location instead of printing them, and otherwise defers
+/// to the hook that was installed before. A campaign that catches a panic
+/// reports it as a finding; printing it as well would only scramble the
+/// progress display.
+fn install_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let prev = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if CATCHING.with(|c| c.get()) {
+                let msg = payload_message(info.payload());
+                let text = match info.location() {
+                    Some(l) => format!("{msg} (at {}:{}:{})", l.file(), l.line(), l.column()),
+                    None => msg,
+                };
+                LAST_PANIC.with(|p| *p.borrow_mut() = Some(text));
+            } else {
+                prev(info)
+            }
+        }));
+    });
+}
+
+fn payload_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-string payload".to_string()
+    }
+}
+
+/// Runs `f`, turning a panic into `Err(message and location)`.
+pub fn catch<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+    install_hook();
+    let was = CATCHING.with(|c| c.replace(true));
+    LAST_PANIC.with(|p| p.borrow_mut().take());
+    let r = panic::catch_unwind(AssertUnwindSafe(f));
+    CATCHING.with(|c| c.set(was));
+    r.map_err(|payload| {
+        LAST_PANIC
+            .with(|p| p.borrow_mut().take())
+            .unwrap_or_else(|| payload_message(&*payload))
+    })
+}
+
+// ---- the checks ---------------------------------------------------------------
+
+/// Simplifies `roots` of `g` (a copy) with `simp` and runs the checks of
+/// `cfg.kinds`; `validate` runs the validator hook when given (and
+/// `Validate` is selected). Never panics.
+pub fn check(
+    g: &Graph,
+    roots: &[NodeId],
+    simp: &Simplifier,
+    cfg: &CheckConfig,
+    validate: Option<&Validator<'_>>,
+) -> Checked {
+    let mut out = Checked {
+        graph: g.clone(),
+        src: roots.to_vec(),
+        tgt: None,
+        counts: Vec::new(),
+        failures: Vec::new(),
+    };
+    if let Err(msg) = catch(|| run_checks(&mut out, simp, cfg, validate)) {
+        out.failures
+            .push(CheckFailure::new(Kind::Panic, one_line(&msg)));
+    }
+    out
+}
+
+fn run_checks(
+    out: &mut Checked,
+    simp: &Simplifier,
+    cfg: &CheckConfig,
+    validate: Option<&Validator<'_>>,
+) {
+    let outcome = match simp.simplify(&mut out.graph, &out.src, false) {
+        Ok(o) => o,
+        Err(e) => {
+            out.failures
+                .push(CheckFailure::new(Kind::Cap, e.to_string()));
+            return;
+        }
+    };
+    out.counts = outcome.counts;
+    let tgt = outcome.roots;
+    out.tgt = Some(tgt.clone());
+    let (g, src) = (&mut out.graph, &out.src);
+    let kinds = cfg.kinds;
+
+    if kinds.contains(Kind::Oracle) {
+        match oracle::check_jit(g, src, &tgt, &cfg.oracle()) {
+            Ok(rep) => {
+                if let Some(f) = &rep.failure {
+                    out.failures.push(CheckFailure {
+                        kind: Kind::Oracle,
+                        message: rep.to_string(),
+                        point: Some(f.point.clone()),
+                        env: Some(f.env.clone()),
+                    });
+                }
+            }
+            Err(e) => out.failures.push(CheckFailure::new(
+                Kind::Jit,
+                format!("the oracle does not compile: {e}"),
+            )),
+        }
+    }
+    if kinds.contains(Kind::Range) {
+        if let Some(f) = range_check(g, src, &tgt, cfg) {
+            out.failures.push(f);
+        }
+    }
+    if kinds.contains(Kind::Idempotent) {
+        match simp.simplify(g, &tgt, false) {
+            Ok(again) if again.roots == tgt => {}
+            Ok(again) => {
+                let fired: Vec<String> = again
+                    .fired(simp)
+                    .into_iter()
+                    .map(|(n, c)| format!("{n} ({c}x)"))
+                    .collect();
+                out.failures.push(CheckFailure::new(
+                    Kind::Idempotent,
+                    format!(
+                        "simplifying again gives {} instead of {} (fired: {})",
+                        show_roots(g, &again.roots),
+                        show_roots(g, &tgt),
+                        fired.join(", ")
+                    ),
+                ))
+            }
+            Err(e) => out.failures.push(CheckFailure::new(
+                Kind::Idempotent,
+                format!("simplifying the simplified form again: {e}"),
+            )),
+        }
+    }
+    if kinds.contains(Kind::Jit) {
+        if let Some(f) = jit_check(g, src, &tgt, cfg) {
+            out.failures.push(f);
+        }
+    }
+    if kinds.contains(Kind::Validate) {
+        if let Some(v) = validate {
+            if let Some(msg) = v(g, src, &tgt) {
+                out.failures
+                    .push(CheckFailure::new(Kind::Validate, one_line(&msg)));
+            }
+        }
+    }
+}
+
+/// The probe points of `roots`: every point of a small domain, else
+/// `cfg.probe_points` samples. Each as a full environment.
+fn probe_points(g: &Graph, roots: &[NodeId], cfg: &CheckConfig) -> (Domain, Vec<Vec<i64>>) {
+    let domain = Domain::new(g, roots);
+    let size = domain.size();
+    let exhaustive = size <= cfg.probe_points as u128;
+    let n = if exhaustive {
+        size as u64
+    } else {
+        cfg.probe_points
+    };
+    let mut point = vec![0i64; domain.len()];
+    let envs = (0..n)
+        .map(|k| {
+            if exhaustive {
+                domain.decode(k, &mut point);
+            } else {
+                domain.sample(cfg.seed, k, &mut point);
+            }
+            domain.env(g, &point)
+        })
+        .collect();
+    (domain, envs)
+}
+
+fn named_point(g: &Graph, domain: &Domain, env: &[i64]) -> Vec<(String, i64)> {
+    domain
+        .vars
+        .iter()
+        .map(|&v| (g.var(v).name.clone(), env[v as usize]))
+        .collect()
+}
+
+fn show_point(p: &[(String, i64)]) -> String {
+    if p.is_empty() {
+        return "the only point".to_string();
+    }
+    p.iter()
+        .map(|(n, v)| format!("{n} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Every value of every node of both forms lies inside its range, at the
+/// probe points where the form is defined (undefined is whole-evaluation:
+/// its node values mean nothing).
+fn range_check(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    cfg: &CheckConfig,
+) -> Option<CheckFailure> {
+    let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
+    let (domain, envs) = probe_points(g, &all, cfg);
+    for env in &envs {
+        let env128: Vec<i128> = env.iter().map(|&v| v as i128).collect();
+        for (label, roots) in [("source", src), ("target", tgt)] {
+            let Ok(vals) = interp::eval_all(g, roots, &env128, cfg.width) else {
+                continue;
+            };
+            for id in g.reachable(roots) {
+                let n = g.node(id);
+                let v = match vals[id.index()] {
+                    Val::Int(v) => v,
+                    Val::Bool(b) => b as i128,
+                    Val::Invalid | Val::Unconstrained => continue,
+                };
+                if (n.vmin as i128) <= v && v <= (n.vmax as i128) {
+                    continue;
+                }
+                let point = named_point(g, &domain, env);
+                return Some(CheckFailure {
+                    kind: Kind::Range,
+                    message: format!(
+                        "{label} node `{}` is {v} at {}, outside its range [{}, {}]",
+                        short(&print::expr(g, id)),
+                        show_point(&point),
+                        n.vmin,
+                        n.vmax
+                    ),
+                    point: Some(point),
+                    env: Some(env.clone()),
+                });
+            }
+        }
+    }
+    None
+}
+
+/// The JIT's single-point evaluator agrees with the interpreter on both
+/// forms at the probe points.
+fn jit_check(g: &Graph, src: &[NodeId], tgt: &[NodeId], cfg: &CheckConfig) -> Option<CheckFailure> {
+    let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
+    let compiled = match CompiledEval::new(g, &all, cfg.width) {
+        Ok(c) => c,
+        Err(e) => {
+            return Some(CheckFailure::new(
+                Kind::Jit,
+                format!("the evaluator does not compile: {e}"),
+            ))
+        }
+    };
+    let (domain, envs) = probe_points(g, &all, cfg);
+    for env in &envs {
+        let env128: Vec<i128> = env.iter().map(|&v| v as i128).collect();
+        let by_jit = compiled.eval(env);
+        let by_interp = interp::eval(g, &all, &env128, cfg.width);
+        if by_jit != by_interp {
+            let point = named_point(g, &domain, env);
+            return Some(CheckFailure {
+                kind: Kind::Jit,
+                message: format!(
+                    "at {} the JIT gives {} but the interpreter {}",
+                    show_point(&point),
+                    show_eval(g, &by_jit),
+                    show_eval(g, &by_interp)
+                ),
+                point: Some(point),
+                env: Some(env.clone()),
+            });
+        }
+    }
+    None
+}
+
+fn show_eval(g: &Graph, r: &Result<Vec<Val>, interp::Undefined>) -> String {
+    match r {
+        Ok(v) => format!(
+            "({})",
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Err(u) => format!(
+            "undefined ({} at `{}`)",
+            u.reason,
+            short(&print::expr(g, u.node))
+        ),
+    }
+}
+
+fn show_roots(g: &Graph, roots: &[NodeId]) -> String {
+    let parts: Vec<String> = roots.iter().map(|&r| short(&print::expr(g, r))).collect();
+    format!("`{}`", parts.join("`, `"))
+}
+
+/// An expression cut to a length that keeps a message on one line.
+pub fn short(s: &str) -> String {
+    const MAX: usize = 120;
+    if s.chars().count() <= MAX {
+        s.to_string()
+    } else {
+        let cut: String = s.chars().take(MAX - 3).collect();
+        format!("{cut}...")
+    }
+}
+
+/// Newlines folded into spaces: messages go into `#` header lines.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,164 @@
+//! Corpus files: written whole (atomically), named after what they found
+//! and the case, readable by the engine's parser, and replayable at the
+//! width their header names.
+
+use engine::interp::Width;
+use engine::parse::parse_program;
+use engine::rewrite::Simplifier;
+use engine::rules::builtin;
+use fuzz::checks::{check, CheckConfig, Kind};
+use fuzz::corpus::{self, Entry};
+use std::path::PathBuf;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("corpus-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn entry(body: &str) -> Entry {
+    Entry {
+        kind: Kind::Oracle,
+        message: "value-differs at x = -1".into(),
+        point: Some(vec![("x".into(), -1)]),
+        rules: vec![("rem_drop_multiple".into(), 1)],
+        origin: "a test".into(),
+        width: Width(32),
+        simplify_width: Width(32),
+        body: body.into(),
+    }
+}
+
+#[test]
+fn concurrent_atomic_writes_leave_one_whole_file_and_no_temporary_files() {
+    let dir = temp_dir("atomic");
+    let path = dir.join("case.txt");
+    let texts: Vec<String> = (0..8)
+        .map(|i| format!("# writer {i}\n{}", "expr 1\n".repeat(5000)))
+        .collect();
+    std::thread::scope(|s| {
+        for t in &texts {
+            let path = &path;
+            s.spawn(move || {
+                for _ in 0..20 {
+                    corpus::write_atomic(path, t).unwrap();
+                }
+            });
+        }
+    });
+    let got = std::fs::read_to_string(&path).unwrap();
+    assert!(texts.contains(&got), "a torn file");
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["case.txt".to_string()]);
+}
+
+#[test]
+fn a_written_case_parses_and_says_what_failed() {
+    let dir = temp_dir("entry");
+    let e = entry("var x in [-2, 1]\nexpr (x * 4 + 1) % 4\nexpect 1 % 4\n");
+    let saved = corpus::save(&dir, &e).unwrap();
+    assert!(saved.new);
+    let name = saved
+        .path
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        name.starts_with("oracle-") && name.ends_with(".txt") && name.len() == 21,
+        "{name}"
+    );
+    let text = std::fs::read_to_string(&saved.path).unwrap();
+    let p = parse_program(&text).unwrap();
+    assert_eq!(p.outputs.len(), 1);
+    assert_eq!(p.expects.len(), 1);
+    assert_eq!(corpus::header_value(&p, "width"), Some("32"));
+    assert_eq!(corpus::case_width(&p), Ok(Some(Width(32))));
+    assert_eq!(corpus::header_value(&p, "point"), Some("x = -1"));
+    assert_eq!(
+        corpus::header_value(&p, "rules"),
+        Some("rem_drop_multiple (1x)")
+    );
+    assert_eq!(
+        corpus::header_value(&p, "reproduce").unwrap(),
+        format!("tileproof replay {}", saved.path.display())
+    );
+    // The same case again is the same file, left as it was.
+    let again = corpus::save(
+        &dir,
+        &entry("var x in [-2, 1]\nexpr (x * 4 + 1) % 4\nexpect 0\n"),
+    )
+    .unwrap();
+    assert_eq!(again.path, saved.path);
+    assert!(!again.new);
+    assert_eq!(std::fs::read_to_string(&saved.path).unwrap(), text);
+    // A different case is another file.
+    assert_ne!(
+        corpus::save(&dir, &entry("expr 1\n")).unwrap().path,
+        saved.path
+    );
+}
+
+#[test]
+fn replay_uses_the_width_of_the_header_and_rejects_a_bad_one() {
+    let dir = temp_dir("width");
+    let ok = dir.join("w8.txt");
+    // At width 8, x + 100 overflows for x > 27: the source is undefined
+    // there and any target is fine; the rest must still agree.
+    std::fs::write(&ok, "# width: 8\nvar x in [0, 100]\nexpr (x + 100) - 100\n").unwrap();
+    let r = corpus::replay_file(&ok, builtin(), None, None).unwrap();
+    assert_eq!(r.width, Width(8));
+    assert!(r.ok(), "{:?}", r.checked.failures);
+    let bad = dir.join("bad.txt");
+    std::fs::write(&bad, "# width: 7\nexpr 1\n").unwrap();
+    let e = corpus::replay_file(&bad, builtin(), None, None)
+        .err()
+        .unwrap();
+    assert!(e.contains("bad.txt") && e.contains("`# width: 7`"), "{e}");
+    let syntax = dir.join("syntax.txt");
+    std::fs::write(&syntax, "var x in [0, 3]\nexpr x +\n").unwrap();
+    let e = corpus::replay_file(&syntax, builtin(), None, None)
+        .err()
+        .unwrap();
+    assert!(e.starts_with(&format!("{}:2:", syntax.display())), "{e}");
+}
+
+#[test]
+fn directories_list_their_case_files_in_order() {
+    let dir = temp_dir("files");
+    for n in ["b.txt", "a.txt", ".a.txt.tmp-1-0", "notes.md"] {
+        std::fs::write(dir.join(n), "expr 1\n").unwrap();
+    }
+    let files = corpus::files(&dir).unwrap();
+    let names: Vec<_> = files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["a.txt", "b.txt"]);
+    assert!(corpus::is_temp_file(&dir.join(".a.txt.tmp-1-0")));
+    assert!(corpus::files(&dir.join("missing")).is_err());
+}
+
+#[test]
+fn an_entry_from_a_checked_case_carries_the_failure_and_the_engine_output() {
+    let rules = fuzz::campaign::override_rules(
+        builtin(),
+        "b.rules",
+        "group identity\nrule mul_zero: x * 0 => 0\n",
+    )
+    .unwrap();
+    let simp = Simplifier::new(&rules);
+    let p = parse_program(
+        "var c: bool\nvar x in [0, 5]\nexpr where(c, x, where(x < 3, x + 1, invalid)) * 0\n",
+    )
+    .unwrap();
+    let c = check(&p.graph, &p.outputs, &simp, &CheckConfig::default(), None);
+    let e = Entry::from_checked(&c, Kind::Oracle, &simp, Width::W64, "test".into());
+    assert_eq!(e.rules, vec![("mul_zero".to_string(), 1)]);
+    assert!(e.body.ends_with("expect 0\n"), "{}", e.body);
+    assert!(e.message.starts_with("validity-differs"));
+}

@@ -1,0 +1,48 @@
+//! The cargo-fuzz targets: their bodies take any bytes, and built without
+//! libFuzzer their binaries replay input files (how an artifact is
+//! reproduced on stable Rust).
+
+use fuzz::generate::{seed_bytes, Generator};
+use std::process::Command;
+
+#[test]
+fn the_target_bodies_take_arbitrary_bytes() {
+    for s in 0..40u64 {
+        let bytes = seed_bytes(s, (s as usize * 37) % 300);
+        fuzz::targets::graph(Generator::Tiled, &bytes);
+        fuzz::targets::parse(&bytes);
+        let text: Vec<u8> = bytes
+            .iter()
+            .map(|b| b" var expr in [ ] , + - * / % ( ) x y 0 1 9 \n"[*b as usize % 43])
+            .collect();
+        fuzz::targets::parse(&text);
+    }
+    fuzz::targets::graph(Generator::Tiled, &[]);
+    fuzz::targets::graph(Generator::Expr, &[]);
+}
+
+#[test]
+fn target_binaries_replay_input_files_without_libfuzzer() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("targets");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a"), seed_bytes(1, 64)).unwrap();
+    std::fs::write(dir.join("b"), b"var x in [0, 3]\nexpr x +").unwrap();
+    for exe in [
+        env!("CARGO_BIN_EXE_tiled_graph"),
+        env!("CARGO_BIN_EXE_parse"),
+    ] {
+        let out = Command::new(exe).arg(&dir).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{exe}: {stdout}");
+        assert_eq!(stdout.matches("ok   ").count(), 2, "{stdout}");
+        let usage = Command::new(exe).output().unwrap();
+        assert_eq!(usage.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&usage.stderr).contains("cargo fuzz run"));
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_expr_tree"))
+        .arg(dir.join("missing"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}

@@ -1,0 +1,265 @@
+//! `tileproof bench`: throughput figures for the engine and the fuzzer, so
+//! that a change that makes campaigns slower shows up as a number.
+//!
+//! - `simplify`: cases (and expressions) per second of the engine's
+//!   `Simplifier` over a fixed set of 2,000 generated cases (1,000 of each
+//!   generator), on one thread and on every core;
+//! - `oracle`: points per second of the JIT oracle and of the interpreter
+//!   oracle on the same case (a fixed tiled case of 2^18..2^21 points,
+//!   against its simplified form), and their ratio;
+//! - `campaign`: cases per second of a campaign of `--seconds` per
+//!   generator (built-in rules, no SMT, no corpus writes).
+
+use super::fuzz::say;
+use engine::interp::Width;
+use engine::ir::{Graph, NodeId};
+use engine::rewrite::Simplifier;
+use engine::rules::builtin;
+use fuzz::campaign::{self, mix, CampaignConfig, GeneratorChoice, Hooks};
+use fuzz::generate::{Case, Generator};
+use fuzz::oracle::{check_interp, check_jit, OracleConfig};
+use rayon::prelude::*;
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum What {
+    Simplify,
+    Oracle,
+    Campaign,
+    All,
+}
+
+#[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  tileproof bench                 # everything, 30 s campaigns\n  \
+tileproof bench oracle\n  tileproof bench campaign --seconds 10 --jobs 1"
+)]
+pub struct Args {
+    /// Which figures.
+    #[arg(value_enum, default_value = "all")]
+    pub what: What,
+    /// Length of each campaign, in seconds.
+    #[arg(long, default_value_t = 30.0)]
+    pub seconds: f64,
+    /// Worker threads for the parallel figures (default: one per core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+}
+
+/// The seed every benchmark case is drawn from: fixed, so figures compare.
+const BENCH_SEED: u64 = 0xBE4C;
+
+pub fn run(a: Args) -> ExitCode {
+    if !(a.seconds > 0.0 && a.seconds.is_finite()) {
+        eprintln!("tileproof bench: --seconds must be a positive number");
+        return ExitCode::from(1);
+    }
+    if a.jobs == Some(0) {
+        eprintln!("tileproof bench: --jobs must be at least 1");
+        return ExitCode::from(1);
+    }
+    let pool = match rayon::ThreadPoolBuilder::new()
+        .num_threads(a.jobs.unwrap_or(0))
+        .build()
+    {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("tileproof bench: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    say!(
+        "command: {}",
+        std::env::args().collect::<Vec<_>>().join(" ")
+    );
+    say!(
+        "machine: {cores} cores; {} worker threads; {} build",
+        pool.current_num_threads(),
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
+    );
+    pool.install(|| {
+        if matches!(a.what, What::Simplify | What::All) {
+            bench_simplify();
+        }
+        if matches!(a.what, What::Oracle | What::All) {
+            bench_oracle();
+        }
+        if matches!(a.what, What::Campaign | What::All) {
+            bench_campaign(a.seconds, a.jobs);
+        }
+    });
+    ExitCode::SUCCESS
+}
+
+fn cases(generator: Generator, n: u64) -> Vec<Case> {
+    (0..n)
+        .map(|k| Case::from_seed(generator, mix(BENCH_SEED, k)))
+        .collect()
+}
+
+/// Seconds per pass of `simp` over `cases` (graphs are cloned before the
+/// clock starts; at least a second of work, so the figure is stable), and
+/// how many hit the cap.
+fn time_simplify(simp: &Simplifier, cases: &[Case]) -> (f64, usize) {
+    let mut rounds = 0u32;
+    let mut elapsed = Duration::ZERO;
+    let mut capped = 0;
+    while elapsed < Duration::from_secs(1) {
+        let mut graphs: Vec<Graph> = cases.iter().map(|c| c.graph.clone()).collect();
+        let t = Instant::now();
+        for (g, c) in graphs.iter_mut().zip(cases) {
+            if simp.simplify(g, &c.roots, false).is_err() {
+                capped += 1;
+            }
+        }
+        elapsed += t.elapsed();
+        rounds += 1;
+    }
+    (
+        elapsed.as_secs_f64() / rounds as f64,
+        capped / rounds as usize,
+    )
+}
+
+fn bench_simplify() {
+    let simp = Simplifier::new(builtin());
+    let tiled = cases(Generator::Tiled, 1000);
+    let expr = cases(Generator::Expr, 1000);
+    let roots = |c: &[Case]| c.iter().map(|c| c.roots.len()).sum::<usize>();
+    let (ts, tcap) = time_simplify(&simp, &tiled);
+    let (es, ecap) = time_simplify(&simp, &expr);
+    let total = ts + es;
+    let nroots = roots(&tiled) + roots(&expr);
+    say!(
+        "simplify, 1 thread: {:.0} cases/s, {:.0} expressions/s over 2000 cases (1000 tiled + 1000 expr, {} expressions; {:.1} ms per pass)",
+        2000.0 / total,
+        nroots as f64 / total,
+        nroots,
+        total * 1e3
+    );
+    for (g, c, s, cap) in [
+        (Generator::Tiled, &tiled, ts, tcap),
+        (Generator::Expr, &expr, es, ecap),
+    ] {
+        say!(
+            "  {g}: {:.0} cases/s, {:.0} expressions/s{}",
+            c.len() as f64 / s,
+            roots(c) as f64 / s,
+            if cap > 0 {
+                format!(" ({cap} hit the cap)")
+            } else {
+                String::new()
+            }
+        );
+    }
+    let all: Vec<&Case> = tiled.iter().chain(&expr).collect();
+    let mut graphs: Vec<Graph> = all.iter().map(|c| c.graph.clone()).collect();
+    let t = Instant::now();
+    graphs
+        .par_iter_mut()
+        .zip(all.par_iter())
+        .for_each(|(g, c)| {
+            let _ = simp.simplify(g, &c.roots, false);
+        });
+    let s = t.elapsed().as_secs_f64();
+    say!(
+        "simplify, {} threads: {:.0} cases/s, {:.0} expressions/s",
+        rayon::current_num_threads(),
+        all.len() as f64 / s,
+        nroots as f64 / s
+    );
+}
+
+/// The oracle's case: the first benchmark tiled case with 2^18..2^21
+/// points that the engine changes.
+fn oracle_case(simp: &Simplifier) -> Option<(Case, Graph, Vec<NodeId>)> {
+    (0..10_000u64).find_map(|k| {
+        let c = Case::from_seed(Generator::Tiled, mix(BENCH_SEED, k));
+        let d = c.domain_size();
+        if !((1 << 18)..=(1 << 21)).contains(&d) {
+            return None;
+        }
+        let mut g = c.graph.clone();
+        let out = simp.simplify(&mut g, &c.roots, false).ok()?;
+        (out.roots != c.roots).then_some((c, g, out.roots))
+    })
+}
+
+fn bench_oracle() {
+    let simp = Simplifier::new(builtin());
+    let Some((case, g, tgt)) = oracle_case(&simp) else {
+        say!("oracle: no suitable case among the benchmark cases");
+        return;
+    };
+    say!(
+        "oracle case: {} ({} points, {} nodes before, {} after simplification)",
+        case.description,
+        case.domain_size(),
+        g.reachable(&case.roots).len(),
+        g.reachable(&tgt).len()
+    );
+    for parallel in [false, true] {
+        let cfg = OracleConfig {
+            parallel,
+            ..OracleConfig::at_width(Width::W64)
+        };
+        let t = Instant::now();
+        let jit = check_jit(&g, &case.roots, &tgt, &cfg);
+        let jit_s = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let int = check_interp(&g, &case.roots, &tgt, &cfg);
+        let int_s = t.elapsed().as_secs_f64();
+        let (Ok(jit), Ok(int)) = (jit, int) else {
+            say!("oracle: the JIT or the interpreter oracle failed to run");
+            return;
+        };
+        let agree = if jit == int { "agree" } else { "DISAGREE" };
+        say!(
+            "oracle, {}: JIT {:.3e} points/s ({:.1} ms incl. compiling), interpreter {:.3e} points/s ({:.0} ms); JIT/interpreter {:.0}x; both {}: {}",
+            if parallel {
+                format!("{} threads", rayon::current_num_threads())
+            } else {
+                "1 thread".to_string()
+            },
+            jit.points as f64 / jit_s,
+            jit_s * 1e3,
+            int.points as f64 / int_s,
+            int_s * 1e3,
+            int_s / jit_s,
+            agree,
+            jit
+        );
+    }
+}
+
+fn bench_campaign(seconds: f64, jobs: Option<usize>) {
+    for g in Generator::ALL {
+        let cfg = CampaignConfig {
+            seed: BENCH_SEED,
+            generator: GeneratorChoice::One(g),
+            time: Some(Duration::from_secs_f64(seconds)),
+            jobs,
+            shrink_steps: 0,
+            ..CampaignConfig::default()
+        };
+        match campaign::run(&cfg, builtin(), &Hooks::default()) {
+            Ok(s) => say!(
+                "campaign {g}: {:.0} cases/s ({} cases in {:.1} s, each with a variant; {} of {} rules fired; {} findings)",
+                s.cases_per_sec(),
+                s.cases,
+                s.elapsed.as_secs_f64(),
+                s.rules_covered(),
+                s.rule_names.len(),
+                s.total_findings()
+            ),
+            Err(e) => say!("campaign {g}: {e}"),
+        }
+    }
+}

@@ -1,0 +1,465 @@
+//! `tileproof fuzz`: a fuzz campaign of generated cases (see
+//! `fuzz::campaign`), with the SMT validator plugged into the campaign's
+//! hook, a progress display, and a summary with per-rule fire counts.
+//!
+//! Also the helpers the other fuzzing subcommands (`replay`, `import`,
+//! `bench`) share: loading rules with overrides, the SMT validator, output
+//! that survives a closed pipe.
+
+use engine::interp::Width;
+use engine::ir::{Graph, NodeId};
+use engine::rules::{builtin, RuleSet};
+use fuzz::campaign::{self, CampaignConfig, GeneratorChoice, Hooks, Progress, Shard, Stop};
+use fuzz::checks::{CheckConfig, Validator};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use verify::check::{check, CheckResult};
+
+/// Prints a line to standard output, ignoring a closed pipe
+/// (`tileproof fuzz | head` must not panic).
+macro_rules! say {
+    ($($t:tt)*) => {{
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+pub(crate) use say;
+
+#[derive(clap::Args)]
+#[command(
+    after_help = "Exit status: 0 no finding; 2 findings (written to the corpus), or arguments clap rejects; 1 other errors.\n\n\
+Examples:\n  tileproof fuzz --time 60\n  tileproof fuzz --seed 7 --cases 2000 --generator expr --corpus /tmp/c\n  \
+tileproof fuzz --seed 7 --shard 0/4 --time 600      # one of four CI jobs"
+)]
+pub struct Args {
+    /// Time budget in seconds (default 60; with --cases alone, no limit).
+    #[arg(long, value_name = "SECONDS")]
+    pub time: Option<f64>,
+    /// Stop after this many cases: the same seed and shard then check
+    /// exactly the same cases.
+    #[arg(long, value_name = "N")]
+    pub cases: Option<u64>,
+    /// Campaign seed (default: from the clock, printed). Case k of seed S
+    /// is the same case in every run.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Which generator: tiled, expr or both.
+    #[arg(long, default_value = "both", value_name = "GEN")]
+    pub generator: GeneratorChoice,
+    /// Where findings are written.
+    #[arg(long, default_value = "corpus", value_name = "DIR")]
+    pub corpus: PathBuf,
+    /// Run shard I of N: case numbers I, I+N, I+2N, ... (needs --seed).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
+    /// Width of `index` the engine simplifies at and the oracle checks at.
+    #[arg(long, default_value_t = 64)]
+    pub width: u32,
+    /// Validate every K-th case with Z3 as well (0: never).
+    #[arg(long, default_value_t = 256, value_name = "K")]
+    pub validate_every: u64,
+    /// Z3 timeout per query of a validation, in seconds.
+    #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
+    pub validate_timeout: f64,
+    /// Shrink and write at most this many findings, then stop.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub max_findings: usize,
+    /// Checks a shrink may run per finding (0: do not shrink).
+    #[arg(long, default_value_t = 2000, value_name = "N")]
+    pub shrink_steps: usize,
+    /// Check only the generated cases, not also a variant of each.
+    #[arg(long)]
+    pub no_variants: bool,
+    /// A rule file laid over the built-in rules (repeatable): a rule named
+    /// like a built-in one replaces it, others join their group.
+    #[arg(long = "rules", value_name = "FILE")]
+    pub rules: Vec<String>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The built-in rules with each file of `files` laid over them.
+pub fn load_rules(files: &[String]) -> Result<RuleSet, String> {
+    let mut set = builtin().clone();
+    for f in files {
+        let text = super::read_text(f)?;
+        set = campaign::override_rules(&set, f, &text)?;
+    }
+    Ok(set)
+}
+
+pub fn parse_width(w: u32) -> Result<Width, String> {
+    if Width::ALL.contains(&Width(w)) {
+        Ok(Width(w))
+    } else {
+        Err(format!("width {w} is not one of 8, 16, 32, 64"))
+    }
+}
+
+pub fn parse_timeout(t: f64) -> Result<Duration, String> {
+    if t > 0.0 && t.is_finite() {
+        Ok(Duration::from_secs_f64(t))
+    } else {
+        Err(format!(
+            "the timeout must be a positive number of seconds, not {t}"
+        ))
+    }
+}
+
+/// One line for an SMT result that is a failure; `None` when the target
+/// refines the source (or Z3 cannot tell: that is not a finding).
+pub fn smt_failure(r: &CheckResult) -> Option<String> {
+    match r {
+        CheckResult::Counterexample {
+            failure,
+            method,
+            point,
+            confirmed,
+        } => {
+            let p: Vec<String> = point.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+            Some(format!(
+                "smt ({method}): {failure} at {}; {}",
+                if p.is_empty() {
+                    "the only point".to_string()
+                } else {
+                    p.join(", ")
+                },
+                match confirmed {
+                    Ok(v) => format!("confirmed by the interpreter: {v}"),
+                    Err(e) => format!("NOT confirmed by the interpreter: {e}"),
+                }
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The campaign's validator hook: `verify::check` of source against
+/// target at `width`.
+pub fn smt_validator(
+    width: Width,
+    timeout: Duration,
+) -> impl Fn(&Graph, &[NodeId], &[NodeId]) -> Option<String> + Sync {
+    move |g, src, tgt| smt_failure(&check(g, src, tgt, width.0, timeout))
+}
+
+fn clock_seed() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    // Small enough to type back in.
+    (t.as_nanos() as u64) % 1_000_000_007
+}
+
+pub fn run(a: Args) -> ExitCode {
+    match run_campaign(a) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("tileproof fuzz: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run_campaign(a: Args) -> Result<ExitCode, String> {
+    let width = parse_width(a.width)?;
+    let timeout = parse_timeout(a.validate_timeout)?;
+    if let Some(t) = a.time {
+        if !(t > 0.0 && t.is_finite()) {
+            return Err(format!(
+                "--time must be a positive number of seconds, not {t}"
+            ));
+        }
+    }
+    if a.cases == Some(0) {
+        return Err("--cases must be at least 1".into());
+    }
+    if a.jobs == Some(0) {
+        return Err("--jobs must be at least 1".into());
+    }
+    if a.shard.is_some_and(|s| s.count > 1) && a.seed.is_none() {
+        return Err(
+            "--shard needs --seed: every shard of a campaign must use the same seed".into(),
+        );
+    }
+    let rules = load_rules(&a.rules)?;
+    let seed = a.seed.unwrap_or_else(clock_seed);
+    let time = match (a.time, a.cases) {
+        (Some(t), _) => Some(Duration::from_secs_f64(t)),
+        (None, Some(_)) => None,
+        (None, None) => Some(Duration::from_secs(60)),
+    };
+    let cfg = CampaignConfig {
+        seed,
+        shard: a.shard.unwrap_or(Shard::WHOLE),
+        generator: a.generator,
+        cases: a.cases,
+        time,
+        jobs: a.jobs,
+        simplify_width: width,
+        check: CheckConfig {
+            width,
+            ..CheckConfig::default()
+        },
+        validate_every: a.validate_every,
+        corpus: Some(a.corpus.clone()),
+        shrink_steps: a.shrink_steps,
+        max_findings: Some(a.max_findings),
+        variants: !a.no_variants,
+        ..CampaignConfig::default()
+    };
+    let jobs = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    eprintln!(
+        "tileproof fuzz: seed {seed}, shard {}, generator {}, width {width}, {jobs} jobs, {}, corpus {}",
+        cfg.shard,
+        cfg.generator,
+        match (time, a.cases) {
+            (Some(t), Some(n)) => format!("{:.0} s or {n} cases", t.as_secs_f64()),
+            (Some(t), None) => format!("{:.0} s", t.as_secs_f64()),
+            (None, Some(n)) => format!("{n} cases"),
+            (None, None) => unreachable!(),
+        },
+        a.corpus.display()
+    );
+
+    let display = Display::new(time, a.cases);
+    let progress = |p: &Progress| display.update(p);
+    let validator = smt_validator(width, timeout);
+    let hooks = Hooks {
+        validator: (a.validate_every > 0).then_some(&validator as &Validator<'_>),
+        progress: Some(&progress),
+    };
+    let s = campaign::run(&cfg, &rules, &hooks)?;
+    display.finish();
+
+    if a.json {
+        let fired: serde_json::Map<String, serde_json::Value> = s
+            .fired()
+            .into_iter()
+            .map(|(n, c)| (n.to_string(), json!(c)))
+            .collect();
+        let by_kind: serde_json::Map<String, serde_json::Value> = s
+            .by_kind
+            .iter()
+            .map(|(k, n)| (k.name().to_string(), json!(n)))
+            .collect();
+        let findings: Vec<serde_json::Value> = s
+            .findings
+            .iter()
+            .map(|f| {
+                json!({
+                    "kind": f.kind.name(),
+                    "case": f.case_number,
+                    "generator": f.generator.name(),
+                    "case_seed": f.case_seed,
+                    "variant": f.variant.map(|v| v.name()),
+                    "message": f.message,
+                    "point": f.point.as_ref().map(|p| p.iter().map(|(n, v)| json!([n, v])).collect::<Vec<_>>()),
+                    "rules": f.rules.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+                    "seconds": f.found_after.as_secs_f64(),
+                    "path": f.path.as_ref().map(|p| p.display().to_string()),
+                    "new_file": f.new_file,
+                    "note": f.note,
+                })
+            })
+            .collect();
+        let v = json!({
+            "seed": s.seed,
+            "shard": s.shard.to_string(),
+            "generator": s.generator.name(),
+            "width": width.0,
+            "cases": s.cases,
+            "seconds": s.elapsed.as_secs_f64(),
+            "cases_per_sec": s.cases_per_sec(),
+            "stop": stop_name(s.stop),
+            "findings": s.total_findings(),
+            "findings_by_kind": by_kind,
+            "finding_list": findings,
+            "rules_covered": s.rules_covered(),
+            "rules_total": s.rule_names.len(),
+            "rule_counts": fired,
+            "never_fired": s.never_fired(),
+            "digest": format!("{:016x}", s.digest),
+        });
+        say!("{v}");
+    } else {
+        print_summary(&s, width);
+    }
+    Ok(if s.total_findings() > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn stop_name(s: Stop) -> &'static str {
+    match s {
+        Stop::Cases => "case budget",
+        Stop::Time => "time budget",
+        Stop::Findings => "finding limit",
+    }
+}
+
+fn print_summary(s: &campaign::Summary, width: Width) {
+    say!(
+        "seed {}, shard {}, generator {}, width {width}: {} cases in {:.1} s ({:.0} cases/s); stopped by the {}",
+        s.seed,
+        s.shard,
+        s.generator,
+        s.cases,
+        s.elapsed.as_secs_f64(),
+        s.cases_per_sec(),
+        stop_name(s.stop)
+    );
+    let kinds: Vec<String> = s.by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    say!(
+        "findings: {}{}",
+        s.total_findings(),
+        if kinds.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", kinds.join(", "))
+        }
+    );
+    for f in &s.findings {
+        let Some(path) = &f.path else { continue };
+        say!(
+            "  {} in case {} ({}{}): {}{}",
+            f.kind,
+            f.case_number,
+            f.generator,
+            f.variant
+                .map_or_else(String::new, |v| format!(", {v} variant")),
+            path.display(),
+            if f.new_file {
+                ""
+            } else {
+                " (already in the corpus)"
+            }
+        );
+        say!("    {}", f.message);
+        if let Some(n) = &f.note {
+            say!("    note: {n}");
+        }
+    }
+    let written = s.findings.iter().filter(|f| f.path.is_some()).count() as u64;
+    let unwritten = s.total_findings() - written;
+    if unwritten > 0 {
+        say!("  {unwritten} more not written (see --max-findings, or a write error above)");
+    }
+    say!(
+        "rule fire counts ({} of {} rules fired):",
+        s.rules_covered(),
+        s.rule_names.len()
+    );
+    for (name, n) in s.fired().into_iter().filter(|(_, n)| *n > 0) {
+        say!("  {n:>10}  {name}");
+    }
+    let never = s.never_fired();
+    if never.is_empty() {
+        say!("every rule fired");
+    } else {
+        say!("never fired ({}): {}", never.len(), never.join(", "));
+    }
+}
+
+/// The progress display: an indicatif bar on a terminal, else a line every
+/// ten seconds (CI logs); findings are announced as they are written.
+struct Display {
+    bar: Option<ProgressBar>,
+    last_line: Mutex<Instant>,
+    start: Instant,
+    time: Option<Duration>,
+}
+
+impl Display {
+    fn new(time: Option<Duration>, cases: Option<u64>) -> Display {
+        let start = Instant::now();
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let (len, template) = match (time, cases) {
+                (Some(t), _) => (
+                    t.as_secs().max(1),
+                    "{spinner} fuzzing [{bar:30}] {elapsed}/{duration} {msg}",
+                ),
+                (None, Some(n)) => (n, "{spinner} fuzzing [{bar:30}] {pos}/{len} cases {msg}"),
+                (None, None) => (1, "{spinner} fuzzing {msg}"),
+            };
+            let b = ProgressBar::new(len);
+            b.set_style(
+                ProgressStyle::with_template(template)
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            );
+            b.enable_steady_tick(Duration::from_millis(200));
+            b
+        });
+        Display {
+            bar,
+            last_line: Mutex::new(start),
+            start,
+            time,
+        }
+    }
+
+    fn update(&self, p: &Progress) {
+        let status = format!(
+            "{} cases, {:.0} cases/s, {} findings, {}/{} rules covered",
+            p.cases,
+            p.cases_per_sec(),
+            p.findings,
+            p.rules_covered,
+            p.rules_total
+        );
+        for f in &p.new_findings {
+            let line = format!(
+                "[{:.1} s] finding: {} in case {} ({}{}){}",
+                f.found_after.as_secs_f64(),
+                f.kind,
+                f.case_number,
+                f.generator,
+                f.variant
+                    .map_or_else(String::new, |v| format!(", {v} variant")),
+                f.path
+                    .as_ref()
+                    .map_or_else(String::new, |p| format!(" -> {}", p.display()))
+            );
+            match &self.bar {
+                Some(b) => b.println(line),
+                None => eprintln!("{line}"),
+            }
+        }
+        match &self.bar {
+            Some(b) => {
+                if self.time.is_some() {
+                    b.set_position(self.start.elapsed().as_secs());
+                } else {
+                    b.set_position(p.cases);
+                }
+                b.set_message(status);
+            }
+            None => {
+                let mut last = self.last_line.lock().unwrap_or_else(|e| e.into_inner());
+                if last.elapsed() >= Duration::from_secs(10) {
+                    *last = Instant::now();
+                    eprintln!("[{:>5.0} s] {status}", p.elapsed.as_secs_f64());
+                }
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}

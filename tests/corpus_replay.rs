@@ -1,0 +1,107 @@
+//! The corpus replays clean: every case in `corpus/` passes the JIT oracle,
+//! the interpreter checks and Z3 with the current engine and the built-in
+//! rules. A case of a bug that is still present makes this fail, naming the
+//! file: that is the point of keeping it.
+
+use engine::interp::Width;
+use engine::ir::{Graph, NodeId};
+use engine::rules::{builtin, RuleSet};
+use fuzz::corpus;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+use verify::check::{check, CheckResult};
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus")
+}
+
+/// Replays every case of `dir` with `rules`, validating with Z3 as the CLI
+/// does; returns one line per failing file.
+fn replay_dir(dir: &Path, rules: &RuleSet) -> Vec<String> {
+    let mut failures = Vec::new();
+    for path in corpus::files(dir).unwrap() {
+        let prog = match corpus::read(&path) {
+            Ok(p) => p,
+            Err(e) => {
+                failures.push(e);
+                continue;
+            }
+        };
+        let w = corpus::case_width(&prog).unwrap().unwrap_or(Width::W64);
+        let smt = |g: &Graph, src: &[NodeId], tgt: &[NodeId]| match check(
+            g,
+            src,
+            tgt,
+            w.0,
+            Duration::from_secs(10),
+        ) {
+            CheckResult::Counterexample { failure, point, .. } => {
+                Some(format!("smt: {failure} at {point:?}"))
+            }
+            _ => None,
+        };
+        let r = corpus::replay(&prog, rules, w, Some(&smt));
+        if !r.ok() {
+            let why: Vec<String> = r.checked.failures.iter().map(|f| f.to_string()).collect();
+            failures.push(format!("{}: {}", path.display(), why.join("; ")));
+        }
+    }
+    failures
+}
+
+#[test]
+fn every_corpus_case_replays_clean() {
+    let failures = replay_dir(&corpus_dir(), builtin());
+    assert!(
+        failures.is_empty(),
+        "corpus cases fail with the current engine:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn the_corpus_holds_only_whole_case_files() {
+    for e in std::fs::read_dir(corpus_dir()).unwrap() {
+        let p = e.unwrap().path();
+        assert!(!corpus::is_temp_file(&p), "temporary file: {}", p.display());
+        if p.extension().is_some_and(|x| x == "txt") {
+            corpus::read(&p).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_replay_command_passes_on_the_corpus() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+        .arg("replay")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("0 failed"), "{stdout}");
+}
+
+#[test]
+fn a_case_of_a_present_bug_fails_the_replay_naming_its_file() {
+    // With mul_zero's guard removed, the corpus's regression case for it is
+    // a case of a present bug.
+    let broken = fuzz::campaign::override_rules(
+        builtin(),
+        "broken.rules",
+        "group identity\nrule mul_zero: x * 0 => 0\n",
+    )
+    .unwrap();
+    let failures = replay_dir(&corpus_dir(), &broken);
+    assert!(
+        failures.iter().any(|f| f.contains("oracle-f245ee5a72.txt")
+            && f.contains("validity-differs")
+            && f.contains("validate: smt")),
+        "{failures:?}"
+    );
+}
