@@ -224,8 +224,24 @@ fn unknown_reason(solver: &Solver, what: &str) -> String {
 }
 
 fn solve(rule: &Rule, types: &[DType], enc: Enc, opts: &Options) -> Outcome {
+    if enc.mode == Mode::Int && RuleQuery::has_constant_gcd(rule) {
+        // A proof of the strengthened query is a proof; anything else is
+        // settled by the exact one.
+        let out = solve_query(rule, types, enc, opts, true);
+        if matches!(out, Outcome::Proved { .. }) {
+            return out;
+        }
+    }
+    solve_query(rule, types, enc, opts, false)
+}
+
+fn solve_query(rule: &Rule, types: &[DType], enc: Enc, opts: &Options, strengthened: bool) -> Outcome {
     crate::poly::take_nonlinear();
-    let q = RuleQuery::new(rule, types, enc);
+    let q = if strengthened {
+        RuleQuery::strengthened(rule, types, enc)
+    } else {
+        RuleQuery::new(rule, types, enc)
+    };
     let conditions: Vec<(Failure, z3::ast::Bool)> = Failure::ALL
         .iter()
         .map(|&f| (f, f.condition(&q.src, &q.tgt, &enc)))
@@ -262,6 +278,7 @@ fn solve(rule: &Rule, types: &[DType], enc: Enc, opts: &Options) -> Outcome {
     solver.pop(1);
     let vacuity = if small == SatResult::Sat { SatResult::Sat } else { check_within(&solver, opts.timeout) };
     match vacuity {
+        SatResult::Unsat if strengthened => return Outcome::Unknown("strengthened premise unsatisfiable".into()),
         SatResult::Unsat => return Outcome::Vacuous,
         SatResult::Unknown => return Outcome::Unknown(unknown_reason(&solver, "vacuity check")),
         SatResult::Sat => {}
@@ -274,7 +291,9 @@ fn solve(rule: &Rule, types: &[DType], enc: Enc, opts: &Options) -> Outcome {
         solver.assert(cond);
         match check_within(&solver, opts.timeout) {
             SatResult::Unsat => solver.pop(1),
+            SatResult::Unknown if split_on_constant_signs(&solver, &q, opts.timeout) => solver.pop(1),
             SatResult::Unknown => return Outcome::Unknown(unknown_reason(&solver, failure.name())),
+            SatResult::Sat if strengthened => return Outcome::Unknown("strengthened query satisfiable".into()),
             SatResult::Sat => {
                 let model =
                     minimize(&solver, &q, opts.timeout).expect("a satisfiable query has a model");
@@ -289,6 +308,34 @@ fn solve(rule: &Rule, types: &[DType], enc: Enc, opts: &Options) -> Outcome {
         );
     }
     Outcome::Proved { cached: false }
+}
+
+/// Settles an obligation the solver gave up on by a case split on the sign
+/// of one rule constant (`< 0`, `= 0`, `> 0`), trying each integer
+/// constant in turn: with the sign fixed, the `If`s of the division
+/// encodings on that sign fold away and the cases are often easy (as for
+/// `(a // C1 + C2) // C3` on the sign of `C1`). True only when every case of
+/// one split is unsat; a satisfiable or unknown case gives up that split.
+fn split_on_constant_signs(solver: &Solver, q: &RuleQuery, timeout: Duration) -> bool {
+    use crate::encode::{Num, Term};
+    let constants = q.syms.iter().filter(|s| s.is_const_var && s.dtype != DType::Bool);
+    for s in constants {
+        let Term::N(Num::I(p)) = &s.val.val else { continue };
+        let v = p.to_int();
+        let zero = z3::ast::Int::from_i64(0);
+        let cases = [v.lt(&zero), v.eq(&zero), v.gt(&zero)];
+        let all_unsat = cases.iter().all(|c| {
+            solver.push();
+            solver.assert(c);
+            let r = check_within(solver, timeout);
+            solver.pop(1);
+            r == SatResult::Unsat
+        });
+        if all_unsat {
+            return true;
+        }
+    }
+    false
 }
 
 /// The linear abstraction of a query: every nonlinear term replaced by an
