@@ -6,66 +6,166 @@
 //! `vmin > vmax` is empty: the node never has a value (it is always invalid,
 //! or always undefined). Bools are 0/1.
 //!
-//! Transfer functions work on exact `i128` bounds, then clamp to the dtype:
+//! Transfer functions work on exact bounds, then clamp to the dtype:
 //! `index` to 64 bits (a defined `index` value fits the width being checked,
 //! and no width exceeds 64), `i32`/`i64` to the full type when the exact
-//! range would wrap. Every transfer function is proved sound by the
-//! verifier; a property test checks it against the interpreter.
+//! range would wrap. They are written once, over the [`Arith`] trait: the
+//! engine runs them on `i128`, and the verifier runs the same code on Z3
+//! terms to prove each one sound (`verify::ranges`). A property test also
+//! checks them against the interpreter.
 
 use crate::interp::{div_ceil, div_floor, div_trunc, mod_floor, rem_trunc};
 use crate::ir::{DType, Graph, NodeId, Op};
 
-/// An inclusive interval over exact integers; empty when `lo > hi`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Range {
-    pub lo: i128,
-    pub hi: i128,
+/// The arithmetic the transfer functions are written in. `Cond` is what a
+/// comparison gives; [`Arith::select`] is the only branch, so that a
+/// symbolic instance can follow every path at once.
+pub trait Arith: Clone {
+    type Cond: Clone;
+    fn lit(v: i128) -> Self;
+    fn add(&self, o: &Self) -> Self;
+    fn sub(&self, o: &Self) -> Self;
+    fn mul(&self, o: &Self) -> Self;
+    fn lt(&self, o: &Self) -> Self::Cond;
+    fn eq(&self, o: &Self) -> Self::Cond;
+    fn and(a: &Self::Cond, b: &Self::Cond) -> Self::Cond;
+    fn or(a: &Self::Cond, b: &Self::Cond) -> Self::Cond;
+    fn not(a: &Self::Cond) -> Self::Cond;
+    fn select(c: &Self::Cond, a: &Self, b: &Self) -> Self;
+    /// The exact quotient or remainder of `op` (a division-family op) for
+    /// a non-zero `b`; any value for `b == 0` (callers discard it).
+    fn divmod(op: Op, a: &Self, b: &Self) -> Self;
+
+    fn le(&self, o: &Self) -> Self::Cond {
+        Self::not(&o.lt(self))
+    }
+    fn neg(&self) -> Self {
+        Self::lit(0).sub(self)
+    }
+    fn min(&self, o: &Self) -> Self {
+        Self::select(&self.le(o), self, o)
+    }
+    fn max(&self, o: &Self) -> Self {
+        Self::select(&self.le(o), o, self)
+    }
+    fn abs(&self) -> Self {
+        self.max(&self.neg())
+    }
 }
 
-impl Range {
-    pub const EMPTY: Range = Range { lo: 1, hi: 0 };
-    pub const BOOL: Range = Range { lo: 0, hi: 1 };
+impl Arith for i128 {
+    type Cond = bool;
+    fn lit(v: i128) -> i128 {
+        v
+    }
+    fn add(&self, o: &i128) -> i128 {
+        self + o
+    }
+    fn sub(&self, o: &i128) -> i128 {
+        self - o
+    }
+    fn mul(&self, o: &i128) -> i128 {
+        self * o
+    }
+    fn lt(&self, o: &i128) -> bool {
+        self < o
+    }
+    fn eq(&self, o: &i128) -> bool {
+        self == o
+    }
+    fn and(a: &bool, b: &bool) -> bool {
+        *a && *b
+    }
+    fn or(a: &bool, b: &bool) -> bool {
+        *a || *b
+    }
+    fn not(a: &bool) -> bool {
+        !a
+    }
+    fn select(c: &bool, a: &i128, b: &i128) -> i128 {
+        if *c {
+            *a
+        } else {
+            *b
+        }
+    }
+    fn divmod(op: Op, a: &i128, b: &i128) -> i128 {
+        let f = match op {
+            Op::Div => div_trunc,
+            Op::FloorDiv => div_floor,
+            Op::CeilDiv => div_ceil,
+            Op::Rem => rem_trunc,
+            Op::Mod => mod_floor,
+            _ => unreachable!("{op:?} is not a division"),
+        };
+        f(*a, *b).unwrap_or(0)
+    }
+}
 
-    pub fn new(lo: i128, hi: i128) -> Range {
+/// An inclusive interval; empty when `lo > hi`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Range<T = i128> {
+    pub lo: T,
+    pub hi: T,
+}
+
+impl<T: Arith> Range<T> {
+    pub fn new(lo: T, hi: T) -> Range<T> {
         Range { lo, hi }
     }
 
-    pub fn point(v: i128) -> Range {
-        Range { lo: v, hi: v }
+    pub fn empty() -> Range<T> {
+        Range::new(T::lit(1), T::lit(0))
     }
 
-    pub fn is_empty(self) -> bool {
-        self.lo > self.hi
+    pub fn bool() -> Range<T> {
+        Range::new(T::lit(0), T::lit(1))
     }
 
-    pub fn contains(self, v: i128) -> bool {
-        self.lo <= v && v <= self.hi
+    pub fn point(v: T) -> Range<T> {
+        Range::new(v.clone(), v)
     }
 
-    pub fn union(self, o: Range) -> Range {
-        if self.is_empty() {
-            o
-        } else if o.is_empty() {
-            self
-        } else {
-            Range::new(self.lo.min(o.lo), self.hi.max(o.hi))
-        }
+    pub fn is_empty(&self) -> T::Cond {
+        self.hi.lt(&self.lo)
     }
 
-    fn from_points(points: impl IntoIterator<Item = i128>) -> Range {
-        points
-            .into_iter()
-            .fold(Range::EMPTY, |r, p| r.union(Range::point(p)))
+    /// The hull of both (an empty side contributes nothing).
+    pub fn union(&self, o: &Range<T>) -> Range<T> {
+        let (e1, e2) = (self.is_empty(), o.is_empty());
+        let pick = |a: &T, b: &T, hull: T| T::select(&e1, b, &T::select(&e2, a, &hull));
+        Range::new(
+            pick(&self.lo, &o.lo, self.lo.min(&o.lo)),
+            pick(&self.hi, &o.hi, self.hi.max(&o.hi)),
+        )
     }
 
-    /// The parts of a divisor interval with 0 removed.
-    fn nonzero_parts(self) -> impl Iterator<Item = Range> {
+    /// `r` where `c` holds, else empty.
+    fn only_if(c: &T::Cond, r: Range<T>) -> Range<T> {
+        let e = Range::empty();
+        Range::new(T::select(c, &r.lo, &e.lo), T::select(c, &r.hi, &e.hi))
+    }
+
+    fn choose(c: &T::Cond, a: &Range<T>, b: &Range<T>) -> Range<T> {
+        Range::new(T::select(c, &a.lo, &b.lo), T::select(c, &a.hi, &b.hi))
+    }
+
+    fn hull_of(points: &[T]) -> Range<T> {
+        let lo = points[1..].iter().fold(points[0].clone(), |m, p| m.min(p));
+        let hi = points[1..].iter().fold(points[0].clone(), |m, p| m.max(p));
+        Range::new(lo, hi)
+    }
+
+    /// The parts of a divisor interval with 0 removed (either may be empty).
+    fn nonzero_parts(&self) -> [Range<T>; 2] {
         [
-            Range::new(self.lo, self.hi.min(-1)),
-            Range::new(self.lo.max(1), self.hi),
+            Range::new(self.lo.clone(), self.hi.min(&T::lit(-1))),
+            Range::new(self.lo.max(&T::lit(1)), self.hi.clone()),
         ]
-        .into_iter()
-        .filter(|p| !p.is_empty())
+    }
+
+    fn is_point(&self) -> T::Cond {
+        self.lo.eq(&self.hi)
     }
 }
 
@@ -78,178 +178,156 @@ pub(crate) fn node_range(g: &Graph, op: Op, dtype: DType, src: &[NodeId]) -> (i6
             Range::new(n.vmin as i128, n.vmax as i128)
         })
         .collect();
-    let leaf = match op {
-        Op::Const(c) => Some(Range::point(c as i128)),
+    let exact = match op {
+        Op::Const(c) => Range::point(c as i128),
         Op::Var(v) => {
             let d = g.var(v);
-            Some(Range::new(d.lo as i128, d.hi as i128))
+            Range::new(d.lo as i128, d.hi as i128)
         }
-        Op::Invalid => Some(Range::EMPTY),
-        _ => None,
+        Op::Invalid => Range::empty(),
+        _ => transfer(op, &args),
     };
-    let r = leaf.unwrap_or_else(|| transfer(op, &args));
-    clamp(r, dtype)
+    let r = clamp(&exact, dtype);
+    if r.is_empty() {
+        (1, 0)
+    } else {
+        (r.lo as i64, r.hi as i64)
+    }
 }
 
 /// Clamps an exact range to what the dtype can hold.
-fn clamp(r: Range, dtype: DType) -> (i64, i64) {
-    if r.is_empty() {
-        return (1, 0);
-    }
+pub fn clamp<T: Arith>(r: &Range<T>, dtype: DType) -> Range<T> {
     let (lo, hi) = dtype.bounds();
-    let (lo, hi) = (lo as i128, hi as i128);
-    match dtype {
+    let (lo, hi) = (T::lit(lo as i128), T::lit(hi as i128));
+    let clamped = match dtype {
         // A defined index value fits 64 bits, so clamping loses nothing.
-        DType::Index | DType::Bool => (r.lo.max(lo) as i64, r.hi.min(hi) as i64),
+        DType::Index | DType::Bool => Range::new(r.lo.max(&lo), r.hi.min(&hi)),
         // Concrete types wrap: a range that leaves the type covers all of it.
         DType::I32 | DType::I64 => {
-            if r.lo < lo || r.hi > hi {
-                (lo as i64, hi as i64)
-            } else {
-                (r.lo as i64, r.hi as i64)
-            }
+            let leaves = T::or(&r.lo.lt(&lo), &hi.lt(&r.hi));
+            Range::choose(&leaves, &Range::new(lo, hi), r)
         }
-    }
+    };
+    Range::choose(&r.is_empty(), &Range::empty(), &clamped)
 }
 
 /// The exact (unclamped) transfer function of a non-leaf operation; the
 /// caller clamps to the result dtype (which is what a cast does).
-pub fn transfer(op: Op, a: &[Range]) -> Range {
-    let int_operands = op.is_int_alu() || op.is_comparison();
-    if int_operands && a.iter().any(|r| r.is_empty()) {
-        // An operand that never has a value: the result never has one
-        // either (integer ops), or is unconstrained (comparisons).
-        return if op.is_comparison() {
-            Range::BOOL
-        } else {
-            Range::EMPTY
-        };
-    }
-    match op {
-        Op::Neg => Range::new(-a[0].hi, -a[0].lo),
-        Op::Cast => a[0],
-        Op::Add => Range::new(a[0].lo + a[1].lo, a[0].hi + a[1].hi),
-        Op::Sub => Range::new(a[0].lo - a[1].hi, a[0].hi - a[1].lo),
-        Op::Mul => Range::from_points([
-            a[0].lo * a[1].lo,
-            a[0].lo * a[1].hi,
-            a[0].hi * a[1].lo,
-            a[0].hi * a[1].hi,
+pub fn transfer<T: Arith>(op: Op, a: &[Range<T>]) -> Range<T> {
+    let r = match op {
+        Op::Neg => Range::new(a[0].hi.neg(), a[0].lo.neg()),
+        Op::Cast => a[0].clone(),
+        Op::Add => Range::new(a[0].lo.add(&a[1].lo), a[0].hi.add(&a[1].hi)),
+        Op::Sub => Range::new(a[0].lo.sub(&a[1].hi), a[0].hi.sub(&a[1].lo)),
+        Op::Mul => Range::hull_of(&[
+            a[0].lo.mul(&a[1].lo),
+            a[0].lo.mul(&a[1].hi),
+            a[0].hi.mul(&a[1].lo),
+            a[0].hi.mul(&a[1].hi),
         ]),
-        Op::Min => Range::new(a[0].lo.min(a[1].lo), a[0].hi.min(a[1].hi)),
-        Op::Max => Range::new(a[0].lo.max(a[1].lo), a[0].hi.max(a[1].hi)),
-        Op::Div => quotient(a[0], a[1], div_trunc),
-        Op::FloorDiv => quotient(a[0], a[1], div_floor),
-        Op::CeilDiv => quotient(a[0], a[1], div_ceil),
-        Op::Rem => rem_range(a[0], a[1]),
-        Op::Mod => mod_range(a[0], a[1]),
-        Op::Lt => decide(a[0].hi < a[1].lo, a[0].lo >= a[1].hi),
-        Op::Le => decide(a[0].hi <= a[1].lo, a[0].lo > a[1].hi),
-        Op::Eq => decide(
-            a[0].lo == a[0].hi && a[1].lo == a[1].hi && a[0].lo == a[1].lo,
-            a[0].hi < a[1].lo || a[1].hi < a[0].lo,
-        ),
-        Op::Ne => decide(
-            a[0].hi < a[1].lo || a[1].hi < a[0].lo,
-            a[0].lo == a[0].hi && a[1].lo == a[1].hi && a[0].lo == a[1].lo,
-        ),
-        Op::Not => Range::new(1 - a[0].hi, 1 - a[0].lo),
-        Op::And => Range::new(a[0].lo.min(a[1].lo), a[0].hi.min(a[1].hi)),
-        Op::Or => Range::new(a[0].lo.max(a[1].lo), a[0].hi.max(a[1].hi)),
+        Op::Min => Range::new(a[0].lo.min(&a[1].lo), a[0].hi.min(&a[1].hi)),
+        Op::Max => Range::new(a[0].lo.max(&a[1].lo), a[0].hi.max(&a[1].hi)),
+        Op::Div | Op::FloorDiv | Op::CeilDiv => quotient(op, &a[0], &a[1]),
+        Op::Rem => rem_range(&a[0], &a[1]),
+        Op::Mod => mod_range(&a[0], &a[1]),
+        Op::Lt => decide(a[0].hi.lt(&a[1].lo), a[1].hi.le(&a[0].lo)),
+        Op::Le => decide(a[0].hi.le(&a[1].lo), a[1].hi.lt(&a[0].lo)),
+        Op::Eq => decide(same_point(&a[0], &a[1]), disjoint(&a[0], &a[1])),
+        Op::Ne => decide(disjoint(&a[0], &a[1]), same_point(&a[0], &a[1])),
+        Op::Not => Range::new(T::lit(1).sub(&a[0].hi), T::lit(1).sub(&a[0].lo)),
+        Op::And => Range::new(a[0].lo.min(&a[1].lo), a[0].hi.min(&a[1].hi)),
+        Op::Or => Range::new(a[0].lo.max(&a[1].lo), a[0].hi.max(&a[1].hi)),
         Op::Xor => {
-            if a[0].lo == a[0].hi && a[1].lo == a[1].hi {
-                Range::point(a[0].lo ^ a[1].lo)
-            } else {
-                Range::BOOL
-            }
+            // For 0/1 points, x ^ y == x + y - 2xy.
+            let (x, y) = (&a[0].lo, &a[1].lo);
+            let v = x.add(y).sub(&T::lit(2).mul(&x.mul(y)));
+            let points = T::and(&a[0].is_point(), &a[1].is_point());
+            Range::choose(&points, &Range::point(v), &Range::bool())
         }
-        Op::Where => match (a[0].lo, a[0].hi) {
-            (1, 1) => a[1],
-            (0, 0) => a[2],
-            _ => a[1].union(a[2]),
-        },
+        Op::Where => {
+            let (c, one, zero) = (&a[0], T::lit(1), T::lit(0));
+            let always = T::and(&c.lo.eq(&one), &c.hi.eq(&one));
+            let never = T::and(&c.lo.eq(&zero), &c.hi.eq(&zero));
+            let either = a[1].union(&a[2]);
+            Range::choose(&always, &a[1], &Range::choose(&never, &a[2], &either))
+        }
         Op::Const(_) | Op::Var(_) | Op::Invalid => unreachable!("leaves have no transfer function"),
+    };
+    if !(op.is_int_alu() || op.is_comparison()) {
+        return r;
     }
+    // An integer operand that never has a value: the result never has one
+    // either (integer ops), or is unconstrained (comparisons).
+    let any_empty = a[1..].iter().fold(a[0].is_empty(), |e, r| T::or(&e, &r.is_empty()));
+    let none = if op.is_comparison() { Range::bool() } else { Range::empty() };
+    Range::choose(&any_empty, &none, &r)
+}
+
+fn same_point<T: Arith>(a: &Range<T>, b: &Range<T>) -> T::Cond {
+    T::and(&T::and(&a.is_point(), &b.is_point()), &a.lo.eq(&b.lo))
+}
+
+fn disjoint<T: Arith>(a: &Range<T>, b: &Range<T>) -> T::Cond {
+    T::or(&a.hi.lt(&b.lo), &b.hi.lt(&a.lo))
 }
 
 /// A bool range from "always true" / "always false" facts.
-fn decide(always: bool, never: bool) -> Range {
-    if always {
-        Range::point(1)
-    } else if never {
-        Range::point(0)
-    } else {
-        Range::BOOL
-    }
+fn decide<T: Arith>(always: T::Cond, never: T::Cond) -> Range<T> {
+    let r = Range::choose(&never, &Range::point(T::lit(0)), &Range::bool());
+    Range::choose(&always, &Range::point(T::lit(1)), &r)
 }
 
 /// Range of a quotient. On each sign-constant part of the divisor, every
 /// quotient function here is monotone in each argument, so the extremes lie
 /// at the corners. A divisor that can only be 0 leaves no value (empty).
-fn quotient(a: Range, b: Range, q: fn(i128, i128) -> Option<i128>) -> Range {
-    Range::from_points(b.nonzero_parts().flat_map(|p| {
-        [(a.lo, p.lo), (a.lo, p.hi), (a.hi, p.lo), (a.hi, p.hi)]
-            .into_iter()
-            .filter_map(|(x, y)| q(x, y))
-            .collect::<Vec<_>>()
-    }))
+fn quotient<T: Arith>(op: Op, a: &Range<T>, b: &Range<T>) -> Range<T> {
+    b.nonzero_parts().iter().fold(Range::empty(), |acc, p| {
+        let q = |x: &T, y: &T| T::divmod(op, x, y);
+        let corners = Range::hull_of(&[q(&a.lo, &p.lo), q(&a.lo, &p.hi), q(&a.hi, &p.lo), q(&a.hi, &p.hi)]);
+        acc.union(&Range::only_if(&T::not(&p.is_empty()), corners))
+    })
 }
 
-/// The largest `|b| - 1` over non-zero divisors in `b`.
-fn max_abs_rem(b: Range) -> Option<i128> {
-    b.nonzero_parts()
-        .map(|p| p.lo.abs().max(p.hi.abs()) - 1)
-        .max()
-}
-
-/// When the divisor is a single constant `c` and the quotient is the same at
-/// both ends of the dividend (it is monotone, so constant in between), the
-/// remainder `a - c*q` is increasing in `a` and exact at both ends.
-fn one_period(
-    a: Range,
-    b: Range,
-    q: fn(i128, i128) -> Option<i128>,
-    r: fn(i128, i128) -> Option<i128>,
-) -> Option<Range> {
-    if b.lo != b.hi || b.lo == 0 {
-        return None;
-    }
-    let c = b.lo;
-    (q(a.lo, c)? == q(a.hi, c)?).then(|| Range::new(r(a.lo, c).unwrap(), r(a.hi, c).unwrap()))
+/// When the divisor is a single non-zero constant `c` and the quotient is
+/// the same at both ends of the dividend (it is monotone, so constant in
+/// between), the remainder `a - c*q` is increasing in `a` and exact at
+/// both ends. Returns the condition and that range.
+fn one_period<T: Arith>(a: &Range<T>, b: &Range<T>, q: Op, r: Op) -> (T::Cond, Range<T>) {
+    let c = &b.lo;
+    let applies = T::and(
+        &T::and(&b.is_point(), &T::not(&c.eq(&T::lit(0)))),
+        &T::divmod(q, &a.lo, c).eq(&T::divmod(q, &a.hi, c)),
+    );
+    (applies, Range::new(T::divmod(r, &a.lo, c), T::divmod(r, &a.hi, c)))
 }
 
 /// Truncating remainder: sign of the dividend, magnitude below `|b|` and at
 /// most `|a|`.
-fn rem_range(a: Range, b: Range) -> Range {
-    let Some(m) = max_abs_rem(b) else {
-        return Range::EMPTY;
-    };
-    if let Some(r) = one_period(a, b, div_trunc, rem_trunc) {
-        return r;
-    }
-    let lo = if a.lo >= 0 { 0 } else { a.lo.max(-m) };
-    let hi = if a.hi <= 0 { 0 } else { a.hi.min(m) };
-    Range::new(lo, hi)
+fn rem_range<T: Arith>(a: &Range<T>, b: &Range<T>) -> Range<T> {
+    let [neg, pos] = b.nonzero_parts();
+    // The largest |b| - 1 over the non-zero divisors in b.
+    let m_of = |p: &Range<T>| p.lo.abs().max(&p.hi.abs()).sub(&T::lit(1));
+    let (ne, pe) = (neg.is_empty(), pos.is_empty());
+    let m = T::select(&ne, &m_of(&pos), &T::select(&pe, &m_of(&neg), &m_of(&neg).max(&m_of(&pos))));
+    let zero = T::lit(0);
+    let lo = T::select(&zero.le(&a.lo), &zero, &a.lo.max(&m.neg()));
+    let hi = T::select(&a.hi.le(&zero), &zero, &a.hi.min(&m));
+    let (period, exact) = one_period(a, b, Op::Div, Op::Rem);
+    let r = Range::choose(&period, &exact, &Range::new(lo, hi));
+    Range::choose(&T::and(&ne, &pe), &Range::empty(), &r)
 }
 
 /// Floor remainder: sign of the divisor, magnitude below `|b|`.
-fn mod_range(a: Range, b: Range) -> Range {
-    if b.nonzero_parts().next().is_none() {
-        return Range::EMPTY;
-    }
-    if let Some(r) = one_period(a, b, div_floor, mod_floor) {
-        return r;
-    }
-    let mut r = Range::EMPTY;
-    if b.hi >= 1 {
-        // Positive divisors give [0, b - 1]; a non-negative dividend also
-        // bounds the result by itself.
-        let hi = (b.hi - 1).min(if a.lo >= 0 { a.hi } else { i128::MAX });
-        r = r.union(Range::new(0, hi));
-    }
-    if b.lo <= -1 {
-        let lo = (b.lo + 1).max(if a.hi <= 0 { a.lo } else { i128::MIN });
-        r = r.union(Range::new(lo, 0));
-    }
-    r
+fn mod_range<T: Arith>(a: &Range<T>, b: &Range<T>) -> Range<T> {
+    let [neg, pos] = b.nonzero_parts();
+    let (zero, one) = (T::lit(0), T::lit(1));
+    // Positive divisors give [0, b - 1]; a non-negative dividend also bounds
+    // the result by itself.
+    let cap = T::select(&zero.le(&a.lo), &a.hi, &T::lit(i128::MAX));
+    let up = Range::only_if(&one.le(&b.hi), Range::new(zero.clone(), b.hi.sub(&one).min(&cap)));
+    let floor = T::select(&a.hi.le(&zero), &a.lo, &T::lit(i128::MIN));
+    let down = Range::only_if(&b.lo.le(&one.neg()), Range::new(b.lo.add(&one).max(&floor), zero));
+    let (period, exact) = one_period(a, b, Op::FloorDiv, Op::Mod);
+    let r = Range::choose(&period, &exact, &up.union(&down));
+    Range::choose(&T::and(&neg.is_empty(), &pos.is_empty()), &Range::empty(), &r)
 }

@@ -14,3 +14,4 @@ pub mod encode;
 pub mod poly;
 pub mod prove;
 pub mod query;
+pub mod ranges;
