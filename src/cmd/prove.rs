@@ -43,6 +43,10 @@ pub struct Args {
     /// directory.
     #[arg(long, value_name = "DIR")]
     pub cases: Option<String>,
+    /// Write a JUnit XML report: one test case per rule and width, failures
+    /// carrying the counterexample.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<String>,
 }
 
 /// Loads the rules to prove: the candidate files, or the built-in set.
@@ -234,6 +238,13 @@ pub fn run(a: Args) -> ExitCode {
     };
     if let Some(dir) = &a.cases {
         write_cases(dir, &results);
+    }
+    if let Some(path) = &a.junit {
+        let suites = [super::junit::prove_suite(&results)];
+        if let Err(e) = super::junit::write(path, "tileproof prove", &suites, start.elapsed().as_secs_f64()) {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
     }
     let ok = if a.json {
         println!(
