@@ -40,6 +40,11 @@ enum Command {
     Import(cmd::import::Args),
     /// Print throughput figures: simplify, oracle, campaign.
     Bench(cmd::bench::Args),
+    /// The soundness gate CI runs: prove every rule at every width (from
+    /// the proof cache when nothing changed), replay the corpus, validate
+    /// every algorithmic firing of a fixed-seed run, and run a smoke
+    /// campaign of each generator; exit 0 only if all of it holds.
+    Gate(cmd::gate::Args),
 }
 
 fn main() -> ExitCode {
@@ -52,5 +57,6 @@ fn main() -> ExitCode {
         Command::Replay(a) => cmd::replay::run(a),
         Command::Import(a) => cmd::import::run(a),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Gate(a) => cmd::gate::run(a),
     }
 }

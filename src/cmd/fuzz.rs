@@ -243,55 +243,7 @@ fn run_campaign(a: Args) -> Result<ExitCode, String> {
     display.finish();
 
     if a.json {
-        let fired: serde_json::Map<String, serde_json::Value> = s
-            .fired()
-            .into_iter()
-            .map(|(n, c)| (n.to_string(), json!(c)))
-            .collect();
-        let by_kind: serde_json::Map<String, serde_json::Value> = s
-            .by_kind
-            .iter()
-            .map(|(k, n)| (k.name().to_string(), json!(n)))
-            .collect();
-        let findings: Vec<serde_json::Value> = s
-            .findings
-            .iter()
-            .map(|f| {
-                json!({
-                    "kind": f.kind.name(),
-                    "case": f.case_number,
-                    "generator": f.generator.name(),
-                    "case_seed": f.case_seed,
-                    "variant": f.variant.map(|v| v.name()),
-                    "message": f.message,
-                    "point": f.point.as_ref().map(|p| p.iter().map(|(n, v)| json!([n, v])).collect::<Vec<_>>()),
-                    "rules": f.rules.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
-                    "seconds": f.found_after.as_secs_f64(),
-                    "path": f.path.as_ref().map(|p| p.display().to_string()),
-                    "new_file": f.new_file,
-                    "note": f.note,
-                })
-            })
-            .collect();
-        let v = json!({
-            "seed": s.seed,
-            "shard": s.shard.to_string(),
-            "generator": s.generator.name(),
-            "width": width.0,
-            "cases": s.cases,
-            "seconds": s.elapsed.as_secs_f64(),
-            "cases_per_sec": s.cases_per_sec(),
-            "stop": stop_name(s.stop),
-            "findings": s.total_findings(),
-            "findings_by_kind": by_kind,
-            "finding_list": findings,
-            "rules_covered": s.rules_covered(),
-            "rules_total": s.rule_names.len(),
-            "rule_counts": fired,
-            "never_fired": s.never_fired(),
-            "digest": format!("{:016x}", s.digest),
-        });
-        say!("{v}");
+        say!("{}", summary_json(&s, width));
     } else {
         print_summary(&s, width);
     }
@@ -302,7 +254,60 @@ fn run_campaign(a: Args) -> Result<ExitCode, String> {
     })
 }
 
-fn stop_name(s: Stop) -> &'static str {
+/// The campaign summary as JSON (`tileproof fuzz --json`, and the campaign
+/// figures of `tileproof gate --json`).
+pub fn summary_json(s: &campaign::Summary, width: Width) -> serde_json::Value {
+    let fired: serde_json::Map<String, serde_json::Value> = s
+        .fired()
+        .into_iter()
+        .map(|(n, c)| (n.to_string(), json!(c)))
+        .collect();
+    let by_kind: serde_json::Map<String, serde_json::Value> = s
+        .by_kind
+        .iter()
+        .map(|(k, n)| (k.name().to_string(), json!(n)))
+        .collect();
+    let findings: Vec<serde_json::Value> = s
+        .findings
+        .iter()
+        .map(|f| {
+            json!({
+                "kind": f.kind.name(),
+                "case": f.case_number,
+                "generator": f.generator.name(),
+                "case_seed": f.case_seed,
+                "variant": f.variant.map(|v| v.name()),
+                "message": f.message,
+                "point": f.point.as_ref().map(|p| p.iter().map(|(n, v)| json!([n, v])).collect::<Vec<_>>()),
+                "rules": f.rules.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+                "seconds": f.found_after.as_secs_f64(),
+                "path": f.path.as_ref().map(|p| p.display().to_string()),
+                "new_file": f.new_file,
+                "note": f.note,
+            })
+        })
+        .collect();
+    json!({
+        "seed": s.seed,
+        "shard": s.shard.to_string(),
+        "generator": s.generator.name(),
+        "width": width.0,
+        "cases": s.cases,
+        "seconds": s.elapsed.as_secs_f64(),
+        "cases_per_sec": s.cases_per_sec(),
+        "stop": stop_name(s.stop),
+        "findings": s.total_findings(),
+        "findings_by_kind": by_kind,
+        "finding_list": findings,
+        "rules_covered": s.rules_covered(),
+        "rules_total": s.rule_names.len(),
+        "rule_counts": fired,
+        "never_fired": s.never_fired(),
+        "digest": format!("{:016x}", s.digest),
+    })
+}
+
+pub fn stop_name(s: Stop) -> &'static str {
     match s {
         Stop::Cases => "case budget",
         Stop::Time => "time budget",
@@ -375,7 +380,7 @@ fn print_summary(s: &campaign::Summary, width: Width) {
 
 /// The progress display: an indicatif bar on a terminal, else a line every
 /// ten seconds (CI logs); findings are announced as they are written.
-struct Display {
+pub struct Display {
     bar: Option<ProgressBar>,
     last_line: Mutex<Instant>,
     start: Instant,
@@ -383,7 +388,7 @@ struct Display {
 }
 
 impl Display {
-    fn new(time: Option<Duration>, cases: Option<u64>) -> Display {
+    pub fn new(time: Option<Duration>, cases: Option<u64>) -> Display {
         let start = Instant::now();
         let bar = std::io::stderr().is_terminal().then(|| {
             let (len, template) = match (time, cases) {
@@ -411,7 +416,7 @@ impl Display {
         }
     }
 
-    fn update(&self, p: &Progress) {
+    pub fn update(&self, p: &Progress) {
         let status = format!(
             "{} cases, {:.0} cases/s, {} findings, {}/{} rules covered",
             p.cases,
@@ -457,7 +462,7 @@ impl Display {
         }
     }
 
-    fn finish(&self) {
+    pub fn finish(&self) {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }

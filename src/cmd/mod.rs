@@ -3,7 +3,9 @@
 pub mod bench;
 pub mod check;
 pub mod fuzz;
+pub mod gate;
 pub mod import;
+pub mod junit;
 pub mod prove;
 pub mod replay;
 pub mod simplify;

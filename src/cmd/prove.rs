@@ -45,8 +45,12 @@ pub struct Args {
     pub cases: Option<String>,
     /// Prove the range analysis instead of rules: every op's vmin/vmax
     /// transfer function, for every operand dtype, at each width.
-    #[arg(long, conflicts_with_all = ["names", "rules", "cases", "smt2"])]
+    #[arg(long, conflicts_with_all = ["names", "rules", "cases", "smt2", "junit"])]
     pub ranges: bool,
+    /// Write a JUnit XML report: one test case per rule and width, failures
+    /// carrying the counterexample.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<String>,
 }
 
 /// Loads the rules to prove: the candidate files, or the built-in set.
@@ -241,6 +245,13 @@ pub fn run(a: Args) -> ExitCode {
     };
     if let Some(dir) = &a.cases {
         write_cases(dir, &results);
+    }
+    if let Some(path) = &a.junit {
+        let suites = [super::junit::prove_suite(&results)];
+        if let Err(e) = super::junit::write(path, "tileproof prove", &suites, start.elapsed().as_secs_f64()) {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
     }
     let ok = if a.json {
         println!(

@@ -8,6 +8,7 @@
 use super::fuzz::{load_rules, parse_timeout, parse_width, say, smt_failure};
 use engine::interp::Width;
 use fuzz::corpus;
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -63,18 +64,18 @@ fn replay_all(a: Args) -> Result<ExitCode, String> {
     } else {
         a.paths.clone()
     };
-    let mut files = Vec::new();
-    for p in &paths {
-        files.extend(corpus::files(p).map_err(|e| format!("{}: {e}", p.display()))?);
-    }
+    let files = case_files(&paths)?;
     if files.is_empty() {
         say!("no case files (*.txt) in {}", show_paths(&paths));
         return Ok(ExitCode::SUCCESS);
     }
     let mut failed = Vec::new();
     for f in &files {
-        if !replay_one(f, &rules, width, (!a.no_smt).then_some(timeout)) {
-            failed.push(f.display().to_string());
+        let r = replay_case(f, &rules, width, (!a.no_smt).then_some(timeout));
+        say!("{}", r.line);
+        let _ = write!(std::io::stdout(), "{}", r.detail);
+        if !r.ok {
+            failed.push(r.path);
         }
     }
     say!(
@@ -95,6 +96,15 @@ fn replay_all(a: Args) -> Result<ExitCode, String> {
     })
 }
 
+/// The case files under `paths` (files as given, `*.txt` of directories).
+pub fn case_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    for p in paths {
+        files.extend(corpus::files(p).map_err(|e| format!("{}: {e}", p.display()))?);
+    }
+    Ok(files)
+}
+
 fn show_paths(p: &[PathBuf]) -> String {
     p.iter()
         .map(|p| p.display().to_string())
@@ -102,19 +112,53 @@ fn show_paths(p: &[PathBuf]) -> String {
         .join(", ")
 }
 
-/// Replays one file and prints `ok` or `FAIL` with the details; returns
-/// whether it passed.
-fn replay_one(
+/// What replaying one case found (shared by `replay` and `gate`).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct CaseReport {
+    pub path: String,
+    /// The width it was checked at (`None`: the file could not be read).
+    pub width: Option<u32>,
+    pub ok: bool,
+    /// The SMT validation's verdict (`equivalent`, `counterexample`,
+    /// `unknown`, ...), when it ran.
+    pub smt: Option<String>,
+    /// The one-line summary: `ok   FILE at width W (smt: ...)` or
+    /// `FAIL FILE ...`.
+    pub line: String,
+    /// For a failure: the failed checks, the point, and every node's value
+    /// there in both forms (newline-terminated lines; empty when ok).
+    pub detail: String,
+    pub seconds: f64,
+}
+
+/// Replays one file: simplified again with `rules`, checked by the JIT
+/// oracle and the interpreter checks, and validated with Z3 when `smt`
+/// gives a timeout.
+pub fn replay_case(
     path: &std::path::Path,
     rules: &engine::rules::RuleSet,
     width: Option<Width>,
     smt: Option<std::time::Duration>,
-) -> bool {
+) -> CaseReport {
+    let start = std::time::Instant::now();
+    let mut rep = CaseReport {
+        path: path.display().to_string(),
+        width: None,
+        ok: false,
+        smt: None,
+        line: String::new(),
+        detail: String::new(),
+        seconds: 0.0,
+    };
+    let finish = |mut rep: CaseReport| {
+        rep.seconds = start.elapsed().as_secs_f64();
+        rep
+    };
     let prog = match corpus::read(path) {
         Ok(p) => p,
         Err(e) => {
-            say!("FAIL {e}");
-            return false;
+            rep.line = format!("FAIL {e}");
+            return finish(rep);
         }
     };
     let w = match width {
@@ -122,11 +166,12 @@ fn replay_one(
         None => match corpus::case_width(&prog) {
             Ok(w) => w.unwrap_or(Width::W64),
             Err(e) => {
-                say!("FAIL {}: {e}", path.display());
-                return false;
+                rep.line = format!("FAIL {}: {e}", path.display());
+                return finish(rep);
             }
         },
     };
+    rep.width = Some(w.0);
     // The hook reports a one-line failure; keep the whole result for the
     // point and for an `unknown` note.
     let smt_result: Mutex<Option<CheckResult>> = Mutex::new(None);
@@ -139,6 +184,7 @@ fn replay_one(
     };
     let r = corpus::replay(&prog, rules, w, Some(&hook));
     let smt_result = smt_result.into_inner().unwrap_or_else(|e| e.into_inner());
+    rep.smt = smt_result.as_ref().map(|r| r.name().to_string());
     let smt_note = match &smt_result {
         None if smt.is_some() => " (no SMT: simplification failed)".to_string(),
         None => String::new(),
@@ -146,12 +192,14 @@ fn replay_one(
         Some(r) => format!(" (smt: {})", r.name()),
     };
     if r.ok() {
-        say!("ok   {} at width {w}{smt_note}", path.display());
-        return true;
+        rep.ok = true;
+        rep.line = format!("ok   {} at width {w}{smt_note}", path.display());
+        return finish(rep);
     }
-    say!("FAIL {} at width {w}{smt_note}", path.display());
+    rep.line = format!("FAIL {} at width {w}{smt_note}", path.display());
+    let d = &mut rep.detail;
     for f in &r.checked.failures {
-        say!("  {f}");
+        let _ = writeln!(d, "  {f}");
     }
     // The failing point: from the JIT/interpreter checks, else from Z3.
     let env: Option<Vec<i128>> = r
@@ -175,7 +223,7 @@ fn replay_one(
             .zip(&env)
             .map(|(d, v)| format!("{} = {v}", d.name))
             .collect();
-        say!("  point: {}", named.join(", "));
+        let _ = writeln!(d, "  point: {}", named.join(", "));
         let show =
             |roots: &[engine::ir::NodeId]| match engine::interp::eval(&p.graph, roots, &env, w) {
                 Ok(v) => format!(
@@ -187,13 +235,17 @@ fn replay_one(
                 ),
                 Err(u) => format!("undefined ({})", u.reason),
             };
-        say!(
+        let _ = writeln!(
+            d,
             "  results: source {}, target {}",
             show(&p.outputs),
             show(&p.expects)
         );
-        say!("  every node at that point (source: the `expr` lines, target: the engine's result):");
-        let _ = write!(std::io::stdout(), "{}", super::node_values(&p, &env, w));
+        let _ = writeln!(
+            d,
+            "  every node at that point (source: the `expr` lines, target: the engine's result):"
+        );
+        d.push_str(&super::node_values(&p, &env, w));
     }
-    false
+    finish(rep)
 }

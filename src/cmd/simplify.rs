@@ -3,7 +3,6 @@
 use engine::ir::{Graph, NodeId};
 use engine::print;
 use engine::rewrite::Simplifier;
-use engine::rules::builtin;
 use serde_json::json;
 use std::process::ExitCode;
 
@@ -18,6 +17,10 @@ pub struct Args {
     /// Print every rewrite step (as `#` comment lines) before the result.
     #[arg(long)]
     pub trace: bool,
+    /// A rule file laid over the built-in rules (repeatable), as for
+    /// `tileproof fuzz` and `replay`: shows what a candidate rule does.
+    #[arg(long = "rules", value_name = "FILE")]
+    pub rules: Vec<String>,
 }
 
 /// Ops of either division family among the distinct nodes of `roots`.
@@ -36,7 +39,14 @@ pub fn run(a: Args) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let simp = Simplifier::new(builtin());
+    let rules = match super::fuzz::load_rules(&a.rules) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
+    };
+    let simp = Simplifier::new(&rules);
     let before = count_divmod(&prog.graph, &prog.outputs);
     let out = match simp.simplify(&mut prog.graph, &prog.outputs, a.trace) {
         Ok(o) => o,

@@ -1,0 +1,963 @@
+//! `tileproof gate`: the soundness gate, the one job CI runs.
+//!
+//! Four stages, each one line with counts and time, then a verdict:
+//!
+//! 1. **prove**: every rule (built-in, with `--rules` files laid over them)
+//!    at each width, through the proof cache (`tileproof prove`'s code);
+//! 2. **corpus**: every corpus case replayed (`tileproof replay`'s code);
+//! 3. **firings**: every recorded firing of a rule that is not declarative
+//!    (a name in the simplifier that no rule file defines: the algorithmic
+//!    rules) over a fixed-seed run of both generators, validated with
+//!    `verify::check`; declarative rules need no per-firing check, stage 1
+//!    proved them;
+//! 4. **campaigns**: a fixed-seed smoke campaign of each generator
+//!    (`fuzz::campaign`, as `tileproof fuzz` runs it).
+//!
+//! Exit 0 only when every rule is proved at every width (unknown and
+//! vacuous count against it), every case replays clean, every firing
+//! validates and the campaigns find nothing.
+
+use super::fuzz::{load_rules, parse_timeout, say, smt_validator, summary_json, Display};
+use super::junit::{self, Outcome, Suite, TestCase};
+use super::replay::{case_files, replay_case, CaseReport};
+use engine::interp::Width;
+use engine::rewrite::Simplifier;
+use engine::rules::{Rule, RuleSet};
+use fuzz::campaign::{self, mix, CampaignConfig, GeneratorChoice, Hooks, Progress, Shard, Summary};
+use fuzz::checks::{self, CheckConfig, Validator};
+use fuzz::generate::{Case, Generator};
+use rayon::prelude::*;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+use verify::check::{check, CheckResult};
+use verify::prove::{RuleResult, Verdict};
+
+#[derive(clap::Args)]
+#[command(
+    after_help = "Exit status: 0 everything holds; 2 something does not (a rule failed, unknown or \
+vacuous at some width, a corpus case failed, an algorithmic firing did not validate, or a campaign \
+found something); 1 other errors (bad arguments, unreadable files).\n\n\
+Examples:\n  tileproof gate                                   # the whole gate, as CI runs it\n  \
+tileproof gate --time 20 --widths 8,16             # a quicker gate\n  \
+tileproof gate --rules candidate.rules --junit gate.xml --json gate.json\n  \
+tileproof gate --rules candidate.rules --candidates-only --widths 8 --time 5"
+)]
+pub struct Args {
+    /// Widths to prove every rule at.
+    #[arg(
+        long,
+        alias = "width",
+        value_delimiter = ',',
+        default_value = "8,16,32,64",
+        value_name = "W,..."
+    )]
+    pub widths: Vec<u32>,
+    /// Z3 timeout per query, in seconds (proofs, corpus and firing
+    /// validation). A proof that runs out of it is `unknown`, which fails
+    /// the gate.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub timeout: f64,
+    /// Time budget of the campaign part (the algorithmic-firing run and the
+    /// smoke campaigns of both generators, shared between them).
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    pub time: f64,
+    /// Worker threads for proofs, validation and campaigns (default: one
+    /// per core).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Prove everything again instead of reading and writing the proof
+    /// cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Where proofs are cached (shared with `tileproof prove`).
+    #[arg(long, default_value = ".tileproof-cache/proofs", value_name = "DIR")]
+    pub cache_dir: String,
+    /// The corpus to replay: a directory of `*.txt` cases, or one file.
+    #[arg(long, default_value = "corpus", value_name = "DIR")]
+    pub corpus: PathBuf,
+    /// A rule file laid over the built-in rules (repeatable): a rule named
+    /// like a built-in one replaces it, others join their group. Every stage
+    /// then runs with the combined set, so an unsound candidate fails the
+    /// gate.
+    #[arg(long = "rules", value_name = "FILE")]
+    pub rules: Vec<String>,
+    /// Prove only the rules the `--rules` files define (the other stages
+    /// still use the whole set): a quick check of a candidate.
+    #[arg(long, requires = "rules", conflicts_with = "rule")]
+    pub candidates_only: bool,
+    /// Prove only these rules (repeatable, or comma-separated); the other
+    /// stages still use the whole set.
+    #[arg(long, value_delimiter = ',', value_name = "NAME")]
+    pub rule: Vec<String>,
+    /// Seed of the firing run and of the campaigns (fixed, so that the gate
+    /// checks the same cases every time for a given time budget).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Cases per generator the algorithmic-firing stage simplifies at most
+    /// (it also stops, between batches of 64, at a third of --time; every
+    /// firing recorded is validated).
+    #[arg(long, default_value_t = 2000, value_name = "N")]
+    pub firing_cases: u64,
+    /// Shrink and write at most this many findings per campaign.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub max_findings: usize,
+    /// Where campaign findings are written (move the ones worth keeping
+    /// into corpus/).
+    #[arg(long, default_value = ".tileproof-cache/findings", value_name = "DIR")]
+    pub findings: PathBuf,
+    /// Write a JSON report: every rule and width with verdict, method and
+    /// time, every corpus case, the firings, the campaign figures and every
+    /// counterexample.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Write a JUnit XML report: a test case per rule and width, per corpus
+    /// case, per algorithmic rule and per campaign; failures carry the
+    /// counterexample.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<String>,
+}
+
+pub fn run(a: Args) -> ExitCode {
+    match gate(a) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(2),
+        Err(e) => {
+            eprintln!("tileproof gate: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Everything the stages found, for the verdict and the reports.
+struct Report {
+    proofs: Vec<RuleResult>,
+    prove_seconds: f64,
+    cases: Vec<CaseReport>,
+    corpus_seconds: f64,
+    firings: Firings,
+    campaigns: Vec<(Generator, Summary)>,
+    /// ` --rules FILE` for each overlay: what a reproducing command needs.
+    rules_args: String,
+}
+
+fn gate(a: Args) -> Result<bool, String> {
+    let start = Instant::now();
+    // Check every argument before the long stages start.
+    let timeout = parse_timeout(a.timeout)?;
+    if !(a.time > 0.0 && a.time.is_finite()) {
+        return Err(format!(
+            "--time must be a positive number of seconds, not {}",
+            a.time
+        ));
+    }
+    if a.jobs == Some(0) {
+        return Err("--jobs must be at least 1".into());
+    }
+    let opts = super::prove::options(&a.widths, a.timeout, a.no_cache, &a.cache_dir, None)?;
+    let set = load_rules(&a.rules)?;
+    let to_prove = select(&set, &a)?;
+    if !a.corpus.exists() {
+        return Err(format!(
+            "{}: no such corpus (run from the repository root, or pass --corpus DIR)",
+            a.corpus.display()
+        ));
+    }
+    let files = case_files(std::slice::from_ref(&a.corpus))?;
+    let jobs = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map_err(|e| format!("cannot start {jobs} worker threads: {e}"))?;
+    let widths: Vec<String> = a.widths.iter().map(|w| w.to_string()).collect();
+    say!(
+        "tileproof gate: {} rules{}, proving {} at widths {}; corpus {} ({} cases); campaigns {} s, seed {}; {jobs} jobs",
+        set.len(),
+        if a.rules.is_empty() {
+            " (built-in)".to_string()
+        } else {
+            format!(" (built-in + {})", a.rules.join(", "))
+        },
+        to_prove.len(),
+        widths.join(","),
+        a.corpus.display(),
+        files.len(),
+        a.time,
+        a.seed
+    );
+
+    // 1. Proofs.
+    let t = Instant::now();
+    let proofs = super::prove::run_proofs(&to_prove, &opts, Some(jobs))?;
+    let prove_seconds = t.elapsed().as_secs_f64();
+    print_proofs(&proofs, to_prove.len(), &widths, prove_seconds);
+
+    // 2. Corpus.
+    let t = Instant::now();
+    let cases: Vec<CaseReport> = files
+        .iter()
+        .map(|f| replay_case(f, &set, None, Some(timeout)))
+        .collect();
+    let corpus_seconds = t.elapsed().as_secs_f64();
+    print_corpus(&cases, &a.corpus, &rules_args(&a.rules), corpus_seconds);
+
+    // 3. Algorithmic firings: up to a third of the campaign budget.
+    let budget = Duration::from_secs_f64(a.time);
+    let deadline = Instant::now() + budget;
+    let simp = Simplifier::new(&set);
+    // A declarative rule is one the rule set (the DSL files) defines; any
+    // other name the simplifier fires under is Rust code.
+    let algorithmic: Vec<bool> = simp
+        .rule_names()
+        .iter()
+        .map(|n| set.rule(n).is_none())
+        .collect();
+    let firings = pool.install(|| {
+        validate_firings(
+            &simp,
+            &algorithmic,
+            a.seed,
+            a.firing_cases,
+            budget / 3,
+            timeout,
+        )
+    });
+    print_firings(&firings);
+
+    // 4. Smoke campaigns, one per generator, sharing what is left.
+    let mut campaigns = Vec::new();
+    for (i, g) in Generator::ALL.iter().enumerate() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let share = left / (Generator::ALL.len() - i) as u32;
+        let s = smoke_campaign(*g, &set, &a, jobs, share)?;
+        print_campaign(*g, &s, &rules_args(&a.rules));
+        campaigns.push((*g, s));
+    }
+
+    let report = Report {
+        proofs,
+        prove_seconds,
+        cases,
+        corpus_seconds,
+        firings,
+        campaigns,
+        rules_args: rules_args(&a.rules),
+    };
+    let problems = problems(&report);
+    let seconds = start.elapsed().as_secs_f64();
+    if problems.is_empty() {
+        say!("verdict   PASS: every stage holds ({seconds:.1} s)");
+    } else {
+        say!("verdict   FAIL: {} ({seconds:.1} s)", problems.join("; "));
+    }
+    if let Some(path) = &a.json {
+        let v = json_report(&report, &a, &problems, seconds);
+        let text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
+        std::fs::write(path, text + "\n").map_err(|e| format!("{path}: {e}"))?;
+    }
+    if let Some(path) = &a.junit {
+        junit::write(path, "tileproof gate", &junit_suites(&report), seconds)?;
+    }
+    Ok(problems.is_empty())
+}
+
+/// The rules to prove: all of the set, the named ones, or the candidates.
+fn select<'s>(set: &'s RuleSet, a: &Args) -> Result<Vec<&'s Rule>, String> {
+    if a.candidates_only {
+        let mut names = Vec::new();
+        for f in &a.rules {
+            let text = super::read_text(f)?;
+            let parsed = RuleSet::parse(f, &text).map_err(|e| e.to_string())?;
+            names.extend(parsed.rules().map(|r| r.name.clone()));
+        }
+        if names.is_empty() {
+            return Err(format!(
+                "--candidates-only: {} define no rules",
+                a.rules.join(", ")
+            ));
+        }
+        return super::prove::select(set, &names);
+    }
+    super::prove::select(set, &a.rule)
+}
+
+fn count(results: &[RuleResult], verdict: &str) -> usize {
+    results
+        .iter()
+        .filter(|r| r.verdict.name() == verdict)
+        .count()
+}
+
+fn print_proofs(results: &[RuleResult], rules: usize, widths: &[String], seconds: f64) {
+    for r in results {
+        match &r.verdict {
+            Verdict::Proved => {}
+            Verdict::Failed { counterexample } => {
+                say!("FAILED {} at width {}\n{}", r.rule, r.width, counterexample)
+            }
+            Verdict::Vacuous => say!(
+                "VACUOUS {} at width {}: its guard and bounds can never hold",
+                r.rule,
+                r.width
+            ),
+            Verdict::Unknown { reason } => {
+                say!("UNKNOWN {} at width {}: {}", r.rule, r.width, reason)
+            }
+        }
+    }
+    let per_width: Vec<String> = widths
+        .iter()
+        .map(|w| {
+            let at: Vec<&RuleResult> = results
+                .iter()
+                .filter(|r| r.width.to_string() == *w)
+                .collect();
+            let proved = at
+                .iter()
+                .filter(|r| matches!(r.verdict, Verdict::Proved))
+                .count();
+            format!("{proved}/{} at {w}", at.len())
+        })
+        .collect();
+    say!(
+        "prove     {} rules x {} widths: {} proved ({}), {} failed, {} unknown, {} vacuous; {} from cache; {:.1} s",
+        rules,
+        widths.len(),
+        count(results, "proved"),
+        per_width.join(", "),
+        count(results, "failed"),
+        count(results, "unknown"),
+        count(results, "vacuous"),
+        results.iter().filter(|r| r.cached).count(),
+        seconds
+    );
+}
+
+/// The `--rules` arguments of a command that reproduces what the gate saw.
+fn rules_args(files: &[String]) -> String {
+    files.iter().map(|f| format!(" --rules {f}")).collect()
+}
+
+fn print_corpus(cases: &[CaseReport], dir: &std::path::Path, rules: &str, seconds: f64) {
+    for c in cases.iter().filter(|c| !c.ok) {
+        say!("{}", c.line);
+        let _ = write!(std::io::stdout(), "{}", c.detail);
+        say!("  reproduce: tileproof replay{rules} {}", c.path);
+    }
+    let failed = cases.iter().filter(|c| !c.ok).count();
+    say!(
+        "corpus    {} cases in {}: {} ok, {} failed; {:.1} s",
+        cases.len(),
+        dir.display(),
+        cases.len() - failed,
+        failed,
+        seconds
+    );
+}
+
+/// One distinct firing of an algorithmic rule and its validation.
+struct Firing {
+    rule: String,
+    /// `var` lines, `expr` (before) and `expect` (after): a file
+    /// `tileproof check` validates again.
+    case: String,
+    /// How many times it fired (equal text) over the run.
+    count: u64,
+    result: CheckResult,
+}
+
+#[derive(Default)]
+struct Firings {
+    /// Rules of the simplifier that are not declarative.
+    rules: Vec<String>,
+    cases: u64,
+    total: u64,
+    distinct: Vec<Firing>,
+    /// Cases the simplifier could not finish (cap or panic), named.
+    errors: Vec<String>,
+    seconds: f64,
+}
+
+impl Firings {
+    fn failed(&self) -> impl Iterator<Item = &Firing> {
+        self.distinct.iter().filter(|f| {
+            !matches!(
+                f.result,
+                CheckResult::Equivalent { .. } | CheckResult::Vacuous
+            )
+        })
+    }
+}
+
+/// Simplifies fixed-seed cases of both generators with tracing, collects
+/// every firing of the rules `algorithmic` marks (indexed like
+/// `simp.rule_names()`), and validates each distinct one with Z3 at width
+/// 64 (the width the engine simplifies at).
+fn validate_firings(
+    simp: &Simplifier,
+    algorithmic: &[bool],
+    seed: u64,
+    cases: u64,
+    budget: Duration,
+    timeout: Duration,
+) -> Firings {
+    let start = Instant::now();
+    let names = simp.rule_names();
+    let mut out = Firings {
+        rules: names
+            .iter()
+            .zip(algorithmic)
+            .filter(|(_, &alg)| alg)
+            .map(|(n, _)| n.clone())
+            .collect(),
+        ..Firings::default()
+    };
+    if out.rules.is_empty() {
+        out.seconds = start.elapsed().as_secs_f64();
+        return out;
+    }
+    // Batches of cases: each batch's new firings are validated before the
+    // next starts, so that every firing recorded is validated and the time
+    // budget (checked between batches) covers the Z3 work too.
+    const BATCH: u64 = 64;
+    let deadline = start + budget;
+    // (rule index, case text) -> index into `out.distinct`.
+    let mut seen: HashMap<(usize, String), usize> = HashMap::new();
+    let mut next = 0;
+    while next < cases && Instant::now() < deadline {
+        let end = (next + BATCH).min(cases);
+        // Case k of each generator, generators interleaved.
+        let jobs: Vec<(Generator, u64)> = (next..end)
+            .flat_map(|k| Generator::ALL.into_iter().map(move |g| (g, k)))
+            .collect();
+        next = end;
+        let per_case: Vec<Result<Vec<(usize, String)>, String>> = jobs
+            .par_iter()
+            .map(|&(g, k)| {
+                let case_seed = mix(seed, k);
+                let name = format!(
+                    "{} case {k} (seed {seed}, Case::from_seed({g:?}, {case_seed:#x}))",
+                    g.name()
+                );
+                checks::catch(|| {
+                    let case = Case::from_seed(g, case_seed);
+                    let mut graph = case.graph.clone();
+                    let run = simp.simplify(&mut graph, &case.roots, true);
+                    run.map(|o| {
+                        o.trace
+                            .iter()
+                            .filter(|f| algorithmic[f.rule])
+                            .map(|f| {
+                                let body =
+                                    fuzz::corpus::case_body(&graph, &[f.before], Some(&[f.after]));
+                                (f.rule, body)
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .map_err(|panic| format!("{name}: panic: {}", checks::one_line(&panic)))
+                .and_then(|r| r.map_err(|cap| format!("{name}: {cap}")))
+            })
+            .collect();
+        out.cases += jobs.len() as u64;
+        // Firings first seen in this batch, with their counts in it.
+        let old = out.distinct.len();
+        let mut fresh: Vec<((usize, String), u64)> = Vec::new();
+        for r in per_case {
+            match r {
+                Ok(v) => {
+                    for key in v {
+                        out.total += 1;
+                        match seen.get(&key) {
+                            Some(&i) if i < old => out.distinct[i].count += 1,
+                            Some(&i) => fresh[i - old].1 += 1,
+                            None => {
+                                seen.insert(key.clone(), old + fresh.len());
+                                fresh.push((key, 1));
+                            }
+                        }
+                    }
+                }
+                Err(e) => out.errors.push(e),
+            }
+        }
+        let validated: Vec<Firing> = fresh
+            .par_iter()
+            .map(|((rule, case), count)| {
+                let result = match engine::parse::parse_program(case) {
+                    Ok(p) => check(&p.graph, &p.outputs, &p.expects, 64, timeout),
+                    Err(e) => CheckResult::Unknown {
+                        reason: format!("the firing does not parse back from text: {e}"),
+                    },
+                };
+                Firing {
+                    rule: names[*rule].clone(),
+                    case: case.clone(),
+                    count: *count,
+                    result,
+                }
+            })
+            .collect();
+        out.distinct.extend(validated);
+    }
+    out.seconds = start.elapsed().as_secs_f64();
+    out
+}
+
+fn print_firings(f: &Firings) {
+    if f.rules.is_empty() {
+        say!(
+            "firings   0 algorithmic firings: every rule of the engine is declarative (proved in stage 1); {:.1} s",
+            f.seconds
+        );
+        return;
+    }
+    for x in f.failed() {
+        say!("FIRING {} not validated: {}", x.rule, describe(&x.result));
+        for line in x.case.lines() {
+            say!("  {line}");
+        }
+    }
+    for e in &f.errors {
+        say!("FIRING run error: {e}");
+    }
+    let counter = f
+        .distinct
+        .iter()
+        .filter(|x| matches!(x.result, CheckResult::Counterexample { .. }))
+        .count();
+    let unknown = f
+        .distinct
+        .iter()
+        .filter(|x| matches!(x.result, CheckResult::Unknown { .. }))
+        .count();
+    say!(
+        "firings   {} algorithmic firings ({} distinct) of {} algorithmic rules in {} cases: {} validated, {} counterexamples, {} unknown, {} errors; {:.1} s",
+        f.total,
+        f.distinct.len(),
+        f.rules.len(),
+        f.cases,
+        f.distinct.len() - counter - unknown,
+        counter,
+        unknown,
+        f.errors.len(),
+        f.seconds
+    );
+}
+
+/// A check result in one line (with the point for a counterexample).
+fn describe(r: &CheckResult) -> String {
+    match r {
+        CheckResult::Counterexample { .. } => {
+            super::fuzz::smt_failure(r).unwrap_or_else(|| "counterexample".into())
+        }
+        CheckResult::Unknown { reason } => format!("unknown: {reason}"),
+        other => other.name().to_string(),
+    }
+}
+
+fn smoke_campaign(
+    g: Generator,
+    set: &RuleSet,
+    a: &Args,
+    jobs: usize,
+    time: Duration,
+) -> Result<Summary, String> {
+    let cfg = CampaignConfig {
+        seed: a.seed,
+        shard: Shard::WHOLE,
+        generator: GeneratorChoice::One(g),
+        time: Some(time),
+        jobs: Some(jobs),
+        simplify_width: Width::W64,
+        check: CheckConfig::default(),
+        validate_every: 256,
+        corpus: Some(a.findings.clone()),
+        max_findings: Some(a.max_findings),
+        ..CampaignConfig::default()
+    };
+    let display = Display::new(Some(time), None);
+    let progress = |p: &Progress| display.update(p);
+    // Validation queries are sampled: a short timeout keeps one hard query
+    // from eating the smoke budget (an unknown is not a finding).
+    let validator = smt_validator(Width::W64, Duration::from_secs(2));
+    let hooks = Hooks {
+        validator: Some(&validator as &Validator<'_>),
+        progress: Some(&progress),
+    };
+    let s = campaign::run(&cfg, set, &hooks)?;
+    display.finish();
+    Ok(s)
+}
+
+fn print_campaign(g: Generator, s: &Summary, rules: &str) {
+    // Only the findings that were shrunk and written; the rest are counted.
+    for f in s.findings.iter().filter(|f| f.path.is_some()) {
+        say!(
+            "FINDING {} in {} case {}{}: {}",
+            f.kind,
+            g.name(),
+            f.case_number,
+            f.path
+                .as_ref()
+                .map_or_else(String::new, |p| format!(" -> {}", p.display())),
+            f.message
+        );
+        if let Some(p) = &f.path {
+            say!("  reproduce: tileproof replay{rules} {}", p.display());
+        }
+    }
+    let written = s.findings.iter().filter(|f| f.path.is_some()).count() as u64;
+    if s.total_findings() > written {
+        say!(
+            "  {} more finding(s) not written (--max-findings, or a write error)",
+            s.total_findings() - written
+        );
+    }
+    let label = format!("{}:", g.name());
+    say!(
+        "campaign  {label:<6} {} cases ({:.0}/s), {} findings, {}/{} rules fired, seed {}; {:.1} s",
+        s.cases,
+        s.cases_per_sec(),
+        s.total_findings(),
+        s.rules_covered(),
+        s.rule_names.len(),
+        s.seed,
+        s.elapsed.as_secs_f64()
+    );
+}
+
+/// Why the gate fails (empty: it passes).
+fn problems(r: &Report) -> Vec<String> {
+    let mut p = Vec::new();
+    for (v, what) in [
+        ("failed", "failed (counterexample)"),
+        ("unknown", "unknown (not proved)"),
+        ("vacuous", "vacuous"),
+    ] {
+        let n = count(&r.proofs, v);
+        if n > 0 {
+            let names: Vec<String> = r
+                .proofs
+                .iter()
+                .filter(|x| x.verdict.name() == v)
+                .map(|x| format!("{}@{}", x.rule, x.width))
+                .collect();
+            p.push(format!("{n} rule-width(s) {what}: {}", shorten(&names)));
+        }
+    }
+    let bad: Vec<String> = r
+        .cases
+        .iter()
+        .filter(|c| !c.ok)
+        .map(|c| c.path.clone())
+        .collect();
+    if !bad.is_empty() {
+        p.push(format!(
+            "{} corpus case(s) failed: {}",
+            bad.len(),
+            shorten(&bad)
+        ));
+    }
+    let bad: Vec<String> = r.firings.failed().map(|f| f.rule.clone()).collect();
+    if !bad.is_empty() {
+        p.push(format!(
+            "{} algorithmic firing(s) not validated: {}",
+            bad.len(),
+            shorten(&bad)
+        ));
+    }
+    if !r.firings.errors.is_empty() {
+        p.push(format!(
+            "{} case(s) the simplifier could not finish",
+            r.firings.errors.len()
+        ));
+    }
+    let found: u64 = r.campaigns.iter().map(|(_, s)| s.total_findings()).sum();
+    if found > 0 {
+        p.push(format!("{found} campaign finding(s)"));
+    }
+    p
+}
+
+/// At most eight names, then a count.
+fn shorten(names: &[String]) -> String {
+    if names.len() <= 8 {
+        names.join(", ")
+    } else {
+        format!("{}, and {} more", names[..8].join(", "), names.len() - 8)
+    }
+}
+
+fn json_report(r: &Report, a: &Args, problems: &[String], seconds: f64) -> Value {
+    let proofs: Vec<Value> = r
+        .proofs
+        .iter()
+        .map(|p| {
+            let mut v = serde_json::to_value(p).unwrap_or(Value::Null);
+            // The printed form next to the structured one: what a bug
+            // report quotes.
+            if let (Verdict::Failed { counterexample }, Value::Object(m)) = (&p.verdict, &mut v) {
+                m.insert(
+                    "counterexample_text".into(),
+                    json!(counterexample.to_string()),
+                );
+            }
+            v
+        })
+        .collect();
+    let firings: Vec<Value> = r
+        .firings
+        .distinct
+        .iter()
+        .map(|f| json!({ "rule": f.rule, "count": f.count, "case": f.case, "result": f.result }))
+        .collect();
+    json!({
+        "verdict": if problems.is_empty() { "pass" } else { "fail" },
+        "problems": problems,
+        "seconds": seconds,
+        "seed": a.seed,
+        "rule_files": a.rules,
+        "prove": {
+            "widths": a.widths,
+            "rules": r.proofs.iter().map(|p| p.rule.as_str()).collect::<std::collections::BTreeSet<_>>().len(),
+            "proved": count(&r.proofs, "proved"),
+            "failed": count(&r.proofs, "failed"),
+            "unknown": count(&r.proofs, "unknown"),
+            "vacuous": count(&r.proofs, "vacuous"),
+            "cached": r.proofs.iter().filter(|p| p.cached).count(),
+            "seconds": r.prove_seconds,
+            "results": proofs,
+        },
+        "corpus": {
+            "dir": a.corpus.display().to_string(),
+            "cases": r.cases.len(),
+            "failed": r.cases.iter().filter(|c| !c.ok).count(),
+            "seconds": r.corpus_seconds,
+            "results": r.cases,
+        },
+        "firings": {
+            "algorithmic_rules": r.firings.rules,
+            "cases": r.firings.cases,
+            "firings": r.firings.total,
+            "distinct": r.firings.distinct.len(),
+            "not_validated": r.firings.failed().count(),
+            "errors": r.firings.errors,
+            "seconds": r.firings.seconds,
+            "results": firings,
+        },
+        "campaigns": r.campaigns.iter().map(|(_, s)| summary_json(s, Width::W64)).collect::<Vec<_>>(),
+    })
+}
+
+fn junit_suites(r: &Report) -> Vec<Suite> {
+    let mut suites = vec![junit::prove_suite(&r.proofs)];
+    suites.push(Suite {
+        name: "corpus".into(),
+        cases: r
+            .cases
+            .iter()
+            .map(|c| TestCase {
+                classname: "corpus".into(),
+                name: c.path.clone(),
+                seconds: c.seconds,
+                outcome: if c.ok {
+                    Outcome::Passed
+                } else {
+                    Outcome::Failure {
+                        kind: "replay".into(),
+                        message: c.line.clone(),
+                        text: format!(
+                            "{}\n{}  reproduce: tileproof replay{} {}\n",
+                            c.line, c.detail, r.rules_args, c.path
+                        ),
+                    }
+                },
+            })
+            .collect(),
+    });
+    // One case per algorithmic rule: its failing firings, if any.
+    let mut by_rule: BTreeMap<&str, Vec<&Firing>> = r
+        .firings
+        .rules
+        .iter()
+        .map(|n| (n.as_str(), Vec::new()))
+        .collect();
+    for f in r.firings.failed() {
+        by_rule.entry(f.rule.as_str()).or_default().push(f);
+    }
+    suites.push(Suite {
+        name: "algorithmic-firings".into(),
+        cases: by_rule
+            .into_iter()
+            .map(|(rule, bad)| TestCase {
+                classname: "firings".into(),
+                name: rule.to_string(),
+                seconds: 0.0,
+                outcome: if bad.is_empty() {
+                    Outcome::Passed
+                } else {
+                    Outcome::Failure {
+                        kind: "firing".into(),
+                        message: format!("{} firing(s) of {rule} not validated", bad.len()),
+                        text: bad
+                            .iter()
+                            .map(|f| format!("{}\n{}", describe(&f.result), f.case))
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                    }
+                },
+            })
+            .collect(),
+    });
+    suites.push(Suite {
+        name: "campaigns".into(),
+        cases: r
+            .campaigns
+            .iter()
+            .map(|(g, s)| TestCase {
+                classname: "campaign".into(),
+                name: format!("{} (seed {})", g.name(), s.seed),
+                seconds: s.elapsed.as_secs_f64(),
+                outcome: if s.total_findings() == 0 {
+                    Outcome::Passed
+                } else {
+                    Outcome::Failure {
+                        kind: "finding".into(),
+                        message: format!("{} finding(s)", s.total_findings()),
+                        text: s
+                            .findings
+                            .iter()
+                            .map(|f| {
+                                format!(
+                                    "{} in case {}: {}{}",
+                                    f.kind,
+                                    f.case_number,
+                                    f.message,
+                                    f.path.as_ref().map_or_else(String::new, |p| {
+                                        format!(
+                                            "\n  reproduce: tileproof replay{} {}",
+                                            r.rules_args,
+                                            p.display()
+                                        )
+                                    })
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                    }
+                },
+            })
+            .collect(),
+    });
+    suites
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::rules::builtin;
+
+    /// Marks the rules named as if they were algorithmic.
+    fn marked(simp: &Simplifier, names: &[&str]) -> Vec<bool> {
+        simp.rule_names()
+            .iter()
+            .map(|n| names.contains(&n.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn firings_of_a_sound_rule_all_validate() {
+        let simp = Simplifier::new(builtin());
+        let alg = marked(&simp, &["mod_in_range"]);
+        let f = validate_firings(
+            &simp,
+            &alg,
+            1,
+            300,
+            Duration::from_secs(60),
+            Duration::from_secs(10),
+        );
+        assert_eq!(f.rules, vec!["mod_in_range".to_string()]);
+        assert!(
+            f.total > 0 && !f.distinct.is_empty(),
+            "mod_in_range never fired"
+        );
+        assert!(f.distinct.iter().all(|x| x.rule == "mod_in_range"));
+        let bad: Vec<String> = f
+            .failed()
+            .map(|x| format!("{}: {}", describe(&x.result), x.case))
+            .collect();
+        assert!(bad.is_empty(), "{bad:?}");
+        assert!(f.errors.is_empty(), "{:?}", f.errors);
+    }
+
+    #[test]
+    fn a_wrong_firing_is_refuted_with_a_case_that_check_reproduces() {
+        // mod_in_range without its upper bound: x mod y => x for any
+        // non-negative x, wrong wherever x >= y.
+        let set = fuzz::campaign::override_rules(
+            builtin(),
+            "broken.rules",
+            "group range_divmod\nrule mod_in_range: x mod y => x if valid(y) && vmin(y) > 0 && vmin(x) >= 0\n",
+        )
+        .unwrap();
+        let simp = Simplifier::new(&set);
+        let alg = marked(&simp, &["mod_in_range"]);
+        let f = validate_firings(
+            &simp,
+            &alg,
+            1,
+            300,
+            Duration::from_secs(60),
+            Duration::from_secs(10),
+        );
+        let bad: Vec<&Firing> = f.failed().collect();
+        assert!(
+            !bad.is_empty(),
+            "no wrong firing found in {} firings",
+            f.total
+        );
+        for x in bad {
+            assert!(
+                matches!(x.result, CheckResult::Counterexample { .. }),
+                "{}",
+                describe(&x.result)
+            );
+            // The case text alone reproduces the failure.
+            let p = engine::parse::parse_program(&x.case).unwrap();
+            let again = check(
+                &p.graph,
+                &p.outputs,
+                &p.expects,
+                64,
+                Duration::from_secs(10),
+            );
+            assert!(
+                matches!(again, CheckResult::Counterexample { .. }),
+                "{}",
+                x.case
+            );
+        }
+    }
+
+    #[test]
+    fn no_algorithmic_rule_means_no_firing_work() {
+        let simp = Simplifier::new(builtin());
+        let alg = marked(&simp, &[]);
+        let f = validate_firings(
+            &simp,
+            &alg,
+            1,
+            300,
+            Duration::from_secs(60),
+            Duration::from_secs(10),
+        );
+        assert!(f.rules.is_empty() && f.total == 0 && f.cases == 0);
+    }
+}

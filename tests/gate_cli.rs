@@ -1,0 +1,211 @@
+//! `tileproof gate` end to end: an unsound candidate rule fails it (named,
+//! with a counterexample, as a failed JUnit test case and in the JSON
+//! report, and through the corpus case of the bug it reintroduces); a sound
+//! candidate passes it; bad arguments are errors, not panics.
+//!
+//! Proofs are restricted to the candidate's rules at width 8 and the
+//! campaigns to a couple of seconds, so each run takes seconds.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("gate-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Runs a quick gate over the repository's corpus with `rules` laid over
+/// the built-in ones; returns the output, the JUnit and the JSON reports.
+fn quick_gate(dir: &Path, rules: &str) -> (Output, String, serde_json::Value) {
+    let file = dir.join("candidate.rules");
+    std::fs::write(&file, rules).unwrap();
+    let junit = dir.join("gate.xml");
+    let json = dir.join("gate.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+        .current_dir(root())
+        .args(["gate", "--rules"])
+        .arg(&file)
+        .args(["--candidates-only", "--widths", "8", "--time", "2"])
+        .args(["--max-findings", "1", "--no-cache", "--findings"])
+        .arg(dir.join("findings"))
+        .arg("--junit")
+        .arg(&junit)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let x = std::fs::read_to_string(&junit)
+        .unwrap_or_else(|e| panic!("no JUnit report ({e}):\n{}", text(&out)));
+    let j = std::fs::read_to_string(&json)
+        .unwrap_or_else(|e| panic!("no JSON report ({e}):\n{}", text(&out)));
+    (out, x, serde_json::from_str(&j).unwrap())
+}
+
+/// The `<testcase ...>` element (up to its end) whose name starts with
+/// `name`.
+fn testcase<'x>(xml: &'x str, name: &str) -> Option<&'x str> {
+    let start = xml.find(&format!("name=\"{name}"))?;
+    let start = xml[..start].rfind("<testcase")?;
+    let rest = &xml[start..];
+    // '>' never occurs inside an attribute value (it is escaped).
+    let open_end = rest.find('>')? + 1;
+    let end = if rest[..open_end].ends_with("/>") {
+        open_end
+    } else {
+        rest.find("</testcase>")? + "</testcase>".len()
+    };
+    Some(&rest[..end])
+}
+
+#[test]
+fn an_unsound_candidate_rule_fails_the_gate_with_a_counterexample() {
+    let dir = temp_dir("unsound");
+    // x * 0 => 0 without valid(x): a masked lane becomes address 0. It joins
+    // the identity group after the guarded mul_zero, so it fires exactly
+    // where mul_zero refuses to: on a possibly invalid x.
+    let (out, xml, json) = quick_gate(&dir, "group identity\n# x * 0 == 0 (wrong: not for an invalid x)\nrule mul_zero_any: x * 0 => 0\n");
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    // Named, with a counterexample the interpreter confirms.
+    assert!(t.contains("FAILED mul_zero_any at width 8"), "{t}");
+    assert!(
+        t.contains("counterexample to mul_zero_any at width 8"),
+        "{t}"
+    );
+    assert!(t.contains("validity-differs"), "{t}");
+    assert!(t.contains("confirmed by the interpreter"), "{t}");
+    assert!(t.contains("prove     1 rules x 1 widths: 0 proved"), "{t}");
+    // The corpus case kept for this very bug fails again.
+    assert!(t.contains("FAIL corpus/oracle-f245ee5a72.txt"), "{t}");
+    assert!(t.contains("corpus case(s) failed"), "{t}");
+    assert!(
+        t.contains("verdict   FAIL: 1 rule-width(s) failed (counterexample): mul_zero_any@8"),
+        "{t}"
+    );
+
+    // JUnit: a failed test case for the rule, carrying the counterexample.
+    let case = testcase(&xml, "mul_zero_any @ 8 bits").unwrap_or_else(|| panic!("{xml}"));
+    assert!(case.contains("<failure type=\"failed\""), "{case}");
+    assert!(
+        case.contains("counterexample to mul_zero_any at width 8: validity-differs"),
+        "{case}"
+    );
+    let corpus_case =
+        testcase(&xml, "corpus/oracle-f245ee5a72.txt").unwrap_or_else(|| panic!("{xml}"));
+    assert!(
+        corpus_case.contains("<failure type=\"replay\""),
+        "{corpus_case}"
+    );
+    assert!(
+        xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites"),
+        "{xml}"
+    );
+    assert_eq!(
+        xml.matches("<testsuite ").count(),
+        xml.matches("</testsuite>").count()
+    );
+
+    // JSON: the verdict, the rule's result and its counterexample.
+    assert_eq!(json["verdict"], "fail");
+    assert_eq!(json["prove"]["failed"], 1);
+    let r = &json["prove"]["results"][0];
+    assert_eq!(r["rule"], "mul_zero_any");
+    assert_eq!(r["width"], 8);
+    assert_eq!(r["verdict"], "failed");
+    assert_eq!(r["counterexample"]["failure"], "validity-differs");
+    assert!(r["counterexample_text"]
+        .as_str()
+        .unwrap()
+        .contains("counterexample to mul_zero_any"));
+    assert!(json["corpus"]["failed"].as_u64().unwrap() >= 1, "{json}");
+}
+
+#[test]
+fn a_sound_candidate_rule_passes_the_gate() {
+    let dir = temp_dir("sound");
+    // (x + C1) + C2 == x + (C1 + C2) where the sum is computed without
+    // overflow; an invalid x stays invalid on both sides.
+    let (out, xml, json) = quick_gate(
+        &dir,
+        "group combine\n# (x + C1) + C2 == x + (C1 + C2)\nrule add_consts_candidate: (x + C1) + C2 => x + (C1 + C2)\n",
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("prove     1 rules x 1 widths: 1 proved"), "{t}");
+    let n = std::fs::read_dir(root().join("corpus"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "txt")
+        })
+        .count();
+    assert!(
+        t.contains(&format!("corpus    {n} cases in corpus: {n} ok, 0 failed")),
+        "{t}"
+    );
+    assert!(t.contains("algorithmic firings"), "{t}");
+    assert!(t.contains("campaign  tiled:"), "{t}");
+    assert!(t.contains("campaign  expr:"), "{t}");
+    assert!(t.contains("verdict   PASS"), "{t}");
+    assert!(xml.contains("failures=\"0\" errors=\"0\""), "{xml}");
+    let case = testcase(&xml, "add_consts_candidate @ 8 bits").unwrap_or_else(|| panic!("{xml}"));
+    assert!(case.ends_with("/>"), "{case}");
+    assert_eq!(json["verdict"], "pass");
+    assert_eq!(json["corpus"]["cases"], n);
+    assert_eq!(json["campaigns"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn bad_arguments_are_errors_not_panics() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_tileproof"))
+            .current_dir(root())
+            .arg("gate")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--widths", "12"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("width 12 is not one of 8, 16, 32, 64"),
+        "{}",
+        text(&o)
+    );
+    let o = run(&["--rule", "no_such_rule"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("no rule named `no_such_rule`"),
+        "{}",
+        text(&o)
+    );
+    let o = run(&["--corpus", "/nonexistent/corpus"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("no such corpus"), "{}", text(&o));
+    let o = run(&["--rules", "/nonexistent.rules"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("/nonexistent.rules"), "{}", text(&o));
+    let o = run(&["--time", "0"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    for o in [run(&["--candidates-only"]), run(&["--jobs", "0"])] {
+        assert!(!o.status.success(), "{}", text(&o));
+        assert!(!text(&o).contains("panicked"), "{}", text(&o));
+    }
+}
