@@ -272,18 +272,13 @@ pub fn run(a: Args) -> ExitCode {
 /// `prove --ranges`: the transfer functions, in parallel, with a summary
 /// like the rules' one.
 fn run_ranges(a: &Args) -> ExitCode {
-    use rayon::prelude::*;
     if let Err(e) = options(&a.width, a.timeout, true, &a.cache_dir, None) {
         eprintln!("{e}");
         return ExitCode::from(1);
     }
     let timeout = Duration::from_secs_f64(a.timeout);
-    let jobs: Vec<_> = a
-        .width
-        .iter()
-        .flat_map(|&w| verify::ranges::signatures().into_iter().map(move |s| (w, s)))
-        .collect();
-    let bar = ProgressBar::new(jobs.len() as u64);
+    let total = a.width.len() * verify::ranges::signatures().len();
+    let bar = ProgressBar::new(total as u64);
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(a.jobs.unwrap_or(0)).build() {
         Ok(p) => p,
         Err(e) => {
@@ -292,18 +287,14 @@ fn run_ranges(a: &Args) -> ExitCode {
         }
     };
     let start = Instant::now();
-    let results: Vec<_> = pool.install(|| {
-        jobs.par_iter()
-            .map(|(w, (op, args, dt))| {
-                let r = verify::ranges::prove_transfer(*op, args, *dt, *w, timeout);
-                bar.inc(1);
-                r
-            })
-            .collect()
-    });
+    let report = pool.install(|| verify::ranges::prove_ranges(&a.width, timeout, &|| bar.inc(1)));
     bar.finish_and_clear();
+    let results = &report.results;
+    for (op, lemma, verdict) in &report.lemmas {
+        eprintln!("lemma {op} {lemma}: {verdict}");
+    }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&results).expect("serializable"));
+        println!("{}", serde_json::to_string_pretty(&report).expect("serializable"));
     }
     for r in results.iter().filter(|r| r.verdict != "proved") {
         eprintln!(
@@ -331,7 +322,7 @@ fn run_ranges(a: &Args) -> ExitCode {
             start.elapsed().as_secs_f64()
         );
     }
-    if results.iter().all(|r| r.verdict == "proved") {
+    if report.all_proved() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)

@@ -348,12 +348,12 @@ fn split_on_constant_signs(solver: &Solver, q: &RuleQuery, timeout: Duration) ->
 /// arithmetic are decided completely and fast; this settles the
 /// obligations whose nonlinear parts the premise already pins down, such
 /// as a product bounded by the interval facts of the guard.
-struct Abstraction {
+pub(crate) struct Abstraction {
     pairs: Vec<(z3::ast::Int, z3::ast::Int)>,
 }
 
 impl Abstraction {
-    fn new(nonlinear: Vec<crate::poly::Nonlinear>) -> Abstraction {
+    pub(crate) fn new(nonlinear: Vec<crate::poly::Nonlinear>) -> Abstraction {
         use crate::poly::Nonlinear;
         use z3::ast::Int;
         use z3::{FuncDecl, Sort};
@@ -384,7 +384,7 @@ impl Abstraction {
         Abstraction { pairs }
     }
 
-    fn refutes(&self, premise: &z3::ast::Bool, cond: &z3::ast::Bool, timeout: Duration) -> bool {
+    pub(crate) fn refutes(&self, premise: &z3::ast::Bool, cond: &z3::ast::Bool, timeout: Duration) -> bool {
         if self.pairs.is_empty() {
             return false;
         }

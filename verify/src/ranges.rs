@@ -3,6 +3,15 @@
 //! here on Z3 integers, and Z3 checks that for operands anywhere inside
 //! their intervals every defined, valid result of the op (by the SMT
 //! semantics of `encode`) lies inside the clamped interval computed for it.
+//!
+//! Products and quotients are nonlinear, and their transfer functions rest
+//! on one argument: on each sign part of the divisor (or factor) the op is
+//! monotone in each operand, so its extremes lie at the corners. That
+//! argument is made explicit: [`MONOTONICITY`] states the monotonicity
+//! lemmas, each proved once by Z3 for all integers ([`prove_lemmas`]), and
+//! the query for a product or quotient assumes their instances at the
+//! operand, its bounds and the divisor part's bounds. With those facts the
+//! query is linear over the product and quotient terms, which Z3 settles.
 
 use crate::encode::{Enc, Mode, Num, SVal, Term};
 use crate::poly::Poly;
@@ -30,7 +39,7 @@ impl Arith for Z {
         Z(Int::sub(&[&self.0, &o.0]))
     }
     fn mul(&self, o: &Z) -> Z {
-        Z(Int::mul(&[&self.0, &o.0]))
+        Z(apply_f(Op::Mul, &self.0, &o.0))
     }
     fn lt(&self, o: &Z) -> Bool {
         self.0.lt(&o.0)
@@ -55,6 +64,166 @@ impl Arith for Z {
         let (x, y) = (Poly::atom(a.0.clone()), Poly::atom(b.0.clone()));
         Z(crate::encode::int_quotient(op, &x, &y).to_int())
     }
+}
+
+/// `f(u, v)` for an op whose transfer function needs monotonicity: the
+/// product, or the quotient of a division family (the remainders use their
+/// family's quotient).
+fn apply_f(op: Op, u: &Int, v: &Int) -> Int {
+    match op {
+        // Through the polynomial product, so that every product of the
+        // same two terms is one Z3 term (the encoding's, atoms in its
+        // order): Z3 does not identify `a*b` with `b*a` here.
+        Op::Mul => Poly::atom(u.clone())
+            .mul(&Poly::atom(v.clone()))
+            .expect("a product of two atoms has no coefficient overflow")
+            .to_int(),
+        _ => Z::divmod(op, &Z(u.clone()), &Z(v.clone())).0,
+    }
+}
+
+/// The quotient whose monotonicity an op's transfer function rests on.
+fn monotone_op(op: Op) -> Option<Op> {
+    match op {
+        Op::Mul | Op::Div | Op::FloorDiv | Op::CeilDiv => Some(op),
+        Op::Rem => Some(Op::Div),
+        Op::Mod => Some(Op::FloorDiv),
+        _ => None,
+    }
+}
+
+/// The monotonicity lemmas, by name: for the product, `u*v` grows with `u`
+/// where `v >= 0` (shrinks where `v <= 0`) and with `v` where `u >= 0`; for
+/// each quotient, `f(u, v)` grows with `u` where `v > 0` (shrinks where
+/// `v < 0`), and on one sign part of `v` shrinks as `v` grows where `u >= 0`
+/// (grows where `u <= 0`).
+pub const MONOTONICITY: [&str; 2] = ["monotone in the dividend", "monotone in the divisor on a sign part"];
+
+/// The remainder lemmas: a truncating remainder lies between 0 and the
+/// dividend, a floor remainder too where dividend and divisor share a sign;
+/// its magnitude is below the divisor's, with the sign of the dividend
+/// (truncating) or of the divisor (floor); and where two dividends have one
+/// quotient their remainders differ as the dividends do.
+pub const REMAINDER: [&str; 3] = ["between 0 and the dividend", "below the divisor", "one period"];
+
+/// The quotient of a remainder's family.
+fn quotient_of(op: Op) -> Op {
+    if op == Op::Rem {
+        Op::Div
+    } else {
+        Op::FloorDiv
+    }
+}
+
+/// The "below the divisor" lemma at dividend `u`, divisor `v`.
+fn remainder_below(op: Op, u: &Int, v: &Int) -> Bool {
+    let r = Z::divmod(op, &Z(u.clone()), &Z(v.clone())).0;
+    let zero = Int::from_i64(0);
+    let one = Int::from_i64(1);
+    let m = Int::sub(&[&Z(v.clone()).abs().0, &one]);
+    let magnitude = Bool::and(&[r.le(&m), Int::sub(&[&zero, &m]).le(&r)]);
+    let sign = match op {
+        Op::Rem => Bool::and(&[u.ge(&zero).implies(r.ge(&zero)), u.le(&zero).implies(r.le(&zero))]),
+        _ => Bool::and(&[v.gt(&zero).implies(r.ge(&zero)), v.lt(&zero).implies(r.le(&zero))]),
+    };
+    v.eq(&zero).not().implies(Bool::and(&[magnitude, sign]))
+}
+
+/// The "one period" lemma at dividends `u1`, `u2`, divisor `v`.
+fn remainder_period(op: Op, u1: &Int, u2: &Int, v: &Int) -> Bool {
+    let q = |u: &Int| Z::divmod(quotient_of(op), &Z(u.clone()), &Z(v.clone())).0;
+    let r = |u: &Int| Z::divmod(op, &Z(u.clone()), &Z(v.clone())).0;
+    let zero = Int::from_i64(0);
+    Bool::and(&[v.eq(&zero).not(), q(u1).eq(&q(u2))])
+        .implies(Int::sub(&[&r(u2), &r(u1)]).eq(&Int::sub(&[u2, u1])))
+}
+
+/// The remainder lemma at dividend `u`, divisor `v`.
+fn remainder_bound(op: Op, u: &Int, v: &Int) -> Bool {
+    let r = Z::divmod(op, &Z(u.clone()), &Z(v.clone())).0;
+    let zero = Int::from_i64(0);
+    let (up, down) = match op {
+        Op::Rem => (u.ge(&zero), u.le(&zero)),
+        _ => (Bool::and(&[u.ge(&zero), v.gt(&zero)]), Bool::and(&[u.le(&zero), v.lt(&zero)])),
+    };
+    v.eq(&zero).not().implies(Bool::and(&[up.implies(r.le(u)), down.implies(u.le(&r))]))
+}
+
+/// Lemma 0 at `u1 <= u2`, divisor `v`.
+fn in_first(op: Op, u1: &Int, u2: &Int, v: &Int) -> Bool {
+    let (f1, f2) = (apply_f(op, u1, v), apply_f(op, u2, v));
+    let zero = Int::from_i64(0);
+    let (pos, neg) = if op == Op::Mul { (v.ge(&zero), v.le(&zero)) } else { (v.gt(&zero), v.lt(&zero)) };
+    u1.le(u2).implies(Bool::and(&[pos.implies(f1.le(&f2)), neg.implies(f2.le(&f1))]))
+}
+
+/// Lemma 1 at dividend `u`, `v1 <= v2` (of one sign for quotients).
+fn in_second(op: Op, u: &Int, v1: &Int, v2: &Int) -> Bool {
+    let (f1, f2) = (apply_f(op, u, v1), apply_f(op, u, v2));
+    let zero = Int::from_i64(0);
+    if op == Op::Mul {
+        return v1.le(v2).implies(Bool::and(&[u.ge(&zero).implies(f1.le(&f2)), u.le(&zero).implies(f2.le(&f1))]));
+    }
+    let one_sign = Bool::or(&[v1.gt(&zero), v2.lt(&zero)]);
+    Bool::and(&[v1.le(v2), one_sign])
+        .implies(Bool::and(&[u.ge(&zero).implies(f2.le(&f1)), u.le(&zero).implies(f1.le(&f2))]))
+}
+
+/// Proves both lemmas for the product and each quotient, for all integers
+/// (so at every width). Returns `(op, lemma, verdict)` triples.
+pub fn prove_lemmas(timeout: Duration) -> Vec<(Op, &'static str, &'static str)> {
+    let mut out = Vec::new();
+    for op in [Op::Mul, Op::Div, Op::FloorDiv, Op::CeilDiv] {
+        let (a, b, c) = (Int::new_const("a"), Int::new_const("b"), Int::new_const("c"));
+        for (i, lemma) in [in_first(op, &a, &b, &c), in_second(op, &a, &b, &c)].into_iter().enumerate() {
+            let solver = Solver::new();
+            solver.assert(lemma.not());
+            let verdict = match check_within(&solver, timeout) {
+                SatResult::Unsat => "proved",
+                SatResult::Sat => "failed",
+                SatResult::Unknown => "unknown",
+            };
+            out.push((op, MONOTONICITY[i], verdict));
+        }
+    }
+    for op in [Op::Rem, Op::Mod] {
+        let (a, b, c) = (Int::new_const("a"), Int::new_const("b"), Int::new_const("c"));
+        let lemmas = [
+            remainder_bound(op, &a, &b),
+            remainder_below(op, &a, &b),
+            remainder_period(op, &a, &c, &b),
+        ];
+        for (i, lemma) in lemmas.into_iter().enumerate() {
+            let solver = Solver::new();
+            solver.assert(lemma.not());
+            let verdict = match check_within(&solver, timeout) {
+                SatResult::Unsat => "proved",
+                SatResult::Sat => "failed",
+                SatResult::Unknown => "unknown",
+            };
+            out.push((op, REMAINDER[i], verdict));
+        }
+    }
+    out
+}
+
+/// Instances of the lemmas that carry `f(x, y)` to the corners of the
+/// ranges `a` and `b` (both sign parts of `b` for quotients).
+fn lemma_instances(op: Op, x: &Int, y: &Int, a: &Range<Z>, b: &Range<Z>) -> Vec<Bool> {
+    let mut facts = vec![in_first(op, &a.lo.0, x, y), in_first(op, x, &a.hi.0, y)];
+    let parts: Vec<(Z, Z)> = if op == Op::Mul {
+        vec![(b.lo.clone(), b.hi.clone())]
+    } else {
+        // The same terms as `Range::nonzero_parts`.
+        vec![(b.lo.clone(), b.hi.min(&Z::lit(-1))), (b.lo.max(&Z::lit(1)), b.hi.clone())]
+    };
+    for (plo, phi) in &parts {
+        for u in [&a.lo.0, &a.hi.0] {
+            facts.push(in_second(op, u, &plo.0, y));
+            facts.push(in_second(op, u, y, &phi.0));
+        }
+    }
+    facts
 }
 
 /// One op's transfer function at one width and operand dtype.
@@ -112,9 +281,12 @@ pub fn signatures() -> Vec<(Op, Vec<DType>, DType)> {
 /// Proves one transfer function: operands `x_i` valid, defined and inside
 /// `[lo_i, hi_i]` (bounds anywhere in the dtype's range, as the engine
 /// clamps them); the op defined with a valid result; then the result must
-/// lie in `clamp(transfer(op, ranges), result dtype)`.
+/// lie in `clamp(transfer(op, ranges), result dtype)`. For products and
+/// quotients the monotonicity lemmas' instances are assumed: call this only
+/// once [`prove_lemmas`] proved them.
 pub fn prove_transfer(op: Op, arg_dts: &[DType], dt: DType, width: u32, timeout: Duration) -> RangeResult {
     let start = Instant::now();
+    crate::poly::take_nonlinear();
     let enc = Enc::new(Mode::Int, width);
     let mut premise = Vec::new();
     let mut ranges = Vec::new();
@@ -167,12 +339,33 @@ pub fn prove_transfer(op: Op, arg_dts: &[DType], dt: DType, width: u32, timeout:
         Term::B(b) => b.ite(&Int::from_i64(1), &Int::from_i64(0)),
         Term::N(Num::B(_)) => unreachable!("integer mode"),
     };
+    if let Some(f) = monotone_op(op) {
+        premise.extend(lemma_instances(f, &points[0].1, &points[1].1, &ranges[0], &ranges[1]));
+    }
+    if matches!(op, Op::Rem | Op::Mod) {
+        let (x, y) = (&points[0].1, &points[1].1);
+        premise.push(remainder_bound(op, x, y));
+        premise.push(remainder_below(op, x, y));
+        premise.push(remainder_period(op, &ranges[0].lo.0, x, y));
+        premise.push(remainder_period(op, x, &ranges[0].hi.0, y));
+        premise.push(remainder_period(op, &ranges[0].lo.0, &ranges[0].hi.0, y));
+    }
     let claimed = clamp(&transfer(op, &ranges), dt);
     let outside = Bool::or(&[value.lt(&claimed.lo.0), claimed.hi.0.lt(&value)]);
+    // With the lemma instances assumed, the products and quotients are
+    // only compared, never multiplied out: the linear abstraction (each
+    // such term a function of its operands) usually refutes at once.
+    let premise = Bool::and(&premise);
+    let abstraction = crate::prove::Abstraction::new(crate::poly::take_nonlinear());
     let solver = Solver::new();
-    solver.assert(Bool::and(&premise));
+    solver.assert(&premise);
     solver.assert(&outside);
-    let (verdict, detail) = match check_within(&solver, timeout) {
+    let answer = if abstraction.refutes(&premise, &outside, timeout / 4) {
+        SatResult::Unsat
+    } else {
+        check_within(&solver, timeout)
+    };
+    let (verdict, detail) = match answer {
         SatResult::Unsat => ("proved", None),
         SatResult::Unknown => ("unknown", solver.get_reason_unknown()),
         SatResult::Sat => {
@@ -204,5 +397,52 @@ pub fn prove_transfer(op: Op, arg_dts: &[DType], dt: DType, width: u32, timeout:
         verdict: verdict.to_string(),
         detail,
         seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// The lemmas and every transfer function at `widths`.
+#[derive(Clone, Debug, Serialize)]
+pub struct RangeReport {
+    /// `(op, lemma, verdict)`.
+    pub lemmas: Vec<(String, String, String)>,
+    pub results: Vec<RangeResult>,
+}
+
+impl RangeReport {
+    pub fn all_proved(&self) -> bool {
+        self.lemmas.iter().all(|l| l.2 == "proved") && self.results.iter().all(|r| r.verdict == "proved")
+    }
+}
+
+/// Proves the lemmas, then every transfer function at every width in
+/// parallel (rayon), calling `done` after each. A product's or quotient's
+/// transfer function counts as proved only if its lemmas are.
+pub fn prove_ranges(widths: &[u32], timeout: Duration, done: &(dyn Fn() + Sync)) -> RangeReport {
+    use rayon::prelude::*;
+    let lemmas = prove_lemmas(timeout);
+    let lemma_ok = |op: Op| {
+        lemmas.iter().filter(|l| l.0 == op).all(|l| l.2 == "proved")
+    };
+    let jobs: Vec<_> = widths
+        .iter()
+        .flat_map(|&w| signatures().into_iter().map(move |s| (w, s)))
+        .collect();
+    let results = jobs
+        .par_iter()
+        .map(|(w, (op, args, dt))| {
+            let mut r = prove_transfer(*op, args, *dt, *w, timeout);
+            if let Some(f) = monotone_op(*op) {
+                if !(lemma_ok(f) && lemma_ok(*op)) && r.verdict == "proved" {
+                    r.verdict = "unknown".into();
+                    r.detail = Some(format!("the monotonicity lemmas of {f:?} are not proved"));
+                }
+            }
+            done();
+            r
+        })
+        .collect();
+    RangeReport {
+        lemmas: lemmas.into_iter().map(|(o, l, v)| (format!("{o:?}"), l.to_string(), v.to_string())).collect(),
+        results,
     }
 }
