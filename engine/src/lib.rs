@@ -8,8 +8,10 @@
 //!
 //! The engine knows nothing of Z3 or Cranelift.
 
+pub mod divmod;
 pub mod interp;
 pub mod ir;
+pub mod lower;
 pub mod parse;
 pub mod print;
 pub mod ranges;

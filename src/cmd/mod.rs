@@ -4,6 +4,7 @@ pub mod bench;
 pub mod check;
 pub mod fuzz;
 pub mod import;
+pub mod lower;
 pub mod prove;
 pub mod replay;
 pub mod simplify;
