@@ -637,9 +637,9 @@ fn factor_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
 /// ((x // f) mod (c / f)) * f + b when b == x mod f is known term by term:
 /// b = sum (f_i mod f) * t_i + k mod f with 0 <= b < f (seed 075337d4's
 /// MOD form, which also lets the div-mod identity see both halves).
-/// Truncation: where x >= 0. Fires only when the inner division folds by
-/// these same rules (recursively, not a full simplify); factors are tried
-/// smallest first.
+/// Truncation: where x >= 0. Fires only when the inner division folds away
+/// by these same rules (recursively, not a full simplify), leaving no
+/// division in it; factors are tried smallest first.
 fn nest_div_by_smallest_factor(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
     if !cx.sign_ok() {
         return None;
@@ -678,7 +678,10 @@ fn nest_div_by_smallest_factor(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
         let Some((_, m)) = fold_divmod_general(g, inner, cx.w) else {
             continue;
         };
-        if !cx.non_neg(g, m) {
+        // Only when the inner division folds away entirely: otherwise two
+        // divisions replace one (XLA keeps (d1*4 + d2) floordiv 8 as is).
+        let divides = g.reachable(&[m]).iter().any(|&id| g.node(id).op.is_divmod());
+        if divides || !cx.non_neg(g, m) {
             continue;
         }
         let d = cnst(g, c / f)?;

@@ -17,3 +17,4 @@ pub mod print;
 pub mod ranges;
 pub mod rewrite;
 pub mod rules;
+pub mod xla;
