@@ -24,6 +24,10 @@ enum Command {
     /// Simplify the expressions of a file (or `-` for standard input) and
     /// print one `expr` line per result.
     Simplify(cmd::simplify::Args),
+    /// Lower `index` to i32/i64 (after simplifying): print every lowered
+    /// node with its dtype, each root and its gate, and check the lowered
+    /// program against the source with the JIT.
+    Lower(cmd::lower::Args),
     /// Prove declarative rules sound with Z3 at widths 8, 16, 32 and 64
     /// (the built-in rules, some of them by name, or a candidate file).
     Prove(cmd::prove::Args),
@@ -51,6 +55,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Simplify(a) => cmd::simplify::run(a),
+        Command::Lower(a) => cmd::lower::run(a),
         Command::Prove(a) => cmd::prove::run(a),
         Command::Check(a) => cmd::check::run(a),
         Command::Fuzz(a) => cmd::fuzz::run(a),

@@ -298,6 +298,10 @@ pub struct Node {
     /// The node may evaluate to an unconstrained value: a comparison of a
     /// possibly invalid operand is below it (see `interp::apply`).
     pub maybe_unconstrained: bool,
+    /// Canonical-order keys (see [`Graph::canonical_cmp`]): the index of
+    /// the leftmost variable (following first operands), and the height.
+    lead: u32,
+    height: u32,
 }
 
 impl Node {
@@ -573,9 +577,15 @@ impl Graph {
 
     /// Hash-consing: returns the existing node with this key or appends one,
     /// computing its range and invalid flag from its (already built) operands.
+    ///
+    /// Operands of a commutative op are put in canonical order first, so
+    /// `a + b` and `b + a` are one node whichever a rule or parser built.
     pub(crate) fn intern(&mut self, op: Op, dtype: DType, src: &[NodeId]) -> NodeId {
         let mut s = [NodeId::NONE; 3];
         s[..src.len()].copy_from_slice(src);
+        if op.is_commutative() && self.canonical_cmp(s[1], s[0]) == std::cmp::Ordering::Less {
+            s.swap(0, 1);
+        }
         let key = Key { op, dtype, src: s };
         if let Some(&id) = self.dedup.get(&key) {
             return id;
@@ -587,6 +597,16 @@ impl Graph {
             n.maybe_unconstrained || (op.is_comparison() && n.maybe_invalid)
         });
         let id = NodeId(u32::try_from(self.nodes.len()).expect("graph exceeds 2^32 nodes"));
+        let (lead, height) = match op {
+            Op::Var(v) => (v, 0),
+            Op::Const(_) => (u32::MAX - 1, 0),
+            Op::Invalid => (u32::MAX, 0),
+            _ => {
+                let first = self.node(s[0]);
+                let h = src.iter().map(|&c| self.node(c).height).max().unwrap_or(0);
+                (first.lead, h + 1)
+            }
+        };
         self.nodes.push(Node {
             op,
             dtype,
@@ -595,9 +615,55 @@ impl Graph {
             vmax,
             maybe_invalid,
             maybe_unconstrained,
+            lead,
+            height,
         });
         self.dedup.insert(key, id);
         id
+    }
+
+    /// The canonical operand order of commutative ops: a total order on
+    /// nodes that depends only on their structure and the variables'
+    /// declaration order (not on build order), so that one expression gets
+    /// one operand order whatever built it. Constants come last (the seed's
+    /// convention, `x + 5`); otherwise terms are ordered by their leftmost
+    /// variable (`r1*8000 + r2*16`), then by height (`a + a*4`), op, dtype
+    /// and operands.
+    pub fn canonical_cmp(&self, a: NodeId, b: NodeId) -> std::cmp::Ordering {
+        use std::cmp::Ordering::*;
+        if a == b {
+            return Equal;
+        }
+        let (na, nb) = (self.node(a), self.node(b));
+        let rank = |n: &Node| match n.op {
+            Op::Const(_) => 2,
+            Op::Invalid => 1,
+            _ => 0,
+        };
+        let by_rank = rank(na).cmp(&rank(nb));
+        if by_rank != Equal {
+            return by_rank;
+        }
+        if let (Op::Const(x), Op::Const(y)) = (na.op, nb.op) {
+            return x.cmp(&y).then(na.dtype.cmp(&nb.dtype));
+        }
+        let op_key = |n: &Node| (n.op.name(), n.op.arity());
+        na.lead
+            .cmp(&nb.lead)
+            .then(na.height.cmp(&nb.height))
+            .then(op_key(na).cmp(&op_key(nb)))
+            .then(na.dtype.cmp(&nb.dtype))
+            .then_with(|| {
+                for (&x, &y) in na.src().iter().zip(nb.src()) {
+                    let c = self.canonical_cmp(x, y);
+                    if c != Equal {
+                        return c;
+                    }
+                }
+                // Same structure all the way down is the same node
+                // (hash-consing); distinct leaves differ above.
+                Equal
+            })
     }
 
     /// Rebuilds `id` with new operands (same op and dtype).

@@ -8,10 +8,13 @@
 //!
 //! The engine knows nothing of Z3 or Cranelift.
 
+pub mod divmod;
 pub mod interp;
 pub mod ir;
+pub mod lower;
 pub mod parse;
 pub mod print;
 pub mod ranges;
 pub mod rewrite;
 pub mod rules;
+pub mod xla;

@@ -109,6 +109,14 @@ pub struct Range<T = i128> {
     pub hi: T,
 }
 
+impl Range<i128> {
+    pub const EMPTY: Range = Range { lo: 1, hi: 0 };
+
+    pub fn contains(&self, v: i128) -> bool {
+        self.lo <= v && v <= self.hi
+    }
+}
+
 impl<T: Arith> Range<T> {
     pub fn new(lo: T, hi: T) -> Range<T> {
         Range { lo, hi }

@@ -6,6 +6,12 @@
 //! memoized per node, so a shared subterm is simplified once and the result
 //! is a fixed point: no rule applies anywhere in it.
 //!
+//! After the declarative groups, the algorithmic division rules of
+//! [`crate::divmod`] (`fold_divmod_general`'s eight sub-rules) are tried at
+//! every division node; their firings are recorded like declarative ones,
+//! under the sub-rule's name (after the declarative names in
+//! [`Simplifier::rule_names`]).
+//!
 //! The cap bounds the total number of firings of one call. Hitting it is an
 //! error naming the rules that kept firing; the rewriter never returns a
 //! half-simplified result as if it were done.
@@ -89,6 +95,12 @@ pub struct Simplifier<'r> {
     flat: Vec<(usize, usize)>,
     /// Maximum firings per call.
     pub cap: usize,
+    /// Also run the algorithmic rules ([`crate::divmod`]) after the
+    /// declarative groups. On by default.
+    pub algorithmic: bool,
+    /// Number of declarative rules: algorithmic rule `i` is recorded as
+    /// `declarative + i`.
+    declarative: usize,
     /// The width `index` has where the result will run: guards, bounds and
     /// computed constants are judged at it, as the proofs at that width
     /// assume. 64 unless the target's index is narrower.
@@ -121,12 +133,16 @@ impl<'r> Simplifier<'r> {
             }
             dispatch.push((by_op, any));
         }
+        let declarative = names.len();
+        names.extend(crate::divmod::RULES.iter().map(|s| s.to_string()));
         Simplifier {
             rules,
             names,
             dispatch,
             flat,
             cap: DEFAULT_CAP,
+            algorithmic: true,
+            declarative,
             width: Width::W64,
         }
     }
@@ -191,6 +207,11 @@ impl<'r> Simplifier<'r> {
                         return Some((idx, out));
                     }
                 }
+            }
+        }
+        if self.algorithmic && op.is_divmod() {
+            if let Some((i, out)) = crate::divmod::fold_divmod_general(g, n, self.width) {
+                return Some((self.declarative + i, out));
             }
         }
         None

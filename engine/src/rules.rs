@@ -1468,6 +1468,23 @@ pub const BUILTIN_FILES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The lowering rule files: not part of the simplification order; a
+/// backend applies them after simplifying (floor division to truncating).
+pub const LOWERING_FILES: &[(&str, &str)] = &[(
+    "lower_divmod.rules",
+    include_str!("../rules/lower_divmod.rules"),
+)];
+
+/// Parses the lowering rules (one group per file, in file order).
+pub fn load_lowering() -> Result<RuleSet, String> {
+    let mut set = RuleSet::default();
+    for (name, text) in LOWERING_FILES {
+        set.add_file(&format!("engine/rules/{name}"), text)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(set)
+}
+
 /// The group order of the built-in rules (`engine/rules/order`).
 pub const BUILTIN_ORDER: &str = include_str!("../rules/order");
 

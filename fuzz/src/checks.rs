@@ -14,6 +14,7 @@
 //! | `idempotent` | simplifying the simplified form changes it                  |
 //! | `jit`        | at a probe point, [`CompiledEval`] and `interp::eval` disagree (or the JIT cannot compile) |
 //! | `validate`   | the validator hook (SMT, supplied by the CLI) reports a failure |
+//! | `lower`      | the simplified form lowered to i32/i64 ([`engine::lower`]), compiled with its concrete widths, differs from it somewhere in the domain (forms with `invalid` below a root are not lowerable and are skipped) |
 //! | `panic`      | anything above panicked                                     |
 //!
 //! `cap` and `panic` are always reported (nothing else can run after them);
@@ -41,17 +42,19 @@ pub enum Kind {
     Idempotent,
     Jit,
     Validate,
+    Lower,
     Panic,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::Cap,
         Kind::Oracle,
         Kind::Range,
         Kind::Idempotent,
         Kind::Jit,
         Kind::Validate,
+        Kind::Lower,
         Kind::Panic,
     ];
 
@@ -64,6 +67,7 @@ impl Kind {
             Kind::Idempotent => "idempotent",
             Kind::Jit => "jit",
             Kind::Validate => "validate",
+            Kind::Lower => "lower",
             Kind::Panic => "panic",
         }
     }
@@ -89,7 +93,7 @@ pub struct KindSet(u8);
 
 impl KindSet {
     /// Every check (validation still needs a validator to run).
-    pub const ALL: KindSet = KindSet(0x7f);
+    pub const ALL: KindSet = KindSet(0xff);
     /// Only the checks that cannot be skipped: `cap` and `panic`.
     pub const NONE: KindSet = KindSet(0);
 
@@ -389,6 +393,11 @@ fn run_checks(
             out.failures.push(f);
         }
     }
+    if kinds.contains(Kind::Lower) {
+        if let Some(f) = lower_check(g, &tgt, cfg) {
+            out.failures.push(f);
+        }
+    }
     if kinds.contains(Kind::Validate) {
         if let Some(v) = validate {
             if let Some(msg) = v(g, src, &tgt) {
@@ -522,6 +531,28 @@ fn jit_check(g: &Graph, src: &[NodeId], tgt: &[NodeId], cfg: &CheckConfig) -> Op
         }
     }
     None
+}
+
+/// The simplified form lowered to i32/i64 agrees with it on the domain
+/// (the JIT compiles the lowered program with its concrete dtypes, so an
+/// i32 intermediate that overflows wraps, as on hardware).
+fn lower_check(g: &mut Graph, tgt: &[NodeId], cfg: &CheckConfig) -> Option<CheckFailure> {
+    use engine::lower::{as_index, lower, Select};
+    // `invalid` below a root has no concrete form: not lowerable, no finding.
+    let ts = lower(g, tgt, Select::Ranges).ok()?;
+    let lowered: Vec<NodeId> = ts.iter().map(|&t| as_index(g, t)).collect();
+    match oracle::check_jit(g, tgt, &lowered, &cfg.oracle()) {
+        Ok(rep) => rep.failure.as_ref().map(|f| CheckFailure {
+            kind: Kind::Lower,
+            message: format!("the i32/i64-lowered form differs: {rep}"),
+            point: Some(f.point.clone()),
+            env: Some(f.env.clone()),
+        }),
+        Err(e) => Some(CheckFailure::new(
+            Kind::Lower,
+            format!("the lowered form does not compile: {e}"),
+        )),
+    }
 }
 
 fn show_eval(g: &Graph, r: &Result<Vec<Val>, interp::Undefined>) -> String {

@@ -6,6 +6,7 @@ pub mod fuzz;
 pub mod gate;
 pub mod import;
 pub mod junit;
+pub mod lower;
 pub mod prove;
 pub mod replay;
 pub mod simplify;

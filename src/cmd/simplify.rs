@@ -21,6 +21,11 @@ pub struct Args {
     /// `tileproof fuzz` and `replay`: shows what a candidate rule does.
     #[arg(long = "rules", value_name = "FILE")]
     pub rules: Vec<String>,
+    /// Output syntax: `text` (`expr` lines) or `xla` (an indexing map).
+    /// Default: the input's. The input's syntax is detected: a file whose
+    /// first line starts with `(` is an XLA indexing map.
+    #[arg(long, value_parser = ["text", "xla"])]
+    pub format: Option<String>,
 }
 
 /// Ops of either division family among the distinct nodes of `roots`.
@@ -32,12 +37,37 @@ pub fn count_divmod(g: &Graph, roots: &[NodeId]) -> usize {
 }
 
 pub fn run(a: Args) -> ExitCode {
-    let mut prog = match super::read_program(&a.file) {
-        Ok(p) => p,
+    let text = match super::read_text(&a.file) {
+        Ok(t) => t,
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::from(1);
         }
+    };
+    let map = if engine::xla::looks_like_map(&text) {
+        match engine::xla::parse_map(&text) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                eprintln!("{}:{e}", a.file);
+                return ExitCode::from(1);
+            }
+        }
+    } else {
+        None
+    };
+    let xla_out = match a.format.as_deref() {
+        Some(f) => f == "xla",
+        None => map.is_some(),
+    };
+    let mut prog = match &map {
+        Some(m) => m.program.clone(),
+        None => match engine::parse::parse_program(&text) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("{}:{e}", a.file);
+                return ExitCode::from(1);
+            }
+        },
     };
     let rules = match super::fuzz::load_rules(&a.rules) {
         Ok(r) => r,
@@ -89,6 +119,28 @@ pub fn run(a: Args) -> ExitCode {
             "rules_fired": fired,
         });
         println!("{v}");
+    } else if xla_out {
+        // Printing needs the map's variable kinds; a text-format input is
+        // printed as a map of its variables, all dimensions.
+        let m = match map {
+            Some(mut m) => {
+                m.program.graph = prog.graph.clone();
+                m
+            }
+            None => engine::xla::XlaMap {
+                dims: prog.graph.vars().iter().map(|d| d.name.clone()).collect(),
+                syms: Vec::new(),
+                rts: Vec::new(),
+                program: prog.clone(),
+            },
+        };
+        match engine::xla::print_map(&m, &out.roots) {
+            Ok(s) => print!("{s}"),
+            Err(e) => {
+                eprintln!("{}: {e}", a.file);
+                return ExitCode::from(1);
+            }
+        }
     } else {
         for &r in &out.roots {
             println!("expr {}", print::expr(g, r));

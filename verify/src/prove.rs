@@ -171,12 +171,15 @@ fn prove_instance(rule: &Rule, types: &[DType], width: u32, opts: &Options) -> (
     } else {
         &[Mode::Int]
     };
+    if let Some(mode) = cached_mode(rule, types, width, modes, opts) {
+        return (Outcome::Proved { cached: true }, mode);
+    }
     let mut last = (Outcome::Unknown("no encoding tried".into()), Mode::Int);
     for &mode in modes {
         // Bit-blasting a symbolic product or quotient is either quick or
-        // hopeless, so the bitvector attempt gets a fifth of the budget when
+        // hopeless, so the bitvector attempt gets a tenth of the budget when
         // the integer encoding can still settle the query at this width.
-        let budget = if mode == Mode::Bv { opts.timeout / 5 } else { opts.timeout };
+        let budget = if mode == Mode::Bv { opts.timeout / 10 } else { opts.timeout };
         let opts = Options {
             timeout: budget,
             ..opts.clone()
@@ -227,15 +230,36 @@ fn solve(rule: &Rule, types: &[DType], enc: Enc, opts: &Options) -> Outcome {
     if enc.mode == Mode::Int && RuleQuery::has_constant_gcd(rule) {
         // A proof of the strengthened query is a proof; anything else is
         // settled by the exact one.
-        let out = solve_query(rule, types, enc, opts, true);
+        let out = solve_query(rule, types, enc, opts, true, false);
         if matches!(out, Outcome::Proved { .. }) {
             return out;
         }
     }
-    solve_query(rule, types, enc, opts, false)
+    solve_query(rule, types, enc, opts, false, false)
 }
 
-fn solve_query(rule: &Rule, types: &[DType], enc: Enc, opts: &Options, strengthened: bool) -> Outcome {
+/// Whether some encoding's query of this instance is in the proof cache:
+/// checked before any solving, so that a warm run does not first retry a
+/// bitvector query that timed out before the integer one was proved.
+fn cached_mode(rule: &Rule, types: &[DType], width: u32, modes: &[Mode], opts: &Options) -> Option<Mode> {
+    opts.cache.as_ref()?;
+    modes.iter().copied().find(|&mode| {
+        let enc = Enc::new(mode, width);
+        let strengthened = enc.mode == Mode::Int && RuleQuery::has_constant_gcd(rule);
+        [false, true][..1 + strengthened as usize]
+            .iter()
+            .any(|&s| matches!(solve_query(rule, types, enc, opts, s, true), Outcome::Proved { .. }))
+    })
+}
+
+fn solve_query(
+    rule: &Rule,
+    types: &[DType],
+    enc: Enc,
+    opts: &Options,
+    strengthened: bool,
+    cache_only: bool,
+) -> Outcome {
     crate::poly::take_nonlinear();
     let q = if strengthened {
         RuleQuery::strengthened(rule, types, enc)
@@ -261,6 +285,9 @@ fn solve_query(rule: &Rule, types: &[DType], enc: Enc, opts: &Options, strengthe
         if c.is_proved(k) {
             return Outcome::Proved { cached: true };
         }
+    }
+    if cache_only {
+        return Outcome::Unknown("not in the cache".into());
     }
     let solver = Solver::new();
     solver.assert(&q.premise);

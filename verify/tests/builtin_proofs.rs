@@ -18,7 +18,7 @@ fn prove_every_builtin_rule_at(width: u32) {
         widths: vec![width],
         // Generous against a loaded CI machine; the median rule takes
         // milliseconds.
-        timeout: Duration::from_secs(30),
+        timeout: Duration::from_secs(20),
         cache: Some(verify::cache::Cache::new(
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tileproof-cache/proofs"),
         )),

@@ -1,0 +1,322 @@
+//! XLA indexing maps as input and output (seed 002 §4.1):
+//!
+//! ```text
+//! (d0, d1)[s0]{rt0} -> (d0 floordiv 8, d0 mod 8 + s0),
+//! domain:
+//! d0 in [0, 31],
+//! d1 in [0, 2],
+//! s0 in [0, 3],
+//! rt0 in [0, 226]
+//! ```
+//!
+//! Dimension (`d`), range (`s`) and runtime (`rt`) variables all become
+//! index variables with their domain bounds, declared in that order; each
+//! result is one root. `floordiv`, `ceildiv` and `mod` have XLA's floor
+//! semantics, which are the engine's. Also accepted, as the documentation
+//! writes them: `floorDiv`/`ceilDiv` in any case and implicit
+//! multiplication by a literal (`100d0`). Trailing commas are optional.
+//! Constraint lines on expressions (`d1 mod 2 in [0, 0]`) are not
+//! supported: they restrict the domain in a way the engine's variable
+//! bounds cannot express, and are reported as an error, not dropped.
+
+use crate::ir::{DType, Graph, NodeId, Op};
+use crate::parse::{build, lex_line, Ast, Cursor, PResult, ParseError, Program, Span, Tok};
+use std::fmt::Write;
+
+/// A parsed map: the program (graph and one root per result) and the
+/// variables by kind, for printing back.
+#[derive(Clone)]
+pub struct XlaMap {
+    pub program: Program,
+    pub dims: Vec<String>,
+    pub syms: Vec<String>,
+    pub rts: Vec<String>,
+}
+
+/// Whether a text looks like an indexing map: its first line that is not
+/// blank or a comment starts with `(`.
+pub fn looks_like_map(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .is_some_and(|l| l.starts_with('('))
+}
+
+/// Lexes one line of a map: the engine's tokens, with `floorDiv`-style
+/// spellings folded and `100d0` read as `100 * d0` (spans stay those of the
+/// original text).
+fn lex(text: &str, line: u32) -> PResult<Vec<(Tok, Span)>> {
+    // Insert `*` between a digit and a letter; remember where, so that
+    // columns after it are reported as written.
+    let mut fixed = String::with_capacity(text.len() + 8);
+    let mut inserted: Vec<u32> = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        fixed.push(c);
+        if c.is_ascii_digit() && chars.get(i + 1).is_some_and(|n| n.is_alphabetic()) {
+            // Only for a number that starts a token (not the `0` of `d0`).
+            let mut j = i;
+            while j > 0 && chars[j - 1].is_ascii_digit() {
+                j -= 1;
+            }
+            if j == 0 || !(chars[j - 1].is_alphanumeric() || chars[j - 1] == '_') {
+                fixed.push('*');
+                inserted.push(fixed.chars().count() as u32);
+            }
+        }
+    }
+    let orig_col = |col: u32| col - inserted.iter().filter(|&&k| k < col).count() as u32;
+    let toks = lex_line(&fixed, line).map_err(|mut e| {
+        e.span.col = orig_col(e.span.col);
+        e
+    })?;
+    Ok(toks
+        .into_iter()
+        .map(|(t, mut sp)| {
+            sp.col = orig_col(sp.col);
+            let t = match t {
+                Tok::Ident(s) if s.eq_ignore_ascii_case("floordiv") => Tok::Ident("floordiv".into()),
+                Tok::Ident(s) if s.eq_ignore_ascii_case("ceildiv") => Tok::Ident("ceildiv".into()),
+                t => t,
+            };
+            (t, sp)
+        })
+        .collect())
+}
+
+/// `name, name, ...` up to `close` (already past the opening bracket).
+fn names(c: &mut Cursor, close: &str) -> PResult<Vec<(String, Span)>> {
+    let mut out = Vec::new();
+    if c.eat_punct(close) {
+        return Ok(out);
+    }
+    loop {
+        out.push(c.name("a variable name")?);
+        if c.eat_punct(close) {
+            return Ok(out);
+        }
+        c.expect_punct(",")?;
+    }
+}
+
+/// Parses a map. Errors carry the line and column of the original text.
+pub fn parse_map(text: &str) -> PResult<XlaMap> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i as u32 + 1, l))
+        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    let Some((hline, htext)) = lines.next() else {
+        return Err(ParseError::new(Span { line: 1, col: 1 }, "empty indexing map"));
+    };
+    let mut c = Cursor::new(lex(htext, hline)?);
+    c.expect_punct("(")?;
+    let dims = names(&mut c, ")")?;
+    let syms = if c.eat_punct("[") { names(&mut c, "]")? } else { Vec::new() };
+    let rts = if c.eat_punct("{") { names(&mut c, "}")? } else { Vec::new() };
+    c.expect_punct("->")?;
+    c.expect_punct("(")?;
+    let mut results: Vec<Ast> = Vec::new();
+    if !c.eat_punct(")") {
+        loop {
+            results.push(c.expr()?);
+            if c.eat_punct(")") {
+                break;
+            }
+            c.expect_punct(",")?;
+        }
+    }
+    c.eat_punct(",");
+    c.expect_eol()?;
+
+    // The domain.
+    let mut bounds: Vec<(String, Span, i128, i128)> = Vec::new();
+    let mut saw_domain = false;
+    for (line, ltext) in lines {
+        let mut c = Cursor::new(lex(ltext, line)?);
+        if !saw_domain {
+            c.expect_ident("domain")?;
+            c.expect_punct(":")?;
+            c.expect_eol()?;
+            saw_domain = true;
+            continue;
+        }
+        let start = c.span();
+        let is_var = matches!(c.peek(), Tok::Ident(_)) && matches!(c.peek_at(1), Tok::Ident(s) if s == "in");
+        if !is_var {
+            return Err(ParseError::new(
+                start,
+                "constraints on expressions are not supported; give each variable its bounds (`d0 in [lo, hi]`)",
+            ));
+        }
+        let (name, nspan) = c.name("a variable name")?;
+        c.expect_ident("in")?;
+        c.expect_punct("[")?;
+        let lo = signed_int(&mut c)?;
+        c.expect_punct(",")?;
+        let hi = signed_int(&mut c)?;
+        c.expect_punct("]")?;
+        c.eat_punct(",");
+        c.expect_eol()?;
+        bounds.push((name, nspan, lo, hi));
+    }
+
+    let mut g = Graph::new();
+    for (name, span) in dims.iter().chain(&syms).chain(&rts) {
+        let found: Vec<&(String, Span, i128, i128)> = bounds.iter().filter(|b| &b.0 == name).collect();
+        let Some(&&(_, bspan, lo, hi)) = found.first() else {
+            return Err(ParseError::new(*span, format!("`{name}` has no bounds in the domain")));
+        };
+        if found.len() > 1 {
+            return Err(ParseError::new(found[1].1, format!("`{name}` is bounded twice")));
+        }
+        let (lo, hi) = match (i64::try_from(lo), i64::try_from(hi)) {
+            (Ok(l), Ok(h)) if l <= h => (l, h),
+            _ => return Err(ParseError::new(bspan, format!("bad bounds [{lo}, {hi}] for `{name}`"))),
+        };
+        g.declare_var(name, DType::Index, lo, hi)
+            .map_err(|e| ParseError::new(*span, e.0))?;
+    }
+    if let Some(b) = bounds.iter().find(|b| g.var_named(&b.0).is_none()) {
+        return Err(ParseError::new(b.1, format!("`{}` is not a variable of the map", b.0)));
+    }
+    let mut outputs = Vec::new();
+    for e in &results {
+        outputs.push(build(&mut g, e)?);
+    }
+    let s = |v: &Vec<(String, Span)>| v.iter().map(|x| x.0.clone()).collect();
+    Ok(XlaMap {
+        program: Program {
+            graph: g,
+            outputs,
+            expects: Vec::new(),
+            header: Vec::new(),
+        },
+        dims: s(&dims),
+        syms: s(&syms),
+        rts: s(&rts),
+    })
+}
+
+fn signed_int(c: &mut Cursor) -> PResult<i128> {
+    let neg = c.eat_punct("-");
+    let (v, _) = c.int()?;
+    Ok(if neg { -v } else { v })
+}
+
+/// Prints one expression in XLA's syntax; `None` for an op XLA's maps do
+/// not have (truncating division, min/max, comparisons, where, casts).
+pub fn expr(g: &Graph, id: NodeId) -> Option<String> {
+    let n = g.node(id);
+    let src = n.src();
+    let prec = |op: Op| match op {
+        Op::Add | Op::Sub => 1,
+        Op::Mul | Op::FloorDiv | Op::CeilDiv | Op::Mod => 2,
+        Op::Neg => 3,
+        _ => 4,
+    };
+    let wrap = |x: NodeId, parens: bool| -> Option<String> {
+        let s = expr(g, x)?;
+        Some(if parens { format!("({s})") } else { s })
+    };
+    Some(match n.op {
+        Op::Const(c) if n.dtype == DType::Index => c.to_string(),
+        Op::Var(v) => g.var(v).name.clone(),
+        Op::Neg => {
+            let child = g.node(src[0]);
+            format!("-{}", wrap(src[0], prec(child.op) < 4 || child.as_const().is_some())?)
+        }
+        op @ (Op::Add | Op::Sub | Op::Mul | Op::FloorDiv | Op::CeilDiv | Op::Mod) => {
+            let p = prec(op);
+            let name = match op {
+                Op::Add => "+",
+                Op::Sub => "-",
+                Op::Mul => "*",
+                Op::FloorDiv => "floordiv",
+                Op::CeilDiv => "ceildiv",
+                _ => "mod",
+            };
+            let l = wrap(src[0], prec(g.node(src[0]).op) < p)?;
+            // A negative literal on the right of `+`/`-` reads back, but
+            // `x - -3` is clearer as `x - (-3)`.
+            let r_node = g.node(src[1]);
+            let r_paren = prec(r_node.op) <= p || r_node.as_const().is_some_and(|c| c < 0);
+            let r = wrap(src[1], r_paren)?;
+            format!("{l} {name} {r}")
+        }
+        _ => return None,
+    })
+}
+
+/// Prints a map with `roots` as its results, in XLA's printed syntax.
+pub fn print_map(m: &XlaMap, roots: &[NodeId]) -> Result<String, String> {
+    let g = &m.program.graph;
+    let mut out = String::new();
+    let _ = write!(out, "({})", m.dims.join(", "));
+    if !m.syms.is_empty() {
+        let _ = write!(out, "[{}]", m.syms.join(", "));
+    }
+    if !m.rts.is_empty() {
+        let _ = write!(out, "{{{}}}", m.rts.join(", "));
+    }
+    let mut res = Vec::new();
+    for &r in roots {
+        res.push(expr(g, r).ok_or_else(|| {
+            format!(
+                "`{}` has no XLA indexing-map syntax",
+                crate::print::expr(g, r)
+            )
+        })?);
+    }
+    let _ = writeln!(out, " -> ({}),", res.join(", "));
+    out.push_str("domain:\n");
+    let all: Vec<&String> = m.dims.iter().chain(&m.syms).chain(&m.rts).collect();
+    for (i, name) in all.iter().enumerate() {
+        let d = g.var(g.var_named(name).expect("declared by parse_map"));
+        let sep = if i + 1 < all.len() { "," } else { "" };
+        let _ = writeln!(out, "{name} in [{}, {}]{sep}", d.lo, d.hi);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_printed_syntax_reads_back() {
+        let m = parse_map(
+            "(d0, d1)[s0] -> (d0 floordiv 8, d0 mod 8 + s0 * 4),\ndomain:\nd0 in [0, 31],\nd1 in [0, 2],\ns0 in [0, 3]\n",
+        )
+        .unwrap();
+        assert_eq!(m.dims, ["d0", "d1"]);
+        assert_eq!(m.syms, ["s0"]);
+        let text = print_map(&m, &m.program.outputs).unwrap();
+        assert_eq!(
+            text,
+            "(d0, d1)[s0] -> (d0 floordiv 8, d0 mod 8 + s0 * 4),\ndomain:\nd0 in [0, 31],\nd1 in [0, 2],\ns0 in [0, 3]\n"
+        );
+        let again = parse_map(&text).unwrap();
+        assert_eq!(print_map(&again, &again.program.outputs).unwrap(), text);
+    }
+
+    #[test]
+    fn documentation_spellings_are_accepted() {
+        let m = parse_map("(d0, d1) -> ((100d0 + 10d1) floorDiv 100)\ndomain:\nd0 in [0, 9]\nd1 in [0, 9]\n").unwrap();
+        let g = &m.program.graph;
+        assert_eq!(crate::print::expr(g, m.program.outputs[0]), "(d0 * 100 + d1 * 10) // 100");
+    }
+
+    #[test]
+    fn errors_have_the_line_and_column_of_the_text() {
+        let e = |t: &str| parse_map(t).err().map(|e| (e.span.line, e.span.col));
+        // a missing bound
+        assert_eq!(e("(d0, d1) -> (d0)\ndomain:\nd0 in [0, 3]\n"), Some((1, 6)));
+        // a constraint line
+        assert_eq!(e("(d0) -> (d0)\ndomain:\nd0 in [0, 3],\nd0 mod 2 in [0, 0]\n"), Some((4, 1)));
+        // a bad token after implicit multiplication: columns as written
+        assert_eq!(e("(d0) -> (10d0 $ 1)\ndomain:\nd0 in [0, 3]\n"), Some((1, 15)));
+        // no domain line
+        assert_eq!(e("(d0) -> (d0)\nd0 in [0, 3]\n"), Some((2, 1)));
+    }
+}

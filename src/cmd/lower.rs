@@ -1,0 +1,70 @@
+//! `tileproof lower`: index dtype lowering of a file's expressions.
+
+use engine::ir::NodeId;
+use engine::lower::{as_index, lower, show, Select};
+use engine::rewrite::Simplifier;
+use engine::rules::builtin;
+use fuzz::oracle::{check_jit, OracleConfig};
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Input file in the text format, or `-` for standard input.
+    pub file: String,
+    /// Lower the expressions as written, without simplifying them first.
+    #[arg(long)]
+    pub raw: bool,
+    /// Do not compare the lowered program with the abstract one.
+    #[arg(long)]
+    pub no_check: bool,
+}
+
+pub fn run(a: Args) -> ExitCode {
+    let mut prog = match super::read_program(&a.file) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut roots = prog.outputs.clone();
+    if !a.raw {
+        match Simplifier::new(builtin()).simplify(&mut prog.graph, &roots, false) {
+            Ok(o) => roots = o.roots,
+            Err(e) => {
+                eprintln!("{}: {e}", a.file);
+                return ExitCode::from(1);
+            }
+        }
+    }
+    let g = &mut prog.graph;
+    let terminals = match lower(g, &roots, Select::Ranges) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{}: {e}", a.file);
+            return ExitCode::from(1);
+        }
+    };
+    print!("{}", show(g, &terminals));
+    if a.no_check {
+        return ExitCode::SUCCESS;
+    }
+    // The lowered program, compiled with its concrete widths (i32 wraps in
+    // 32 bits), against the abstract one over the whole domain (sampled
+    // when large).
+    let tgt: Vec<NodeId> = terminals.iter().map(|&t| as_index(g, t)).collect();
+    match check_jit(g, &prog.outputs, &tgt, &OracleConfig::default()) {
+        Ok(rep) if rep.refines() => {
+            println!("# checked by the JIT against the source: {rep}");
+            ExitCode::SUCCESS
+        }
+        Ok(rep) => {
+            eprintln!("{}: the lowered program differs: {rep}", a.file);
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("{}: the JIT cannot compile the lowered program: {e}", a.file);
+            ExitCode::from(1)
+        }
+    }
+}
