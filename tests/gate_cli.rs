@@ -209,3 +209,42 @@ fn bad_arguments_are_errors_not_panics() {
         assert!(!text(&o).contains("panicked"), "{}", text(&o));
     }
 }
+
+#[test]
+fn prove_writes_a_junit_report_with_the_counterexample() {
+    let dir = temp_dir("prove-junit");
+    let rules = dir.join("wrong.rules");
+    std::fs::write(
+        &rules,
+        "# x * 0 == 0 (wrong for an invalid x)\nrule mul_zero_any: x * 0 => 0\n\
+         # x + 0 == x\nrule add_zero_again: x + 0 => x\n",
+    )
+    .unwrap();
+    let junit = dir.join("prove.xml");
+    let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+        .args(["prove", "--no-cache", "--width", "8,16", "--rules"])
+        .arg(&rules)
+        .arg("--junit")
+        .arg(&junit)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains(
+            "<testsuites name=\"tileproof prove\" tests=\"4\" failures=\"2\" errors=\"0\""
+        ),
+        "{xml}"
+    );
+    for w in [8, 16] {
+        let bad =
+            testcase(&xml, &format!("mul_zero_any @ {w} bits")).unwrap_or_else(|| panic!("{xml}"));
+        assert!(
+            bad.contains(&format!("counterexample to mul_zero_any at width {w}")),
+            "{bad}"
+        );
+        let good = testcase(&xml, &format!("add_zero_again @ {w} bits"))
+            .unwrap_or_else(|| panic!("{xml}"));
+        assert!(good.ends_with("/>"), "{good}");
+    }
+}
