@@ -176,14 +176,7 @@ pub fn prove_lemmas(timeout: Duration) -> Vec<(Op, &'static str, &'static str)> 
     for op in [Op::Mul, Op::Div, Op::FloorDiv, Op::CeilDiv] {
         let (a, b, c) = (Int::new_const("a"), Int::new_const("b"), Int::new_const("c"));
         for (i, lemma) in [in_first(op, &a, &b, &c), in_second(op, &a, &b, &c)].into_iter().enumerate() {
-            let solver = Solver::new();
-            solver.assert(lemma.not());
-            let verdict = match check_within(&solver, timeout) {
-                SatResult::Unsat => "proved",
-                SatResult::Sat => "failed",
-                SatResult::Unknown => "unknown",
-            };
-            out.push((op, MONOTONICITY[i], verdict));
+            out.push((op, MONOTONICITY[i], validity(&lemma, timeout)));
         }
     }
     for op in [Op::Rem, Op::Mod] {
@@ -194,17 +187,22 @@ pub fn prove_lemmas(timeout: Duration) -> Vec<(Op, &'static str, &'static str)> 
             remainder_period(op, &a, &c, &b),
         ];
         for (i, lemma) in lemmas.into_iter().enumerate() {
-            let solver = Solver::new();
-            solver.assert(lemma.not());
-            let verdict = match check_within(&solver, timeout) {
-                SatResult::Unsat => "proved",
-                SatResult::Sat => "failed",
-                SatResult::Unknown => "unknown",
-            };
-            out.push((op, REMAINDER[i], verdict));
+            out.push((op, REMAINDER[i], validity(&lemma, timeout)));
         }
     }
     out
+}
+
+/// `proved` when the negation of `lemma` (over unbounded integers) is
+/// unsatisfiable.
+fn validity(lemma: &Bool, timeout: Duration) -> &'static str {
+    let solver = Solver::new();
+    solver.assert(lemma.not());
+    match check_within(&solver, timeout) {
+        SatResult::Unsat => "proved",
+        SatResult::Sat => "failed",
+        SatResult::Unknown => "unknown",
+    }
 }
 
 /// Instances of the lemmas that carry `f(x, y)` to the corners of the
@@ -246,35 +244,25 @@ pub fn signatures() -> Vec<(Op, Vec<DType>, DType)> {
     use DType::*;
     let ints = [Index, I32, I64];
     let mut out = Vec::new();
-    for &d in &ints {
-        out.push((Op::Neg, vec![d], d));
-        for op in [
-            Op::Add,
-            Op::Sub,
-            Op::Mul,
-            Op::Min,
-            Op::Max,
-            Op::Div,
-            Op::FloorDiv,
-            Op::CeilDiv,
-            Op::Rem,
-            Op::Mod,
-        ] {
-            out.push((op, vec![d, d], d));
+    // Every non-leaf op, so that a new op cannot go unproved.
+    for op in Op::ALU {
+        match op {
+            Op::Not => out.push((op, vec![Bool], Bool)),
+            Op::And | Op::Or | Op::Xor => out.push((op, vec![Bool, Bool], Bool)),
+            Op::Where => {
+                out.push((op, vec![Bool, Bool, Bool], Bool));
+                out.extend(ints.iter().map(|&d| (op, vec![Bool, d, d], d)));
+            }
+            Op::Cast => {
+                for &to in &ints {
+                    out.extend(ints.iter().map(|&from| (op, vec![from], to)));
+                }
+            }
+            Op::Neg => out.extend(ints.iter().map(|&d| (op, vec![d], d))),
+            _ if op.is_comparison() => out.extend(ints.iter().map(|&d| (op, vec![d, d], Bool))),
+            _ => out.extend(ints.iter().map(|&d| (op, vec![d, d], d))),
         }
-        for op in [Op::Lt, Op::Le, Op::Eq, Op::Ne] {
-            out.push((op, vec![d, d], Bool));
-        }
-        for &from in &ints {
-            out.push((Op::Cast, vec![from], d));
-        }
-        out.push((Op::Where, vec![Bool, d, d], d));
     }
-    out.push((Op::Not, vec![Bool], Bool));
-    for op in [Op::And, Op::Or, Op::Xor] {
-        out.push((op, vec![Bool, Bool], Bool));
-    }
-    out.push((Op::Where, vec![Bool, Bool, Bool], Bool));
     out
 }
 
