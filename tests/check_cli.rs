@@ -17,7 +17,8 @@ fn check(text: &str, name: &str) -> (i32, String) {
         .arg(&path)
         .output()
         .expect("tileproof runs");
-    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     (out.status.code().unwrap_or(-1), text)
 }
 

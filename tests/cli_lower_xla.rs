@@ -13,7 +13,12 @@ fn tileproof(args: &[&str], stdin: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
     child.wait_with_output().unwrap()
 }
 
@@ -22,24 +27,38 @@ fn lower_prints_dtypes_and_the_gate_and_checks_with_the_jit() {
     let src = "var r in [0, 4000]\nvar c in [0, 9]\nexpr where(c < 8, (r * 1000000 + c) // 1000000, invalid)\n";
     let out = tileproof(&["lower", "--raw", "-"], src);
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // r fits i32 (its leaf is i32); the product does not, so it is computed
     // in i64 on the widened leaf, and so is everything above it.
-    assert!(text.contains("#   i64   i64(i32(r)) * i64(1000000)\n"), "{text}");
+    assert!(
+        text.contains("#   i64   i64(i32(r)) * i64(1000000)\n"),
+        "{text}"
+    );
     assert!(text.contains("gate i32(c) < i32(8)\n"), "{text}");
-    assert!(text.contains("# checked by the JIT against the source: refines"), "{text}");
+    assert!(
+        text.contains("# checked by the JIT against the source: refines"),
+        "{text}"
+    );
 }
 
 #[test]
 fn lower_reports_an_invalid_below_a_root_as_an_error() {
-    let out = tileproof(&["lower", "--raw", "-"], "var r in [0, 9]\nexpr where(r < 8, r, invalid) * 2\n");
+    let out = tileproof(
+        &["lower", "--raw", "-"],
+        "var r in [0, 9]\nexpr where(r < 8, r, invalid) * 2\n",
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("invalid"));
 }
 
 #[test]
 fn simplify_reads_an_xla_map_and_prints_one() {
-    let map = "(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16),\ndomain:\nd0 in [0, 6],\nd1 in [0, 14]\n";
+    let map =
+        "(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16),\ndomain:\nd0 in [0, 6],\nd1 in [0, 14]\n";
     let out = tileproof(&["simplify", "-"], map);
     assert!(out.status.success());
     assert_eq!(
@@ -52,8 +71,14 @@ fn simplify_reads_an_xla_map_and_prints_one() {
 
 #[test]
 fn an_xla_map_error_names_line_and_column() {
-    let out = tileproof(&["simplify", "-"], "(d0) -> (d0 floordiv 2)\ndomain:\nd0 in [0, 3],\nd0 mod 2 in [0, 0]\n");
+    let out = tileproof(
+        &["simplify", "-"],
+        "(d0) -> (d0 floordiv 2)\ndomain:\nd0 in [0, 3],\nd0 mod 2 in [0, 0]\n",
+    );
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.starts_with("-:4:1: constraints on expressions are not supported"), "{err}");
+    assert!(
+        err.starts_with("-:4:1: constraints on expressions are not supported"),
+        "{err}"
+    );
 }

@@ -118,7 +118,11 @@ fn generate(rng: &mut Rng, target: usize) -> (Graph, NodeId) {
         }
         // fold_binary_numerator: one term taking two values.
         2 => {
-            let lo = if neg { rng.range(-6, 6) } else { rng.range(0, 6) };
+            let lo = if neg {
+                rng.range(-6, 6)
+            } else {
+                rng.range(0, 6)
+            };
             let v = var(&mut g, "v", lo, lo + 1);
             let f = rng.pick(&[2, 3, 5, 6, 7, -3, 9, 11]);
             let x = lin(&mut g, &[(v, f)], rng.range(0, 9));
@@ -166,7 +170,11 @@ fn generate(rng: &mut Rng, target: usize) -> (Graph, NodeId) {
                     lin(&mut g, &[(n, gg)], 0)
                 }
             };
-            let ops = if floor { [Op::FloorDiv, Op::Mod] } else { [Op::Div, Op::Rem] };
+            let ops = if floor {
+                [Op::FloorDiv, Op::Mod]
+            } else {
+                [Op::Div, Op::Rem]
+            };
             let op = rng.pick(&ops);
             g.mk(op, &[x, y])
         }
@@ -177,7 +185,11 @@ fn generate(rng: &mut Rng, target: usize) -> (Graph, NodeId) {
                 let a = var(&mut g, "a", 0, rng.range(10, 40));
                 let b = var(&mut g, "b", 0, rng.range(10, 40));
                 let fa = c * rng.range(1, 3) + rng.range(1, c - 1);
-                let x = lin(&mut g, &[(a, fa), (b, rng.range(1, c - 1))], rng.range(0, 2 * c));
+                let x = lin(
+                    &mut g,
+                    &[(a, fa), (b, rng.range(1, c - 1))],
+                    rng.range(0, 2 * c),
+                );
                 let cc = k(&mut g, c);
                 g.mk(op, &[x, cc])
             } else {
@@ -275,8 +287,15 @@ fn every_divmod_general_rule_fires_50_times_and_every_firing_validates() {
     for (name, n) in RULES.iter().zip(fired) {
         println!("  {name:<28} fired {n:>5}");
     }
-    println!("  validated: {smt} firings by SMT (64 bits), {jit} also by the JIT over the whole domain");
-    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+    println!(
+        "  validated: {smt} firings by SMT (64 bits), {jit} also by the JIT over the whole domain"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     for (name, n) in RULES.iter().zip(fired) {
         assert!(n >= 50, "{name} fired only {n} times");
     }

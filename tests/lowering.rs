@@ -37,7 +37,11 @@ fn lowered_generated_cases_agree_with_the_abstract_program_under_the_jit() {
             };
             lowered += 1;
             let tgt: Vec<NodeId> = ts.iter().map(|&t| as_index(g, t)).collect();
-            i64_nodes += g.reachable(&tgt).iter().filter(|&&n| g.node(n).dtype == DType::I64).count();
+            i64_nodes += g
+                .reachable(&tgt)
+                .iter()
+                .filter(|&&n| g.node(n).dtype == DType::I64)
+                .count();
             // No index op is left in the lowered program but the final casts.
             for &t in &ts {
                 for n in g.reachable(&[t.value]) {
@@ -92,13 +96,21 @@ fn fixed_seed_campaigns_with_lowering_checks_report_no_finding() {
         };
         let s = run(&cfg, builtin(), &Hooks::default()).unwrap();
         assert_eq!(s.cases, 300);
-        assert_eq!(s.total_findings(), 0, "{generator}: {:?}", s.findings.iter().map(|f| &f.message).collect::<Vec<_>>());
+        assert_eq!(
+            s.total_findings(),
+            0,
+            "{generator}: {:?}",
+            s.findings.iter().map(|f| &f.message).collect::<Vec<_>>()
+        );
         let fired: Vec<String> = s
             .fired()
             .into_iter()
             .filter(|(n, _)| engine::divmod::RULES.contains(n))
             .map(|(n, c)| format!("{n} {c}"))
             .collect();
-        println!("{generator}: 300 cases, no finding; fold_divmod_general fired: {}", fired.join(", "));
+        println!(
+            "{generator}: 300 cases, no finding; fold_divmod_general fired: {}",
+            fired.join(", ")
+        );
     }
 }

@@ -21,7 +21,10 @@ fn generated_cases_simplify_without_hitting_the_cap_and_are_fixed_points() {
                 .unwrap_or_else(|e| panic!("{generator} seed {seed}: {e}\n{case}"));
             worst = worst.max(out.total_firings());
             let again = simp.simplify(&mut case.graph, &out.roots, false).unwrap();
-            assert_eq!(again.roots, out.roots, "{generator} seed {seed} is not a fixed point\n{case}");
+            assert_eq!(
+                again.roots, out.roots,
+                "{generator} seed {seed} is not a fixed point\n{case}"
+            );
             assert_eq!(again.total_firings(), 0);
         }
     }

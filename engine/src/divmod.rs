@@ -540,7 +540,8 @@ fn divide_by_gcd(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
     if gg <= 1 {
         return None;
     }
-    let div = |l: &Lin| -> Vec<(NodeId, i128)> { l.terms.iter().map(|&(t, f)| (t, f / gg)).collect() };
+    let div =
+        |l: &Lin| -> Vec<(NodeId, i128)> { l.terms.iter().map(|&(t, f)| (t, f / gg)).collect() };
     let nx = build_lin(g, &div(&cx.lin), cx.lin.k / gg)?;
     let ny = build_lin(g, &div(&ylin), ylin.k / gg)?;
     let q = g.mk(cx.op(), &[nx, ny]);
@@ -680,7 +681,10 @@ fn nest_div_by_smallest_factor(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
         };
         // Only when the inner division folds away entirely: otherwise two
         // divisions replace one (XLA keeps (d1*4 + d2) floordiv 8 as is).
-        let divides = g.reachable(&[m]).iter().any(|&id| g.node(id).op.is_divmod());
+        let divides = g
+            .reachable(&[m])
+            .iter()
+            .any(|&id| g.node(id).op.is_divmod());
         if divides || !cx.non_neg(g, m) {
             continue;
         }
@@ -717,7 +721,11 @@ mod tests {
         let root = p.outputs[0];
         let (i, out) = fold_divmod_general(&mut p.graph, root, Width::W64)?;
         let g = &p.graph;
-        let vars: Vec<(i128, i128)> = g.vars().iter().map(|d| (d.lo as i128, d.hi as i128)).collect();
+        let vars: Vec<(i128, i128)> = g
+            .vars()
+            .iter()
+            .map(|d| (d.lo as i128, d.hi as i128))
+            .collect();
         let mut env: Vec<i128> = vars.iter().map(|v| v.0).collect();
         'points: loop {
             let v = check_point(
@@ -745,16 +753,34 @@ mod tests {
     #[test]
     fn seed_examples_fold_with_the_documented_rule() {
         let rv = "var r in [0, 3]\nvar v in [0, 2]";
-        assert_eq!(fold(rv, "(r*8 + v) % 7").unwrap().0, "fold_divmod_congruence");
-        assert_eq!(fold(rv, "(r*8 + v) / 7").unwrap(), ("fold_divmod_congruence", "r".into()));
+        assert_eq!(
+            fold(rv, "(r*8 + v) % 7").unwrap().0,
+            "fold_divmod_congruence"
+        );
+        assert_eq!(
+            fold(rv, "(r*8 + v) / 7").unwrap(),
+            ("fold_divmod_congruence", "r".into())
+        );
         let ab = "var a in [0, 2]\nvar b in [3, 6]";
-        assert_eq!(fold(ab, "(a*6 + b) / 7").unwrap(), ("fold_divmod_congruence", "a".into()));
+        assert_eq!(
+            fold(ab, "(a*6 + b) / 7").unwrap(),
+            ("fold_divmod_congruence", "a".into())
+        );
         let v = "var v in [0, 1]";
-        assert_eq!(fold(v, "(v*6 + 1) / 4").unwrap(), ("fold_binary_numerator", "v".into()));
+        assert_eq!(
+            fold(v, "(v*6 + 1) / 4").unwrap(),
+            ("fold_binary_numerator", "v".into())
+        );
         let ab = "var a in [0, 7]\nvar b in [0, 1]";
-        assert_eq!(fold(ab, "(a mod 4 + b) mod 2").unwrap().0, "remove_nested_mod");
+        assert_eq!(
+            fold(ab, "(a mod 4 + b) mod 2").unwrap().0,
+            "remove_nested_mod"
+        );
         let ab = "var a in [0, 100]\nvar b in [0, 100]";
-        assert_eq!(fold(ab, "(a*4 + b*2 + 3) / 8").unwrap().0, "gcd_with_remainder");
+        assert_eq!(
+            fold(ab, "(a*4 + b*2 + 3) / 8").unwrap().0,
+            "gcd_with_remainder"
+        );
         let a = "var a in [-3, 3]";
         assert_eq!(fold(a, "(a*4 + 2) / 8").unwrap().0, "divide_by_gcd");
         let ab = "var a in [0, 9]\nvar b in [0, 9]";

@@ -305,7 +305,11 @@ fn division_ub(op: Op, dtype: DType, args: &[Val], w: Width) -> Option<Ub> {
     let min = w.dtype_bounds(dtype).0;
     // MIN / -1, or an unconstrained dividend that could be MIN.
     if quotient && args[1] == Int(-1) && (args[0] == Unconstrained || args[0] == Int(min)) {
-        return Some(if dtype == DType::Index { Ub::IndexOverflow } else { Ub::DivOverflow });
+        return Some(if dtype == DType::Index {
+            Ub::IndexOverflow
+        } else {
+            Ub::DivOverflow
+        });
     }
     None
 }

@@ -274,10 +274,17 @@ mod tests {
         let ts = lower(&mut p.graph, &p.outputs, select).unwrap();
         let tgt: Vec<NodeId> = ts.iter().map(|&t| as_index(&mut p.graph, t)).collect();
         let g = &p.graph;
-        let vars: Vec<(i128, i128)> = g.vars().iter().map(|d| (d.lo as i128, d.hi as i128)).collect();
+        let vars: Vec<(i128, i128)> = g
+            .vars()
+            .iter()
+            .map(|d| (d.lo as i128, d.hi as i128))
+            .collect();
         let mut env: Vec<i128> = vars.iter().map(|v| v.0).collect();
         'points: loop {
-            let v = check_point(eval(g, &p.outputs, &env, Width::W64), eval(g, &tgt, &env, Width::W64));
+            let v = check_point(
+                eval(g, &p.outputs, &env, Width::W64),
+                eval(g, &tgt, &env, Width::W64),
+            );
             if !matches!(v, Some(Verdict::Refines) | None) {
                 return Err(env);
             }
@@ -303,7 +310,10 @@ mod tests {
         assert_eq!(ts.len(), 1);
         let gate = ts[0].gate.expect("a gate");
         assert_eq!(crate::print::expr(&g, gate), "i32(r) < i32(8)");
-        assert_eq!(crate::print::expr(&g, ts[0].value), "i32(r) * i32(4) + i32(1)");
+        assert_eq!(
+            crate::print::expr(&g, ts[0].value),
+            "i32(r) * i32(4) + i32(1)"
+        );
         assert_eq!(g.node(ts[0].value).dtype, DType::I32);
     }
 

@@ -266,8 +266,14 @@ pub fn transfer<T: Arith>(op: Op, a: &[Range<T>]) -> Range<T> {
     }
     // An integer operand that never has a value: the result never has one
     // either (integer ops), or is unconstrained (comparisons).
-    let any_empty = a[1..].iter().fold(a[0].is_empty(), |e, r| T::or(&e, &r.is_empty()));
-    let none = if op.is_comparison() { Range::bool() } else { Range::empty() };
+    let any_empty = a[1..]
+        .iter()
+        .fold(a[0].is_empty(), |e, r| T::or(&e, &r.is_empty()));
+    let none = if op.is_comparison() {
+        Range::bool()
+    } else {
+        Range::empty()
+    };
     Range::choose(&any_empty, &none, &r)
 }
 
@@ -291,7 +297,12 @@ fn decide<T: Arith>(always: T::Cond, never: T::Cond) -> Range<T> {
 fn quotient<T: Arith>(op: Op, a: &Range<T>, b: &Range<T>) -> Range<T> {
     b.nonzero_parts().iter().fold(Range::empty(), |acc, p| {
         let q = |x: &T, y: &T| T::divmod(op, x, y);
-        let corners = Range::hull_of(&[q(&a.lo, &p.lo), q(&a.lo, &p.hi), q(&a.hi, &p.lo), q(&a.hi, &p.hi)]);
+        let corners = Range::hull_of(&[
+            q(&a.lo, &p.lo),
+            q(&a.lo, &p.hi),
+            q(&a.hi, &p.lo),
+            q(&a.hi, &p.hi),
+        ]);
         acc.union(&Range::only_if(&T::not(&p.is_empty()), corners))
     })
 }
@@ -306,7 +317,10 @@ fn one_period<T: Arith>(a: &Range<T>, b: &Range<T>, q: Op, r: Op) -> (T::Cond, R
         &T::and(&b.is_point(), &T::not(&c.eq(&T::lit(0)))),
         &T::divmod(q, &a.lo, c).eq(&T::divmod(q, &a.hi, c)),
     );
-    (applies, Range::new(T::divmod(r, &a.lo, c), T::divmod(r, &a.hi, c)))
+    (
+        applies,
+        Range::new(T::divmod(r, &a.lo, c), T::divmod(r, &a.hi, c)),
+    )
 }
 
 /// Truncating remainder: sign of the dividend, magnitude below `|b|` and at
@@ -316,7 +330,11 @@ fn rem_range<T: Arith>(a: &Range<T>, b: &Range<T>) -> Range<T> {
     // The largest |b| - 1 over the non-zero divisors in b.
     let m_of = |p: &Range<T>| p.lo.abs().max(&p.hi.abs()).sub(&T::lit(1));
     let (ne, pe) = (neg.is_empty(), pos.is_empty());
-    let m = T::select(&ne, &m_of(&pos), &T::select(&pe, &m_of(&neg), &m_of(&neg).max(&m_of(&pos))));
+    let m = T::select(
+        &ne,
+        &m_of(&pos),
+        &T::select(&pe, &m_of(&neg), &m_of(&neg).max(&m_of(&pos))),
+    );
     let zero = T::lit(0);
     let lo = T::select(&zero.le(&a.lo), &zero, &a.lo.max(&m.neg()));
     let hi = T::select(&a.hi.le(&zero), &zero, &a.hi.min(&m));
@@ -332,10 +350,20 @@ fn mod_range<T: Arith>(a: &Range<T>, b: &Range<T>) -> Range<T> {
     // Positive divisors give [0, b - 1]; a non-negative dividend also bounds
     // the result by itself.
     let cap = T::select(&zero.le(&a.lo), &a.hi, &T::lit(i128::MAX));
-    let up = Range::only_if(&one.le(&b.hi), Range::new(zero.clone(), b.hi.sub(&one).min(&cap)));
+    let up = Range::only_if(
+        &one.le(&b.hi),
+        Range::new(zero.clone(), b.hi.sub(&one).min(&cap)),
+    );
     let floor = T::select(&a.hi.le(&zero), &a.lo, &T::lit(i128::MIN));
-    let down = Range::only_if(&b.lo.le(&one.neg()), Range::new(b.lo.add(&one).max(&floor), zero));
+    let down = Range::only_if(
+        &b.lo.le(&one.neg()),
+        Range::new(b.lo.add(&one).max(&floor), zero),
+    );
     let (period, exact) = one_period(a, b, Op::FloorDiv, Op::Mod);
     let r = Range::choose(&period, &exact, &up.union(&down));
-    Range::choose(&T::and(&neg.is_empty(), &pos.is_empty()), &Range::empty(), &r)
+    Range::choose(
+        &T::and(&neg.is_empty(), &pos.is_empty()),
+        &Range::empty(),
+        &r,
+    )
 }

@@ -1098,7 +1098,11 @@ impl Rule {
         {
             let graph: &Graph = g;
             let mut accept = |b: &mut Binding| -> bool {
-                if self.guard.as_ref().is_some_and(|gd| !guard_holds(gd, graph, self, b, w)) {
+                if self
+                    .guard
+                    .as_ref()
+                    .is_some_and(|gd| !guard_holds(gd, graph, self, b, w))
+                {
                     return false;
                 }
                 if !computed_ok(&self.rhs, graph, self, b, w) {
@@ -1239,8 +1243,10 @@ pub fn eval_computed(g: &Graph, rule: &Rule, p: &Pat, b: &Binding, w: Width) -> 
             Val::Int(*v as i128)
         }),
         Pat::Op(op, t, args) => {
-            let vals: Option<Vec<Val>> =
-                args.iter().map(|a| eval_computed(g, rule, a, b, w)).collect();
+            let vals: Option<Vec<Val>> = args
+                .iter()
+                .map(|a| eval_computed(g, rule, a, b, w))
+                .collect();
             let dts: Vec<DType> = args.iter().map(|a| bound_dtype(rule, a, b)).collect();
             interp::apply(*op, resolve_ty(*t, &b.types), &vals?, &dts, w).ok()
         }

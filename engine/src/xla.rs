@@ -75,7 +75,9 @@ fn lex(text: &str, line: u32) -> PResult<Vec<(Tok, Span)>> {
         .map(|(t, mut sp)| {
             sp.col = orig_col(sp.col);
             let t = match t {
-                Tok::Ident(s) if s.eq_ignore_ascii_case("floordiv") => Tok::Ident("floordiv".into()),
+                Tok::Ident(s) if s.eq_ignore_ascii_case("floordiv") => {
+                    Tok::Ident("floordiv".into())
+                }
                 Tok::Ident(s) if s.eq_ignore_ascii_case("ceildiv") => Tok::Ident("ceildiv".into()),
                 t => t,
             };
@@ -107,13 +109,24 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
         .map(|(i, l)| (i as u32 + 1, l))
         .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
     let Some((hline, htext)) = lines.next() else {
-        return Err(ParseError::new(Span { line: 1, col: 1 }, "empty indexing map"));
+        return Err(ParseError::new(
+            Span { line: 1, col: 1 },
+            "empty indexing map",
+        ));
     };
     let mut c = Cursor::new(lex(htext, hline)?);
     c.expect_punct("(")?;
     let dims = names(&mut c, ")")?;
-    let syms = if c.eat_punct("[") { names(&mut c, "]")? } else { Vec::new() };
-    let rts = if c.eat_punct("{") { names(&mut c, "}")? } else { Vec::new() };
+    let syms = if c.eat_punct("[") {
+        names(&mut c, "]")?
+    } else {
+        Vec::new()
+    };
+    let rts = if c.eat_punct("{") {
+        names(&mut c, "}")?
+    } else {
+        Vec::new()
+    };
     c.expect_punct("->")?;
     c.expect_punct("(")?;
     let mut results: Vec<Ast> = Vec::new();
@@ -142,7 +155,8 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
             continue;
         }
         let start = c.span();
-        let is_var = matches!(c.peek(), Tok::Ident(_)) && matches!(c.peek_at(1), Tok::Ident(s) if s == "in");
+        let is_var =
+            matches!(c.peek(), Tok::Ident(_)) && matches!(c.peek_at(1), Tok::Ident(s) if s == "in");
         if !is_var {
             return Err(ParseError::new(
                 start,
@@ -163,22 +177,37 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
 
     let mut g = Graph::new();
     for (name, span) in dims.iter().chain(&syms).chain(&rts) {
-        let found: Vec<&(String, Span, i128, i128)> = bounds.iter().filter(|b| &b.0 == name).collect();
+        let found: Vec<&(String, Span, i128, i128)> =
+            bounds.iter().filter(|b| &b.0 == name).collect();
         let Some(&&(_, bspan, lo, hi)) = found.first() else {
-            return Err(ParseError::new(*span, format!("`{name}` has no bounds in the domain")));
+            return Err(ParseError::new(
+                *span,
+                format!("`{name}` has no bounds in the domain"),
+            ));
         };
         if found.len() > 1 {
-            return Err(ParseError::new(found[1].1, format!("`{name}` is bounded twice")));
+            return Err(ParseError::new(
+                found[1].1,
+                format!("`{name}` is bounded twice"),
+            ));
         }
         let (lo, hi) = match (i64::try_from(lo), i64::try_from(hi)) {
             (Ok(l), Ok(h)) if l <= h => (l, h),
-            _ => return Err(ParseError::new(bspan, format!("bad bounds [{lo}, {hi}] for `{name}`"))),
+            _ => {
+                return Err(ParseError::new(
+                    bspan,
+                    format!("bad bounds [{lo}, {hi}] for `{name}`"),
+                ))
+            }
         };
         g.declare_var(name, DType::Index, lo, hi)
             .map_err(|e| ParseError::new(*span, e.0))?;
     }
     if let Some(b) = bounds.iter().find(|b| g.var_named(&b.0).is_none()) {
-        return Err(ParseError::new(b.1, format!("`{}` is not a variable of the map", b.0)));
+        return Err(ParseError::new(
+            b.1,
+            format!("`{}` is not a variable of the map", b.0),
+        ));
     }
     let mut outputs = Vec::new();
     for e in &results {
@@ -224,7 +253,10 @@ pub fn expr(g: &Graph, id: NodeId) -> Option<String> {
         Op::Var(v) => g.var(v).name.clone(),
         Op::Neg => {
             let child = g.node(src[0]);
-            format!("-{}", wrap(src[0], prec(child.op) < 4 || child.as_const().is_some())?)
+            format!(
+                "-{}",
+                wrap(src[0], prec(child.op) < 4 || child.as_const().is_some())?
+            )
         }
         op @ (Op::Add | Op::Sub | Op::Mul | Op::FloorDiv | Op::CeilDiv | Op::Mod) => {
             let p = prec(op);
@@ -302,9 +334,15 @@ mod tests {
 
     #[test]
     fn documentation_spellings_are_accepted() {
-        let m = parse_map("(d0, d1) -> ((100d0 + 10d1) floorDiv 100)\ndomain:\nd0 in [0, 9]\nd1 in [0, 9]\n").unwrap();
+        let m = parse_map(
+            "(d0, d1) -> ((100d0 + 10d1) floorDiv 100)\ndomain:\nd0 in [0, 9]\nd1 in [0, 9]\n",
+        )
+        .unwrap();
         let g = &m.program.graph;
-        assert_eq!(crate::print::expr(g, m.program.outputs[0]), "(d0 * 100 + d1 * 10) // 100");
+        assert_eq!(
+            crate::print::expr(g, m.program.outputs[0]),
+            "(d0 * 100 + d1 * 10) // 100"
+        );
     }
 
     #[test]
@@ -313,9 +351,15 @@ mod tests {
         // a missing bound
         assert_eq!(e("(d0, d1) -> (d0)\ndomain:\nd0 in [0, 3]\n"), Some((1, 6)));
         // a constraint line
-        assert_eq!(e("(d0) -> (d0)\ndomain:\nd0 in [0, 3],\nd0 mod 2 in [0, 0]\n"), Some((4, 1)));
+        assert_eq!(
+            e("(d0) -> (d0)\ndomain:\nd0 in [0, 3],\nd0 mod 2 in [0, 0]\n"),
+            Some((4, 1))
+        );
         // a bad token after implicit multiplication: columns as written
-        assert_eq!(e("(d0) -> (10d0 $ 1)\ndomain:\nd0 in [0, 3]\n"), Some((1, 15)));
+        assert_eq!(
+            e("(d0) -> (10d0 $ 1)\ndomain:\nd0 in [0, 3]\n"),
+            Some((1, 15))
+        );
         // no domain line
         assert_eq!(e("(d0) -> (d0)\nd0 in [0, 3]\n"), Some((2, 1)));
     }

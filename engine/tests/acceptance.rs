@@ -33,7 +33,10 @@ fn summands(g: &Graph, n: NodeId) -> Vec<NodeId> {
 }
 
 fn divmod_ops(g: &Graph, root: NodeId) -> usize {
-    g.reachable(&[root]).into_iter().filter(|&n| g.node(n).op.is_divmod()).count()
+    g.reachable(&[root])
+        .into_iter()
+        .filter(|&n| g.node(n).op.is_divmod())
+        .count()
 }
 
 const WORKED_VARS: &str = "var r3 in [0, 3]\nvar r4 in [0, 1]\nvar r2 in [0, 3]\n";
@@ -46,7 +49,12 @@ fn the_worked_example_folds_to_the_flat_index_in_both_families() {
     ] {
         let (g, got, want) = simplify(&format!("{WORKED_VARS}expr {e}\nexpect r3*8 + r4*4 + r2\n"));
         let want = want.expect("an expect line");
-        assert_eq!(summands(&g, got), summands(&g, want), "`{e}` gave `{}`", print::expr(&g, got));
+        assert_eq!(
+            summands(&g, got),
+            summands(&g, want),
+            "`{e}` gave `{}`",
+            print::expr(&g, got)
+        );
         assert_eq!(divmod_ops(&g, got), 0);
     }
 }
@@ -57,7 +65,12 @@ fn a_split_tile_recombines() {
         "var a in [0, 15]\nvar b in [0, 3]\nexpr ((a*4 + b) // 8) * 8 + (a*4 + b) mod 8\nexpect a*4 + b\n",
     );
     let want = want.expect("an expect line");
-    assert_eq!(summands(&g, got), summands(&g, want), "gave `{}`", print::expr(&g, got));
+    assert_eq!(
+        summands(&g, got),
+        summands(&g, want),
+        "gave `{}`",
+        print::expr(&g, got)
+    );
 }
 
 #[test]
@@ -65,7 +78,10 @@ fn a_truncating_remainder_keeps_its_multiple_when_a_can_be_negative() {
     let vars = "var a in [-3, 3]\nvar b in [0, 3]\n";
     let (g, got, _) = simplify(&format!("{vars}expr (a*4 + b) % 4\n"));
     let shown = print::expr(&g, got);
-    assert!(shown.contains('a') && shown.contains('%'), "truncating form lost `a`: `{shown}`");
+    assert!(
+        shown.contains('a') && shown.contains('%'),
+        "truncating form lost `a`: `{shown}`"
+    );
     // Floor mod drops the multiple for any sign.
     let (g, got, want) = simplify(&format!("{vars}expr (a*4 + b) mod 4\nexpect b\n"));
     assert_eq!(Some(got), want, "gave `{}`", print::expr(&g, got));
@@ -73,8 +89,9 @@ fn a_truncating_remainder_keeps_its_multiple_when_a_can_be_negative() {
 
 #[test]
 fn multiplication_moves_under_the_gate_and_invalid_absorbs_zero() {
-    let (g, got, want) =
-        simplify("var r in [0, 9]\nexpr 10 * where(r < 5, r, invalid)\nexpect where(r < 5, r*10, invalid)\n");
+    let (g, got, want) = simplify(
+        "var r in [0, 9]\nexpr 10 * where(r < 5, r, invalid)\nexpect where(r < 5, r*10, invalid)\n",
+    );
     assert_eq!(Some(got), want, "gave `{}`", print::expr(&g, got));
     let (g, got, want) = simplify("var r in [0, 9]\nexpr invalid * 0\nexpect invalid\n");
     assert_eq!(Some(got), want, "gave `{}`", print::expr(&g, got));

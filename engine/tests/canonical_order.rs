@@ -36,7 +36,11 @@ fn swapped_operands_of_every_commutative_op_are_one_node() {
 
 #[test]
 fn non_commutative_operands_keep_their_order() {
-    for (a, b) in [("r1 - r2", "r2 - r1"), ("r1 // r2", "r2 // r1"), ("r1 < r2", "r2 < r1")] {
+    for (a, b) in [
+        ("r1 - r2", "r2 - r1"),
+        ("r1 // r2", "r2 // r1"),
+        ("r1 < r2", "r2 < r1"),
+    ] {
         let (_, x, y) = two(a, b);
         assert_ne!(x, y, "`{a}` and `{b}` must stay different");
     }
@@ -48,16 +52,37 @@ fn canonical_order_puts_constants_last_and_follows_variable_order() {
         "{VARS}expr 5 + r1\nexpr r2*16 + r1*8000\nexpr r1*4 + r1\nexpr 3 * (r2 + 1)\n"
     ))
     .unwrap();
-    let shown: Vec<String> = p.outputs.iter().map(|&o| print::expr(&p.graph, o)).collect();
-    assert_eq!(shown, ["r1 + 5", "r1 * 8000 + r2 * 16", "r1 + r1 * 4", "(r2 + 1) * 3"]);
+    let shown: Vec<String> = p
+        .outputs
+        .iter()
+        .map(|&o| print::expr(&p.graph, o))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "r1 + 5",
+            "r1 * 8000 + r2 * 16",
+            "r1 + r1 * 4",
+            "(r2 + 1) * 3"
+        ]
+    );
 }
 
 #[test]
 fn the_order_does_not_depend_on_which_operand_was_built_first() {
     // Same expression, operands created in opposite orders in two graphs.
-    let p1 = parse_program(&format!("{VARS}expr r2*16\nexpr r1*8000\nexpr r2*16 + r1*8000\n")).unwrap();
-    let p2 = parse_program(&format!("{VARS}expr r1*8000\nexpr r2*16\nexpr r1*8000 + r2*16\n")).unwrap();
-    assert_eq!(print::expr(&p1.graph, p1.outputs[2]), print::expr(&p2.graph, p2.outputs[2]));
+    let p1 = parse_program(&format!(
+        "{VARS}expr r2*16\nexpr r1*8000\nexpr r2*16 + r1*8000\n"
+    ))
+    .unwrap();
+    let p2 = parse_program(&format!(
+        "{VARS}expr r1*8000\nexpr r2*16\nexpr r1*8000 + r2*16\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        print::expr(&p1.graph, p1.outputs[2]),
+        print::expr(&p2.graph, p2.outputs[2])
+    );
 }
 
 #[test]
@@ -65,14 +90,21 @@ fn simplified_results_are_in_canonical_order() {
     // A rule whose right side is written `x + y` may build it in either
     // order; the graph stores one.
     let mut p = parse_program(&format!("{VARS}expr (r2 + 3) + r1\nexpr r1 + (r2 + 3)\n")).unwrap();
-    let out = Simplifier::new(builtin()).simplify(&mut p.graph, &p.outputs, false).unwrap();
+    let out = Simplifier::new(builtin())
+        .simplify(&mut p.graph, &p.outputs, false)
+        .unwrap();
     assert_eq!(out.roots[0], out.roots[1]);
     let g = &p.graph;
     for id in g.reachable(&out.roots) {
         let n = g.node(id);
         if n.op.is_commutative() {
             let s = n.src();
-            assert_ne!(g.canonical_cmp(s[1], s[0]), std::cmp::Ordering::Less, "{}", print::expr(g, id));
+            assert_ne!(
+                g.canonical_cmp(s[1], s[0]),
+                std::cmp::Ordering::Less,
+                "{}",
+                print::expr(g, id)
+            );
         }
     }
     assert!(matches!(g.node(out.roots[0]).op, Op::Add));

@@ -14,7 +14,11 @@ fn lowering_rules_are_not_simplification_rules() {
     let lowering = load_lowering().unwrap();
     assert!(!lowering.is_empty());
     for r in lowering.rules() {
-        assert!(builtin().rule(&r.name).is_none(), "{} is also a simplification rule", r.name);
+        assert!(
+            builtin().rule(&r.name).is_none(),
+            "{} is also a simplification rule",
+            r.name
+        );
         assert_eq!(r.group, "lower_divmod");
     }
 }
@@ -25,12 +29,21 @@ fn lowering_leaves_no_floor_op_and_keeps_every_value() {
     let mut simp = Simplifier::new(&lowering);
     simp.algorithmic = false;
     for e in [
-        "x // 4", "x mod 4", "x ceildiv 4", "x // y", "x mod y", "x ceildiv y",
-        "(x + 3) // 8 + (x * 2) mod 3", "p // 4", "p mod y",
+        "x // 4",
+        "x mod 4",
+        "x ceildiv 4",
+        "x // y",
+        "x mod y",
+        "x ceildiv y",
+        "(x + 3) // 8 + (x * 2) mod 3",
+        "p // 4",
+        "p mod y",
     ] {
         let text = format!("var x in [-20, 20]\nvar y in [-5, 5]\nvar p in [0, 20]\nexpr {e}\n");
         let mut prog = parse_program(&text).unwrap();
-        let out = simp.simplify(&mut prog.graph, &prog.outputs, false).unwrap();
+        let out = simp
+            .simplify(&mut prog.graph, &prog.outputs, false)
+            .unwrap();
         let g = &prog.graph;
         for n in g.reachable(&out.roots) {
             assert!(
@@ -43,8 +56,14 @@ fn lowering_leaves_no_floor_op_and_keeps_every_value() {
             for y in -5..=5i128 {
                 for p in [0i128, 7, 20] {
                     let env = [x, y, p];
-                    let v = check_point(eval(g, &prog.outputs, &env, Width::W64), eval(g, &out.roots, &env, Width::W64));
-                    assert!(matches!(v, Some(Verdict::Refines) | None), "{e} at x={x} y={y} p={p}");
+                    let v = check_point(
+                        eval(g, &prog.outputs, &env, Width::W64),
+                        eval(g, &out.roots, &env, Width::W64),
+                    );
+                    assert!(
+                        matches!(v, Some(Verdict::Refines) | None),
+                        "{e} at x={x} y={y} p={p}"
+                    );
                 }
             }
         }

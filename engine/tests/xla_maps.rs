@@ -16,7 +16,11 @@ fn assert_map(map: &str, want: &str) -> String {
         .unwrap();
     // The expected results, over the same variables.
     let w = parse_map(want).unwrap();
-    let want_roots = m.program.graph.import(&w.program.graph, &w.program.outputs).unwrap();
+    let want_roots = m
+        .program
+        .graph
+        .import(&w.program.graph, &w.program.outputs)
+        .unwrap();
     let printed = print_map(&m, &out.roots).unwrap();
     assert_eq!(out.roots, want_roots, "{map}\nsimplified to\n{printed}");
     printed
@@ -29,7 +33,10 @@ fn xla_example_1_add_of_a_small_floordiv_is_the_identity() {
         &format!("(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16),\n{dom}"),
         &format!("(d0, d1) -> (d0, d1),\n{dom}"),
     );
-    assert_eq!(p, "(d0, d1) -> (d0, d1),\ndomain:\nd0 in [0, 6],\nd1 in [0, 14]\n");
+    assert_eq!(
+        p,
+        "(d0, d1) -> (d0, d1),\ndomain:\nd0 in [0, 6],\nd1 in [0, 14]\n"
+    );
 }
 
 #[test]
@@ -51,7 +58,10 @@ fn xla_example_3_multiples_of_the_divisor_leave_the_division() {
         &format!("(d0, d1, d2) -> ((16d0 + 4d1 + d2) floordiv 8, (16d0 + 4d1 + d2) mod 8),\n{dom}"),
         &format!("(d0, d1, d2) -> (2d0 + (4d1 + d2) floordiv 8, (4d1 + d2) mod 8),\n{dom}"),
     );
-    assert!(p.starts_with("(d0, d1, d2) -> (d0 * 2 + (d1 * 4 + d2) floordiv 8, (d1 * 4 + d2) mod 8)"), "{p}");
+    assert!(
+        p.starts_with("(d0, d1, d2) -> (d0 * 2 + (d1 * 4 + d2) floordiv 8, (d1 * 4 + d2) mod 8)"),
+        "{p}"
+    );
 }
 
 #[test]

@@ -1329,55 +1329,41 @@ impl IntTy {
     }
 }
 
-/// Integer binary operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Arbitrary)]
-pub enum ArithOp {
-    Add,
-    Sub,
-    Mul,
-    Min,
-    Max,
-    Div,
-    Rem,
-    FloorDiv,
-    Mod,
-    CeilDiv,
+/// Picks one of `ops` from the input, consuming bytes exactly as
+/// `#[derive(Arbitrary)]` does for a fieldless enum (so seeds keep their
+/// cases).
+fn arb_op(u: &mut Unstructured<'_>, ops: &[Op]) -> arbitrary::Result<Op> {
+    let i = (u64::from(u32::arbitrary(u)?) * ops.len() as u64) >> 32;
+    Ok(ops[i as usize])
 }
 
+/// An integer binary operation: one of the engine's `Op::INT_BINARY` that
+/// is not a comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArithOp(pub Op);
+
 impl ArithOp {
-    pub const ALL: [ArithOp; 10] = [
-        ArithOp::Add,
-        ArithOp::Sub,
-        ArithOp::Mul,
-        ArithOp::Min,
-        ArithOp::Max,
-        ArithOp::Div,
-        ArithOp::Rem,
-        ArithOp::FloorDiv,
-        ArithOp::Mod,
-        ArithOp::CeilDiv,
-    ];
+    pub fn all() -> Vec<ArithOp> {
+        Op::INT_BINARY
+            .iter()
+            .filter(|o| !o.is_comparison())
+            .map(|&o| ArithOp(o))
+            .collect()
+    }
+
+    fn arbitrary(u: &mut Unstructured<'_>) -> arbitrary::Result<ArithOp> {
+        let ops: Vec<Op> = ArithOp::all().into_iter().map(|o| o.0).collect();
+        arb_op(u, &ops).map(ArithOp)
+    }
 
     /// The engine op, with division ops mapped into `fam` unless `mixed`:
     /// quotients to the family's quotient (`ceildiv` is floor-family and
     /// becomes `/` under trunc), remainders to its remainder.
     fn op(self, fam: Family, mixed: bool) -> Op {
-        let raw = match self {
-            ArithOp::Add => Op::Add,
-            ArithOp::Sub => Op::Sub,
-            ArithOp::Mul => Op::Mul,
-            ArithOp::Min => Op::Min,
-            ArithOp::Max => Op::Max,
-            ArithOp::Div => Op::Div,
-            ArithOp::Rem => Op::Rem,
-            ArithOp::FloorDiv => Op::FloorDiv,
-            ArithOp::Mod => Op::Mod,
-            ArithOp::CeilDiv => Op::CeilDiv,
-        };
         if mixed {
-            return raw;
+            return self.0;
         }
-        match (raw, fam) {
+        match (self.0, fam) {
             (Op::FloorDiv | Op::CeilDiv, Family::Trunc) => Op::Div,
             (Op::Mod, Family::Trunc) => Op::Rem,
             (Op::Div, Family::Floor) => Op::FloorDiv,
@@ -1387,25 +1373,26 @@ impl ArithOp {
     }
 }
 
-/// Comparisons.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Arbitrary)]
-pub enum CmpOp {
-    Lt,
-    Le,
-    Eq,
-    Ne,
-}
+/// A comparison: one of the engine's `Op::INT_BINARY` comparisons.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CmpOp(pub Op);
 
 impl CmpOp {
-    pub const ALL: [CmpOp; 4] = [CmpOp::Lt, CmpOp::Le, CmpOp::Eq, CmpOp::Ne];
+    pub fn all() -> Vec<CmpOp> {
+        Op::INT_BINARY
+            .iter()
+            .filter(|o| o.is_comparison())
+            .map(|&o| CmpOp(o))
+            .collect()
+    }
+
+    fn arbitrary(u: &mut Unstructured<'_>) -> arbitrary::Result<CmpOp> {
+        let ops: Vec<Op> = CmpOp::all().into_iter().map(|o| o.0).collect();
+        arb_op(u, &ops).map(CmpOp)
+    }
 
     fn op(self) -> Op {
-        match self {
-            CmpOp::Lt => Op::Lt,
-            CmpOp::Le => Op::Le,
-            CmpOp::Eq => Op::Eq,
-            CmpOp::Ne => Op::Ne,
-        }
+        self.0
     }
 }
 
@@ -1745,7 +1732,7 @@ fn term_levels() -> Vec<(BoxedStrategy<Term>, BoxedStrategy<Term>)> {
         let [w1, w2, w3, w4, w5, w6] = INT_WEIGHTS;
         let int = proptest::prop_oneof![
             lw => leaf_strategy(Kind::Int),
-            w1 => (proptest::sample::select(ArithOp::ALL.to_vec()), bi(), bi())
+            w1 => (proptest::sample::select(ArithOp::all()), bi(), bi())
                 .prop_map(|(o, x, y)| Term::Arith(o, x, y)),
             w2 => bi().prop_map(Term::Neg),
             w3 => (bb(), bi(), bi()).prop_map(|(c, x, y)| Term::Where(c, x, y)),
@@ -1757,7 +1744,7 @@ fn term_levels() -> Vec<(BoxedStrategy<Term>, BoxedStrategy<Term>)> {
         let [w1, w2, w3, w4, w5] = BOOL_WEIGHTS;
         let boolean = proptest::prop_oneof![
             lw => leaf_strategy(Kind::Bool),
-            w1 => (proptest::sample::select(CmpOp::ALL.to_vec()), int_ty_strategy(4), bi(), bi())
+            w1 => (proptest::sample::select(CmpOp::all()), int_ty_strategy(4), bi(), bi())
                 .prop_map(|(o, t, x, y)| Term::Cmp(o, t, x, y)),
             w2 => (proptest::sample::select(LogicOp::ALL.to_vec()), bb(), bb())
                 .prop_map(|(o, x, y)| Term::Logic(o, x, y)),

@@ -485,7 +485,13 @@ impl<'g> Lower<'g> {
     /// `-U`; `U + b`, `U - b` unless b == 0; `b - U` unless b == -1;
     /// `U * b` unless b is 0 or 1; two unconstrained operands; a cast into
     /// index from a type wider than W bits.
-    fn unconstrained_overflow(&self, b: &mut FunctionBuilder<'_>, op: Op, x: Lowered, y: Option<Lowered>) -> Cond {
+    fn unconstrained_overflow(
+        &self,
+        b: &mut FunctionBuilder<'_>,
+        op: Op,
+        x: Lowered,
+        y: Option<Lowered>,
+    ) -> Cond {
         let xu = is_unc(b, x.st);
         let Some(y) = y else {
             return match op {
@@ -499,7 +505,9 @@ impl<'g> Lower<'g> {
             };
         };
         let yu = is_unc(b, y.st);
-        let is = |b: &mut FunctionBuilder<'_>, v: Value, k: i64| Cond::Dyn(b.ins().icmp_imm_s(IntCC::Equal, v, k));
+        let is = |b: &mut FunctionBuilder<'_>, v: Value, k: i64| {
+            Cond::Dyn(b.ins().icmp_imm_s(IntCC::Equal, v, k))
+        };
         let (x_ok, y_ok) = match op {
             // The value the other operand must have for no overflow.
             Op::Add => (is(b, x.val, 0), is(b, y.val, 0)),

@@ -635,7 +635,7 @@ fn expression_build_accepts_out_of_range_genomes() {
             term: Term::Cast(
                 IntTy::Index,
                 Box::new(Term::Arith(
-                    ArithOp::CeilDiv,
+                    ArithOp(Op::CeilDiv),
                     Box::new(Term::Var(200)),
                     Box::new(Term::Const(Constant::Pow2 {
                         exp: 255,

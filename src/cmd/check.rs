@@ -25,9 +25,11 @@ pub struct Args {
 
 /// The width a file asks for in its header (`# width: 8`).
 pub fn header_width(p: &Program) -> Option<u32> {
-    p.header
-        .iter()
-        .find_map(|l| l.trim().strip_prefix("width:").and_then(|w| w.trim().parse().ok()))
+    p.header.iter().find_map(|l| {
+        l.trim()
+            .strip_prefix("width:")
+            .and_then(|w| w.trim().parse().ok())
+    })
 }
 
 pub fn run(a: Args) -> ExitCode {
@@ -56,19 +58,35 @@ pub fn run(a: Args) -> ExitCode {
         eprintln!("the timeout must be positive");
         return ExitCode::from(1);
     }
-    let r = check(&prog.graph, &prog.outputs, &prog.expects, width, Duration::from_secs_f64(a.timeout));
+    let r = check(
+        &prog.graph,
+        &prog.outputs,
+        &prog.expects,
+        width,
+        Duration::from_secs_f64(a.timeout),
+    );
     if a.json {
-        println!("{}", serde_json::json!({ "file": a.file, "width": width, "result": r }));
+        println!(
+            "{}",
+            serde_json::json!({ "file": a.file, "width": width, "result": r })
+        );
     } else {
         match &r {
             CheckResult::Equivalent { method } => {
                 println!("refines: every point of the domain agrees at width {width} ({method})")
             }
             CheckResult::Vacuous => {
-                println!("refines vacuously: the source is undefined at every point at width {width}")
+                println!(
+                    "refines vacuously: the source is undefined at every point at width {width}"
+                )
             }
             CheckResult::Unknown { reason } => println!("unknown at width {width}: {reason}"),
-            CheckResult::Counterexample { failure, method, point, confirmed } => {
+            CheckResult::Counterexample {
+                failure,
+                method,
+                point,
+                confirmed,
+            } => {
                 println!("counterexample at width {width} ({method}): {failure}");
                 let p: Vec<String> = point.iter().map(|(n, v)| format!("{n} = {v}")).collect();
                 println!("  point: {}", p.join(", "));

@@ -63,7 +63,10 @@ pub fn run(a: Args) -> ExitCode {
             ExitCode::from(2)
         }
         Err(e) => {
-            eprintln!("{}: the JIT cannot compile the lowered program: {e}", a.file);
+            eprintln!(
+                "{}: the JIT cannot compile the lowered program: {e}",
+                a.file
+            );
             ExitCode::from(1)
         }
     }

@@ -51,7 +51,12 @@ pub fn node_values(p: &Program, env: &[i128], w: engine::interp::Width) -> Strin
                     .graph
                     .reachable(roots)
                     .into_iter()
-                    .filter(|&id| !matches!(p.graph.node(id).op, engine::ir::Op::Const(_) | engine::ir::Op::Invalid))
+                    .filter(|&id| {
+                        !matches!(
+                            p.graph.node(id).op,
+                            engine::ir::Op::Const(_) | engine::ir::Op::Invalid
+                        )
+                    })
                     .map(|id| {
                         let mut text = print::expr(&p.graph, id);
                         if text.len() > 70 {

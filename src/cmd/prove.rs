@@ -248,7 +248,12 @@ pub fn run(a: Args) -> ExitCode {
     }
     if let Some(path) = &a.junit {
         let suites = [super::junit::prove_suite(&results)];
-        if let Err(e) = super::junit::write(path, "tileproof prove", &suites, start.elapsed().as_secs_f64()) {
+        if let Err(e) = super::junit::write(
+            path,
+            "tileproof prove",
+            &suites,
+            start.elapsed().as_secs_f64(),
+        ) {
             eprintln!("{e}");
             return ExitCode::from(1);
         }
@@ -279,7 +284,10 @@ fn run_ranges(a: &Args) -> ExitCode {
     let timeout = Duration::from_secs_f64(a.timeout);
     let total = a.width.len() * verify::ranges::signatures().len();
     let bar = ProgressBar::new(total as u64);
-    let pool = match rayon::ThreadPoolBuilder::new().num_threads(a.jobs.unwrap_or(0)).build() {
+    let pool = match rayon::ThreadPoolBuilder::new()
+        .num_threads(a.jobs.unwrap_or(0))
+        .build()
+    {
         Ok(p) => p,
         Err(e) => {
             eprintln!("{e}");
@@ -294,7 +302,10 @@ fn run_ranges(a: &Args) -> ExitCode {
         eprintln!("lemma {op} {lemma}: {verdict}");
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&report).expect("serializable"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("serializable")
+        );
     }
     for r in results.iter().filter(|r| r.verdict != "proved") {
         eprintln!(
@@ -309,9 +320,14 @@ fn run_ranges(a: &Args) -> ExitCode {
     for w in &a.width {
         let of_w: Vec<_> = results.iter().filter(|r| r.width == *w).collect();
         let proved = of_w.iter().filter(|r| r.verdict == "proved").count();
-        eprintln!("width {w:2}: {proved}/{} transfer functions proved", of_w.len());
+        eprintln!(
+            "width {w:2}: {proved}/{} transfer functions proved",
+            of_w.len()
+        );
     }
-    let slowest = results.iter().max_by(|x, y| x.seconds.total_cmp(&y.seconds));
+    let slowest = results
+        .iter()
+        .max_by(|x, y| x.seconds.total_cmp(&y.seconds));
     if let Some(s) = slowest {
         eprintln!(
             "slowest {:.2} s ({} {} at width {}); total {:.1} s",

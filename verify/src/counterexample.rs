@@ -237,7 +237,10 @@ fn within(enc: &Enc, n: &Num, dt: DType, k: i128) -> z3::ast::Bool {
 
 /// Constraints keeping every input of a query within `[-k, k]`.
 pub fn small_inputs(q: &RuleQuery, k: i128) -> Vec<z3::ast::Bool> {
-    inputs(q).iter().map(|(n, dt)| within(&q.enc, n, *dt, k)).collect()
+    inputs(q)
+        .iter()
+        .map(|(n, dt)| within(&q.enc, n, *dt, k))
+        .collect()
 }
 
 /// Shrinks a satisfiable query (the failure condition already asserted)
@@ -380,7 +383,12 @@ pub struct Realized {
 }
 
 /// Builds the engine program of a counterexample.
-pub fn realize(rule: &Rule, types: &[DType], vars: &[VarValue], width: u32) -> Result<Realized, String> {
+pub fn realize(
+    rule: &Rule,
+    types: &[DType],
+    vars: &[VarValue],
+    width: u32,
+) -> Result<Realized, String> {
     let mut g = Graph::new();
     let mut env: Vec<(u32, i128)> = Vec::new();
     let mut nodes = Vec::new();

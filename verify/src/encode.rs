@@ -277,7 +277,10 @@ impl Enc {
                 let ub = or(&[
                     self.division_ub(op, dt, args),
                     and(&[all_valid, overflow]),
-                    and(&[inv.not(), self.unconstrained_overflow(op, dt, args, arg_dts)]),
+                    and(&[
+                        inv.not(),
+                        self.unconstrained_overflow(op, dt, args, arg_dts),
+                    ]),
                 ]);
                 SVal {
                     def: and(&[def_in, ub.not()]),
@@ -362,7 +365,12 @@ impl Enc {
         if dt != DType::Index {
             return f();
         }
-        let is = |i: usize, v: i128| and(&[args[i].unc.not(), self.eq(args[i].val.num(), &self.lit(v, dt))]);
+        let is = |i: usize, v: i128| {
+            and(&[
+                args[i].unc.not(),
+                self.eq(args[i].val.num(), &self.lit(v, dt)),
+            ])
+        };
         let u = |i: usize| args[i].unc.clone();
         match op {
             Op::Neg => u(0),
@@ -395,7 +403,10 @@ impl Enc {
     fn int_result(&self, exact: Poly, dt: DType) -> (Num, Bool) {
         let (lo, hi) = self.bounds(dt);
         let e = Num::I(exact.clone());
-        let fits = and(&[self.le(&self.lit(lo, dt), &e), self.le(&e, &self.lit(hi, dt))]);
+        let fits = and(&[
+            self.le(&self.lit(lo, dt), &e),
+            self.le(&e, &self.lit(hi, dt)),
+        ]);
         match dt {
             DType::Index => (e, fits.not()),
             _ => {
@@ -551,15 +562,18 @@ pub fn bv_lit(v: i128, bits: u32) -> BV {
 /// Exact polynomial arithmetic; if a coefficient overflows `i128` (far
 /// beyond any width), the Z3 operation on the terms as an opaque atom.
 fn padd(x: &Poly, y: &Poly) -> Poly {
-    x.add(y).unwrap_or_else(|| Poly::atom(Int::add(&[x.to_int(), y.to_int()])))
+    x.add(y)
+        .unwrap_or_else(|| Poly::atom(Int::add(&[x.to_int(), y.to_int()])))
 }
 
 fn psub(x: &Poly, y: &Poly) -> Poly {
-    x.sub(y).unwrap_or_else(|| Poly::atom(Int::sub(&[x.to_int(), y.to_int()])))
+    x.sub(y)
+        .unwrap_or_else(|| Poly::atom(Int::sub(&[x.to_int(), y.to_int()])))
 }
 
 fn pmul(x: &Poly, y: &Poly) -> Poly {
-    x.mul(y).unwrap_or_else(|| Poly::atom(Int::mul(&[x.to_int(), y.to_int()])))
+    x.mul(y)
+        .unwrap_or_else(|| Poly::atom(Int::mul(&[x.to_int(), y.to_int()])))
 }
 
 /// `x - y` when it is a constant.
@@ -575,9 +589,7 @@ fn poly_ite(c: &Bool, x: &Poly, y: &Poly) -> Poly {
     }
     match diff(x, y) {
         Some(0) => x.clone(),
-        Some(k) => {
-            padd(y, &pmul(&Poly::bit(c), &Poly::constant(k)))
-        }
+        Some(k) => padd(y, &pmul(&Poly::bit(c), &Poly::constant(k))),
         None => Poly::atom(c.ite(&x.to_int(), &y.to_int())),
     }
 }
@@ -588,7 +600,11 @@ fn poly_ite(c: &Bool, x: &Poly, y: &Poly) -> Poly {
 fn euclid(x: &Poly, y: &Poly) -> (Poly, Poly) {
     // A symbolic divisor: bring the multiples of it hidden in constants
     // into view first.
-    let reduced = if y.as_const().is_none() { x.reduce_constants(y) } else { None };
+    let reduced = if y.as_const().is_none() {
+        x.reduce_constants(y)
+    } else {
+        None
+    };
     let x = reduced.as_ref().unwrap_or(x);
     let (q0, r0) = match x.split(y) {
         Some((q, r)) => (q, r),

@@ -97,9 +97,13 @@ impl Ord for Atom {
     fn cmp(&self, o: &Atom) -> Ordering {
         // Z3's structural hash, then (on a collision) the printed term:
         // a total order that is the same on every run.
-        self.hash
-            .cmp(&o.hash)
-            .then_with(|| if self == o { Ordering::Equal } else { self.term.to_string().cmp(&o.term.to_string()) })
+        self.hash.cmp(&o.hash).then_with(|| {
+            if self == o {
+                Ordering::Equal
+            } else {
+                self.term.to_string().cmp(&o.term.to_string())
+            }
+        })
     }
 }
 
@@ -123,7 +127,9 @@ impl Poly {
         if c == 0 {
             Poly::default()
         } else {
-            Poly { terms: vec![(Vec::new(), c)] }
+            Poly {
+                terms: vec![(Vec::new(), c)],
+            }
         }
     }
 
@@ -144,7 +150,9 @@ impl Poly {
         }
         let mut a = Atom::new(c.ite(&Int::from_i64(1), &Int::from_i64(0)));
         a.bit = Some(c.clone());
-        Poly { terms: vec![(vec![a], 1)] }
+        Poly {
+            terms: vec![(vec![a], 1)],
+        }
     }
 
     /// An atom standing for a rule constant.
@@ -179,12 +187,19 @@ impl Poly {
                 let factor = if a.constant && !in_d.contains(&a) {
                     changed = true;
                     let (qt, rt) = (a.term.div(&dt), a.term.modulo(&dt));
-                    note_nonlinear(Nonlinear::Div(qt.clone(), a.term.clone(), dt.clone(), false));
+                    note_nonlinear(Nonlinear::Div(
+                        qt.clone(),
+                        a.term.clone(),
+                        dt.clone(),
+                        false,
+                    ));
                     note_nonlinear(Nonlinear::Div(rt.clone(), a.term.clone(), dt.clone(), true));
                     let (q, r) = (Poly::atom(qt), Poly::atom(rt));
                     d.mul(&q)?.add(&r)?
                 } else {
-                    Poly { terms: vec![(vec![a.clone()], 1)] }
+                    Poly {
+                        terms: vec![(vec![a.clone()], 1)],
+                    }
                 };
                 term = term.mul(&factor)?;
             }
@@ -253,7 +268,9 @@ impl Poly {
     /// and its coefficient). `None` when `d` is not a monomial or nothing
     /// splits off.
     pub fn split(&self, d: &Poly) -> Option<(Poly, Poly)> {
-        let [(dm, dc)] = d.terms.as_slice() else { return None };
+        let [(dm, dc)] = d.terms.as_slice() else {
+            return None;
+        };
         let (mut q, mut r) = (Vec::new(), Vec::new());
         for (m, c) in &self.terms {
             match (remove_factor(m, dm), c % dc == 0) {

@@ -179,7 +179,11 @@ fn prove_instance(rule: &Rule, types: &[DType], width: u32, opts: &Options) -> (
         // Bit-blasting a symbolic product or quotient is either quick or
         // hopeless, so the bitvector attempt gets a tenth of the budget when
         // the integer encoding can still settle the query at this width.
-        let budget = if mode == Mode::Bv { opts.timeout / 10 } else { opts.timeout };
+        let budget = if mode == Mode::Bv {
+            opts.timeout / 10
+        } else {
+            opts.timeout
+        };
         let opts = Options {
             timeout: budget,
             ..opts.clone()
@@ -241,14 +245,23 @@ fn solve(rule: &Rule, types: &[DType], enc: Enc, opts: &Options) -> Outcome {
 /// Whether some encoding's query of this instance is in the proof cache:
 /// checked before any solving, so that a warm run does not first retry a
 /// bitvector query that timed out before the integer one was proved.
-fn cached_mode(rule: &Rule, types: &[DType], width: u32, modes: &[Mode], opts: &Options) -> Option<Mode> {
+fn cached_mode(
+    rule: &Rule,
+    types: &[DType],
+    width: u32,
+    modes: &[Mode],
+    opts: &Options,
+) -> Option<Mode> {
     opts.cache.as_ref()?;
     modes.iter().copied().find(|&mode| {
         let enc = Enc::new(mode, width);
         let strengthened = enc.mode == Mode::Int && RuleQuery::has_constant_gcd(rule);
-        [false, true][..1 + strengthened as usize]
-            .iter()
-            .any(|&s| matches!(solve_query(rule, types, enc, opts, s, true), Outcome::Proved { .. }))
+        [false, true][..1 + strengthened as usize].iter().any(|&s| {
+            matches!(
+                solve_query(rule, types, enc, opts, s, true),
+                Outcome::Proved { .. }
+            )
+        })
     })
 }
 
@@ -303,9 +316,15 @@ fn solve_query(
     }
     let small = check_within(&solver, opts.timeout / 4);
     solver.pop(1);
-    let vacuity = if small == SatResult::Sat { SatResult::Sat } else { check_within(&solver, opts.timeout) };
+    let vacuity = if small == SatResult::Sat {
+        SatResult::Sat
+    } else {
+        check_within(&solver, opts.timeout)
+    };
     match vacuity {
-        SatResult::Unsat if strengthened => return Outcome::Unknown("strengthened premise unsatisfiable".into()),
+        SatResult::Unsat if strengthened => {
+            return Outcome::Unknown("strengthened premise unsatisfiable".into())
+        }
         SatResult::Unsat => return Outcome::Vacuous,
         SatResult::Unknown => return Outcome::Unknown(unknown_reason(&solver, "vacuity check")),
         SatResult::Sat => {}
@@ -318,9 +337,13 @@ fn solve_query(
         solver.assert(cond);
         match check_within(&solver, opts.timeout) {
             SatResult::Unsat => solver.pop(1),
-            SatResult::Unknown if split_on_constant_signs(&solver, &q, opts.timeout) => solver.pop(1),
+            SatResult::Unknown if split_on_constant_signs(&solver, &q, opts.timeout) => {
+                solver.pop(1)
+            }
             SatResult::Unknown => return Outcome::Unknown(unknown_reason(&solver, failure.name())),
-            SatResult::Sat if strengthened => return Outcome::Unknown("strengthened query satisfiable".into()),
+            SatResult::Sat if strengthened => {
+                return Outcome::Unknown("strengthened query satisfiable".into())
+            }
             SatResult::Sat => {
                 let model =
                     minimize(&solver, &q, opts.timeout).expect("a satisfiable query has a model");
@@ -345,9 +368,14 @@ fn solve_query(
 /// one split is unsat; a satisfiable or unknown case gives up that split.
 fn split_on_constant_signs(solver: &Solver, q: &RuleQuery, timeout: Duration) -> bool {
     use crate::encode::{Num, Term};
-    let constants = q.syms.iter().filter(|s| s.is_const_var && s.dtype != DType::Bool);
+    let constants = q
+        .syms
+        .iter()
+        .filter(|s| s.is_const_var && s.dtype != DType::Bool);
     for s in constants {
-        let Term::N(Num::I(p)) = &s.val.val else { continue };
+        let Term::N(Num::I(p)) = &s.val.val else {
+            continue;
+        };
         let v = p.to_int();
         let zero = z3::ast::Int::from_i64(0);
         let cases = [v.lt(&zero), v.eq(&zero), v.gt(&zero)];
@@ -388,7 +416,9 @@ impl Abstraction {
         let binary = |name: &str| FuncDecl::new(name, &[&int, &int], &int);
         let (mul, div, rem) = (binary("mul#"), binary("div#"), binary("mod#"));
         let app = |f: &FuncDecl, a: &Int, b: &Int| -> Int {
-            f.apply(&[a as &dyn Ast, b as &dyn Ast]).as_int().expect("an integer function")
+            f.apply(&[a as &dyn Ast, b as &dyn Ast])
+                .as_int()
+                .expect("an integer function")
         };
         let pairs = nonlinear
             .into_iter()
@@ -411,11 +441,17 @@ impl Abstraction {
         Abstraction { pairs }
     }
 
-    pub(crate) fn refutes(&self, premise: &z3::ast::Bool, cond: &z3::ast::Bool, timeout: Duration) -> bool {
+    pub(crate) fn refutes(
+        &self,
+        premise: &z3::ast::Bool,
+        cond: &z3::ast::Bool,
+        timeout: Duration,
+    ) -> bool {
         if self.pairs.is_empty() {
             return false;
         }
-        let subs: Vec<(&z3::ast::Int, &z3::ast::Int)> = self.pairs.iter().map(|(a, b)| (a, b)).collect();
+        let subs: Vec<(&z3::ast::Int, &z3::ast::Int)> =
+            self.pairs.iter().map(|(a, b)| (a, b)).collect();
         let solver = Solver::new();
         solver.assert(premise.substitute(&subs));
         solver.assert(cond.substitute(&subs));

@@ -255,7 +255,10 @@ impl<'r> RuleQuery<'r> {
         let mut computed = Vec::new();
         q.src = q.pat(&rule.lhs, Side::Source, &mut computed);
         q.tgt = q.pat(&rule.rhs, Side::Target, &mut computed);
-        for (side, p, v) in [(Side::Source, &rule.lhs, &q.src), (Side::Target, &rule.rhs, &q.tgt)] {
+        for (side, p, v) in [
+            (Side::Source, &rule.lhs, &q.src),
+            (Side::Target, &rule.rhs, &q.tgt),
+        ] {
             if let Pat::Var(_) = p {
                 let dt = rule.pat_dtype(p, types);
                 q.nodes.push((side, rule.show(p), v.clone(), dt));
@@ -434,7 +437,9 @@ impl<'r> RuleQuery<'r> {
     }
 
     fn common_divisor(&self, args: &[Guard]) -> Option<&GNum> {
-        let [Guard::Val(m), Guard::Val(d)] = args else { return None };
+        let [Guard::Val(m), Guard::Val(d)] = args else {
+            return None;
+        };
         self.common_divisors
             .iter()
             .find(|(a, b, _)| a == m && b == d)
@@ -579,18 +584,22 @@ fn define_products(g: &Guard, syms: &mut [Sym], ge: &GEnc, constraints: &mut Vec
         let (target, product) = match c {
             Guard::Call(Helper::Divides, args) => match args.as_slice() {
                 [Guard::Val(n), Guard::Val(c)] if n != c => {
-                    let k = Num::I(Poly::constant_atom(Int::new_const(format!("{}.multiple", syms[*c].name))));
+                    let k = Num::I(Poly::constant_atom(Int::new_const(format!(
+                        "{}.multiple",
+                        syms[*c].name
+                    ))));
                     (*c, ge.mul(&syms[*n].val_num(), &k))
                 }
                 _ => continue,
             },
             Guard::Bin(Op::Eq, a, b) => match (a.as_ref(), b.as_ref()) {
-                (Guard::Bin(Op::Mul, x, y), Guard::Val(c)) | (Guard::Val(c), Guard::Bin(Op::Mul, x, y)) => {
-                    match (x.as_ref(), y.as_ref()) {
-                        (Guard::Val(p), Guard::Val(q)) if p != c && q != c => (*c, ge.mul(&syms[*p].val_num(), &syms[*q].val_num())),
-                        _ => continue,
+                (Guard::Bin(Op::Mul, x, y), Guard::Val(c))
+                | (Guard::Val(c), Guard::Bin(Op::Mul, x, y)) => match (x.as_ref(), y.as_ref()) {
+                    (Guard::Val(p), Guard::Val(q)) if p != c && q != c => {
+                        (*c, ge.mul(&syms[*p].val_num(), &syms[*q].val_num()))
                     }
-                }
+                    _ => continue,
+                },
                 _ => continue,
             },
             _ => continue,
@@ -631,7 +640,9 @@ fn define_common_divisors(
     });
     let mut out = Vec::new();
     for (m, d) in pairs {
-        let consts = [m, d].iter().all(|&v| syms[v].is_const_var && syms[v].dtype != DType::Bool);
+        let consts = [m, d]
+            .iter()
+            .all(|&v| syms[v].is_const_var && syms[v].dtype != DType::Bool);
         if !consts {
             continue;
         }
@@ -639,7 +650,10 @@ fn define_common_divisors(
         let gv = Num::I(Poly::constant_atom(Int::new_const(gname)));
         constraints.push(ge.arith().le(&ge.lit(0), &gv));
         for v in [m, d] {
-            let cof = Num::I(Poly::constant_atom(Int::new_const(format!("{}.cofactor", syms[v].name))));
+            let cof = Num::I(Poly::constant_atom(Int::new_const(format!(
+                "{}.cofactor",
+                syms[v].name
+            ))));
             let product = ge.mul(&gv, &cof);
             let s = &mut syms[v];
             constraints.push(ge.arith().eq(&s.val_num(), &product));

@@ -97,14 +97,21 @@ fn monotone_op(op: Op) -> Option<Op> {
 /// each quotient, `f(u, v)` grows with `u` where `v > 0` (shrinks where
 /// `v < 0`), and on one sign part of `v` shrinks as `v` grows where `u >= 0`
 /// (grows where `u <= 0`).
-pub const MONOTONICITY: [&str; 2] = ["monotone in the dividend", "monotone in the divisor on a sign part"];
+pub const MONOTONICITY: [&str; 2] = [
+    "monotone in the dividend",
+    "monotone in the divisor on a sign part",
+];
 
 /// The remainder lemmas: a truncating remainder lies between 0 and the
 /// dividend, a floor remainder too where dividend and divisor share a sign;
 /// its magnitude is below the divisor's, with the sign of the dividend
 /// (truncating) or of the divisor (floor); and where two dividends have one
 /// quotient their remainders differ as the dividends do.
-pub const REMAINDER: [&str; 3] = ["between 0 and the dividend", "below the divisor", "one period"];
+pub const REMAINDER: [&str; 3] = [
+    "between 0 and the dividend",
+    "below the divisor",
+    "one period",
+];
 
 /// The quotient of a remainder's family.
 fn quotient_of(op: Op) -> Op {
@@ -123,8 +130,14 @@ fn remainder_below(op: Op, u: &Int, v: &Int) -> Bool {
     let m = Int::sub(&[&Z(v.clone()).abs().0, &one]);
     let magnitude = Bool::and(&[r.le(&m), Int::sub(&[&zero, &m]).le(&r)]);
     let sign = match op {
-        Op::Rem => Bool::and(&[u.ge(&zero).implies(r.ge(&zero)), u.le(&zero).implies(r.le(&zero))]),
-        _ => Bool::and(&[v.gt(&zero).implies(r.ge(&zero)), v.lt(&zero).implies(r.le(&zero))]),
+        Op::Rem => Bool::and(&[
+            u.ge(&zero).implies(r.ge(&zero)),
+            u.le(&zero).implies(r.le(&zero)),
+        ]),
+        _ => Bool::and(&[
+            v.gt(&zero).implies(r.ge(&zero)),
+            v.lt(&zero).implies(r.le(&zero)),
+        ]),
     };
     v.eq(&zero).not().implies(Bool::and(&[magnitude, sign]))
 }
@@ -144,17 +157,29 @@ fn remainder_bound(op: Op, u: &Int, v: &Int) -> Bool {
     let zero = Int::from_i64(0);
     let (up, down) = match op {
         Op::Rem => (u.ge(&zero), u.le(&zero)),
-        _ => (Bool::and(&[u.ge(&zero), v.gt(&zero)]), Bool::and(&[u.le(&zero), v.lt(&zero)])),
+        _ => (
+            Bool::and(&[u.ge(&zero), v.gt(&zero)]),
+            Bool::and(&[u.le(&zero), v.lt(&zero)]),
+        ),
     };
-    v.eq(&zero).not().implies(Bool::and(&[up.implies(r.le(u)), down.implies(u.le(&r))]))
+    v.eq(&zero)
+        .not()
+        .implies(Bool::and(&[up.implies(r.le(u)), down.implies(u.le(&r))]))
 }
 
 /// Lemma 0 at `u1 <= u2`, divisor `v`.
 fn in_first(op: Op, u1: &Int, u2: &Int, v: &Int) -> Bool {
     let (f1, f2) = (apply_f(op, u1, v), apply_f(op, u2, v));
     let zero = Int::from_i64(0);
-    let (pos, neg) = if op == Op::Mul { (v.ge(&zero), v.le(&zero)) } else { (v.gt(&zero), v.lt(&zero)) };
-    u1.le(u2).implies(Bool::and(&[pos.implies(f1.le(&f2)), neg.implies(f2.le(&f1))]))
+    let (pos, neg) = if op == Op::Mul {
+        (v.ge(&zero), v.le(&zero))
+    } else {
+        (v.gt(&zero), v.lt(&zero))
+    };
+    u1.le(u2).implies(Bool::and(&[
+        pos.implies(f1.le(&f2)),
+        neg.implies(f2.le(&f1)),
+    ]))
 }
 
 /// Lemma 1 at dividend `u`, `v1 <= v2` (of one sign for quotients).
@@ -162,11 +187,16 @@ fn in_second(op: Op, u: &Int, v1: &Int, v2: &Int) -> Bool {
     let (f1, f2) = (apply_f(op, u, v1), apply_f(op, u, v2));
     let zero = Int::from_i64(0);
     if op == Op::Mul {
-        return v1.le(v2).implies(Bool::and(&[u.ge(&zero).implies(f1.le(&f2)), u.le(&zero).implies(f2.le(&f1))]));
+        return v1.le(v2).implies(Bool::and(&[
+            u.ge(&zero).implies(f1.le(&f2)),
+            u.le(&zero).implies(f2.le(&f1)),
+        ]));
     }
     let one_sign = Bool::or(&[v1.gt(&zero), v2.lt(&zero)]);
-    Bool::and(&[v1.le(v2), one_sign])
-        .implies(Bool::and(&[u.ge(&zero).implies(f2.le(&f1)), u.le(&zero).implies(f1.le(&f2))]))
+    Bool::and(&[v1.le(v2), one_sign]).implies(Bool::and(&[
+        u.ge(&zero).implies(f2.le(&f1)),
+        u.le(&zero).implies(f1.le(&f2)),
+    ]))
 }
 
 /// Proves both lemmas for the product and each quotient, for all integers
@@ -174,13 +204,24 @@ fn in_second(op: Op, u: &Int, v1: &Int, v2: &Int) -> Bool {
 pub fn prove_lemmas(timeout: Duration) -> Vec<(Op, &'static str, &'static str)> {
     let mut out = Vec::new();
     for op in [Op::Mul, Op::Div, Op::FloorDiv, Op::CeilDiv] {
-        let (a, b, c) = (Int::new_const("a"), Int::new_const("b"), Int::new_const("c"));
-        for (i, lemma) in [in_first(op, &a, &b, &c), in_second(op, &a, &b, &c)].into_iter().enumerate() {
+        let (a, b, c) = (
+            Int::new_const("a"),
+            Int::new_const("b"),
+            Int::new_const("c"),
+        );
+        for (i, lemma) in [in_first(op, &a, &b, &c), in_second(op, &a, &b, &c)]
+            .into_iter()
+            .enumerate()
+        {
             out.push((op, MONOTONICITY[i], validity(&lemma, timeout)));
         }
     }
     for op in [Op::Rem, Op::Mod] {
-        let (a, b, c) = (Int::new_const("a"), Int::new_const("b"), Int::new_const("c"));
+        let (a, b, c) = (
+            Int::new_const("a"),
+            Int::new_const("b"),
+            Int::new_const("c"),
+        );
         let lemmas = [
             remainder_bound(op, &a, &b),
             remainder_below(op, &a, &b),
@@ -213,7 +254,10 @@ fn lemma_instances(op: Op, x: &Int, y: &Int, a: &Range<Z>, b: &Range<Z>) -> Vec<
         vec![(b.lo.clone(), b.hi.clone())]
     } else {
         // The same terms as `Range::nonzero_parts`.
-        vec![(b.lo.clone(), b.hi.min(&Z::lit(-1))), (b.lo.max(&Z::lit(1)), b.hi.clone())]
+        vec![
+            (b.lo.clone(), b.hi.min(&Z::lit(-1))),
+            (b.lo.max(&Z::lit(1)), b.hi.clone()),
+        ]
     };
     for (plo, phi) in &parts {
         for u in [&a.lo.0, &a.hi.0] {
@@ -272,7 +316,13 @@ pub fn signatures() -> Vec<(Op, Vec<DType>, DType)> {
 /// lie in `clamp(transfer(op, ranges), result dtype)`. For products and
 /// quotients the monotonicity lemmas' instances are assumed: call this only
 /// once [`prove_lemmas`] proved them.
-pub fn prove_transfer(op: Op, arg_dts: &[DType], dt: DType, width: u32, timeout: Duration) -> RangeResult {
+pub fn prove_transfer(
+    op: Op,
+    arg_dts: &[DType],
+    dt: DType,
+    width: u32,
+    timeout: Duration,
+) -> RangeResult {
     let start = Instant::now();
     crate::poly::take_nonlinear();
     let enc = Enc::new(Mode::Int, width);
@@ -303,7 +353,9 @@ pub fn prove_transfer(op: Op, arg_dts: &[DType], dt: DType, width: u32, timeout:
             _ => {
                 let (n, fits) = enc.fresh_num(&format!("x{i}"), adt);
                 premise.push(fits);
-                let Num::I(p) = &n else { unreachable!("integer mode") };
+                let Num::I(p) = &n else {
+                    unreachable!("integer mode")
+                };
                 let z = p.to_int();
                 (Term::N(n), z)
             }
@@ -328,7 +380,13 @@ pub fn prove_transfer(op: Op, arg_dts: &[DType], dt: DType, width: u32, timeout:
         Term::N(Num::B(_)) => unreachable!("integer mode"),
     };
     if let Some(f) = monotone_op(op) {
-        premise.extend(lemma_instances(f, &points[0].1, &points[1].1, &ranges[0], &ranges[1]));
+        premise.extend(lemma_instances(
+            f,
+            &points[0].1,
+            &points[1].1,
+            &ranges[0],
+            &ranges[1],
+        ));
     }
     if matches!(op, Op::Rem | Op::Mod) {
         let (x, y) = (&points[0].1, &points[1].1);
@@ -398,7 +456,8 @@ pub struct RangeReport {
 
 impl RangeReport {
     pub fn all_proved(&self) -> bool {
-        self.lemmas.iter().all(|l| l.2 == "proved") && self.results.iter().all(|r| r.verdict == "proved")
+        self.lemmas.iter().all(|l| l.2 == "proved")
+            && self.results.iter().all(|r| r.verdict == "proved")
     }
 }
 
@@ -408,9 +467,7 @@ impl RangeReport {
 pub fn prove_ranges(widths: &[u32], timeout: Duration, done: &(dyn Fn() + Sync)) -> RangeReport {
     use rayon::prelude::*;
     let lemmas = prove_lemmas(timeout);
-    let lemma_ok = |op: Op| {
-        lemmas.iter().filter(|l| l.0 == op).all(|l| l.2 == "proved")
-    };
+    let lemma_ok = |op: Op| lemmas.iter().filter(|l| l.0 == op).all(|l| l.2 == "proved");
     let jobs: Vec<_> = widths
         .iter()
         .flat_map(|&w| signatures().into_iter().map(move |s| (w, s)))
@@ -430,7 +487,10 @@ pub fn prove_ranges(widths: &[u32], timeout: Duration, done: &(dyn Fn() + Sync))
         })
         .collect();
     RangeReport {
-        lemmas: lemmas.into_iter().map(|(o, l, v)| (format!("{o:?}"), l.to_string(), v.to_string())).collect(),
+        lemmas: lemmas
+            .into_iter()
+            .map(|(o, l, v)| (format!("{o:?}"), l.to_string(), v.to_string()))
+            .collect(),
         results,
     }
 }

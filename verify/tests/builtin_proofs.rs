@@ -37,8 +37,15 @@ fn prove_every_builtin_rule_at(width: u32) {
             other => bad.push(format!("{name}: {other:?}")),
         }
     }
-    println!("width {width}: {} rules, proved by {methods:?}", results.len());
-    assert!(bad.is_empty(), "not proved at width {width}:\n{}", bad.join("\n"));
+    println!(
+        "width {width}: {} rules, proved by {methods:?}",
+        results.len()
+    );
+    assert!(
+        bad.is_empty(),
+        "not proved at width {width}:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]

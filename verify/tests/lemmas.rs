@@ -8,7 +8,8 @@ use std::time::Duration;
 use verify::prove::{prove_rule, Options, Verdict};
 
 fn lemmas() -> RuleSet {
-    RuleSet::parse("divmod.rules", include_str!("../lemmas/divmod.rules")).expect("the lemma file parses")
+    RuleSet::parse("divmod.rules", include_str!("../lemmas/divmod.rules"))
+        .expect("the lemma file parses")
 }
 
 #[test]
@@ -30,7 +31,10 @@ fn divmod_lemmas_are_proved_at_width_8() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     // Each identity of the issue has a schema.
     for prefix in ["congruence_", "gcd_remainder_", "factor_"] {
-        assert!(set.rules().any(|r| r.name.starts_with(prefix)), "no {prefix} lemma");
+        assert!(
+            set.rules().any(|r| r.name.starts_with(prefix)),
+            "no {prefix} lemma"
+        );
     }
 }
 

@@ -17,6 +17,11 @@ fn floor_to_truncating_lowering_rules_are_proved_at_width_8() {
     };
     for rule in set.rules() {
         let r = prove_rule(rule, 8, &opts);
-        assert!(matches!(r.verdict, Verdict::Proved), "{}: {:?}", rule.name, r.verdict);
+        assert!(
+            matches!(r.verdict, Verdict::Proved),
+            "{}: {:?}",
+            rule.name,
+            r.verdict
+        );
     }
 }

@@ -15,9 +15,18 @@ fn every_transfer_function_is_sound_at_every_width() {
         .iter()
         .filter(|l| l.2 != "proved")
         .map(|l| format!("lemma {} {}: {}", l.0, l.1, l.2))
-        .chain(report.results.iter().filter(|r| r.verdict != "proved").map(|r| {
-            format!("{} {} at {}: {} {:?}", r.op, r.signature, r.width, r.verdict, r.detail)
-        }))
+        .chain(
+            report
+                .results
+                .iter()
+                .filter(|r| r.verdict != "proved")
+                .map(|r| {
+                    format!(
+                        "{} {} at {}: {} {:?}",
+                        r.op, r.signature, r.width, r.verdict, r.detail
+                    )
+                }),
+        )
         .collect();
     println!(
         "{} lemmas, {} transfer functions",

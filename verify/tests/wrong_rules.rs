@@ -26,7 +26,10 @@ fn expect_refuted(name: &str, width: u32, failure: Failure) {
     let r = prove_rule(rule, width, &opts());
     match &r.verdict {
         Verdict::Failed { counterexample } => {
-            assert_eq!(counterexample.failure, failure, "{name} at {width}:\n{counterexample}");
+            assert_eq!(
+                counterexample.failure, failure,
+                "{name} at {width}:\n{counterexample}"
+            );
             assert!(
                 counterexample.confirmed.is_ok(),
                 "{name} at {width}: the interpreter does not confirm:\n{counterexample}"
