@@ -709,7 +709,7 @@ fn nest_div_by_smallest_factor(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interp::{check_point, eval, Verdict};
+    use crate::interp::first_failure;
     use crate::parse::parse_program;
     use crate::print;
 
@@ -721,31 +721,8 @@ mod tests {
         let root = p.outputs[0];
         let (i, out) = fold_divmod_general(&mut p.graph, root, Width::W64)?;
         let g = &p.graph;
-        let vars: Vec<(i128, i128)> = g
-            .vars()
-            .iter()
-            .map(|d| (d.lo as i128, d.hi as i128))
-            .collect();
-        let mut env: Vec<i128> = vars.iter().map(|v| v.0).collect();
-        'points: loop {
-            let v = check_point(
-                eval(g, &[root], &env, Width::W64),
-                eval(g, &[out], &env, Width::W64),
-            );
-            assert!(
-                matches!(v, Some(Verdict::Refines) | None),
-                "{} => {} fails at {env:?}",
-                src,
-                print::expr(g, out)
-            );
-            for j in (0..env.len()).rev() {
-                if env[j] < vars[j].1 {
-                    env[j] += 1;
-                    continue 'points;
-                }
-                env[j] = vars[j].0;
-            }
-            break;
+        if let Some((point, v)) = first_failure(g, &[root], &[out], Width::W64) {
+            panic!("{src} => {} fails at {point:?}: {v:?}", print::expr(g, out));
         }
         Some((RULES[i], print::expr(g, out)))
     }

@@ -465,3 +465,32 @@ pub fn check_point(
             .unwrap_or(Verdict::Refines),
     )
 }
+
+/// The first point of the variables' domain (every combination of their
+/// bounds, in order) where `tgt` does not refine `src`, with its verdict;
+/// `None` when it refines everywhere. Exhaustive, so for small domains only.
+pub fn first_failure(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    w: Width,
+) -> Option<(Vec<i128>, Verdict)> {
+    let bounds: Vec<(i128, i128)> = g
+        .vars()
+        .iter()
+        .map(|d| (d.lo as i128, d.hi as i128))
+        .collect();
+    let mut env: Vec<i128> = bounds.iter().map(|b| b.0).collect();
+    loop {
+        match check_point(eval(g, src, &env, w), eval(g, tgt, &env, w)) {
+            Some(Verdict::Refines) | None => {}
+            Some(v) => return Some((env, v)),
+        }
+        // The next point, like an odometer; done when every digit wraps.
+        let j = (0..env.len()).rev().find(|&j| env[j] < bounds[j].1)?;
+        env[j] += 1;
+        for (k, b) in bounds.iter().enumerate().skip(j + 1) {
+            env[k] = b.0;
+        }
+    }
+}

@@ -263,7 +263,7 @@ pub fn show(g: &Graph, terminals: &[Terminal]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interp::{check_point, eval, Verdict, Width};
+    use crate::interp::{first_failure, Width};
     use crate::parse::parse_program;
 
     /// Lowers the program's roots and compares lowered and abstract at
@@ -273,29 +273,8 @@ mod tests {
         let mut p = parse_program(text).unwrap();
         let ts = lower(&mut p.graph, &p.outputs, select).unwrap();
         let tgt: Vec<NodeId> = ts.iter().map(|&t| as_index(&mut p.graph, t)).collect();
-        let g = &p.graph;
-        let vars: Vec<(i128, i128)> = g
-            .vars()
-            .iter()
-            .map(|d| (d.lo as i128, d.hi as i128))
-            .collect();
-        let mut env: Vec<i128> = vars.iter().map(|v| v.0).collect();
-        'points: loop {
-            let v = check_point(
-                eval(g, &p.outputs, &env, Width::W64),
-                eval(g, &tgt, &env, Width::W64),
-            );
-            if !matches!(v, Some(Verdict::Refines) | None) {
-                return Err(env);
-            }
-            for j in (0..env.len()).rev() {
-                if env[j] < vars[j].1 {
-                    env[j] += 1;
-                    continue 'points;
-                }
-                env[j] = vars[j].0;
-            }
-            break;
+        if let Some((point, _)) = first_failure(&p.graph, &p.outputs, &tgt, Width::W64) {
+            return Err(point);
         }
         Ok((p.graph, ts))
     }
