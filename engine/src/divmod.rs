@@ -209,7 +209,7 @@ pub fn fits_width(g: &Graph, source: NodeId, result: NodeId, w: Width) -> bool {
                 Some((lo, hi)) => Range::new(lo, hi),
                 // A source node with no value: the source never has one
                 // there either, so nothing is added.
-                None => Range::EMPTY,
+                None => Range::empty(),
             }
         } else {
             match n.op {

@@ -110,8 +110,6 @@ pub struct Range<T = i128> {
 }
 
 impl Range<i128> {
-    pub const EMPTY: Range = Range { lo: 1, hi: 0 };
-
     pub fn contains(&self, v: i128) -> bool {
         self.lo <= v && v <= self.hi
     }

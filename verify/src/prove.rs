@@ -188,7 +188,7 @@ fn prove_instance(rule: &Rule, types: &[DType], width: u32, opts: &Options) -> (
             timeout: budget,
             ..opts.clone()
         };
-        let out = solve(rule, types, Enc::new(mode, width), &opts);
+        let out = solve_query(rule, types, Enc::new(mode, width), &opts, false);
         let unknown = matches!(out, Outcome::Unknown(_));
         last = (out, mode);
         if !unknown {
@@ -230,18 +230,6 @@ fn unknown_reason(solver: &Solver, what: &str) -> String {
     )
 }
 
-fn solve(rule: &Rule, types: &[DType], enc: Enc, opts: &Options) -> Outcome {
-    if enc.mode == Mode::Int && RuleQuery::has_constant_gcd(rule) {
-        // A proof of the strengthened query is a proof; anything else is
-        // settled by the exact one.
-        let out = solve_query(rule, types, enc, opts, true, false);
-        if matches!(out, Outcome::Proved { .. }) {
-            return out;
-        }
-    }
-    solve_query(rule, types, enc, opts, false, false)
-}
-
 /// Whether some encoding's query of this instance is in the proof cache:
 /// checked before any solving, so that a warm run does not first retry a
 /// bitvector query that timed out before the integer one was proved.
@@ -254,14 +242,8 @@ fn cached_mode(
 ) -> Option<Mode> {
     opts.cache.as_ref()?;
     modes.iter().copied().find(|&mode| {
-        let enc = Enc::new(mode, width);
-        let strengthened = enc.mode == Mode::Int && RuleQuery::has_constant_gcd(rule);
-        [false, true][..1 + strengthened as usize].iter().any(|&s| {
-            matches!(
-                solve_query(rule, types, enc, opts, s, true),
-                Outcome::Proved { .. }
-            )
-        })
+        let out = solve_query(rule, types, Enc::new(mode, width), opts, true);
+        matches!(out, Outcome::Proved { .. })
     })
 }
 
@@ -270,15 +252,10 @@ fn solve_query(
     types: &[DType],
     enc: Enc,
     opts: &Options,
-    strengthened: bool,
     cache_only: bool,
 ) -> Outcome {
     crate::poly::take_nonlinear();
-    let q = if strengthened {
-        RuleQuery::strengthened(rule, types, enc)
-    } else {
-        RuleQuery::new(rule, types, enc)
-    };
+    let q = RuleQuery::new(rule, types, enc);
     let conditions: Vec<(Failure, z3::ast::Bool)> = Failure::ALL
         .iter()
         .map(|&f| (f, f.condition(&q.src, &q.tgt, &enc)))
@@ -322,9 +299,6 @@ fn solve_query(
         check_within(&solver, opts.timeout)
     };
     match vacuity {
-        SatResult::Unsat if strengthened => {
-            return Outcome::Unknown("strengthened premise unsatisfiable".into())
-        }
         SatResult::Unsat => return Outcome::Vacuous,
         SatResult::Unknown => return Outcome::Unknown(unknown_reason(&solver, "vacuity check")),
         SatResult::Sat => {}
@@ -341,9 +315,6 @@ fn solve_query(
                 solver.pop(1)
             }
             SatResult::Unknown => return Outcome::Unknown(unknown_reason(&solver, failure.name())),
-            SatResult::Sat if strengthened => {
-                return Outcome::Unknown("strengthened query satisfiable".into())
-            }
             SatResult::Sat => {
                 let model =
                     minimize(&solver, &q, opts.timeout).expect("a satisfiable query has a model");

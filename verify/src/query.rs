@@ -70,9 +70,6 @@ pub struct RuleQuery<'r> {
     fresh: std::cell::Cell<u32>,
     /// Facts the guard's interval arithmetic implies (integer theory).
     facts: std::cell::RefCell<Vec<Bool>>,
-    /// `gcd(M, D)` of two rule constants, strengthened to a common divisor
-    /// `G` with `M = G*M'` and `D = G*D'` (see [`RuleQuery::strengthened`]).
-    common_divisors: Vec<(usize, usize, GNum)>,
 }
 
 /// Guard arithmetic: exact integers, or bitvectors of `bits` bits.
@@ -165,38 +162,6 @@ enum GVal {
 impl<'r> RuleQuery<'r> {
     /// Builds the query for one type instance of `rule` in encoding `enc`.
     pub fn new(rule: &'r Rule, types: &[DType], enc: Enc) -> RuleQuery<'r> {
-        RuleQuery::build(rule, types, enc, false)
-    }
-
-    /// The query with every `gcd(M, D)` of two rule constants read as "some
-    /// common divisor `G >= 0` of `M` and `D`" (`M = G*M'`, `D = G*D'`)
-    /// instead of the greatest one. The gcd is such a divisor, so this
-    /// premise admits more cases: when it is refuted, so is the exact one.
-    /// What it buys: `(x*M + C) // D` becomes `(x*G*M' + C) // (G*D')`, whose
-    /// common factor the polynomial encoding sees, where the exact
-    /// definition (Bezout) leaves a nonlinear query Z3 gives up on. Its
-    /// models may use a `G` that is not the gcd, so a failure is settled by
-    /// the exact query.
-    pub fn strengthened(rule: &'r Rule, types: &[DType], enc: Enc) -> RuleQuery<'r> {
-        RuleQuery::build(rule, types, enc, true)
-    }
-
-    /// Whether [`RuleQuery::strengthened`] differs from [`RuleQuery::new`].
-    pub fn has_constant_gcd(rule: &Rule) -> bool {
-        let mut found = false;
-        if let Some(g) = &rule.guard {
-            visit_guard(g, &mut |g| {
-                if let Guard::Call(Helper::Gcd, args) = g {
-                    if let [Guard::Val(m), Guard::Val(d)] = args.as_slice() {
-                        found |= m != d && rule.vars[*m].is_const && rule.vars[*d].is_const;
-                    }
-                }
-            });
-        }
-        found
-    }
-
-    fn build(rule: &'r Rule, types: &[DType], enc: Enc, strengthen_gcd: bool) -> RuleQuery<'r> {
         let max_bits = rule
             .vars
             .iter()
@@ -229,13 +194,9 @@ impl<'r> RuleQuery<'r> {
                 )
             })
             .collect();
-        let mut common_divisors = Vec::new();
         if enc.mode == Mode::Int {
             if let Some(g) = &rule.guard {
                 define_products(g, &mut syms, &genc, &mut constraints);
-                if strengthen_gcd {
-                    common_divisors = define_common_divisors(g, &mut syms, &genc, &mut constraints);
-                }
             }
         }
         let mut q = RuleQuery {
@@ -250,7 +211,6 @@ impl<'r> RuleQuery<'r> {
             nodes: Vec::new(),
             fresh: std::cell::Cell::new(0),
             facts: std::cell::RefCell::new(Vec::new()),
-            common_divisors,
         };
         let mut computed = Vec::new();
         q.src = q.pat(&rule.lhs, Side::Source, &mut computed);
@@ -393,12 +353,6 @@ impl<'r> RuleQuery<'r> {
                 }
                 _ => unreachable!("ill-typed guard"),
             },
-            Guard::Call(Helper::Gcd, args)
-                if matches!(args.as_slice(), [Guard::Val(_), Guard::Val(_)])
-                    && self.common_divisor(args).is_some() =>
-            {
-                GVal::N(self.common_divisor(args).expect("checked").clone(), t())
-            }
             Guard::Call(h, args) => {
                 let vals: Vec<(GNum, Bool)> = args.iter().map(|a| num(self.guard(a, ge))).collect();
                 let d = Bool::and(&vals.iter().map(|v| v.1.clone()).collect::<Vec<_>>());
@@ -434,16 +388,6 @@ impl<'r> RuleQuery<'r> {
                 }
             }
         }
-    }
-
-    fn common_divisor(&self, args: &[Guard]) -> Option<&GNum> {
-        let [Guard::Val(m), Guard::Val(d)] = args else {
-            return None;
-        };
-        self.common_divisors
-            .iter()
-            .find(|(a, b, _)| a == m && b == d)
-            .map(|(_, _, g)| g)
     }
 
     /// `gcd(x, y)` without recursion: a fresh `g >= 0` that divides both
@@ -616,68 +560,6 @@ fn define_products(g: &Guard, syms: &mut [Sym], ge: &GEnc, constraints: &mut Vec
         s.lo = product.clone();
         s.hi = product.clone();
         s.bounds = Some((product.clone(), product));
-    }
-}
-
-/// For each `gcd(M, D)` of two rule constants in the guard: a fresh
-/// `G >= 0` with `M := G*M'` and `D := G*D'` substituted everywhere, as
-/// `define_products` does (see [`RuleQuery::strengthened`]).
-fn define_common_divisors(
-    g: &Guard,
-    syms: &mut [Sym],
-    ge: &GEnc,
-    constraints: &mut Vec<Bool>,
-) -> Vec<(usize, usize, GNum)> {
-    let mut pairs = Vec::new();
-    visit_guard(g, &mut |g| {
-        if let Guard::Call(Helper::Gcd, args) = g {
-            if let [Guard::Val(m), Guard::Val(d)] = args.as_slice() {
-                if m != d && !pairs.contains(&(*m, *d)) {
-                    pairs.push((*m, *d));
-                }
-            }
-        }
-    });
-    let mut out = Vec::new();
-    for (m, d) in pairs {
-        let consts = [m, d]
-            .iter()
-            .all(|&v| syms[v].is_const_var && syms[v].dtype != DType::Bool);
-        if !consts {
-            continue;
-        }
-        let gname = format!("gcd({},{})", syms[m].name, syms[d].name);
-        let gv = Num::I(Poly::constant_atom(Int::new_const(gname)));
-        constraints.push(ge.arith().le(&ge.lit(0), &gv));
-        for v in [m, d] {
-            let cof = Num::I(Poly::constant_atom(Int::new_const(format!(
-                "{}.cofactor",
-                syms[v].name
-            ))));
-            let product = ge.mul(&gv, &cof);
-            let s = &mut syms[v];
-            constraints.push(ge.arith().eq(&s.val_num(), &product));
-            s.val.val = Term::N(product.clone());
-            s.lo = product.clone();
-            s.hi = product.clone();
-            s.bounds = Some((product.clone(), product));
-        }
-        out.push((m, d, gv));
-    }
-    out
-}
-
-/// Calls `f` on every node of a guard.
-fn visit_guard(g: &Guard, f: &mut impl FnMut(&Guard)) {
-    f(g);
-    match g {
-        Guard::Un(_, a) => visit_guard(a, f),
-        Guard::Bin(_, a, b) => {
-            visit_guard(a, f);
-            visit_guard(b, f);
-        }
-        Guard::Call(_, args) => args.iter().for_each(|a| visit_guard(a, f)),
-        _ => {}
     }
 }
 
