@@ -3,7 +3,7 @@
 //! rules. A case of a bug that is still present makes this fail, naming the
 //! file: that is the point of keeping it.
 
-use engine::interp::Width;
+use engine::dtype::Width;
 use engine::ir::{Graph, NodeId};
 use engine::rules::{builtin, RuleSet};
 use fuzz::corpus;
@@ -91,7 +91,7 @@ fn the_replay_command_passes_on_the_corpus() {
 fn a_case_of_a_present_bug_fails_the_replay_naming_its_file() {
     // With mul_zero's guard removed, the corpus's regression case for it is
     // a case of a present bug.
-    let broken = fuzz::campaign::override_rules(
+    let broken = engine::rules::RuleSet::with_file(
         builtin(),
         "broken.rules",
         "group identity\nrule mul_zero: x * 0 => 0\n",

@@ -9,14 +9,14 @@
 //! domain. Every rule must fire at least 50 times, with zero failures.
 
 use engine::divmod::RULES;
-use engine::interp::Width;
+use engine::dtype::Width;
 use engine::ir::{DType, Graph, NodeId, Op};
 use engine::parse::parse_program;
 use engine::print;
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
-use fuzz::generate::splitmix64;
 use fuzz::oracle::{check_jit, Domain, OracleConfig};
+use fuzz::rng::splitmix64;
 use std::time::Duration;
 use verify::check::{check, CheckResult};
 

@@ -3,9 +3,10 @@
 //! into a corpus case; bad input is an error message, never a panic.
 
 use engine::rules::builtin;
-use fuzz::campaign::{mix, override_rules};
+use fuzz::campaign::mix;
 use fuzz::checks::{self, CheckConfig};
-use fuzz::generate::{seed_bytes, Case, Generator, SEED_BYTES};
+use fuzz::generate::{Case, Generator, SEED_BYTES};
+use fuzz::rng::seed_bytes;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -132,7 +133,7 @@ fn import_turns_a_crash_artifact_into_a_shrunk_corpus_case() {
     let broken = "group range_divmod\n\
         rule mod_drop_multiple: (a * C + b) mod N => a if divides(N, C) && valid(a)\n";
     let rules_file = write(&dir, "broken.rules", broken);
-    let rules = override_rules(builtin(), "broken.rules", broken).unwrap();
+    let rules = engine::rules::RuleSet::with_file(builtin(), "broken.rules", broken).unwrap();
     let simp = engine::rewrite::Simplifier::new(&rules);
     let seed = (0..500)
         .map(|k| mix(9, k))

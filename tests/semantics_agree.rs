@@ -8,7 +8,8 @@
 //! it in a model per point, so the encoding under test is exactly the one
 //! the prover uses.
 
-use engine::interp::{apply, Val, Width};
+use engine::dtype::Width;
+use engine::interp::{apply, Val};
 use engine::ir::{DType, Graph, NodeId, Op};
 use fuzz::jit::CompiledEval;
 use verify::encode::{model_bool, model_int, Enc, Mode, Num, SVal, Term};
@@ -241,42 +242,64 @@ fn check_op(op: Op, kinds: &[Kind], result: DType) -> usize {
     points.len()
 }
 
-use Kind::{Bool as B, Int as I};
-
-macro_rules! op_tests {
-    ($($name:ident: $op:expr, [$($k:expr),*], $res:expr;)*) => {
-        $(
-            #[test]
-            fn $name() {
-                let kinds = [$($k),*];
-                let n = check_op($op, &kinds, $res);
-                let expected: usize = kinds.iter().map(|&k| values(k).len()).product();
-                assert_eq!(n, expected);
-            }
-        )*
+/// Every op of the op table at the typings the 8-bit check covers: operands
+/// `index` (W = 8) or bool, casts from `index` to every integer dtype.
+fn typings() -> Vec<(Op, Vec<Kind>, DType)> {
+    let kind = |d: DType| match d {
+        DType::Index => Some(Kind::Int),
+        DType::Bool => Some(Kind::Bool),
+        _ => None,
     };
+    Op::all()
+        .flat_map(|op| {
+            op.signatures()
+                .into_iter()
+                .filter_map(move |(args, result)| {
+                    let kinds: Option<Vec<Kind>> = args.iter().map(|&d| kind(d)).collect();
+                    let result_ok = op == Op::Cast || kind(result).is_some();
+                    Some((op, kinds?, result)).filter(|_| result_ok)
+                })
+        })
+        .collect()
 }
 
-op_tests! {
-    interpreter_smt_and_jit_agree_on_add: Op::Add, [I, I], DType::Index;
-    interpreter_smt_and_jit_agree_on_sub: Op::Sub, [I, I], DType::Index;
-    interpreter_smt_and_jit_agree_on_mul: Op::Mul, [I, I], DType::Index;
-    interpreter_smt_and_jit_agree_on_min: Op::Min, [I, I], DType::Index;
-    interpreter_smt_and_jit_agree_on_max: Op::Max, [I, I], DType::Index;
-    interpreter_smt_and_jit_agree_on_truncating_div: Op::Div, [I, I], DType::Index;
-    interpreter_smt_and_jit_agree_on_truncating_rem: Op::Rem, [I, I], DType::Index;
-    interpreter_smt_and_jit_agree_on_floordiv: Op::FloorDiv, [I, I], DType::Index;
-    interpreter_smt_and_jit_agree_on_floor_mod: Op::Mod, [I, I], DType::Index;
-    interpreter_smt_and_jit_agree_on_ceildiv: Op::CeilDiv, [I, I], DType::Index;
-    interpreter_smt_and_jit_agree_on_lt: Op::Lt, [I, I], DType::Bool;
-    interpreter_smt_and_jit_agree_on_le: Op::Le, [I, I], DType::Bool;
-    interpreter_smt_and_jit_agree_on_eq: Op::Eq, [I, I], DType::Bool;
-    interpreter_smt_and_jit_agree_on_ne: Op::Ne, [I, I], DType::Bool;
-    interpreter_smt_and_jit_agree_on_neg: Op::Neg, [I], DType::Index;
-    interpreter_smt_and_jit_agree_on_cast_to_i32: Op::Cast, [I], DType::I32;
-    interpreter_smt_and_jit_agree_on_not: Op::Not, [B], DType::Bool;
-    interpreter_smt_and_jit_agree_on_and: Op::And, [B, B], DType::Bool;
-    interpreter_smt_and_jit_agree_on_or: Op::Or, [B, B], DType::Bool;
-    interpreter_smt_and_jit_agree_on_xor: Op::Xor, [B, B], DType::Bool;
-    interpreter_smt_and_jit_agree_on_where: Op::Where, [B, I, I], DType::Index;
+#[test]
+fn interpreter_smt_and_jit_agree_on_every_op_of_the_table() {
+    use rayon::prelude::*;
+    let cases = typings();
+    for op in Op::all() {
+        assert!(
+            cases.iter().any(|c| c.0 == op),
+            "{} has no typing the agreement test covers",
+            op.name()
+        );
+    }
+    let results: Vec<(String, Result<usize, String>)> = cases
+        .par_iter()
+        .map(|(op, kinds, result)| {
+            let label = format!("{} -> {result}", op.name());
+            let r = std::panic::catch_unwind(|| check_op(*op, kinds, *result)).map_err(|e| {
+                e.downcast_ref::<String>()
+                    .cloned()
+                    .unwrap_or_else(|| "panic".into())
+            });
+            let expected: usize = kinds.iter().map(|&k| values(k).len()).product();
+            let r = r.and_then(|n| {
+                if n == expected {
+                    Ok(n)
+                } else {
+                    Err(format!("compared {n} points, expected {expected}"))
+                }
+            });
+            (label, r)
+        })
+        .collect();
+    let mut failed = Vec::new();
+    for (label, r) in &results {
+        match r {
+            Ok(n) => println!("{label}: {n} operand combinations agree"),
+            Err(e) => failed.push(format!("{label}: {e}")),
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }

@@ -32,8 +32,10 @@
 //!   the source evaluates it wherever it is defined). [`fits_width`] checks
 //!   that with exact interval arithmetic, not the clamped node ranges.
 
-use crate::interp::{div_floor, div_trunc, gcd, mod_floor, rem_trunc, Width};
+use crate::arith::{div_floor, exact, gcd, mod_floor};
+use crate::dtype::Width;
 use crate::ir::{DType, Graph, NodeId, Op};
+use crate::op::Family;
 use crate::ranges::{transfer, Range};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -50,41 +52,14 @@ pub const RULES: [&str; 8] = [
     "nest_div_by_smallest_factor",
 ];
 
-/// Truncating (`/ %`) or floor (`// mod`) division.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Fam {
-    Trunc,
-    Floor,
-}
-
-impl Fam {
-    fn div_op(self) -> Op {
-        match self {
-            Fam::Trunc => Op::Div,
-            Fam::Floor => Op::FloorDiv,
-        }
-    }
-
-    fn rem_op(self) -> Op {
-        match self {
-            Fam::Trunc => Op::Rem,
-            Fam::Floor => Op::Mod,
-        }
-    }
-
-    fn q(self, a: i128, b: i128) -> Option<i128> {
-        match self {
-            Fam::Trunc => div_trunc(a, b),
-            Fam::Floor => div_floor(a, b),
-        }
-    }
-
-    fn r(self, a: i128, b: i128) -> Option<i128> {
-        match self {
-            Fam::Trunc => rem_trunc(a, b),
-            Fam::Floor => mod_floor(a, b),
-        }
-    }
+/// The exact quotient (`is_div`) or remainder of a paired family.
+fn divide(fam: Family, is_div: bool, a: i128, b: i128) -> Option<i128> {
+    let op = if is_div {
+        fam.quotient()
+    } else {
+        fam.remainder()?
+    };
+    exact(op, a, b)
 }
 
 /// `x = sum f_i * t_i + k`, terms distinct, coefficients non-zero.
@@ -241,10 +216,10 @@ pub fn fits_width(g: &Graph, source: NodeId, result: NodeId, w: Width) -> bool {
 pub fn fold_divmod_general(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
     let node = *g.node(n);
     let (fam, is_div) = match node.op {
-        Op::Div => (Fam::Trunc, true),
-        Op::Rem => (Fam::Trunc, false),
-        Op::FloorDiv => (Fam::Floor, true),
-        Op::Mod => (Fam::Floor, false),
+        Op::Div => (Family::Trunc, true),
+        Op::Rem => (Family::Trunc, false),
+        Op::FloorDiv => (Family::Floor, true),
+        Op::Mod => (Family::Floor, false),
         _ => return None,
     };
     if node.dtype != DType::Index {
@@ -288,7 +263,7 @@ pub fn fold_divmod_general(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize,
 
 /// What the rules see of `x OP y`.
 struct Ctx {
-    fam: Fam,
+    fam: Family,
     is_div: bool,
     x: NodeId,
     y: NodeId,
@@ -305,16 +280,16 @@ impl Ctx {
     /// The op of the node, for rebuilding with another numerator/divisor.
     fn op(&self) -> Op {
         if self.is_div {
-            self.fam.div_op()
+            self.fam.quotient()
         } else {
-            self.fam.rem_op()
+            self.fam.remainder().expect("paired family")
         }
     }
 
     /// The truncating family needs a non-negative numerator (there it
     /// agrees with floor division, for which the identities hold).
     fn sign_ok(&self) -> bool {
-        self.fam == Fam::Floor || self.xr.0 >= 0
+        self.fam == Family::Floor || self.xr.0 >= 0
     }
 
     /// A positive constant divisor.
@@ -323,7 +298,7 @@ impl Ctx {
     }
 
     fn non_neg(&self, g: &Graph, id: NodeId) -> bool {
-        self.fam == Fam::Floor || rng(g, id, self.w).is_some_and(|r| r.0 >= 0)
+        self.fam == Family::Floor || rng(g, id, self.w).is_some_and(|r| r.0 >= 0)
     }
 }
 
@@ -335,9 +310,9 @@ fn cancel_divmod(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
     if yl.checked_mul(yh)? <= 0 {
         return None;
     }
-    let q = cx.fam.q(xl, yl)?;
+    let q = divide(cx.fam, true, xl, yl)?;
     for (a, b) in [(xl, yh), (xh, yl), (xh, yh)] {
-        if cx.fam.q(a, b)? != q {
+        if divide(cx.fam, true, a, b)? != q {
             return None;
         }
     }
@@ -360,8 +335,8 @@ fn remove_nested_mod(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
         return None;
     }
     let c = match cx.fam {
-        Fam::Trunc => cx.pos_c()?,
-        Fam::Floor => cx.c.filter(|&c| c != 0)?,
+        Family::Trunc => cx.pos_c()?,
+        _ => cx.c.filter(|&c| c != 0)?,
     };
     if !cx.sign_ok() {
         return None;
@@ -414,9 +389,9 @@ fn fold_binary_numerator(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
     let at = |v: i128| -> Option<i128> {
         let num = f.checked_mul(v)?.checked_add(cx.lin.k)?;
         if cx.is_div {
-            cx.fam.q(num, c)
+            divide(cx.fam, true, num, c)
         } else {
-            cx.fam.r(num, c)
+            divide(cx.fam, false, num, c)
         }
     };
     let (y1, y2) = (at(lo)?, at(hi)?);
@@ -593,7 +568,7 @@ fn factor_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
             }
         }
         None => {
-            if cx.fam == Fam::Trunc && cx.yr.0 <= 0 {
+            if cx.fam == Family::Trunc && cx.yr.0 <= 0 {
                 return None;
             }
             for &(t, f) in &cx.lin.terms {
@@ -675,7 +650,7 @@ fn nest_div_by_smallest_factor(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
             Some((terms, kb))
         };
         let fnode = cnst(g, f)?;
-        let inner = g.mk(cx.fam.div_op(), &[cx.x, fnode]);
+        let inner = g.mk(cx.fam.quotient(), &[cx.x, fnode]);
         let Some((_, m)) = fold_divmod_general(g, inner, cx.w) else {
             continue;
         };

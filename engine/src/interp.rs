@@ -1,8 +1,10 @@
 //! The reference interpreter: the definition of the semantics.
 //!
-//! Written for clarity, exact (all arithmetic in `i128`, overflow detected,
-//! never wrapped by accident). The SMT encoding and the JIT are tested
-//! against this module, op by op.
+//! It implements [`crate::semantics`]'s primitives on exact integers (all
+//! arithmetic in `i128` with [`crate::arith`], overflow detected, never
+//! wrapped by accident) and plain `bool`s; the SMT encodings and the JIT
+//! implement the same primitives and are tested against this module, op by
+//! op.
 //!
 //! An evaluation at width W yields, for every node, a [`Val`]: a defined
 //! integer or bool, `Invalid` (a masked lane), or `Unconstrained` (a value
@@ -11,56 +13,12 @@
 //! undefined, the evaluation as a whole is [`Undefined`], whichever arm of a
 //! `where` it sits in, because hardware evaluates both arms.
 
-use crate::ir::{DType, Graph, NodeId, Op};
+use crate::arith::{exact, wrap};
+use crate::dtype::{DType, Width};
+use crate::ir::{Graph, NodeId};
+use crate::op::Op;
+use crate::semantics::{self, Failure, Prims, Sem, Ub, Value};
 use std::fmt;
-
-/// The width `index` is checked at: 8, 16, 32 or 64 bits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Width(pub u32);
-
-impl Width {
-    pub const ALL: [Width; 4] = [Width(8), Width(16), Width(32), Width(64)];
-    pub const W64: Width = Width(64);
-
-    /// The smallest W-bit value (saturating at 128 bits, for the wide
-    /// arithmetic the verifier's guards use).
-    pub fn min(self) -> i128 {
-        if self.0 >= 128 {
-            i128::MIN
-        } else {
-            -(1i128 << (self.0 - 1))
-        }
-    }
-
-    pub fn max(self) -> i128 {
-        if self.0 >= 128 {
-            i128::MAX
-        } else {
-            (1i128 << (self.0 - 1)) - 1
-        }
-    }
-
-    pub fn fits(self, v: i128) -> bool {
-        self.min() <= v && v <= self.max()
-    }
-
-    /// Inclusive bounds of values of `dtype` at this width: `index` is W bits,
-    /// the concrete types are their own width whatever W is.
-    pub fn dtype_bounds(self, dtype: DType) -> (i128, i128) {
-        match dtype {
-            DType::Index => (self.min(), self.max()),
-            DType::I32 => (i32::MIN as i128, i32::MAX as i128),
-            DType::I64 => (i64::MIN as i128, i64::MAX as i128),
-            DType::Bool => (0, 1),
-        }
-    }
-}
-
-impl fmt::Display for Width {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
 
 /// The value of one node in one evaluation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -84,27 +42,6 @@ impl fmt::Display for Val {
     }
 }
 
-/// Why an evaluation is undefined.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Ub {
-    /// Division or remainder by zero.
-    DivByZero,
-    /// `MIN / -1` in a concrete dtype (the quotient does not fit).
-    DivOverflow,
-    /// An `index` value outside the signed W-bit range.
-    IndexOverflow,
-}
-
-impl fmt::Display for Ub {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Ub::DivByZero => "division by zero",
-            Ub::DivOverflow => "MIN / -1 overflows",
-            Ub::IndexOverflow => "index overflow",
-        })
-    }
-}
-
 /// An undefined evaluation: the first node (in topological order) that is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Undefined {
@@ -112,252 +49,147 @@ pub struct Undefined {
     pub reason: Ub,
 }
 
-// ---- exact integer division, both families --------------------------------
+/// The primitives on exact values; remembers the first undefined reason.
+struct Exact {
+    w: Width,
+    ub: Option<Ub>,
+}
 
-/// Truncating division (toward zero). `None` for a zero divisor.
-pub fn div_trunc(a: i128, b: i128) -> Option<i128> {
-    if b == 0 {
-        None
-    } else {
-        Some(a / b)
+impl Prims for Exact {
+    type I = i128;
+    type B = bool;
+
+    fn width(&self) -> Width {
+        self.w
     }
-}
-
-/// Truncating remainder: `a - b * div_trunc(a, b)`, sign of the dividend.
-pub fn rem_trunc(a: i128, b: i128) -> Option<i128> {
-    if b == 0 {
-        None
-    } else {
-        Some(a % b)
+    fn bool_lit(&mut self, b: bool) -> bool {
+        b
     }
-}
-
-/// Floor division (toward negative infinity).
-pub fn div_floor(a: i128, b: i128) -> Option<i128> {
-    let q = div_trunc(a, b)?;
-    Some(if (a % b != 0) && ((a < 0) != (b < 0)) {
-        q - 1
-    } else {
-        q
-    })
-}
-
-/// Floor remainder: `a - b * div_floor(a, b)`, sign of the divisor.
-pub fn mod_floor(a: i128, b: i128) -> Option<i128> {
-    Some(a - b * div_floor(a, b)?)
-}
-
-/// Ceiling division (toward positive infinity).
-pub fn div_ceil(a: i128, b: i128) -> Option<i128> {
-    let q = div_trunc(a, b)?;
-    Some(if (a % b != 0) && ((a < 0) == (b < 0)) {
-        q + 1
-    } else {
-        q
-    })
-}
-
-/// Greatest common divisor, non-negative; `gcd(0, 0) == 0`.
-pub fn gcd(a: i128, b: i128) -> i128 {
-    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
-    while b != 0 {
-        (a, b) = (b, a % b);
+    fn int_lit(&mut self, v: i128, _: DType) -> i128 {
+        v
     }
-    a as i128
-}
-
-/// Two's complement wrap of `v` to `bits` bits.
-pub fn wrap(v: i128, bits: u32) -> i128 {
-    let shift = 128 - bits;
-    (v << shift) >> shift
-}
-
-/// The exact integer result of an integer operation on defined operands
-/// (before the result dtype's overflow rule is applied). `None` for a zero
-/// divisor.
-pub fn int_op(op: Op, a: i128, b: i128) -> Option<i128> {
-    Some(match op {
-        Op::Neg => -a,
-        Op::Cast => a,
-        Op::Add => a + b,
-        Op::Sub => a - b,
-        Op::Mul => a * b,
-        Op::Min => a.min(b),
-        Op::Max => a.max(b),
-        Op::Div => div_trunc(a, b)?,
-        Op::Rem => rem_trunc(a, b)?,
-        Op::FloorDiv => div_floor(a, b)?,
-        Op::Mod => mod_floor(a, b)?,
-        Op::CeilDiv => div_ceil(a, b)?,
-        _ => unreachable!("{op:?} is not an integer operation"),
-    })
-}
-
-/// Applies one operation to operand values at width `w`. `dtype` is the
-/// result dtype, `arg_dts` the operands' dtypes.
-///
-/// - Constants: an `index` constant outside W bits is an overflow.
-/// - Division and remainder (both families): a divisor that is the valid
-///   value 0 is undefined, whatever the dividend (even invalid). The quotient
-///   `MIN / -1` (`/`, `//`, `ceildiv`) is undefined: an `index` overflow or,
-///   in `i32`/`i64`, [`Ub::DivOverflow`]. `MIN % -1` and `MIN mod -1` are 0.
-/// - Unconstrained operands: an op is undefined if it is undefined for some
-///   value the unconstrained operand could take (so a division by an
-///   unconstrained divisor is undefined: it could be 0), and otherwise its
-///   result is unconstrained. This keeps every op monotone under
-///   refinement, so that replacing an unconstrained value by any value (as
-///   `x < x -> false` does where `x` is invalid) can never make a defined
-///   program undefined: rules proved one at a time compose.
-/// - Integer ops: an invalid operand makes the result invalid; otherwise an
-///   unconstrained operand makes it unconstrained (or undefined, above);
-///   otherwise the exact result, which for `index` must fit W bits (else
-///   overflow) and for `i32`/`i64` wraps. A cast to `i32`/`i64` wraps; a
-///   cast to `index` must fit W bits.
-/// - Comparisons: an invalid or unconstrained operand gives unconstrained.
-/// - `! && || ^`: an unconstrained operand gives unconstrained.
-/// - `where(c, a, b)`: unconstrained if `c` is, else the selected arm.
-pub fn apply(op: Op, dtype: DType, args: &[Val], arg_dts: &[DType], w: Width) -> Result<Val, Ub> {
-    use Val::*;
-    match op {
-        Op::Const(c) => {
-            if dtype == DType::Bool {
-                Ok(Bool(c != 0))
-            } else if dtype == DType::Index && !w.fits(c as i128) {
-                Err(Ub::IndexOverflow)
-            } else {
-                Ok(Int(c as i128))
-            }
-        }
-        Op::Var(_) => unreachable!("variables are read from the environment"),
-        Op::Invalid => Ok(Invalid),
-        _ if op.is_int_alu() => {
-            if let Some(ub) = division_ub(op, dtype, args, w) {
-                return Err(ub);
-            }
-            if args.contains(&Invalid) {
-                return Ok(Invalid);
-            }
-            if args.contains(&Unconstrained) {
-                return match unconstrained_overflow(op, dtype, args, arg_dts, w) {
-                    true => Err(Ub::IndexOverflow),
-                    false => Ok(Unconstrained),
-                };
-            }
-            let a = int_of(args[0]);
-            let b = args.get(1).map_or(0, |&v| int_of(v));
-            let exact = int_op(op, a, b).expect("zero divisors are handled above");
-            match dtype {
-                DType::Index if w.fits(exact) => Ok(Int(exact)),
-                DType::Index => Err(Ub::IndexOverflow),
-                DType::I32 => Ok(Int(wrap(exact, 32))),
-                DType::I64 => Ok(Int(wrap(exact, 64))),
-                DType::Bool => unreachable!("integer op with bool result"),
-            }
-        }
-        Op::Lt | Op::Le | Op::Eq | Op::Ne => {
-            if args.iter().any(|v| matches!(v, Invalid | Unconstrained)) {
-                return Ok(Unconstrained);
-            }
-            let (a, b) = (int_of(args[0]), int_of(args[1]));
-            Ok(Bool(match op {
-                Op::Lt => a < b,
-                Op::Le => a <= b,
-                Op::Eq => a == b,
-                _ => a != b,
-            }))
-        }
-        Op::Not | Op::And | Op::Or | Op::Xor => {
-            if args.contains(&Unconstrained) {
-                return Ok(Unconstrained);
-            }
-            let a = bool_of(args[0]);
-            Ok(Bool(match op {
-                Op::Not => !a,
-                Op::And => a && bool_of(args[1]),
-                Op::Or => a || bool_of(args[1]),
-                _ => a != bool_of(args[1]),
-            }))
-        }
-        Op::Where => match args[0] {
-            Unconstrained => Ok(Unconstrained),
-            Bool(true) => Ok(args[1]),
-            Bool(false) => Ok(args[2]),
-            other => unreachable!("where condition {other:?}"),
-        },
-        _ => unreachable!("unhandled op {op:?}"),
+    fn not(&mut self, a: &bool) -> bool {
+        !a
     }
-}
-
-/// Undefined behaviour of a division or remainder that depends on the
-/// divisor alone, or on `MIN / -1`: checked before validity, because a
-/// zero divisor traps whatever the dividend is.
-fn division_ub(op: Op, dtype: DType, args: &[Val], w: Width) -> Option<Ub> {
-    if !op.is_divmod() {
-        return None;
+    fn and(&mut self, a: &bool, b: &bool) -> bool {
+        *a && *b
     }
-    use Val::*;
-    match args[1] {
-        // An unconstrained divisor could be 0.
-        Int(0) | Unconstrained => return Some(Ub::DivByZero),
-        _ => {}
+    fn or(&mut self, a: &bool, b: &bool) -> bool {
+        *a || *b
     }
-    let quotient = matches!(op, Op::Div | Op::FloorDiv | Op::CeilDiv);
-    let min = w.dtype_bounds(dtype).0;
-    // MIN / -1, or an unconstrained dividend that could be MIN.
-    if quotient && args[1] == Int(-1) && (args[0] == Unconstrained || args[0] == Int(min)) {
-        return Some(if dtype == DType::Index {
-            Ub::IndexOverflow
+    fn xor(&mut self, a: &bool, b: &bool) -> bool {
+        a != b
+    }
+    fn select_int(&mut self, c: &bool, a: &i128, b: &i128) -> i128 {
+        if *c {
+            *a
         } else {
-            Ub::DivOverflow
-        });
-    }
-    None
-}
-
-/// Whether some value of the unconstrained operand(s) of an arithmetic op
-/// (no operand invalid) makes it overflow `index`. Wrapping dtypes never
-/// overflow; min and max never do; division is handled by [`division_ub`].
-fn unconstrained_overflow(op: Op, dtype: DType, args: &[Val], arg_dts: &[DType], w: Width) -> bool {
-    let val = |i: usize| match args[i] {
-        Val::Int(v) => Some(v),
-        _ => None,
-    };
-    if dtype != DType::Index {
-        return false;
-    }
-    match op {
-        Op::Neg => true,
-        // U + b overflows for some U unless b == 0 (and U + U always can).
-        Op::Add => val(0).or(val(1)) != Some(0),
-        // U - b unless b == 0; b - U unless b == -1 (b - U spans [b - MAX, b + MAX + 1]).
-        Op::Sub => match (val(0), val(1)) {
-            (None, Some(b)) => b != 0,
-            (Some(a), None) => a != -1,
-            _ => true,
-        },
-        // U * b unless b is 0 or 1 (-1 overflows at MIN; U * U always can).
-        Op::Mul => !matches!(val(0).or(val(1)), Some(0 | 1)),
-        // A cast into index from a type wider than W bits may not fit.
-        Op::Cast => {
-            let (lo, hi) = w.dtype_bounds(arg_dts[0]);
-            let (ilo, ihi) = w.dtype_bounds(DType::Index);
-            lo < ilo || hi > ihi
+            *b
         }
-        _ => false,
+    }
+    fn select_bool(&mut self, c: &bool, a: &bool, b: &bool) -> bool {
+        if *c {
+            *a
+        } else {
+            *b
+        }
+    }
+    fn lt(&mut self, a: &i128, b: &i128, _: DType) -> bool {
+        a < b
+    }
+    fn le(&mut self, a: &i128, b: &i128, _: DType) -> bool {
+        a <= b
+    }
+    fn eq(&mut self, a: &i128, b: &i128, _: DType) -> bool {
+        a == b
+    }
+    fn arith(&mut self, op: Op, dt: DType, _: DType, args: &[i128]) -> (i128, bool) {
+        let b = args.get(1).copied().unwrap_or(0);
+        // `None`: no mathematical result (a zero divisor or bad shift
+        // amount, which `apply` marks undefined, or beyond i128).
+        let Some(v) = exact(op, args[0], b) else {
+            return (0, op.is_quotient() || op == Op::Shl);
+        };
+        match dt {
+            DType::Index => (v, !self.w.fits(v)),
+            DType::I32 | DType::I64 => {
+                let bits = self.w.bits(dt);
+                // MIN / -1 has no result in a concrete dtype either.
+                (wrap(v, bits), op.is_quotient() && !Width(bits).fits(v))
+            }
+            DType::Bool => unreachable!("integer op with a bool result"),
+        }
+    }
+    fn undefined(&mut self, cond: bool, reason: Ub) {
+        if cond && self.ub.is_none() {
+            self.ub = Some(reason);
+        }
     }
 }
 
-fn int_of(v: Val) -> i128 {
+fn to_sem(v: Val, dt: DType) -> Sem<i128, bool> {
+    let zero = if dt == DType::Bool {
+        Value::Bool(false)
+    } else {
+        Value::Int(0)
+    };
     match v {
-        Val::Int(i) => i,
-        other => unreachable!("expected an integer, got {other:?}"),
+        Val::Int(i) => Sem {
+            inv: false,
+            unc: false,
+            val: Value::Int(i),
+        },
+        Val::Bool(b) => Sem {
+            inv: false,
+            unc: false,
+            val: Value::Bool(b),
+        },
+        Val::Invalid => Sem {
+            inv: true,
+            unc: false,
+            val: zero,
+        },
+        Val::Unconstrained => Sem {
+            inv: false,
+            unc: true,
+            val: zero,
+        },
     }
 }
 
-fn bool_of(v: Val) -> bool {
-    match v {
-        Val::Bool(b) => b,
-        other => unreachable!("expected a bool, got {other:?}"),
+fn from_sem(s: Sem<i128, bool>) -> Val {
+    match (s.inv, s.unc, s.val) {
+        (true, _, _) => Val::Invalid,
+        (_, true, _) => Val::Unconstrained,
+        (_, _, Value::Int(i)) => Val::Int(i),
+        (_, _, Value::Bool(b)) => Val::Bool(b),
+    }
+}
+
+/// Applies one non-leaf operation to operand values at width `w`, by
+/// [`crate::semantics::apply`]. `dtype` is the result dtype, `arg_dts`
+/// the operands' dtypes.
+pub fn apply(op: Op, dtype: DType, args: &[Val], arg_dts: &[DType], w: Width) -> Result<Val, Ub> {
+    let mut p = Exact { w, ub: None };
+    // On the stack: this runs once per node and point.
+    let sems: [Sem<i128, bool>; 3] = std::array::from_fn(|i| match args.get(i) {
+        Some(&v) => to_sem(v, arg_dts[i]),
+        None => to_sem(Val::Int(0), DType::Index),
+    });
+    let r = semantics::apply(&mut p, op, dtype, &sems[..args.len()], arg_dts);
+    match p.ub {
+        Some(ub) => Err(ub),
+        None => Ok(from_sem(r)),
+    }
+}
+
+/// A constant leaf at width `w`.
+pub fn constant(v: i128, dtype: DType, w: Width) -> Result<Val, Ub> {
+    let mut p = Exact { w, ub: None };
+    let r = semantics::constant(&mut p, v, dtype);
+    match p.ub {
+        Some(ub) => Err(ub),
+        None => Ok(from_sem(r)),
     }
 }
 
@@ -388,6 +220,8 @@ pub fn eval_all(g: &Graph, roots: &[NodeId], env: &Env, w: Width) -> Result<Vec<
         let n = g.node(id);
         let r = match n.op {
             Op::Var(v) => read_var(g, v, env, w),
+            Op::Const(c) => constant(c as i128, n.dtype, w),
+            Op::Invalid => Ok(Val::Invalid),
             _ => {
                 args.clear();
                 args.extend(n.src().iter().map(|s| vals[s.index()]));
@@ -408,73 +242,79 @@ pub fn eval(g: &Graph, roots: &[NodeId], env: &Env, w: Width) -> Result<Vec<Val>
     Ok(roots.iter().map(|r| vals[r.index()]).collect())
 }
 
-/// How a target result relates to a source result under refinement (see
-/// DESIGN.md): wherever the source is defined, the target must be defined,
-/// invalid exactly where the source is, and equal where the source is a
-/// value; an unconstrained source allows anything.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Verdict {
-    /// The target refines the source at this point.
-    Refines,
-    /// The target is undefined where the source is defined.
-    TargetUndefined,
-    /// One is invalid where the other is not.
-    ValidityDiffers,
-    /// Both valid, different values (or the target unconstrained).
-    ValueDiffers,
+/// Compares one source result with one target result at a point where both
+/// evaluations are defined ([`semantics::refinement`]): `None` when the
+/// target refines the source.
+pub fn refines(src: Val, tgt: Val) -> Option<Failure> {
+    let dt = match src {
+        Val::Bool(_) => DType::Bool,
+        _ => DType::Index,
+    };
+    let t_dt = match tgt {
+        Val::Bool(_) => DType::Bool,
+        _ => dt,
+    };
+    let mut p = Exact {
+        w: Width::W64,
+        ub: None,
+    };
+    let (validity, value) = semantics::refinement(&mut p, &to_sem(src, dt), &to_sem(tgt, t_dt), dt);
+    if validity {
+        Some(Failure::ValidityDiffers)
+    } else if value {
+        Some(Failure::ValueDiffers)
+    } else {
+        None
+    }
 }
 
-impl Verdict {
-    pub fn name(self) -> &'static str {
+/// What refinement says at one point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PointCheck {
+    /// The source is undefined here: no obligation.
+    SourceUndefined,
+    /// The target refines the source here.
+    Refines,
+    /// An obligation fails here.
+    Fails(Failure),
+}
+
+impl PointCheck {
+    /// The failure, if any.
+    pub fn failure(self) -> Option<Failure> {
         match self {
-            Verdict::Refines => "refines",
-            Verdict::TargetUndefined => "target-undefined",
-            Verdict::ValidityDiffers => "validity-differs",
-            Verdict::ValueDiffers => "value-differs",
+            PointCheck::Fails(f) => Some(f),
+            _ => None,
         }
     }
 }
 
-/// Compares one source result with one target result at a point where the
-/// source evaluation is defined.
-pub fn refines(src: Val, tgt: Val) -> Verdict {
-    match (src, tgt) {
-        (Val::Unconstrained, _) => Verdict::Refines,
-        (Val::Invalid, Val::Invalid) => Verdict::Refines,
-        (Val::Invalid, _) | (_, Val::Invalid) => Verdict::ValidityDiffers,
-        (s, t) if s == t => Verdict::Refines,
-        _ => Verdict::ValueDiffers,
-    }
-}
-
-/// Checks refinement of whole evaluations at one point: `None` when the
-/// source is undefined there (no obligation).
+/// Checks refinement of whole evaluations at one point.
 pub fn check_point(
     src: Result<Vec<Val>, Undefined>,
     tgt: Result<Vec<Val>, Undefined>,
-) -> Option<Verdict> {
-    let s = src.ok()?;
-    let Ok(t) = tgt else {
-        return Some(Verdict::TargetUndefined);
+) -> PointCheck {
+    let Ok(s) = src else {
+        return PointCheck::SourceUndefined;
     };
-    Some(
-        s.iter()
-            .zip(&t)
-            .map(|(&a, &b)| refines(a, b))
-            .find(|v| *v != Verdict::Refines)
-            .unwrap_or(Verdict::Refines),
-    )
+    let Ok(t) = tgt else {
+        return PointCheck::Fails(Failure::TargetUndefined);
+    };
+    match s.iter().zip(&t).find_map(|(&a, &b)| refines(a, b)) {
+        Some(f) => PointCheck::Fails(f),
+        None => PointCheck::Refines,
+    }
 }
 
 /// The first point of the variables' domain (every combination of their
-/// bounds, in order) where `tgt` does not refine `src`, with its verdict;
+/// bounds, in order) where `tgt` does not refine `src`, with the failure;
 /// `None` when it refines everywhere. Exhaustive, so for small domains only.
 pub fn first_failure(
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
     w: Width,
-) -> Option<(Vec<i128>, Verdict)> {
+) -> Option<(Vec<i128>, Failure)> {
     let bounds: Vec<(i128, i128)> = g
         .vars()
         .iter()
@@ -482,9 +322,8 @@ pub fn first_failure(
         .collect();
     let mut env: Vec<i128> = bounds.iter().map(|b| b.0).collect();
     loop {
-        match check_point(eval(g, src, &env, w), eval(g, tgt, &env, w)) {
-            Some(Verdict::Refines) | None => {}
-            Some(v) => return Some((env, v)),
+        if let PointCheck::Fails(f) = check_point(eval(g, src, &env, w), eval(g, tgt, &env, w)) {
+            return Some((env, f));
         }
         // The next point, like an odometer; done when every digit wraps.
         let j = (0..env.len()).rev().find(|&j| env[j] < bounds[j].1)?;

@@ -11,254 +11,10 @@
 //! The value range (`vmin`/`vmax`) and the may-be-invalid flag of a node are
 //! computed once, when the node is built (see [`crate::ranges`]).
 
+pub use crate::dtype::DType;
+use crate::op::Class;
+pub use crate::op::Op;
 use rustc_hash::FxHashMap;
-use std::fmt;
-
-/// The dtype of a node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum DType {
-    /// The abstract index type: a mathematical integer that must fit in the
-    /// width being checked (overflow is undefined). The engine itself works
-    /// at 64 bits.
-    Index,
-    /// 32-bit two's complement, wrapping.
-    I32,
-    /// 64-bit two's complement, wrapping.
-    I64,
-    Bool,
-}
-
-impl DType {
-    pub const INTS: [DType; 3] = [DType::Index, DType::I32, DType::I64];
-
-    pub fn is_int(self) -> bool {
-        self != DType::Bool
-    }
-
-    /// Inclusive value bounds the engine assumes for this dtype. `index` is
-    /// bounded by 64 bits because no checked width is wider.
-    pub fn bounds(self) -> (i64, i64) {
-        match self {
-            DType::Index | DType::I64 => (i64::MIN, i64::MAX),
-            DType::I32 => (i32::MIN as i64, i32::MAX as i64),
-            DType::Bool => (0, 1),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            DType::Index => "index",
-            DType::I32 => "i32",
-            DType::I64 => "i64",
-            DType::Bool => "bool",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<DType> {
-        Some(match s {
-            "index" => DType::Index,
-            "i32" => DType::I32,
-            "i64" => DType::I64,
-            "bool" => DType::Bool,
-            _ => return None,
-        })
-    }
-}
-
-impl fmt::Display for DType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// Operations. Leaves carry their payload; the others take their operands
-/// from [`Node::src`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Op {
-    /// An integer constant, or a bool constant (0 or 1) when the dtype is bool.
-    Const(i64),
-    /// A variable of the graph's variable table.
-    Var(u32),
-    /// The masked-lane value of dtype `index`.
-    Invalid,
-    Neg,
-    Not,
-    /// Conversion to the node's dtype.
-    Cast,
-    Add,
-    Sub,
-    Mul,
-    Min,
-    Max,
-    /// `/`: truncating division.
-    Div,
-    /// `%`: truncating remainder (sign of the dividend).
-    Rem,
-    /// `//` (also written `floordiv`): floor division.
-    FloorDiv,
-    /// `mod`: floor remainder (sign of the divisor).
-    Mod,
-    /// `ceildiv`: division rounding toward positive infinity.
-    CeilDiv,
-    Lt,
-    Le,
-    Eq,
-    Ne,
-    And,
-    Or,
-    Xor,
-    /// `where(c, a, b)`.
-    Where,
-}
-
-impl Op {
-    pub fn arity(self) -> usize {
-        match self {
-            Op::Const(_) | Op::Var(_) | Op::Invalid => 0,
-            Op::Neg | Op::Not | Op::Cast => 1,
-            Op::Where => 3,
-            _ => 2,
-        }
-    }
-
-    /// Operand order does not matter: `a op b == b op a`.
-    pub fn is_commutative(self) -> bool {
-        matches!(
-            self,
-            Op::Add | Op::Mul | Op::Min | Op::Max | Op::Eq | Op::Ne | Op::And | Op::Or | Op::Xor
-        )
-    }
-
-    /// Either division family: `/ % // mod ceildiv`.
-    pub fn is_divmod(self) -> bool {
-        matches!(
-            self,
-            Op::Div | Op::Rem | Op::FloorDiv | Op::Mod | Op::CeilDiv
-        )
-    }
-
-    /// Integer operations (integer operands, integer result).
-    pub fn is_int_alu(self) -> bool {
-        matches!(
-            self,
-            Op::Neg
-                | Op::Cast
-                | Op::Add
-                | Op::Sub
-                | Op::Mul
-                | Op::Min
-                | Op::Max
-                | Op::Div
-                | Op::Rem
-                | Op::FloorDiv
-                | Op::Mod
-                | Op::CeilDiv
-        )
-    }
-
-    pub fn is_comparison(self) -> bool {
-        matches!(self, Op::Lt | Op::Le | Op::Eq | Op::Ne)
-    }
-
-    pub fn is_bool_logic(self) -> bool {
-        matches!(self, Op::Not | Op::And | Op::Or | Op::Xor)
-    }
-
-    /// Binary operators with an infix spelling, and that spelling.
-    pub fn infix(self) -> Option<&'static str> {
-        Some(match self {
-            Op::Add => "+",
-            Op::Sub => "-",
-            Op::Mul => "*",
-            Op::Div => "/",
-            Op::Rem => "%",
-            Op::FloorDiv => "//",
-            Op::Mod => "mod",
-            Op::CeilDiv => "ceildiv",
-            Op::Lt => "<",
-            Op::Le => "<=",
-            Op::Eq => "==",
-            Op::Ne => "!=",
-            Op::And => "&&",
-            Op::Or => "||",
-            Op::Xor => "^",
-            _ => return None,
-        })
-    }
-
-    /// A short name used in reports and by `Op`-keyed tables.
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Const(_) => "const",
-            Op::Var(_) => "var",
-            Op::Invalid => "invalid",
-            Op::Neg => "neg",
-            Op::Not => "not",
-            Op::Cast => "cast",
-            Op::Add => "add",
-            Op::Sub => "sub",
-            Op::Mul => "mul",
-            Op::Min => "min",
-            Op::Max => "max",
-            Op::Div => "div",
-            Op::Rem => "rem",
-            Op::FloorDiv => "floordiv",
-            Op::Mod => "mod",
-            Op::CeilDiv => "ceildiv",
-            Op::Lt => "lt",
-            Op::Le => "le",
-            Op::Eq => "eq",
-            Op::Ne => "ne",
-            Op::And => "and",
-            Op::Or => "or",
-            Op::Xor => "xor",
-            Op::Where => "where",
-        }
-    }
-
-    /// Every non-leaf operation, for exhaustive tests.
-    pub const ALU: [Op; 21] = [
-        Op::Neg,
-        Op::Not,
-        Op::Cast,
-        Op::Add,
-        Op::Sub,
-        Op::Mul,
-        Op::Min,
-        Op::Max,
-        Op::Div,
-        Op::Rem,
-        Op::FloorDiv,
-        Op::Mod,
-        Op::CeilDiv,
-        Op::Lt,
-        Op::Le,
-        Op::Eq,
-        Op::Ne,
-        Op::And,
-        Op::Or,
-        Op::Xor,
-        Op::Where,
-    ];
-
-    /// The integer binary operations, for exhaustive tests.
-    pub const INT_BINARY: [Op; 14] = [
-        Op::Add,
-        Op::Sub,
-        Op::Mul,
-        Op::Min,
-        Op::Max,
-        Op::Div,
-        Op::Rem,
-        Op::FloorDiv,
-        Op::Mod,
-        Op::CeilDiv,
-        Op::Lt,
-        Op::Le,
-        Op::Eq,
-        Op::Ne,
-    ];
-}
 
 /// Index of a node in its [`Graph`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -522,52 +278,39 @@ impl Graph {
                 )))
             }
         };
-        match op {
-            Op::Const(_) | Op::Var(_) | Op::Invalid => Err(TypeError(
+        match op.class() {
+            Class::Leaf => Err(TypeError(
                 "leaves are built with their own constructors".into(),
             )),
-            Op::Cast => {
+            Class::Cast => {
                 need_int(dt[0])?;
                 match cast_to {
                     Some(t) if t.is_int() => Ok(t),
                     _ => Err(TypeError("casts go between integer dtypes".into())),
                 }
             }
-            Op::Neg => {
-                need_int(dt[0])?;
+            Class::Arith => {
+                for &d in &dt {
+                    need_int(d)?;
+                }
+                for &d in &dt[1..] {
+                    same(dt[0], d)?;
+                }
                 Ok(dt[0])
             }
-            Op::Not => {
-                need_bool(dt[0])?;
-                Ok(DType::Bool)
-            }
-            Op::Add
-            | Op::Sub
-            | Op::Mul
-            | Op::Min
-            | Op::Max
-            | Op::Div
-            | Op::Rem
-            | Op::FloorDiv
-            | Op::Mod
-            | Op::CeilDiv => {
-                need_int(dt[0])?;
-                need_int(dt[1])?;
-                same(dt[0], dt[1])?;
-                Ok(dt[0])
-            }
-            Op::Lt | Op::Le | Op::Eq | Op::Ne => {
+            Class::Compare => {
                 need_int(dt[0])?;
                 need_int(dt[1])?;
                 same(dt[0], dt[1])?;
                 Ok(DType::Bool)
             }
-            Op::And | Op::Or | Op::Xor => {
-                need_bool(dt[0])?;
-                need_bool(dt[1])?;
+            Class::Logic => {
+                for &d in &dt {
+                    need_bool(d)?;
+                }
                 Ok(DType::Bool)
             }
-            Op::Where => {
+            Class::Select => {
                 need_bool(dt[0])?;
                 same(dt[1], dt[2])?;
                 Ok(dt[1])

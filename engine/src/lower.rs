@@ -209,6 +209,11 @@ impl Lower {
                 for &(_, d) in &lowered {
                     dt = least_upper(dt, d);
                 }
+                // A shift amount must lie below the bits of the dtype the
+                // shift runs in: one that can reach 32 needs i64.
+                if op.is_shift() && g.node(src[1]).vmax >= 32 {
+                    dt = DType::I64;
+                }
                 if self.select == Select::ForceI32 {
                     dt = DType::I32;
                 }
@@ -263,7 +268,8 @@ pub fn show(g: &Graph, terminals: &[Terminal]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interp::{first_failure, Width};
+    use crate::dtype::Width;
+    use crate::interp::first_failure;
     use crate::parse::parse_program;
 
     /// Lowers the program's roots and compares lowered and abstract at

@@ -10,7 +10,9 @@
 //! (nesting is capped so that hostile input cannot overflow the stack).
 
 use crate::ir::{DType, Graph, NodeId, Op};
+use crate::op::{infix_op, prefix_op, punctuation, Class, Level};
 use std::fmt;
+use std::sync::OnceLock;
 
 /// A position in the input, 1-based.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -67,10 +69,20 @@ impl fmt::Display for Tok {
     }
 }
 
-const PUNCT: [&str; 27] = [
-    "=>", "->", "//", "<=", ">=", "==", "!=", "&&", "||", "+", "-", "*", "/", "%", "<", ">", "!",
-    "^", "(", ")", "[", "]", ",", ":", "=", "{", "}",
-];
+/// Punctuation that is not an operator: the file format's and the rule
+/// DSL's structure.
+const STRUCTURE: [&str; 11] = ["=>", "->", "(", ")", "[", "]", ",", ":", "=", "{", "}"];
+
+/// Every punctuation token, longest first (so `<<` is not read as `<`).
+fn punct() -> &'static [&'static str] {
+    static ALL: OnceLock<Vec<&'static str>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut v: Vec<&'static str> = punctuation().chain(STRUCTURE).collect();
+        v.sort_by_key(|t| std::cmp::Reverse(t.len()));
+        v.dedup();
+        v
+    })
+}
 
 /// Splits one line into tokens (a `#` starts a comment). `line` is 1-based.
 pub fn lex_line(text: &str, line: u32) -> PResult<Vec<(Tok, Span)>> {
@@ -128,7 +140,7 @@ pub fn lex_line(text: &str, line: u32) -> PResult<Vec<(Tok, Span)>> {
             continue;
         }
         let rest = &text[pos..];
-        match PUNCT.iter().find(|p| rest.starts_with(*p)) {
+        match punct().iter().find(|p| rest.starts_with(*p)) {
             Some(p) => {
                 out.push((Tok::Punct(p), span));
                 i += p.chars().count();
@@ -301,52 +313,22 @@ impl Cursor {
     }
 
     fn binary(&mut self, level: usize) -> PResult<Ast> {
-        // Precedence levels, loosest first.
-        const LEVELS: [&[&str]; 7] = [
-            &["||"],
-            &["&&"],
-            &["^"],
-            &["==", "!="],
-            &["<", "<=", ">", ">="],
-            &["+", "-"],
-            &["*", "/", "%", "//", "mod", "floordiv", "ceildiv"],
-        ];
-        if level == LEVELS.len() {
+        let Some(&this) = Level::INFIX.get(level) else {
             return self.unary();
-        }
+        };
         let mut lhs = self.binary(level + 1)?;
         loop {
             let span = self.span();
-            let op = match self.peek() {
-                Tok::Punct(p) if LEVELS[level].contains(p) => *p,
-                Tok::Ident(s) if LEVELS[level].contains(&s.as_str()) => match s.as_str() {
-                    "mod" => "mod",
-                    "floordiv" => "floordiv",
-                    _ => "ceildiv",
-                },
-                _ => return Ok(lhs),
+            let found = match self.peek() {
+                Tok::Punct(p) => infix_op(p),
+                Tok::Ident(s) => infix_op(s),
+                _ => None,
+            };
+            let Some((op, swap)) = found.filter(|(op, _)| op.level() == this) else {
+                return Ok(lhs);
             };
             self.next();
             let rhs = self.binary(level + 1)?;
-            let (op, swap) = match op {
-                "||" => (Op::Or, false),
-                "&&" => (Op::And, false),
-                "^" => (Op::Xor, false),
-                "==" => (Op::Eq, false),
-                "!=" => (Op::Ne, false),
-                "<" => (Op::Lt, false),
-                "<=" => (Op::Le, false),
-                ">" => (Op::Lt, true),
-                ">=" => (Op::Le, true),
-                "+" => (Op::Add, false),
-                "-" => (Op::Sub, false),
-                "*" => (Op::Mul, false),
-                "/" => (Op::Div, false),
-                "%" => (Op::Rem, false),
-                "//" | "floordiv" => (Op::FloorDiv, false),
-                "mod" => (Op::Mod, false),
-                _ => (Op::CeilDiv, false),
-            };
             let (a, b) = if swap { (rhs, lhs) } else { (lhs, rhs) };
             lhs = Ast {
                 kind: AstKind::Binary(op, Box::new(a), Box::new(b)),
@@ -361,30 +343,33 @@ impl Cursor {
         if self.depth > MAX_DEPTH {
             return Err(ParseError::new(span, "expression nested too deeply"));
         }
-        let r = if self.eat_punct("-") {
-            // A literal right after `-` is a negative constant: that is how
-            // the printer writes one.
-            if let Tok::Int(v) = *self.peek() {
+        let prefix = match self.peek() {
+            Tok::Punct(p) => prefix_op(p),
+            _ => None,
+        };
+        let r = match prefix {
+            Some(op) => {
                 self.next();
-                Ok(Ast {
-                    kind: AstKind::Int(-v),
-                    span,
-                })
-            } else {
-                let x = self.unary()?;
-                Ok(Ast {
-                    kind: AstKind::Unary(Op::Neg, Box::new(x)),
-                    span,
-                })
+                match *self.peek() {
+                    // A literal right after `-` is a negative constant: that
+                    // is how the printer writes one.
+                    Tok::Int(v) if op == Op::Neg => {
+                        self.next();
+                        Ok(Ast {
+                            kind: AstKind::Int(-v),
+                            span,
+                        })
+                    }
+                    _ => {
+                        let x = self.unary()?;
+                        Ok(Ast {
+                            kind: AstKind::Unary(op, Box::new(x)),
+                            span,
+                        })
+                    }
+                }
             }
-        } else if self.eat_punct("!") {
-            let x = self.unary()?;
-            Ok(Ast {
-                kind: AstKind::Unary(Op::Not, Box::new(x)),
-                span,
-            })
-        } else {
-            self.primary()
+            None => self.primary(),
         };
         self.depth -= 1;
         r
@@ -470,39 +455,31 @@ pub fn build(g: &mut Graph, e: &Ast) -> PResult<NodeId> {
 
 /// The dtype an expression has on its own, if its leaves fix one.
 fn intrinsic_dtype(g: &Graph, e: &Ast) -> Option<DType> {
+    let of_op = |op: Op, args: &[&Ast]| match op.class() {
+        Class::Compare | Class::Logic => Some(DType::Bool),
+        Class::Arith => args.iter().find_map(|a| intrinsic_dtype(g, a)),
+        Class::Select => args[1..].iter().find_map(|a| intrinsic_dtype(g, a)),
+        Class::Cast | Class::Leaf => None,
+    };
     match &e.kind {
         AstKind::Int(_) | AstKind::Typed(..) => None,
         AstKind::Bool(_) => Some(DType::Bool),
         AstKind::Invalid => Some(DType::Index),
         AstKind::Name(n) => g.var_named(n).map(|v| g.var(v).dtype),
-        AstKind::Unary(Op::Not, _) => Some(DType::Bool),
-        AstKind::Unary(_, x) => intrinsic_dtype(g, x),
-        AstKind::Binary(op, a, b) => {
-            if op.is_comparison() || op.is_bool_logic() {
-                Some(DType::Bool)
-            } else {
-                intrinsic_dtype(g, a).or_else(|| intrinsic_dtype(g, b))
-            }
-        }
-        AstKind::Call { name, args, .. } => match (name.as_str(), args.len()) {
-            ("i32", _) => Some(DType::I32),
-            ("i64", _) => Some(DType::I64),
-            ("index", _) => Some(DType::Index),
-            ("min" | "max", 2) => {
-                intrinsic_dtype(g, &args[0]).or_else(|| intrinsic_dtype(g, &args[1]))
-            }
-            ("where", 3) => intrinsic_dtype(g, &args[1]).or_else(|| intrinsic_dtype(g, &args[2])),
-            _ => None,
+        AstKind::Unary(op, x) => of_op(*op, &[x]),
+        AstKind::Binary(op, a, b) => of_op(*op, &[a, b]),
+        AstKind::Call { name, args, .. } => match DType::from_name(name) {
+            Some(d) if d.is_int() => Some(d),
+            _ => match Op::by_call(name) {
+                Some(op) if op.arity() == args.len() => of_op(op, &args.iter().collect::<Vec<_>>()),
+                _ => None,
+            },
         },
     }
 }
 
 fn build_as(g: &mut Graph, e: &Ast, want: Option<DType>) -> PResult<NodeId> {
     let err = |msg: String| ParseError::new(e.span, msg);
-    let mk = |g: &mut Graph, op: Op, cast: Option<DType>, src: &[NodeId]| {
-        g.try_mk(op, cast, src)
-            .map_err(|t| ParseError::new(e.span, t.0))
-    };
     match &e.kind {
         AstKind::Int(v) => {
             let dt = match want {
@@ -525,30 +502,8 @@ fn build_as(g: &mut Graph, e: &Ast, want: Option<DType>) -> PResult<NodeId> {
             ))),
         },
         AstKind::Typed(..) => Err(err("type annotations belong to the rule DSL".into())),
-        AstKind::Unary(op, x) => {
-            let want = if *op == Op::Not {
-                Some(DType::Bool)
-            } else {
-                want
-            };
-            let x = build_as(g, x, want)?;
-            mk(g, *op, None, &[x])
-        }
-        AstKind::Binary(op, a, b) => {
-            let operand_want = if op.is_bool_logic() {
-                Some(DType::Bool)
-            } else if op.is_comparison() {
-                None
-            } else {
-                want
-            };
-            let ctx = intrinsic_dtype(g, a)
-                .or_else(|| intrinsic_dtype(g, b))
-                .or(operand_want);
-            let x = build_as(g, a, ctx)?;
-            let y = build_as(g, b, ctx)?;
-            mk(g, *op, None, &[x, y])
-        }
+        AstKind::Unary(op, x) => build_op(g, e, *op, &[x], want),
+        AstKind::Binary(op, a, b) => build_op(g, e, *op, &[a, b], want),
         AstKind::Call { name, ty, args } => {
             if let Some((_, sp)) = ty {
                 return Err(ParseError::new(
@@ -566,60 +521,47 @@ fn build_as(g: &mut Graph, e: &Ast, want: Option<DType>) -> PResult<NodeId> {
                     )))
                 }
             };
-            match name.as_str() {
-                "min" | "max" => {
-                    arity(2)?;
-                    let ctx = intrinsic_dtype(g, &args[0])
-                        .or_else(|| intrinsic_dtype(g, &args[1]))
-                        .or(want);
-                    let x = build_as(g, &args[0], ctx)?;
-                    let y = build_as(g, &args[1], ctx)?;
-                    mk(
-                        g,
-                        if name == "min" { Op::Min } else { Op::Max },
-                        None,
-                        &[x, y],
-                    )
+            if let Some(dt) = DType::from_name(name).filter(|d| d.is_int()) {
+                arity(1)?;
+                // `i32(5)` is the i32 constant 5, not a cast of the index
+                // constant 5 (which is `i32(index(5))`).
+                if let AstKind::Int(_) = args[0].kind {
+                    return build_as(g, &args[0], Some(dt));
                 }
-                "where" => {
-                    arity(3)?;
-                    let c = build_as(g, &args[0], Some(DType::Bool))?;
-                    let ctx = intrinsic_dtype(g, &args[1])
-                        .or_else(|| intrinsic_dtype(g, &args[2]))
-                        .or(want);
-                    let x = build_as(g, &args[1], ctx)?;
-                    let y = build_as(g, &args[2], ctx)?;
-                    mk(g, Op::Where, None, &[c, x, y])
-                }
-                "i32" | "i64" | "index" => {
-                    arity(1)?;
-                    let dt = DType::from_name(name).expect("dtype name");
-                    // `i32(5)` is the i32 constant 5, not a cast of the
-                    // index constant 5 (which is `i32(index(5))`).
-                    if let AstKind::Int(_) = args[0].kind {
-                        return build_as(g, &args[0], Some(dt));
-                    }
-                    let x = build_as(g, &args[0], None)?;
-                    mk(g, Op::Cast, Some(dt), &[x])
-                }
-                "floordiv" | "ceildiv" | "mod" => {
-                    arity(2)?;
-                    let ctx = intrinsic_dtype(g, &args[0])
-                        .or_else(|| intrinsic_dtype(g, &args[1]))
-                        .or(want);
-                    let x = build_as(g, &args[0], ctx)?;
-                    let y = build_as(g, &args[1], ctx)?;
-                    let op = match name.as_str() {
-                        "floordiv" => Op::FloorDiv,
-                        "ceildiv" => Op::CeilDiv,
-                        _ => Op::Mod,
-                    };
-                    mk(g, op, None, &[x, y])
-                }
-                _ => Err(err(format!("unknown function `{name}`"))),
+                let x = build_as(g, &args[0], None)?;
+                return g
+                    .try_mk(Op::Cast, Some(dt), &[x])
+                    .map_err(|t| ParseError::new(e.span, t.0));
             }
+            let Some(op) = Op::by_call(name) else {
+                return Err(err(format!("unknown function `{name}`")));
+            };
+            arity(op.arity())?;
+            build_op(g, e, op, &args.iter().collect::<Vec<_>>(), want)
         }
     }
+}
+
+/// Builds `op` over `args`, giving integer literals the dtype their
+/// siblings (or the context, `want`) fix.
+fn build_op(g: &mut Graph, e: &Ast, op: Op, args: &[&Ast], want: Option<DType>) -> PResult<NodeId> {
+    let sibling = |g: &Graph, args: &[&Ast]| args.iter().find_map(|a| intrinsic_dtype(g, a));
+    let wants: Vec<Option<DType>> = match op.class() {
+        Class::Logic => vec![Some(DType::Bool); args.len()],
+        Class::Compare => vec![sibling(g, args); args.len()],
+        Class::Arith => vec![sibling(g, args).or(want); args.len()],
+        Class::Select => {
+            let arms = sibling(g, &args[1..]).or(want);
+            vec![Some(DType::Bool), arms, arms]
+        }
+        Class::Cast | Class::Leaf => unreachable!("casts and leaves are built directly"),
+    };
+    let mut src = Vec::with_capacity(args.len());
+    for (a, w) in args.iter().zip(wants) {
+        src.push(build_as(g, a, w)?);
+    }
+    g.try_mk(op, None, &src)
+        .map_err(|t| ParseError::new(e.span, t.0))
 }
 
 // ---- the file format -------------------------------------------------------------
@@ -740,29 +682,14 @@ fn parse_var(c: &mut Cursor, g: &mut Graph) -> PResult<()> {
     Ok(())
 }
 
-/// Words that cannot name a variable.
+/// Words that cannot name a variable: the format's keywords, dtype names
+/// and every op's word spellings.
 pub fn is_reserved(name: &str) -> bool {
-    matches!(
-        name,
-        "var"
-            | "expr"
-            | "expect"
-            | "in"
-            | "true"
-            | "false"
-            | "invalid"
-            | "where"
-            | "min"
-            | "max"
-            | "mod"
-            | "floordiv"
-            | "ceildiv"
-            | "i32"
-            | "i64"
-            | "index"
-            | "bool"
-            | "cast"
-            | "rule"
-            | "if"
-    )
+    const KEYWORDS: [&str; 10] = [
+        "var", "expr", "expect", "in", "true", "false", "invalid", "cast", "rule", "if",
+    ];
+    KEYWORDS.contains(&name)
+        || DType::from_name(name).is_some()
+        || Op::by_call(name).is_some()
+        || infix_op(name).is_some()
 }

@@ -2,21 +2,13 @@
 //! the parser needs to read the same node back.
 
 use crate::ir::{DType, Graph, NodeId, Op};
+use crate::op::{Level, Syntax};
 use std::fmt::Write;
 
-/// Binding strength of an operator, matching the parser's levels.
-pub fn precedence(op: Op) -> u8 {
-    match op {
-        Op::Or => 1,
-        Op::And => 2,
-        Op::Xor => 3,
-        Op::Eq | Op::Ne => 4,
-        Op::Lt | Op::Le => 5,
-        Op::Add | Op::Sub => 6,
-        Op::Mul | Op::Div | Op::Rem | Op::FloorDiv | Op::Mod | Op::CeilDiv => 7,
-        Op::Neg | Op::Not => 8,
-        _ => 9,
-    }
+/// Binding strength of a node's op when printed: its infix level, prefix,
+/// or atomic (a leaf, a call, a cast).
+pub fn precedence(op: Op) -> Level {
+    op.level()
 }
 
 /// Prints one node as an expression.
@@ -29,29 +21,31 @@ pub fn expr(g: &Graph, id: NodeId) -> String {
 fn write_expr(g: &Graph, id: NodeId, out: &mut String) {
     let n = g.node(id);
     let src = n.src();
-    match n.op {
-        Op::Const(c) => match n.dtype {
-            DType::Bool => out.push_str(if c != 0 { "true" } else { "false" }),
-            DType::Index => {
-                let _ = write!(out, "{c}");
-            }
-            // A constant of a concrete dtype says so: `i32(5)` reads back
-            // as that constant (a bare literal would read back as index).
-            dt => {
-                let _ = write!(out, "{dt}({c})");
-            }
+    match n.op.info().syntax {
+        Syntax::Leaf => match n.op {
+            Op::Const(c) => match n.dtype {
+                DType::Bool => out.push_str(if c != 0 { "true" } else { "false" }),
+                DType::Index => {
+                    let _ = write!(out, "{c}");
+                }
+                // A constant of a concrete dtype says so: `i32(5)` reads back
+                // as that constant (a bare literal would read back as index).
+                dt => {
+                    let _ = write!(out, "{dt}({c})");
+                }
+            },
+            Op::Var(v) => out.push_str(&g.var(v).name),
+            _ => out.push_str(n.op.name()),
         },
-        Op::Var(v) => out.push_str(&g.var(v).name),
-        Op::Invalid => out.push_str("invalid"),
-        Op::Neg | Op::Not => {
-            out.push_str(if n.op == Op::Neg { "-" } else { "!" });
+        Syntax::Prefix(token) => {
+            out.push_str(token);
             let c = g.node(src[0]);
             // A literal right after `-` would read back as a negative
             // constant, and `--x` is easy to misread: parenthesize both.
-            let atomic = precedence(c.op) == 9 && !matches!(c.op, Op::Const(_));
+            let atomic = c.op.level() == Level::Atom && !matches!(c.op, Op::Const(_));
             wrap(g, src[0], !atomic, out);
         }
-        Op::Cast => {
+        Syntax::Cast => {
             let _ = write!(out, "{}(", n.dtype);
             let c = g.node(src[0]);
             match c.as_const() {
@@ -64,8 +58,8 @@ fn write_expr(g: &Graph, id: NodeId, out: &mut String) {
             }
             out.push(')');
         }
-        Op::Min | Op::Max | Op::Where => {
-            out.push_str(n.op.name());
+        Syntax::Call(name) => {
+            out.push_str(name);
             out.push('(');
             for (i, &s) in src.iter().enumerate() {
                 if i > 0 {
@@ -75,12 +69,11 @@ fn write_expr(g: &Graph, id: NodeId, out: &mut String) {
             }
             out.push(')');
         }
-        op => {
-            let p = precedence(op);
+        Syntax::Infix(token, level) => {
             let (a, b) = (src[0], src[1]);
-            wrap(g, a, precedence(g.node(a).op) < p, out);
-            let _ = write!(out, " {} ", op.infix().expect("binary operator"));
-            wrap(g, b, precedence(g.node(b).op) <= p, out);
+            wrap(g, a, g.node(a).op.level() < level, out);
+            let _ = write!(out, " {token} ");
+            wrap(g, b, g.node(b).op.level() <= level, out);
         }
     }
 }

@@ -14,7 +14,7 @@
 //! terms to prove each one sound (`verify::ranges`). A property test also
 //! checks them against the interpreter.
 
-use crate::interp::{div_ceil, div_floor, div_trunc, mod_floor, rem_trunc};
+use crate::arith::{div_ceil, div_floor, div_trunc, mod_floor, pow2, rem_trunc};
 use crate::ir::{DType, Graph, NodeId, Op};
 
 /// The arithmetic the transfer functions are written in. `Cond` is what a
@@ -35,6 +35,9 @@ pub trait Arith: Clone {
     /// The exact quotient or remainder of `op` (a division-family op) for
     /// a non-zero `b`; any value for `b == 0` (callers discard it).
     fn divmod(op: Op, a: &Self, b: &Self) -> Self;
+    /// `2^self` for `0 <= self <= MAX_SHIFT`; any value elsewhere
+    /// (callers clamp the exponent first).
+    fn pow2(&self) -> Self;
 
     fn le(&self, o: &Self) -> Self::Cond {
         Self::not(&o.lt(self))
@@ -100,7 +103,14 @@ impl Arith for i128 {
         };
         f(*a, *b).unwrap_or(0)
     }
+    fn pow2(&self) -> i128 {
+        pow2(*self).unwrap_or(0)
+    }
 }
+
+/// The largest shift amount any dtype allows (`i64`, and `index` at 64
+/// bits, have 64 bits).
+pub const MAX_SHIFT: i128 = 63;
 
 /// An inclusive interval; empty when `lo > hi`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,17 +235,14 @@ pub fn transfer<T: Arith>(op: Op, a: &[Range<T>]) -> Range<T> {
         Op::Cast => a[0].clone(),
         Op::Add => Range::new(a[0].lo.add(&a[1].lo), a[0].hi.add(&a[1].hi)),
         Op::Sub => Range::new(a[0].lo.sub(&a[1].hi), a[0].hi.sub(&a[1].lo)),
-        Op::Mul => Range::hull_of(&[
-            a[0].lo.mul(&a[1].lo),
-            a[0].lo.mul(&a[1].hi),
-            a[0].hi.mul(&a[1].lo),
-            a[0].hi.mul(&a[1].hi),
-        ]),
+        Op::Mul => mul_range(&a[0], &a[1]),
         Op::Min => Range::new(a[0].lo.min(&a[1].lo), a[0].hi.min(&a[1].hi)),
         Op::Max => Range::new(a[0].lo.max(&a[1].lo), a[0].hi.max(&a[1].hi)),
         Op::Div | Op::FloorDiv | Op::CeilDiv => quotient(op, &a[0], &a[1]),
         Op::Rem => rem_range(&a[0], &a[1]),
         Op::Mod => mod_range(&a[0], &a[1]),
+        Op::Shl | Op::Shr => shift_range(op, &a[0], &a[1]),
+        Op::BitAnd => bitand_range(&a[0], &a[1]),
         Op::Lt => decide(a[0].hi.lt(&a[1].lo), a[1].hi.le(&a[0].lo)),
         Op::Le => decide(a[0].hi.le(&a[1].lo), a[1].hi.lt(&a[0].lo)),
         Op::Eq => decide(same_point(&a[0], &a[1]), disjoint(&a[0], &a[1])),
@@ -364,4 +371,52 @@ fn mod_range<T: Arith>(a: &Range<T>, b: &Range<T>) -> Range<T> {
         &Range::empty(),
         &r,
     )
+}
+
+/// Range of a shift: `a << k = a * 2^k`, `a >> k = floor(a / 2^k)`.
+/// Amounts outside `[0, MAX_SHIFT]` are undefined in every dtype, so only
+/// the amounts inside count; on them `2^k` grows with `k`, so the product
+/// or quotient by `2^k` is the product or quotient by the range
+/// `[2^klo, 2^khi]`.
+fn shift_range<T: Arith>(op: Op, a: &Range<T>, k: &Range<T>) -> Range<T> {
+    let k = Range::new(k.lo.max(&T::lit(0)), k.hi.min(&T::lit(MAX_SHIFT)));
+    let p = pow2_range(&k);
+    let r = match op {
+        Op::Shl => mul_range(a, &p),
+        _ => quotient(Op::FloorDiv, a, &p),
+    };
+    Range::only_if(&T::not(&k.is_empty()), r)
+}
+
+/// `[2^lo, 2^hi]` for a range of shift amounts inside `[0, MAX_SHIFT]`.
+pub fn pow2_range<T: Arith>(k: &Range<T>) -> Range<T> {
+    Range::new(k.lo.pow2(), k.hi.pow2())
+}
+
+/// Range of a product: the product is monotone in each factor (one way or
+/// the other by the other's sign), so the extremes lie at the corners.
+fn mul_range<T: Arith>(a: &Range<T>, b: &Range<T>) -> Range<T> {
+    Range::hull_of(&[
+        a.lo.mul(&b.lo),
+        a.lo.mul(&b.hi),
+        a.hi.mul(&b.lo),
+        a.hi.mul(&b.hi),
+    ])
+}
+
+/// Range of `x & y` (two's complement): with a non-negative operand the
+/// result lies between 0 and that operand; with both negative it is
+/// negative, at most the smaller operand and at least twice it (the and
+/// keeps the sign and clears bits, and the next power of two below the
+/// smaller operand is at least twice it).
+fn bitand_range<T: Arith>(x: &Range<T>, y: &Range<T>) -> Range<T> {
+    let zero = T::lit(0);
+    let (xp, yp) = (zero.le(&x.lo), zero.le(&y.lo));
+    let hi = T::select(
+        &xp,
+        &T::select(&yp, &x.hi.min(&y.hi), &x.hi),
+        &T::select(&yp, &y.hi, &x.hi.max(&y.hi)),
+    );
+    let lo = T::select(&T::or(&xp, &yp), &zero, &T::lit(2).mul(&x.lo.min(&y.lo)));
+    Range::new(lo, hi)
 }

@@ -16,8 +16,8 @@
 //! error naming the rules that kept firing; the rewriter never returns a
 //! half-simplified result as if it were done.
 
-use crate::interp::Width;
-use crate::ir::{Graph, NodeId, Op};
+use crate::dtype::Width;
+use crate::ir::{Graph, NodeId};
 use crate::rules::RuleSet;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -89,9 +89,10 @@ impl std::error::Error for CapError {}
 pub struct Simplifier<'r> {
     rules: &'r RuleSet,
     names: Vec<String>,
-    /// Per group: rule indices (into `flat`) by root op name, and the rules
-    /// whose left side is a bare variable (tried on every node).
-    dispatch: Vec<(FxHashMap<&'static str, Vec<usize>>, Vec<usize>)>,
+    /// Per group: rule indices (into `flat`) by root op (its position in
+    /// the op table), and the rules whose left side is a bare variable
+    /// (tried on every node).
+    dispatch: Vec<(Vec<Vec<usize>>, Vec<usize>)>,
     flat: Vec<(usize, usize)>,
     /// Maximum firings per call.
     pub cap: usize,
@@ -120,14 +121,14 @@ impl<'r> Simplifier<'r> {
         let mut flat = Vec::new();
         let mut dispatch = Vec::new();
         for (gi, group) in rules.groups.iter().enumerate() {
-            let mut by_op: FxHashMap<&'static str, Vec<usize>> = FxHashMap::default();
+            let mut by_op: Vec<Vec<usize>> = vec![Vec::new(); crate::op::OPS.len()];
             let mut any = Vec::new();
             for (ri, rule) in group.rules.iter().enumerate() {
                 let idx = flat.len();
                 flat.push((gi, ri));
                 names.push(rule.name.clone());
                 match rule.root_op() {
-                    Some(op) => by_op.entry(op.name()).or_default().push(idx),
+                    Some(op) => by_op[op.index()].push(idx),
                     None => any.push(idx),
                 }
             }
@@ -182,12 +183,9 @@ impl<'r> Simplifier<'r> {
     /// The first rule (in group order) that fires at `n`, and its result.
     fn first_match(&self, g: &mut Graph, n: NodeId) -> Option<(usize, NodeId)> {
         let op = g.node(n).op;
-        let key = match op {
-            Op::Const(_) => Op::Const(0).name(),
-            other => other.name(),
-        };
+        let key = op.index();
         for (by_op, any) in &self.dispatch {
-            let candidates = by_op.get(key).map(|v| v.as_slice()).unwrap_or(&[]);
+            let candidates = by_op[key].as_slice();
             // Keep file order across the two lists.
             let mut i = 0;
             let mut j = 0;

@@ -20,7 +20,10 @@
 //! bounds cannot express, and are reported as an error, not dropped.
 
 use crate::ir::{DType, Graph, NodeId, Op};
-use crate::parse::{build, lex_line, Ast, Cursor, PResult, ParseError, Program, Span, Tok};
+use crate::op::Level;
+use crate::parse::{
+    build, lex_line, Ast, AstKind, Cursor, PResult, ParseError, Program, Span, Tok,
+};
 use std::fmt::Write;
 
 /// A parsed map: the program (graph and one root per result) and the
@@ -74,11 +77,16 @@ fn lex(text: &str, line: u32) -> PResult<Vec<(Tok, Span)>> {
         .into_iter()
         .map(|(t, mut sp)| {
             sp.col = orig_col(sp.col);
+            // XLA's word spellings in any case (`floorDiv`), as the table
+            // writes them.
             let t = match t {
-                Tok::Ident(s) if s.eq_ignore_ascii_case("floordiv") => {
-                    Tok::Ident("floordiv".into())
-                }
-                Tok::Ident(s) if s.eq_ignore_ascii_case("ceildiv") => Tok::Ident("ceildiv".into()),
+                Tok::Ident(s) => match Op::all()
+                    .filter_map(|op| op.info().xla)
+                    .find(|x| x.eq_ignore_ascii_case(&s))
+                {
+                    Some(x) => Tok::Ident(x.to_string()),
+                    None => Tok::Ident(s),
+                },
                 t => t,
             };
             (t, sp)
@@ -211,6 +219,7 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
     }
     let mut outputs = Vec::new();
     for e in &results {
+        only_xla_ops(e)?;
         outputs.push(build(&mut g, e)?);
     }
     let s = |v: &Vec<(String, Span)>| v.iter().map(|x| x.0.clone()).collect();
@@ -227,6 +236,46 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
     })
 }
 
+/// An indexing map has only the ops with an XLA spelling (`+ - *
+/// floordiv ceildiv mod`).
+fn only_xla_ops(e: &Ast) -> PResult<()> {
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        let op = match &e.kind {
+            AstKind::Unary(op, x) => {
+                stack.push(x);
+                Some(*op)
+            }
+            AstKind::Binary(op, a, b) => {
+                stack.push(a);
+                stack.push(b);
+                Some(*op)
+            }
+            AstKind::Call { name, args, .. } => {
+                stack.extend(args);
+                match Op::by_call(name) {
+                    Some(op) => Some(op),
+                    None => {
+                        return Err(ParseError::new(
+                            e.span,
+                            format!("`{name}` is not an indexing-map operation"),
+                        ))
+                    }
+                }
+            }
+            AstKind::Int(_) | AstKind::Name(_) => None,
+            _ => return Err(ParseError::new(e.span, "not allowed in an indexing map")),
+        };
+        if let Some(op) = op.filter(|op| op.info().xla.is_none()) {
+            return Err(ParseError::new(
+                e.span,
+                format!("`{}` has no indexing-map spelling", op.name()),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn signed_int(c: &mut Cursor) -> PResult<i128> {
     let neg = c.eat_punct("-");
     let (v, _) = c.int()?;
@@ -234,16 +283,11 @@ fn signed_int(c: &mut Cursor) -> PResult<i128> {
 }
 
 /// Prints one expression in XLA's syntax; `None` for an op XLA's maps do
-/// not have (truncating division, min/max, comparisons, where, casts).
+/// not have (the table's ops without an XLA spelling: truncating division,
+/// min/max, comparisons, where, casts, ...).
 pub fn expr(g: &Graph, id: NodeId) -> Option<String> {
     let n = g.node(id);
     let src = n.src();
-    let prec = |op: Op| match op {
-        Op::Add | Op::Sub => 1,
-        Op::Mul | Op::FloorDiv | Op::CeilDiv | Op::Mod => 2,
-        Op::Neg => 3,
-        _ => 4,
-    };
     let wrap = |x: NodeId, parens: bool| -> Option<String> {
         let s = expr(g, x)?;
         Some(if parens { format!("({s})") } else { s })
@@ -251,32 +295,24 @@ pub fn expr(g: &Graph, id: NodeId) -> Option<String> {
     Some(match n.op {
         Op::Const(c) if n.dtype == DType::Index => c.to_string(),
         Op::Var(v) => g.var(v).name.clone(),
-        Op::Neg => {
-            let child = g.node(src[0]);
-            format!(
-                "-{}",
-                wrap(src[0], prec(child.op) < 4 || child.as_const().is_some())?
-            )
+        op => {
+            let spelling = op.info().xla?;
+            let level = op.level();
+            if op.arity() == 1 {
+                let child = g.node(src[0]);
+                let atomic = child.op.level() == Level::Atom && child.as_const().is_none();
+                format!("{spelling}{}", wrap(src[0], !atomic)?)
+            } else {
+                let l = wrap(src[0], g.node(src[0]).op.level() < level)?;
+                // A negative literal on the right of `+`/`-` reads back, but
+                // `x - -3` is clearer as `x - (-3)`.
+                let r_node = g.node(src[1]);
+                let r_paren =
+                    r_node.op.level() <= level || r_node.as_const().is_some_and(|c| c < 0);
+                let r = wrap(src[1], r_paren)?;
+                format!("{l} {spelling} {r}")
+            }
         }
-        op @ (Op::Add | Op::Sub | Op::Mul | Op::FloorDiv | Op::CeilDiv | Op::Mod) => {
-            let p = prec(op);
-            let name = match op {
-                Op::Add => "+",
-                Op::Sub => "-",
-                Op::Mul => "*",
-                Op::FloorDiv => "floordiv",
-                Op::CeilDiv => "ceildiv",
-                _ => "mod",
-            };
-            let l = wrap(src[0], prec(g.node(src[0]).op) < p)?;
-            // A negative literal on the right of `+`/`-` reads back, but
-            // `x - -3` is clearer as `x - (-3)`.
-            let r_node = g.node(src[1]);
-            let r_paren = prec(r_node.op) <= p || r_node.as_const().is_some_and(|c| c < 0);
-            let r = wrap(src[1], r_paren)?;
-            format!("{l} {name} {r}")
-        }
-        _ => return None,
     })
 }
 

@@ -3,7 +3,7 @@
 //!
 //!     cargo run --release -p tileproof-fuzz --example oracle_bench
 
-use engine::interp::Width;
+use engine::dtype::Width;
 use engine::ir::{DType, Graph, NodeId, Op};
 use fuzz::oracle::{check_interp, CompiledOracle, OracleConfig};
 use std::time::Instant;

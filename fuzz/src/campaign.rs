@@ -33,10 +33,11 @@
 
 use crate::checks::{self, CheckConfig, Kind, KindSet, Validator};
 use crate::corpus::{self, Entry};
-use crate::generate::{splitmix64, Case, Generator};
+use crate::generate::{Case, Generator};
 use crate::mutate::{self, Rng, Variant};
+pub use crate::rng::mix;
 use crate::shrink;
-use engine::interp::Width;
+use engine::dtype::Width;
 use engine::ir::{Graph, NodeId};
 use engine::parse::Program;
 use engine::rewrite::{Simplifier, DEFAULT_CAP};
@@ -47,14 +48,6 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
-
-/// The seed of case number `k` of a campaign seeded with `seed`: the `k`-th
-/// output of splitmix64 started at `seed` (a bijection in `k`, so distinct
-/// case numbers never share a seed).
-pub fn mix(seed: u64, k: u64) -> u64 {
-    let mut state = seed.wrapping_add(k.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    splitmix64(&mut state)
-}
 
 /// Which generator(s) a campaign draws from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -742,46 +735,4 @@ fn derive(
         }
     }
     None
-}
-
-/// `base` with the rules of a rule file laid over it: a rule named like a
-/// rule of `base` replaces it in place (same group, same position, so the
-/// rewrite order is unchanged), any other rule is appended to the group of
-/// its name, which must exist in `base`. This is how a contributor fuzzes
-/// a changed guard or a new pattern against everything else, and how the
-/// tests inject a broken rule.
-pub fn override_rules(base: &RuleSet, file: &str, text: &str) -> Result<RuleSet, String> {
-    let extra = RuleSet::parse(file, text).map_err(|e| e.to_string())?;
-    let mut out = base.clone();
-    for rule in extra.rules() {
-        let slot = out
-            .groups
-            .iter_mut()
-            .flat_map(|g| g.rules.iter_mut())
-            .find(|r| r.name == rule.name);
-        if let Some(slot) = slot {
-            let group = slot.group.clone();
-            *slot = rule.clone();
-            slot.group = group;
-            continue;
-        }
-        match out.groups.iter_mut().find(|g| g.name == rule.group) {
-            Some(g) => g.rules.push(rule.clone()),
-            None => {
-                return Err(format!(
-                    "{file}:{}: rule `{}` is in group `{}`, which the rule set does not have \
-                     (groups: {})",
-                    rule.line,
-                    rule.name,
-                    rule.group,
-                    base.groups
-                        .iter()
-                        .map(|g| g.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            }
-        }
-    }
-    Ok(out)
 }

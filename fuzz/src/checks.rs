@@ -24,7 +24,8 @@
 
 use crate::jit::CompiledEval;
 use crate::oracle::{self, Domain, OracleConfig};
-use engine::interp::{self, Val, Width};
+use engine::dtype::Width;
+use engine::interp::{self, Val};
 use engine::ir::{Graph, NodeId};
 use engine::print;
 use engine::rewrite::Simplifier;

@@ -31,7 +31,7 @@
 //! leaves either the whole case or nothing, and never a torn file.
 
 use crate::checks::{self, CheckConfig, Checked, Kind, KindSet, Validator};
-use engine::interp::Width;
+use engine::dtype::Width;
 use engine::ir::{Graph, NodeId, Op};
 use engine::parse::{parse_program, Program};
 use engine::print;

@@ -43,8 +43,10 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
-use engine::interp::{Ub, Undefined, Val, Width};
+use engine::dtype::Width;
+use engine::interp::{Undefined, Val};
 use engine::ir::{DType, Graph, NodeId, Op, TypeError};
+use engine::semantics::{self, Prims, Sem, Ub, Value as SemValue};
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -200,24 +202,9 @@ pub(crate) fn mem() -> MemFlagsData {
 
 // ---- lowering ----------------------------------------------------------------
 
-/// The state of a node in one evaluation: known at compile time, or an `i8`
-/// computed at run time (0 valid, 1 unconstrained, 2 invalid; the encoding
-/// makes the integer-op rule "invalid beats unconstrained beats valid" a
-/// `umax`).
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum St {
-    Valid,
-    Unc,
-    Inv,
-    Dyn(Value),
-}
-
-pub(crate) const ST_VALID: i64 = 0;
-pub(crate) const ST_UNC: i64 = 1;
-pub(crate) const ST_INV: i64 = 2;
-
-/// A boolean condition, folded at compile time where possible so that
-/// always-valid nodes cost nothing for their state and UB bookkeeping.
+/// A boolean condition (also a bool's value), folded at compile time where
+/// possible so that always-valid nodes cost nothing for their flags and UB
+/// bookkeeping.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Cond {
     Const(bool),
@@ -225,11 +212,19 @@ pub(crate) enum Cond {
     Dyn(Value),
 }
 
-/// One lowered node: its value (`i64`, or `i8` for bools) and its state.
+/// An integer: a constant known at compile time (divisor guards and
+/// comparisons with literals fold), or an `i64` register.
 #[derive(Clone, Copy, Debug)]
+pub(crate) enum JInt {
+    K(i64),
+    V(Value),
+}
+
+/// One lowered node: its flags and value (`engine::semantics::Sem`) and
+/// its dtype.
+#[derive(Clone, Debug)]
 pub(crate) struct Lowered {
-    pub val: Value,
-    pub st: St,
+    pub sem: Sem<JInt, Cond>,
     pub dtype: DType,
 }
 
@@ -239,6 +234,274 @@ pub(crate) struct UbCond {
     pub node: NodeId,
     pub cond: Cond,
     pub reason: Ub,
+}
+
+/// The semantics' primitives on Cranelift values, emitted into the
+/// function being built. The generated code never traps: every divisor is
+/// replaced by 1 where it is 0 or where the 64-bit quotient would be
+/// `i64::MIN / -1` (the semantics records those as undefined).
+pub(crate) struct Jit<'a, 'b> {
+    pub b: &'a mut FunctionBuilder<'b>,
+    pub w: Width,
+    /// The node being lowered, for its UB conditions.
+    pub node: NodeId,
+    pub ub: &'a mut Vec<UbCond>,
+}
+
+impl Jit<'_, '_> {
+    /// An integer's register (a constant is materialized).
+    pub fn val(&mut self, x: JInt) -> Value {
+        match x {
+            JInt::K(c) => self.b.ins().iconst(types::I64, c),
+            JInt::V(v) => v,
+        }
+    }
+
+    fn icmp(&mut self, cc: IntCC, a: JInt, b: JInt) -> Cond {
+        match (a, b) {
+            (JInt::K(x), JInt::K(y)) => Cond::Const(cc_holds(cc, x, y)),
+            (JInt::V(v), JInt::K(k)) => Cond::Dyn(self.b.ins().icmp_imm_s(cc, v, k)),
+            _ => {
+                let (x, y) = (self.val(a), self.val(b));
+                Cond::Dyn(self.b.ins().icmp(cc, x, y))
+            }
+        }
+    }
+
+    /// `/ % // mod ceildiv` on valid operands, guarded so that the hardware
+    /// never traps; the condition is `MIN / -1` of the dtype for quotients.
+    fn divmod(&mut self, op: Op, dt: DType, x: JInt, y: JInt) -> (JInt, Cond) {
+        let w = self.w;
+        let min = match dt {
+            DType::Index => w.min() as i64,
+            DType::I32 => i32::MIN as i64,
+            _ => i64::MIN,
+        };
+        let no_result = if op.is_quotient() {
+            let m1 = self.icmp(IntCC::Equal, y, JInt::K(-1));
+            let amin = self.icmp(IntCC::Equal, x, JInt::K(min));
+            and(self.b, m1, amin)
+        } else {
+            Cond::Const(false)
+        };
+        let (a, d) = (self.val(x), self.val(y));
+        let b = &mut *self.b;
+        // The guarded divisor: 1 wherever the 64-bit division would trap
+        // (zero, or i64::MIN / -1), whatever the operands' states, because
+        // invalid and unconstrained lanes carry arbitrary bits.
+        let ds = match y {
+            JInt::K(c) if c != 0 && c != -1 => d,
+            _ => {
+                let bz = b.ins().icmp_imm_s(IntCC::Equal, d, 0);
+                let bm1 = b.ins().icmp_imm_s(IntCC::Equal, d, -1);
+                let amin = b.ins().icmp_imm_s(IntCC::Equal, a, i64::MIN);
+                let trap = b.ins().band(bm1, amin);
+                let bad = b.ins().bor(bz, trap);
+                let one = b.ins().iconst(types::I64, 1);
+                b.ins().select(bad, one, d)
+            }
+        };
+        let q = b.ins().sdiv(a, ds);
+        let qd = b.ins().imul(q, ds);
+        let r = b.ins().isub(a, qd);
+        let val = match op {
+            Op::Div => q,
+            Op::Rem => r,
+            _ => {
+                // r != 0 and the signs of r (= sign of a) and the divisor
+                // differ: the truncated quotient was rounded up.
+                let rnz = b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
+                let x = b.ins().bxor(r, ds);
+                let diff = b.ins().icmp_imm_s(IntCC::SignedLessThan, x, 0);
+                match op {
+                    Op::FloorDiv => {
+                        let adj = b.ins().band(rnz, diff);
+                        let adj = b.ins().uextend(types::I64, adj);
+                        b.ins().isub(q, adj)
+                    }
+                    Op::Mod => {
+                        let adj = b.ins().band(rnz, diff);
+                        let zero = b.ins().iconst(types::I64, 0);
+                        let add = b.ins().select(adj, ds, zero);
+                        b.ins().iadd(r, add)
+                    }
+                    _ => {
+                        let same = b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, x, 0);
+                        let adj = b.ins().band(rnz, same);
+                        let adj = b.ins().uextend(types::I64, adj);
+                        b.ins().iadd(q, adj)
+                    }
+                }
+            }
+        };
+        (JInt::V(val), no_result)
+    }
+}
+
+fn cc_holds(cc: IntCC, x: i64, y: i64) -> bool {
+    match cc {
+        IntCC::Equal => x == y,
+        IntCC::NotEqual => x != y,
+        IntCC::SignedLessThan => x < y,
+        IntCC::SignedLessThanOrEqual => x <= y,
+        IntCC::SignedGreaterThan => x > y,
+        IntCC::SignedGreaterThanOrEqual => x >= y,
+        _ => unreachable!("signed comparisons only"),
+    }
+}
+
+impl Prims for Jit<'_, '_> {
+    type I = JInt;
+    type B = Cond;
+
+    fn width(&self) -> Width {
+        self.w
+    }
+    fn bool_lit(&mut self, b: bool) -> Cond {
+        Cond::Const(b)
+    }
+    fn int_lit(&mut self, v: i128, _: DType) -> JInt {
+        JInt::K(v as i64)
+    }
+    fn not(&mut self, a: &Cond) -> Cond {
+        not(self.b, *a)
+    }
+    fn and(&mut self, a: &Cond, b: &Cond) -> Cond {
+        and(self.b, *a, *b)
+    }
+    fn or(&mut self, a: &Cond, b: &Cond) -> Cond {
+        or(self.b, *a, *b)
+    }
+    fn xor(&mut self, a: &Cond, b: &Cond) -> Cond {
+        match (*a, *b) {
+            (Cond::Const(x), Cond::Const(y)) => Cond::Const(x != y),
+            (Cond::Const(false), c) | (c, Cond::Const(false)) => c,
+            (Cond::Const(true), c) | (c, Cond::Const(true)) => not(self.b, c),
+            (Cond::Dyn(p), Cond::Dyn(q)) => Cond::Dyn(self.b.ins().bxor(p, q)),
+        }
+    }
+    fn select_int(&mut self, c: &Cond, a: &JInt, b: &JInt) -> JInt {
+        match (*c, *a, *b) {
+            (Cond::Const(true), ..) => *a,
+            (Cond::Const(false), ..) => *b,
+            (_, JInt::K(x), JInt::K(y)) if x == y => *a,
+            (Cond::Dyn(c), _, _) => {
+                let (x, y) = (self.val(*a), self.val(*b));
+                JInt::V(self.b.ins().select(c, x, y))
+            }
+        }
+    }
+    fn select_bool(&mut self, c: &Cond, a: &Cond, b: &Cond) -> Cond {
+        match (*c, *a, *b) {
+            (Cond::Const(true), ..) => *a,
+            (Cond::Const(false), ..) => *b,
+            (_, Cond::Const(x), Cond::Const(y)) if x == y => *a,
+            (Cond::Dyn(c), _, _) => {
+                let (x, y) = (mat_cond(self.b, *a), mat_cond(self.b, *b));
+                Cond::Dyn(self.b.ins().select(c, x, y))
+            }
+        }
+    }
+    fn lt(&mut self, a: &JInt, b: &JInt, _: DType) -> Cond {
+        self.icmp(IntCC::SignedLessThan, *a, *b)
+    }
+    fn le(&mut self, a: &JInt, b: &JInt, _: DType) -> Cond {
+        self.icmp(IntCC::SignedLessThanOrEqual, *a, *b)
+    }
+    fn eq(&mut self, a: &JInt, b: &JInt, _: DType) -> Cond {
+        self.icmp(IntCC::Equal, *a, *b)
+    }
+
+    /// Values are `i64` registers: an `index` value at width W <= 64 is
+    /// sign-extended, `i32` values are kept wrapped to 32 bits and
+    /// sign-extended. Index overflow at W < 64 is detected by computing
+    /// exactly in 64 bits and range-checking (operands fit W <= 32 bits, so
+    /// sums, products and shifts by less than W are exact); at W = 64 by
+    /// Cranelift's overflow-checking ops.
+    fn arith(&mut self, op: Op, dt: DType, from: DType, args: &[JInt]) -> (JInt, Cond) {
+        if op.is_divmod() {
+            return self.divmod(op, dt, args[0], args[1]);
+        }
+        let w = self.w;
+        let a = self.val(args[0]);
+        let y = match args.get(1) {
+            Some(&y) => Some(self.val(y)),
+            None => None,
+        };
+        let b = &mut *self.b;
+        let (val, ovf) = match (op, dt) {
+            (Op::Min, _) => (b.ins().smin(a, y.unwrap()), Cond::Const(false)),
+            (Op::Max, _) => (b.ins().smax(a, y.unwrap()), Cond::Const(false)),
+            (Op::BitAnd, _) => (b.ins().band(a, y.unwrap()), Cond::Const(false)),
+            // floor(a / 2^k); an amount outside [0, bits) is undefined
+            // (the semantics records it) and Cranelift masks it.
+            (Op::Shr, _) => (b.ins().sshr(a, y.unwrap()), Cond::Const(false)),
+            (Op::Cast, DType::Index) => {
+                let src_fits = match from {
+                    DType::Index => true,
+                    DType::I32 => w.0 >= 32,
+                    _ => w.0 >= 64,
+                };
+                let ovf = if src_fits {
+                    Cond::Const(false)
+                } else {
+                    not_fits(b, w, a)
+                };
+                (a, ovf)
+            }
+            (Op::Cast, DType::I32) => (wrap32(b, a), Cond::Const(false)),
+            (Op::Cast, _) => (a, Cond::Const(false)),
+            (Op::Shl, DType::Index) if w.0 == 64 => {
+                let k = y.unwrap();
+                let r = b.ins().ishl(a, k);
+                // Bits shifted out past the sign: shifting back does not
+                // restore the value.
+                let back = b.ins().sshr(r, k);
+                (r, Cond::Dyn(b.ins().icmp(IntCC::NotEqual, back, a)))
+            }
+            (op, DType::Index) if w.0 == 64 => {
+                let (r, of) = match op {
+                    Op::Neg => {
+                        let r = b.ins().ineg(a);
+                        (r, b.ins().icmp_imm_s(IntCC::Equal, a, i64::MIN))
+                    }
+                    Op::Add => b.ins().sadd_overflow(a, y.unwrap()),
+                    Op::Sub => b.ins().ssub_overflow(a, y.unwrap()),
+                    Op::Mul => b.ins().smul_overflow(a, y.unwrap()),
+                    _ => unreachable!("{op:?} is not index arithmetic"),
+                };
+                (r, Cond::Dyn(of))
+            }
+            (op, _) => {
+                // Exact in 64 bits for index operands of W <= 32 bits; the
+                // wrap of i32/i64 follows from computing modulo 2^64.
+                let r = match op {
+                    Op::Neg => b.ins().ineg(a),
+                    Op::Add => b.ins().iadd(a, y.unwrap()),
+                    Op::Sub => b.ins().isub(a, y.unwrap()),
+                    Op::Mul => b.ins().imul(a, y.unwrap()),
+                    Op::Shl => b.ins().ishl(a, y.unwrap()),
+                    _ => unreachable!("{op:?} is not integer arithmetic"),
+                };
+                match dt {
+                    DType::Index => (r, not_fits(b, w, r)),
+                    DType::I32 => (wrap32(b, r), Cond::Const(false)),
+                    _ => (r, Cond::Const(false)),
+                }
+            }
+        };
+        (JInt::V(val), ovf)
+    }
+
+    fn undefined(&mut self, cond: Cond, reason: Ub) {
+        if !matches!(cond, Cond::Const(false)) {
+            self.ub.push(UbCond {
+                node: self.node,
+                cond,
+                reason,
+            });
+        }
+    }
 }
 
 /// Emits the nodes of one graph into a function being built.
@@ -264,8 +527,10 @@ impl<'g> Lower<'g> {
         }
     }
 
-    pub fn get(&self, id: NodeId) -> Lowered {
-        self.vals[id.index()].expect("operands are lowered before their users")
+    pub fn get(&self, id: NodeId) -> &Lowered {
+        self.vals[id.index()]
+            .as_ref()
+            .expect("operands are lowered before their users")
     }
 
     /// Lowers `order` (increasing ids, e.g. from [`Graph::reachable`]).
@@ -289,9 +554,17 @@ impl<'g> Lower<'g> {
         }
     }
 
-    fn push_ub(&mut self, node: NodeId, cond: Cond, reason: Ub) {
-        if !matches!(cond, Cond::Const(false)) {
-            self.ub.push(UbCond { node, cond, reason });
+    /// The primitives for emitting node `node`.
+    pub fn prims<'a, 'b>(
+        &'a mut self,
+        b: &'a mut FunctionBuilder<'b>,
+        node: NodeId,
+    ) -> Jit<'a, 'b> {
+        Jit {
+            b,
+            w: self.w,
+            node,
+            ub: &mut self.ub,
         }
     }
 
@@ -303,393 +576,60 @@ impl<'g> Lower<'g> {
         vars_in_bounds: bool,
     ) -> Lowered {
         let n = *self.g.node(id);
-        let w = self.w;
         let dtype = n.dtype;
-        let valid = |val| Lowered {
-            val,
-            st: St::Valid,
-            dtype,
-        };
-        match n.op {
-            Op::Const(c) => match dtype {
-                DType::Bool => valid(b.ins().iconst(types::I8, (c != 0) as i64)),
-                _ => {
-                    if dtype == DType::Index && !w.fits(c as i128) {
-                        self.push_ub(id, Cond::Const(true), Ub::IndexOverflow);
-                    }
-                    valid(b.ins().iconst(types::I64, c))
-                }
-            },
+        let sem = match n.op {
+            Op::Const(c) => semantics::constant(&mut self.prims(b, id), c as i128, dtype),
+            Op::Invalid => semantics::invalid(&mut self.prims(b, id)),
             Op::Var(v) => {
                 let x = env(b, v);
-                match dtype {
-                    DType::Bool => valid(b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)),
+                let val = match dtype {
+                    DType::Bool => {
+                        SemValue::Bool(Cond::Dyn(b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)))
+                    }
                     DType::Index => {
                         let d = self.g.var(v);
-                        let static_ok =
-                            vars_in_bounds && w.fits(d.lo as i128) && w.fits(d.hi as i128);
+                        let static_ok = vars_in_bounds
+                            && self.w.fits(d.lo as i128)
+                            && self.w.fits(d.hi as i128);
                         if !static_ok {
-                            let c = not_fits(b, w, x);
-                            self.push_ub(id, c, Ub::IndexOverflow);
+                            let c = not_fits(b, self.w, x);
+                            self.prims(b, id).undefined(c, Ub::IndexOverflow);
                         }
-                        valid(x)
+                        SemValue::Int(JInt::V(x))
                     }
-                    DType::I32 | DType::I64 => valid(x),
-                }
-            }
-            Op::Invalid => Lowered {
-                val: b.ins().iconst(types::I64, 0),
-                st: St::Inv,
-                dtype,
-            },
-            Op::Neg | Op::Cast | Op::Add | Op::Sub | Op::Mul | Op::Min | Op::Max => {
-                self.int_arith(b, id)
-            }
-            Op::Div | Op::Rem | Op::FloorDiv | Op::Mod | Op::CeilDiv => self.divmod(b, id),
-            Op::Lt | Op::Le | Op::Eq | Op::Ne => {
-                let (x, y) = (self.get(n.src()[0]), self.get(n.src()[1]));
-                let cc = match n.op {
-                    Op::Lt => IntCC::SignedLessThan,
-                    Op::Le => IntCC::SignedLessThanOrEqual,
-                    Op::Eq => IntCC::Equal,
-                    _ => IntCC::NotEqual,
+                    DType::I32 | DType::I64 => SemValue::Int(JInt::V(x)),
                 };
-                Lowered {
-                    val: b.ins().icmp(cc, x.val, y.val),
-                    st: any_nonvalid_unc(b, &[x.st, y.st]),
-                    dtype,
-                }
+                semantics::valid(&mut self.prims(b, id), val)
             }
-            Op::Not => {
-                let x = self.get(n.src()[0]);
-                Lowered {
-                    val: b.ins().icmp_imm_s(IntCC::Equal, x.val, 0),
-                    st: any_nonvalid_unc(b, &[x.st]),
-                    dtype,
-                }
-            }
-            Op::And | Op::Or | Op::Xor => {
-                let (x, y) = (self.get(n.src()[0]), self.get(n.src()[1]));
-                let val = match n.op {
-                    Op::And => b.ins().band(x.val, y.val),
-                    Op::Or => b.ins().bor(x.val, y.val),
-                    _ => b.ins().bxor(x.val, y.val),
-                };
-                Lowered {
-                    val,
-                    st: any_nonvalid_unc(b, &[x.st, y.st]),
-                    dtype,
-                }
-            }
-            Op::Where => {
-                let s = n.src();
-                let (c, x, y) = (self.get(s[0]), self.get(s[1]), self.get(s[2]));
-                let val = b.ins().select(c.val, x.val, y.val);
-                let inner = match (x.st, y.st) {
-                    (St::Valid, St::Valid) => St::Valid,
-                    (St::Unc, St::Unc) => St::Unc,
-                    (St::Inv, St::Inv) => St::Inv,
-                    (xs, ys) => {
-                        let (xm, ym) = (mat(b, xs), mat(b, ys));
-                        St::Dyn(b.ins().select(c.val, xm, ym))
-                    }
-                };
-                let st = match c.st {
-                    St::Valid => inner,
-                    St::Unc | St::Inv => St::Unc,
-                    St::Dyn(sc) => {
-                        let one = b.ins().iconst(types::I8, ST_UNC);
-                        let im = mat(b, inner);
-                        St::Dyn(b.ins().select(sc, one, im))
-                    }
-                };
-                Lowered { val, st, dtype }
-            }
-        }
-    }
-
-    /// `neg cast + - * min max`.
-    fn int_arith(&mut self, b: &mut FunctionBuilder<'_>, id: NodeId) -> Lowered {
-        let n = *self.g.node(id);
-        let w = self.w;
-        let dtype = n.dtype;
-        let x = self.get(n.src()[0]);
-        let y = n.src().get(1).map(|&s| self.get(s));
-        let st = int_state(b, x.st, y.map(|y| y.st));
-        let a = x.val;
-        let yv = y.map(|y| y.val);
-        // `ovf`: the exact result does not fit an index of width W (only
-        // meaningful when the result is valid, i.e. all operands are).
-        let (val, ovf) = match (n.op, dtype) {
-            (Op::Min, _) => (b.ins().smin(a, yv.unwrap()), Cond::Const(false)),
-            (Op::Max, _) => (b.ins().smax(a, yv.unwrap()), Cond::Const(false)),
-            (Op::Cast, DType::Index) => {
-                let src_fits = match x.dtype {
-                    DType::Index => true,
-                    DType::I32 => w.0 >= 32,
-                    _ => w.0 >= 64,
-                };
-                let ovf = if src_fits {
-                    Cond::Const(false)
-                } else {
-                    not_fits(b, w, a)
-                };
-                (a, ovf)
-            }
-            (Op::Cast, DType::I32) => (wrap32(b, a), Cond::Const(false)),
-            (Op::Cast, _) => (a, Cond::Const(false)),
-            (op, DType::Index) if w.0 == 64 => {
-                let (r, of) = match op {
-                    Op::Neg => {
-                        let r = b.ins().ineg(a);
-                        (r, b.ins().icmp_imm_s(IntCC::Equal, a, i64::MIN))
-                    }
-                    Op::Add => b.ins().sadd_overflow(a, yv.unwrap()),
-                    Op::Sub => b.ins().ssub_overflow(a, yv.unwrap()),
-                    _ => b.ins().smul_overflow(a, yv.unwrap()),
-                };
-                (r, Cond::Dyn(of))
-            }
-            (op, _) => {
-                // Exact in 64 bits for index operands of W <= 32 bits; the
-                // wrap of i32/i64 follows from computing modulo 2^64.
-                let r = match op {
-                    Op::Neg => b.ins().ineg(a),
-                    Op::Add => b.ins().iadd(a, yv.unwrap()),
-                    Op::Sub => b.ins().isub(a, yv.unwrap()),
-                    _ => b.ins().imul(a, yv.unwrap()),
-                };
-                match dtype {
-                    DType::Index => (r, not_fits(b, w, r)),
-                    DType::I32 => (wrap32(b, r), Cond::Const(false)),
-                    _ => (r, Cond::Const(false)),
-                }
+            op => {
+                let args: Vec<Sem<JInt, Cond>> =
+                    n.src().iter().map(|&s| self.get(s).sem.clone()).collect();
+                let dts: Vec<DType> = n.src().iter().map(|&s| self.g.node(s).dtype).collect();
+                semantics::apply(&mut self.prims(b, id), op, dtype, &args, &dts)
             }
         };
-        if dtype == DType::Index {
-            let v = is_valid(b, st);
-            let c = and(b, v, ovf);
-            self.push_ub(id, c, Ub::IndexOverflow);
-            // An unconstrained operand could be any value: undefined if
-            // some value overflows (interp::unconstrained_overflow).
-            let u = self.unconstrained_overflow(b, n.op, x, y);
-            let not_inv = is_invalid(b, st);
-            let not_inv = not(b, not_inv);
-            let c = and(b, not_inv, u);
-            self.push_ub(id, c, Ub::IndexOverflow);
-        }
-        Lowered { val, st, dtype }
-    }
-
-    /// Some value of the unconstrained operand(s) of an index op overflows:
-    /// `-U`; `U + b`, `U - b` unless b == 0; `b - U` unless b == -1;
-    /// `U * b` unless b is 0 or 1; two unconstrained operands; a cast into
-    /// index from a type wider than W bits.
-    fn unconstrained_overflow(
-        &self,
-        b: &mut FunctionBuilder<'_>,
-        op: Op,
-        x: Lowered,
-        y: Option<Lowered>,
-    ) -> Cond {
-        let xu = is_unc(b, x.st);
-        let Some(y) = y else {
-            return match op {
-                Op::Neg => xu,
-                Op::Cast => {
-                    let (lo, hi) = self.w.dtype_bounds(x.dtype);
-                    let (ilo, ihi) = self.w.dtype_bounds(DType::Index);
-                    and(b, xu, Cond::Const(lo < ilo || hi > ihi))
-                }
-                _ => Cond::Const(false),
-            };
-        };
-        let yu = is_unc(b, y.st);
-        let is = |b: &mut FunctionBuilder<'_>, v: Value, k: i64| {
-            Cond::Dyn(b.ins().icmp_imm_s(IntCC::Equal, v, k))
-        };
-        let (x_ok, y_ok) = match op {
-            // The value the other operand must have for no overflow.
-            Op::Add => (is(b, x.val, 0), is(b, y.val, 0)),
-            Op::Sub => (is(b, x.val, -1), is(b, y.val, 0)),
-            Op::Mul => {
-                let (x0, x1) = (is(b, x.val, 0), is(b, x.val, 1));
-                let (y0, y1) = (is(b, y.val, 0), is(b, y.val, 1));
-                (or(b, x0, x1), or(b, y0, y1))
-            }
-            _ => return Cond::Const(false),
-        };
-        let both = and(b, xu, yu);
-        let y_bad = not(b, y_ok);
-        let left = and(b, xu, y_bad);
-        let x_bad = not(b, x_ok);
-        let right = and(b, yu, x_bad);
-        let one = or(b, left, right);
-        or(b, both, one)
-    }
-
-    /// `/ % // mod ceildiv`, guarded so the hardware never traps.
-    fn divmod(&mut self, b: &mut FunctionBuilder<'_>, id: NodeId) -> Lowered {
-        let n = *self.g.node(id);
-        let dtype = n.dtype;
-        let (x, y) = (self.get(n.src()[0]), self.get(n.src()[1]));
-        let st = int_state(b, x.st, Some(y.st));
-        let (a, d) = (x.val, y.val);
-        let divisor_const = self.g.node(n.src()[1]).as_const();
-
-        // Undefined: the divisor is the valid value 0 (whatever the dividend).
-        let y_valid = is_valid(b, y.st);
-        let dz = match divisor_const {
-            Some(c) => Cond::Const(c == 0),
-            None => Cond::Dyn(b.ins().icmp_imm_s(IntCC::Equal, d, 0)),
-        };
-        let dz_ub = and(b, y_valid, dz);
-        // An unconstrained divisor could be 0.
-        let y_unc = is_unc(b, y.st);
-        let dz_ub = or(b, dz_ub, y_unc);
-        self.push_ub(id, dz_ub, Ub::DivByZero);
-
-        // Undefined: the quotient MIN / -1 of the dtype (index: of width W).
-        if matches!(n.op, Op::Div | Op::FloorDiv | Op::CeilDiv) {
-            let (min, reason) = match dtype {
-                DType::Index => (self.w.min() as i64, Ub::IndexOverflow),
-                DType::I32 => (i32::MIN as i64, Ub::DivOverflow),
-                _ => (i64::MIN, Ub::DivOverflow),
-            };
-            let m1 = match divisor_const {
-                Some(c) => Cond::Const(c == -1),
-                None => Cond::Dyn(b.ins().icmp_imm_s(IntCC::Equal, d, -1)),
-            };
-            let amin = Cond::Dyn(b.ins().icmp_imm_s(IntCC::Equal, a, min));
-            let both_valid = is_valid(b, st);
-            let c = and(b, m1, amin);
-            let c = and(b, both_valid, c);
-            self.push_ub(id, c, reason);
-            // An unconstrained dividend could be MIN.
-            let x_unc = is_unc(b, x.st);
-            let c = and(b, m1, x_unc);
-            let c = and(b, y_valid, c);
-            self.push_ub(id, c, reason);
-        }
-
-        // The guarded divisor: 1 wherever the 64-bit division would trap
-        // (zero, or i64::MIN / -1), whatever the operands' states, because
-        // invalid and unconstrained lanes carry arbitrary bits.
-        let ds = match divisor_const {
-            Some(c) if c != 0 && c != -1 => d,
-            _ => {
-                let bz = b.ins().icmp_imm_s(IntCC::Equal, d, 0);
-                let bm1 = b.ins().icmp_imm_s(IntCC::Equal, d, -1);
-                let amin = b.ins().icmp_imm_s(IntCC::Equal, a, i64::MIN);
-                let trap = b.ins().band(bm1, amin);
-                let bad = b.ins().bor(bz, trap);
-                let one = b.ins().iconst(types::I64, 1);
-                b.ins().select(bad, one, d)
-            }
-        };
-        let q = b.ins().sdiv(a, ds);
-        let qd = b.ins().imul(q, ds);
-        let r = b.ins().isub(a, qd);
-        let val = match n.op {
-            Op::Div => q,
-            Op::Rem => r,
-            _ => {
-                // r != 0 and the signs of r (= sign of a) and the divisor
-                // differ: the truncated quotient was rounded up.
-                let rnz = b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
-                let x = b.ins().bxor(r, ds);
-                let diff = b.ins().icmp_imm_s(IntCC::SignedLessThan, x, 0);
-                match n.op {
-                    Op::FloorDiv => {
-                        let adj = b.ins().band(rnz, diff);
-                        let adj = b.ins().uextend(types::I64, adj);
-                        b.ins().isub(q, adj)
-                    }
-                    Op::Mod => {
-                        let adj = b.ins().band(rnz, diff);
-                        let zero = b.ins().iconst(types::I64, 0);
-                        let add = b.ins().select(adj, ds, zero);
-                        b.ins().iadd(r, add)
-                    }
-                    _ => {
-                        let same = b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, x, 0);
-                        let adj = b.ins().band(rnz, same);
-                        let adj = b.ins().uextend(types::I64, adj);
-                        b.ins().iadd(q, adj)
-                    }
-                }
-            }
-        };
-        Lowered { val, st, dtype }
+        Lowered { sem, dtype }
     }
 }
 
-/// The `i8` encoding of a state.
-pub(crate) fn mat(b: &mut FunctionBuilder<'_>, st: St) -> Value {
-    match st {
-        St::Valid => b.ins().iconst(types::I8, ST_VALID),
-        St::Unc => b.ins().iconst(types::I8, ST_UNC),
-        St::Inv => b.ins().iconst(types::I8, ST_INV),
-        St::Dyn(v) => v,
+/// State codes of a stored result.
+pub(crate) const ST_VALID: i64 = 0;
+pub(crate) const ST_UNC: i64 = 1;
+
+/// A condition as an `i8` register.
+pub(crate) fn mat_cond(b: &mut FunctionBuilder<'_>, c: Cond) -> Value {
+    match c {
+        Cond::Const(x) => b.ins().iconst(types::I8, x as i64),
+        Cond::Dyn(v) => v,
     }
 }
 
-/// Integer ops: invalid if an operand is, else unconstrained if one is.
-fn int_state(b: &mut FunctionBuilder<'_>, x: St, y: Option<St>) -> St {
-    let Some(y) = y else { return x };
-    match (x, y) {
-        (St::Inv, _) | (_, St::Inv) => St::Inv,
-        (St::Valid, s) | (s, St::Valid) => s,
-        (St::Unc, St::Unc) => St::Unc,
-        (xs, ys) => {
-            let (xm, ym) = (mat(b, xs), mat(b, ys));
-            St::Dyn(b.ins().umax(xm, ym))
-        }
-    }
-}
-
-/// Comparisons and bool ops: unconstrained if any operand is not valid.
-fn any_nonvalid_unc(b: &mut FunctionBuilder<'_>, args: &[St]) -> St {
-    if args.iter().any(|s| matches!(s, St::Unc | St::Inv)) {
-        return St::Unc;
-    }
-    let mut acc: Option<Value> = None;
-    for s in args {
-        if let St::Dyn(v) = *s {
-            acc = Some(match acc {
-                None => v,
-                Some(a) => b.ins().bor(a, v),
-            });
-        }
-    }
-    match acc {
-        None => St::Valid,
-        Some(v) => St::Dyn(b.ins().icmp_imm_s(IntCC::NotEqual, v, 0)),
-    }
-}
-
-pub(crate) fn is_valid(b: &mut FunctionBuilder<'_>, st: St) -> Cond {
-    match st {
-        St::Valid => Cond::Const(true),
-        St::Unc | St::Inv => Cond::Const(false),
-        St::Dyn(v) => Cond::Dyn(b.ins().icmp_imm_s(IntCC::Equal, v, ST_VALID)),
-    }
-}
-
-pub(crate) fn is_unc(b: &mut FunctionBuilder<'_>, st: St) -> Cond {
-    match st {
-        St::Unc => Cond::Const(true),
-        St::Inv | St::Valid => Cond::Const(false),
-        St::Dyn(v) => Cond::Dyn(b.ins().icmp_imm_s(IntCC::Equal, v, ST_UNC)),
-    }
-}
-
-pub(crate) fn is_invalid(b: &mut FunctionBuilder<'_>, st: St) -> Cond {
-    match st {
-        St::Inv => Cond::Const(true),
-        St::Unc | St::Valid => Cond::Const(false),
-        St::Dyn(v) => Cond::Dyn(b.ins().icmp_imm_s(IntCC::Equal, v, ST_INV)),
-    }
+/// The state code of a result: 0 valid, 1 unconstrained, 2 invalid.
+pub(crate) fn state_code(b: &mut FunctionBuilder<'_>, s: &Sem<JInt, Cond>) -> Value {
+    let (inv, unc) = (mat_cond(b, s.inv), mat_cond(b, s.unc));
+    // inv * 2 + unc (never both).
+    let twice = b.ins().ishl_imm_u(inv, 1);
+    b.ins().bor(twice, unc)
 }
 
 pub(crate) fn and(b: &mut FunctionBuilder<'_>, x: Cond, y: Cond) -> Cond {
@@ -747,20 +687,15 @@ pub(crate) fn fold_any(b: &mut FunctionBuilder<'_>, conds: impl Iterator<Item = 
 
 /// Encodes "node `id` is undefined for `reason`" as a nonzero `i64`.
 fn ub_code(node: NodeId, reason: Ub) -> i64 {
-    let r = match reason {
-        Ub::DivByZero => 0,
-        Ub::DivOverflow => 1,
-        Ub::IndexOverflow => 2,
-    };
+    let r = Ub::ALL
+        .iter()
+        .position(|&u| u == reason)
+        .expect("every reason is listed") as i64;
     ((node.0 as i64 + 1) << 2) | r
 }
 
 fn ub_decode(code: i64) -> Undefined {
-    let reason = match code & 3 {
-        0 => Ub::DivByZero,
-        1 => Ub::DivOverflow,
-        _ => Ub::IndexOverflow,
-    };
+    let reason = Ub::ALL[(code & 3) as usize];
     Undefined {
         node: NodeId(((code >> 2) - 1) as u32),
         reason,
@@ -798,14 +733,16 @@ impl CompiledEval {
             // against W at run time, as the interpreter does.
             lower.lower(b, &order, &mut env, false);
             for (i, &r) in roots.iter().enumerate() {
-                let l = lower.get(r);
-                let v = if l.dtype == DType::Bool {
-                    b.ins().uextend(types::I64, l.val)
-                } else {
-                    l.val
+                let l = lower.get(r).clone();
+                let v = match l.sem.val {
+                    SemValue::Bool(c) => {
+                        let c = mat_cond(b, c);
+                        b.ins().uextend(types::I64, c)
+                    }
+                    SemValue::Int(x) => lower.prims(b, r).val(x),
                 };
                 b.ins().store(mem(), v, vals_p, 8 * i as i32);
-                let s = mat(b, l.st);
+                let s = state_code(b, &l.sem);
                 b.ins().store(mem(), s, st_p, i as i32);
             }
             // The first undefined node in id order: fold from the last

@@ -12,6 +12,7 @@
 //! - [`shrink`]: graph-level shrinking of a failing case.
 //! - [`corpus`]: findings as text cases, written atomically, and replay.
 //! - [`targets`]: the bodies of the cargo-fuzz (libFuzzer) targets.
+//! - [`rng`]: deterministic randomness (splitmix64) for all of the above.
 
 pub mod campaign;
 pub mod checks;
@@ -20,5 +21,6 @@ pub mod generate;
 pub mod jit;
 pub mod mutate;
 pub mod oracle;
+pub mod rng;
 pub mod shrink;
 pub mod targets;

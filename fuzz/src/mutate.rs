@@ -25,7 +25,7 @@
 //! Choices are drawn from the case's seed, so variants are as reproducible
 //! as cases; the corpus stores their text like any other finding.
 
-use crate::generate::splitmix64;
+pub use crate::rng::Rng;
 use engine::ir::{DType, Graph, NodeId, Op, VarDecl};
 use std::fmt;
 
@@ -50,28 +50,6 @@ impl Variant {
 impl fmt::Display for Variant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-/// A small deterministic random source (splitmix64).
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        splitmix64(&mut self.0)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() as u128 * n as u128) >> 64) as usize
-    }
-
-    pub fn coin(&mut self) -> bool {
-        self.next_u64() & 1 == 1
     }
 }
 

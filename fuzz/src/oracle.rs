@@ -29,13 +29,16 @@
 //! benchmark.
 
 use crate::jit::{
-    and, check_width, compile_function, fold_any, is_invalid, is_valid, mem, not, or, ptr_type,
-    Cond, JitCode, JitError, Lower,
+    and, check_width, compile_function, fold_any, mem, not, or, ptr_type, Cond, JitCode, JitError,
+    Lower,
 };
+use crate::rng::hash64;
 use cranelift_codegen::ir::{condcodes::IntCC, types, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
-use engine::interp::{self, Undefined, Val, Verdict, Width};
-use engine::ir::{DType, Graph, NodeId, Op};
+use engine::dtype::Width;
+use engine::interp::{self, PointCheck, Undefined, Val};
+use engine::ir::{Graph, NodeId, Op};
+use engine::semantics::{self, Failure};
 use rayon::prelude::*;
 use std::fmt;
 
@@ -87,14 +90,14 @@ impl OracleConfig {
 pub struct Replay {
     pub src: Result<Vec<Val>, Undefined>,
     pub tgt: Result<Vec<Val>, Undefined>,
-    /// `interp::check_point(src, tgt)`; equals the failure's verdict unless
-    /// the JIT is wrong.
-    pub verdict: Option<Verdict>,
+    /// `interp::check_point(src, tgt)`; the same failure unless the JIT is
+    /// wrong.
+    pub check: PointCheck,
 }
 
 /// The first point where the target does not refine the source.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Failure {
+pub struct FailingPoint {
     /// Linear index in the domain (row-major), or the sample number when
     /// the domain was sampled.
     pub index: u64,
@@ -103,7 +106,7 @@ pub struct Failure {
     /// Values indexed like the graph's variable table (variables neither
     /// form uses hold their lower bound): ready for `interp::eval`.
     pub env: Vec<i64>,
-    pub verdict: Verdict,
+    pub failure: Failure,
     /// The first root that fails (`None` when the target is undefined).
     pub root: Option<usize>,
     pub replay: Option<Replay>,
@@ -120,7 +123,7 @@ pub struct Report {
     pub sampled: bool,
     /// Points in the domain (saturating).
     pub domain_size: u128,
-    pub failure: Option<Failure>,
+    pub failure: Option<FailingPoint>,
 }
 
 impl Report {
@@ -139,7 +142,7 @@ impl fmt::Display for Report {
         match &self.failure {
             None => write!(f, "refines ({how}, {} points)", self.points),
             Some(fail) => {
-                write!(f, "{}", fail.verdict.name())?;
+                write!(f, "{}", fail.failure.name())?;
                 if let Some(r) = fail.root {
                     write!(f, " (root {r})")?;
                 }
@@ -234,9 +237,9 @@ impl Domain {
     /// its upper bound, 0, 1 or -1 (clamped into the bounds) with
     /// probability 1/16 each, and uniform otherwise.
     pub fn sample(&self, seed: u64, k: u64, out: &mut [i64]) {
-        let base = mix(seed ^ mix(k));
+        let base = hash64(seed ^ hash64(k));
         for (j, slot) in out[..self.len()].iter_mut().enumerate() {
-            let h = mix(base.wrapping_add(j as u64));
+            let h = hash64(base.wrapping_add(j as u64));
             let (lo, hi) = (self.lo[j], self.hi[j]);
             *slot = match h & 15 {
                 0 => lo,
@@ -245,7 +248,7 @@ impl Domain {
                 3 => 1i64.clamp(lo, hi),
                 4 => (-1i64).clamp(lo, hi),
                 _ => {
-                    let u = mix(h ^ 0x5555_5555_5555_5555) as u128;
+                    let u = hash64(h ^ 0x5555_5555_5555_5555) as u128;
                     (lo as i128 + ((u * self.span(j)) >> 64) as i128) as i64
                 }
             };
@@ -269,14 +272,6 @@ impl Domain {
             .zip(point.iter().copied())
             .collect()
     }
-}
-
-/// splitmix64's finalizer: a cheap, well-mixed hash for sampling.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// Which points a comparison visits.
@@ -316,14 +311,14 @@ impl Plan {
 #[derive(Clone, Copy, Debug)]
 struct RawFail {
     index: u64,
-    verdict: Verdict,
+    failure: Failure,
     root: Option<usize>,
 }
 
 /// Runs `f(start, count)` over `[0, total)` in chunks; the failure with the
 /// smallest index wins (rayon's `find_map_first` keeps order and stops
 /// scheduling later chunks once one is found).
-fn first_failure<F>(total: u64, chunk: u64, parallel: bool, f: F) -> Option<RawFail>
+fn first_failing_chunk<F>(total: u64, chunk: u64, parallel: bool, f: F) -> Option<RawFail>
 where
     F: Fn(u64, u64) -> Option<RawFail> + Sync + Send,
 {
@@ -345,11 +340,11 @@ fn report(g: &Graph, domain: &Domain, plan: Plan, seed: u64, raw: Option<RawFail
     let failure = raw.map(|r| {
         let mut point = vec![0i64; domain.len()];
         plan.point(domain, seed, r.index, &mut point);
-        Failure {
+        FailingPoint {
             index: r.index,
             point: domain.named(&point),
             env: domain.env(g, &point),
-            verdict: r.verdict,
+            failure: r.failure,
             root: r.root,
             replay: None,
         }
@@ -379,12 +374,11 @@ const V_TARGET_UNDEFINED: i64 = 1;
 const V_VALIDITY: i64 = 2;
 const V_VALUE: i64 = 3;
 
-fn verdict_of(code: i64) -> Verdict {
+fn failure_of(code: i64) -> Failure {
     match code {
-        V_TARGET_UNDEFINED => Verdict::TargetUndefined,
-        V_VALIDITY => Verdict::ValidityDiffers,
-        V_VALUE => Verdict::ValueDiffers,
-        _ => Verdict::Refines,
+        V_TARGET_UNDEFINED => Failure::TargetUndefined,
+        V_VALIDITY => Failure::ValidityDiffers,
+        _ => Failure::ValueDiffers,
     }
 }
 
@@ -450,7 +444,7 @@ impl CompiledOracle {
     pub fn run(&self, g: &Graph) -> Report {
         let n = self.domain.len();
         let (plan, seed) = (self.plan, self.cfg.seed);
-        let raw = first_failure(
+        let raw = first_failing_chunk(
             plan.total(),
             self.cfg.chunk,
             self.cfg.parallel,
@@ -478,7 +472,7 @@ impl CompiledOracle {
                 let _ = &self.code;
                 (done < count).then(|| RawFail {
                     index: start + done,
-                    verdict: verdict_of(out[0]),
+                    failure: failure_of(out[0]),
                     root: usize::try_from(out[1]).ok(),
                 })
             },
@@ -589,26 +583,9 @@ fn build_oracle(
                 checks.push((Cond::Const(false), Cond::Const(false)));
                 continue;
             }
-            let (s, t) = (lower.get(s_id), lower.get(t_id));
-            let neq = if (s.dtype == DType::Bool) != (t.dtype == DType::Bool) {
-                Cond::Const(true)
-            } else {
-                Cond::Dyn(b.ins().icmp(IntCC::NotEqual, s.val, t.val))
-            };
-            let s_valid = is_valid(b, s.st);
-            let s_inv = is_invalid(b, s.st);
-            let t_valid = is_valid(b, t.st);
-            let t_inv = is_invalid(b, t.st);
-            let t_not_inv = not(b, t_inv);
-            // invalid exactly where the source is
-            let v1 = and(b, s_valid, t_inv);
-            let v2 = and(b, s_inv, t_not_inv);
-            let validity = or(b, v1, v2);
-            // a valid source needs a valid, equal target
-            let t_not_valid = not(b, t_valid);
-            let differs = or(b, t_not_valid, neq);
-            let x = and(b, s_valid, t_not_inv);
-            let value = and(b, x, differs);
+            let (s, t) = (lower.get(s_id).clone(), lower.get(t_id).clone());
+            let (validity, value) =
+                semantics::refinement(&mut lower.prims(b, s_id), &s.sem, &t.sem, s.dtype);
             let bad = or(b, validity, value);
             checks.push((bad, validity));
         }
@@ -742,11 +719,11 @@ pub fn replay(g: &Graph, src: &[NodeId], tgt: &[NodeId], env: &[i64], w: Width) 
     let env: Vec<i128> = env.iter().map(|&v| v as i128).collect();
     let s = interp::eval(g, src, &env, w);
     let t = interp::eval(g, tgt, &env, w);
-    let verdict = interp::check_point(s.clone(), t.clone());
+    let check = interp::check_point(s.clone(), t.clone());
     Replay {
         src: s,
         tgt: t,
-        verdict,
+        check,
     }
 }
 
@@ -764,7 +741,7 @@ pub fn check_interp(
     let domain = Domain::new(g, &all);
     let plan = Plan::of(&domain, cfg);
     let (w, seed) = (cfg.width, cfg.seed);
-    let raw = first_failure(plan.total(), cfg.chunk, cfg.parallel, |start, count| {
+    let raw = first_failing_chunk(plan.total(), cfg.chunk, cfg.parallel, |start, count| {
         let mut point = vec![0i64; domain.len()];
         let mut env: Vec<i128> = domain.env(g, &point).iter().map(|&v| v as i128).collect();
         for idx in start..start + count {
@@ -779,17 +756,14 @@ pub fn check_interp(
             let root = t.as_ref().ok().and_then(|t| {
                 s.iter()
                     .zip(t)
-                    .position(|(&a, &b)| interp::refines(a, b) != Verdict::Refines)
+                    .position(|(&a, &b)| interp::refines(a, b).is_some())
             });
-            match interp::check_point(Ok(s), t) {
-                Some(Verdict::Refines) | None => {}
-                Some(verdict) => {
-                    return Some(RawFail {
-                        index: idx,
-                        verdict,
-                        root,
-                    })
-                }
+            if let PointCheck::Fails(failure) = interp::check_point(Ok(s), t) {
+                return Some(RawFail {
+                    index: idx,
+                    failure,
+                    root,
+                });
             }
         }
         None

@@ -5,11 +5,9 @@
 //! Every campaign here has a case budget (`cases`), so everything it reports
 //! is a function of the seed: no test depends on the machine's speed.
 
-use engine::interp::Width;
+use engine::dtype::Width;
 use engine::rules::{builtin, RuleSet};
-use fuzz::campaign::{
-    self, override_rules, CampaignConfig, GeneratorChoice, Hooks, Shard, Stop, Summary,
-};
+use fuzz::campaign::{self, CampaignConfig, GeneratorChoice, Hooks, Shard, Stop, Summary};
 use fuzz::checks::Kind;
 use fuzz::corpus;
 use fuzz::generate::Generator;
@@ -162,7 +160,7 @@ fn mutation_check(
     seed: u64,
     cases: u64,
 ) -> Found {
-    let rules = override_rules(builtin(), "broken.rules", broken).unwrap();
+    let rules = engine::rules::RuleSet::with_file(builtin(), "broken.rules", broken).unwrap();
     assert_ne!(
         rules.rule(rule).unwrap().text,
         builtin().rule(rule).unwrap().text,

@@ -5,7 +5,7 @@
 use engine::parse::parse_program;
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
-use fuzz::campaign::{self, override_rules, CampaignConfig, GeneratorChoice, Hooks};
+use fuzz::campaign::{self, CampaignConfig, GeneratorChoice, Hooks};
 use fuzz::checks::{check, CheckConfig, Kind, KindSet};
 use fuzz::generate::Generator;
 
@@ -30,7 +30,7 @@ fn a_correct_rewrite_passes_every_check() {
 
 #[test]
 fn two_rules_that_undo_each_other_are_a_cap_finding() {
-    let rules = override_rules(
+    let rules = engine::rules::RuleSet::with_file(
         builtin(),
         "loop.rules",
         "group chain\nrule swap_sub: x - y => -(y - x)\n",
@@ -64,7 +64,7 @@ fn two_rules_that_undo_each_other_are_a_cap_finding() {
 
 #[test]
 fn a_wrong_rule_is_an_oracle_finding_with_its_point() {
-    let rules = override_rules(
+    let rules = engine::rules::RuleSet::with_file(
         builtin(),
         "wrong.rules",
         "group identity\nrule mul_zero: x * 0 => 0\n",

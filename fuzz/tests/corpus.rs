@@ -2,7 +2,7 @@
 //! and the case, readable by the engine's parser, and replayable at the
 //! width their header names.
 
-use engine::interp::Width;
+use engine::dtype::Width;
 use engine::parse::parse_program;
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
@@ -145,7 +145,7 @@ fn directories_list_their_case_files_in_order() {
 
 #[test]
 fn an_entry_from_a_checked_case_carries_the_failure_and_the_engine_output() {
-    let rules = fuzz::campaign::override_rules(
+    let rules = engine::rules::RuleSet::with_file(
         builtin(),
         "b.rules",
         "group identity\nrule mul_zero: x * 0 => 0\n",

@@ -2,7 +2,7 @@
 //! do not grow. Alone in its own test binary: resident memory is a
 //! process-wide measure, and concurrently running tests would disturb it.
 
-use engine::interp::Width;
+use engine::dtype::Width;
 use engine::ir::{DType, Graph, Op};
 use fuzz::jit::CompiledEval;
 use fuzz::oracle::{CompiledOracle, OracleConfig};

@@ -2,8 +2,10 @@
 //! agrees with the interpreter-based comparison (same points, same order,
 //! same first failure), exhaustive and sampled.
 
-use engine::interp::{Val, Verdict, Width};
+use engine::dtype::Width;
+use engine::interp::{PointCheck, Val};
 use engine::ir::{DType, Graph, NodeId, Op};
+use engine::semantics::Failure;
 use fuzz::oracle::{
     check_interp, check_interp_graphs, check_jit, check_jit_graphs, Domain, OracleConfig, Report,
 };
@@ -27,7 +29,10 @@ fn both(g: &Graph, src: &[NodeId], tgt: &[NodeId], cfg: &OracleConfig) -> Report
     let int = check_interp(g, src, tgt, cfg).unwrap();
     assert_eq!(jit, int, "JIT oracle and interpreter disagree");
     if let Some(f) = &jit.failure {
-        assert_eq!(f.replay.as_ref().unwrap().verdict, Some(f.verdict));
+        assert_eq!(
+            f.replay.as_ref().unwrap().check,
+            PointCheck::Fails(f.failure)
+        );
     }
     jit
 }
@@ -41,7 +46,7 @@ fn truncating_rem_versus_floor_mod_differs_at_the_first_negative_point() {
     let md = g.mk(Op::Mod, &[x, four]);
     let rep = both(&g, &[rem], &[md], &cfg(32));
     let f = rep.failure.as_ref().expect("a difference");
-    assert_eq!(f.verdict, Verdict::ValueDiffers);
+    assert_eq!(f.failure, Failure::ValueDiffers);
     assert_eq!(f.point, vec![("x".to_string(), -3)]);
     assert_eq!(f.root, Some(0));
     assert_eq!(f.index, 0);
@@ -78,7 +83,7 @@ fn target_undefined_where_source_is_defined_is_reported() {
     let q = g.mk(Op::Div, &[x, y]);
     let rep = both(&g, &[x], &[q], &cfg(16));
     let f = rep.failure.unwrap();
-    assert_eq!(f.verdict, Verdict::TargetUndefined);
+    assert_eq!(f.failure, Failure::TargetUndefined);
     assert_eq!(f.root, None);
     assert_eq!(f.point, vec![("x".into(), 1), ("y".into(), 0)]);
 }
@@ -116,7 +121,7 @@ fn masked_lanes_must_stay_masked() {
     let prod = g.mk(Op::Mul, &[gated, zero]);
     let rep = both(&g, &[prod], &[zero], &cfg(32));
     let f = rep.failure.unwrap();
-    assert_eq!(f.verdict, Verdict::ValidityDiffers);
+    assert_eq!(f.failure, Failure::ValidityDiffers);
     assert_eq!(f.point, vec![("x".into(), 2)]);
     // ... and an unconstrained source allows anything.
     let c = g.mk(Op::Lt, &[gated, two]);
@@ -204,7 +209,7 @@ fn large_domains_are_sampled_deterministically() {
     assert!(rep.sampled);
     assert_eq!(rep.domain_size, 2_000_001 * 1_000_000);
     let f = rep.failure.clone().unwrap();
-    assert_eq!(f.verdict, Verdict::ValueDiffers);
+    assert_eq!(f.failure, Failure::ValueDiffers);
     assert_eq!(
         check_jit(&g, &[s], &[t], &c).unwrap(),
         rep,
@@ -282,7 +287,10 @@ fn the_loop_visits_every_point_in_row_major_order() {
                     let f = rep.failure.expect("the planted difference");
                     assert_eq!(f.index, h, "chunk {chunk}");
                     assert_eq!(f.env, vec![xv, yv, zv]);
-                    assert_eq!(f.replay.unwrap().verdict, Some(Verdict::ValueDiffers));
+                    assert_eq!(
+                        f.replay.unwrap().check,
+                        PointCheck::Fails(Failure::ValueDiffers)
+                    );
                 }
                 h += 1;
             }
@@ -306,13 +314,13 @@ fn forms_without_variables_have_a_one_point_domain() {
     let rep = both(&g, &[s], &[four], &cfg(8));
     let f = rep.failure.unwrap();
     assert!(f.point.is_empty());
-    assert_eq!(f.verdict, Verdict::ValueDiffers);
+    assert_eq!(f.failure, Failure::ValueDiffers);
     // a constant that does not fit the width makes the target undefined
     let big = idx(&mut g, 1000);
     let t = g.mk(Op::Sub, &[big, big]);
     let z = idx(&mut g, 0);
     let rep = both(&g, &[z], &[t], &cfg(8));
-    assert_eq!(rep.failure.unwrap().verdict, Verdict::TargetUndefined);
+    assert_eq!(rep.failure.unwrap().failure, Failure::TargetUndefined);
     assert!(both(&g, &[z], &[t], &cfg(16)).refines());
 }
 

@@ -7,7 +7,6 @@ use engine::parse::{parse_program, Program};
 use engine::print;
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
-use fuzz::campaign::override_rules;
 use fuzz::checks::{check, CheckConfig, Kind};
 use fuzz::shrink::{shrink, size};
 
@@ -85,8 +84,7 @@ fn shrinking_stops_at_its_step_budget() {
 
 #[test]
 fn a_real_counterexample_shrinks_to_the_lines_that_show_it() {
-    let broken = override_rules(
-        builtin(),
+    let broken = engine::rules::RuleSet::with_file(builtin(),
         "broken.rules",
         "group range_divmod\n\
          rule rem_drop_multiple: (a * C + b) % N => b % N if divides(N, C) && valid(a) && vmin(b) >= 0\n",

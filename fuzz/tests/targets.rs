@@ -2,7 +2,8 @@
 //! libFuzzer their binaries replay input files (how an artifact is
 //! reproduced on stable Rust).
 
-use fuzz::generate::{seed_bytes, Generator};
+use fuzz::generate::Generator;
+use fuzz::rng::seed_bytes;
 use std::process::Command;
 
 #[test]

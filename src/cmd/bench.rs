@@ -11,7 +11,7 @@
 //!   generator (built-in rules, no SMT, no corpus writes).
 
 use super::fuzz::say;
-use engine::interp::Width;
+use engine::dtype::Width;
 use engine::ir::{Graph, NodeId};
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;

@@ -1,6 +1,6 @@
 //! `tileproof check`: translation validation of one concrete rewrite.
 
-use engine::interp::Width;
+use engine::dtype::Width;
 use engine::parse::Program;
 use std::process::ExitCode;
 use std::time::Duration;

@@ -6,7 +6,7 @@
 //! `bench`) share: loading rules with overrides, the SMT validator, output
 //! that survives a closed pipe.
 
-use engine::interp::Width;
+use engine::dtype::Width;
 use engine::ir::{Graph, NodeId};
 use engine::rules::{builtin, RuleSet};
 use fuzz::campaign::{self, CampaignConfig, GeneratorChoice, Hooks, Progress, Shard, Stop};
@@ -91,7 +91,7 @@ pub fn load_rules(files: &[String]) -> Result<RuleSet, String> {
     let mut set = builtin().clone();
     for f in files {
         let text = super::read_text(f)?;
-        set = campaign::override_rules(&set, f, &text)?;
+        set = set.with_file(f, &text).map_err(|e| e.to_string())?;
     }
     Ok(set)
 }

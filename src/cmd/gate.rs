@@ -20,7 +20,7 @@
 use super::fuzz::{load_rules, parse_timeout, say, smt_validator, summary_json, Display};
 use super::junit::{self, Outcome, Suite, TestCase};
 use super::replay::{case_files, replay_case, CaseReport};
-use engine::interp::Width;
+use engine::dtype::Width;
 use engine::rewrite::Simplifier;
 use engine::rules::{Rule, RuleSet};
 use fuzz::campaign::{self, mix, CampaignConfig, GeneratorChoice, Hooks, Progress, Shard, Summary};
@@ -901,8 +901,7 @@ mod tests {
     fn a_wrong_firing_is_refuted_with_a_case_that_check_reproduces() {
         // mod_in_range without its upper bound: x mod y => x for any
         // non-negative x, wrong wherever x >= y.
-        let set = fuzz::campaign::override_rules(
-            builtin(),
+        let set = engine::rules::RuleSet::with_file(builtin(),
             "broken.rules",
             "group range_divmod\nrule mod_in_range: x mod y => x if valid(y) && vmin(y) > 0 && vmin(x) >= 0\n",
         )

@@ -36,7 +36,7 @@ pub fn read_text(path: &str) -> Result<String, String> {
 
 /// The value of every node of both sides at a point, one per line, source
 /// first: what a failing point looks like from the inside.
-pub fn node_values(p: &Program, env: &[i128], w: engine::interp::Width) -> String {
+pub fn node_values(p: &Program, env: &[i128], w: engine::dtype::Width) -> String {
     use engine::interp::eval_all;
     use engine::print;
     let mut out = String::new();

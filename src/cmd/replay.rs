@@ -6,7 +6,7 @@
 //! is what CI runs over `corpus/` forever after a finding.
 
 use super::fuzz::{load_rules, parse_timeout, parse_width, say, smt_failure};
-use engine::interp::Width;
+use engine::dtype::Width;
 use fuzz::corpus;
 use std::fmt::Write as _;
 use std::io::Write;

@@ -7,10 +7,11 @@
 //! each node is encoded once with [`Enc::apply`]. A counterexample is a
 //! point; the reference interpreter re-evaluates it and must agree.
 
-use crate::counterexample::Failure;
+use crate::counterexample::{failure_condition, Failure};
 use crate::encode::{model_bool, model_int, Enc, Mode, SVal, Term};
-use crate::prove::check_within;
-use engine::interp::{self, Verdict, Width};
+use crate::solver::check_within;
+use engine::dtype::Width;
+use engine::interp::{self, PointCheck};
 use engine::ir::{DType, Graph, NodeId, Op};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -28,6 +29,7 @@ pub enum CheckResult {
     },
     /// A point where the target does not refine the source.
     Counterexample {
+        #[serde(serialize_with = "crate::counterexample::ser_failure")]
         failure: Failure,
         method: &'static str,
         /// Variable values, in declaration order.
@@ -194,7 +196,8 @@ fn check_in(g: &Graph, src: &[NodeId], tgt: &[NodeId], enc: Enc, timeout: Durati
                 let per_root: Vec<Bool> = s
                     .iter()
                     .zip(&t)
-                    .map(|(a, b)| failure.condition(a, b, &enc))
+                    .zip(src)
+                    .map(|((a, b), &r)| failure_condition(failure, a, b, &enc, g.node(r).dtype))
                     .collect();
                 Bool::and(&[tgt_def.clone(), Bool::or(&per_root)])
             }
@@ -254,10 +257,12 @@ pub fn confirm(
 ) -> Result<String, String> {
     let w = Width(width);
     match interp::check_point(interp::eval(g, src, env, w), interp::eval(g, tgt, env, w)) {
-        Some(Verdict::Refines) => {
+        PointCheck::Refines => {
             Err("the interpreter finds the target refines the source here".into())
         }
-        Some(v) => Ok(v.name().to_string()),
-        None => Err("the interpreter finds the source undefined here".into()),
+        PointCheck::Fails(f) => Ok(f.name().to_string()),
+        PointCheck::SourceUndefined => {
+            Err("the interpreter finds the source undefined here".into())
+        }
     }
 }

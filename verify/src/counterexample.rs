@@ -5,80 +5,40 @@
 
 use crate::encode::{model_bool, model_int, Enc, Num, SVal, Term};
 use crate::query::{RuleQuery, Side};
-use engine::interp::{self, Verdict, Width};
+use engine::dtype::Width;
+use engine::interp::{self, PointCheck};
 use engine::ir::{DType, Graph, NodeId, Op};
 use engine::print;
 use engine::rules::{Pat, Rule};
 use serde::Serialize;
 use std::fmt;
+use z3::ast::Bool;
 use z3::{Model, SatResult, Solver};
 
-/// Which refinement obligation fails, in the order they are checked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Failure {
-    /// The target is undefined where the source is defined.
-    TargetUndefined,
-    /// One side is invalid where the other is not.
-    ValidityDiffers,
-    /// Both valid, different values (or the target unconstrained).
-    ValueDiffers,
-}
+pub use engine::semantics::Failure;
 
-impl Failure {
-    pub const ALL: [Failure; 3] = [
-        Failure::TargetUndefined,
-        Failure::ValidityDiffers,
-        Failure::ValueDiffers,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Failure::TargetUndefined => "target-undefined",
-            Failure::ValidityDiffers => "validity-differs",
-            Failure::ValueDiffers => "value-differs",
-        }
-    }
-
-    pub fn from_verdict(v: Verdict) -> Option<Failure> {
-        match v {
-            Verdict::Refines => None,
-            Verdict::TargetUndefined => Some(Failure::TargetUndefined),
-            Verdict::ValidityDiffers => Some(Failure::ValidityDiffers),
-            Verdict::ValueDiffers => Some(Failure::ValueDiffers),
-        }
-    }
-
-    /// The condition (beyond the premise) under which this obligation fails
-    /// for a source `s` and target `t`.
-    pub fn condition(self, s: &SVal, t: &SVal, enc: &Enc) -> z3::ast::Bool {
-        use z3::ast::Bool;
-        match self {
-            Failure::TargetUndefined => t.def.not(),
-            Failure::ValidityDiffers => {
-                Bool::and(&[t.def.clone(), s.unc.not(), s.inv.eq(&t.inv).not()])
-            }
-            Failure::ValueDiffers => {
-                let differ = match (&s.val, &t.val) {
-                    (Term::N(a), Term::N(b)) => enc.eq(a, b).not(),
-                    (Term::B(a), Term::B(b)) => a.eq(b).not(),
-                    _ => unreachable!("sides of different kinds"),
-                };
-                Bool::and(&[
-                    t.def.clone(),
-                    s.valid(),
-                    t.inv.not(),
-                    Bool::or(&[t.unc.clone(), differ]),
-                ])
-            }
+/// The condition (beyond the premise) under which obligation `f` fails for
+/// a source `s` of dtype `dt` and a target `t`: the target is undefined;
+/// or, defined, it does not refine the source
+/// (`engine::semantics::refinement`).
+pub fn failure_condition(f: Failure, s: &SVal, t: &SVal, enc: &Enc, dt: DType) -> Bool {
+    match f {
+        Failure::TargetUndefined => t.def.not(),
+        _ => {
+            let (validity, value) = enc.refinement(s, t, dt);
+            let c = if f == Failure::ValidityDiffers {
+                validity
+            } else {
+                value
+            };
+            Bool::and(&[t.def.clone(), c])
         }
     }
 }
 
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
+/// Serializes a failure by its name (the engine has no serde).
+pub fn ser_failure<S: serde::Serializer>(f: &Failure, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(f.name())
 }
 
 /// What a value is at the failing point.
@@ -123,6 +83,7 @@ pub struct Counterexample {
     pub width: u32,
     /// The type instance (`T = i32`, ...), empty for monomorphic rules.
     pub types: Vec<String>,
+    #[serde(serialize_with = "ser_failure")]
     pub failure: Failure,
     pub vars: Vec<VarValue>,
     pub nodes: Vec<NodeValue>,
@@ -247,7 +208,7 @@ pub fn small_inputs(q: &RuleQuery, k: i128) -> Vec<z3::ast::Bool> {
 /// toward small magnitudes: the smallest global limit that still fails,
 /// then each input pinned to 0 where it can be. Returns the model.
 pub fn minimize(solver: &Solver, q: &RuleQuery, timeout: std::time::Duration) -> Option<Model> {
-    use crate::prove::check_within;
+    use crate::solver::check_within;
     let mut best = solver.get_model()?;
     let ins = inputs(q);
     solver.push();
@@ -517,7 +478,7 @@ fn instantiate(
             g.try_mk(*op, (*op == Op::Cast).then_some(dt), &src?)
                 .map_err(|e| e.0)?
         }
-        Pat::Computed(_) | Pat::Bound(..) => {
+        Pat::Computed(_) | Pat::Bound(..) | Pat::Helper(..) => {
             return Err("computed constants only appear on the right".into())
         }
     })
@@ -534,18 +495,20 @@ impl Realized {
             Err(u) => format!("undefined ({})", u.reason),
         };
         match interp::check_point(s.clone(), t.clone()) {
-            Some(v) if v != Verdict::Refines => Ok(format!(
+            PointCheck::Fails(f) => Ok(format!(
                 "{} (source {}, target {})",
-                v.name(),
+                f.name(),
                 show(&s),
                 show(&t)
             )),
-            Some(_) => Err(format!(
+            PointCheck::Refines => Err(format!(
                 "the target refines the source here (source {}, target {})",
                 show(&s),
                 show(&t)
             )),
-            None => Err(format!("the source is undefined here ({})", show(&s))),
+            PointCheck::SourceUndefined => {
+                Err(format!("the source is undefined here ({})", show(&s)))
+            }
         }
     }
 

@@ -16,12 +16,16 @@
 //!
 //! Every value is an [`SVal`]: defined (no undefined behaviour in it or
 //! below it: undefined is whole-evaluation), invalid, unconstrained, and the
-//! value itself. [`Enc::apply`] implements each op exactly as
-//! `engine::interp::apply` documents; a test compares the two on every
-//! 8-bit operand pair.
+//! value itself. What an op does with invalid, unconstrained and undefined
+//! is `engine::semantics`, written once; this module provides its
+//! primitives on Z3 terms ([`Enc::apply`] runs it), and a test compares the
+//! result with the interpreter on every 8-bit operand pair.
 
 use crate::poly::Poly;
+use engine::dtype::Width;
 use engine::ir::{DType, Op};
+use engine::ranges::MAX_SHIFT;
+use engine::semantics::{self, Prims, Sem, Ub, Value};
 use z3::ast::{Bool, Int, BV};
 
 /// Which theory encodes integers.
@@ -106,6 +110,30 @@ impl SVal {
     pub fn valid(&self) -> Bool {
         Bool::and(&[self.inv.not(), self.unc.not()])
     }
+
+    /// The flags and value, as the semantics sees them.
+    pub fn sem(&self) -> Sem<Num, Bool> {
+        Sem {
+            inv: self.inv.clone(),
+            unc: self.unc.clone(),
+            val: match &self.val {
+                Term::N(n) => Value::Int(n.clone()),
+                Term::B(b) => Value::Bool(b.clone()),
+            },
+        }
+    }
+
+    fn from_sem(def: Bool, s: Sem<Num, Bool>) -> SVal {
+        SVal {
+            def,
+            inv: s.inv,
+            unc: s.unc,
+            val: match s.val {
+                Value::Int(n) => Term::N(n),
+                Value::Bool(b) => Term::B(b),
+            },
+        }
+    }
 }
 
 /// The encoder for one theory and width.
@@ -116,20 +144,42 @@ pub struct Enc {
     pub width: u32,
 }
 
-fn t() -> Bool {
-    Bool::from_bool(true)
-}
-
 fn f() -> Bool {
     Bool::from_bool(false)
 }
 
+/// Conjunction, folding constants (so that the always-valid parts of a
+/// query add nothing to it).
 fn and(v: &[Bool]) -> Bool {
-    Bool::and(v)
+    if v.iter().any(|b| b.as_bool() == Some(false)) {
+        return f();
+    }
+    let rest: Vec<&Bool> = v.iter().filter(|b| b.as_bool() != Some(true)).collect();
+    match rest.as_slice() {
+        [] => Bool::from_bool(true),
+        [one] => (*one).clone(),
+        _ => Bool::and(&rest),
+    }
 }
 
+/// Disjunction, folding constants.
 fn or(v: &[Bool]) -> Bool {
-    Bool::or(v)
+    if v.iter().any(|b| b.as_bool() == Some(true)) {
+        return Bool::from_bool(true);
+    }
+    let rest: Vec<&Bool> = v.iter().filter(|b| b.as_bool() != Some(false)).collect();
+    match rest.as_slice() {
+        [] => f(),
+        [one] => (*one).clone(),
+        _ => Bool::or(&rest),
+    }
+}
+
+fn not(a: &Bool) -> Bool {
+    match a.as_bool() {
+        Some(b) => Bool::from_bool(!b),
+        None => a.not(),
+    }
 }
 
 impl Enc {
@@ -149,7 +199,7 @@ impl Enc {
 
     /// Inclusive value bounds of a dtype at this width.
     pub fn bounds(&self, dt: DType) -> (i128, i128) {
-        engine::interp::Width(self.width).dtype_bounds(dt)
+        engine::dtype::Width(self.width).dtype_bounds(dt)
     }
 
     /// A numeral of dtype `dt` (which must hold it, or wrap it for BV).
@@ -170,7 +220,10 @@ impl Enc {
                 let c = and(&[x.ge(Int::from_i128(lo)), x.le(Int::from_i128(hi))]);
                 (Num::I(Poly::atom(x)), c)
             }
-            Mode::Bv => (Num::B(BV::new_const(name, self.bits(dt))), t()),
+            Mode::Bv => (
+                Num::B(BV::new_const(name, self.bits(dt))),
+                Bool::from_bool(true),
+            ),
         }
     }
 
@@ -215,187 +268,38 @@ impl Enc {
         }
     }
 
-    fn ite_term(&self, c: &Bool, a: &Term, b: &Term) -> Term {
-        match (a, b) {
-            (Term::N(x), Term::N(y)) => Term::N(self.ite(c, x, y)),
-            (Term::B(x), Term::B(y)) => Term::B(c.ite(x, y)),
-            _ => unreachable!("where arms of different kinds"),
-        }
-    }
-
     /// A defined, valid constant.
     pub fn constant(&self, v: i128, dt: DType) -> SVal {
-        let val = if dt == DType::Bool {
-            Term::B(Bool::from_bool(v != 0))
-        } else {
-            Term::N(self.lit(v, dt))
-        };
-        let (lo, hi) = self.bounds(dt);
-        // An index literal outside W bits is an overflow, like in the
-        // interpreter.
-        let def = Bool::from_bool(dt != DType::Index || (lo <= v && v <= hi));
-        SVal {
-            def,
-            inv: f(),
-            unc: f(),
-            val,
-        }
+        let mut p = Smt::new(*self);
+        let s = semantics::constant(&mut p, v, dt);
+        SVal::from_sem(p.defined(), s)
     }
 
     /// The masked value.
     pub fn invalid(&self) -> SVal {
-        SVal {
-            def: t(),
-            inv: t(),
-            unc: f(),
-            val: Term::N(self.lit(0, DType::Index)),
-        }
+        let mut p = Smt::new(*self);
+        let s = semantics::invalid(&mut p);
+        SVal::from_sem(p.defined(), s)
     }
 
     /// Applies `op` with result dtype `dt` to operands whose dtypes are
-    /// `arg_dts`: the SMT twin of `engine::interp::apply`.
+    /// `arg_dts`, by `engine::semantics::apply`: defined where every
+    /// operand is and none of the op's undefined conditions holds.
     pub fn apply(&self, op: Op, dt: DType, args: &[SVal], arg_dts: &[DType]) -> SVal {
-        let defs: Vec<Bool> = args.iter().map(|a| a.def.clone()).collect();
-        let def_in = and(&defs);
-        match op {
-            Op::Const(_) | Op::Var(_) | Op::Invalid => unreachable!("leaves are built directly"),
-            _ if op.is_int_alu() => {
-                let inv = or(&args.iter().map(|a| a.inv.clone()).collect::<Vec<_>>());
-                let unc = and(&[
-                    inv.not(),
-                    or(&args.iter().map(|a| a.unc.clone()).collect::<Vec<_>>()),
-                ]);
-                let all_valid = and(&args.iter().map(|a| a.valid()).collect::<Vec<_>>());
-                let a = args[0].val.num();
-                let (val, overflow) = if op == Op::Cast {
-                    self.cast(a, arg_dts[0], dt)
-                } else if op == Op::Neg {
-                    self.neg(a, dt)
-                } else {
-                    self.binary(op, a, args[1].val.num(), dt)
-                };
-                let ub = or(&[
-                    self.division_ub(op, dt, args),
-                    and(&[all_valid, overflow]),
-                    and(&[
-                        inv.not(),
-                        self.unconstrained_overflow(op, dt, args, arg_dts),
-                    ]),
-                ]);
-                SVal {
-                    def: and(&[def_in, ub.not()]),
-                    inv,
-                    unc,
-                    val: Term::N(val),
-                }
-            }
-            Op::Lt | Op::Le | Op::Eq | Op::Ne => {
-                let unc = or(&args
-                    .iter()
-                    .flat_map(|a| [a.inv.clone(), a.unc.clone()])
-                    .collect::<Vec<_>>());
-                let (a, b) = (args[0].val.num(), args[1].val.num());
-                let v = match op {
-                    Op::Lt => self.lt(a, b),
-                    Op::Le => self.le(a, b),
-                    Op::Eq => self.eq(a, b),
-                    _ => self.eq(a, b).not(),
-                };
-                SVal {
-                    def: def_in,
-                    inv: f(),
-                    unc,
-                    val: Term::B(v),
-                }
-            }
-            Op::Not | Op::And | Op::Or | Op::Xor => {
-                let unc = or(&args.iter().map(|a| a.unc.clone()).collect::<Vec<_>>());
-                let a = args[0].val.bool();
-                let v = match op {
-                    Op::Not => a.not(),
-                    Op::And => and(&[a.clone(), args[1].val.bool().clone()]),
-                    Op::Or => or(&[a.clone(), args[1].val.bool().clone()]),
-                    _ => a.xor(args[1].val.bool()),
-                };
-                SVal {
-                    def: def_in,
-                    inv: f(),
-                    unc,
-                    val: Term::B(v),
-                }
-            }
-            Op::Where => {
-                let (c, x, y) = (&args[0], &args[1], &args[2]);
-                let cv = c.val.bool();
-                SVal {
-                    def: def_in,
-                    inv: and(&[c.unc.not(), cv.ite(&x.inv, &y.inv)]),
-                    unc: or(&[c.unc.clone(), cv.ite(&x.unc, &y.unc)]),
-                    val: self.ite_term(cv, &x.val, &y.val),
-                }
-            }
-            _ => unreachable!("unhandled op {op:?}"),
-        }
+        let mut p = Smt::new(*self);
+        let sems: Vec<Sem<Num, Bool>> = args.iter().map(SVal::sem).collect();
+        let r = semantics::apply(&mut p, op, dt, &sems, arg_dts);
+        let mut defs: Vec<Bool> = args.iter().map(|a| a.def.clone()).collect();
+        defs.push(p.defined());
+        SVal::from_sem(and(&defs), r)
     }
 
-    /// `interp::division_ub`: a valid zero or an unconstrained divisor (it
-    /// could be 0), whatever the dividend; a quotient by -1 of an
-    /// unconstrained dividend (it could be MIN). The valid `MIN / -1` is the
-    /// overflow flag of [`Enc::binary`].
-    fn division_ub(&self, op: Op, dt: DType, args: &[SVal]) -> Bool {
-        if !op.is_divmod() {
-            return f();
-        }
-        let (a, b) = (&args[0], &args[1]);
-        let bv = b.val.num();
-        let zero = and(&[b.valid(), self.eq(bv, &self.lit(0, dt))]);
-        let quotient = matches!(op, Op::Div | Op::FloorDiv | Op::CeilDiv);
-        let u_min = and(&[
-            Bool::from_bool(quotient),
-            b.valid(),
-            self.eq(bv, &self.lit(-1, dt)),
-            a.unc.clone(),
-        ]);
-        or(&[zero, b.unc.clone(), u_min])
-    }
-
-    /// `interp::unconstrained_overflow`: some value of the unconstrained
-    /// operand(s) makes an `index` op overflow (no operand invalid).
-    fn unconstrained_overflow(&self, op: Op, dt: DType, args: &[SVal], arg_dts: &[DType]) -> Bool {
-        if dt != DType::Index {
-            return f();
-        }
-        let is = |i: usize, v: i128| {
-            and(&[
-                args[i].unc.not(),
-                self.eq(args[i].val.num(), &self.lit(v, dt)),
-            ])
-        };
-        let u = |i: usize| args[i].unc.clone();
-        match op {
-            Op::Neg => u(0),
-            Op::Add => or(&[
-                and(&[u(0), u(1)]),
-                and(&[u(0), is(1, 0).not()]),
-                and(&[u(1), is(0, 0).not()]),
-            ]),
-            Op::Sub => or(&[
-                and(&[u(0), u(1)]),
-                and(&[u(0), is(1, 0).not()]),
-                and(&[u(1), is(0, -1).not()]),
-            ]),
-            Op::Mul => or(&[
-                and(&[u(0), u(1)]),
-                and(&[u(0), is(1, 0).not(), is(1, 1).not()]),
-                and(&[u(1), is(0, 0).not(), is(0, 1).not()]),
-            ]),
-            Op::Cast => {
-                let (lo, hi) = self.bounds(arg_dts[0]);
-                let (ilo, ihi) = self.bounds(DType::Index);
-                and(&[u(0), Bool::from_bool(lo < ilo || hi > ihi)])
-            }
-            _ => f(),
-        }
+    /// Where defined `t` fails to refine defined `s` (`engine::semantics::
+    /// refinement`): (validity differs, value differs). `dt` is the
+    /// source's dtype.
+    pub fn refinement(&self, s: &SVal, t: &SVal, dt: DType) -> (Bool, Bool) {
+        let mut p = Smt::new(*self);
+        semantics::refinement(&mut p, &s.sem(), &t.sem(), dt)
     }
 
     /// The result of an exact integer computation in dtype `dt` (integer
@@ -408,10 +312,10 @@ impl Enc {
             self.le(&e, &self.lit(hi, dt)),
         ]);
         match dt {
-            DType::Index => (e, fits.not()),
+            DType::Index => (e, not(&fits)),
             _ => {
                 if let Some(c) = exact.as_const() {
-                    return (self.lit(engine::interp::wrap(c, self.bits(dt)), dt), f());
+                    return (self.lit(engine::arith::wrap(c, self.bits(dt)), dt), f());
                 }
                 // In range, the value is itself (keeping its structure);
                 // out of range, the Euclidean wrap.
@@ -425,46 +329,26 @@ impl Enc {
         }
     }
 
-    fn neg(&self, a: &Num, dt: DType) -> (Num, Bool) {
-        match a {
-            Num::I(x) => self.int_result(psub(&Poly::default(), x), dt),
-            Num::B(x) => {
-                let min = bv_lit(self.bounds(dt).0, x.get_size());
-                let ovf = if dt == DType::Index { x.eq(&min) } else { f() };
-                (Num::B(x.bvneg()), ovf)
-            }
+    /// `2^k` for a shift amount `k` (integer theory): a constant, or
+    /// [`pow2_term`].
+    fn pow2(&self, k: &Poly) -> Poly {
+        match k.as_const() {
+            Some(c) => Poly::constant(engine::arith::pow2(c.clamp(0, MAX_SHIFT)).unwrap_or(1)),
+            None => Poly::atom(pow2_term(&k.to_int())),
         }
     }
 
-    /// A cast from `from` to `to`: wrapping into `i32`/`i64`, checked into
-    /// `index`.
-    fn cast(&self, a: &Num, from: DType, to: DType) -> (Num, Bool) {
-        match a {
-            Num::I(x) => self.int_result(x.clone(), to),
-            Num::B(x) => {
-                let (fb, tb) = (self.bits(from), self.bits(to));
-                let v = match fb.cmp(&tb) {
-                    std::cmp::Ordering::Equal => x.clone(),
-                    std::cmp::Ordering::Less => x.sign_ext(tb - fb),
-                    std::cmp::Ordering::Greater => x.extract(tb - 1, 0),
-                };
-                let ovf = if to == DType::Index && fb > tb {
-                    // Narrowing into index: the value must survive the trip.
-                    v.sign_ext(fb - tb).eq(x).not()
-                } else {
-                    f()
-                };
-                (Num::B(v), ovf)
-            }
+    /// An integer op on valid operands: the semantics' `arith` primitive.
+    pub fn arith(&self, op: Op, dt: DType, from: DType, args: &[Num]) -> (Num, Bool) {
+        let a = &args[0];
+        match op {
+            Op::Cast => return self.cast(a, from, dt),
+            Op::Neg => return self.neg(a, dt),
+            _ => {}
         }
-    }
-
-    /// Binary integer operations. Returns the value and the overflow
-    /// condition (meaningful where both operands are valid and the divisor
-    /// is non-zero).
-    fn binary(&self, op: Op, a: &Num, b: &Num, dt: DType) -> (Num, Bool) {
+        let b = &args[1];
         let (lo, _) = self.bounds(dt);
-        // MIN / -1 (and //, ceildiv) is undefined in every dtype: an index
+        // MIN / -1 (and //, ceildiv) has no result in any dtype: an index
         // overflow or a concrete-type division overflow.
         let min_neg_one = || and(&[self.eq(a, &self.lit(lo, dt)), self.eq(b, &self.lit(-1, dt))]);
         match (a, b) {
@@ -480,6 +364,9 @@ impl Enc {
                     (v, or(&[ovf, min_neg_one()]))
                 }
                 Op::Rem | Op::Mod => (Num::I(int_remainder(op, x, y)), f()),
+                Op::Shl => self.int_result(pmul(x, &self.pow2(y)), dt),
+                Op::Shr => (Num::I(int_quotient(Op::FloorDiv, x, &self.pow2(y))), f()),
+                Op::BitAnd => (Num::I(self.int_bitand(x, y, dt)), f()),
                 _ => unreachable!("{op:?} is not binary arithmetic"),
             },
             (Num::B(x), Num::B(y)) => {
@@ -530,12 +417,201 @@ impl Enc {
                     }
                     Op::Rem => (Num::B(x.bvsrem(y)), f()),
                     Op::Mod => (Num::B(x.bvsmod(y)), f()),
+                    Op::Shl => {
+                        let v = x.bvshl(y);
+                        // Bits shifted out past the sign: shifting back
+                        // does not restore the value.
+                        let ovf = if index { v.bvashr(y).eq(x).not() } else { f() };
+                        (Num::B(v), ovf)
+                    }
+                    Op::Shr => (Num::B(x.bvashr(y)), f()),
+                    Op::BitAnd => (Num::B(x.bvand(y)), f()),
                     _ => unreachable!("{op:?} is not binary arithmetic"),
                 }
             }
             _ => unreachable!("mixed theories"),
         }
     }
+
+    /// `x & y` in the integer theory: through bitvectors of the dtype's
+    /// width (both values fit it). A mask `2^j - 1` on either side is read
+    /// as the floor remainder by `2^j`, which the solver handles far better:
+    /// directly when the mask is a constant, and as a choice among the
+    /// masks when `y` is symbolic (a rule's `x & (C - 1)`), over the
+    /// bitvector form for every other `y`. Both readings are the same
+    /// integer.
+    fn int_bitand(&self, x: &Poly, y: &Poly, dt: DType) -> Poly {
+        let mask_of = |p: &Poly| {
+            p.as_const()
+                .filter(|&m| m == -1 || (m >= 0 && engine::arith::is_pow2(m + 1)))
+        };
+        let by_mask = |other: &Poly, mask: i128| {
+            if mask == -1 {
+                other.clone()
+            } else {
+                int_remainder(Op::Mod, other, &Poly::constant(mask + 1))
+            }
+        };
+        if let Some(m) = mask_of(y) {
+            return by_mask(x, m);
+        }
+        if let Some(m) = mask_of(x) {
+            return by_mask(y, m);
+        }
+        let bits = self.bits(dt);
+        let mut v = Poly::atom(bitand_term(&x.to_int(), &y.to_int(), bits));
+        let yt = y.to_int();
+        for j in (0..bits - 1).rev() {
+            let mask = (1i128 << j) - 1;
+            let is_mask = yt.eq(Int::from_i128(mask));
+            v = Poly::atom(is_mask.ite(&by_mask(x, mask).to_int(), &v.to_int()));
+        }
+        v
+    }
+
+    fn neg(&self, a: &Num, dt: DType) -> (Num, Bool) {
+        match a {
+            Num::I(x) => self.int_result(psub(&Poly::default(), x), dt),
+            Num::B(x) => {
+                let min = bv_lit(self.bounds(dt).0, x.get_size());
+                let ovf = if dt == DType::Index { x.eq(&min) } else { f() };
+                (Num::B(x.bvneg()), ovf)
+            }
+        }
+    }
+
+    /// A cast from `from` to `to`: wrapping into `i32`/`i64`, checked into
+    /// `index`.
+    fn cast(&self, a: &Num, from: DType, to: DType) -> (Num, Bool) {
+        match a {
+            Num::I(x) => self.int_result(x.clone(), to),
+            Num::B(x) => {
+                let (fb, tb) = (self.bits(from), self.bits(to));
+                let v = match fb.cmp(&tb) {
+                    std::cmp::Ordering::Equal => x.clone(),
+                    std::cmp::Ordering::Less => x.sign_ext(tb - fb),
+                    std::cmp::Ordering::Greater => x.extract(tb - 1, 0),
+                };
+                let ovf = if to == DType::Index && fb > tb {
+                    // Narrowing into index: the value must survive the trip.
+                    v.sign_ext(fb - tb).eq(x).not()
+                } else {
+                    f()
+                };
+                (Num::B(v), ovf)
+            }
+        }
+    }
+}
+
+/// The semantics' primitives on Z3 terms, collecting the conditions under
+/// which the node is undefined.
+struct Smt {
+    enc: Enc,
+    ub: Vec<Bool>,
+}
+
+impl Smt {
+    fn new(enc: Enc) -> Smt {
+        Smt {
+            enc,
+            ub: Vec::new(),
+        }
+    }
+
+    /// None of the recorded undefined conditions holds.
+    fn defined(&self) -> Bool {
+        not(&or(&self.ub))
+    }
+}
+
+impl Prims for Smt {
+    type I = Num;
+    type B = Bool;
+
+    fn width(&self) -> Width {
+        Width(self.enc.width)
+    }
+    fn bool_lit(&mut self, b: bool) -> Bool {
+        Bool::from_bool(b)
+    }
+    fn int_lit(&mut self, v: i128, dt: DType) -> Num {
+        self.enc.lit(v, dt)
+    }
+    fn not(&mut self, a: &Bool) -> Bool {
+        not(a)
+    }
+    fn and(&mut self, a: &Bool, b: &Bool) -> Bool {
+        and(&[a.clone(), b.clone()])
+    }
+    fn or(&mut self, a: &Bool, b: &Bool) -> Bool {
+        or(&[a.clone(), b.clone()])
+    }
+    fn xor(&mut self, a: &Bool, b: &Bool) -> Bool {
+        match (a.as_bool(), b.as_bool()) {
+            (Some(x), Some(y)) => Bool::from_bool(x != y),
+            (Some(false), _) => b.clone(),
+            (_, Some(false)) => a.clone(),
+            (Some(true), _) => not(b),
+            (_, Some(true)) => not(a),
+            _ => a.xor(b),
+        }
+    }
+    fn select_int(&mut self, c: &Bool, a: &Num, b: &Num) -> Num {
+        match c.as_bool() {
+            Some(true) => a.clone(),
+            Some(false) => b.clone(),
+            None => self.enc.ite(c, a, b),
+        }
+    }
+    fn select_bool(&mut self, c: &Bool, a: &Bool, b: &Bool) -> Bool {
+        match (c.as_bool(), a.as_bool(), b.as_bool()) {
+            (Some(true), ..) => a.clone(),
+            (Some(false), ..) => b.clone(),
+            (_, Some(x), Some(y)) if x == y => a.clone(),
+            _ => c.ite(a, b),
+        }
+    }
+    fn lt(&mut self, a: &Num, b: &Num, _: DType) -> Bool {
+        self.enc.lt(a, b)
+    }
+    fn le(&mut self, a: &Num, b: &Num, _: DType) -> Bool {
+        self.enc.le(a, b)
+    }
+    fn eq(&mut self, a: &Num, b: &Num, _: DType) -> Bool {
+        self.enc.eq(a, b)
+    }
+    fn arith(&mut self, op: Op, dt: DType, arg_dt: DType, args: &[Num]) -> (Num, Bool) {
+        self.enc.arith(op, dt, arg_dt, args)
+    }
+    fn undefined(&mut self, cond: Bool, _: Ub) {
+        if cond.as_bool() != Some(false) {
+            self.ub.push(cond);
+        }
+    }
+}
+
+/// `2^k` for a symbolic shift amount, as a choice among the amounts
+/// `[0, MAX_SHIFT]` (any shift outside `[0, bits)` of its dtype is
+/// undefined, so the value there is irrelevant: 1). One term for every
+/// dtype, so that the range proofs can state facts about the very term the
+/// encoding uses.
+pub fn pow2_term(k: &Int) -> Int {
+    let mut v = Int::from_i64(1);
+    for j in (1..=MAX_SHIFT).rev() {
+        let c = k.eq(Int::from_i64(j as i64));
+        v = c.ite(&Int::from_i128(1i128 << j), &v);
+    }
+    v
+}
+
+/// `x & y` for integers that fit `bits` bits: through bitvectors of that
+/// width and back (signed). One term, so that the range proofs can state
+/// facts about the very term the encoding uses.
+pub fn bitand_term(x: &Int, y: &Int, bits: u32) -> Int {
+    BV::from_int(x, bits)
+        .bvand(&BV::from_int(y, bits))
+        .to_int(true)
 }
 
 /// A bitvector numeral of `bits` bits holding `v` modulo 2^bits (two's
@@ -670,10 +746,16 @@ pub fn model_int(m: &z3::Model, n: &Num) -> Option<i128> {
     match n {
         Num::I(x) => m.eval(&x.to_int(), true)?.as_i128(),
         Num::B(x) => {
-            let v = m.eval(x, true)?;
             let bits = x.get_size();
-            let u = v.as_u64()? as i128;
-            Some(engine::interp::wrap(u, bits))
+            let word = |b: &BV| m.eval(b, true)?.as_u64();
+            // Up to 128 bits, read in two 64-bit halves.
+            let u = if bits <= 64 {
+                word(x)? as u128
+            } else {
+                let high = word(&x.extract(bits.min(128) - 1, 64))? as u128;
+                (high << 64) | word(&x.extract(63, 0))? as u128
+            };
+            Some(engine::arith::wrap(u as i128, bits.min(128)))
         }
     }
 }

@@ -2,8 +2,9 @@
 //! integers (see DESIGN.md, "Rules"), and translation validation of
 //! concrete rewrites.
 //!
-//! [`encode`] is the SMT twin of `engine::interp`; [`query`] turns a rule
-//! into a query; [`prove`] runs the queries (in parallel, cached);
+//! [`encode`] implements `engine::semantics` on Z3 terms; [`query`] turns a
+//! rule into a query; [`prove`] runs the queries (in parallel, cached;
+//! [`solver`] runs one check);
 //! [`counterexample`] reads, minimizes and confirms failures; [`check`]
 //! validates concrete programs.
 
@@ -15,3 +16,4 @@ pub mod poly;
 pub mod prove;
 pub mod query;
 pub mod ranges;
+pub mod solver;

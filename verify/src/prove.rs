@@ -9,9 +9,10 @@
 //! 32 and 64 use bounded integers.
 
 use crate::cache::Cache;
-use crate::counterexample::{extract, minimize, Counterexample, Failure};
+use crate::counterexample::{extract, failure_condition, minimize, Counterexample, Failure};
 use crate::encode::{Enc, Mode};
 use crate::query::RuleQuery;
+use crate::solver::{check_within, unknown_reason};
 use engine::ir::DType;
 use engine::rules::Rule;
 use rayon::prelude::*;
@@ -198,38 +199,6 @@ fn prove_instance(rule: &Rule, types: &[DType], width: u32, opts: &Options) -> (
     last
 }
 
-/// Runs one solver check, interrupting it after `timeout`.
-///
-/// Not Z3's own `timeout` parameter: in libz3 4.8.12 its timer pool can
-/// deadlock when several threads time out at once (Z3 issue #5990), which
-/// hung a parallel proof run here. An interrupt from a watchdog thread
-/// does the same job; an interrupt that arrives after the check returned
-/// does not affect later checks (probed here with 4.8.12).
-pub fn check_within(solver: &Solver, timeout: Duration) -> SatResult {
-    let handle = solver.get_context().handle();
-    std::thread::scope(|s| {
-        let (done, wait) = std::sync::mpsc::channel::<()>();
-        let handle = &handle;
-        s.spawn(move || {
-            if wait.recv_timeout(timeout) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
-                handle.interrupt();
-            }
-        });
-        let r = solver.check();
-        drop(done);
-        r
-    })
-}
-
-fn unknown_reason(solver: &Solver, what: &str) -> String {
-    format!(
-        "{what}: {}",
-        solver
-            .get_reason_unknown()
-            .unwrap_or_else(|| "unknown".into())
-    )
-}
-
 /// Whether some encoding's query of this instance is in the proof cache:
 /// checked before any solving, so that a warm run does not first retry a
 /// bitvector query that timed out before the integer one was proved.
@@ -258,7 +227,7 @@ fn solve_query(
     let q = RuleQuery::new(rule, types, enc);
     let conditions: Vec<(Failure, z3::ast::Bool)> = Failure::ALL
         .iter()
-        .map(|&f| (f, f.condition(&q.src, &q.tgt, &enc)))
+        .map(|&f| (f, failure_condition(f, &q.src, &q.tgt, &enc, q.root_dtype)))
         .collect();
     let abstraction = Abstraction::new(crate::poly::take_nonlinear());
     let key = if opts.cache.is_some() || opts.smt2_dir.is_some() {
@@ -410,6 +379,13 @@ impl Abstraction {
             })
             .collect();
         Abstraction { pairs }
+    }
+
+    /// The same abstraction of a query in which `f` replaced some terms.
+    pub(crate) fn map(&self, f: impl Fn(&z3::ast::Int) -> z3::ast::Int) -> Abstraction {
+        Abstraction {
+            pairs: self.pairs.iter().map(|(a, b)| (f(a), f(b))).collect(),
+        }
     }
 
     pub(crate) fn refutes(

@@ -13,6 +13,7 @@
 use crate::encode::{bv_lit, Enc, Mode, Num, SVal, Term};
 use crate::poly::Poly;
 use engine::ir::{DType, Op};
+use engine::rules::guard::{self, GuardDomain};
 use engine::rules::{Guard, Helper, IExpr, Pat, Rule, Ty};
 use z3::ast::{Bool, Int, BV};
 
@@ -70,6 +71,8 @@ pub struct RuleQuery<'r> {
     fresh: std::cell::Cell<u32>,
     /// Facts the guard's interval arithmetic implies (integer theory).
     facts: std::cell::RefCell<Vec<Bool>>,
+    /// Guard arithmetic.
+    ge: GEnc,
 }
 
 /// Guard arithmetic: exact integers, or bitvectors of `bits` bits.
@@ -118,45 +121,19 @@ impl GEnc {
         self.bin(Op::Mul, a, b)
     }
 
-    fn min(&self, a: &GNum, b: &GNum) -> GNum {
-        self.bin(Op::Min, a, b)
-    }
-
     fn max(&self, a: &GNum, b: &GNum) -> GNum {
         self.bin(Op::Max, a, b)
     }
 
     fn bin(&self, op: Op, a: &GNum, b: &GNum) -> GNum {
-        let e = self.arith();
-        let va = SVal {
-            def: Bool::from_bool(true),
-            inv: Bool::from_bool(false),
-            unc: Bool::from_bool(false),
-            val: Term::N(a.clone()),
-        };
-        let vb = SVal {
-            val: Term::N(b.clone()),
-            ..va.clone()
-        };
-        match e
-            .apply(op, DType::Index, &[va, vb], &[DType::Index, DType::Index])
-            .val
-        {
-            Term::N(n) => n,
-            Term::B(_) => unreachable!("arithmetic gives numbers"),
-        }
+        self.arith()
+            .arith(op, DType::Index, DType::Index, &[a.clone(), b.clone()])
+            .0
     }
 
     fn neg(&self, a: &GNum) -> GNum {
         self.sub(&self.lit(0), a)
     }
-}
-
-/// What a guard expression evaluates to: a number or a condition, and
-/// whether it is defined (no division by zero).
-enum GVal {
-    N(GNum, Bool),
-    B(Bool, Bool),
 }
 
 impl<'r> RuleQuery<'r> {
@@ -211,6 +188,7 @@ impl<'r> RuleQuery<'r> {
             nodes: Vec::new(),
             fresh: std::cell::Cell::new(0),
             facts: std::cell::RefCell::new(Vec::new()),
+            ge: genc,
         };
         let mut computed = Vec::new();
         q.src = q.pat(&rule.lhs, Side::Source, &mut computed);
@@ -225,10 +203,9 @@ impl<'r> RuleQuery<'r> {
             }
         }
         if let Some(g) = &rule.guard {
-            match q.guard(g, &genc) {
-                GVal::B(v, d) => constraints.push(Bool::and(&[v, d])),
-                GVal::N(..) => unreachable!("guards are conditions"),
-            }
+            let mut d = Symbolic { q: &q, ge: genc };
+            let holds = guard::holds(&mut d, g);
+            constraints.push(holds);
         }
         constraints.push(q.src.def.clone());
         constraints.extend(computed);
@@ -270,143 +247,150 @@ impl<'r> RuleQuery<'r> {
                 let dts: Vec<DType> = args.iter().map(|a| self.dtype(a)).collect();
                 self.enc.apply(*op, dt, &vals, &dts)
             }
+            Pat::Helper(h, args) => {
+                // A helper computed from constants (`log2(C)`): the same
+                // helper the engine computes, defined where the engine's
+                // is and where its value fits the dtype.
+                let vals: Vec<SVal> = args.iter().map(|a| self.pat(a, side, computed)).collect();
+                let ge = self.ge;
+                let nums: Vec<GNum> = vals.iter().map(|v| ge.widen(v.val.num())).collect();
+                let mut d = Symbolic { q: &*self, ge };
+                let (r, dh) = guard::helper(&mut d, *h, &nums);
+                let n = r.num();
+                let (lo, hi) = self.enc.bounds(dt);
+                let a = ge.arith();
+                let mut defs: Vec<Bool> = vals.iter().map(|v| v.def.clone()).collect();
+                defs.push(dh);
+                defs.push(a.le(&ge.lit(lo), &n));
+                defs.push(a.le(&n, &ge.lit(hi)));
+                let mut c = self.enc.constant(0, dt);
+                c.def = Bool::and(&defs);
+                c.val = Term::N(narrow(&self.enc, &n, dt));
+                c
+            }
         };
         self.nodes.push((side, self.rule.show(p), v.clone(), dt));
         v
     }
+}
 
-    fn guard(&self, g: &Guard, ge: &GEnc) -> GVal {
-        let t = || Bool::from_bool(true);
-        let num = |x: GVal| match x {
-            GVal::N(n, d) => (n, d),
-            GVal::B(..) => unreachable!("number expected"),
-        };
-        let cond = |x: GVal| match x {
-            GVal::B(b, d) => (b, d),
-            GVal::N(..) => unreachable!("condition expected"),
-        };
-        match g {
-            Guard::Int(v) => GVal::N(ge.lit(*v), t()),
-            Guard::Bool(b) => GVal::B(Bool::from_bool(*b), t()),
-            Guard::Val(v) => {
-                let s = &self.syms[*v];
+/// The guard's domain in a proof: pattern variables' symbolic values and
+/// bounds, exact arithmetic on guard numbers (integers, or bitvectors wide
+/// enough that nothing wraps). The engine evaluates the same guard text on
+/// the same evaluator at a match (`engine::rules::guard`).
+struct Symbolic<'q, 'r> {
+    q: &'q RuleQuery<'r>,
+    ge: GEnc,
+}
+
+impl Symbolic<'_, '_> {
+    /// The value an interval expression denotes for the current values of
+    /// its variables, and when those are all valid (so inside their
+    /// ranges).
+    fn iexpr_value(&mut self, e: &IExpr) -> (GNum, Bool) {
+        match e {
+            IExpr::Var(v) => {
+                let s = &self.q.syms[*v];
                 let n = match &s.val.val {
-                    Term::N(n) => ge.widen(n),
-                    Term::B(b) => ge.from_bool(b),
+                    Term::N(n) => self.ge.widen(n),
+                    Term::B(b) => self.ge.from_bool(b),
                 };
-                GVal::N(n, t())
+                (n, s.val.valid())
             }
-            Guard::VMin(e) => {
-                let (lo, _, d) = self.interval(e, ge);
-                GVal::N(lo, d)
+            IExpr::Scalar(g) => {
+                let (v, d) = guard::eval(self, g);
+                (v.num(), d)
             }
-            Guard::VMax(e) => {
-                let (_, hi, d) = self.interval(e, ge);
-                GVal::N(hi, d)
+            IExpr::Neg(x) => {
+                let (v, ok) = self.iexpr_value(x);
+                (self.ge.neg(&v), ok)
             }
-            Guard::Fits(e, ty) => {
-                let (lo, hi, d) = self.interval(e, ge);
-                let (tlo, thi) = self.enc.bounds(resolve(*ty, &self.types));
-                let a = ge.arith();
-                GVal::B(
-                    Bool::and(&[a.le(&ge.lit(tlo), &lo), a.le(&hi, &ge.lit(thi))]),
-                    d,
-                )
-            }
-            Guard::Valid(v) => GVal::B(self.syms[*v].val.valid(), t()),
-            Guard::Constrained(v) => GVal::B(self.syms[*v].val.unc.not(), t()),
-            Guard::IsConst(v) => GVal::B(self.syms[*v].is_const.clone(), t()),
-            Guard::TyMin(ty) => GVal::N(ge.lit(self.enc.bounds(resolve(*ty, &self.types)).0), t()),
-            Guard::TyMax(ty) => GVal::N(ge.lit(self.enc.bounds(resolve(*ty, &self.types)).1), t()),
-            Guard::Un(Op::Not, a) => {
-                let (b, d) = cond(self.guard(a, ge));
-                GVal::B(b.not(), d)
-            }
-            Guard::Un(_, a) => {
-                let (n, d) = num(self.guard(a, ge));
-                GVal::N(ge.neg(&n), d)
-            }
-            Guard::Bin(op, x, y) => match (self.guard(x, ge), self.guard(y, ge)) {
-                (GVal::B(p, dp), GVal::B(q, dq)) => {
-                    let v = if *op == Op::And {
-                        Bool::and(&[p, q])
-                    } else {
-                        Bool::or(&[p, q])
-                    };
-                    GVal::B(v, Bool::and(&[dp, dq]))
-                }
-                (GVal::N(p, dp), GVal::N(q, dq)) => {
-                    let a = ge.arith();
-                    let d = Bool::and(&[dp, dq]);
-                    match op {
-                        Op::Lt => GVal::B(a.lt(&p, &q), d),
-                        Op::Le => GVal::B(a.le(&p, &q), d),
-                        Op::Eq => GVal::B(a.eq(&p, &q), d),
-                        Op::Ne => GVal::B(a.eq(&p, &q).not(), d),
-                        _ if op.is_divmod() => {
-                            // A guard that divides by zero is false.
-                            let nz = a.eq(&q, &ge.lit(0)).not();
-                            GVal::N(ge.bin(*op, &p, &q), Bool::and(&[d, nz]))
-                        }
-                        _ => GVal::N(ge.bin(*op, &p, &q), d),
-                    }
-                }
-                _ => unreachable!("ill-typed guard"),
-            },
-            Guard::Call(h, args) => {
-                let vals: Vec<(GNum, Bool)> = args.iter().map(|a| num(self.guard(a, ge))).collect();
-                let d = Bool::and(&vals.iter().map(|v| v.1.clone()).collect::<Vec<_>>());
-                let a = ge.arith();
-                let x = &vals[0].0;
-                let zero = ge.lit(0);
-                match h {
-                    Helper::Abs => GVal::N(ge.max(x, &ge.neg(x)), d),
-                    Helper::Min => GVal::N(ge.min(x, &vals[1].0), d),
-                    Helper::Max => GVal::N(ge.max(x, &vals[1].0), d),
-                    Helper::Divides => {
-                        let n = &vals[1].0;
-                        let nz = a.eq(x, &zero).not();
-                        // With x = 0 the remainder is unspecified but the
-                        // conjunct `x != 0` already decides.
-                        let r = ge.bin(Op::Rem, n, x);
-                        GVal::B(Bool::and(&[nz, a.eq(&r, &zero)]), d)
-                    }
-                    Helper::IsPow2 => {
-                        let bits = match self.enc.mode {
-                            Mode::Bv => ge.bits,
-                            Mode::Int => 128,
-                        };
-                        let alts: Vec<Bool> = (0..bits.min(127) - 1)
-                            .map(|k| a.eq(x, &ge.lit(1i128 << k)))
-                            .collect();
-                        GVal::B(Bool::or(&alts), d)
-                    }
-                    Helper::Gcd => {
-                        let (g, fact) = self.gcd(x, &vals[1].0, ge);
-                        GVal::N(g, Bool::and(&[d, fact]))
-                    }
-                }
+            IExpr::Bin(op, x, y) => {
+                let (vx, okx) = self.iexpr_value(x);
+                let (vy, oky) = self.iexpr_value(y);
+                (self.ge.bin(*op, &vx, &vy), Bool::and(&[okx, oky]))
             }
         }
     }
 
+    fn fresh(&self, n: &str) -> GNum {
+        let k = self.q.fresh.get();
+        self.q.fresh.set(k + 1);
+        let name = format!("{n}#{k}");
+        match self.ge.mode {
+            Mode::Int => Num::I(Poly::atom(Int::new_const(name))),
+            Mode::Bv => Num::B(BV::new_const(name, self.ge.bits)),
+        }
+    }
+}
+
+impl GuardDomain for Symbolic<'_, '_> {
+    type N = GNum;
+    type B = Bool;
+
+    fn int(&mut self, v: i128) -> GNum {
+        self.ge.lit(v)
+    }
+    fn bool(&mut self, b: bool) -> Bool {
+        Bool::from_bool(b)
+    }
+    fn value(&mut self, v: usize) -> GNum {
+        match &self.q.syms[v].val.val {
+            Term::N(n) => self.ge.widen(n),
+            Term::B(b) => self.ge.from_bool(b),
+        }
+    }
+    fn bounds(&mut self, v: usize) -> (GNum, GNum) {
+        let s = &self.q.syms[v];
+        (s.lo.clone(), s.hi.clone())
+    }
+    fn valid(&mut self, v: usize) -> Bool {
+        self.q.syms[v].val.valid()
+    }
+    fn constrained(&mut self, v: usize) -> Bool {
+        self.q.syms[v].val.unc.not()
+    }
+    fn is_const(&mut self, v: usize) -> Bool {
+        self.q.syms[v].is_const.clone()
+    }
+    fn dtype_bounds(&mut self, t: Ty) -> (GNum, GNum) {
+        let (lo, hi) = self.q.enc.bounds(resolve(t, &self.q.types));
+        (self.ge.lit(lo), self.ge.lit(hi))
+    }
+    fn arith(&mut self, op: Op, a: &GNum, b: &GNum) -> GNum {
+        self.ge.bin(op, a, b)
+    }
+    fn neg(&mut self, a: &GNum) -> GNum {
+        self.ge.neg(a)
+    }
+    fn lt(&mut self, a: &GNum, b: &GNum) -> Bool {
+        self.ge.arith().lt(a, b)
+    }
+    fn le(&mut self, a: &GNum, b: &GNum) -> Bool {
+        self.ge.arith().le(a, b)
+    }
+    fn eq(&mut self, a: &GNum, b: &GNum) -> Bool {
+        self.ge.arith().eq(a, b)
+    }
+    fn and(&mut self, a: &Bool, b: &Bool) -> Bool {
+        Bool::and(&[a, b])
+    }
+    fn or(&mut self, a: &Bool, b: &Bool) -> Bool {
+        Bool::or(&[a, b])
+    }
+    fn not(&mut self, a: &Bool) -> Bool {
+        a.not()
+    }
+
     /// `gcd(x, y)` without recursion: a fresh `g >= 0` that divides both
     /// and equals `s*x + t*y` for fresh `s`, `t` (Bezout). The query is
-    /// existential, so this fact (returned for the premise) pins `g` to the
-    /// gcd. The witnesses are bounded by `|y|` and `|x|` (minimal Bezout
-    /// coefficients are) so that, in bitvectors, no product wraps.
-    fn gcd(&self, x: &GNum, y: &GNum, ge: &GEnc) -> (GNum, Bool) {
+    /// existential, so this fact pins `g` to the gcd. The witnesses are
+    /// bounded by `|y|` and `|x|` (minimal Bezout coefficients are) so that,
+    /// in bitvectors, no product wraps.
+    fn gcd(&mut self, x: &GNum, y: &GNum) -> (GNum, Bool) {
+        let ge = self.ge;
         let a = ge.arith();
-        let fresh = |n: &str| {
-            let k = self.fresh.get();
-            self.fresh.set(k + 1);
-            let name = format!("{n}#{k}");
-            match ge.mode {
-                Mode::Int => Num::I(Poly::atom(Int::new_const(name))),
-                Mode::Bv => Num::B(BV::new_const(name, ge.bits)),
-            }
-        };
-        let (g, s, t) = (fresh("gcd"), fresh("gcd_s"), fresh("gcd_t"));
+        let (g, s, t) = (self.fresh("gcd"), self.fresh("gcd_s"), self.fresh("gcd_t"));
         let zero = ge.lit(0);
         let abs = |v: &GNum| ge.max(v, &ge.neg(v));
         let divides = |d: &GNum, n: &GNum| {
@@ -427,89 +411,51 @@ impl<'r> RuleQuery<'r> {
         (g, fact)
     }
 
-    /// The value an interval expression denotes for the current values of
-    /// its variables, and when those are all valid (so inside their
-    /// ranges).
-    fn iexpr_value(&self, e: &IExpr, ge: &GEnc) -> (GNum, Bool) {
-        match e {
-            IExpr::Var(v) => {
-                let s = &self.syms[*v];
-                let n = match &s.val.val {
-                    Term::N(n) => ge.widen(n),
-                    Term::B(b) => ge.from_bool(b),
-                };
-                (n, s.val.valid())
-            }
-            IExpr::Scalar(g) => match self.guard(g, ge) {
-                GVal::N(n, d) => (n, d),
-                GVal::B(..) => unreachable!("scalar is a number"),
-            },
-            IExpr::Neg(x) => {
-                let (v, ok) = self.iexpr_value(x, ge);
-                (ge.neg(&v), ok)
-            }
-            IExpr::Bin(op, x, y) => {
-                let (vx, okx) = self.iexpr_value(x, ge);
-                let (vy, oky) = self.iexpr_value(y, ge);
-                (ge.bin(*op, &vx, &vy), Bool::and(&[okx, oky]))
-            }
-        }
+    fn is_pow2(&mut self, x: &GNum) -> Bool {
+        let bits = match self.ge.mode {
+            Mode::Bv => self.ge.bits,
+            Mode::Int => 128,
+        };
+        let a = self.ge.arith();
+        let alts: Vec<Bool> = (0..bits.min(127) - 1)
+            .map(|k| a.eq(x, &self.ge.lit(1i128 << k)))
+            .collect();
+        Bool::or(&alts)
     }
 
-    /// Interval arithmetic over pattern-variable bounds (the engine's
-    /// `interval`, symbolically).
-    fn interval(&self, e: &IExpr, ge: &GEnc) -> (GNum, GNum, Bool) {
-        let t = Bool::from_bool(true);
-        match e {
-            IExpr::Var(v) => {
-                let s = &self.syms[*v];
-                (s.lo.clone(), s.hi.clone(), t)
-            }
-            IExpr::Scalar(g) => match self.guard(g, ge) {
-                GVal::N(n, d) => (n.clone(), n, d),
-                GVal::B(..) => unreachable!("scalar is a number"),
-            },
-            IExpr::Neg(x) => {
-                let (lo, hi, d) = self.interval(x, ge);
-                (ge.neg(&hi), ge.neg(&lo), d)
-            }
-            IExpr::Bin(op, x, y) => {
-                let (a0, a1, da) = self.interval(x, ge);
-                let (b0, b1, db) = self.interval(y, ge);
-                let d = Bool::and(&[da, db]);
-                match op {
-                    Op::Add => (ge.add(&a0, &b0), ge.add(&a1, &b1), d),
-                    Op::Sub => (ge.sub(&a0, &b1), ge.sub(&a1, &b0), d),
-                    _ => {
-                        let c = [
-                            ge.mul(&a0, &b0),
-                            ge.mul(&a0, &b1),
-                            ge.mul(&a1, &b0),
-                            ge.mul(&a1, &b1),
-                        ];
-                        let lo = ge.min(&ge.min(&c[0], &c[1]), &ge.min(&c[2], &c[3]));
-                        let hi = ge.max(&ge.max(&c[0], &c[1]), &ge.max(&c[2], &c[3]));
-                        if self.enc.mode == Mode::Int {
-                            // The product of values inside their intervals
-                            // lies between the corner products: the
-                            // multiplication transfer lemma (proved with the
-                            // range analysis), stated for these operands so
-                            // the solver need not rediscover the
-                            // monotonicity of a symbolic product.
-                            let (vx, okx) = self.iexpr_value(x, ge);
-                            let (vy, oky) = self.iexpr_value(y, ge);
-                            let p = ge.mul(&vx, &vy);
-                            let a = ge.arith();
-                            let inside = Bool::and(&[a.le(&lo, &p), a.le(&p, &hi)]);
-                            self.facts
-                                .borrow_mut()
-                                .push(Bool::and(&[okx, oky, d.clone()]).implies(&inside));
-                        }
-                        (lo, hi, d)
-                    }
-                }
-            }
+    /// The `k` with `x == 2^k`, as a choice over the powers of two (any
+    /// value elsewhere: the caller's definedness is `is_pow2`).
+    fn log2(&mut self, x: &GNum) -> GNum {
+        let bits = match self.ge.mode {
+            Mode::Bv => self.ge.bits,
+            Mode::Int => 128,
+        };
+        let a = self.ge.arith();
+        let mut v = self.ge.lit(0);
+        for k in (1..bits.min(127) - 1).rev() {
+            let c = a.eq(x, &self.ge.lit(1i128 << k));
+            v = a.ite(&c, &self.ge.lit(k as i128), &v);
         }
+        v
+    }
+
+    /// The product of values inside their intervals lies between the corner
+    /// products: the multiplication transfer lemma (proved with the range
+    /// analysis), stated for these operands so that the solver need not
+    /// rediscover the monotonicity of a symbolic product (integer theory).
+    fn product_bounds(&mut self, x: &IExpr, y: &IExpr, lo: &GNum, hi: &GNum) {
+        if self.q.enc.mode != Mode::Int {
+            return;
+        }
+        let (vx, okx) = self.iexpr_value(x);
+        let (vy, oky) = self.iexpr_value(y);
+        let p = self.ge.mul(&vx, &vy);
+        let a = self.ge.arith();
+        let inside = Bool::and(&[a.le(lo, &p), a.le(&p, hi)]);
+        self.q
+            .facts
+            .borrow_mut()
+            .push(Bool::and(&[okx, oky]).implies(&inside));
     }
 }
 

@@ -13,14 +13,14 @@
 //! operand, its bounds and the divisor part's bounds. With those facts the
 //! query is linear over the product and quotient terms, which Z3 settles.
 
-use crate::encode::{Enc, Mode, Num, SVal, Term};
+use crate::encode::{bv_lit, pow2_term, Enc, Mode, Num, SVal, Term};
 use crate::poly::Poly;
-use crate::prove::check_within;
+use crate::solver::check_within;
 use engine::ir::{DType, Op};
-use engine::ranges::{clamp, transfer, Arith, Range};
+use engine::ranges::{clamp, pow2_range, transfer, Arith, Range, MAX_SHIFT};
 use serde::Serialize;
 use std::time::{Duration, Instant};
-use z3::ast::{Bool, Int};
+use z3::ast::{Ast, Bool, Int, BV};
 use z3::{SatResult, Solver};
 
 /// A Z3 integer term as the transfer functions' arithmetic.
@@ -64,6 +64,10 @@ impl Arith for Z {
         let (x, y) = (Poly::atom(a.0.clone()), Poly::atom(b.0.clone()));
         Z(crate::encode::int_quotient(op, &x, &y).to_int())
     }
+    fn pow2(&self) -> Z {
+        // The very term the encoding uses for `2^k`.
+        Z(pow2_term(&self.0))
+    }
 }
 
 /// `f(u, v)` for an op whose transfer function needs monotonicity: the
@@ -82,13 +86,173 @@ fn apply_f(op: Op, u: &Int, v: &Int) -> Int {
     }
 }
 
-/// The quotient whose monotonicity an op's transfer function rests on.
+/// The product or quotient whose monotonicity an op's transfer function
+/// rests on (a shift is a product or floor quotient by `2^k`).
 fn monotone_op(op: Op) -> Option<Op> {
     match op {
         Op::Mul | Op::Div | Op::FloorDiv | Op::CeilDiv => Some(op),
         Op::Rem => Some(Op::Div),
-        Op::Mod => Some(Op::FloorDiv),
+        Op::Mod | Op::Shr => Some(Op::FloorDiv),
+        Op::Shl => Some(Op::Mul),
         _ => None,
+    }
+}
+
+/// The power-of-two lemma: on `[0, MAX_SHIFT]`, `2^k` is at least 1 and
+/// grows with `k` (for the shift transfer functions).
+pub const POW2: &str = "2^k grows with k";
+
+fn pow2_grows(k1: &Int, k2: &Int) -> Bool {
+    let (zero, max) = (Int::from_i64(0), Int::from_i64(MAX_SHIFT as i64));
+    Bool::and(&[zero.le(k1), k1.le(k2), k2.le(&max)]).implies(Bool::and(&[
+        Int::from_i64(1).le(pow2_term(k1)),
+        pow2_term(k1).le(pow2_term(k2)),
+    ]))
+}
+
+/// Ops whose transfer function is proved bit-exactly (bitvectors wide
+/// enough that the transfer function's own arithmetic cannot wrap)
+/// rather than over integers: their encoding is bitwise, and the bound
+/// arithmetic is linear, so bit-blasting settles them at once where the
+/// integer theory's `int2bv` would not.
+const BIT_EXACT: [Op; 1] = [Op::BitAnd];
+
+/// Bits of the bit-exact transfer proofs: bounds are 64-bit values, and
+/// the transfer functions add, negate and double them.
+const PROOF_BITS: u32 = 128;
+
+/// A Z3 bitvector of [`PROOF_BITS`] bits as the transfer functions'
+/// arithmetic (signed).
+#[derive(Clone)]
+struct ZB(BV);
+
+impl Arith for ZB {
+    type Cond = Bool;
+    fn lit(v: i128) -> ZB {
+        ZB(bv_lit(v, PROOF_BITS))
+    }
+    fn add(&self, o: &ZB) -> ZB {
+        ZB(self.0.bvadd(&o.0))
+    }
+    fn sub(&self, o: &ZB) -> ZB {
+        ZB(self.0.bvsub(&o.0))
+    }
+    fn mul(&self, o: &ZB) -> ZB {
+        ZB(self.0.bvmul(&o.0))
+    }
+    fn lt(&self, o: &ZB) -> Bool {
+        self.0.bvslt(&o.0)
+    }
+    fn eq(&self, o: &ZB) -> Bool {
+        self.0.eq(&o.0)
+    }
+    fn and(a: &Bool, b: &Bool) -> Bool {
+        Bool::and(&[a, b])
+    }
+    fn or(a: &Bool, b: &Bool) -> Bool {
+        Bool::or(&[a, b])
+    }
+    fn not(a: &Bool) -> Bool {
+        a.not()
+    }
+    fn select(c: &Bool, a: &ZB, b: &ZB) -> ZB {
+        ZB(c.ite(&a.0, &b.0))
+    }
+    fn divmod(op: Op, a: &ZB, b: &ZB) -> ZB {
+        let enc = Enc::new(Mode::Bv, PROOF_BITS);
+        let args = [Num::B(a.0.clone()), Num::B(b.0.clone())];
+        match enc.arith(op, DType::Index, DType::Index, &args).0 {
+            Num::B(v) => ZB(v),
+            Num::I(_) => unreachable!("bitvector mode"),
+        }
+    }
+    fn pow2(&self) -> ZB {
+        ZB(bv_lit(1, PROOF_BITS).bvshl(&self.0))
+    }
+}
+
+/// Proves a transfer function of a [`BIT_EXACT`] op: the encoding at
+/// `width` in bitvectors (bit-exact), the transfer function on
+/// [`PROOF_BITS`]-bit bitvectors, the values sign-extended to compare.
+fn prove_transfer_bits(
+    op: Op,
+    arg_dts: &[DType],
+    dt: DType,
+    width: u32,
+    timeout: Duration,
+) -> (SatResult, Option<String>) {
+    let enc = Enc::new(Mode::Bv, width);
+    let wide = |b: &BV| b.sign_ext(PROOF_BITS - b.get_size());
+    let mut premise = Vec::new();
+    let mut ranges = Vec::new();
+    let mut args = Vec::new();
+    let mut points = Vec::new();
+    for (i, &adt) in arg_dts.iter().enumerate() {
+        let (blo, bhi) = proof_bounds(adt);
+        let lo = BV::new_const(format!("lo{i}"), PROOF_BITS);
+        let hi = BV::new_const(format!("hi{i}"), PROOF_BITS);
+        for b in [&lo, &hi] {
+            premise.push(bv_lit(blo, PROOF_BITS).bvsle(b));
+            premise.push(b.bvsle(&bv_lit(bhi, PROOF_BITS)));
+        }
+        let (n, _) = enc.fresh_num(&format!("x{i}"), adt);
+        let Num::B(x) = &n else {
+            unreachable!("bitvector mode")
+        };
+        premise.push(lo.bvsle(&wide(x)));
+        premise.push(wide(x).bvsle(&hi));
+        points.push((format!("x{i}"), wide(x), lo.clone(), hi.clone()));
+        ranges.push(Range::new(ZB(lo), ZB(hi)));
+        args.push(SVal {
+            def: Bool::from_bool(true),
+            inv: Bool::from_bool(false),
+            unc: Bool::from_bool(false),
+            val: Term::N(n),
+        });
+    }
+    let result = enc.apply(op, dt, &args, arg_dts);
+    premise.push(result.def.clone());
+    premise.push(result.valid());
+    let value = wide(result.val.num().bv());
+    let claimed = clamp(&transfer(op, &ranges), dt);
+    let solver = Solver::new();
+    solver.assert(Bool::and(&premise));
+    solver.assert(Bool::or(&[
+        value.bvslt(&claimed.lo.0),
+        claimed.hi.0.bvslt(&value),
+    ]));
+    let answer = check_within(&solver, timeout);
+    let detail = match answer {
+        SatResult::Unknown => solver.get_reason_unknown(),
+        SatResult::Sat => solver.get_model().map(|m| {
+            let show = |t: &BV| {
+                crate::encode::model_int(&m, &Num::B(t.clone()))
+                    .map_or("?".to_string(), |v| v.to_string())
+            };
+            let pts: Vec<String> = points
+                .iter()
+                .map(|(n, v, lo, hi)| format!("{n} = {} in [{}, {}]", show(v), show(lo), show(hi)))
+                .collect();
+            format!(
+                "{}; result {} outside [{}, {}]",
+                pts.join(", "),
+                show(&value),
+                show(&claimed.lo.0),
+                show(&claimed.hi.0)
+            )
+        }),
+        SatResult::Unsat => None,
+    };
+    (answer, detail)
+}
+
+/// Range bounds live in the dtype's 64-bit range whatever the width (index
+/// ranges are clamped to 64 bits); bools are 0/1.
+fn proof_bounds(dt: DType) -> (i128, i128) {
+    match dt {
+        DType::Bool => (0, 1),
+        DType::Index => (i64::MIN as i128, i64::MAX as i128),
+        other => engine::dtype::Width(64).dtype_bounds(other),
     }
 }
 
@@ -216,6 +380,8 @@ pub fn prove_lemmas(timeout: Duration) -> Vec<(Op, &'static str, &'static str)> 
             out.push((op, MONOTONICITY[i], validity(&lemma, timeout)));
         }
     }
+    let (k1, k2) = (Int::new_const("k1"), Int::new_const("k2"));
+    out.push((Op::Shl, POW2, validity(&pow2_grows(&k1, &k2), timeout)));
     for op in [Op::Rem, Op::Mod] {
         let (a, b, c) = (
             Int::new_const("a"),
@@ -285,29 +451,14 @@ pub struct RangeResult {
 /// ops at each integer dtype, casts between every pair, comparisons, bool
 /// ops and `where`.
 pub fn signatures() -> Vec<(Op, Vec<DType>, DType)> {
-    use DType::*;
-    let ints = [Index, I32, I64];
-    let mut out = Vec::new();
-    // Every non-leaf op, so that a new op cannot go unproved.
-    for op in Op::ALU {
-        match op {
-            Op::Not => out.push((op, vec![Bool], Bool)),
-            Op::And | Op::Or | Op::Xor => out.push((op, vec![Bool, Bool], Bool)),
-            Op::Where => {
-                out.push((op, vec![Bool, Bool, Bool], Bool));
-                out.extend(ints.iter().map(|&d| (op, vec![Bool, d, d], d)));
-            }
-            Op::Cast => {
-                for &to in &ints {
-                    out.extend(ints.iter().map(|&from| (op, vec![from], to)));
-                }
-            }
-            Op::Neg => out.extend(ints.iter().map(|&d| (op, vec![d], d))),
-            _ if op.is_comparison() => out.extend(ints.iter().map(|&d| (op, vec![d, d], Bool))),
-            _ => out.extend(ints.iter().map(|&d| (op, vec![d, d], d))),
-        }
-    }
-    out
+    // Every non-leaf op of the table, so that a new op cannot go unproved.
+    Op::all()
+        .flat_map(|op| {
+            op.signatures()
+                .into_iter()
+                .map(move |(args, r)| (op, args, r))
+        })
+        .collect()
 }
 
 /// Proves one transfer function: operands `x_i` valid, defined and inside
@@ -324,6 +475,10 @@ pub fn prove_transfer(
     timeout: Duration,
 ) -> RangeResult {
     let start = Instant::now();
+    if BIT_EXACT.contains(&op) {
+        let (answer, detail) = prove_transfer_bits(op, arg_dts, dt, width, timeout);
+        return range_result(op, arg_dts, dt, width, answer, detail, start);
+    }
     crate::poly::take_nonlinear();
     let enc = Enc::new(Mode::Int, width);
     let mut premise = Vec::new();
@@ -333,11 +488,7 @@ pub fn prove_transfer(
     for (i, &adt) in arg_dts.iter().enumerate() {
         // Range bounds live in the dtype's 64-bit range whatever the width
         // (index ranges are clamped to 64 bits); bools are 0/1.
-        let (blo, bhi) = match adt {
-            DType::Bool => (0, 1),
-            DType::Index => (i64::MIN as i128, i64::MAX as i128),
-            other => engine::interp::Width(64).dtype_bounds(other),
-        };
+        let (blo, bhi) = proof_bounds(adt);
         let lo = Int::new_const(format!("lo{i}"));
         let hi = Int::new_const(format!("hi{i}"));
         for b in [&lo, &hi] {
@@ -379,7 +530,37 @@ pub fn prove_transfer(
         Term::B(b) => b.ite(&Int::from_i64(1), &Int::from_i64(0)),
         Term::N(Num::B(_)) => unreachable!("integer mode"),
     };
-    if let Some(f) = monotone_op(op) {
+    // A shift is a product or quotient by `P = 2^k`, with `P` inside
+    // `[2^klo, 2^khi]` for the amounts the transfer function keeps: the
+    // powers of two are then generalized to fresh integers with only that
+    // fact (proved as the power-of-two lemma), so that the query is the
+    // product's or quotient's, by a divisor range.
+    let mut powers: Vec<(Int, Int)> = Vec::new();
+    if op.is_shift() {
+        let k = &points[1].1;
+        let kr = Range::new(
+            ranges[1].lo.max(&Z::lit(0)),
+            ranges[1].hi.min(&Z::lit(MAX_SHIFT)),
+        );
+        premise.push(pow2_grows(&kr.lo.0, k));
+        premise.push(pow2_grows(k, &kr.hi.0));
+        let p = pow2_term(k);
+        let f = monotone_op(op).expect("shifts rest on a product or quotient");
+        premise.extend(lemma_instances(
+            f,
+            &points[0].1,
+            &p,
+            &ranges[0],
+            &pow2_range(&kr),
+        ));
+        for (t, name) in [
+            (p, "P"),
+            (pow2_term(&kr.lo.0), "PL"),
+            (pow2_term(&kr.hi.0), "PH"),
+        ] {
+            powers.push((t, Int::new_const(name)));
+        }
+    } else if let Some(f) = monotone_op(op) {
         premise.extend(lemma_instances(
             f,
             &points[0].1,
@@ -401,8 +582,24 @@ pub fn prove_transfer(
     // With the lemma instances assumed, the products and quotients are
     // only compared, never multiplied out: the linear abstraction (each
     // such term a function of its operands) usually refutes at once.
-    let premise = Bool::and(&premise);
-    let abstraction = crate::prove::Abstraction::new(crate::poly::take_nonlinear());
+    let subs: Vec<(&Int, &Int)> = powers.iter().map(|(a, b)| (a, b)).collect();
+    let general_b = |b: &Bool| {
+        if subs.is_empty() {
+            b.clone()
+        } else {
+            b.substitute(&subs)
+        }
+    };
+    let general_i = |t: &Int| {
+        if subs.is_empty() {
+            t.clone()
+        } else {
+            t.substitute(&subs)
+        }
+    };
+    let premise = general_b(&Bool::and(&premise));
+    let outside = general_b(&outside);
+    let abstraction = crate::prove::Abstraction::new(crate::poly::take_nonlinear()).map(general_i);
     let solver = Solver::new();
     solver.assert(&premise);
     solver.assert(&outside);
@@ -411,9 +608,9 @@ pub fn prove_transfer(
     } else {
         check_within(&solver, timeout)
     };
-    let (verdict, detail) = match answer {
-        SatResult::Unsat => ("proved", None),
-        SatResult::Unknown => ("unknown", solver.get_reason_unknown()),
+    let detail = match answer {
+        SatResult::Unsat => None,
+        SatResult::Unknown => solver.get_reason_unknown(),
         SatResult::Sat => {
             let m = solver.get_model().expect("a satisfiable query has a model");
             let show = |t: &Int| {
@@ -425,15 +622,31 @@ pub fn prove_transfer(
                 .iter()
                 .map(|(n, v, lo, hi)| format!("{n} = {} in [{}, {}]", show(v), show(lo), show(hi)))
                 .collect();
-            let detail = format!(
+            Some(format!(
                 "{}; result {} outside [{}, {}]",
                 pts.join(", "),
                 show(&value),
                 show(&claimed.lo.0),
                 show(&claimed.hi.0)
-            );
-            ("failed", Some(detail))
+            ))
         }
+    };
+    range_result(op, arg_dts, dt, width, answer, detail, start)
+}
+
+fn range_result(
+    op: Op,
+    arg_dts: &[DType],
+    dt: DType,
+    width: u32,
+    answer: SatResult,
+    detail: Option<String>,
+    start: Instant,
+) -> RangeResult {
+    let verdict = match answer {
+        SatResult::Unsat => "proved",
+        SatResult::Unknown => "unknown",
+        SatResult::Sat => "failed",
     };
     let sig: Vec<String> = arg_dts.iter().map(|d| d.to_string()).collect();
     RangeResult {
@@ -476,11 +689,15 @@ pub fn prove_ranges(widths: &[u32], timeout: Duration, done: &(dyn Fn() + Sync))
         .par_iter()
         .map(|(w, (op, args, dt))| {
             let mut r = prove_transfer(*op, args, *dt, *w, timeout);
-            if let Some(f) = monotone_op(*op) {
-                if !(lemma_ok(f) && lemma_ok(*op)) && r.verdict == "proved" {
-                    r.verdict = "unknown".into();
-                    r.detail = Some(format!("the monotonicity lemmas of {f:?} are not proved"));
-                }
+            // The lemmas an op's proof assumes: its product's or
+            // quotient's, its own (remainders, `&`), and 2^k's for shifts.
+            let mut needs: Vec<Op> = monotone_op(*op).into_iter().chain([*op]).collect();
+            if op.is_shift() {
+                needs.push(Op::Shl);
+            }
+            if !needs.iter().all(|&f| lemma_ok(f)) && r.verdict == "proved" {
+                r.verdict = "unknown".into();
+                r.detail = Some(format!("a lemma of {op:?} is not proved"));
             }
             done();
             r

@@ -1,0 +1,148 @@
+//! Exact integer arithmetic on `i128`: both division families, gcd,
+//! two's complement wrapping, shifts. The interpreter's primitives, the
+//! range analysis and the algorithmic rules all compute with these; none of
+//! them wraps by accident (a result that does not fit `i128` is `None`).
+
+use crate::op::Op;
+
+/// Truncating division (toward zero). `None` for a zero divisor or a
+/// quotient `i128` cannot hold.
+pub fn div_trunc(a: i128, b: i128) -> Option<i128> {
+    a.checked_div(b)
+}
+
+/// Truncating remainder: `a - b * div_trunc(a, b)`, sign of the dividend.
+pub fn rem_trunc(a: i128, b: i128) -> Option<i128> {
+    if b == 0 {
+        None
+    } else {
+        // i128::MIN % -1 is 0 mathematically (Rust's `%` traps on it).
+        Some(a.checked_rem(b).unwrap_or(0))
+    }
+}
+
+/// Floor division (toward negative infinity).
+pub fn div_floor(a: i128, b: i128) -> Option<i128> {
+    let q = div_trunc(a, b)?;
+    Some(if (a % b != 0) && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    })
+}
+
+/// Floor remainder: `a - b * div_floor(a, b)`, sign of the divisor.
+pub fn mod_floor(a: i128, b: i128) -> Option<i128> {
+    let r = rem_trunc(a, b)?;
+    Some(if r != 0 && ((r < 0) != (b < 0)) {
+        r + b
+    } else {
+        r
+    })
+}
+
+/// Ceiling division (toward positive infinity).
+pub fn div_ceil(a: i128, b: i128) -> Option<i128> {
+    let q = div_trunc(a, b)?;
+    Some(if (a % b != 0) && ((a < 0) == (b < 0)) {
+        q + 1
+    } else {
+        q
+    })
+}
+
+/// Greatest common divisor, non-negative; `gcd(0, 0) == 0`.
+pub fn gcd(a: i128, b: i128) -> i128 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a as i128
+}
+
+/// Two's complement wrap of `v` to `bits` bits.
+pub fn wrap(v: i128, bits: u32) -> i128 {
+    let shift = 128 - bits;
+    (v << shift) >> shift
+}
+
+/// `2^k` for `0 <= k < 127`.
+pub fn pow2(k: i128) -> Option<i128> {
+    (0..127).contains(&k).then(|| 1i128 << k)
+}
+
+/// `n` is a positive power of two.
+pub fn is_pow2(n: i128) -> bool {
+    n > 0 && n & (n - 1) == 0
+}
+
+/// `k` with `2^k == n`, for a positive power of two.
+pub fn log2(n: i128) -> Option<i128> {
+    is_pow2(n).then(|| n.trailing_zeros() as i128)
+}
+
+/// The exact result of an integer operation (class `Arith` or `Cast`) on
+/// defined operands, before the result dtype's overflow or wrap rule is
+/// applied. `None` where the op itself has no result: a zero divisor, a
+/// negative shift amount, or a result beyond `i128`.
+pub fn exact(op: Op, a: i128, b: i128) -> Option<i128> {
+    match op {
+        Op::Neg => a.checked_neg(),
+        Op::Cast => Some(a),
+        Op::Add => a.checked_add(b),
+        Op::Sub => a.checked_sub(b),
+        Op::Mul => a.checked_mul(b),
+        Op::Min => Some(a.min(b)),
+        Op::Max => Some(a.max(b)),
+        Op::Div => div_trunc(a, b),
+        Op::Rem => rem_trunc(a, b),
+        Op::FloorDiv => div_floor(a, b),
+        Op::Mod => mod_floor(a, b),
+        Op::CeilDiv => div_ceil(a, b),
+        Op::Shl => a.checked_mul(pow2(b)?),
+        // floor(a / 2^b): an arithmetic shift (every bit shifted out past
+        // 126 leaves the sign).
+        Op::Shr if b >= 0 => Some(a >> b.min(127)),
+        Op::Shr => None,
+        Op::BitAnd => Some(a & b),
+        _ => unreachable!("{op:?} is not an integer operation"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn division_families_agree_with_their_definitions() {
+        for a in -20i128..=20 {
+            for b in (-6i128..=6).filter(|&b| b != 0) {
+                let (qf, rf) = (div_floor(a, b).unwrap(), mod_floor(a, b).unwrap());
+                assert_eq!(a, b * qf + rf);
+                assert!(rf == 0 || (rf < 0) == (b < 0));
+                assert!(rf.abs() < b.abs());
+                let (qt, rt) = (div_trunc(a, b).unwrap(), rem_trunc(a, b).unwrap());
+                assert_eq!(a, b * qt + rt);
+                assert!(rt == 0 || (rt < 0) == (a < 0));
+                let qc = div_ceil(a, b).unwrap();
+                assert_eq!(qc, -div_floor(-a, b).unwrap());
+            }
+        }
+        assert_eq!(rem_trunc(i128::MIN, -1), Some(0));
+        assert_eq!(div_trunc(i128::MIN, -1), None);
+    }
+
+    #[test]
+    fn shifts_are_multiplication_and_floor_division_by_powers_of_two() {
+        for a in -40i128..=40 {
+            for k in 0..6 {
+                assert_eq!(exact(Op::Shl, a, k), Some(a * (1 << k)));
+                assert_eq!(exact(Op::Shr, a, k), div_floor(a, 1 << k));
+                assert_eq!(exact(Op::BitAnd, a, (1 << k) - 1), mod_floor(a, 1 << k));
+            }
+        }
+        assert_eq!(exact(Op::Shr, -1, 200), Some(-1));
+        assert_eq!(exact(Op::Shr, 5, -1), None);
+        assert_eq!(exact(Op::Shl, 1, 127), None);
+    }
+}

@@ -1,0 +1,296 @@
+//! Rule sets: rules grouped and ordered, read from rule files, the
+//! built-in set, and candidate files laid over it.
+
+use super::ast::Rule;
+use super::parse::{logical_lines, parse_rule};
+use crate::parse::{lex_line, Cursor, ParseError, Span, Tok};
+
+/// Why a rule file or rule set could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    /// A syntax or type error in a file, with its line and column.
+    #[error("{file}:{err}")]
+    Parse { file: String, err: ParseError },
+    /// The group order does not list the groups the files define.
+    #[error("{0}")]
+    Order(String),
+    /// A candidate rule names a group the rule set it is laid over lacks.
+    #[error("{file}:{line}: rule `{rule}` is in group `{group}`, which the rule set does not have (groups: {groups})")]
+    UnknownGroup {
+        file: String,
+        line: u32,
+        rule: String,
+        group: String,
+        groups: String,
+    },
+}
+
+/// A named group of rules, tried in file order.
+#[derive(Clone, Debug)]
+pub struct Group {
+    pub name: String,
+    pub rules: Vec<Rule>,
+}
+
+/// Rules grouped and ordered: at every node the groups are tried in order,
+/// and within a group the rules in file order; the first that fires wins.
+#[derive(Clone, Debug, Default)]
+pub struct RuleSet {
+    pub groups: Vec<Group>,
+}
+
+impl RuleSet {
+    pub fn rules(&self) -> impl Iterator<Item = &Rule> {
+        self.groups.iter().flat_map(|g| g.rules.iter())
+    }
+
+    pub fn rule(&self, name: &str) -> Option<&Rule> {
+        self.rules().find(|r| r.name == name)
+    }
+
+    pub fn len(&self) -> usize {
+        self.groups.iter().map(|g| g.rules.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Parses one rule file. Groups appear in file order.
+    pub fn parse(file: &str, text: &str) -> Result<RuleSet, RuleError> {
+        let mut set = RuleSet::default();
+        set.add_file(file, text)?;
+        Ok(set)
+    }
+
+    /// Adds the rules of one file, appending its groups (or extending a
+    /// group of the same name).
+    pub fn add_file(&mut self, file: &str, text: &str) -> Result<(), RuleError> {
+        let wrap = |e: ParseError| RuleError::Parse {
+            file: file.to_string(),
+            err: e,
+        };
+        let default_group = std::path::Path::new(file)
+            .file_stem()
+            .map_or("rules".to_string(), |s| s.to_string_lossy().into_owned());
+        let mut group = default_group;
+        let mut comment: Vec<String> = Vec::new();
+        for (line_no, logical) in logical_lines(text) {
+            let trimmed = logical.trim();
+            if let Some(c) = trimmed.strip_prefix('#') {
+                comment.push(c.trim().to_string());
+                continue;
+            }
+            if trimmed.is_empty() {
+                comment.clear();
+                continue;
+            }
+            let mut toks = Vec::new();
+            for (k, part) in logical.split('\n').enumerate() {
+                let mut t = lex_line(part, line_no + k as u32).map_err(wrap)?;
+                t.pop();
+                toks.extend(t);
+            }
+            let end = Span {
+                line: line_no,
+                col: logical
+                    .lines()
+                    .next()
+                    .map_or(1, |l| l.chars().count() as u32 + 1),
+            };
+            toks.push((Tok::Eol, end));
+            let mut c = Cursor::new(toks);
+            c.allow_types = true;
+            if c.eat_ident("group") {
+                let (name, _) = c.name("a group name").map_err(wrap)?;
+                c.expect_eol().map_err(wrap)?;
+                group = name;
+                comment.clear();
+                continue;
+            }
+            let mut rule = parse_rule(&mut c, file, &group).map_err(wrap)?;
+            rule.comment = comment.join(" ");
+            let body = logical.split_once(':').map_or("", |(_, b)| b);
+            rule.text = body.split_whitespace().collect::<Vec<_>>().join(" ");
+            comment.clear();
+            if let Some(prev) = self.rule(&rule.name) {
+                return Err(wrap(ParseError::new(
+                    Span {
+                        line: rule.line,
+                        col: 1,
+                    },
+                    format!(
+                        "rule `{}` is already defined at {}:{}",
+                        rule.name, prev.file, prev.line
+                    ),
+                )));
+            }
+            match self.groups.iter_mut().find(|g| g.name == group) {
+                Some(g) => g.rules.push(rule),
+                None => self.groups.push(Group {
+                    name: group.clone(),
+                    rules: vec![rule],
+                }),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reorders groups to follow `order` (group names, one per line, `#`
+    /// comments). Every group must be listed exactly once.
+    pub fn apply_order(&mut self, order: &str) -> Result<(), RuleError> {
+        let names: Vec<&str> = order
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or("").trim())
+            .filter(|l| !l.is_empty())
+            .collect();
+        let mut out = Vec::new();
+        for n in &names {
+            let Some(i) = self.groups.iter().position(|g| g.name == *n) else {
+                return Err(RuleError::Order(format!(
+                    "the order lists group `{n}`, which no rule file defines"
+                )));
+            };
+            out.push(self.groups.remove(i));
+        }
+        if let Some(g) = self.groups.first() {
+            return Err(RuleError::Order(format!(
+                "group `{}` is missing from the order",
+                g.name
+            )));
+        }
+        self.groups = out;
+        Ok(())
+    }
+}
+
+/// The built-in rule files (name, text), embedded at build time.
+pub const BUILTIN_FILES: &[(&str, &str)] = &[
+    ("invalid.rules", include_str!("../../rules/invalid.rules")),
+    ("fold.rules", include_str!("../../rules/fold.rules")),
+    ("identity.rules", include_str!("../../rules/identity.rules")),
+    ("self.rules", include_str!("../../rules/self.rules")),
+    ("cast.rules", include_str!("../../rules/cast.rules")),
+    (
+        "recombine.rules",
+        include_str!("../../rules/recombine.rules"),
+    ),
+    ("bool.rules", include_str!("../../rules/bool.rules")),
+    ("where.rules", include_str!("../../rules/where.rules")),
+    ("range.rules", include_str!("../../rules/range.rules")),
+    ("compare.rules", include_str!("../../rules/compare.rules")),
+    ("minmax.rules", include_str!("../../rules/minmax.rules")),
+    ("combine.rules", include_str!("../../rules/combine.rules")),
+    ("chain.rules", include_str!("../../rules/chain.rules")),
+    (
+        "range_divmod.rules",
+        include_str!("../../rules/range_divmod.rules"),
+    ),
+    (
+        "advanced_div.rules",
+        include_str!("../../rules/advanced_div.rules"),
+    ),
+];
+
+/// The lowering rule files: not part of the simplification order; a
+/// backend applies them after simplifying (floor division to truncating).
+pub const LOWERING_FILES: &[(&str, &str)] = &[(
+    "lower_divmod.rules",
+    include_str!("../../rules/lower_divmod.rules"),
+)];
+
+/// Parses the lowering rules (one group per file, in file order).
+pub fn load_lowering() -> Result<RuleSet, RuleError> {
+    let mut set = RuleSet::default();
+    for (name, text) in LOWERING_FILES {
+        set.add_file(&format!("engine/rules/{name}"), text)?;
+    }
+    Ok(set)
+}
+
+/// The group order of the built-in rules (`engine/rules/order`).
+pub const BUILTIN_ORDER: &str = include_str!("../../rules/order");
+
+/// Parses the built-in rule files and orders their groups.
+pub fn load_builtin() -> Result<RuleSet, RuleError> {
+    let mut set = RuleSet::default();
+    for (name, text) in BUILTIN_FILES {
+        set.add_file(&format!("engine/rules/{name}"), text)?;
+    }
+    set.apply_order(BUILTIN_ORDER)?;
+    Ok(set)
+}
+
+/// The built-in rule set, parsed once. The files are part of the build and
+/// checked by the test suite, so a failure here is a bug in them.
+pub fn builtin() -> &'static RuleSet {
+    static SET: std::sync::OnceLock<RuleSet> = std::sync::OnceLock::new();
+    SET.get_or_init(|| match load_builtin() {
+        Ok(s) => s,
+        Err(e) => panic!("built-in rules do not load: {e}"),
+    })
+}
+
+impl RuleSet {
+    /// `self` with the rules of `extra` laid over it: a rule named like a
+    /// rule of `self` replaces it in place (same group, same position, so
+    /// the rewrite order is unchanged), any other rule is appended to the
+    /// group of its name, which must exist in `self`. This is how a
+    /// contributor fuzzes a changed guard or a new pattern against
+    /// everything else, and how the tests inject a broken rule.
+    pub fn overlay(&self, extra: &RuleSet) -> Result<RuleSet, RuleError> {
+        let mut out = self.clone();
+        for rule in extra.rules() {
+            let slot = out
+                .groups
+                .iter_mut()
+                .flat_map(|g| g.rules.iter_mut())
+                .find(|r| r.name == rule.name);
+            if let Some(slot) = slot {
+                let group = slot.group.clone();
+                *slot = rule.clone();
+                slot.group = group;
+                continue;
+            }
+            match out.groups.iter_mut().find(|g| g.name == rule.group) {
+                Some(g) => g.rules.push(rule.clone()),
+                None => {
+                    return Err(RuleError::UnknownGroup {
+                        file: rule.file.clone(),
+                        line: rule.line,
+                        rule: rule.name.clone(),
+                        group: rule.group.clone(),
+                        groups: self
+                            .groups
+                            .iter()
+                            .map(|g| g.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    })
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl RuleSet {
+    /// `self` with one rule file laid over it ([`RuleSet::overlay`]).
+    pub fn with_file(&self, file: &str, text: &str) -> Result<RuleSet, RuleError> {
+        self.overlay(&RuleSet::parse(file, text)?)
+    }
+}
+
+/// The rules of candidate files `(label, text)`, in file order.
+pub fn candidates(files: &[(String, String)]) -> Result<RuleSet, RuleError> {
+    let mut set = RuleSet::default();
+    for (file, text) in files {
+        set.add_file(file, text)?;
+    }
+    Ok(set)
+}
+
+/// The built-in rules with candidate files laid over them.
+pub fn builtin_with(files: &[(String, String)]) -> Result<RuleSet, RuleError> {
+    builtin().overlay(&candidates(files)?)
+}

@@ -1,0 +1,60 @@
+//! Deterministic randomness, all from splitmix64 (Steele, Lea, Flood
+//! 2014): a campaign's case seeds, the bytes a seed generates a case from,
+//! the oracle's samples and the variants' choices. A seed is the whole
+//! case, so every report reproduces from numbers alone.
+
+/// One step of splitmix64.
+pub fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A well-mixed hash of one number: splitmix64's output for state `z`.
+pub fn hash64(z: u64) -> u64 {
+    splitmix64(&mut { z })
+}
+
+/// The seed of case number `k` of a campaign seeded with `seed`: the `k`-th
+/// output of splitmix64 started at `seed` (a bijection in `k`, so distinct
+/// case numbers never share a seed).
+pub fn mix(seed: u64, k: u64) -> u64 {
+    let mut state = seed.wrapping_add(k.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    splitmix64(&mut state)
+}
+
+/// `len` bytes of splitmix64 output for `seed`.
+pub fn seed_bytes(seed: u64, len: usize) -> Vec<u8> {
+    let mut state = seed;
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        out.extend_from_slice(&splitmix64(&mut state).to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+/// A small deterministic random source.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        splitmix64(&mut self.0)
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.next_u64() as u128 * n as u128) >> 64) as usize
+    }
+
+    pub fn coin(&mut self) -> bool {
+        self.next_u64() & 1 == 1
+    }
+}
