@@ -1118,6 +1118,64 @@ impl Rule {
         let b = found?;
         build(g, self, &self.rhs, &b, w)
     }
+
+    /// Fires the rule under a binding given rather than matched: `nodes[i]`
+    /// is the node of pattern variable `i` (the nodes a left side was
+    /// instantiated from), `types[k]` the dtype of type variable `k`. The
+    /// guard is evaluated at the engine's own ranges of those nodes and the
+    /// right side's computed constants at width `w`, exactly as
+    /// [`Rule::apply_at`] does; then the right side is built with the same
+    /// node for every pattern variable. Nothing is matched, so a commutative
+    /// operator cannot bind the variables another way. The error says which
+    /// step refused (a node of the wrong dtype or not a constant where the
+    /// rule needs one, the guard, a computed constant).
+    pub fn instantiate_rhs(
+        &self,
+        g: &mut Graph,
+        nodes: &[NodeId],
+        types: &[DType],
+        w: Width,
+    ) -> Result<NodeId, String> {
+        if nodes.len() != self.vars.len() || types.len() != self.tyvars.len() {
+            return Err(format!(
+                "{} node(s) and {} dtype(s) for {} pattern and {} type variable(s)",
+                nodes.len(),
+                types.len(),
+                self.vars.len(),
+                self.tyvars.len()
+            ));
+        }
+        let b = Binding {
+            nodes: nodes.iter().map(|&n| Some(n)).collect(),
+            types: types.iter().map(|&d| Some(d)).collect(),
+        };
+        for (pv, &n) in self.vars.iter().zip(nodes) {
+            let node = g.node(n);
+            let want = resolve_ty(pv.ty, &b.types);
+            if node.dtype != want {
+                return Err(format!(
+                    "pattern variable `{}` is {}, its node {}",
+                    pv.name, want, node.dtype
+                ));
+            }
+            if pv.is_const && node.as_const().is_none() {
+                return Err(format!(
+                    "constant variable `{}` is bound to a node that is not a constant",
+                    pv.name
+                ));
+            }
+        }
+        let graph: &Graph = g;
+        if let Some(gd) = &self.guard {
+            if !guard_holds(gd, graph, self, &b, w) {
+                return Err("the guard does not hold at the nodes' ranges".into());
+            }
+        }
+        if !computed_ok(&self.rhs, graph, self, &b, w) {
+            return Err("a constant computed on the right is undefined".into());
+        }
+        build(g, self, &self.rhs, &b, w).ok_or_else(|| "the right side does not build".into())
+    }
 }
 
 fn ty_matches(t: Ty, d: DType, rule: &Rule, b: &mut Binding, undo: &mut Vec<usize>) -> bool {
