@@ -308,6 +308,14 @@ fn print_proofs(results: &[RuleResult], rules: usize, widths: &[String], seconds
             Verdict::Unknown { reason } => {
                 say!("UNKNOWN {} at width {}: {}", r.rule, r.width, reason)
             }
+            Verdict::InternalError { internal_error } => {
+                say!(
+                    "INTERNAL ERROR {} at width {}\n{}",
+                    r.rule,
+                    r.width,
+                    internal_error
+                )
+            }
         }
     }
     let per_width: Vec<String> = widths
@@ -324,8 +332,12 @@ fn print_proofs(results: &[RuleResult], rules: usize, widths: &[String], seconds
             format!("{proved}/{} at {w}", at.len())
         })
         .collect();
+    let internal = match count(results, "internal-error") {
+        0 => String::new(),
+        n => format!(", {n} INTERNAL ERRORS"),
+    };
     say!(
-        "prove     {} rules x {} widths: {} proved ({}), {} failed, {} unknown, {} vacuous; {} from cache; {:.1} s",
+        "prove     {} rules x {} widths: {} proved ({}), {} failed, {} unknown, {} vacuous{}; {} from cache; {:.1} s",
         rules,
         widths.len(),
         count(results, "proved"),
@@ -333,6 +345,7 @@ fn print_proofs(results: &[RuleResult], rules: usize, widths: &[String], seconds
         count(results, "failed"),
         count(results, "unknown"),
         count(results, "vacuous"),
+        internal,
         results.iter().filter(|r| r.cached).count(),
         seconds
     );
@@ -639,6 +652,10 @@ fn problems(r: &Report) -> Vec<String> {
         ("failed", "failed (counterexample)"),
         ("unknown", "unknown (not proved)"),
         ("vacuous", "vacuous"),
+        (
+            "internal-error",
+            "internal error (a counterexample the interpreter does not reproduce)",
+        ),
     ] {
         let n = count(&r.proofs, v);
         if n > 0 {
@@ -708,6 +725,14 @@ fn json_report(r: &Report, a: &Args, problems: &[String], seconds: f64) -> Value
                     json!(counterexample.to_string()),
                 );
             }
+            if let (Verdict::InternalError { internal_error }, Value::Object(m)) =
+                (&p.verdict, &mut v)
+            {
+                m.insert(
+                    "internal_error_text".into(),
+                    json!(internal_error.to_string()),
+                );
+            }
             v
         })
         .collect();
@@ -730,6 +755,7 @@ fn json_report(r: &Report, a: &Args, problems: &[String], seconds: f64) -> Value
             "failed": count(&r.proofs, "failed"),
             "unknown": count(&r.proofs, "unknown"),
             "vacuous": count(&r.proofs, "vacuous"),
+            "internal_errors": count(&r.proofs, "internal-error"),
             "cached": r.proofs.iter().filter(|p| p.cached).count(),
             "seconds": r.prove_seconds,
             "results": proofs,

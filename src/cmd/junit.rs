@@ -75,6 +75,14 @@ pub fn rule_case(r: &RuleResult) -> TestCase {
             message: format!("{} unknown at width {}: {reason}", r.rule, r.width),
             text: String::new(),
         },
+        Verdict::InternalError { internal_error } => Outcome::Error {
+            kind: "internal-error".into(),
+            message: format!(
+                "internal error on {} at width {}: {}",
+                r.rule, r.width, internal_error.reason
+            ),
+            text: internal_error.to_string(),
+        },
     };
     TestCase {
         classname: format!("prove.w{}", r.width),

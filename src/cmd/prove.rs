@@ -51,6 +51,11 @@ pub struct Args {
     /// carrying the counterexample.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<String>,
+    /// Z3's random seed, which also shuffles how counterexamples are
+    /// minimized: another seed may give a failing rule another
+    /// counterexample (0: Z3's default).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u32,
 }
 
 /// Loads the rules to prove: the candidate files, or the built-in set.
@@ -95,6 +100,7 @@ pub fn options(
         timeout: Duration::from_secs_f64(timeout),
         cache: (!no_cache).then(|| Cache::new(cache_dir)),
         smt2_dir: smt2.map(Into::into),
+        seed: 0,
     })
 }
 
@@ -152,6 +158,12 @@ pub fn report(results: &[RuleResult], widths: &[u32], elapsed: Duration) -> bool
             ),
             Verdict::Unknown { reason } => {
                 println!("UNKNOWN {} at width {}: {}", r.rule, r.width, reason)
+            }
+            Verdict::InternalError { internal_error } => {
+                println!(
+                    "INTERNAL ERROR {} at width {}\n{}",
+                    r.rule, r.width, internal_error
+                )
             }
         }
     }
@@ -229,7 +241,7 @@ pub fn run(a: Args) -> ExitCode {
         &a.cache_dir,
         a.smt2.as_deref(),
     ) {
-        Ok(o) => o,
+        Ok(o) => Options { seed: a.seed, ..o },
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::from(1);
@@ -345,17 +357,27 @@ fn run_ranges(a: &Args) -> ExitCode {
     }
 }
 
+/// Writes each counterexample's case file; an internal error gets a report
+/// file instead (`.internal-error.txt`), never a case that looks like a
+/// counterexample.
 fn write_cases(dir: &str, results: &[RuleResult]) {
     let _ = std::fs::create_dir_all(dir);
     for r in results {
-        if let Verdict::Failed { counterexample } = &r.verdict {
-            if let Some(case) = &counterexample.case {
-                let path = std::path::Path::new(dir).join(format!("{}-w{}.txt", r.rule, r.width));
-                match std::fs::write(&path, case) {
-                    Ok(()) => eprintln!("wrote {}", path.display()),
-                    Err(e) => eprintln!("{}: {e}", path.display()),
-                }
-            }
+        let (name, text) = match &r.verdict {
+            Verdict::Failed { counterexample } => match &counterexample.case {
+                Some(case) => (format!("{}-w{}.txt", r.rule, r.width), case.clone()),
+                None => continue,
+            },
+            Verdict::InternalError { internal_error } => (
+                format!("{}-w{}.internal-error.txt", r.rule, r.width),
+                internal_error.to_string(),
+            ),
+            _ => continue,
+        };
+        let path = std::path::Path::new(dir).join(name);
+        match std::fs::write(&path, text) {
+            Ok(()) => eprintln!("wrote {}", path.display()),
+            Err(e) => eprintln!("{}: {e}", path.display()),
         }
     }
 }

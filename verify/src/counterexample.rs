@@ -1,7 +1,7 @@
 //! Counterexamples: read from a model, minimized toward small magnitudes,
 //! printed readably, realized as a concrete engine program, and confirmed by
 //! the reference interpreter (a failure the interpreter does not reproduce
-//! is reported as an encoding disagreement, never as a verdict).
+//! is an [`InternalError`], never a verdict).
 
 use crate::encode::{model_bool, model_int, Enc, Num, SVal, Term};
 use crate::query::{RuleQuery, Side};
@@ -90,7 +90,9 @@ pub struct Counterexample {
     /// The case as a `tileproof check` file (when the engine could
     /// realize it).
     pub case: Option<String>,
-    /// What the interpreter says at the realized point.
+    /// What the interpreter says at the realized point. A counterexample
+    /// of a `Failed` verdict is always confirmed (`Ok`); one that is not is
+    /// reported as an [`InternalError`].
     pub confirmed: Result<String, String>,
 }
 
@@ -206,11 +208,21 @@ pub fn small_inputs(q: &RuleQuery, k: i128) -> Vec<z3::ast::Bool> {
 
 /// Shrinks a satisfiable query (the failure condition already asserted)
 /// toward small magnitudes: the smallest global limit that still fails,
-/// then each input pinned to 0 where it can be. Returns the model.
-pub fn minimize(solver: &Solver, q: &RuleQuery, timeout: std::time::Duration) -> Option<Model> {
+/// then each input pinned to 0 where it can be, in order, or for a non-zero
+/// `seed` in an order shuffled by it (so that different seeds reach
+/// different models). Returns the model.
+pub fn minimize(
+    solver: &Solver,
+    q: &RuleQuery,
+    timeout: std::time::Duration,
+    seed: u32,
+) -> Option<Model> {
     use crate::solver::check_within;
     let mut best = solver.get_model()?;
-    let ins = inputs(q);
+    let mut ins = inputs(q);
+    if seed != 0 {
+        shuffle(&mut ins, seed);
+    }
     solver.push();
     for k in LIMITS {
         solver.push();
@@ -246,6 +258,22 @@ pub fn minimize(solver: &Solver, q: &RuleQuery, timeout: std::time::Duration) ->
     Some(best)
 }
 
+/// A Fisher-Yates shuffle driven by splitmix64 from `seed`.
+fn shuffle<T>(v: &mut [T], seed: u32) {
+    let mut state = u64::from(seed);
+    let mut next = || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    for i in (1..v.len()).rev() {
+        let j = (next() % (i as u64 + 1)) as usize;
+        v.swap(i, j);
+    }
+}
+
 fn sval_state(m: &Model, v: &SVal) -> State {
     if !model_bool(m, &v.def).unwrap_or(true) {
         State::Undefined
@@ -275,8 +303,17 @@ fn gnum_value(m: &Model, n: &Num) -> i128 {
 }
 
 /// Reads the counterexample of a failing rule query from a model, then
-/// realizes and confirms it with the engine.
-pub fn extract(m: &Model, q: &RuleQuery, failure: Failure) -> Counterexample {
+/// realizes it as an engine program and confirms it with the reference
+/// interpreter, twice: on the program built here, and on the case file's
+/// text read back (what `tileproof check` gets). A counterexample is only
+/// returned when both reproduce exactly the failure the query found;
+/// anything else is an [`InternalError`] (a bug in tileproof, not a
+/// verdict on the rule).
+pub fn extract(
+    m: &Model,
+    q: &RuleQuery,
+    failure: Failure,
+) -> Result<Counterexample, Box<InternalError>> {
     let vars: Vec<VarValue> = q
         .rule
         .vars
@@ -307,7 +344,7 @@ pub fn extract(m: &Model, q: &RuleQuery, failure: Failure) -> Counterexample {
             dtype: *dt,
         })
         .collect();
-    let mut cex = Counterexample {
+    let cex = Counterexample {
         rule: q.rule.name.clone(),
         width: q.enc.width,
         types: q
@@ -323,27 +360,155 @@ pub fn extract(m: &Model, q: &RuleQuery, failure: Failure) -> Counterexample {
         case: None,
         confirmed: Err("not yet checked".into()),
     };
-    match realize(q.rule, &q.types, &cex.vars, q.enc.width) {
-        Ok(r) => {
-            cex.confirmed = r.confirm(q.enc.width);
-            cex.case = Some(r.case_text(&cex));
-        }
-        Err(e) => cex.confirmed = Err(e),
+    reproduce(q.rule, &q.types, cex)
+}
+
+/// Realizes a counterexample read from a model and requires the
+/// interpreter to reproduce its failure, on the realized program and on
+/// its case text read back; fills in `case` and `confirmed`.
+pub fn reproduce(
+    rule: &Rule,
+    types: &[DType],
+    mut cex: Counterexample,
+) -> Result<Counterexample, Box<InternalError>> {
+    let mut realized_vars = Vec::new();
+    match reproduce_in(rule, types, &mut cex, &mut realized_vars) {
+        Ok(()) => Ok(cex),
+        Err(reason) => Err(Box::new(InternalError {
+            rule_text: rule.text.clone(),
+            reason,
+            counterexample: cex,
+            realized_vars,
+        })),
     }
-    cex
+}
+
+fn reproduce_in(
+    rule: &Rule,
+    types: &[DType],
+    cex: &mut Counterexample,
+    realized_vars: &mut Vec<String>,
+) -> Result<(), String> {
+    let r = realize(rule, types, &cex.vars, cex.width).map_err(|e| {
+        cex.confirmed = Err(format!("not realized: {e}"));
+        format!("the model cannot be realized: {e}")
+    })?;
+    for (v, &n) in cex.vars.iter().zip(&r.vars) {
+        realized_vars.push(format!("{} = {}", v.name, print::expr(&r.graph, n)));
+    }
+    let case = r.case_text(cex);
+    cex.case = Some(case.clone());
+    let answer = r.confirm(cex.width);
+    cex.confirmed = answer.clone().map(|(_, text)| text);
+    match answer {
+        Err(e) => return Err(format!("the interpreter does not confirm it: {e}")),
+        Ok((f, _)) if f != cex.failure => {
+            return Err(format!(
+                "the interpreter finds {f} where the query found {}",
+                cex.failure
+            ))
+        }
+        Ok(_) => {}
+    }
+    match replay_case(&case, cex.width) {
+        Ok((f, _)) if f == cex.failure => Ok(()),
+        Ok((f, text)) => Err(format!(
+            "the case file read back gives {f} ({text}) where the query found {}",
+            cex.failure
+        )),
+        Err(e) => Err(format!("the case file read back does not reproduce: {e}")),
+    }
+}
+
+/// A counterexample that does not reproduce: the query (or the encoding,
+/// or the realization) disagrees with the reference interpreter. Never a
+/// verdict on the rule: a bug in tileproof, reported with everything
+/// needed to debug it.
+#[derive(Clone, Debug, Serialize)]
+pub struct InternalError {
+    /// The rule as written.
+    pub rule_text: String,
+    /// What did not reproduce.
+    pub reason: String,
+    /// The model's values, the realized case (when there is one) and the
+    /// interpreter's answer (`confirmed`).
+    pub counterexample: Counterexample,
+    /// The node each pattern variable was realized as (`x = where(x_on,
+    /// x, invalid)`), when the model could be realized.
+    pub realized_vars: Vec<String>,
+}
+
+impl fmt::Display for InternalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = &self.counterexample;
+        let inst = if c.types.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", c.types.join(", "))
+        };
+        writeln!(
+            f,
+            "internal error (a bug in tileproof, not a verdict on the rule): the {} counterexample to {} at width {}{} does not reproduce",
+            c.failure, c.rule, c.width, inst
+        )?;
+        writeln!(f, "  reason: {}", self.reason)?;
+        writeln!(f, "  rule {}: {}", c.rule, self.rule_text)?;
+        writeln!(f, "  the solver's model:")?;
+        for line in c.to_string().lines().skip(1) {
+            writeln!(f, "  {line}")?;
+        }
+        if !self.realized_vars.is_empty() {
+            writeln!(f, "  pattern variables realized as:")?;
+            for v in &self.realized_vars {
+                writeln!(f, "    {v}")?;
+            }
+        }
+        match &c.case {
+            Some(case) => {
+                writeln!(f, "  realized case:")?;
+                for line in case.lines() {
+                    writeln!(f, "    {line}")?;
+                }
+            }
+            None => writeln!(f, "  realized case: none")?,
+        }
+        Ok(())
+    }
 }
 
 /// A counterexample as a concrete engine program: the rule's source built
-/// from variables with the counterexample's bounds, the target the engine
-/// itself builds from it, and the failing point.
+/// from variables with the counterexample's bounds, the target built from
+/// the rule's right side with the same node for every pattern variable,
+/// and the failing point.
 pub struct Realized {
     pub graph: Graph,
     pub src: NodeId,
     pub tgt: NodeId,
     pub env: Vec<i128>,
+    /// The node of each pattern variable.
+    pub vars: Vec<NodeId>,
 }
 
-/// Builds the engine program of a counterexample.
+/// A variable name not yet declared in `g` and not a pattern variable's.
+fn fresh_name(g: &Graph, vars: &[VarValue], base: &str) -> String {
+    let taken = |n: &str| g.var_named(n).is_some() || vars.iter().any(|v| v.name == n);
+    if !taken(base) {
+        return base.to_string();
+    }
+    (2..)
+        .map(|k| format!("{base}{k}"))
+        .find(|n| !taken(n))
+        .expect("some name is free")
+}
+
+/// Builds the engine program of a counterexample. Each pattern variable
+/// becomes a node with exactly the model's state, range and value (checked
+/// against the engine's own range analysis and the interpreter); the
+/// source is the left side over those nodes, the target the right side
+/// over the same nodes ([`Rule::instantiate_rhs`]: the rule is not matched
+/// again, so a commutative operator cannot bind the variables another way).
+/// An error says why the model has no such program, or why the engine
+/// would not fire the rule on it (its guard, at the realized ranges).
 pub fn realize(
     rule: &Rule,
     types: &[DType],
@@ -354,100 +519,179 @@ pub fn realize(
     let mut env: Vec<(u32, i128)> = Vec::new();
     let mut nodes = Vec::new();
     let err = |e: engine::ir::TypeError| e.0;
+    let small = |v: i128, what: &str| {
+        i64::try_from(v).map_err(|_| format!("{what} {v} does not fit 64 bits"))
+    };
     for v in vars {
-        let node = if v.constant {
-            if v.dtype == DType::Bool {
-                g.bool_const(v.value != 0)
-            } else {
-                g.cnst(
-                    i64::try_from(v.value).map_err(|_| "constant out of range")?,
-                    v.dtype,
-                )
+        let node = match (v.constant, v.state, v.dtype) {
+            (_, State::Undefined, _) => {
+                return Err(format!("pattern variable `{}` is undefined", v.name))
             }
-        } else if v.dtype == DType::Bool {
-            let p = g
-                .declare_var(&v.name, DType::Bool, v.lo as i64, v.hi as i64)
-                .map_err(err)?;
-            env.push((p, v.value));
-            let pn = g.var_node(p);
-            if v.state == State::Valid {
-                pn
-            } else {
-                // Unconstrained with the same range: poison combined with
-                // a variable that pins the range.
+            (true, _, DType::Bool) => g.bool_const(v.value != 0),
+            (true, _, dt) => {
+                let c = small(v.value, "constant")?;
+                let (lo, hi) = dt.bounds();
+                if c < lo || c > hi {
+                    return Err(format!("constant `{}` = {c} does not fit {dt}", v.name));
+                }
+                g.cnst(c, dt)
+            }
+            (false, State::Valid, dt) => {
+                let x = g
+                    .declare_var(&v.name, dt, small(v.lo, "bound")?, small(v.hi, "bound")?)
+                    .map_err(err)?;
+                env.push((x, v.value));
+                g.var_node(x)
+            }
+            (false, State::Invalid, DType::Bool) => {
+                return Err(format!("bool variable `{}` is invalid", v.name))
+            }
+            (false, State::Unconstrained, DType::Bool) => {
+                // Unconstrained with the model's range: a comparison of
+                // invalid (range [0, 1]), narrowed by a constant.
                 let inv = g.invalid();
                 let zero = g.cnst(0, DType::Index);
                 let u = g.mk(Op::Lt, &[inv, zero]);
                 match (v.lo, v.hi) {
-                    (1, 1) => g.mk(Op::Or, &[u, pn]),
-                    (0, 0) => g.mk(Op::And, &[u, pn]),
-                    _ => u,
+                    (0, 1) => u,
+                    (1, 1) => {
+                        let t = g.bool_const(true);
+                        g.mk(Op::Or, &[u, t])
+                    }
+                    (0, 0) => {
+                        let f = g.bool_const(false);
+                        g.mk(Op::And, &[u, f])
+                    }
+                    (lo, hi) => return Err(format!("bool `{}` in [{lo}, {hi}]", v.name)),
                 }
             }
-        } else {
-            let (lo, hi) = (v.lo as i64, v.hi as i64);
-            let base_dt = if v.state == State::Valid {
-                v.dtype
-            } else {
-                DType::Index
-            };
-            let x = g.declare_var(&v.name, base_dt, lo, hi).map_err(err)?;
-            env.push((
-                x,
-                if v.state == State::Valid {
-                    v.value
-                } else {
-                    v.lo
-                },
-            ));
-            let xn = g.var_node(x);
-            match v.state {
-                State::Valid => xn,
-                _ => {
-                    let inner = if v.state == State::Invalid {
-                        let on = g
-                            .declare_var(&format!("{}_on", v.name), DType::Bool, 0, 1)
-                            .map_err(err)?;
-                        env.push((on, 0));
-                        let onn = g.var_node(on);
-                        let inv = g.invalid();
-                        g.mk(Op::Where, &[onn, xn, inv])
+            (false, state, dt) => {
+                // A variable of the same dtype and range, masked (invalid)
+                // or behind an unconstrained condition; the variable's own
+                // value is never used, so it sits at its lower bound.
+                let x = g
+                    .declare_var(&v.name, dt, small(v.lo, "bound")?, small(v.hi, "bound")?)
+                    .map_err(err)?;
+                env.push((x, v.lo));
+                let xn = g.var_node(x);
+                let inv = g.invalid();
+                if state == State::Invalid {
+                    let on = g
+                        .declare_var(
+                            &fresh_name(&g, vars, &format!("{}_on", v.name)),
+                            DType::Bool,
+                            0,
+                            1,
+                        )
+                        .map_err(err)?;
+                    env.push((on, 0));
+                    let onn = g.var_node(on);
+                    let masked = if dt == DType::Index {
+                        inv
                     } else {
-                        let inv = g.invalid();
-                        let zero = g.cnst(0, DType::Index);
-                        let u = g.mk(Op::Lt, &[inv, zero]);
-                        g.mk(Op::Where, &[u, xn, xn])
+                        g.cast(dt, inv)
                     };
-                    if v.dtype == DType::Index {
-                        inner
-                    } else {
-                        g.cast(v.dtype, inner)
-                    }
+                    g.mk(Op::Where, &[onn, xn, masked])
+                } else {
+                    let zero = g.cnst(0, DType::Index);
+                    let u = g.mk(Op::Lt, &[inv, zero]);
+                    g.mk(Op::Where, &[u, xn, xn])
                 }
             }
         };
         nodes.push(node);
     }
-    let src = instantiate(&mut g, rule, &rule.lhs, types, &nodes)?;
-    let tgt = match rule.apply_at(&mut g, src, Width(width)) {
-        Some(t) if t != src => t,
-        _ => {
-            return Err(
-                "the engine does not fire the rule on the realized source (its ranges differ)"
-                    .into(),
-            )
-        }
-    };
     let mut values = vec![0i128; g.vars().len()];
     for (v, x) in env {
         values[v as usize] = x;
     }
+    // The point must lie in the case's domain: that is what `tileproof
+    // check` searches.
+    for (d, &x) in g.vars().iter().zip(&values) {
+        if x < d.lo as i128 || x > d.hi as i128 {
+            return Err(format!(
+                "the point gives `{}` = {x}, outside its bounds [{}, {}]",
+                d.name, d.lo, d.hi
+            ));
+        }
+    }
+    for (v, &n) in vars.iter().zip(&nodes) {
+        realized_as_modelled(&g, n, v, &values, width)?;
+    }
+    let src = instantiate(&mut g, rule, &rule.lhs, types, &nodes)?;
+    let tgt = rule
+        .instantiate_rhs(&mut g, &nodes, types, Width(width))
+        .map_err(|e| format!("the engine would not fire the rule on the realized source: {e}"))?;
     Ok(Realized {
         graph: g,
         src,
         tgt,
         env: values,
+        vars: nodes,
     })
+}
+
+/// Checks that a realized pattern variable is what the model says: its
+/// dtype, the engine's range and flags (what the guard sees) and the
+/// interpreter's value at the point.
+fn realized_as_modelled(
+    g: &Graph,
+    n: NodeId,
+    v: &VarValue,
+    env: &[i128],
+    width: u32,
+) -> Result<(), String> {
+    let node = g.node(n);
+    let shown = print::expr(g, n);
+    let mut wrong = Vec::new();
+    if node.dtype != v.dtype {
+        wrong.push(format!("dtype {} (model: {})", node.dtype, v.dtype));
+    }
+    if (node.vmin as i128, node.vmax as i128) != (v.lo, v.hi) {
+        wrong.push(format!(
+            "range [{}, {}] (model: [{}, {}])",
+            node.vmin, node.vmax, v.lo, v.hi
+        ));
+    }
+    if node.as_const().is_some() != v.constant {
+        wrong.push(format!(
+            "is_const {} (model: {})",
+            node.as_const().is_some(),
+            v.constant
+        ));
+    }
+    if node.maybe_invalid != (v.state != State::Valid) {
+        wrong.push(format!(
+            "valid {} (model: {:?})",
+            !node.maybe_invalid, v.state
+        ));
+    }
+    if node.maybe_unconstrained != (v.state == State::Unconstrained) {
+        wrong.push(format!(
+            "constrained {} (model: {:?})",
+            !node.maybe_unconstrained, v.state
+        ));
+    }
+    let want = match v.state {
+        State::Valid if v.dtype == DType::Bool => interp::Val::Bool(v.value != 0),
+        State::Valid => interp::Val::Int(v.value),
+        State::Invalid => interp::Val::Invalid,
+        _ => interp::Val::Unconstrained,
+    };
+    match interp::eval(g, &[n], env, Width(width)) {
+        Ok(got) if got[0] == want => {}
+        Ok(got) => wrong.push(format!("value {} (model: {want})", got[0])),
+        Err(u) => wrong.push(format!("undefined: {}", u.reason)),
+    }
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "pattern variable `{}` realized as `{shown}` has {}",
+            v.name,
+            wrong.join(", ")
+        ))
+    }
 }
 
 /// Builds a left-side pattern with pattern variables replaced by nodes.
@@ -484,32 +728,45 @@ fn instantiate(
     })
 }
 
+/// The interpreter's verdict on a source and target at a point: the
+/// failure with its description, or why there is none.
+fn point_verdict(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    env: &[i128],
+    width: u32,
+) -> Result<(Failure, String), String> {
+    let w = Width(width);
+    let s = interp::eval(g, src, env, w);
+    let t = interp::eval(g, tgt, env, w);
+    let show = |r: &Result<Vec<interp::Val>, interp::Undefined>| match r {
+        Ok(v) => v
+            .iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        Err(u) => format!("undefined ({})", u.reason),
+    };
+    match interp::check_point(s.clone(), t.clone()) {
+        PointCheck::Fails(f) => Ok((
+            f,
+            format!("{} (source {}, target {})", f.name(), show(&s), show(&t)),
+        )),
+        PointCheck::Refines => Err(format!(
+            "the target refines the source here (source {}, target {})",
+            show(&s),
+            show(&t)
+        )),
+        PointCheck::SourceUndefined => Err(format!("the source is undefined here ({})", show(&s))),
+    }
+}
+
 impl Realized {
-    /// Evaluates both sides at the point with the reference interpreter.
-    pub fn confirm(&self, width: u32) -> Result<String, String> {
-        let w = Width(width);
-        let s = interp::eval(&self.graph, &[self.src], &self.env, w);
-        let t = interp::eval(&self.graph, &[self.tgt], &self.env, w);
-        let show = |r: &Result<Vec<interp::Val>, interp::Undefined>| match r {
-            Ok(v) => v[0].to_string(),
-            Err(u) => format!("undefined ({})", u.reason),
-        };
-        match interp::check_point(s.clone(), t.clone()) {
-            PointCheck::Fails(f) => Ok(format!(
-                "{} (source {}, target {})",
-                f.name(),
-                show(&s),
-                show(&t)
-            )),
-            PointCheck::Refines => Err(format!(
-                "the target refines the source here (source {}, target {})",
-                show(&s),
-                show(&t)
-            )),
-            PointCheck::SourceUndefined => {
-                Err(format!("the source is undefined here ({})", show(&s)))
-            }
-        }
+    /// Evaluates both sides at the point with the reference interpreter:
+    /// the failure it finds and its description, or why there is none.
+    pub fn confirm(&self, width: u32) -> Result<(Failure, String), String> {
+        point_verdict(&self.graph, &[self.src], &[self.tgt], &self.env, width)
     }
 
     /// The case as a text file that `tileproof check` replays.
@@ -528,6 +785,7 @@ impl Realized {
             .map(|(d, v)| format!("{} = {}", d.name, fmt_val(d.dtype, *v)))
             .collect();
         out.push_str(&format!("# point: {}\n", point.join(", ")));
+        out.push_str("# reproduce: tileproof check FILE\n");
         for d in self.graph.vars() {
             out.push_str(&print::var_decl(d));
             out.push('\n');
@@ -536,4 +794,46 @@ impl Realized {
         out.push_str(&format!("expect {}\n", print::expr(&self.graph, self.tgt)));
         out
     }
+}
+
+/// The failing point a case file states in its `# point:` header, as an
+/// environment of the parsed program (every variable must be given).
+pub fn case_point(p: &engine::parse::Program) -> Result<Vec<i128>, String> {
+    let line = p
+        .header
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("point:"))
+        .ok_or("the case has no `# point:` line")?;
+    let mut given: Vec<(&str, i128)> = Vec::new();
+    for part in line.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (name, val) = part
+            .split_once('=')
+            .ok_or_else(|| format!("`{part}` is not `name = value`"))?;
+        let val = match val.trim() {
+            "true" => 1,
+            "false" => 0,
+            v => v.parse().map_err(|_| format!("`{part}`: not a number"))?,
+        };
+        given.push((name.trim(), val));
+    }
+    p.graph
+        .vars()
+        .iter()
+        .map(|d| {
+            given
+                .iter()
+                .find(|(n, _)| *n == d.name)
+                .map(|g| g.1)
+                .ok_or_else(|| format!("the point does not give `{}`", d.name))
+        })
+        .collect()
+}
+
+/// Reads a case file back (as `tileproof check` does) and evaluates its
+/// `expr` and `expect` lines at its `# point:` with the interpreter: the
+/// failure found there, or why there is none.
+pub fn replay_case(text: &str, width: u32) -> Result<(Failure, String), String> {
+    let p = engine::parse::parse_program(text).map_err(|e| format!("does not parse: {e}"))?;
+    let env = case_point(&p)?;
+    point_verdict(&p.graph, &p.outputs, &p.expects, &env, width)
 }

@@ -9,7 +9,9 @@
 //! 32 and 64 use bounded integers.
 
 use crate::cache::Cache;
-use crate::counterexample::{extract, failure_condition, minimize, Counterexample, Failure};
+use crate::counterexample::{
+    extract, failure_condition, minimize, Counterexample, Failure, InternalError,
+};
 use crate::encode::{Enc, Mode};
 use crate::query::RuleQuery;
 use crate::solver::{check_within, unknown_reason};
@@ -31,6 +33,12 @@ pub struct Options {
     pub cache: Option<Cache>,
     /// Write every query as an SMT-LIB2 file here.
     pub smt2_dir: Option<PathBuf>,
+    /// Z3's random seed (the solver's `random_seed` parameter), which also
+    /// shuffles the order in which a counterexample is minimized; 0 is
+    /// Z3's default and the plain order. Proofs do not depend on it (and
+    /// the cache ignores it); which counterexample a failing rule gets
+    /// does.
+    pub seed: u32,
 }
 
 impl Default for Options {
@@ -40,6 +48,7 @@ impl Default for Options {
             timeout: Duration::from_secs(10),
             cache: None,
             smt2_dir: None,
+            seed: 0,
         }
     }
 }
@@ -59,6 +68,12 @@ pub enum Verdict {
     Unknown {
         reason: String,
     },
+    /// A counterexample the reference interpreter does not reproduce: a
+    /// bug in tileproof (the encoding, the realization or the printer), not
+    /// a verdict on the rule.
+    InternalError {
+        internal_error: Box<InternalError>,
+    },
 }
 
 impl Verdict {
@@ -68,6 +83,7 @@ impl Verdict {
             Verdict::Failed { .. } => "failed",
             Verdict::Vacuous => "vacuous",
             Verdict::Unknown { .. } => "unknown",
+            Verdict::InternalError { .. } => "internal-error",
         }
     }
 }
@@ -91,6 +107,7 @@ pub struct RuleResult {
 enum Outcome {
     Proved { cached: bool },
     Failed(Box<Counterexample>),
+    InternalError(Box<InternalError>),
     Vacuous,
     Unknown(String),
 }
@@ -136,6 +153,11 @@ pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
                 verdict = Verdict::Failed {
                     counterexample: cex,
                 };
+                all_cached = false;
+                break;
+            }
+            Outcome::InternalError(e) => {
+                verdict = Verdict::InternalError { internal_error: e };
                 all_cached = false;
                 break;
             }
@@ -249,6 +271,11 @@ fn solve_query(
         return Outcome::Unknown("not in the cache".into());
     }
     let solver = Solver::new();
+    if opts.seed != 0 {
+        let mut p = z3::Params::new();
+        p.set_u32("random_seed", opts.seed);
+        solver.set_params(&p);
+    }
     solver.assert(&q.premise);
     if let Some(dir) = &opts.smt2_dir {
         write_smt2(dir, rule, types, &enc, &solver, &conditions);
@@ -285,9 +312,12 @@ fn solve_query(
             }
             SatResult::Unknown => return Outcome::Unknown(unknown_reason(&solver, failure.name())),
             SatResult::Sat => {
-                let model =
-                    minimize(&solver, &q, opts.timeout).expect("a satisfiable query has a model");
-                return Outcome::Failed(Box::new(extract(&model, &q, *failure)));
+                let model = minimize(&solver, &q, opts.timeout, opts.seed)
+                    .expect("a satisfiable query has a model");
+                return match extract(&model, &q, *failure) {
+                    Ok(cex) => Outcome::Failed(Box::new(cex)),
+                    Err(e) => Outcome::InternalError(e),
+                };
             }
         }
     }

@@ -23,6 +23,7 @@ fn prove_every_builtin_rule_at(width: u32) {
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tileproof-cache/proofs"),
         )),
         smt2_dir: None,
+        seed: 0,
     };
     let rules: Vec<_> = builtin().rules().collect();
     let results: Vec<_> = rules

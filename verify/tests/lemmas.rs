@@ -20,6 +20,7 @@ fn divmod_lemmas_are_proved_at_width_8() {
         timeout: Duration::from_secs(30),
         cache: None,
         smt2_dir: None,
+        seed: 0,
     };
     let mut bad = Vec::new();
     for rule in set.rules() {

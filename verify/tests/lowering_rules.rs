@@ -14,6 +14,7 @@ fn floor_to_truncating_lowering_rules_are_proved_at_width_8() {
         timeout: Duration::from_secs(30),
         cache: None,
         smt2_dir: None,
+        seed: 0,
     };
     for rule in set.rules() {
         let r = prove_rule(rule, 8, &opts);

@@ -17,6 +17,7 @@ fn opts() -> Options {
         timeout: Duration::from_secs(20),
         cache: None,
         smt2_dir: None,
+        seed: 0,
     }
 }
 

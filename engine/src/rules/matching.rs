@@ -62,6 +62,86 @@ impl Rule {
     }
 }
 
+/// Why [`Rule::instantiate_rhs`] refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InstantiateError {
+    #[error(
+        "{nodes} node(s) and {types} dtype(s) for {vars} pattern and {tyvars} type variable(s)"
+    )]
+    Arity {
+        nodes: usize,
+        types: usize,
+        vars: usize,
+        tyvars: usize,
+    },
+    #[error("pattern variable `{var}` is {want}, its node {got}")]
+    Dtype {
+        var: String,
+        want: DType,
+        got: DType,
+    },
+    #[error("constant variable `{0}` is bound to a node that is not a constant")]
+    NotConstant(String),
+    #[error("the guard does not hold at the nodes' ranges")]
+    Guard,
+    #[error("a constant computed on the right is undefined")]
+    Computed,
+    #[error("the right side does not build")]
+    Build,
+}
+
+impl Rule {
+    /// Fires the rule under a binding given rather than matched: `nodes[i]`
+    /// is the node of pattern variable `i` (the nodes a left side was
+    /// instantiated from), `types[k]` the dtype of type variable `k`. The
+    /// guard is evaluated at the engine's own ranges of those nodes and the
+    /// right side's computed constants at width `w`, exactly as
+    /// [`Rule::apply_at`] does; then the right side is built with the same
+    /// node for every pattern variable. Nothing is matched, so a commutative
+    /// operator cannot bind the variables another way.
+    pub fn instantiate_rhs(
+        &self,
+        g: &mut Graph,
+        nodes: &[NodeId],
+        types: &[DType],
+        w: Width,
+    ) -> Result<NodeId, InstantiateError> {
+        if nodes.len() != self.vars.len() || types.len() != self.tyvars.len() {
+            return Err(InstantiateError::Arity {
+                nodes: nodes.len(),
+                types: types.len(),
+                vars: self.vars.len(),
+                tyvars: self.tyvars.len(),
+            });
+        }
+        let b = Binding {
+            nodes: nodes.iter().map(|&n| Some(n)).collect(),
+            types: types.iter().map(|&d| Some(d)).collect(),
+        };
+        for (pv, &n) in self.vars.iter().zip(nodes) {
+            let node = g.node(n);
+            let want = resolve_ty(pv.ty, &b.types);
+            if node.dtype != want {
+                return Err(InstantiateError::Dtype {
+                    var: pv.name.clone(),
+                    want,
+                    got: node.dtype,
+                });
+            }
+            if pv.is_const && node.as_const().is_none() {
+                return Err(InstantiateError::NotConstant(pv.name.clone()));
+            }
+        }
+        if !holds_at(g, self, &b, w) {
+            return Err(InstantiateError::Guard);
+        }
+        if !computed_ok(&self.rhs, g, self, &b, w) {
+            return Err(InstantiateError::Computed);
+        }
+        build(g, self, &self.rhs, &b, w).ok_or(InstantiateError::Build)
+    }
+}
+
 fn ty_matches(t: Ty, d: DType, rule: &Rule, b: &mut Binding, undo: &mut Vec<usize>) -> bool {
     match t {
         Ty::Fixed(f) => f == d,

@@ -33,7 +33,7 @@ pub mod set;
 pub mod show;
 
 pub use ast::{resolve_ty, Guard, Helper, IExpr, Pat, PatVar, Rule, Ty, TyVar};
-pub use matching::{eval_computed, Binding};
+pub use matching::{eval_computed, Binding, InstantiateError};
 pub use set::{
     builtin, builtin_with, candidates, load_builtin, load_lowering, Group, RuleError, RuleSet,
     BUILTIN_FILES, BUILTIN_ORDER, LOWERING_FILES,
