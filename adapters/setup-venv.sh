@@ -1,0 +1,73 @@
+#!/bin/sh
+# Creates the venv that runs tileproof's peer adapters and installs the pinned
+# peers (adapters/requirements.txt) into it, then checks that each peer
+# imports at its pinned version and that each adapter says hello.
+#
+#   adapters/setup-venv.sh [VENV]      (default: .venv-peers at the repo root,
+#                                       or $TILEPROOF_PEERS_VENV)
+#   PYTHON=python3.12 adapters/setup-venv.sh   (the interpreter to use; >= 3.11)
+#
+# Exits nonzero, naming the peer, if any peer cannot be installed or imported:
+# nothing is skipped silently.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+venv=${1:-${TILEPROOF_PEERS_VENV:-$root/.venv-peers}}
+python=${PYTHON:-python3}
+req="$here/requirements.txt"
+
+die() { echo "setup-venv: $*" >&2; exit 1; }
+
+"$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null \
+  || die "$python is missing or older than 3.11 (tinygrad 0.14.0 needs 3.11); set PYTHON"
+
+if [ ! -x "$venv/bin/python" ]; then
+  "$python" -m venv "$venv" || die "could not create a venv at $venv"
+fi
+py="$venv/bin/python"
+echo "setup-venv: venv $venv ($("$py" --version 2>&1))"
+
+# Everything at once (one resolver run); if that fails, each peer on its own
+# so that the message says which one cannot be installed.
+if ! "$py" -m pip install --disable-pip-version-check -q -r "$req"; then
+  failed=""
+  for spec in $(grep -E '^(tinygrad|apache-tvm)==' "$req"); do
+    "$py" -m pip install --disable-pip-version-check -q "$spec" || failed="$failed $spec"
+  done
+  die "could not install:${failed:- the pinned dependencies (see pip's message above)}"
+fi
+
+# Each peer must import, at exactly its pinned version.
+status=0
+check() {  # name, pinned spec, import statement
+  if out=$("$py" -c "
+import sys
+from importlib.metadata import version
+want = '$2'.split('==')[1]
+got = version('$1')
+if got != want:
+    sys.exit(f'version {got}, pinned {want}')
+$3
+print(got)
+" 2>&1); then
+    echo "setup-venv: ok: $1 $out"
+  else
+    echo "setup-venv: FAILED: $1: $(echo "$out" | tail -1)" >&2
+    status=1
+  fi
+}
+check tinygrad "$(grep -E '^tinygrad==' "$req")" \
+  "from tinygrad.uop.symbolic import sym; from tinygrad.uop.ops import UOp"
+check apache-tvm "$(grep -E '^apache-tvm==' "$req")" \
+  "from tvm import tirx, ir; from tvm.sym import Analyzer; Analyzer().simplify(tirx.const(1, 'int64'))"
+
+# Each adapter must start and say hello (it exits when stdin closes).
+for a in tinygrad_adapter.py tvm_adapter.py; do
+  if hello=$("$py" "$here/$a" </dev/null 2>/dev/null) && [ -n "$hello" ]; then
+    echo "setup-venv: ok: $a: $hello"
+  else
+    echo "setup-venv: FAILED: $a did not say hello (run it by hand to see why)" >&2
+    status=1
+  fi
+done
+exit $status

@@ -1,0 +1,416 @@
+"""Shared plumbing for tileproof peer adapters (protocol version 1).
+
+An adapter imports this module, builds its hello, and calls `serve` with a
+function that simplifies one case. This module owns everything that is the
+same for every peer:
+
+- stdout hygiene: the protocol stream is a private copy of fd 1, and fd 1 is
+  pointed at stderr, so nothing the peer prints (Python `print`, C++ logging)
+  can corrupt the stream;
+- reading and validating requests (`Case`), with tileproof's typing rules;
+- type-checking the adapter's answer trees against the inputs;
+- turning exceptions into `unsupported` / `error` answers, with one triage
+  rule: a peer that raises on a case whose source is undefined at every point
+  (a literal division by zero, say) answers `unsupported`, not `error`,
+  because tileproof owes nothing there.
+
+Stdlib only; see docs/protocol.md for the protocol itself.
+"""
+
+import itertools
+import json
+import os
+import random
+import sys
+import traceback
+
+PROTOCOL = 1
+
+# tileproof op name -> (operand types, result type); "int" is `index`.
+# `where` is typed separately (bool, T, T) -> T.
+OP_TYPES = {
+    "neg": (("int",), "int"),
+    "not": (("bool",), "bool"),
+    "add": (("int", "int"), "int"),
+    "sub": (("int", "int"), "int"),
+    "mul": (("int", "int"), "int"),
+    "min": (("int", "int"), "int"),
+    "max": (("int", "int"), "int"),
+    "div": (("int", "int"), "int"),
+    "rem": (("int", "int"), "int"),
+    "floordiv": (("int", "int"), "int"),
+    "mod": (("int", "int"), "int"),
+    "ceildiv": (("int", "int"), "int"),
+    "shl": (("int", "int"), "int"),
+    "shr": (("int", "int"), "int"),
+    "bitand": (("int", "int"), "int"),
+    "lt": (("int", "int"), "bool"),
+    "le": (("int", "int"), "bool"),
+    "eq": (("int", "int"), "bool"),
+    "ne": (("int", "int"), "bool"),
+    "and": (("bool", "bool"), "bool"),
+    "or": (("bool", "bool"), "bool"),
+    "xor": (("bool", "bool"), "bool"),
+}
+ALL_OPS = list(OP_TYPES) + ["where"]
+
+I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+class Unsupported(Exception):
+    """The peer cannot take this case, or its result has no tileproof form."""
+
+
+class BadRequest(Exception):
+    """The request does not follow the protocol."""
+
+
+def claim_stdout():
+    """Returns a private, line-buffered stream on the real stdout and points
+    fd 1 (and sys.stdout) at stderr. Call before importing the peer."""
+    sys.stdout.flush()
+    out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return out
+
+
+def send(out, obj):
+    out.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    out.flush()
+
+
+def is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+class Var:
+    __slots__ = ("name", "dtype", "lo", "hi")
+
+    def __init__(self, name, dtype, lo, hi):
+        self.name, self.dtype, self.lo, self.hi = name, dtype, lo, hi
+
+
+class Case:
+    """One validated request: `vars` (list of Var), `trees`, and the dtype
+    ("int" or "bool") of each tree in `types`."""
+
+    def __init__(self, obj):
+        if not isinstance(obj, dict):
+            raise BadRequest("a request is a JSON object")
+        self.id = obj.get("id")
+        if not is_int(self.id):
+            raise BadRequest("`id` must be an integer")
+        vs = obj.get("vars")
+        if not isinstance(vs, list):
+            raise BadRequest("`vars` must be a list")
+        self.vars, self.var = [], {}
+        for v in vs:
+            if not isinstance(v, dict) or not isinstance(v.get("name"), str):
+                raise BadRequest("each var needs a string `name`")
+            name, dtype = v["name"], v.get("dtype", "index")
+            lo, hi = v.get("lo", 0 if dtype == "bool" else None), v.get("hi", 1 if dtype == "bool" else None)
+            if not is_int(lo) or not is_int(hi):
+                raise BadRequest(f"var `{name}`: `lo` and `hi` must be integers")
+            if lo > hi:
+                raise BadRequest(f"var `{name}`: empty range [{lo}, {hi}]")
+            if name in self.var:
+                raise BadRequest(f"var `{name}` declared twice")
+            if dtype == "bool":
+                if not (0 <= lo <= hi <= 1):
+                    raise BadRequest(f"bool var `{name}`: bounds must lie in [0, 1]")
+            elif dtype != "index":
+                # i32/i64 variables exist in tileproof but are not part of
+                # protocol version 1's peer profile.
+                raise Unsupported(f"var `{name}` has dtype `{dtype}` (only index and bool are supported)")
+            var = Var(name, dtype, lo, hi)
+            self.vars.append(var)
+            self.var[name] = var
+        trees = obj.get("trees")
+        if not isinstance(trees, list):
+            raise BadRequest("`trees` must be a list (one tree per expression)")
+        exprs = obj.get("exprs")
+        if exprs is not None and (not isinstance(exprs, list) or len(exprs) != len(trees)):
+            raise BadRequest("`exprs` and `trees` must have the same length")
+        self.exprs = exprs
+        self.trees = trees
+        self.types = [type_of(t, self.var) for t in trees]
+
+
+def type_of(tree, var, ops=None):
+    """Checks a tree against tileproof's typing rules; returns "int" or
+    "bool". Raises BadRequest for a malformed tree and Unsupported for an op
+    name that is not tileproof's (or, with `ops`, not in that set). Iterative,
+    so that deep trees cannot overflow Python's stack."""
+    # post-order walk with an explicit stack: (node, visited)
+    stack, out = [(tree, False)], []
+    while stack:
+        node, seen = stack.pop()
+        if not isinstance(node, list) or not node or not isinstance(node[0], str):
+            raise BadRequest(f"a tree node is a non-empty list starting with its op name, got {json.dumps(node)[:80]}")
+        op, args = node[0], node[1:]
+        if op in ("var", "const", "bool", "invalid"):
+            if op == "var":
+                if len(args) != 1 or args[0] not in var:
+                    raise BadRequest(f"unknown variable in {json.dumps(node)[:80]}")
+                out.append("bool" if var[args[0]].dtype == "bool" else "int")
+            elif op == "const":
+                if len(args) != 1 or not is_int(args[0]):
+                    raise BadRequest(f"`const` takes one integer, got {json.dumps(node)[:80]}")
+                if not I64_MIN <= args[0] <= I64_MAX:
+                    raise BadRequest(f"constant {args[0]} does not fit i64")
+                out.append("int")
+            elif op == "bool":
+                if len(args) != 1 or not isinstance(args[0], bool):
+                    raise BadRequest(f"`bool` takes true or false, got {json.dumps(node)[:80]}")
+                out.append("bool")
+            else:
+                if args:
+                    raise BadRequest("`invalid` takes no operands")
+                out.append("int")
+            continue
+        if op not in OP_TYPES and op != "where":
+            raise Unsupported(f"op `{op}` is not a protocol-1 op")
+        if ops is not None and op not in ops:
+            raise Unsupported(f"op `{op}` is not in this peer's profile")
+        want = 3 if op == "where" else len(OP_TYPES[op][0])
+        if len(args) != want:
+            raise BadRequest(f"`{op}` takes {want} operand(s), got {len(args)}")
+        if not seen:
+            stack.append((node, True))
+            for a in reversed(args):
+                stack.append((a, False))
+            continue
+        got = out[len(out) - want:]
+        del out[len(out) - want:]
+        if op == "where":
+            if got[0] != "bool" or got[1] != got[2]:
+                raise BadRequest(f"`where` needs (bool, T, T), got ({', '.join(got)})")
+            out.append(got[1])
+        else:
+            need, res = OP_TYPES[op]
+            if tuple(got) != need:
+                raise BadRequest(f"`{op}` needs ({', '.join(need)}), got ({', '.join(got)})")
+            out.append(res)
+    return out[0]
+
+
+def check_const(v):
+    """An integer constant of a peer's result must fit tileproof's i64."""
+    if not I64_MIN <= v <= I64_MAX:
+        raise Unsupported(f"the result has the constant {v}, outside i64")
+    return ["const", v]
+
+
+# ---- triage: is the source undefined at every point? -----------------------
+
+class _Undefined(Exception):
+    pass
+
+
+_INVALID, _UNCON = "invalid", "unconstrained"
+
+
+def _floordiv(a, b):
+    return a // b
+
+
+def _trunc_div(a, b):
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _eval(tree, env, width):
+    """tileproof's semantics (see engine/src/interp.rs), just enough to tell
+    whether an evaluation is defined. `width` is None for unbounded index."""
+    def fits(v):
+        return width is None or -(1 << (width - 1)) <= v < (1 << (width - 1))
+
+    def ev(t):
+        op = t[0]
+        if op == "var":
+            return env[t[1]]
+        if op == "const":
+            if not fits(t[1]):
+                raise _Undefined()
+            return t[1]
+        if op == "bool":
+            return t[1]
+        if op == "invalid":
+            return _INVALID
+        args = [ev(a) for a in t[1:]]  # every operand: UB is whole-evaluation
+        if op == "where":
+            c = args[0]
+            return _UNCON if c is _UNCON else (args[1] if c else args[2])
+        if op in ("lt", "le", "eq", "ne"):
+            if any(a is _INVALID or a is _UNCON for a in args):
+                return _UNCON
+            a, b = args
+            return {"lt": a < b, "le": a <= b, "eq": a == b, "ne": a != b}[op]
+        if op in ("not", "and", "or", "xor"):
+            if any(a is _UNCON for a in args):
+                return _UNCON
+            if op == "not":
+                return not args[0]
+            a, b = args
+            return {"and": a and b, "or": a or b, "xor": a != b}[op]
+        # integer ops
+        if op in ("div", "rem", "floordiv", "mod", "ceildiv"):
+            d = args[1]
+            if d is _UNCON or d == 0:
+                raise _Undefined()
+            if op in ("div", "floordiv", "ceildiv") and d == -1 and width is not None and \
+                    (args[0] is _UNCON or args[0] == -(1 << (width - 1))):
+                raise _Undefined()
+        if op in ("shl", "shr"):
+            s = args[1]
+            if s is _UNCON or (s is not _INVALID and (s < 0 or (width is not None and s >= width))):
+                raise _Undefined()
+        if _INVALID in args:
+            return _INVALID
+        if _UNCON in args:
+            # an op that overflows for some value of its unconstrained operand
+            # is undefined (conservative here: any arithmetic that can grow)
+            if width is not None and op in ("neg", "add", "sub", "mul", "shl"):
+                raise _Undefined()
+            return _UNCON
+        a = args[0]
+        b = args[1] if len(args) > 1 else None
+        if op == "neg":
+            r = -a
+        elif op == "add":
+            r = a + b
+        elif op == "sub":
+            r = a - b
+        elif op == "mul":
+            r = a * b
+        elif op == "min":
+            r = min(a, b)
+        elif op == "max":
+            r = max(a, b)
+        elif op == "div":
+            r = _trunc_div(a, b)
+        elif op == "rem":
+            r = a - b * _trunc_div(a, b)
+        elif op == "floordiv":
+            r = _floordiv(a, b)
+        elif op == "mod":
+            r = a - b * _floordiv(a, b)
+        elif op == "ceildiv":
+            r = -((-a) // b)
+        elif op == "shl":
+            r = a << b
+        elif op == "shr":
+            r = a >> b
+        elif op == "bitand":
+            r = a & b
+        else:
+            raise AssertionError(op)
+        if not fits(r):
+            raise _Undefined()
+        return r
+
+    return ev(tree)
+
+
+def _points(case, limit=4096, samples=512):
+    """Every point of the domain if it is small, else the corners and a
+    fixed-seed sample."""
+    ranges = [(v.lo, v.hi) for v in case.vars]
+    size = 1
+    for lo, hi in ranges:
+        size *= hi - lo + 1
+    if size <= limit:
+        yield from itertools.product(*[range(lo, hi + 1) for lo, hi in ranges])
+        return
+    yield from itertools.product(*[sorted({lo, hi}) for lo, hi in ranges])
+    rng = random.Random(case.id)
+    for _ in range(samples):
+        yield tuple(rng.randint(lo, hi) for lo, hi in ranges)
+
+
+def undefined_everywhere(case, width):
+    """Whether the source evaluation is undefined at every point tried (all of
+    them for small domains)."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
+    for pt in _points(case):
+        env = {v.name: (bool(x) if v.dtype == "bool" else x) for v, x in zip(case.vars, pt)}
+        if width is not None and any(v.dtype == "index" and not -(1 << (width - 1)) <= env[v.name] < (1 << (width - 1))
+                                     for v in case.vars):
+            continue
+        try:
+            for t in case.trees:
+                _eval(t, env, width)
+            return False
+        except _Undefined:
+            continue
+    return True
+
+
+# ---- the loop ----------------------------------------------------------------
+
+def serve(out, hello, simplify, width=None):
+    """Writes the hello, then answers requests until stdin closes.
+
+    `simplify(case)` returns one tree per input tree, or raises Unsupported.
+    Any other exception is the peer's: answered `unsupported` when the source
+    is undefined at every point (`width`: None for unbounded integers, else
+    the index width of the profile), `error` otherwise.
+    """
+    ops = set(hello["profile"]["ops"])
+    send(out, hello)
+    stdin = sys.stdin
+    while True:
+        line = stdin.readline()
+        if not line:
+            return 0
+        if not line.strip():
+            continue
+        rid = None
+        try:
+            try:
+                obj = json.loads(line)
+            except ValueError as e:
+                raise BadRequest(f"not JSON: {e}")
+            if isinstance(obj, dict) and is_int(obj.get("id")):
+                rid = obj["id"]
+            case = Case(obj)
+            for t in case.trees:
+                type_of(t, case.var, ops)
+            try:
+                result = simplify(case)
+            except (Unsupported, BadRequest):
+                raise
+            except RecursionError:
+                raise Unsupported("the case is too deep for the adapter's recursion limit")
+            except Exception as e:  # the peer raised
+                what = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+                traceback.print_exc(file=sys.stderr)
+                if undefined_everywhere(case, width):
+                    raise Unsupported(f"the source is undefined at every point and the peer raised {what}")
+                send(out, {"id": rid, "error": f"peer raised {what}"[:2000]})
+                continue
+            if len(result) != len(case.trees):
+                send(out, {"id": rid, "error": f"peer returned {len(result)} results for {len(case.trees)} expressions"})
+                continue
+            problem = None
+            for i, (t, want) in enumerate(zip(result, case.types)):
+                try:
+                    got = type_of(t, case.var)
+                except (BadRequest, Unsupported) as e:
+                    problem = f"result {i} is not a well-formed tree: {e}"
+                    break
+                if got != want:
+                    problem = f"result {i} has type {got}, its input has type {want}"
+                    break
+            if problem:
+                send(out, {"id": rid, "error": problem})
+            else:
+                send(out, {"id": rid, "trees": result})
+        except Unsupported as e:
+            send(out, {"id": rid, "unsupported": str(e)})
+        except BadRequest as e:
+            send(out, {"id": rid, "error": f"bad request: {e}"})
+        except Exception as e:  # an adapter bug: say so, keep serving
+            traceback.print_exc(file=sys.stderr)
+            send(out, {"id": rid, "error": f"adapter: {type(e).__name__}: {e}"[:2000]})

@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""tileproof peer adapter for tinygrad 0.14.0 (protocol version 1).
+
+    python3 adapters/tinygrad_adapter.py [--entry sym|simplify] [--vars variable|range]
+
+Builds tinygrad UOps from tileproof's trees, runs tinygrad's own symbolic
+rewriter over them, and converts the result back to trees.
+
+Which simplifier (`--entry`):
+
+- `sym` (default): `graph_rewrite(sink, tinygrad.uop.symbolic.sym)`. This is
+  what tinygrad's codegen runs over kernel index math (full_rewrite_to_sink:
+  "initial symbolic", "postopt symbolic", "early symbolic", "extra
+  symbolic"). `sym` is `symbolic` plus `pm_simplify_valid`, whose two rules
+  are the ones that matter for gated indices: `simplify_valid` (each clause
+  of an `&&` chain simplified assuming the others) and `gated_given_valid`
+  (`where(c, x, Invalid)` -> `where(c, uop_given_valid(c, x), Invalid)`: the
+  index simplified assuming its gate holds, by substituting variables with
+  narrowed bounds).
+- `simplify`: `UOp.simplify()`, i.e. `graph_rewrite(sink, symbolic)`: the
+  entry point tinygrad uses for shapes and `ssimplify`; no valid-based rules.
+
+All expressions of a case go through one rewrite, as one SINK, the way a
+kernel's index expressions do.
+
+How variables are built (`--vars`): `variable` (default) makes every
+variable `UOp.variable(name, lo, hi)` (dtype `weakint`: tinygrad 0.14.0's
+index type, an unbounded integer; a bool variable has dtype bool). `range`
+makes an index variable with lo == 0 a loop counter
+`UOp.range(hi + 1, i, AxisType.LOOP)`, as kernels have, which also exercises
+the RANGE-only rules (`r % end -> r`, `r // end -> 0`).
+
+How ops map (each checked by experiment, see adapters/README.md): tinygrad's
+own builders are used, so the input has the shape tinygrad itself makes:
+`//` -> FLOORDIV, `mod` -> FLOORMOD (floor family, unbounded ints), `/` ->
+CDIV and `%` -> CMOD (`div(rounding_mode="trunc")`, `fmod`: truncating),
+`ceildiv` -> `tinygrad.helpers.ceildiv` (`-(a // -b)`, or `(a+b-1)//b` when
+a >= 0 and b > 0: exact either way), `min` -> `minimum` (tinygrad spells it
+`max(a ^ -1, b ^ -1) ^ -1`), `neg` -> `a * -1`, `<=` -> `(b < a) != True`,
+`==` -> `(a != b) != True`, `!` -> `a != True`, `where` -> WHERE, `invalid`
+-> `UOp.invalid()` (CONST Invalid).
+
+Back from tinygrad: every op that can appear maps exactly or the answer is
+`unsupported`. Integer XOR only ever comes from `minimum`: `a ^ -1` is
+exactly `-1 - a` on unbounded integers, and `max(a^-1, b^-1)^-1` is read back
+as `min(a, b)`. A bool-typed Invalid (tinygrad folds `invalid < 3` to it) has
+no tileproof form: `unsupported`.
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tileproof_peer as tp  # noqa: E402
+
+OUT = tp.claim_stdout()
+
+ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+ap.add_argument("--entry", choices=["sym", "simplify"], default="sym")
+ap.add_argument("--vars", choices=["variable", "range"], default="variable")
+ARGS = ap.parse_args()
+
+from importlib.metadata import version  # noqa: E402
+
+from tinygrad.dtype import Invalid, dtypes  # noqa: E402
+from tinygrad.helpers import ceildiv  # noqa: E402
+from tinygrad.uop.ops import AxisType, Ops, UOp, graph_rewrite  # noqa: E402
+from tinygrad.uop.symbolic import sym  # noqa: E402
+
+OPS = ["neg", "not", "add", "sub", "mul", "min", "max", "div", "rem", "floordiv", "mod", "ceildiv",
+       "lt", "le", "eq", "ne", "and", "or", "xor", "where", "shl", "shr", "bitand"]
+
+HELLO = {
+    "tileproof": tp.PROTOCOL,
+    "name": f"tinygrad.{ARGS.entry}",
+    "version": version("tinygrad"),
+    "profile": {"ops": OPS, "invalid": True, "integers": "unbounded", "bool_vars": True},
+}
+
+IDX = dtypes.weakint
+
+BUILD = {
+    "neg": lambda a: -a,
+    "not": lambda a: a.logical_not(),
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "min": lambda a, b: a.minimum(b),
+    "max": lambda a, b: a.maximum(b),
+    "div": lambda a, b: a.div(b, rounding_mode="trunc"),
+    "rem": lambda a, b: a.fmod(b),
+    "floordiv": lambda a, b: a // b,
+    "mod": lambda a, b: a % b,
+    "ceildiv": lambda a, b: ceildiv(a, b),
+    "shl": lambda a, b: a << b,
+    "shr": lambda a, b: a >> b,
+    "bitand": lambda a, b: a & b,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "eq": lambda a, b: a.eq(b),
+    "ne": lambda a, b: a.ne(b),
+    "and": lambda a, b: a & b,
+    "or": lambda a, b: a | b,
+    "xor": lambda a, b: a ^ b,
+    "where": lambda c, a, b: c.where(a, b),
+}
+
+
+def build(tree, env):
+    """Tree -> UOp, iteratively (trees can be deep)."""
+    stack, out = [(tree, False)], []
+    while stack:
+        node, seen = stack.pop()
+        op = node[0]
+        if op == "var":
+            out.append(env[node[1]])
+        elif op == "const":
+            out.append(UOp.const(node[1], IDX))
+        elif op == "bool":
+            out.append(UOp.const(node[1], dtypes.bool))
+        elif op == "invalid":
+            out.append(UOp.invalid())
+        elif not seen:
+            stack.append((node, True))
+            stack.extend((a, False) for a in reversed(node[1:]))
+        else:
+            n = len(node) - 1
+            args = out[len(out) - n:]
+            del out[len(out) - n:]
+            out.append(BUILD[op](*args))
+    return out[0]
+
+
+def is_const(u, v=None):
+    return u.op is Ops.CONST and u.val is not Invalid and (v is None or (u.val == v and u.dtype is not dtypes.bool))
+
+
+class Back:
+    """UOp -> tree. `want` is the tileproof type the context expects ("int"
+    or "bool"): it decides what an Invalid CONST (always dtype bool in
+    tinygrad) means."""
+
+    def __init__(self, names, ranges):
+        self.names = names    # variable UOp -> name (UOps are hash-consed: same object)
+        self.ranges = ranges  # RANGE axis id -> name
+        self.memo = {}
+        self.size = 0
+
+    def __call__(self, u, want):
+        key = (u, want)
+        if key in self.memo:
+            return self.memo[key]
+        self.size += 1
+        if self.size > 200000:
+            raise tp.Unsupported("the result is too large to write as a tree")
+        r = self.conv(u, want)
+        self.memo[key] = r
+        return r
+
+    def complement(self, w):
+        """The tree t with w == t ^ -1, if w spells one directly."""
+        if w.op is Ops.XOR and w.dtype is IDX:
+            for x, k in ((w.src[0], w.src[1]), (w.src[1], w.src[0])):
+                if is_const(k, -1):
+                    return self(x, "int")
+        if is_const(w) and w.dtype is IDX:
+            return tp.check_const(-1 - w.val)
+        return None
+
+    def conv(self, u, want):
+        op, src, dt = u.op, u.src, u.dtype
+        b = dt is dtypes.bool
+        if op is Ops.CONST:
+            if u.val is Invalid:
+                if want == "int":
+                    return ["invalid"]
+                raise tp.Unsupported("the result has a bool-typed Invalid (tinygrad's poisoned comparison), which tileproof cannot express")
+            if b:
+                return ["bool", bool(u.val)]
+            if isinstance(u.val, int) and dt is IDX:
+                return tp.check_const(u.val)
+            raise tp.Unsupported(f"the result has the constant {u.val!r} of dtype {dt}")
+        if u in self.names:
+            return ["var", self.names[u]]
+        if op is Ops.RANGE and u.arg[0] in self.ranges:
+            return ["var", self.ranges[u.arg[0]]]
+        if op in (Ops.BUFFER, Ops.PARAM, Ops.RANGE, Ops.SPECIAL):
+            raise tp.Unsupported(f"the result has a variable that is not the case's: {op} {u.arg}")
+        if op is Ops.WHERE:
+            return ["where", self(src[0], "bool"), self(src[1], want), self(src[2], want)]
+        if op in (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ):
+            a, c = src
+            ints = IDX in (a.dtype, c.dtype)
+            if ints:
+                name = {Ops.CMPLT: "lt", Ops.CMPNE: "ne", Ops.CMPEQ: "eq"}[op]
+                return [name, self(a, "int"), self(c, "int")]
+            if op is Ops.CMPLT:  # bool < bool: a < b is !a && b
+                return ["and", ["not", self(a, "bool")], self(c, "bool")]
+            for x, k in ((a, c), (c, a)):
+                if is_const(k) and k.dtype is dtypes.bool:
+                    # x != True is !x; x != False is x (and == the other way)
+                    flip = bool(k.val) == (op is Ops.CMPNE)
+                    return ["not", self(x, "bool")] if flip else self(x, "bool")
+            x = ["xor", self(a, "bool"), self(c, "bool")]
+            return x if op is Ops.CMPNE else ["not", x]
+        if b:
+            # bool ALU: tinygrad treats MUL as AND and ADD/MAX as OR
+            m = {Ops.AND: "and", Ops.MUL: "and", Ops.OR: "or", Ops.ADD: "or", Ops.MAX: "or", Ops.XOR: "xor"}
+            if op in m:
+                return [m[op], self(src[0], "bool"), self(src[1], "bool")]
+            if op is Ops.NEG:
+                return ["not", self(src[0], "bool")]
+            if op is Ops.CAST and dtypes.is_int(src[0].dtype):
+                return ["ne", self(src[0], "int"), ["const", 0]]
+            raise tp.Unsupported(f"the result has the bool op {op}")
+        if dt is not IDX:
+            raise tp.Unsupported(f"the result has a {op} of dtype {dt} (not tinygrad's index type weakint)")
+        if op is Ops.XOR:
+            for x, k in ((src[0], src[1]), (src[1], src[0])):
+                if is_const(k, -1):
+                    if x.op is Ops.MAX:
+                        ca, cb = self.complement(x.src[0]), self.complement(x.src[1])
+                        if ca is not None and cb is not None:
+                            return ["min", ca, cb]  # ~max(~a, ~b) == min(a, b)
+                    return ["sub", ["const", -1], self(x, "int")]  # x ^ -1 == -1 - x
+            raise tp.Unsupported("the result has an integer XOR other than `^ -1`")
+        m = {Ops.ADD: "add", Ops.SUB: "sub", Ops.MUL: "mul", Ops.MAX: "max", Ops.CDIV: "div", Ops.CMOD: "rem",
+             Ops.FLOORDIV: "floordiv", Ops.FLOORMOD: "mod", Ops.SHL: "shl", Ops.SHR: "shr", Ops.AND: "bitand"}
+        if op in m:
+            return [m[op], self(src[0], "int"), self(src[1], "int")]
+        if op is Ops.NEG:
+            return ["neg", self(src[0], "int")]
+        if op is Ops.CAST:
+            s = src[0]
+            if s.dtype is dtypes.bool:
+                return ["where", self(s, "bool"), ["const", 1], ["const", 0]]
+            if s.dtype is IDX:
+                return self(s, "int")
+        raise tp.Unsupported(f"the result has the op {op} ({dt}), which has no tileproof equivalent")
+
+
+def simplify(case):
+    env, names, ranges = {}, {}, {}
+    for i, v in enumerate(case.vars):
+        if v.dtype == "bool":
+            u = UOp.variable(v.name, bool(v.lo), bool(v.hi), dtypes.bool)
+        elif ARGS.vars == "range" and v.lo == 0:
+            u = UOp.range(v.hi + 1, i, AxisType.LOOP)
+            ranges[i] = v.name
+        else:
+            u = UOp.variable(v.name, v.lo, v.hi, IDX)
+        env[v.name] = u
+        if u.op is not Ops.RANGE:
+            names[u] = v.name
+    roots = [build(t, env) for t in case.trees]
+    sink = UOp.sink(*roots)
+    out = graph_rewrite(sink, sym, name="tileproof") if ARGS.entry == "sym" else sink.simplify()
+    if out.op is not Ops.SINK or len(out.src) != len(roots):
+        raise RuntimeError(f"tinygrad returned {out.op} with {len(out.src)} sources for a SINK of {len(roots)}")
+    back = Back(names, ranges)
+    return [back(r, want) for r, want in zip(out.src, case.types)]
+
+
+if __name__ == "__main__":
+    sys.setrecursionlimit(20000)
+    sys.exit(tp.serve(OUT, HELLO, simplify, width=None))

@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""tileproof peer adapter for Apache TVM 0.27.0.post1 (protocol version 1).
+
+    python3 adapters/tvm_adapter.py [--entry simplify|canonical|rewrite] [--dtype int64|int32]
+
+Builds TVM TIR expressions (`tvm.tirx`) from tileproof's trees, binds each
+index variable to its range with `tvm.sym.Analyzer.bind(var,
+Range(lo, hi + 1))` (TVM ranges are half-open), runs one of the analyzer's
+simplifiers on each expression, and converts the result back to trees.
+
+`--entry`: `simplify` (default; `Analyzer.simplify`, rewrite then canonical:
+what TVM's passes call), `canonical` (`canonical_simplify`) or `rewrite`
+(`rewrite_simplify`). The hello's name is `tvm.simplify`,
+`tvm.canonical_simplify` or `tvm.rewrite_simplify`.
+
+`--dtype`: the dtype of every index variable and constant, `int64` (default)
+or `int32`; the profile's `integers` says which. TVM's simplifier assumes
+index arithmetic never overflows, so a point counts only where tileproof's
+source is defined at that width. int64 is the default because it is the
+dtype TVM uses for shapes and indices of large tensors (Relax and TIR
+shape vars are int64), and because at 64 bits the fewest points of a case
+are ruled out by overflow, so the most of each case is checked; run int32
+(TVM's default loop-variable dtype) as a second configuration.
+
+Op mapping (each checked by experiment, see adapters/README.md). Nodes are
+built with the node constructors (`tirx.Add(a, b)`, ...), not the Python
+operators or `tirx.floordiv` helpers, which fold constants before the
+simplifier sees them:
+`+ - *` -> Add Sub Mul; `neg` -> `Mul(a, -1)` (what TVM's `-a` builds);
+`min max` -> Min Max; `/ %` -> Div Mod (TVM's truncating division:
+`truncdiv`/`truncmod` build these); `// mod` -> FloorDiv FloorMod;
+`< <= == !=` -> LT LE EQ NE; `&& || !` -> And Or Not; bool `^` -> NE on bools;
+`where` -> Select (both arms evaluated, like tileproof's `where`; never
+`if_then_else`, which is lazy); `<< >> &` -> LShift RShift BitwiseAnd.
+`ceildiv` is not offered: TVM has no node for it, and `tirx.ceildiv` builds
+`(a + b - 1) // b`, which is wrong for negative divisors. TVM has no
+`invalid`.
+
+Back from TVM: GT/GE read as swapped LT/LE; EQ/NE on bools as (not) xor;
+Cast int->bool as `x != 0`, bool->int as `where(b, 1, 0)`, to the same dtype
+as nothing; every other node (other casts, Call, Let, ...) and any
+int dtype other than the chosen one gives `unsupported`.
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tileproof_peer as tp  # noqa: E402
+
+OUT = tp.claim_stdout()
+
+ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+ap.add_argument("--entry", choices=["simplify", "canonical", "rewrite"], default="simplify")
+ap.add_argument("--dtype", choices=["int64", "int32"], default="int64")
+ARGS = ap.parse_args()
+
+from importlib.metadata import version  # noqa: E402
+
+import tvm  # noqa: E402,F401
+from tvm import ir, tirx  # noqa: E402
+from tvm.sym import Analyzer  # noqa: E402
+
+DT = ARGS.dtype
+BITS = 64 if DT == "int64" else 32
+LO, HI = -(1 << (BITS - 1)), (1 << (BITS - 1)) - 1
+
+OPS = ["neg", "not", "add", "sub", "mul", "min", "max", "div", "rem", "floordiv", "mod",
+       "lt", "le", "eq", "ne", "and", "or", "xor", "where", "shl", "shr", "bitand"]
+
+ENTRY = {"simplify": "simplify", "canonical": "canonical_simplify", "rewrite": "rewrite_simplify"}[ARGS.entry]
+
+HELLO = {
+    "tileproof": tp.PROTOCOL,
+    "name": f"tvm.{ENTRY}",
+    "version": version("apache-tvm"),
+    "profile": {"ops": OPS, "invalid": False, "integers": DT, "bool_vars": True},
+}
+
+
+def const(v):
+    if not LO <= v <= HI:
+        raise tp.Unsupported(f"the constant {v} does not fit {DT}")
+    return tirx.const(v, DT)
+
+
+BUILD = {
+    "neg": lambda a: tirx.Mul(a, const(-1)),
+    "not": lambda a: tirx.Not(a),
+    "add": tirx.Add, "sub": tirx.Sub, "mul": tirx.Mul,
+    "min": tirx.Min, "max": tirx.Max,
+    "div": tirx.Div, "rem": tirx.Mod,
+    "floordiv": tirx.FloorDiv, "mod": tirx.FloorMod,
+    "shl": tirx.LShift, "shr": tirx.RShift, "bitand": tirx.BitwiseAnd,
+    "lt": tirx.LT, "le": tirx.LE, "eq": tirx.EQ, "ne": tirx.NE,
+    "and": tirx.And, "or": tirx.Or, "xor": tirx.NE,
+    "where": tirx.Select,
+}
+
+
+def build(tree, env):
+    """Tree -> TIR expression, iteratively (trees can be deep)."""
+    stack, out = [(tree, False)], []
+    while stack:
+        node, seen = stack.pop()
+        op = node[0]
+        if op == "var":
+            out.append(env[node[1]])
+        elif op == "const":
+            out.append(const(node[1]))
+        elif op == "bool":
+            out.append(tirx.const(node[1], "bool"))
+        elif op == "invalid":
+            raise tp.Unsupported("TVM has no invalid value")
+        elif not seen:
+            stack.append((node, True))
+            stack.extend((a, False) for a in reversed(node[1:]))
+        else:
+            n = len(node) - 1
+            args = out[len(out) - n:]
+            del out[len(out) - n:]
+            out.append(BUILD[op](*args))
+    return out[0]
+
+
+BIN = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Min: "min", tirx.Max: "max",
+       tirx.Div: "div", tirx.Mod: "rem", tirx.FloorDiv: "floordiv", tirx.FloorMod: "mod",
+       tirx.LShift: "shl", tirx.RShift: "shr", tirx.BitwiseAnd: "bitand"}
+CMP = {tirx.LT: ("lt", False), tirx.LE: ("le", False), tirx.GT: ("lt", True), tirx.GE: ("le", True),
+       tirx.EQ: ("eq", False), tirx.NE: ("ne", False)}
+
+
+def ty(e):
+    return str(e.ty)
+
+
+class Back:
+    def __init__(self, env):
+        self.env = env
+        self.size = 0
+
+    def __call__(self, e):
+        self.size += 1
+        if self.size > 200000:
+            raise tp.Unsupported("the result is too large to write as a tree")
+        t, k = ty(e), type(e)
+        if k is tirx.IntImm:
+            if t == "bool":
+                return ["bool", bool(e.value)]
+            if t == DT:
+                return tp.check_const(int(e.value))
+            raise tp.Unsupported(f"the result has a constant of dtype {t}")
+        if k is tirx.Var:
+            name = e.name
+            if name in self.env and self.env[name].same_as(e):
+                return ["var", name]
+            raise tp.Unsupported(f"the result has a variable `{name}` that is not the case's")
+        if t not in (DT, "bool"):
+            raise tp.Unsupported(f"the result has a {k.__name__} of dtype {t}")
+        if k in BIN and t == DT:
+            return [BIN[k], self(e.a), self(e.b)]
+        if k in CMP:
+            name, swap = CMP[k]
+            a, b = (e.b, e.a) if swap else (e.a, e.b)
+            if ty(a) == "bool" and ty(b) == "bool" and k in (tirx.EQ, tirx.NE):
+                x = ["xor", self(a), self(b)]
+                return x if k is tirx.NE else ["not", x]
+            if ty(a) == DT and ty(b) == DT:
+                return [name, self(a), self(b)]
+            raise tp.Unsupported(f"the result compares {ty(a)} with {ty(b)}")
+        if k is tirx.And and t == "bool":
+            return ["and", self(e.a), self(e.b)]
+        if k is tirx.Or and t == "bool":
+            return ["or", self(e.a), self(e.b)]
+        if k is tirx.Not:
+            return ["not", self(e.a)]
+        if k is tirx.Select:
+            return ["where", self(e.condition), self(e.true_value), self(e.false_value)]
+        if k is tirx.Cast:
+            s = ty(e.value)
+            if s == t:
+                return self(e.value)
+            if s == "bool" and t == DT:
+                return ["where", self(e.value), ["const", 1], ["const", 0]]
+            if s == DT and t == "bool":
+                return ["ne", self(e.value), ["const", 0]]
+            raise tp.Unsupported(f"the result has a cast from {s} to {t}")
+        if k is tirx.Call:
+            raise tp.Unsupported(f"the result has a call to {e.op.name}")
+        raise tp.Unsupported(f"the result has a {k.__name__} node, which has no tileproof equivalent")
+
+
+def simplify(case):
+    az = Analyzer()
+    env = {}
+    for v in case.vars:
+        if v.dtype == "bool":
+            # A bool variable cannot be bound to a range; with lo == hi TVM
+            # simply knows less than tileproof, which is sound to assume.
+            env[v.name] = tirx.Var(v.name, "bool")
+            continue
+        if not (LO <= v.lo and v.hi < HI):
+            raise tp.Unsupported(f"the range of `{v.name}` does not fit {DT} (as a half-open TVM Range)")
+        x = tirx.Var(v.name, DT)
+        az.bind(x, ir.Range(const(v.lo), const(v.hi + 1)))
+        env[v.name] = x
+    exprs = [build(t, env) for t in case.trees]
+    run = getattr(az, ENTRY)
+    back = Back(env)
+    return [back(run(e)) for e in exprs]
+
+
+if __name__ == "__main__":
+    sys.setrecursionlimit(20000)
+    sys.exit(tp.serve(OUT, HELLO, simplify, width=BITS))
