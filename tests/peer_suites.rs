@@ -21,11 +21,13 @@
 //!
 //! Run: `cargo test --release --test peer_suites -- --nocapture`.
 
-use engine::interp::{self, Val, Verdict, Width};
-use engine::ir::{DType, Graph, NodeId, Op};
+use engine::dtype::Width;
+use engine::interp::{self, Val};
+use engine::ir::{Graph, NodeId};
 use engine::parse::parse_program;
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
+use engine::semantics::Failure as Obligation;
 use fuzz::oracle::Domain;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -150,35 +152,19 @@ impl<'g> Evaluator<'g> {
     fn eval(&self, env: &[i128], vals: &mut Vec<Option<Val>>) -> Vec<Option<Vec<Val>>> {
         vals.clear();
         let mut args: Vec<Val> = Vec::with_capacity(3);
-        let mut dts: Vec<DType> = Vec::with_capacity(3);
         for &id in &self.order {
-            let n = self.g.node(id);
-            let v = match n.op {
-                Op::Var(v) => {
-                    let x = env[v as usize];
-                    match n.dtype {
-                        DType::Bool => Some(Val::Bool(x != 0)),
-                        DType::Index if !self.w.fits(x) => None,
-                        _ => Some(Val::Int(x)),
-                    }
+            args.clear();
+            let mut ok = true;
+            for &s in self.g.node(id).src() {
+                match vals[self.slot[s.index()]] {
+                    Some(a) => args.push(a),
+                    None => ok = false,
                 }
-                _ => {
-                    args.clear();
-                    dts.clear();
-                    let mut ok = true;
-                    for &s in n.src() {
-                        match vals[self.slot[s.index()]] {
-                            Some(a) => args.push(a),
-                            None => ok = false,
-                        }
-                        dts.push(self.g.node(s).dtype);
-                    }
-                    if ok {
-                        interp::apply(n.op, n.dtype, &args, &dts, self.w).ok()
-                    } else {
-                        None
-                    }
-                }
+            }
+            let v = if ok {
+                interp::eval_node(self.g, id, &args, env, self.w).ok()
+            } else {
+                None
             };
             vals.push(v);
         }
@@ -197,7 +183,7 @@ impl<'g> Evaluator<'g> {
 
 /// The first point where a target set does not refine the source set (set
 /// 0), per target: `(env, verdict)`.
-type Failure = Option<(Vec<(String, i64)>, Verdict)>;
+type Failure = Option<(Vec<(String, i64)>, Obligation)>;
 
 /// What a refinement check saw.
 struct Checked {
@@ -234,15 +220,13 @@ fn check_refinement(g: &Graph, sets: &[&[NodeId]], w: Width, seed: u64) -> Check
                 continue;
             }
             let verdict = match &out[t + 1] {
-                None => Verdict::TargetUndefined,
+                None => Some(Obligation::TargetUndefined),
                 Some(tgt) => src
                     .iter()
                     .zip(tgt)
-                    .map(|(&a, &b)| interp::refines(a, b))
-                    .find(|v| *v != Verdict::Refines)
-                    .unwrap_or(Verdict::Refines),
+                    .find_map(|(&a, &b)| interp::refines(a, b)),
             };
-            if verdict != Verdict::Refines {
+            if let Some(verdict) = verdict {
                 let named = domain
                     .names
                     .iter()
@@ -301,7 +285,7 @@ fn show(g: &Graph, roots: &[NodeId]) -> String {
         .join("; ")
 }
 
-fn show_failure(f: &(Vec<(String, i64)>, Verdict)) -> String {
+fn show_failure(f: &(Vec<(String, i64)>, Obligation)) -> String {
     let pt: Vec<String> = f.0.iter().map(|(n, v)| format!("{n}={v}")).collect();
     format!("{} at {}", f.1.name(), pt.join(", "))
 }

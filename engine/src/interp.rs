@@ -209,28 +209,34 @@ fn read_var(g: &Graph, v: u32, env: &Env, w: Width) -> Result<Val, Ub> {
     }
 }
 
+/// The value of node `id` at a point, from its operands' values `args`.
+pub fn eval_node(g: &Graph, id: NodeId, args: &[Val], env: &Env, w: Width) -> Result<Val, Ub> {
+    let n = g.node(id);
+    match n.op {
+        Op::Var(v) => read_var(g, v, env, w),
+        Op::Const(c) => constant(c as i128, n.dtype, w),
+        Op::Invalid => Ok(Val::Invalid),
+        _ => {
+            let mut dts = [DType::Index; 3];
+            for (d, &s) in dts.iter_mut().zip(n.src()) {
+                *d = g.node(s).dtype;
+            }
+            apply(n.op, n.dtype, args, &dts[..args.len()], w)
+        }
+    }
+}
+
 /// Evaluates every node reachable from `roots`; returns the value of each
 /// node (indexed by node id; unreachable nodes hold `Unconstrained`).
 pub fn eval_all(g: &Graph, roots: &[NodeId], env: &Env, w: Width) -> Result<Vec<Val>, Undefined> {
     let order = g.reachable(roots);
     let mut vals = vec![Val::Unconstrained; order.last().map_or(0, |l| l.index() + 1)];
     let mut args = Vec::with_capacity(3);
-    let mut dts = Vec::with_capacity(3);
     for id in order {
-        let n = g.node(id);
-        let r = match n.op {
-            Op::Var(v) => read_var(g, v, env, w),
-            Op::Const(c) => constant(c as i128, n.dtype, w),
-            Op::Invalid => Ok(Val::Invalid),
-            _ => {
-                args.clear();
-                args.extend(n.src().iter().map(|s| vals[s.index()]));
-                dts.clear();
-                dts.extend(n.src().iter().map(|&s| g.node(s).dtype));
-                apply(n.op, n.dtype, &args, &dts, w)
-            }
-        };
-        vals[id.index()] = r.map_err(|reason| Undefined { node: id, reason })?;
+        args.clear();
+        args.extend(g.node(id).src().iter().map(|s| vals[s.index()]));
+        vals[id.index()] =
+            eval_node(g, id, &args, env, w).map_err(|reason| Undefined { node: id, reason })?;
     }
     Ok(vals)
 }
