@@ -13,6 +13,7 @@ use crate::solver::check_within;
 use engine::dtype::Width;
 use engine::interp::{self, PointCheck};
 use engine::ir::{DType, Graph, NodeId, Op};
+use engine::semantics::Model;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::time::Duration;
@@ -142,17 +143,18 @@ impl<'g> GraphEnc<'g> {
     }
 }
 
-/// Validates `tgt` against `src` (root lists of equal length over `g`) at
-/// `width`: bitvectors at 8 and 16 (bounded integers if they time out),
+/// Validates `tgt` against `src` (root lists of equal length over `g`)
+/// under `model` (or at a width): bitvectors at 8 and 16 (bounded integers if they time out),
 /// bounded integers at 32 and 64.
 pub fn check(
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
-    width: u32,
+    model: impl Into<Model>,
     timeout: Duration,
 ) -> CheckResult {
-    let modes: &[Mode] = if width <= 16 {
+    let model = model.into();
+    let modes: &[Mode] = if model.width.0 <= 16 {
         &[Mode::Bv, Mode::Int]
     } else {
         &[Mode::Int]
@@ -161,7 +163,7 @@ pub fn check(
         reason: "no encoding tried".into(),
     };
     for &mode in modes {
-        last = check_in(g, src, tgt, Enc::new(mode, width), timeout);
+        last = check_in(g, src, tgt, Enc::of_model(mode, model), timeout);
         if !matches!(last, CheckResult::Unknown { .. }) {
             break;
         }
@@ -232,7 +234,12 @@ fn check_in(g: &Graph, src: &[NodeId], tgt: &[NodeId], enc: Enc, timeout: Durati
                     })
                     .collect();
                 let env: Vec<i128> = point.iter().map(|p| p.1).collect();
-                let confirmed = confirm(g, src, tgt, &env, enc.width);
+                let model = Model {
+                    width: Width(enc.width),
+                    partial: enc.partial,
+                    unbounded: enc.unbounded,
+                };
+                let confirmed = confirm(g, src, tgt, &env, model);
                 return CheckResult::Counterexample {
                     failure,
                     method: enc.mode.name(),
@@ -253,9 +260,9 @@ pub fn confirm(
     src: &[NodeId],
     tgt: &[NodeId],
     env: &[i128],
-    width: u32,
+    model: impl Into<Model>,
 ) -> Result<String, String> {
-    let w = Width(width);
+    let w = model.into();
     match interp::check_point(interp::eval(g, src, env, w), interp::eval(g, tgt, env, w)) {
         PointCheck::Refines => {
             Err("the interpreter finds the target refines the source here".into())
