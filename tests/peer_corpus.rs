@@ -8,10 +8,10 @@
 //! it is ignored by a plain `cargo test`; `.ci/run` installs them and runs
 //! it with `--ignored`, failing when they cannot be installed.
 
-use engine::dtype::Width;
 use engine::interp::{self, PointCheck};
 use engine::parse::Program;
 use engine::rules::builtin;
+use engine::semantics::Model;
 use fuzz::checks::Kind;
 use fuzz::corpus::{self, replay_case, Replayer};
 use fuzz::peer::Peer;
@@ -76,25 +76,13 @@ fn point_of(p: &Program, path: &Path) -> Vec<i128> {
         .collect()
 }
 
-/// Some point of the domain where the case's source is defined at `w`.
-fn defined_point(p: &Program, w: Width) -> Option<Vec<i128>> {
-    let bounds: Vec<(i128, i128)> = p
-        .graph
-        .vars()
-        .iter()
-        .map(|d| (d.lo as i128, d.hi as i128))
-        .collect();
-    let mut env: Vec<i128> = bounds.iter().map(|b| b.0).collect();
-    loop {
-        if interp::eval(&p.graph, &p.outputs, &env, w).is_ok() {
-            return Some(env);
-        }
-        let j = (0..env.len()).rev().find(|&j| env[j] < bounds[j].1)?;
-        env[j] += 1;
-        for (k, b) in bounds.iter().enumerate().skip(j + 1) {
-            env[k] = b.0;
-        }
-    }
+/// Some point of the domain where the case's source means something under
+/// model `m`: it is defined and no root is unconstrained.
+fn meaningful_point(p: &Program, m: Model) -> Option<Vec<i128>> {
+    interp::points(&p.graph).find(|env| {
+        interp::eval(&p.graph, &p.outputs, env, m)
+            .is_ok_and(|vals| vals.iter().all(|v| *v != interp::Val::Unconstrained))
+    })
 }
 
 #[test]
@@ -144,17 +132,22 @@ fn every_kept_peer_finding_is_confirmed_by_the_peer_and_the_interpreter() {
         let w = corpus::case_width(&p, &path)
             .unwrap()
             .unwrap_or(peer.profile().width());
+        // Judged under the peer's own semantics, at the case's width.
+        let m = Model {
+            width: w,
+            ..peer.profile().model()
+        };
         let kind = header(&p, "tileproof finding", &path).to_string();
         let outputs = p.outputs.clone();
         let answer = peer.simplify(&mut p.graph, &outputs);
         if kind == Kind::PeerError.name() {
             // The peer fails on a case that has a meaning: its source is
-            // defined somewhere in the domain.
+            // defined, and not unconstrained, somewhere in the domain.
             let refusal = answer.expect_err(&format!("{shown}: the peer now answers"));
             assert_eq!(refusal.kind, Kind::PeerError, "{shown}: {refusal}");
             assert!(
-                defined_point(&p, w).is_some(),
-                "{shown}: the source is undefined everywhere, so the peer's error is no finding"
+                meaningful_point(&p, m).is_some(),
+                "{shown}: the source means nothing at any point, so the peer's error is no finding"
             );
         } else {
             assert_eq!(kind, Kind::Oracle.name(), "{shown}: a kind this test knows");
@@ -175,8 +168,8 @@ fn every_kept_peer_finding_is_confirmed_by_the_peer_and_the_interpreter() {
             // At the recorded point the interpreter sees the recorded failure.
             let env = point_of(&p, &path);
             let check = interp::check_point(
-                interp::eval(&p.graph, &p.outputs, &env, w),
-                interp::eval(&p.graph, &roots, &env, w),
+                interp::eval(&p.graph, &p.outputs, &env, m),
+                interp::eval(&p.graph, &roots, &env, m),
             );
             let failure = header(&p, "failure", &path);
             match check {

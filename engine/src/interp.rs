@@ -355,9 +355,33 @@ pub fn check_point(
     }
 }
 
-/// The first point of the variables' domain (every combination of their
-/// bounds, in order) where `tgt` does not refine `src`, with the failure;
-/// `None` when it refines everywhere. Exhaustive, so for small domains only.
+/// Every point of the variables' domain (every combination of their
+/// bounds), in order, as environments for [`eval`]. Exhaustive, so for
+/// small domains only.
+pub fn points(g: &Graph) -> impl Iterator<Item = Vec<i128>> {
+    let bounds: Vec<(i128, i128)> = g
+        .vars()
+        .iter()
+        .map(|d| (d.lo as i128, d.hi as i128))
+        .collect();
+    let mut next: Option<Vec<i128>> = Some(bounds.iter().map(|b| b.0).collect());
+    std::iter::from_fn(move || {
+        let env = next.take()?;
+        // The next point, like an odometer; done when every digit wraps.
+        if let Some(j) = (0..env.len()).rev().find(|&j| env[j] < bounds[j].1) {
+            let mut n = env.clone();
+            n[j] += 1;
+            for (k, b) in bounds.iter().enumerate().skip(j + 1) {
+                n[k] = b.0;
+            }
+            next = Some(n);
+        }
+        Some(env)
+    })
+}
+
+/// The first point of [`points`] where `tgt` does not refine `src`, with
+/// the failure; `None` when it refines everywhere.
 pub fn first_failure(
     g: &Graph,
     src: &[NodeId],
@@ -365,21 +389,10 @@ pub fn first_failure(
     m: impl Into<Model>,
 ) -> Option<(Vec<i128>, Failure)> {
     let m = m.into();
-    let bounds: Vec<(i128, i128)> = g
-        .vars()
-        .iter()
-        .map(|d| (d.lo as i128, d.hi as i128))
-        .collect();
-    let mut env: Vec<i128> = bounds.iter().map(|b| b.0).collect();
-    loop {
-        if let PointCheck::Fails(f) = check_point(eval(g, src, &env, m), eval(g, tgt, &env, m)) {
-            return Some((env, f));
-        }
-        // The next point, like an odometer; done when every digit wraps.
-        let j = (0..env.len()).rev().find(|&j| env[j] < bounds[j].1)?;
-        env[j] += 1;
-        for (k, b) in bounds.iter().enumerate().skip(j + 1) {
-            env[k] = b.0;
-        }
-    }
+    points(g).find_map(
+        |env| match check_point(eval(g, src, &env, m), eval(g, tgt, &env, m)) {
+            PointCheck::Fails(f) => Some((env, f)),
+            _ => None,
+        },
+    )
 }
