@@ -38,3 +38,15 @@ fn a_wrong_simplification_of_the_worked_example_gets_a_confirmed_counterexample(
     // The point has r4 = 1: the only way to lose r4*4.
     assert!(out.contains("r4 = 1"), "{out}");
 }
+
+#[test]
+fn an_expect_of_another_type_than_its_expr_is_an_error_at_its_line() {
+    let (code, out) = check("var r0 in [0, 3]\nexpr r0 < 2\nexpect r0\n", "types.txt");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains(":3:1"), "{out}");
+    assert!(
+        out.contains("`expect` line 1 has type index, but `expr` line 1 has type bool"),
+        "{out}"
+    );
+    assert!(!out.contains("panicked"), "{out}");
+}

@@ -597,6 +597,7 @@ pub fn parse_program(text: &str) -> PResult<Program> {
         header: Vec::new(),
     };
     let mut in_header = true;
+    let mut expect_spans = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i as u32 + 1;
         let trimmed = raw.trim_start();
@@ -622,6 +623,7 @@ pub fn parse_program(text: &str) -> PResult<Program> {
                     p.outputs.push(id);
                 } else {
                     p.expects.push(id);
+                    expect_spans.push(kspan);
                 }
             }
             other => {
@@ -635,6 +637,23 @@ pub fn parse_program(text: &str) -> PResult<Program> {
     if p.outputs.is_empty() {
         let line = text.lines().count() as u32 + 1;
         return Err(ParseError::new(Span { line, col: 1 }, "no `expr` line"));
+    }
+    // The k-th `expect` line is compared with the k-th `expr` line: it
+    // must have its type.
+    for (k, (&e, &span)) in p.expects.iter().zip(&expect_spans).enumerate() {
+        if let Some(&o) = p.outputs.get(k) {
+            let (want, got) = (p.graph.node(o).dtype, p.graph.node(e).dtype);
+            if want != got {
+                return Err(ParseError::new(
+                    span,
+                    format!(
+                        "`expect` line {} has type {got}, but `expr` line {} has type {want}",
+                        k + 1,
+                        k + 1
+                    ),
+                ));
+            }
+        }
     }
     Ok(p)
 }
