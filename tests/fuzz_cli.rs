@@ -95,6 +95,46 @@ fn fuzz_finds_a_broken_rule_and_replay_reproduces_it() {
 }
 
 #[test]
+fn a_finding_that_cannot_be_written_is_printed_whole_and_fails_the_run() {
+    let dir = temp_dir("unwritable");
+    let rules = write(&dir, "broken.rules", BROKEN_REM);
+    // A file where the corpus directory should be.
+    let corpus = write(&dir, "not-a-directory", "");
+    let out = tileproof(&[
+        "fuzz",
+        "--rules",
+        &rules,
+        "--generator",
+        "tiled",
+        "--seed",
+        "1",
+        "--cases",
+        "400",
+        "--corpus",
+        &corpus,
+        "--max-findings",
+        "1",
+        "--validate-every",
+        "0",
+    ]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("error: cannot write to"), "{t}");
+    // The whole case is on stdout, ready to be saved by hand and replayed.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("# tileproof finding: oracle"), "{t}");
+    let case = stdout
+        .split("# tileproof finding: oracle")
+        .nth(1)
+        .map(|rest| format!("# tileproof finding: oracle{rest}"))
+        .unwrap();
+    let saved = write(&dir, "saved.txt", &case);
+    let out = tileproof(&["replay", "--rules", &rules, &saved]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}
+
+#[test]
 fn fuzz_json_summary_has_counts_and_the_rules_never_fired() {
     let dir = temp_dir("json");
     let c = dir.display().to_string();

@@ -251,9 +251,12 @@ pub struct Finding {
     /// Time from the start of the campaign to when the finding was
     /// recorded (written, if it was).
     pub found_after: Duration,
-    /// Anything that went wrong while recording it (a write error; the
-    /// shrunk case no longer failing after a round trip through text).
+    /// Anything that went wrong while recording it (the shrunk case no
+    /// longer failing after a round trip through text).
     pub note: Option<String>,
+    /// The corpus file could not be written: the error, and the whole file
+    /// it would have held (so that the finding is not lost).
+    pub unwritten: Option<(String, String)>,
 }
 
 /// Why a campaign stopped.
@@ -518,6 +521,7 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
                         new_file: false,
                         found_after: Duration::ZERO,
                         note: None,
+                        unwritten: None,
                     });
                 }
             }
@@ -549,7 +553,11 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
                             f.path = Some(saved.path);
                             f.new_file = saved.new;
                         }
-                        Err(e) => f.note = Some(format!("cannot write to {}: {e}", dir.display())),
+                        Err(e) => {
+                            let text = rec.entry.render(&dir.join(rec.entry.file_name()));
+                            f.unwritten =
+                                Some((format!("cannot write to {}: {e}", dir.display()), text));
+                        }
                     }
                 }
             }

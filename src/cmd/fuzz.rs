@@ -256,6 +256,20 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
     } else {
         print_summary(&s, check_width);
     }
+    // A finding that could not be written is printed whole, on stdout, and
+    // the campaign fails: it must not be lost.
+    let unwritten: Vec<&(String, String)> = s
+        .findings
+        .iter()
+        .filter_map(|f| f.unwritten.as_ref())
+        .collect();
+    for (error, text) in &unwritten {
+        eprintln!("tileproof fuzz: error: {error}; the finding follows on stdout");
+        say!("{text}");
+    }
+    if !unwritten.is_empty() {
+        return Ok(ExitCode::from(1));
+    }
     Ok(if s.total_findings() > 0 {
         ExitCode::from(2)
     } else {
