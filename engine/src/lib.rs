@@ -17,6 +17,7 @@ pub mod divmod;
 pub mod dtype;
 pub mod interp;
 pub mod ir;
+pub mod linear;
 pub mod lower;
 pub mod op;
 pub mod parse;
