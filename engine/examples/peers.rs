@@ -38,7 +38,7 @@ fn unsound(g: &Graph, src: &[NodeId], tgt: &[NodeId], w: Width) -> Option<String
         .map(|d| (d.hi as i128 - d.lo as i128 + 1) as u128)
         .product();
     let mut env: Vec<i128> = vars.iter().map(|d| d.lo as i128).collect();
-    let mut check = |env: &[i128]| -> Option<String> {
+    let check = |env: &[i128]| -> Option<String> {
         match check_point(eval(g, src, env, w), eval(g, tgt, env, w)) {
             PointCheck::Fails(f) => Some(format!("{f} at {env:?}")),
             _ => None,

@@ -32,7 +32,7 @@
 //!   source divides by ([`fits_new`]), so that the result is defined
 //!   wherever the source is.
 
-use crate::arith::{div_floor, gcd};
+use crate::arith::gcd;
 use crate::dtype::Width;
 use crate::ir::{DType, Graph, NodeId, Op};
 use crate::ranges::{transfer, Range};
@@ -210,6 +210,11 @@ fn kind(g: &Graph, n: NodeId) -> Kind {
 /// leaves 64 bits (or the node is not `index`).
 pub fn read(g: &Graph, root: NodeId) -> Option<Poly> {
     read_at(g, root, 0)?.finish(g)
+}
+
+/// Reads an `index` expression into an [`Acc`], to be added to.
+pub fn read_acc(g: &Graph, root: NodeId) -> Option<Acc> {
+    read_at(g, root, 0)
 }
 
 /// The linear form of `root`, unfinished. The sub-graph of sums, products
@@ -441,7 +446,7 @@ fn assemble(g: &mut Graph, items: &[(NodeId, i128)], k: i128) -> Option<NodeId> 
 
 /// A node's range at width `w` (a defined `index` value fits W bits); the
 /// empty range when it never has a value.
-fn rng(g: &Graph, id: NodeId, w: Width) -> Range {
+pub fn rng(g: &Graph, id: NodeId, w: Width) -> Range {
     let n = g.node(id);
     let (tlo, thi) = w.dtype_bounds(n.dtype);
     let (lo, hi) = ((n.vmin as i128).max(tlo), (n.vmax as i128).min(thi));
@@ -638,7 +643,7 @@ pub fn split_node(g: &mut Graph, s: Split) -> Option<NodeId> {
 /// Fuses the splits of each base, converts between the remainder and
 /// the quotient where that saves a division, until nothing changes.
 /// Returns whether anything changed.
-fn fuse(g: &mut Graph, acc: &mut Acc) -> Option<bool> {
+pub fn fuse(g: &mut Graph, acc: &mut Acc) -> Option<bool> {
     let mut changed = false;
     // Each round can only read bases into the sum, which are smaller than
     // the splits they came from, so the rounds end.
@@ -790,6 +795,7 @@ fn convert_group(
 fn normalize(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     let mut acc = read_at(g, n, 0)?;
     fuse(g, &mut acc)?;
+    crate::minmax::in_sum(g, &mut acc, w)?;
     let p = acc.finish(g)?;
     let out = build(g, &p)?;
     if out == n || !fits_new(g, n, out, w) {
@@ -798,10 +804,32 @@ fn normalize(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     Some(out)
 }
 
-/// The floor of `a / b` for b > 0 (a helper the comparison rewrites share).
-#[allow(dead_code)]
-fn floor_div(a: i128, b: i128) -> Option<i128> {
-    div_floor(a, b)
+/// The range of a monomial's value at width `w`, by interval arithmetic
+/// over its atoms' ranges.
+pub fn mono_range(g: &Graph, m: &[NodeId], w: Width) -> Option<Range> {
+    let mut r = Range::point(1);
+    for &a in m {
+        let ar = rng(g, a, w);
+        if ar.is_empty() {
+            return None;
+        }
+        r = transfer(Op::Mul, &[r, ar]);
+    }
+    Some(r)
+}
+
+/// The range of `sum c_i * m_i + k` (without its constant when `with_k` is
+/// false), by interval arithmetic; `None` when a term never has a value or
+/// a bound leaves `i128`.
+pub fn terms_range(g: &Graph, terms: &[(Mono, i128)], k: i128, w: Width) -> Option<Range> {
+    let (mut lo, mut hi) = (k, k);
+    for (m, c) in terms {
+        let r = mono_range(g, m, w)?;
+        let (p, q) = (r.lo.checked_mul(*c)?, r.hi.checked_mul(*c)?);
+        lo = lo.checked_add(p.min(q))?;
+        hi = hi.checked_add(p.max(q))?;
+    }
+    Some(Range::new(lo, hi))
 }
 
 #[cfg(test)]

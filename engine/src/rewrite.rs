@@ -13,14 +13,16 @@
 //! ones, under the sub-rule's name (after the declarative names in
 //! [`Simplifier::rule_names`]), so that the gate validates each one.
 //!
-//! **Linear roots.** A sum is read into its linear form whole, at its root:
-//! the outermost `+ - *` (or negation) of an `index` expression, the one
-//! whose parent is not itself a sum, product or negation (or that is a root
-//! of the call). Its inner sums are simplified by the declarative rules
-//! only; the root's normalization then rewrites the whole sum at once. That
-//! is what keeps a sum of N terms linear: normalizing every partial sum of
-//! a chain would read N partial forms of up to N terms each. A node is
-//! memoized per context (linear root or inner sum), since it may be both.
+//! **Roots of chains.** A sum is read into its linear form whole, at its
+//! root: the outermost `+ - *` (or negation) of an `index` expression, the
+//! one whose parent is not itself a sum, product or negation (or that is a
+//! root of the call). Its inner sums are simplified by the declarative
+//! rules only; the root's normalization then rewrites the whole sum at
+//! once. That is what keeps a sum of N terms linear: normalizing every
+//! partial sum of a chain would read N partial forms of up to N terms
+//! each. Chains of `&&`, `||`, `min` and `max` are read whole at their root
+//! the same way. A node is memoized per context (root or inner), since it
+//! may be both.
 //!
 //! **Iterative.** The traversal keeps its own stack, so the size of an
 //! expression is not limited by the thread's stack.
@@ -130,7 +132,13 @@ const CAP_WINDOW: usize = 1_000;
 
 /// The algorithmic rule families, in the order they are tried after the
 /// declarative groups: each family's sub-rule names, in its own order.
-pub const ALGORITHMIC: [&[&str]; 2] = [&crate::divmod::RULES, &crate::linear::RULES];
+pub const ALGORITHMIC: [&[&str]; 5] = [
+    &crate::divmod::RULES,
+    &crate::linear::RULES,
+    &crate::compare::RULES,
+    &crate::facts::RULES,
+    &crate::minmax::RULES,
+];
 
 /// Every algorithmic rule name, in the order [`Simplifier::rule_names`]
 /// lists them after the declarative ones.
@@ -142,6 +150,14 @@ pub fn algorithmic_rules() -> impl Iterator<Item = &'static str> {
 /// own linear form, so they are inner sums, not linear roots.
 pub fn is_linear_op(op: Op, dtype: DType) -> bool {
     dtype == DType::Index && matches!(op, Op::Add | Op::Sub | Op::Neg | Op::Mul)
+}
+
+/// Whether `child`, an operand of `parent`, is read as part of its
+/// parent's whole (an inner sum of a sum, a link of a `&&`, `||`, `min` or
+/// `max` chain) rather than as a root of its own.
+fn is_inner(parent: &crate::ir::Node, child: &crate::ir::Node) -> bool {
+    (is_linear_op(parent.op, parent.dtype) && is_linear_op(child.op, child.dtype))
+        || (matches!(parent.op, Op::And | Op::Or | Op::Min | Op::Max) && child.op == parent.op)
 }
 
 impl<'r> Simplifier<'r> {
@@ -261,6 +277,28 @@ impl<'r> Simplifier<'r> {
                 return Some((base + i, out));
             }
         }
+        base += crate::linear::RULES.len();
+        if let Some((i, out)) = crate::compare::rewrite(g, n, self.width) {
+            if out != n {
+                return Some((base + i, out));
+            }
+        }
+        base += crate::compare::RULES.len();
+        if root {
+            if let Some((i, out)) = crate::facts::rewrite(g, n, self.width) {
+                if out != n {
+                    return Some((base + i, out));
+                }
+            }
+        }
+        base += crate::facts::RULES.len();
+        if root {
+            if let Some((i, out)) = crate::minmax::rewrite(g, n, self.width) {
+                if out != n {
+                    return Some((base + i, out));
+                }
+            }
+        }
         None
     }
 }
@@ -328,7 +366,7 @@ impl Run<'_, '_> {
             let src = node.src();
             if top.next < src.len() {
                 let c = src[top.next];
-                let child_root = !is_linear_op(node.op, node.dtype);
+                let child_root = !is_inner(&node, g.node(c));
                 match self.memo.get(&(c, child_root)) {
                     Some(&r) => {
                         top.src[top.next] = r;
