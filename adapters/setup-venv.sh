@@ -34,22 +34,23 @@ if ! "$py" -m pip install --disable-pip-version-check -q -r "$req"; then
   for spec in $(grep -E '^(tinygrad|apache-tvm)==' "$req"); do
     "$py" -m pip install --disable-pip-version-check -q "$spec" || failed="$failed $spec"
   done
-  die "could not install:${failed:- the pinned dependencies (see pip's message above)}"
+  die "could not install:${failed:- the pinned dependencies (see the pip messages above)}"
 fi
 
 # Each peer must import, at exactly its pinned version.
 status=0
-check() {  # name, pinned spec, import statement
-  if out=$("$py" -c "
-import sys
+# The check itself is Python, its inputs arguments (portable to sh and bash).
+CHECK='import sys
 from importlib.metadata import version
-want = '$2'.split('==')[1]
-got = version('$1')
+name, spec, stmt = sys.argv[1:4]
+want = spec.split("==")[1]
+got = version(name)
 if got != want:
-    sys.exit(f'version {got}, pinned {want}')
-$3
-print(got)
-" 2>&1); then
+    sys.exit("version %s, pinned %s" % (got, want))
+exec(stmt)
+print(got)'
+check() {  # name, pinned spec, import statement
+  if out=$("$py" -c "$CHECK" "$1" "$2" "$3" 2>&1); then
     echo "setup-venv: ok: $1 $out"
   else
     echo "setup-venv: FAILED: $1: $(echo "$out" | tail -1)" >&2

@@ -42,6 +42,9 @@ enum Command {
     Replay(cmd::replay::Args),
     /// Turn a libFuzzer crash artifact into a text corpus case.
     Import(cmd::import::Args),
+    /// Serve tileproof's engine over the peer protocol on standard input
+    /// and output, so it can be tested as a peer (docs/protocol.md).
+    Serve(cmd::serve::Args),
     /// Print throughput figures: simplify, oracle, campaign.
     Bench(cmd::bench::Args),
     /// The soundness gate CI runs: prove every rule at every width (from
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
         Command::Fuzz(a) => cmd::fuzz::run(a),
         Command::Replay(a) => cmd::replay::run(a),
         Command::Import(a) => cmd::import::run(a),
+        Command::Serve(a) => cmd::serve::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Gate(a) => cmd::gate::run(a),
     }

@@ -6,6 +6,7 @@
 use engine::dtype::Width;
 use engine::ir::{Graph, NodeId};
 use engine::rules::{builtin, RuleSet};
+use fuzz::checks::Validation;
 use fuzz::corpus;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,11 +25,13 @@ fn replay_dir(dir: &Path, rules: &RuleSet) -> Vec<String> {
         let prog = match corpus::read(&path) {
             Ok(p) => p,
             Err(e) => {
-                failures.push(e);
+                failures.push(e.to_string());
                 continue;
             }
         };
-        let w = corpus::case_width(&prog).unwrap().unwrap_or(Width::W64);
+        let w = corpus::case_width(&prog, &path)
+            .unwrap()
+            .unwrap_or(Width::W64);
         let smt = |g: &Graph, src: &[NodeId], tgt: &[NodeId]| match check(
             g,
             src,
@@ -36,12 +39,21 @@ fn replay_dir(dir: &Path, rules: &RuleSet) -> Vec<String> {
             w.0,
             Duration::from_secs(10),
         ) {
-            CheckResult::Counterexample { failure, point, .. } => {
-                Some(format!("smt: {failure} at {point:?}"))
-            }
-            _ => None,
+            CheckResult::Counterexample { failure, point, .. } => Validation {
+                verdict: "counterexample".into(),
+                detail: Some(format!("smt: {failure} at {point:?}")),
+                fails: true,
+                point: None,
+            },
+            other => Validation {
+                verdict: other.name().into(),
+                detail: None,
+                fails: false,
+                point: None,
+            },
         };
-        let r = corpus::replay(&prog, rules, w, Some(&smt));
+        let r =
+            corpus::replay(&prog, &path, corpus::Replayer::engine(rules), w, Some(&smt)).unwrap();
         if !r.ok() {
             let why: Vec<String> = r.checked.failures.iter().map(|f| f.to_string()).collect();
             failures.push(format!("{}: {}", path.display(), why.join("; ")));

@@ -134,7 +134,7 @@ fn import_turns_a_crash_artifact_into_a_shrunk_corpus_case() {
         rule mod_drop_multiple: (a * C + b) mod N => a if divides(N, C) && valid(a)\n";
     let rules_file = write(&dir, "broken.rules", broken);
     let rules = engine::rules::RuleSet::with_file(builtin(), "broken.rules", broken).unwrap();
-    let simp = engine::rewrite::Simplifier::new(&rules);
+    let simp = fuzz::subject::Engine::new(engine::rewrite::Simplifier::new(&rules), Vec::new());
     let seed = (0..500)
         .map(|k| mix(9, k))
         .find(|&s| {

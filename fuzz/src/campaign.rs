@@ -37,6 +37,7 @@ use crate::generate::{Case, Generator};
 use crate::mutate::{self, Rng, Variant};
 pub use crate::rng::mix;
 use crate::shrink;
+use crate::subject::{Engine, Subject};
 use engine::dtype::Width;
 use engine::ir::{Graph, NodeId};
 use engine::parse::Program;
@@ -266,6 +267,14 @@ pub enum Stop {
 /// What a campaign did.
 #[derive(Clone, Debug)]
 pub struct Summary {
+    /// The simplifier under test (name and version).
+    pub subject: String,
+    /// Programs (cases and variants) the subject answered with a
+    /// simplification.
+    pub answered: u64,
+    /// Programs it declined, by reason (a peer's `unsupported`: never a
+    /// finding).
+    pub unsupported: BTreeMap<String, u64>,
     pub seed: u64,
     pub shard: Shard,
     pub generator: GeneratorChoice,
@@ -329,7 +338,7 @@ impl Summary {
 }
 
 /// A program a case checked: the generated case itself or a variant.
-struct Subject {
+struct Tried {
     variant: Option<Variant>,
     graph: Graph,
     roots: Vec<NodeId>,
@@ -344,34 +353,78 @@ struct CaseRun {
     case_seed: u64,
     text: String,
     counts: Vec<usize>,
-    subjects: Vec<Subject>,
+    subjects: Vec<Tried>,
     validated: bool,
+    /// Programs the subject answered, and the reasons it declined others.
+    answered: u64,
+    unsupported: Vec<String>,
 }
 
-/// Runs a campaign with `rules`. Errors are about the configuration (no
-/// budget, a thread pool that cannot start); findings are in the summary.
-pub fn run(cfg: &CampaignConfig, rules: &RuleSet, hooks: &Hooks<'_>) -> Result<Summary, String> {
+impl CaseRun {
+    fn tally(&mut self, c: &checks::Checked) {
+        match &c.unsupported {
+            Some(why) => self.unsupported.push(why.clone()),
+            None if c.tgt.is_some() => self.answered += 1,
+            None => {}
+        }
+    }
+}
+
+/// Why a campaign could not run (findings are in the summary, not here).
+#[derive(Debug, thiserror::Error)]
+pub enum CampaignError {
+    #[error("a campaign needs a case count or a time budget")]
+    NoBudget,
+    #[error("bad shard {0}")]
+    Shard(Shard),
+    #[error("cannot start {jobs} worker threads: {reason}")]
+    Threads { jobs: usize, reason: String },
+}
+
+/// Runs a campaign against tileproof's engine with `rules` (at
+/// `cfg.simplify_width`, with `cfg.cap`).
+pub fn run(
+    cfg: &CampaignConfig,
+    rules: &RuleSet,
+    hooks: &Hooks<'_>,
+) -> Result<Summary, CampaignError> {
+    let mut simp = Simplifier::new(rules);
+    simp.width = cfg.simplify_width;
+    simp.cap = cfg.cap;
+    run_subject(cfg, &Engine::new(simp, Vec::new()), hooks)
+}
+
+/// Runs a campaign against `subject`: generated cases, projected onto its
+/// profile, simplified by it and checked.
+pub fn run_subject(
+    cfg: &CampaignConfig,
+    subject: &dyn Subject,
+    hooks: &Hooks<'_>,
+) -> Result<Summary, CampaignError> {
     if cfg.cases.is_none() && cfg.time.is_none() {
-        return Err("a campaign needs a case count or a time budget".into());
+        return Err(CampaignError::NoBudget);
     }
     if cfg.shard.count == 0 || cfg.shard.index >= cfg.shard.count {
-        return Err(format!("bad shard {}", cfg.shard));
+        return Err(CampaignError::Shard(cfg.shard));
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.jobs.unwrap_or(0))
         .build()
-        .map_err(|e| format!("cannot start {} worker threads: {e}", cfg.jobs.unwrap_or(0)))?;
-    let mut simp = Simplifier::new(rules);
-    simp.width = cfg.simplify_width;
-    simp.cap = cfg.cap;
-    Ok(pool.install(|| run_in_pool(cfg, &simp, hooks)))
+        .map_err(|e| CampaignError::Threads {
+            jobs: cfg.jobs.unwrap_or(0),
+            reason: e.to_string(),
+        })?;
+    Ok(pool.install(|| run_in_pool(cfg, subject, hooks)))
 }
 
-fn run_in_pool(cfg: &CampaignConfig, simp: &Simplifier, hooks: &Hooks<'_>) -> Summary {
+fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -> Summary {
     let start = Instant::now();
     let deadline = cfg.time.map(|t| start + t);
-    let names = simp.rule_names().to_vec();
+    let names = subject.rule_names().to_vec();
     let mut s = Summary {
+        subject: subject.name(),
+        answered: 0,
+        unsupported: BTreeMap::new(),
         seed: cfg.seed,
         shard: cfg.shard,
         generator: cfg.generator,
@@ -386,6 +439,7 @@ fn run_in_pool(cfg: &CampaignConfig, simp: &Simplifier, hooks: &Hooks<'_>) -> Su
         digest: 0xcbf2_9ce4_8422_2325,
     };
     let mut recorded = 0usize;
+    let mut seen: std::collections::HashSet<(Kind, String)> = std::collections::HashSet::new();
     let mut next_j = 0u64;
     let batch = cfg.batch.max(1) as u64;
     loop {
@@ -408,13 +462,13 @@ fn run_in_pool(cfg: &CampaignConfig, simp: &Simplifier, hooks: &Hooks<'_>) -> Su
                 if deadline.is_some_and(|d| Instant::now() >= d) {
                     return None;
                 }
-                Some(run_case(cfg, simp, hooks, j))
+                Some(run_case(cfg, subject, hooks, j))
             })
             .collect();
         next_j = end;
 
         // Fold in case order; pick the findings to shrink and record.
-        let mut todo: Vec<(usize, &CaseRun, &Subject, Kind)> = Vec::new();
+        let mut todo: Vec<(usize, &CaseRun, &Tried, Kind)> = Vec::new();
         for r in &runs {
             s.cases += 1;
             if cfg.cases.is_some() {
@@ -425,10 +479,19 @@ fn run_in_pool(cfg: &CampaignConfig, simp: &Simplifier, hooks: &Hooks<'_>) -> Su
             for (c, &n) in s.rule_counts.iter_mut().zip(&r.counts) {
                 *c += n as u64;
             }
+            s.answered += r.answered;
+            for why in &r.unsupported {
+                *s.unsupported.entry(why.clone()).or_default() += 1;
+            }
             for sub in &r.subjects {
                 for f in &sub.failures {
                     *s.by_kind.entry(f.kind).or_default() += 1;
-                    let record_it = cfg.max_findings.is_none_or(|m| recorded + todo.len() < m);
+                    // A failure whose message was recorded already (a peer
+                    // raising the same exception on case after case) is
+                    // counted, not shrunk and written again.
+                    let fresh = seen.insert((f.kind, f.message.clone()));
+                    let record_it =
+                        fresh && cfg.max_findings.is_none_or(|m| recorded + todo.len() < m);
                     if !record_it && s.findings.len() >= MAX_LISTED_FINDINGS {
                         continue;
                     }
@@ -464,7 +527,8 @@ fn run_in_pool(cfg: &CampaignConfig, simp: &Simplifier, hooks: &Hooks<'_>) -> Su
         let done: Vec<(usize, Option<Prepared>)> = todo
             .par_iter()
             .map(|&(idx, r, sub, kind)| {
-                let rec = (!sub.roots.is_empty()).then(|| record(cfg, simp, hooks, r, sub, kind));
+                let rec =
+                    (!sub.roots.is_empty()).then(|| record(cfg, subject, hooks, r, sub, kind));
                 (idx, rec)
             })
             .collect();
@@ -529,7 +593,8 @@ pub fn kinds_for(kind: Kind) -> KindSet {
 }
 
 /// Shrinks `program` (its `expr` lines) while it fails `kind` under
-/// `simp` and `check` (whose `kinds` are narrowed to what `kind` needs),
+/// `subject` and `check` (whose `kinds` are narrowed to what `kind` needs:
+/// shrinking a peer's finding runs the peer on every candidate),
 /// then builds the corpus entry from the shrunk case, checked again after
 /// a round trip through text (the text is what the corpus keeps).
 /// `shrink_steps == 0` keeps the case as it is. Shared by campaigns and
@@ -537,7 +602,7 @@ pub fn kinds_for(kind: Kind) -> KindSet {
 pub fn prepare_finding(
     program: &Program,
     kind: Kind,
-    simp: &Simplifier,
+    subject: &dyn Subject,
     check: &CheckConfig,
     validator: Option<&Validator<'_>>,
     shrink_steps: usize,
@@ -546,13 +611,15 @@ pub fn prepare_finding(
     let mut ccfg = check.clone();
     ccfg.kinds = kinds_for(kind);
     let fails =
-        |p: &Program| checks::check(&p.graph, &p.outputs, simp, &ccfg, validator).failed(kind);
+        |p: &Program| checks::check(&p.graph, &p.outputs, subject, &ccfg, validator).failed(kind);
     let original = Program {
         graph: program.graph.clone(),
         outputs: program.outputs.clone(),
         expects: Vec::new(),
         header: Vec::new(),
     };
+    // Shrinking a hang would wait out the timeout on every candidate.
+    let shrink_steps = if kind == Kind::Hang { 0 } else { shrink_steps };
     let (mut chosen, stats) = if shrink_steps > 0 {
         let (p, st) = shrink::shrink(&original, fails, shrink_steps);
         (p, Some(st))
@@ -580,8 +647,8 @@ pub fn prepare_finding(
             None => note = Some("this case does not fail after a round trip through text".into()),
         },
     }
-    let checked = checks::check(&chosen.graph, &chosen.outputs, simp, &ccfg, validator);
-    let mut entry = Entry::from_checked(&checked, kind, simp, check.width, origin);
+    let checked = checks::check(&chosen.graph, &chosen.outputs, subject, &ccfg, validator);
+    let mut entry = Entry::from_checked(&checked, kind, subject, check.width, origin);
     if !checked.failed(kind) {
         // Only reachable through a nondeterministic check; say so rather
         // than write a case that claims a failure it does not show.
@@ -593,10 +660,10 @@ pub fn prepare_finding(
 /// [`prepare_finding`] for a campaign's finding.
 fn record(
     cfg: &CampaignConfig,
-    simp: &Simplifier,
+    subject: &dyn Subject,
     hooks: &Hooks<'_>,
     r: &CaseRun,
-    sub: &Subject,
+    sub: &Tried,
     kind: Kind,
 ) -> Prepared {
     let mut ccfg = cfg.check.clone();
@@ -626,7 +693,7 @@ fn record(
     prepare_finding(
         &program,
         kind,
-        simp,
+        subject,
         &ccfg,
         validator,
         cfg.shrink_steps,
@@ -634,8 +701,9 @@ fn record(
     )
 }
 
-/// Generates and checks case `j` of the shard, and one variant of it.
-fn run_case(cfg: &CampaignConfig, simp: &Simplifier, hooks: &Hooks<'_>, j: u64) -> CaseRun {
+/// Generates and checks case `j` of the shard, and one variant of it, each
+/// projected onto the subject's profile.
+fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u64) -> CaseRun {
     let k = cfg.shard.case_number(j);
     let generator = cfg.generator.for_case(cfg.seed, k);
     let case_seed = mix(cfg.seed, k);
@@ -644,14 +712,23 @@ fn run_case(cfg: &CampaignConfig, simp: &Simplifier, hooks: &Hooks<'_>, j: u64) 
         generator,
         case_seed,
         text: String::new(),
-        counts: vec![0; simp.rule_names().len()],
+        counts: vec![0; subject.rule_names().len()],
         subjects: Vec::new(),
         validated: false,
+        answered: 0,
+        unsupported: Vec::new(),
     };
-    let case = match checks::catch(|| Case::from_seed(generator, case_seed)) {
+    let profile = subject.profile();
+    let case = match checks::catch(|| {
+        let mut c = Case::from_seed(generator, case_seed);
+        if !profile.covers(&c.graph, &c.roots) {
+            (c.graph, c.roots) = profile.project(&c.graph, &c.roots);
+        }
+        c
+    }) {
         Ok(c) => c,
         Err(msg) => {
-            run.subjects.push(Subject {
+            run.subjects.push(Tried {
                 variant: None,
                 graph: Graph::new(),
                 roots: Vec::new(),
@@ -673,18 +750,19 @@ fn run_case(cfg: &CampaignConfig, simp: &Simplifier, hooks: &Hooks<'_>, j: u64) 
     let checked = checks::check(
         &case.graph,
         &case.roots,
-        simp,
+        subject,
         &ccfg,
         if validate { hooks.validator } else { None },
     );
     add_counts(&mut run.counts, &checked.counts);
+    run.tally(&checked);
     let variant = if cfg.variants {
         checks::catch(|| derive(&case, &checked, case_seed)).unwrap_or(None)
     } else {
         None
     };
     if !checked.ok() {
-        run.subjects.push(Subject {
+        run.subjects.push(Tried {
             variant: None,
             graph: case.graph,
             roots: case.roots,
@@ -692,10 +770,16 @@ fn run_case(cfg: &CampaignConfig, simp: &Simplifier, hooks: &Hooks<'_>, j: u64) 
         });
     }
     if let Some((v, graph, roots)) = variant {
-        let vc = checks::check(&graph, &roots, simp, &ccfg, None);
+        let (graph, roots) = if profile.covers(&graph, &roots) {
+            (graph, roots)
+        } else {
+            profile.project(&graph, &roots)
+        };
+        let vc = checks::check(&graph, &roots, subject, &ccfg, None);
         add_counts(&mut run.counts, &vc.counts);
+        run.tally(&vc);
         if !vc.ok() {
-            run.subjects.push(Subject {
+            run.subjects.push(Tried {
                 variant: Some(v),
                 graph,
                 roots,

@@ -24,11 +24,11 @@
 
 use crate::jit::CompiledEval;
 use crate::oracle::{self, Domain, OracleConfig};
+use crate::subject::{Answer, Subject};
 use engine::dtype::Width;
 use engine::interp::{self, Val};
 use engine::ir::{Graph, NodeId};
 use engine::print;
-use engine::rewrite::Simplifier;
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
@@ -45,10 +45,18 @@ pub enum Kind {
     Validate,
     Lower,
     Panic,
+    /// A peer answered `error` on a case it should accept.
+    PeerError,
+    /// A peer exited or closed its output.
+    Crash,
+    /// A peer did not answer within the per-case timeout.
+    Hang,
+    /// A peer wrote something that is not a valid answer.
+    Garbage,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 12] = [
         Kind::Cap,
         Kind::Oracle,
         Kind::Range,
@@ -57,6 +65,10 @@ impl Kind {
         Kind::Validate,
         Kind::Lower,
         Kind::Panic,
+        Kind::PeerError,
+        Kind::Crash,
+        Kind::Hang,
+        Kind::Garbage,
     ];
 
     /// The name used in reports and corpus file names.
@@ -70,15 +82,28 @@ impl Kind {
             Kind::Validate => "validate",
             Kind::Lower => "lower",
             Kind::Panic => "panic",
+            Kind::PeerError => "peer-error",
+            Kind::Crash => "crash",
+            Kind::Hang => "hang",
+            Kind::Garbage => "garbage",
         }
+    }
+
+    /// Kinds that a subject reports about itself (the engine's cap, a
+    /// peer's failures): they always count, whatever checks are selected.
+    pub fn is_subject_failure(self) -> bool {
+        matches!(
+            self,
+            Kind::Cap | Kind::Panic | Kind::PeerError | Kind::Crash | Kind::Hang | Kind::Garbage
+        )
     }
 
     pub fn from_name(s: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.name() == s)
     }
 
-    fn bit(self) -> u8 {
-        1 << (self as u8)
+    fn bit(self) -> u16 {
+        1 << (self as u16)
     }
 }
 
@@ -90,11 +115,11 @@ impl fmt::Display for Kind {
 
 /// A set of check kinds to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct KindSet(u8);
+pub struct KindSet(u16);
 
 impl KindSet {
     /// Every check (validation still needs a validator to run).
-    pub const ALL: KindSet = KindSet(0xff);
+    pub const ALL: KindSet = KindSet(0xffff);
     /// Only the checks that cannot be skipped: `cap` and `panic`.
     pub const NONE: KindSet = KindSet(0);
 
@@ -112,14 +137,30 @@ impl KindSet {
     }
 
     pub fn contains(self, kind: Kind) -> bool {
-        matches!(kind, Kind::Cap | Kind::Panic) || self.0 & kind.bit() != 0
+        kind.is_subject_failure() || self.0 & kind.bit() != 0
     }
 }
 
-/// The validator hook: `(graph, source roots, target roots)` to a failure
-/// message, or `None` when the target refines the source. The CLI plugs
-/// `verify::check` in here, so this crate does not depend on the verifier.
-pub type Validator<'a> = dyn Fn(&Graph, &[NodeId], &[NodeId]) -> Option<String> + Sync + 'a;
+/// What the validator hook said about a source and its simplification.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Validation {
+    /// The validator's verdict: `equivalent`, `counterexample`, `unknown`,
+    /// `vacuous`, ...
+    pub verdict: String,
+    /// One line saying how the target fails to refine the source (a
+    /// finding), or why the validator could not tell (`unknown`: not a
+    /// finding, never a pass).
+    pub detail: Option<String>,
+    /// The target fails to refine the source.
+    pub fails: bool,
+    /// The failing point, indexed like the graph's variable table.
+    pub point: Option<Vec<i128>>,
+}
+
+/// The validator hook: `(graph, source roots, target roots)` to what an
+/// independent check (SMT) says. The CLI plugs `verify::check` in here, so
+/// this crate does not depend on the verifier.
+pub type Validator<'a> = dyn Fn(&Graph, &[NodeId], &[NodeId]) -> Validation + Sync + 'a;
 
 /// How the checks run (the simplifier carries its own width and cap).
 #[derive(Clone, Debug)]
@@ -206,11 +247,16 @@ pub struct Checked {
     pub src: Vec<NodeId>,
     /// The simplified roots; `None` when simplification failed (cap, panic).
     pub tgt: Option<Vec<NodeId>>,
-    /// Firings per rule of the (first) simplification, indexed like
-    /// [`Simplifier::rule_names`]; empty when it failed.
+    /// Firings per rule of the (first) simplification, indexed like the
+    /// subject's rule names; empty when it failed (or for a peer).
     pub counts: Vec<usize>,
     /// Every check that failed, in the order they ran.
     pub failures: Vec<CheckFailure>,
+    /// The subject declined the case (a peer's `unsupported`), and why:
+    /// nothing was checked, and nothing failed.
+    pub unsupported: Option<String>,
+    /// What the validator said, when it ran.
+    pub validation: Option<Validation>,
 }
 
 impl Checked {
@@ -226,14 +272,15 @@ impl Checked {
         self.failures.iter().find(|f| f.kind == kind)
     }
 
-    /// `(rule, count)` of the rules that fired, most frequent first.
-    pub fn fired(&self, simp: &Simplifier) -> Vec<(String, usize)> {
+    /// `(rule, count)` of the rules that fired, most frequent first
+    /// (`names`: the subject's rule names).
+    pub fn fired(&self, names: &[String]) -> Vec<(String, usize)> {
         let mut v: Vec<(String, usize)> = self
             .counts
             .iter()
             .enumerate()
             .filter(|(_, &c)| c > 0)
-            .map(|(i, &c)| (simp.rule_names()[i].clone(), c))
+            .map(|(i, &c)| (names[i].clone(), c))
             .collect();
         v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         v
@@ -297,13 +344,14 @@ pub fn catch<R>(f: impl FnOnce() -> R) -> Result<R, String> {
 
 // ---- the checks ---------------------------------------------------------------
 
-/// Simplifies `roots` of `g` (a copy) with `simp` and runs the checks of
-/// `cfg.kinds`; `validate` runs the validator hook when given (and
-/// `Validate` is selected). Never panics.
+/// Simplifies `roots` of `g` (a copy) with `subject` and runs the checks
+/// of `cfg.kinds` that concern it (a peer's answer: the oracle and the
+/// validator; tileproof's engine: everything); `validate` runs the
+/// validator hook when given (and `Validate` is selected). Never panics.
 pub fn check(
     g: &Graph,
     roots: &[NodeId],
-    simp: &Simplifier,
+    subject: &dyn Subject,
     cfg: &CheckConfig,
     validate: Option<&Validator<'_>>,
 ) -> Checked {
@@ -313,8 +361,10 @@ pub fn check(
         tgt: None,
         counts: Vec::new(),
         failures: Vec::new(),
+        unsupported: None,
+        validation: None,
     };
-    if let Err(msg) = catch(|| run_checks(&mut out, simp, cfg, validate)) {
+    if let Err(msg) = catch(|| run_checks(&mut out, subject, cfg, validate)) {
         out.failures
             .push(CheckFailure::new(Kind::Panic, one_line(&msg)));
     }
@@ -323,28 +373,67 @@ pub fn check(
 
 fn run_checks(
     out: &mut Checked,
-    simp: &Simplifier,
+    subject: &dyn Subject,
     cfg: &CheckConfig,
     validate: Option<&Validator<'_>>,
 ) {
-    let outcome = match simp.simplify(&mut out.graph, &out.src, false) {
-        Ok(o) => o,
-        Err(e) => {
-            out.failures
-                .push(CheckFailure::new(Kind::Cap, e.to_string()));
+    let (tgt, counts) = match subject.simplify(&mut out.graph, &out.src) {
+        Ok(Answer::Simplified { roots, counts }) => (roots, counts),
+        Ok(Answer::Unsupported(why)) => {
+            out.unsupported = Some(why);
+            return;
+        }
+        Err(refusal) => {
+            // A peer that raises, hangs or exits on a case whose source is
+            // undefined at every point owes nothing (the protocol's triage
+            // rule, applied here to what an adapter cannot triage itself:
+            // `1 << 2^40` makes Python compute forever).
+            let excused = matches!(refusal.kind, Kind::PeerError | Kind::Hang | Kind::Crash)
+                && oracle::defined_somewhere(&out.graph, &out.src, cfg.width, 1 << 16)
+                    == Some(false);
+            if excused {
+                out.unsupported = Some(format!(
+                    "the source is undefined at every point and the simplifier failed ({})",
+                    refusal.kind
+                ));
+            } else {
+                out.failures
+                    .push(CheckFailure::new(refusal.kind, one_line(&refusal.message)));
+            }
             return;
         }
     };
-    out.counts = outcome.counts;
-    let tgt = outcome.roots;
+    out.counts = counts;
     out.tgt = Some(tgt.clone());
     let (g, src) = (&mut out.graph, &out.src);
-    let kinds = cfg.kinds;
+    // The checks of tileproof's own machinery (ranges, idempotence, the JIT
+    // against the interpreter, lowering) concern the engine only.
+    let kinds = match subject.engine() {
+        Some(_) => cfg.kinds,
+        None => cfg
+            .kinds
+            .without(Kind::Range)
+            .without(Kind::Idempotent)
+            .without(Kind::Jit)
+            .without(Kind::Lower),
+    };
+    let confirm = subject.profile().confirm_width();
 
     if kinds.contains(Kind::Oracle) {
         match oracle::check_jit(g, src, &tgt, &cfg.oracle()) {
             Ok(rep) => {
-                if let Some(f) = &rep.failure {
+                // For unbounded integers, the point must fail with exact
+                // arithmetic too: an overflow only the W-bit check sees is
+                // not the subject's.
+                let real = |f: &oracle::FailingPoint| {
+                    confirm == cfg.width || {
+                        let env: Vec<i128> = f.env.iter().map(|&v| v as i128).collect();
+                        let s = interp::eval(g, src, &env, confirm);
+                        let t = interp::eval(g, &tgt, &env, confirm);
+                        interp::check_point(s, t).failure().is_some()
+                    }
+                };
+                if let Some(f) = rep.failure.as_ref().filter(|f| real(f)) {
                     out.failures.push(CheckFailure {
                         kind: Kind::Oracle,
                         message: rep.to_string(),
@@ -364,7 +453,10 @@ fn run_checks(
             out.failures.push(f);
         }
     }
-    if kinds.contains(Kind::Idempotent) {
+    if let Some(simp) = subject
+        .engine()
+        .filter(|_| kinds.contains(Kind::Idempotent))
+    {
         match simp.simplify(g, &tgt, false) {
             Ok(again) if again.roots == tgt => {}
             Ok(again) => {
@@ -401,10 +493,20 @@ fn run_checks(
     }
     if kinds.contains(Kind::Validate) {
         if let Some(v) = validate {
-            if let Some(msg) = v(g, src, &tgt) {
-                out.failures
-                    .push(CheckFailure::new(Kind::Validate, one_line(&msg)));
+            let val = v(g, src, &tgt);
+            if val.fails {
+                let msg = val.detail.clone().unwrap_or_else(|| val.verdict.clone());
+                out.failures.push(CheckFailure {
+                    kind: Kind::Validate,
+                    message: one_line(&msg),
+                    point: None,
+                    env: val
+                        .point
+                        .as_ref()
+                        .map(|p| p.iter().map(|&v| v as i64).collect()),
+                });
             }
+            out.validation = Some(val);
         }
     }
 }

@@ -31,8 +31,11 @@
 //! leaves either the whole case or nothing, and never a torn file.
 
 use crate::checks::{self, CheckConfig, Checked, Kind, KindSet, Validator};
+use crate::subject::{Engine, Subject};
 use engine::dtype::Width;
+use engine::interp;
 use engine::ir::{Graph, NodeId, Op};
+use engine::parse::ParseError;
 use engine::parse::{parse_program, Program};
 use engine::print;
 use engine::rewrite::Simplifier;
@@ -58,6 +61,11 @@ pub struct Entry {
     pub width: Width,
     /// The width the engine simplified at, when it differs.
     pub simplify_width: Width,
+    /// The simplifier under test (name and version).
+    pub subject: String,
+    /// The options that run it again (`--rules FILE `, `--simplifier CMD `),
+    /// for the reproduce line.
+    pub reproduce_args: String,
     /// The case: `var`, `expr` and (optionally) `expect` lines.
     pub body: String,
 }
@@ -68,7 +76,7 @@ impl Entry {
     pub fn from_checked(
         checked: &Checked,
         kind: Kind,
-        simp: &Simplifier,
+        subject: &dyn Subject,
         width: Width,
         origin: String,
     ) -> Entry {
@@ -79,10 +87,12 @@ impl Entry {
                 .as_ref()
                 .map_or_else(String::new, |f| f.message.clone()),
             point: fail.and_then(|f| f.point),
-            rules: checked.fired(simp),
+            rules: checked.fired(subject.rule_names()),
             origin,
             width,
-            simplify_width: simp.width,
+            simplify_width: subject.engine().map_or(width, |s| s.width),
+            subject: subject.name(),
+            reproduce_args: subject.reproduce_args(),
             body: case_body(&checked.graph, &checked.src, checked.tgt.as_deref()),
         }
     }
@@ -109,27 +119,37 @@ impl Entry {
             let parts: Vec<String> = p.iter().map(|(n, v)| format!("{n} = {v}")).collect();
             h.push(format!("point: {}", parts.join(", ")));
         }
+        h.push(format!("simplifier: {}", self.subject));
         let rules: Vec<String> = self
             .rules
             .iter()
             .map(|(n, c)| format!("{n} ({c}x)"))
             .collect();
-        h.push(format!(
-            "rules: {}",
-            if rules.is_empty() {
-                "none fired".to_string()
-            } else {
-                rules.join(", ")
-            }
-        ));
+        if !rules.is_empty()
+            || self.reproduce_args.starts_with("--rules")
+            || self.reproduce_args.is_empty()
+        {
+            h.push(format!(
+                "rules: {}",
+                if rules.is_empty() {
+                    "none fired".to_string()
+                } else {
+                    rules.join(", ")
+                }
+            ));
+        }
         h.push(format!("origin: {}", self.origin));
         h.push(format!("width: {}", self.width));
         if self.simplify_width != self.width {
             h.push(format!("simplify-width: {}", self.simplify_width));
         }
-        h.push(format!("reproduce: tileproof replay {}", path.display()));
+        h.push(format!(
+            "reproduce: tileproof replay {}{}",
+            self.reproduce_args,
+            crate::subject::shell_quote(&path.display().to_string())
+        ));
         if self.body.lines().any(|l| l.starts_with("expect")) {
-            h.push("expect lines: what the engine produced when this was found".into());
+            h.push("expect lines: what the simplifier produced when this was found".into());
         }
         let mut out = String::new();
         for line in h {
@@ -259,10 +279,37 @@ pub fn files(path: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Reads and parses a case file; errors say `path:line:col: reason`.
-pub fn read(path: &Path) -> Result<Program, String> {
-    let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    parse_program(&text).map_err(|e| format!("{}:{e}", path.display()))
+/// Why a case file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CorpusError {
+    #[error("{path}: {source}")]
+    Io { path: String, source: io::Error },
+    /// A syntax or type error, with its line and column.
+    #[error("{path}:{err}")]
+    Parse { path: String, err: ParseError },
+    #[error("{path}: `# {key}: {value}` is not one of 8, 16, 32, 64")]
+    Width {
+        path: String,
+        key: String,
+        value: String,
+    },
+}
+
+/// Reads and parses a case file (`-`: standard input); errors say
+/// `path:line:col: reason`.
+pub fn read(path: &Path) -> Result<Program, CorpusError> {
+    let shown = path.display().to_string();
+    let text = if shown == "-" {
+        let mut s = String::new();
+        io::Read::read_to_string(&mut io::stdin(), &mut s).map(|_| s)
+    } else {
+        fs::read_to_string(path)
+    }
+    .map_err(|source| CorpusError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    parse_program(&text).map_err(|err| CorpusError::Parse { path: shown, err })
 }
 
 /// The value of a `# key: value` header line.
@@ -275,19 +322,23 @@ pub fn header_value<'p>(p: &'p Program, key: &str) -> Option<&'p str> {
     })
 }
 
-fn header_width(p: &Program, key: &str) -> Result<Option<Width>, String> {
+fn header_width(p: &Program, path: &Path, key: &str) -> Result<Option<Width>, CorpusError> {
     match header_value(p, key) {
         None => Ok(None),
         Some(v) => match v.parse::<u32>() {
             Ok(w) if Width::ALL.contains(&Width(w)) => Ok(Some(Width(w))),
-            _ => Err(format!("`# {key}: {v}` is not one of 8, 16, 32, 64")),
+            _ => Err(CorpusError::Width {
+                path: path.display().to_string(),
+                key: key.to_string(),
+                value: v.to_string(),
+            }),
         },
     }
 }
 
 /// The width a case asks for in its header (`# width: 32`).
-pub fn case_width(p: &Program) -> Result<Option<Width>, String> {
-    header_width(p, "width")
+pub fn case_width(p: &Program, path: &Path) -> Result<Option<Width>, CorpusError> {
+    header_width(p, path, "width")
 }
 
 /// What replaying a case found.
@@ -296,9 +347,9 @@ pub struct Replay {
     /// The width the case was checked at.
     pub width: Width,
     /// The case re-simplified and checked; `checked.src` are the `expr`
-    /// lines, `checked.tgt` the current engine's result.
+    /// lines, `checked.tgt` the simplifier's answer.
     pub checked: Checked,
-    /// Rules that fired, with counts.
+    /// Rules that fired, with counts (the engine's).
     pub fired: Vec<(String, usize)>,
 }
 
@@ -329,45 +380,249 @@ pub fn replay_config(width: Width) -> CheckConfig {
     }
 }
 
-/// Re-simplifies the `expr` lines of `p` with `rules` and the current
-/// engine and checks the result at `width`: the oracle, ranges,
-/// idempotence, JIT against interpreter, and the validator when given.
-/// The engine simplifies at the case's `# simplify-width:` when it has one,
-/// else at `width`.
+/// Who replays a case.
+#[derive(Clone, Copy)]
+pub enum Replayer<'a> {
+    /// tileproof's engine with these rules (loaded with the candidate
+    /// `rule_files` laid over the built-in ones), simplifying at each
+    /// case's `# simplify-width:` (else the width it is checked at).
+    Engine {
+        rules: &'a RuleSet,
+        rule_files: &'a [String],
+    },
+    /// A simplifier under test, as it is.
+    Subject(&'a dyn Subject),
+}
+
+/// Re-simplifies the `expr` lines of `p` and checks the answer at `width`:
+/// the oracle and the validator when given; for the engine also ranges,
+/// idempotence, the JIT against the interpreter and lowering.
 pub fn replay(
     p: &Program,
-    rules: &RuleSet,
+    path: &Path,
+    who: Replayer<'_>,
     width: Width,
     validate: Option<&Validator<'_>>,
-) -> Replay {
-    let mut simp = Simplifier::new(rules);
-    simp.width = header_width(p, "simplify-width")
-        .ok()
-        .flatten()
-        .unwrap_or(width);
-    let checked = checks::check(&p.graph, &p.outputs, &simp, &replay_config(width), validate);
-    let fired = checked.fired(&simp);
-    Replay {
+) -> Result<Replay, CorpusError> {
+    let cfg = replay_config(width);
+    let checked = match who {
+        Replayer::Engine { rules, rule_files } => {
+            let mut simp = Simplifier::new(rules);
+            simp.width = header_width(p, path, "simplify-width")?.unwrap_or(width);
+            let engine = Engine::new(simp, rule_files.to_vec());
+            checks::check(&p.graph, &p.outputs, &engine, &cfg, validate)
+        }
+        Replayer::Subject(s) => checks::check(&p.graph, &p.outputs, s, &cfg, validate),
+    };
+    let fired = match who {
+        Replayer::Engine { rules, .. } => checked.fired(Simplifier::new(rules).rule_names()),
+        Replayer::Subject(s) => checked.fired(s.rule_names()),
+    };
+    Ok(Replay {
         width,
         checked,
         fired,
-    }
+    })
 }
 
-/// [`replay`] of a file, at `width` or else the width its header asks
-/// for, else 64.
+/// [`replay`] of a file, at `width` or else the width its header asks for,
+/// else 64.
 pub fn replay_file(
     path: &Path,
-    rules: &RuleSet,
+    who: Replayer<'_>,
     width: Option<Width>,
     validate: Option<&Validator<'_>>,
-) -> Result<Replay, String> {
+) -> Result<Replay, CorpusError> {
     let p = read(path)?;
     let w = match width {
         Some(w) => w,
-        None => case_width(&p)
-            .map_err(|e| format!("{}: {e}", path.display()))?
-            .unwrap_or(Width::W64),
+        None => case_width(&p, path)?.unwrap_or(Width::W64),
     };
-    Ok(replay(&p, rules, w, validate))
+    replay(&p, path, who, w, validate)
+}
+
+impl<'a> Replayer<'a> {
+    /// The engine with `rules` (no candidate files).
+    pub fn engine(rules: &'a RuleSet) -> Replayer<'a> {
+        Replayer::Engine {
+            rules,
+            rule_files: &[],
+        }
+    }
+}
+
+/// What replaying one case file found (what `replay` and `gate` print).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct CaseReport {
+    pub path: String,
+    /// The width it was checked at (`None`: the file could not be read).
+    pub width: Option<u32>,
+    pub ok: bool,
+    /// The validator's verdict (`equivalent`, `counterexample`, `unknown`,
+    /// ...), when it ran.
+    pub smt: Option<String>,
+    /// The one-line summary: `ok   FILE at width W (smt: ...)` or
+    /// `FAIL FILE ...`.
+    pub line: String,
+    /// For a failure: the failed checks, the point, and every node's value
+    /// there in both forms (newline-terminated lines; empty when ok).
+    pub detail: String,
+    pub seconds: f64,
+}
+
+/// Replays one file: simplified again by `who`, checked by the JIT oracle
+/// (and, for the engine, the interpreter checks), and validated by
+/// `validate` when given. The width is `width`, else the file's
+/// `# width:`, else the subject's. Never fails: an unreadable file is a
+/// failed report.
+pub fn replay_case(
+    path: &Path,
+    who: Replayer<'_>,
+    width: Option<Width>,
+    validate: Option<&Validator<'_>>,
+) -> CaseReport {
+    let start = std::time::Instant::now();
+    let mut rep = CaseReport {
+        path: path.display().to_string(),
+        width: None,
+        ok: false,
+        smt: None,
+        line: String::new(),
+        detail: String::new(),
+        seconds: 0.0,
+    };
+    let r = read(path).and_then(|prog| {
+        let default = match who {
+            Replayer::Engine { .. } => Width::W64,
+            Replayer::Subject(s) => s.profile().width(),
+        };
+        let w = match width {
+            Some(w) => w,
+            None => case_width(&prog, path)?.unwrap_or(default),
+        };
+        replay(&prog, path, who, w, validate)
+    });
+    let r = match r {
+        Ok(r) => r,
+        Err(e) => {
+            rep.line = format!("FAIL {e}");
+            rep.seconds = start.elapsed().as_secs_f64();
+            return rep;
+        }
+    };
+    let w = r.width;
+    rep.width = Some(w.0);
+    let val = r.checked.validation.as_ref();
+    rep.smt = val.map(|v| v.verdict.clone());
+    let smt_note = match val {
+        None if validate.is_some() && r.checked.unsupported.is_none() => {
+            " (no SMT: simplification failed)".to_string()
+        }
+        None => String::new(),
+        Some(v) if v.verdict == "unknown" => format!(
+            " (smt unknown: {})",
+            v.detail.as_deref().unwrap_or("no reason given")
+        ),
+        Some(v) => format!(" (smt: {})", v.verdict),
+    };
+    if let Some(why) = &r.checked.unsupported {
+        // A peer that declines a case it once answered: nothing to check,
+        // and nothing proved either.
+        rep.line = format!(
+            "FAIL {} at width {w}: the simplifier declined it ({})",
+            path.display(),
+            checks::one_line(why)
+        );
+        rep.seconds = start.elapsed().as_secs_f64();
+        return rep;
+    }
+    if r.ok() {
+        rep.ok = true;
+        rep.line = format!("ok   {} at width {w}{smt_note}", path.display());
+        rep.seconds = start.elapsed().as_secs_f64();
+        return rep;
+    }
+    rep.line = format!("FAIL {} at width {w}{smt_note}", path.display());
+    let d = &mut rep.detail;
+    for f in &r.checked.failures {
+        d.push_str(&format!("  {f}\n"));
+    }
+    // The failing point: from the checks, else from the validator.
+    let env: Option<Vec<i128>> = r
+        .checked
+        .failures
+        .iter()
+        .find_map(|f| f.env.as_ref())
+        .map(|e| e.iter().map(|&v| v as i128).collect())
+        .or_else(|| val.and_then(|v| v.point.clone()));
+    if let Some(env) = env {
+        let p = r.program();
+        let named: Vec<String> = p
+            .graph
+            .vars()
+            .iter()
+            .zip(&env)
+            .map(|(d, v)| format!("{} = {v}", d.name))
+            .collect();
+        d.push_str(&format!("  point: {}\n", named.join(", ")));
+        let show = |roots: &[NodeId]| match interp::eval(&p.graph, roots, &env, w) {
+            Ok(v) => format!(
+                "({})",
+                v.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Err(u) => format!("undefined ({})", u.reason),
+        };
+        d.push_str(&format!(
+            "  results: source {}, target {}\n",
+            show(&p.outputs),
+            show(&p.expects)
+        ));
+        d.push_str(
+            "  every node at that point (source: the `expr` lines, target: the simplifier's answer):\n",
+        );
+        d.push_str(&node_values(&p, &env, w));
+    }
+    rep.seconds = start.elapsed().as_secs_f64();
+    rep
+}
+
+/// The value of every node of both sides at a point, one per line, source
+/// first: what a failing point looks like from the inside.
+pub fn node_values(p: &Program, env: &[i128], w: Width) -> String {
+    let mut out = String::new();
+    for (label, roots) in [("source", &p.outputs), ("target", &p.expects)] {
+        if roots.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("  {label}:\n"));
+        match interp::eval_all(&p.graph, roots, env, w) {
+            Ok(vals) => {
+                let rows: Vec<(String, String)> = p
+                    .graph
+                    .reachable(roots)
+                    .into_iter()
+                    .filter(|&id| !matches!(p.graph.node(id).op, Op::Const(_) | Op::Invalid))
+                    .map(|id| {
+                        (
+                            checks::short(&print::expr(&p.graph, id)),
+                            vals[id.index()].to_string(),
+                        )
+                    })
+                    .collect();
+                let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+                for (text, val) in rows {
+                    out.push_str(&format!("    {text:<width$} = {val}\n"));
+                }
+            }
+            Err(u) => out.push_str(&format!(
+                "    undefined: {} at {}\n",
+                u.reason,
+                print::expr(&p.graph, u.node)
+            )),
+        }
+    }
+    out
 }

@@ -7,20 +7,26 @@
 //!   function that checks refinement over the whole iteration domain.
 //! - [`checks`]: the per-case checks (oracle, ranges, idempotence, JIT
 //!   versus interpreter, an optional validator hook, caught panics).
+//! - [`subject`]: the simplifier under test: the engine, or a peer
+//!   ([`peer`]: a child process speaking the line protocol).
 //! - [`campaign`]: parallel, reproducible campaigns of generated cases.
 //! - [`mutate`]: variants a campaign derives from each case.
 //! - [`shrink`]: graph-level shrinking of a failing case.
 //! - [`corpus`]: findings as text cases, written atomically, and replay.
+//! - [`firings`]: validating every firing of the algorithmic rules.
 //! - [`targets`]: the bodies of the cargo-fuzz (libFuzzer) targets.
 //! - [`rng`]: deterministic randomness (splitmix64) for all of the above.
 
 pub mod campaign;
 pub mod checks;
 pub mod corpus;
+pub mod firings;
 pub mod generate;
 pub mod jit;
 pub mod mutate;
 pub mod oracle;
+pub mod peer;
 pub mod rng;
 pub mod shrink;
+pub mod subject;
 pub mod targets;

@@ -775,6 +775,34 @@ pub fn check_interp(
     Ok(rep)
 }
 
+/// Whether `roots` is defined at some point of its domain, by the
+/// interpreter at width `w`: `Some(true)` when a defined point is found,
+/// `Some(false)` when every point was tried and none is defined, `None`
+/// when the domain is larger than `max_points` and no sampled point was
+/// defined (the answer is not known).
+pub fn defined_somewhere(g: &Graph, roots: &[NodeId], w: Width, max_points: u64) -> Option<bool> {
+    let domain = Domain::new(g, roots);
+    let exhaustive = domain.size() <= max_points as u128;
+    let n = if exhaustive {
+        domain.size() as u64
+    } else {
+        max_points
+    };
+    let mut point = vec![0i64; domain.len()];
+    for k in 0..n {
+        if exhaustive {
+            domain.decode(k, &mut point);
+        } else {
+            domain.sample(0, k, &mut point);
+        }
+        let env: Vec<i128> = domain.env(g, &point).iter().map(|&v| v as i128).collect();
+        if interp::eval(g, roots, &env, w).is_ok() {
+            return Some(true);
+        }
+    }
+    exhaustive.then_some(false)
+}
+
 /// [`check_interp`] for forms in two graphs.
 pub fn check_interp_graphs(
     gs: &Graph,

@@ -9,6 +9,7 @@
 
 use crate::checks::{self, CheckConfig, KindSet};
 use crate::generate::{Case, Generator};
+use crate::subject::Engine;
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
 use std::sync::OnceLock;
@@ -31,22 +32,16 @@ pub fn target_config() -> CheckConfig {
     }
 }
 
-fn simplifier() -> &'static Simplifier<'static> {
-    static S: OnceLock<Simplifier<'static>> = OnceLock::new();
-    S.get_or_init(|| Simplifier::new(builtin()))
+fn engine() -> &'static Engine<'static> {
+    static S: OnceLock<Engine<'static>> = OnceLock::new();
+    S.get_or_init(|| Engine::new(Simplifier::new(builtin()), Vec::new()))
 }
 
 /// bytes -> `Case::from_bytes(generator)` -> simplify -> checks; panics with
 /// the failure and the case's text on a finding.
 pub fn graph(generator: Generator, bytes: &[u8]) {
     let case = Case::from_bytes(generator, bytes);
-    let checked = checks::check(
-        &case.graph,
-        &case.roots,
-        simplifier(),
-        &target_config(),
-        None,
-    );
+    let checked = checks::check(&case.graph, &case.roots, engine(), &target_config(), None);
     if let Some(f) = checked.failures.first() {
         panic!("tileproof finding: {f}\n{}", case.program());
     }

@@ -201,9 +201,11 @@ fn mutation_check(
     assert!(lines <= 5, "not shrunk enough:\n{text}");
     assert!(text.contains("# width: 64"), "{text}");
     assert!(text.contains(&format!("# reproduce: tileproof replay {}", path.display())));
-    let with_broken = corpus::replay_file(&path, &rules, None, None).unwrap();
+    let with_broken =
+        corpus::replay_file(&path, corpus::Replayer::engine(&rules), None, None).unwrap();
     assert!(with_broken.checked.failed(Kind::Oracle), "{text}");
-    let with_builtin = corpus::replay_file(&path, builtin(), None, None).unwrap();
+    let with_builtin =
+        corpus::replay_file(&path, corpus::Replayer::engine(builtin()), None, None).unwrap();
     assert!(
         with_builtin.ok(),
         "{text}\n{:?}",
@@ -260,7 +262,7 @@ fn a_panic_inside_a_case_is_a_finding_and_the_campaign_goes_on() {
     let validator = |_: &engine::ir::Graph,
                      _: &[engine::ir::NodeId],
                      _: &[engine::ir::NodeId]|
-     -> Option<String> { panic!("validator exploded") };
+     -> fuzz::checks::Validation { panic!("validator exploded") };
     let mut cfg = config(GeneratorChoice::One(Generator::Tiled), 5, 40);
     cfg.validate_every = 4;
     cfg.corpus = Some(dir.clone());

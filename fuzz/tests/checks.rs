@@ -6,8 +6,10 @@ use engine::parse::parse_program;
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
 use fuzz::campaign::{self, CampaignConfig, GeneratorChoice, Hooks};
+use fuzz::checks::Validation;
 use fuzz::checks::{check, CheckConfig, Kind, KindSet};
 use fuzz::generate::Generator;
+use fuzz::subject::Engine;
 
 fn program(text: &str) -> engine::parse::Program {
     parse_program(text).unwrap()
@@ -18,7 +20,7 @@ fn a_correct_rewrite_passes_every_check() {
     let p = program(
         "var r0 in [0, 7]\nvar r1 in [0, 3]\nexpr ((r0*4 + r1) // 8) * 8 + (r0*4 + r1) mod 8\n",
     );
-    let simp = Simplifier::new(builtin());
+    let simp = Engine::new(Simplifier::new(builtin()), Vec::new());
     let c = check(&p.graph, &p.outputs, &simp, &CheckConfig::default(), None);
     assert!(c.ok(), "{:?}", c.failures);
     assert!(c.counts.iter().sum::<usize>() > 0);
@@ -38,6 +40,7 @@ fn two_rules_that_undo_each_other_are_a_cap_finding() {
     .unwrap();
     let mut simp = Simplifier::new(&rules);
     simp.cap = 1000;
+    let simp = Engine::new(simp, Vec::new());
     let p = program("var a in [0, 5]\nvar b in [0, 5]\nexpr a - b\n");
     let c = check(&p.graph, &p.outputs, &simp, &CheckConfig::default(), None);
     let f = c.failure(Kind::Cap).expect("cap");
@@ -70,7 +73,7 @@ fn a_wrong_rule_is_an_oracle_finding_with_its_point() {
         "group identity\nrule mul_zero: x * 0 => 0\n",
     )
     .unwrap();
-    let simp = Simplifier::new(&rules);
+    let simp = Engine::new(Simplifier::new(&rules), Vec::new());
     let p = program(
         "var c: bool\nvar x in [0, 5]\nexpr where(c, x, where(x < 3, x + 1, invalid)) * 0\n",
     );
@@ -90,10 +93,14 @@ fn a_wrong_rule_is_an_oracle_finding_with_its_point() {
 #[test]
 fn the_validator_hook_runs_and_its_panics_are_caught_with_their_location() {
     let p = program("var x in [0, 5]\nexpr x + 0\n");
-    let simp = Simplifier::new(builtin());
-    let says_no = |_: &engine::ir::Graph, _: &[engine::ir::NodeId], _: &[engine::ir::NodeId]| {
-        Some("the validator disagrees\nover two lines".to_string())
-    };
+    let simp = Engine::new(Simplifier::new(builtin()), Vec::new());
+    let says_no =
+        |_: &engine::ir::Graph, _: &[engine::ir::NodeId], _: &[engine::ir::NodeId]| Validation {
+            verdict: "counterexample".into(),
+            detail: Some("the validator disagrees\nover two lines".to_string()),
+            fails: true,
+            point: None,
+        };
     let c = check(
         &p.graph,
         &p.outputs,
@@ -108,7 +115,7 @@ fn the_validator_hook_runs_and_its_panics_are_caught_with_their_location() {
     let panics = |_: &engine::ir::Graph,
                   _: &[engine::ir::NodeId],
                   _: &[engine::ir::NodeId]|
-     -> Option<String> { panic!("boom {}", 42) };
+     -> Validation { panic!("boom {}", 42) };
     let c = check(
         &p.graph,
         &p.outputs,

@@ -7,7 +7,9 @@ use engine::parse::parse_program;
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
 use fuzz::checks::{check, CheckConfig, Kind};
+use fuzz::corpus::Replayer;
 use fuzz::corpus::{self, Entry};
+use fuzz::subject::Engine;
 use std::path::PathBuf;
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -26,6 +28,8 @@ fn entry(body: &str) -> Entry {
         origin: "a test".into(),
         width: Width(32),
         simplify_width: Width(32),
+        subject: "tileproof engine".into(),
+        reproduce_args: String::new(),
         body: body.into(),
     }
 }
@@ -77,7 +81,10 @@ fn a_written_case_parses_and_says_what_failed() {
     assert_eq!(p.outputs.len(), 1);
     assert_eq!(p.expects.len(), 1);
     assert_eq!(corpus::header_value(&p, "width"), Some("32"));
-    assert_eq!(corpus::case_width(&p), Ok(Some(Width(32))));
+    assert_eq!(
+        corpus::case_width(&p, std::path::Path::new("case.txt")).unwrap(),
+        Some(Width(32))
+    );
     assert_eq!(corpus::header_value(&p, "point"), Some("x = -1"));
     assert_eq!(
         corpus::header_value(&p, "rules"),
@@ -110,20 +117,22 @@ fn replay_uses_the_width_of_the_header_and_rejects_a_bad_one() {
     // At width 8, x + 100 overflows for x > 27: the source is undefined
     // there and any target is fine; the rest must still agree.
     std::fs::write(&ok, "# width: 8\nvar x in [0, 100]\nexpr (x + 100) - 100\n").unwrap();
-    let r = corpus::replay_file(&ok, builtin(), None, None).unwrap();
+    let r = corpus::replay_file(&ok, Replayer::engine(builtin()), None, None).unwrap();
     assert_eq!(r.width, Width(8));
     assert!(r.ok(), "{:?}", r.checked.failures);
     let bad = dir.join("bad.txt");
     std::fs::write(&bad, "# width: 7\nexpr 1\n").unwrap();
-    let e = corpus::replay_file(&bad, builtin(), None, None)
+    let e = corpus::replay_file(&bad, Replayer::engine(builtin()), None, None)
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
     assert!(e.contains("bad.txt") && e.contains("`# width: 7`"), "{e}");
     let syntax = dir.join("syntax.txt");
     std::fs::write(&syntax, "var x in [0, 3]\nexpr x +\n").unwrap();
-    let e = corpus::replay_file(&syntax, builtin(), None, None)
+    let e = corpus::replay_file(&syntax, Replayer::engine(builtin()), None, None)
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
     assert!(e.starts_with(&format!("{}:2:", syntax.display())), "{e}");
 }
 
@@ -151,7 +160,7 @@ fn an_entry_from_a_checked_case_carries_the_failure_and_the_engine_output() {
         "group identity\nrule mul_zero: x * 0 => 0\n",
     )
     .unwrap();
-    let simp = Simplifier::new(&rules);
+    let simp = Engine::new(Simplifier::new(&rules), Vec::new());
     let p = parse_program(
         "var c: bool\nvar x in [0, 5]\nexpr where(c, x, where(x < 3, x + 1, invalid)) * 0\n",
     )

@@ -9,6 +9,7 @@ use engine::rewrite::Simplifier;
 use engine::rules::builtin;
 use fuzz::checks::{check, CheckConfig, Kind};
 use fuzz::shrink::{shrink, size};
+use fuzz::subject::Engine;
 
 fn text(p: &Program) -> String {
     print::program(&p.graph, &p.outputs)
@@ -90,7 +91,7 @@ fn a_real_counterexample_shrinks_to_the_lines_that_show_it() {
          rule rem_drop_multiple: (a * C + b) % N => b % N if divides(N, C) && valid(a) && vmin(b) >= 0\n",
     )
     .unwrap();
-    let simp = Simplifier::new(&broken);
+    let simp = Engine::new(Simplifier::new(&broken), Vec::new());
     let p = parse_program(
         "var r0 in [-4, 3]\nvar r1 in [0, 3]\nvar r2 in [0, 15]\n\
          expr ((r0 * 4 + r1) % 4 + r2 * 16) / 3 + (r0 * 4 + r1) / 4 * 64\n\
@@ -109,7 +110,7 @@ fn a_real_counterexample_shrinks_to_the_lines_that_show_it() {
     assert!(check(
         &s.graph,
         &s.outputs,
-        &Simplifier::new(builtin()),
+        &Engine::new(Simplifier::new(builtin()), Vec::new()),
         &CheckConfig::default(),
         None
     )

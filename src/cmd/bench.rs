@@ -8,7 +8,10 @@
 //!   oracle on the same case (a fixed tiled case of 2^18..2^21 points,
 //!   against its simplified form), and their ratio;
 //! - `campaign`: cases per second of a campaign of `--seconds` per
-//!   generator (built-in rules, no SMT, no corpus writes).
+//!   generator (built-in rules, no SMT, no corpus writes);
+//! - `peers`: cases per second of one fixed campaign against the engine in
+//!   process, the engine over the peer protocol (`tileproof serve`: the
+//!   protocol's own cost) and every `--simplifier` given, side by side.
 
 use super::fuzz::say;
 use engine::dtype::Width;
@@ -28,13 +31,15 @@ pub enum What {
     Simplify,
     Oracle,
     Campaign,
+    Peers,
     All,
 }
 
 #[derive(clap::Args)]
 #[command(
     after_help = "Examples:\n  tileproof bench                 # everything, 30 s campaigns\n  \
-tileproof bench oracle\n  tileproof bench campaign --seconds 10 --jobs 1"
+tileproof bench oracle\n  tileproof bench campaign --seconds 10 --jobs 1\n  \
+tileproof bench peers --simplifier '.venv-peers/bin/python adapters/tinygrad_adapter.py'"
 )]
 pub struct Args {
     /// Which figures.
@@ -46,6 +51,13 @@ pub struct Args {
     /// Worker threads for the parallel figures (default: one per core).
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// A peer to measure in `bench peers` (repeatable): a command speaking
+    /// the peer protocol.
+    #[arg(long = "simplifier", value_name = "CMD")]
+    pub simplifiers: Vec<String>,
+    /// Cases of the `peers` campaign.
+    #[arg(long, default_value_t = 300, value_name = "N")]
+    pub peer_cases: u64,
 }
 
 /// The seed every benchmark case is drawn from: fixed, so figures compare.
@@ -93,6 +105,9 @@ pub fn run(a: Args) -> ExitCode {
         }
         if matches!(a.what, What::Campaign | What::All) {
             bench_campaign(a.seconds, a.jobs);
+        }
+        if matches!(a.what, What::Peers | What::All) {
+            bench_peers(&a.simplifiers, a.peer_cases, a.jobs);
         }
     });
     ExitCode::SUCCESS
@@ -260,6 +275,77 @@ fn bench_campaign(seconds: f64, jobs: Option<usize>) {
                 s.total_findings()
             ),
             Err(e) => say!("campaign {g}: {e}"),
+        }
+    }
+}
+
+/// One fixed campaign (seed, case count, both generators, variants, the
+/// JIT oracle only: what a peer is checked by; no SMT, no shrinking, no
+/// corpus) against each subject.
+fn bench_peers(simplifiers: &[String], cases: u64, jobs: Option<usize>) {
+    let cfg = CampaignConfig {
+        seed: BENCH_SEED,
+        cases: Some(cases),
+        jobs,
+        shrink_steps: 0,
+        check: fuzz::checks::CheckConfig {
+            kinds: fuzz::checks::KindSet::only(fuzz::checks::Kind::Oracle),
+            ..fuzz::checks::CheckConfig::default()
+        },
+        ..CampaignConfig::default()
+    };
+    let mut simp = Simplifier::new(builtin());
+    simp.width = Width::W64;
+    // The profile `tileproof serve` declares (index and bool only), so that
+    // the in-process engine and the served one check the same cases.
+    let profile = fuzz::subject::Profile {
+        concrete_dtypes: false,
+        ..fuzz::subject::Profile::engine(Width::W64)
+    };
+    let engine = fuzz::subject::Engine::new(simp, Vec::new()).with_profile(profile);
+    let base = report_peer("engine, in process", &cfg, &engine, None);
+    let me =
+        std::env::current_exe().map_or_else(|_| "tileproof".into(), |p| p.display().to_string());
+    let mut commands = vec![format!("{} serve", fuzz::subject::shell_quote(&me))];
+    commands.extend(simplifiers.iter().cloned());
+    for cmd in &commands {
+        match fuzz::peer::Peer::start(cmd, Duration::from_secs(10)) {
+            Ok(p) => {
+                let label = format!("{} (`{cmd}`)", fuzz::subject::Subject::name(&p));
+                report_peer(&label, &cfg, &p, base);
+            }
+            Err(e) => say!("peers: {e}"),
+        }
+    }
+}
+
+/// Runs the campaign against `subject` and prints its rate (and the ratio
+/// to `base`, the in-process engine's). Returns the rate.
+fn report_peer(
+    label: &str,
+    cfg: &CampaignConfig,
+    subject: &dyn fuzz::subject::Subject,
+    base: Option<f64>,
+) -> Option<f64> {
+    let mut cfg = cfg.clone();
+    cfg.check.width = subject.profile().width();
+    match campaign::run_subject(&cfg, subject, &Hooks::default()) {
+        Ok(s) => {
+            let rate = s.cases_per_sec();
+            let declined: u64 = s.unsupported.values().sum();
+            say!(
+                "peers {label}: {rate:.0} cases/s ({} cases in {:.1} s; {} programs answered, {declined} declined; {} findings){}",
+                s.cases,
+                s.elapsed.as_secs_f64(),
+                s.answered,
+                s.total_findings(),
+                base.map_or_else(String::new, |b| format!("; {:.2}x the in-process engine's time", b / rate.max(1e-9)))
+            );
+            Some(rate)
+        }
+        Err(e) => {
+            say!("peers {label}: {e}");
+            None
         }
     }
 }

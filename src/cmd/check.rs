@@ -1,18 +1,31 @@
-//! `tileproof check`: translation validation of one concrete rewrite.
+//! `tileproof check`: translation validation of one concrete rewrite: the
+//! file's `expect` lines against its `expr` lines, or a peer's answer
+//! against them (`--simplifier CMD`).
 
+use super::{exit, parse_timeout, parse_width, SubjectArgs, Under};
 use engine::dtype::Width;
+use engine::ir::NodeId;
 use engine::parse::Program;
+use fuzz::corpus::node_values;
+use fuzz::subject::{Answer, Subject};
 use std::process::ExitCode;
-use std::time::Duration;
 use verify::check::{check, CheckResult};
 
 #[derive(clap::Args)]
+#[command(
+    after_help = "Exit status: 0 the target refines the source at every point; 2 a counterexample, \
+or unknown (not proved), or the simplifier declined or failed; 1 other errors.\n\n\
+Examples:\n  tileproof check case.txt\n  tileproof check --width 8 case.txt\n  \
+tileproof check --simplifier 'python3 adapters/tvm_adapter.py' case.txt   # the peer's answer"
+)]
 pub struct Args {
     /// A file with `var` lines, `expr` lines (the source) and as many
-    /// `expect` lines (the target), or `-` for standard input.
+    /// `expect` lines (the target), or `-` for standard input. With
+    /// `--simplifier`, the `expect` lines are ignored: the peer's answer to
+    /// the `expr` lines is the target.
     pub file: String,
     /// Width of `index` (8, 16, 32, 64); default: the file's `# width:`
-    /// header, else 64.
+    /// header, else 64 (a peer: its profile's width).
     #[arg(long)]
     pub width: Option<u32>,
     /// Per-query timeout in seconds.
@@ -21,6 +34,10 @@ pub struct Args {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+    /// With `--simplifier` (or `--rules`), the target is that simplifier's
+    /// answer to the `expr` lines, not the `expect` lines.
+    #[command(flatten)]
+    pub subject: SubjectArgs,
 }
 
 /// The width a file asks for in its header (`# width: 8`).
@@ -33,74 +50,106 @@ pub fn header_width(p: &Program) -> Option<u32> {
 }
 
 pub fn run(a: Args) -> ExitCode {
-    let prog = match super::read_program(&a.file) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(1);
+    exit("check", run_check(a))
+}
+
+fn run_check(a: Args) -> anyhow::Result<ExitCode> {
+    let mut prog = super::read_program(&a.file)?;
+    let timeout = parse_timeout(a.timeout)?;
+    let answered = a.subject.simplifier.is_some() || !a.subject.rules.is_empty();
+    let under = if answered {
+        Some(a.subject.load()?)
+    } else {
+        None
+    };
+    let peer_width = match &under {
+        Some(Under::Peer(p)) => Some(p.profile().width()),
+        _ => None,
+    };
+    let width = match a.width.or_else(|| header_width(&prog)) {
+        Some(w) => parse_width(w)?,
+        None => peer_width.unwrap_or(Width::W64),
+    };
+    let engine = under.as_ref().and_then(|u| u.engine(width));
+    let subject: Option<&dyn Subject> = match (&under, &engine) {
+        (Some(Under::Peer(p)), _) => Some(p),
+        (_, Some(e)) => Some(e),
+        _ => None,
+    };
+    let target: Vec<NodeId> = match subject {
+        Some(s) => match s.simplify(&mut prog.graph, &prog.outputs.clone()) {
+            Ok(Answer::Simplified { roots, .. }) => roots,
+            Ok(Answer::Unsupported(why)) => {
+                println!("{}: the simplifier declined the case: {why}", s.name());
+                return Ok(ExitCode::from(2));
+            }
+            Err(refusal) => {
+                println!("{}: {refusal}", s.name());
+                return Ok(ExitCode::from(2));
+            }
+        },
+        None => {
+            anyhow::ensure!(
+                prog.expects.len() == prog.outputs.len(),
+                "{}: {} `expr` line(s) but {} `expect` line(s); check compares them pairwise",
+                a.file,
+                prog.outputs.len(),
+                prog.expects.len()
+            );
+            prog.expects.clone()
         }
     };
-    if prog.expects.len() != prog.outputs.len() {
-        eprintln!(
-            "{}: {} `expr` line(s) but {} `expect` line(s); check compares them pairwise",
-            a.file,
-            prog.outputs.len(),
-            prog.expects.len()
-        );
-        return ExitCode::from(1);
-    }
-    let width = a.width.or_else(|| header_width(&prog)).unwrap_or(64);
-    if ![8, 16, 32, 64].contains(&width) {
-        eprintln!("width {width} is not one of 8, 16, 32, 64");
-        return ExitCode::from(1);
-    }
-    if !(a.timeout > 0.0) {
-        eprintln!("the timeout must be positive");
-        return ExitCode::from(1);
-    }
-    let r = check(
-        &prog.graph,
-        &prog.outputs,
-        &prog.expects,
-        width,
-        Duration::from_secs_f64(a.timeout),
-    );
+    prog.expects = target.clone();
+    let r = check(&prog.graph, &prog.outputs, &target, width.0, timeout);
     if a.json {
+        let answer: Vec<String> = target
+            .iter()
+            .map(|&t| engine::print::expr(&prog.graph, t))
+            .collect();
         println!(
             "{}",
-            serde_json::json!({ "file": a.file, "width": width, "result": r })
+            serde_json::json!({ "file": a.file, "width": width.0, "target": answer, "result": r })
         );
     } else {
-        match &r {
-            CheckResult::Equivalent { method } => {
-                println!("refines: every point of the domain agrees at width {width} ({method})")
-            }
-            CheckResult::Vacuous => {
-                println!(
-                    "refines vacuously: the source is undefined at every point at width {width}"
-                )
-            }
-            CheckResult::Unknown { reason } => println!("unknown at width {width}: {reason}"),
-            CheckResult::Counterexample {
-                failure,
-                method,
-                point,
-                confirmed,
-            } => {
-                println!("counterexample at width {width} ({method}): {failure}");
-                let p: Vec<String> = point.iter().map(|(n, v)| format!("{n} = {v}")).collect();
-                println!("  point: {}", p.join(", "));
-                let env: Vec<i128> = point.iter().map(|p| p.1).collect();
-                print!("{}", super::node_values(&prog, &env, Width(width)));
-                match confirmed {
-                    Ok(v) => println!("  confirmed by the interpreter: {v}"),
-                    Err(e) => println!("  NOT confirmed by the interpreter: {e}"),
-                }
+        if under.is_some() {
+            for &t in &target {
+                println!("answer {}", engine::print::expr(&prog.graph, t));
             }
         }
+        report(&r, &prog, width);
     }
-    match r {
+    Ok(match r {
         CheckResult::Equivalent { .. } | CheckResult::Vacuous => ExitCode::SUCCESS,
         _ => ExitCode::from(2),
+    })
+}
+
+fn report(r: &CheckResult, prog: &Program, width: Width) {
+    match r {
+        CheckResult::Equivalent { method } => {
+            println!("refines: every point of the domain agrees at width {width} ({method})")
+        }
+        CheckResult::Vacuous => {
+            println!("refines vacuously: the source is undefined at every point at width {width}")
+        }
+        CheckResult::Unknown { reason } => {
+            println!("unknown at width {width} (not proved): {reason}")
+        }
+        CheckResult::Counterexample {
+            failure,
+            method,
+            point,
+            confirmed,
+        } => {
+            println!("counterexample at width {width} ({method}): {failure}");
+            let p: Vec<String> = point.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+            println!("  point: {}", p.join(", "));
+            let env: Vec<i128> = point.iter().map(|p| p.1).collect();
+            print!("{}", node_values(prog, &env, width));
+            match confirmed {
+                Ok(v) => println!("  confirmed by the interpreter: {v}"),
+                Err(e) => println!("  NOT confirmed by the interpreter: {e}"),
+            }
+        }
     }
 }

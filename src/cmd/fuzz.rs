@@ -1,16 +1,18 @@
 //! `tileproof fuzz`: a fuzz campaign of generated cases (see
-//! `fuzz::campaign`), with the SMT validator plugged into the campaign's
-//! hook, a progress display, and a summary with per-rule fire counts.
+//! `fuzz::campaign`) against tileproof's engine or a peer's simplifier
+//! (`--simplifier CMD`), with the SMT validator plugged into the campaign's
+//! hook, a progress display, and a summary.
 //!
 //! Also the helpers the other fuzzing subcommands (`replay`, `import`,
-//! `bench`) share: loading rules with overrides, the SMT validator, output
-//! that survives a closed pipe.
+//! `bench`, `gate`) share: the SMT validator, the summary, the progress
+//! display, output that survives a closed pipe.
 
+use super::{exit, parse_timeout, parse_width, SubjectArgs, Under};
 use engine::dtype::Width;
 use engine::ir::{Graph, NodeId};
-use engine::rules::{builtin, RuleSet};
 use fuzz::campaign::{self, CampaignConfig, GeneratorChoice, Hooks, Progress, Shard, Stop};
-use fuzz::checks::{CheckConfig, Validator};
+use fuzz::checks::{CheckConfig, KindSet, Validation, Validator};
+use fuzz::subject::Subject;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::io::{IsTerminal, Write};
@@ -33,7 +35,8 @@ pub(crate) use say;
 #[command(
     after_help = "Exit status: 0 no finding; 2 findings (written to the corpus), or arguments clap rejects; 1 other errors.\n\n\
 Examples:\n  tileproof fuzz --time 60\n  tileproof fuzz --seed 7 --cases 2000 --generator expr --corpus /tmp/c\n  \
-tileproof fuzz --seed 7 --shard 0/4 --time 600      # one of four CI jobs"
+tileproof fuzz --seed 7 --shard 0/4 --time 600      # one of four CI jobs\n  \
+tileproof fuzz --simplifier 'python3 adapters/tinygrad_adapter.py' --time 600   # test a peer"
 )]
 pub struct Args {
     /// Time budget in seconds (default 60; with --cases alone, no limit).
@@ -53,13 +56,15 @@ pub struct Args {
     /// Which generator: tiled, expr or both.
     #[arg(long, default_value = "both", value_name = "GEN")]
     pub generator: GeneratorChoice,
-    /// Where findings are written.
-    #[arg(long, default_value = "corpus", value_name = "DIR")]
-    pub corpus: PathBuf,
+    /// Where findings are written (default: corpus/, or corpus/peers/NAME
+    /// for a peer).
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
     /// Run shard I of N: case numbers I, I+N, I+2N, ... (needs --seed).
     #[arg(long, value_name = "I/N")]
     pub shard: Option<Shard>,
-    /// Width of `index` the engine simplifies at and the oracle checks at.
+    /// Width of `index` the engine simplifies at and the oracle checks at
+    /// (a peer is checked at its profile's width).
     #[arg(long, default_value_t = 64)]
     pub width: u32,
     /// Validate every K-th case with Z3 as well (0: never).
@@ -77,46 +82,17 @@ pub struct Args {
     /// Check only the generated cases, not also a variant of each.
     #[arg(long)]
     pub no_variants: bool,
-    /// A rule file laid over the built-in rules (repeatable): a rule named
-    /// like a built-in one replaces it, others join their group.
-    #[arg(long = "rules", value_name = "FILE")]
-    pub rules: Vec<String>,
+    #[command(flatten)]
+    pub subject: SubjectArgs,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
 }
 
-/// The built-in rules with each file of `files` laid over them.
-pub fn load_rules(files: &[String]) -> Result<RuleSet, String> {
-    let mut set = builtin().clone();
-    for f in files {
-        let text = super::read_text(f)?;
-        set = set.with_file(f, &text).map_err(|e| e.to_string())?;
-    }
-    Ok(set)
-}
-
-pub fn parse_width(w: u32) -> Result<Width, String> {
-    if Width::ALL.contains(&Width(w)) {
-        Ok(Width(w))
-    } else {
-        Err(format!("width {w} is not one of 8, 16, 32, 64"))
-    }
-}
-
-pub fn parse_timeout(t: f64) -> Result<Duration, String> {
-    if t > 0.0 && t.is_finite() {
-        Ok(Duration::from_secs_f64(t))
-    } else {
-        Err(format!(
-            "the timeout must be a positive number of seconds, not {t}"
-        ))
-    }
-}
-
-/// One line for an SMT result that is a failure; `None` when the target
-/// refines the source (or Z3 cannot tell: that is not a finding).
-pub fn smt_failure(r: &CheckResult) -> Option<String> {
+/// What an SMT check says, as the fuzz crate's validation: a
+/// counterexample is a failure (with its point, and whether the
+/// interpreter confirms it); unknown is neither a pass nor a finding.
+pub fn validation_of(r: &CheckResult) -> Validation {
     match r {
         CheckResult::Counterexample {
             failure,
@@ -125,30 +101,52 @@ pub fn smt_failure(r: &CheckResult) -> Option<String> {
             confirmed,
         } => {
             let p: Vec<String> = point.iter().map(|(n, v)| format!("{n} = {v}")).collect();
-            Some(format!(
-                "smt ({method}): {failure} at {}; {}",
-                if p.is_empty() {
-                    "the only point".to_string()
-                } else {
-                    p.join(", ")
-                },
-                match confirmed {
-                    Ok(v) => format!("confirmed by the interpreter: {v}"),
-                    Err(e) => format!("NOT confirmed by the interpreter: {e}"),
-                }
-            ))
+            Validation {
+                verdict: r.name().to_string(),
+                detail: Some(format!(
+                    "smt ({method}): {failure} at {}; {}",
+                    if p.is_empty() {
+                        "the only point".to_string()
+                    } else {
+                        p.join(", ")
+                    },
+                    match confirmed {
+                        Ok(v) => format!("confirmed by the interpreter: {v}"),
+                        Err(e) => format!("NOT confirmed by the interpreter: {e}"),
+                    }
+                )),
+                fails: true,
+                point: Some(point.iter().map(|p| p.1).collect()),
+            }
         }
-        _ => None,
+        CheckResult::Unknown { reason } => Validation {
+            verdict: r.name().to_string(),
+            detail: Some(reason.clone()),
+            fails: false,
+            point: None,
+        },
+        CheckResult::Equivalent { method } => Validation {
+            verdict: r.name().to_string(),
+            detail: Some(format!("proved by {method}")),
+            fails: false,
+            point: None,
+        },
+        CheckResult::Vacuous => Validation {
+            verdict: r.name().to_string(),
+            detail: None,
+            fails: false,
+            point: None,
+        },
     }
 }
 
-/// The campaign's validator hook: `verify::check` of source against
-/// target at `width`.
+/// The validator hook: `verify::check` of source against target at
+/// `width`.
 pub fn smt_validator(
     width: Width,
     timeout: Duration,
-) -> impl Fn(&Graph, &[NodeId], &[NodeId]) -> Option<String> + Sync {
-    move |g, src, tgt| smt_failure(&check(g, src, tgt, width.0, timeout))
+) -> impl Fn(&Graph, &[NodeId], &[NodeId]) -> Validation + Sync {
+    move |g, src, tgt| validation_of(&check(g, src, tgt, width.0, timeout))
 }
 
 fn clock_seed() -> u64 {
@@ -160,37 +158,42 @@ fn clock_seed() -> u64 {
 }
 
 pub fn run(a: Args) -> ExitCode {
-    match run_campaign(a) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("tileproof fuzz: {e}");
-            ExitCode::from(1)
-        }
-    }
+    exit("fuzz", run_campaign(a))
 }
 
-fn run_campaign(a: Args) -> Result<ExitCode, String> {
+fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
     let width = parse_width(a.width)?;
     let timeout = parse_timeout(a.validate_timeout)?;
     if let Some(t) = a.time {
-        if !(t > 0.0 && t.is_finite()) {
-            return Err(format!(
-                "--time must be a positive number of seconds, not {t}"
-            ));
-        }
-    }
-    if a.cases == Some(0) {
-        return Err("--cases must be at least 1".into());
-    }
-    if a.jobs == Some(0) {
-        return Err("--jobs must be at least 1".into());
-    }
-    if a.shard.is_some_and(|s| s.count > 1) && a.seed.is_none() {
-        return Err(
-            "--shard needs --seed: every shard of a campaign must use the same seed".into(),
+        anyhow::ensure!(
+            t > 0.0 && t.is_finite(),
+            "--time must be a positive number of seconds, not {t}"
         );
     }
-    let rules = load_rules(&a.rules)?;
+    anyhow::ensure!(a.cases != Some(0), "--cases must be at least 1");
+    anyhow::ensure!(a.jobs != Some(0), "--jobs must be at least 1");
+    anyhow::ensure!(
+        !(a.shard.is_some_and(|s| s.count > 1) && a.seed.is_none()),
+        "--shard needs --seed: every shard of a campaign must use the same seed"
+    );
+    let under = a.subject.load()?;
+    let engine = under.engine(width);
+    let subject: &dyn Subject = match (&under, &engine) {
+        (Under::Peer(p), _) => p,
+        (_, Some(e)) => e,
+        (Under::Engine(..), None) => unreachable!("an engine subject for the engine"),
+    };
+    // A peer is judged at its own width, by the checks that concern it.
+    let check_width = match &under {
+        Under::Peer(p) => p.profile().width(),
+        Under::Engine(..) => width,
+    };
+    let corpus_dir = a.corpus.clone().unwrap_or_else(|| match &under {
+        Under::Peer(p) => PathBuf::from("corpus")
+            .join("peers")
+            .join(peer_dir_name(&p.name())),
+        Under::Engine(..) => PathBuf::from("corpus"),
+    });
     let seed = a.seed.unwrap_or_else(clock_seed);
     let time = match (a.time, a.cases) {
         (Some(t), _) => Some(Duration::from_secs_f64(t)),
@@ -206,11 +209,12 @@ fn run_campaign(a: Args) -> Result<ExitCode, String> {
         jobs: a.jobs,
         simplify_width: width,
         check: CheckConfig {
-            width,
+            width: check_width,
+            kinds: KindSet::ALL,
             ..CheckConfig::default()
         },
         validate_every: a.validate_every,
-        corpus: Some(a.corpus.clone()),
+        corpus: Some(corpus_dir.clone()),
         shrink_steps: a.shrink_steps,
         max_findings: Some(a.max_findings),
         variants: !a.no_variants,
@@ -220,7 +224,8 @@ fn run_campaign(a: Args) -> Result<ExitCode, String> {
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     eprintln!(
-        "tileproof fuzz: seed {seed}, shard {}, generator {}, width {width}, {jobs} jobs, {}, corpus {}",
+        "tileproof fuzz: {}; seed {seed}, shard {}, generator {}, width {check_width}, {jobs} jobs, {}, corpus {}",
+        subject.name(),
         cfg.shard,
         cfg.generator,
         match (time, a.cases) {
@@ -229,29 +234,50 @@ fn run_campaign(a: Args) -> Result<ExitCode, String> {
             (None, Some(n)) => format!("{n} cases"),
             (None, None) => unreachable!(),
         },
-        a.corpus.display()
+        corpus_dir.display()
     );
 
     let display = Display::new(time, a.cases);
     let progress = |p: &Progress| display.update(p);
-    let validator = smt_validator(width, timeout);
+    let validator = smt_validator(check_width, timeout);
     let hooks = Hooks {
         validator: (a.validate_every > 0).then_some(&validator as &Validator<'_>),
         progress: Some(&progress),
     };
-    let s = campaign::run(&cfg, &rules, &hooks)?;
+    let s = campaign::run_subject(&cfg, subject, &hooks)?;
     display.finish();
+    if let Under::Peer(p) = &under {
+        let restarts = p.started.load(std::sync::atomic::Ordering::Relaxed);
+        eprintln!("tileproof fuzz: {restarts} adapter process(es) started after the first");
+    }
 
     if a.json {
-        say!("{}", summary_json(&s, width));
+        say!("{}", summary_json(&s, check_width));
     } else {
-        print_summary(&s, width);
+        print_summary(&s, check_width);
     }
     Ok(if s.total_findings() > 0 {
         ExitCode::from(2)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A directory name for a peer's findings: its name without the version
+/// (`tinygrad.sym 0.14.0` -> `tinygrad.sym`), in safe characters.
+pub fn peer_dir_name(name: &str) -> String {
+    name.split_whitespace()
+        .next()
+        .unwrap_or("peer")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// The campaign summary as JSON (`tileproof fuzz --json`, and the campaign
@@ -288,6 +314,9 @@ pub fn summary_json(s: &campaign::Summary, width: Width) -> serde_json::Value {
         })
         .collect();
     json!({
+        "simplifier": s.subject,
+        "answered": s.answered,
+        "unsupported": s.unsupported,
         "seed": s.seed,
         "shard": s.shard.to_string(),
         "generator": s.generator.name(),
@@ -317,7 +346,8 @@ pub fn stop_name(s: Stop) -> &'static str {
 
 fn print_summary(s: &campaign::Summary, width: Width) {
     say!(
-        "seed {}, shard {}, generator {}, width {width}: {} cases in {:.1} s ({:.0} cases/s); stopped by the {}",
+        "{}: seed {}, shard {}, generator {}, width {width}: {} cases in {:.1} s ({:.0} cases/s); stopped by the {}",
+        s.subject,
         s.seed,
         s.shard,
         s.generator,
@@ -361,6 +391,15 @@ fn print_summary(s: &campaign::Summary, width: Width) {
     let unwritten = s.total_findings() - written;
     if unwritten > 0 {
         say!("  {unwritten} more not written (see --max-findings, or a write error above)");
+    }
+    if s.rule_names.is_empty() {
+        // A peer: what it answered and what it declined.
+        let declined: u64 = s.unsupported.values().sum();
+        say!("answered {} program(s), declined {declined}", s.answered);
+        for (why, n) in &s.unsupported {
+            say!("  {n:>8}  unsupported: {why}");
+        }
+        return;
     }
     say!(
         "rule fire counts ({} of {} rules fired):",

@@ -17,23 +17,24 @@
 //! vacuous count against it), every case replays clean, every firing
 //! validates and the campaigns find nothing.
 
-use super::fuzz::{load_rules, parse_timeout, say, smt_validator, summary_json, Display};
+use super::fuzz::{say, smt_validator, summary_json, Display};
 use super::junit::{self, Outcome, Suite, TestCase};
-use super::replay::{case_files, replay_case, CaseReport};
+use super::replay::{case_check_width, case_files};
+use super::{exit, parse_timeout, rules_over_builtin};
 use engine::dtype::Width;
 use engine::rewrite::Simplifier;
 use engine::rules::{Rule, RuleSet};
-use fuzz::campaign::{self, mix, CampaignConfig, GeneratorChoice, Hooks, Progress, Shard, Summary};
-use fuzz::checks::{self, CheckConfig, Validator};
-use fuzz::generate::{Case, Generator};
-use rayon::prelude::*;
+use fuzz::campaign::{self, CampaignConfig, GeneratorChoice, Hooks, Progress, Shard, Summary};
+use fuzz::checks::{CheckConfig, Validation, Validator};
+use fuzz::corpus::{replay_case, CaseReport, Replayer};
+use fuzz::firings::{validate_firings, Firing, Firings};
+use fuzz::generate::Generator;
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use verify::check::{check, CheckResult};
 use verify::prove::{RuleResult, Verdict};
 
 #[derive(clap::Args)]
@@ -122,14 +123,16 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> ExitCode {
-    match gate(a) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(2),
-        Err(e) => {
-            eprintln!("tileproof gate: {e}");
-            ExitCode::from(1)
-        }
-    }
+    exit(
+        "gate",
+        gate(a).map(|pass| {
+            if pass {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(2)
+            }
+        }),
+    )
 }
 
 /// Everything the stages found, for the verdict and the reports.
@@ -144,28 +147,25 @@ struct Report {
     rules_args: String,
 }
 
-fn gate(a: Args) -> Result<bool, String> {
+fn gate(a: Args) -> anyhow::Result<bool> {
     let start = Instant::now();
     // Check every argument before the long stages start.
     let timeout = parse_timeout(a.timeout)?;
-    if !(a.time > 0.0 && a.time.is_finite()) {
-        return Err(format!(
-            "--time must be a positive number of seconds, not {}",
-            a.time
-        ));
-    }
-    if a.jobs == Some(0) {
-        return Err("--jobs must be at least 1".into());
-    }
-    let opts = super::prove::options(&a.widths, a.timeout, a.no_cache, &a.cache_dir, None)?;
-    let set = load_rules(&a.rules)?;
+    anyhow::ensure!(
+        a.time > 0.0 && a.time.is_finite(),
+        "--time must be a positive number of seconds, not {}",
+        a.time
+    );
+    anyhow::ensure!(a.jobs != Some(0), "--jobs must be at least 1");
+    let opts = super::prove::options(&a.widths, a.timeout, a.no_cache, &a.cache_dir, None)
+        .map_err(anyhow::Error::msg)?;
+    let set = rules_over_builtin(&a.rules)?;
     let to_prove = select(&set, &a)?;
-    if !a.corpus.exists() {
-        return Err(format!(
-            "{}: no such corpus (run from the repository root, or pass --corpus DIR)",
-            a.corpus.display()
-        ));
-    }
+    anyhow::ensure!(
+        a.corpus.exists(),
+        "{}: no such corpus (run from the repository root, or pass --corpus DIR)",
+        a.corpus.display()
+    );
     let files = case_files(std::slice::from_ref(&a.corpus))?;
     let jobs = a
         .jobs
@@ -173,7 +173,7 @@ fn gate(a: Args) -> Result<bool, String> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
-        .map_err(|e| format!("cannot start {jobs} worker threads: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("cannot start {jobs} worker threads: {e}"))?;
     let widths: Vec<String> = a.widths.iter().map(|w| w.to_string()).collect();
     say!(
         "tileproof gate: {} rules{}, proving {} at widths {}; corpus {} ({} cases); campaigns {} s, seed {}; {jobs} jobs",
@@ -193,15 +193,24 @@ fn gate(a: Args) -> Result<bool, String> {
 
     // 1. Proofs.
     let t = Instant::now();
-    let proofs = super::prove::run_proofs(&to_prove, &opts, Some(jobs))?;
+    let proofs =
+        super::prove::run_proofs(&to_prove, &opts, Some(jobs)).map_err(anyhow::Error::msg)?;
     let prove_seconds = t.elapsed().as_secs_f64();
     print_proofs(&proofs, to_prove.len(), &widths, prove_seconds);
 
     // 2. Corpus.
     let t = Instant::now();
+    let who = Replayer::Engine {
+        rules: &set,
+        rule_files: &a.rules,
+    };
     let cases: Vec<CaseReport> = files
         .iter()
-        .map(|f| replay_case(f, &set, None, Some(timeout)))
+        .map(|f| {
+            let w = case_check_width(f, None, &who);
+            let smt = smt_validator(w, timeout);
+            replay_case(f, who, Some(w), Some(&smt as &Validator<'_>))
+        })
         .collect();
     let corpus_seconds = t.elapsed().as_secs_f64();
     print_corpus(&cases, &a.corpus, &rules_args(&a.rules), corpus_seconds);
@@ -217,6 +226,7 @@ fn gate(a: Args) -> Result<bool, String> {
         .iter()
         .map(|n| set.rule(n).is_none())
         .collect();
+    let validator = smt_validator(Width::W64, timeout);
     let firings = pool.install(|| {
         validate_firings(
             &simp,
@@ -224,7 +234,7 @@ fn gate(a: Args) -> Result<bool, String> {
             a.seed,
             a.firing_cases,
             budget / 3,
-            timeout,
+            &validator,
         )
     });
     print_firings(&firings);
@@ -257,33 +267,31 @@ fn gate(a: Args) -> Result<bool, String> {
     }
     if let Some(path) = &a.json {
         let v = json_report(&report, &a, &problems, seconds);
-        let text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
-        std::fs::write(path, text + "\n").map_err(|e| format!("{path}: {e}"))?;
+        let text = serde_json::to_string_pretty(&v)?;
+        std::fs::write(path, text + "\n").map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
     }
     if let Some(path) = &a.junit {
-        junit::write(path, "tileproof gate", &junit_suites(&report), seconds)?;
+        junit::write(path, "tileproof gate", &junit_suites(&report), seconds)
+            .map_err(anyhow::Error::msg)?;
     }
     Ok(problems.is_empty())
 }
 
 /// The rules to prove: all of the set, the named ones, or the candidates.
-fn select<'s>(set: &'s RuleSet, a: &Args) -> Result<Vec<&'s Rule>, String> {
+fn select<'s>(set: &'s RuleSet, a: &Args) -> anyhow::Result<Vec<&'s Rule>> {
     if a.candidates_only {
-        let mut names = Vec::new();
-        for f in &a.rules {
-            let text = super::read_text(f)?;
-            let parsed = RuleSet::parse(f, &text).map_err(|e| e.to_string())?;
-            names.extend(parsed.rules().map(|r| r.name.clone()));
-        }
-        if names.is_empty() {
-            return Err(format!(
-                "--candidates-only: {} define no rules",
-                a.rules.join(", ")
-            ));
-        }
-        return super::prove::select(set, &names);
+        let names: Vec<String> = engine::rules::candidates(&super::read_rule_files(&a.rules)?)?
+            .rules()
+            .map(|r| r.name.clone())
+            .collect();
+        anyhow::ensure!(
+            !names.is_empty(),
+            "--candidates-only: {} define no rules",
+            a.rules.join(", ")
+        );
+        return super::prove::select(set, &names).map_err(anyhow::Error::msg);
     }
-    super::prove::select(set, &a.rule)
+    super::prove::select(set, &a.rule).map_err(anyhow::Error::msg)
 }
 
 fn count(results: &[RuleResult], verdict: &str) -> usize {
@@ -373,155 +381,6 @@ fn print_corpus(cases: &[CaseReport], dir: &std::path::Path, rules: &str, second
     );
 }
 
-/// One distinct firing of an algorithmic rule and its validation.
-struct Firing {
-    rule: String,
-    /// `var` lines, `expr` (before) and `expect` (after): a file
-    /// `tileproof check` validates again.
-    case: String,
-    /// How many times it fired (equal text) over the run.
-    count: u64,
-    result: CheckResult,
-}
-
-#[derive(Default)]
-struct Firings {
-    /// Rules of the simplifier that are not declarative.
-    rules: Vec<String>,
-    cases: u64,
-    total: u64,
-    distinct: Vec<Firing>,
-    /// Cases the simplifier could not finish (cap or panic), named.
-    errors: Vec<String>,
-    seconds: f64,
-}
-
-impl Firings {
-    fn failed(&self) -> impl Iterator<Item = &Firing> {
-        self.distinct.iter().filter(|f| {
-            !matches!(
-                f.result,
-                CheckResult::Equivalent { .. } | CheckResult::Vacuous
-            )
-        })
-    }
-}
-
-/// Simplifies fixed-seed cases of both generators with tracing, collects
-/// every firing of the rules `algorithmic` marks (indexed like
-/// `simp.rule_names()`), and validates each distinct one with Z3 at width
-/// 64 (the width the engine simplifies at).
-fn validate_firings(
-    simp: &Simplifier,
-    algorithmic: &[bool],
-    seed: u64,
-    cases: u64,
-    budget: Duration,
-    timeout: Duration,
-) -> Firings {
-    let start = Instant::now();
-    let names = simp.rule_names();
-    let mut out = Firings {
-        rules: names
-            .iter()
-            .zip(algorithmic)
-            .filter(|(_, &alg)| alg)
-            .map(|(n, _)| n.clone())
-            .collect(),
-        ..Firings::default()
-    };
-    if out.rules.is_empty() {
-        out.seconds = start.elapsed().as_secs_f64();
-        return out;
-    }
-    // Batches of cases: each batch's new firings are validated before the
-    // next starts, so that every firing recorded is validated and the time
-    // budget (checked between batches) covers the Z3 work too.
-    const BATCH: u64 = 64;
-    let deadline = start + budget;
-    // (rule index, case text) -> index into `out.distinct`.
-    let mut seen: HashMap<(usize, String), usize> = HashMap::new();
-    let mut next = 0;
-    while next < cases && Instant::now() < deadline {
-        let end = (next + BATCH).min(cases);
-        // Case k of each generator, generators interleaved.
-        let jobs: Vec<(Generator, u64)> = (next..end)
-            .flat_map(|k| Generator::ALL.into_iter().map(move |g| (g, k)))
-            .collect();
-        next = end;
-        let per_case: Vec<Result<Vec<(usize, String)>, String>> = jobs
-            .par_iter()
-            .map(|&(g, k)| {
-                let case_seed = mix(seed, k);
-                let name = format!(
-                    "{} case {k} (seed {seed}, Case::from_seed({g:?}, {case_seed:#x}))",
-                    g.name()
-                );
-                checks::catch(|| {
-                    let case = Case::from_seed(g, case_seed);
-                    let mut graph = case.graph.clone();
-                    let run = simp.simplify(&mut graph, &case.roots, true);
-                    run.map(|o| {
-                        o.trace
-                            .iter()
-                            .filter(|f| algorithmic[f.rule])
-                            .map(|f| {
-                                let body =
-                                    fuzz::corpus::case_body(&graph, &[f.before], Some(&[f.after]));
-                                (f.rule, body)
-                            })
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .map_err(|panic| format!("{name}: panic: {}", checks::one_line(&panic)))
-                .and_then(|r| r.map_err(|cap| format!("{name}: {cap}")))
-            })
-            .collect();
-        out.cases += jobs.len() as u64;
-        // Firings first seen in this batch, with their counts in it.
-        let old = out.distinct.len();
-        let mut fresh: Vec<((usize, String), u64)> = Vec::new();
-        for r in per_case {
-            match r {
-                Ok(v) => {
-                    for key in v {
-                        out.total += 1;
-                        match seen.get(&key) {
-                            Some(&i) if i < old => out.distinct[i].count += 1,
-                            Some(&i) => fresh[i - old].1 += 1,
-                            None => {
-                                seen.insert(key.clone(), old + fresh.len());
-                                fresh.push((key, 1));
-                            }
-                        }
-                    }
-                }
-                Err(e) => out.errors.push(e),
-            }
-        }
-        let validated: Vec<Firing> = fresh
-            .par_iter()
-            .map(|((rule, case), count)| {
-                let result = match engine::parse::parse_program(case) {
-                    Ok(p) => check(&p.graph, &p.outputs, &p.expects, 64, timeout),
-                    Err(e) => CheckResult::Unknown {
-                        reason: format!("the firing does not parse back from text: {e}"),
-                    },
-                };
-                Firing {
-                    rule: names[*rule].clone(),
-                    case: case.clone(),
-                    count: *count,
-                    result,
-                }
-            })
-            .collect();
-        out.distinct.extend(validated);
-    }
-    out.seconds = start.elapsed().as_secs_f64();
-    out
-}
-
 fn print_firings(f: &Firings) {
     if f.rules.is_empty() {
         say!(
@@ -539,16 +398,8 @@ fn print_firings(f: &Firings) {
     for e in &f.errors {
         say!("FIRING run error: {e}");
     }
-    let counter = f
-        .distinct
-        .iter()
-        .filter(|x| matches!(x.result, CheckResult::Counterexample { .. }))
-        .count();
-    let unknown = f
-        .distinct
-        .iter()
-        .filter(|x| matches!(x.result, CheckResult::Unknown { .. }))
-        .count();
+    let counter = f.counterexamples();
+    let unknown = f.unknown();
     say!(
         "firings   {} algorithmic firings ({} distinct) of {} algorithmic rules in {} cases: {} validated, {} counterexamples, {} unknown, {} errors; {:.1} s",
         f.total,
@@ -563,14 +414,12 @@ fn print_firings(f: &Firings) {
     );
 }
 
-/// A check result in one line (with the point for a counterexample).
-fn describe(r: &CheckResult) -> String {
-    match r {
-        CheckResult::Counterexample { .. } => {
-            super::fuzz::smt_failure(r).unwrap_or_else(|| "counterexample".into())
-        }
-        CheckResult::Unknown { reason } => format!("unknown: {reason}"),
-        other => other.name().to_string(),
+/// A validation in one line (with the point for a counterexample).
+fn describe(r: &Validation) -> String {
+    match &r.detail {
+        Some(d) if r.fails => d.clone(),
+        Some(d) => format!("{}: {d}", r.verdict),
+        None => r.verdict.clone(),
     }
 }
 
@@ -580,7 +429,7 @@ fn smoke_campaign(
     a: &Args,
     jobs: usize,
     time: Duration,
-) -> Result<Summary, String> {
+) -> anyhow::Result<Summary> {
     let cfg = CampaignConfig {
         seed: a.seed,
         shard: Shard::WHOLE,
@@ -603,7 +452,10 @@ fn smoke_campaign(
         validator: Some(&validator as &Validator<'_>),
         progress: Some(&progress),
     };
-    let s = campaign::run(&cfg, set, &hooks)?;
+    let mut simp = Simplifier::new(set);
+    simp.width = cfg.simplify_width;
+    let engine = fuzz::subject::Engine::new(simp, a.rules.clone());
+    let s = campaign::run_subject(&cfg, &engine, &hooks)?;
     display.finish();
     Ok(s)
 }
@@ -882,107 +734,4 @@ fn junit_suites(r: &Report) -> Vec<Suite> {
             .collect(),
     });
     suites
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use engine::rules::builtin;
-
-    /// Marks the rules named as if they were algorithmic.
-    fn marked(simp: &Simplifier, names: &[&str]) -> Vec<bool> {
-        simp.rule_names()
-            .iter()
-            .map(|n| names.contains(&n.as_str()))
-            .collect()
-    }
-
-    #[test]
-    fn firings_of_a_sound_rule_all_validate() {
-        let simp = Simplifier::new(builtin());
-        let alg = marked(&simp, &["mod_in_range"]);
-        let f = validate_firings(
-            &simp,
-            &alg,
-            1,
-            300,
-            Duration::from_secs(60),
-            Duration::from_secs(10),
-        );
-        assert_eq!(f.rules, vec!["mod_in_range".to_string()]);
-        assert!(
-            f.total > 0 && !f.distinct.is_empty(),
-            "mod_in_range never fired"
-        );
-        assert!(f.distinct.iter().all(|x| x.rule == "mod_in_range"));
-        let bad: Vec<String> = f
-            .failed()
-            .map(|x| format!("{}: {}", describe(&x.result), x.case))
-            .collect();
-        assert!(bad.is_empty(), "{bad:?}");
-        assert!(f.errors.is_empty(), "{:?}", f.errors);
-    }
-
-    #[test]
-    fn a_wrong_firing_is_refuted_with_a_case_that_check_reproduces() {
-        // mod_in_range without its upper bound: x mod y => x for any
-        // non-negative x, wrong wherever x >= y.
-        let set = engine::rules::RuleSet::with_file(builtin(),
-            "broken.rules",
-            "group range_divmod\nrule mod_in_range: x mod y => x if valid(y) && vmin(y) > 0 && vmin(x) >= 0\n",
-        )
-        .unwrap();
-        let simp = Simplifier::new(&set);
-        let alg = marked(&simp, &["mod_in_range"]);
-        let f = validate_firings(
-            &simp,
-            &alg,
-            1,
-            300,
-            Duration::from_secs(60),
-            Duration::from_secs(10),
-        );
-        let bad: Vec<&Firing> = f.failed().collect();
-        assert!(
-            !bad.is_empty(),
-            "no wrong firing found in {} firings",
-            f.total
-        );
-        for x in bad {
-            assert!(
-                matches!(x.result, CheckResult::Counterexample { .. }),
-                "{}",
-                describe(&x.result)
-            );
-            // The case text alone reproduces the failure.
-            let p = engine::parse::parse_program(&x.case).unwrap();
-            let again = check(
-                &p.graph,
-                &p.outputs,
-                &p.expects,
-                64,
-                Duration::from_secs(10),
-            );
-            assert!(
-                matches!(again, CheckResult::Counterexample { .. }),
-                "{}",
-                x.case
-            );
-        }
-    }
-
-    #[test]
-    fn no_algorithmic_rule_means_no_firing_work() {
-        let simp = Simplifier::new(builtin());
-        let alg = marked(&simp, &[]);
-        let f = validate_firings(
-            &simp,
-            &alg,
-            1,
-            300,
-            Duration::from_secs(60),
-            Duration::from_secs(10),
-        );
-        assert!(f.rules.is_empty() && f.total == 0 && f.cases == 0);
-    }
 }

@@ -6,13 +6,15 @@
 //! is shrunk and written like a campaign finding. Text outlives the bytes:
 //! an artifact means nothing once the generator changes, its case does.
 
-use super::fuzz::{load_rules, parse_timeout, parse_width, say, smt_validator};
+use super::fuzz::{say, smt_validator};
+use super::{exit, parse_timeout, parse_width, rules_over_builtin};
 use engine::parse::Program;
 use engine::rewrite::Simplifier;
 use fuzz::campaign::prepare_finding;
 use fuzz::checks::{self, CheckConfig, Validator};
 use fuzz::corpus;
 use fuzz::generate::{Case, Generator};
+use fuzz::subject::Engine;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -51,43 +53,39 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> ExitCode {
-    match import(a) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("tileproof import: {e}");
-            ExitCode::from(1)
-        }
-    }
+    exit("import", import(a))
 }
 
 /// The generator named, or the one whose target's name is in the path.
-fn generator_of(a: &Args) -> Result<Generator, String> {
+fn generator_of(a: &Args) -> anyhow::Result<Generator> {
     match a.generator.as_deref() {
         Some("tiled") => return Ok(Generator::Tiled),
         Some("expr") => return Ok(Generator::Expr),
-        Some(g) => return Err(format!("unknown generator `{g}` (use tiled or expr)")),
+        Some(g) => anyhow::bail!("unknown generator `{g}` (use tiled or expr)"),
         None => {}
     }
     let p = a.artifact.to_string_lossy();
     match (p.contains("tiled_graph"), p.contains("expr_tree")) {
         (true, false) => Ok(Generator::Tiled),
         (false, true) => Ok(Generator::Expr),
-        _ => Err(format!(
+        _ => anyhow::bail!(
             "cannot tell the generator from `{p}`; give --generator tiled or --generator expr"
-        )),
+        ),
     }
 }
 
-fn import(a: Args) -> Result<ExitCode, String> {
+fn import(a: Args) -> anyhow::Result<ExitCode> {
     let generator = generator_of(&a)?;
     let width = parse_width(a.width)?;
     let timeout = parse_timeout(a.timeout)?;
-    let rules = load_rules(&a.rules)?;
-    let bytes = std::fs::read(&a.artifact).map_err(|e| format!("{}: {e}", a.artifact.display()))?;
+    let rules = rules_over_builtin(&a.rules)?;
+    let bytes =
+        std::fs::read(&a.artifact).map_err(|e| anyhow::anyhow!("{}: {e}", a.artifact.display()))?;
     let case = checks::catch(|| Case::from_bytes(generator, &bytes))
-        .map_err(|e| format!("decoding the artifact panicked: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("decoding the artifact panicked: {e}"))?;
     let mut simp = Simplifier::new(&rules);
     simp.width = width;
+    let simp = Engine::new(simp, a.rules.clone());
     let cfg = CheckConfig {
         width,
         ..CheckConfig::default()
@@ -131,7 +129,7 @@ fn import(a: Args) -> Result<ExitCode, String> {
         say!("note: {n}");
     }
     let saved = corpus::save(&a.corpus, &prepared.entry)
-        .map_err(|e| format!("cannot write to {}: {e}", a.corpus.display()))?;
+        .map_err(|e| anyhow::anyhow!("cannot write to {}: {e}", a.corpus.display()))?;
     say!(
         "{} {}{}",
         if saved.new {

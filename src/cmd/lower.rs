@@ -23,7 +23,7 @@ pub fn run(a: Args) -> ExitCode {
     let mut prog = match super::read_program(&a.file) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("tileproof lower: {e:#}");
             return ExitCode::from(1);
         }
     };

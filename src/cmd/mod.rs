@@ -1,4 +1,6 @@
-//! One module per subcommand, plus the input helpers they share.
+//! One module per subcommand, plus the input helpers and the flags they
+//! share. Commands parse arguments, call the library crates and print;
+//! errors become messages here (`anyhow`).
 
 pub mod bench;
 pub mod check;
@@ -9,74 +11,137 @@ pub mod junit;
 pub mod lower;
 pub mod prove;
 pub mod replay;
+pub mod serve;
 pub mod simplify;
 
+use ::fuzz::peer::Peer;
+use ::fuzz::subject::Engine;
+use anyhow::Context;
 use engine::parse::{parse_program, Program};
+use engine::rewrite::Simplifier;
+use engine::rules::RuleSet;
 use std::io::Read;
+use std::time::Duration;
 
 /// Reads a file (or standard input for `-`) and parses it, reporting errors
 /// as `file:line:col: reason`.
-pub fn read_program(path: &str) -> Result<Program, String> {
+pub fn read_program(path: &str) -> anyhow::Result<Program> {
     let text = read_text(path)?;
-    parse_program(&text).map_err(|e| format!("{path}:{e}"))
+    parse_program(&text).map_err(|e| anyhow::anyhow!("{path}:{e}"))
 }
 
 /// Reads a file, or standard input for `-`.
-pub fn read_text(path: &str) -> Result<String, String> {
+pub fn read_text(path: &str) -> anyhow::Result<String> {
     if path == "-" {
         let mut s = String::new();
-        std::io::stdin()
-            .read_to_string(&mut s)
-            .map_err(|e| format!("<stdin>: {e}"))?;
+        std::io::stdin().read_to_string(&mut s).context("<stdin>")?;
         Ok(s)
     } else {
-        std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))
+        std::fs::read_to_string(path).with_context(|| path.to_string())
     }
 }
 
-/// The value of every node of both sides at a point, one per line, source
-/// first: what a failing point looks like from the inside.
-pub fn node_values(p: &Program, env: &[i128], w: engine::dtype::Width) -> String {
-    use engine::interp::eval_all;
-    use engine::print;
-    let mut out = String::new();
-    for (label, roots) in [("source", &p.outputs), ("target", &p.expects)] {
-        if roots.is_empty() {
-            continue;
-        }
-        out.push_str(&format!("  {label}:\n"));
-        match eval_all(&p.graph, roots, env, w) {
-            Ok(vals) => {
-                let rows: Vec<(String, String)> = p
-                    .graph
-                    .reachable(roots)
-                    .into_iter()
-                    .filter(|&id| {
-                        !matches!(
-                            p.graph.node(id).op,
-                            engine::ir::Op::Const(_) | engine::ir::Op::Invalid
-                        )
-                    })
-                    .map(|id| {
-                        let mut text = print::expr(&p.graph, id);
-                        if text.len() > 70 {
-                            text.truncate(67);
-                            text.push_str("...");
-                        }
-                        (text, vals[id.index()].to_string())
-                    })
-                    .collect();
-                let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-                for (text, val) in rows {
-                    out.push_str(&format!("    {text:<width$} = {val}\n"));
-                }
+/// The rule files named, read: `(path, text)`.
+pub fn read_rule_files(paths: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    paths
+        .iter()
+        .map(|p| Ok((p.clone(), read_text(p)?)))
+        .collect()
+}
+
+/// The built-in rules with the rule files named laid over them.
+pub fn rules_over_builtin(paths: &[String]) -> anyhow::Result<RuleSet> {
+    Ok(engine::rules::builtin_with(&read_rule_files(paths)?)?)
+}
+
+/// The simplifier under test, as `fuzz`, `replay`, `check` and `bench` take
+/// it: tileproof's engine (with candidate rule files laid over its rules),
+/// or a peer behind the line protocol.
+#[derive(clap::Args, Clone, Debug)]
+pub struct SubjectArgs {
+    /// Test this simplifier instead of tileproof's engine: a command that
+    /// speaks the peer protocol (docs/protocol.md), started with `sh -c`
+    /// (e.g. `python3 adapters/tinygrad_adapter.py`).
+    #[arg(long, value_name = "CMD", conflicts_with = "rules")]
+    pub simplifier: Option<String>,
+    /// Seconds a peer may take on one case before it counts as a hang (it
+    /// is then killed and restarted).
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub peer_timeout: f64,
+    /// A rule file laid over the built-in rules (repeatable): a rule named
+    /// like a built-in one replaces it, others join their group.
+    #[arg(long = "rules", value_name = "FILE")]
+    pub rules: Vec<String>,
+}
+
+/// A loaded simplifier under test.
+pub enum Under {
+    /// The engine's rules, and the candidate files they were loaded with.
+    Engine(RuleSet, Vec<String>),
+    Peer(Peer),
+}
+
+impl SubjectArgs {
+    pub fn load(&self) -> anyhow::Result<Under> {
+        match &self.simplifier {
+            Some(cmd) => {
+                let t = parse_timeout(self.peer_timeout).context("--peer-timeout")?;
+                let peer = Peer::start(cmd, t)?;
+                eprintln!(
+                    "tileproof: testing {} (`{cmd}`), judged at width {}",
+                    ::fuzz::subject::Subject::name(&peer),
+                    ::fuzz::subject::Subject::profile(&peer).width()
+                );
+                Ok(Under::Peer(peer))
             }
-            Err(u) => out.push_str(&format!(
-                "    undefined: {} at {}\n",
-                u.reason,
-                print::expr(&p.graph, u.node)
+            None => Ok(Under::Engine(
+                rules_over_builtin(&self.rules)?,
+                self.rules.clone(),
             )),
         }
     }
-    out
+}
+
+impl Under {
+    /// The engine as a subject simplifying at `width` (for a peer: `None`).
+    pub fn engine(&self, width: engine::dtype::Width) -> Option<Engine<'_>> {
+        match self {
+            Under::Engine(rules, files) => {
+                let mut simp = Simplifier::new(rules);
+                simp.width = width;
+                Some(Engine::new(simp, files.clone()))
+            }
+            Under::Peer(_) => None,
+        }
+    }
+}
+
+/// A width of `index` the checks support.
+pub fn parse_width(w: u32) -> anyhow::Result<engine::dtype::Width> {
+    let w = engine::dtype::Width(w);
+    anyhow::ensure!(
+        engine::dtype::Width::ALL.contains(&w),
+        "width {w} is not one of 8, 16, 32, 64"
+    );
+    Ok(w)
+}
+
+/// A positive, finite number of seconds.
+pub fn parse_timeout(t: f64) -> anyhow::Result<Duration> {
+    anyhow::ensure!(
+        t > 0.0 && t.is_finite(),
+        "the timeout must be a positive number of seconds, not {t}"
+    );
+    Ok(Duration::from_secs_f64(t))
+}
+
+/// Runs a command body, turning an error into a message and exit status 1.
+pub fn exit(name: &str, r: anyhow::Result<std::process::ExitCode>) -> std::process::ExitCode {
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("tileproof {name}: {e:#}");
+            std::process::ExitCode::from(1)
+        }
+    }
 }

@@ -63,12 +63,8 @@ pub fn load_rules(files: &[String]) -> Result<RuleSet, String> {
     if files.is_empty() {
         return Ok(builtin().clone());
     }
-    let mut set = RuleSet::default();
-    for f in files {
-        let text = super::read_text(f)?;
-        set.add_file(f, &text).map_err(|e| e.to_string())?;
-    }
-    Ok(set)
+    let texts = super::read_rule_files(files).map_err(|e| format!("{e:#}"))?;
+    engine::rules::candidates(&texts).map_err(|e| e.to_string())
 }
 
 /// Picks the rules named (all when none are).

@@ -40,7 +40,7 @@ pub fn run(a: Args) -> ExitCode {
     let text = match super::read_text(&a.file) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("tileproof simplify: {e:#}");
             return ExitCode::from(1);
         }
     };
@@ -69,10 +69,10 @@ pub fn run(a: Args) -> ExitCode {
             }
         },
     };
-    let rules = match super::fuzz::load_rules(&a.rules) {
+    let rules = match super::rules_over_builtin(&a.rules) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("tileproof simplify: {e:#}");
             return ExitCode::from(1);
         }
     };

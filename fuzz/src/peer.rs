@@ -1,0 +1,701 @@
+//! Peers under test: a simplifier behind the line protocol of
+//! `docs/protocol.md`, run as long-lived child processes.
+//!
+//! [`Peer::start`] runs `sh -c CMD`, reads its hello (the name, version and
+//! semantics profile), and keeps the process for the next case: one start
+//! serves thousands of cases. Cases run in parallel, so a peer keeps a pool
+//! of processes (one per worker at most). A process that hangs past the
+//! per-case timeout is killed, one that exits or prints something that is
+//! not a valid answer is dropped; the case that did it is a finding of its
+//! own kind ([`Kind::Hang`], [`Kind::Crash`], [`Kind::Garbage`], and
+//! [`Kind::PeerError`] for an `error` answer), and the next case starts a
+//! fresh process: a bad peer never hangs a campaign.
+//!
+//! A request carries the case both as text and as JSON trees; an answer may
+//! use either. Answers are built into the case's graph with the engine's
+//! typing, so an ill-typed answer is garbage, not a crash of tileproof.
+
+use crate::checks::Kind;
+use crate::subject::{Answer, Integers, Profile, Refusal, Subject};
+use engine::dtype::{DType, Width};
+use engine::ir::{Graph, NodeId, Op};
+use engine::print;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::VecDeque;
+use std::io::{self, BufRead, BufReader, Write};
+use std::process::{ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The protocol version this side speaks.
+pub const PROTOCOL: u64 = 1;
+
+/// How long a process may take to write its hello (a peer library can take
+/// seconds to import).
+pub const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Lines of a process's standard error kept for reports.
+const STDERR_LINES: usize = 20;
+
+/// Requests longer than this are not sent (the case is declined): a
+/// generated case expanded from its DAG into a tree can grow large.
+const MAX_REQUEST_BYTES: usize = 1 << 20;
+
+/// Why a peer could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum PeerError {
+    #[error("cannot start `{cmd}`: {source}")]
+    Spawn { cmd: String, source: io::Error },
+    #[error("`{cmd}` wrote no hello within {secs} s{stderr}")]
+    NoHello {
+        cmd: String,
+        secs: u64,
+        stderr: String,
+    },
+    #[error("`{cmd}` exited before its hello{stderr}")]
+    Exited { cmd: String, stderr: String },
+    #[error("`{cmd}` wrote a bad hello ({reason}): {line}")]
+    BadHello {
+        cmd: String,
+        reason: String,
+        line: String,
+    },
+}
+
+#[derive(Deserialize)]
+struct Hello {
+    tileproof: u64,
+    name: String,
+    version: String,
+    profile: HelloProfile,
+}
+
+#[derive(Deserialize)]
+struct HelloProfile {
+    ops: Vec<String>,
+    invalid: bool,
+    integers: String,
+    #[serde(default)]
+    bool_vars: bool,
+}
+
+#[derive(Deserialize)]
+struct Response {
+    id: Option<Value>,
+    exprs: Option<Vec<String>>,
+    trees: Option<Vec<Value>>,
+    unsupported: Option<String>,
+    error: Option<String>,
+}
+
+/// One running adapter process.
+struct Process {
+    child: std::process::Child,
+    stdin: ChildStdin,
+    lines: Receiver<io::Result<String>>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl Process {
+    fn spawn(cmd: &str) -> Result<Process, PeerError> {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| PeerError::Spawn {
+                cmd: cmd.to_string(),
+                source,
+            })?;
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let end = line.is_err();
+                if tx.send(line).is_err() || end {
+                    break;
+                }
+            }
+        });
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let sink = Arc::clone(&tail);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let mut t = sink.lock().unwrap_or_else(|e| e.into_inner());
+                if t.len() == STDERR_LINES {
+                    t.pop_front();
+                }
+                t.push_back(line);
+            }
+        });
+        Ok(Process {
+            child,
+            stdin,
+            lines,
+            stderr: tail,
+        })
+    }
+
+    /// The last lines of its standard error, as a suffix for a message.
+    fn stderr_tail(&self) -> String {
+        // Give the reader thread a moment to catch the last lines.
+        std::thread::sleep(Duration::from_millis(20));
+        let t = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        if t.is_empty() {
+            String::new()
+        } else {
+            let lines: Vec<&str> = t.iter().map(String::as_str).collect();
+            format!("; its stderr ends: {}", lines.join(" | "))
+        }
+    }
+
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        // Closing stdin asks the adapter to exit; one that does not is
+        // killed.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A peer's simplifier as a subject.
+pub struct Peer {
+    cmd: String,
+    timeout: Duration,
+    name: String,
+    profile: Profile,
+    /// Idle processes, ready for a case.
+    pool: Mutex<Vec<Process>>,
+    next_id: AtomicU64,
+    /// Processes started after the first (restarts after a hang, crash or
+    /// garbage, and extra workers).
+    pub started: AtomicU64,
+}
+
+impl Peer {
+    /// Starts `sh -c cmd`, reads its hello and keeps the process. `timeout`
+    /// bounds each case.
+    pub fn start(cmd: &str, timeout: Duration) -> Result<Peer, PeerError> {
+        let p = Process::spawn(cmd)?;
+        let line = match p.lines.recv_timeout(START_TIMEOUT) {
+            Ok(Ok(line)) => line,
+            Err(RecvTimeoutError::Timeout) => {
+                let stderr = p.stderr_tail();
+                p.kill();
+                return Err(PeerError::NoHello {
+                    cmd: cmd.to_string(),
+                    secs: START_TIMEOUT.as_secs(),
+                    stderr,
+                });
+            }
+            Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
+                let stderr = p.stderr_tail();
+                p.kill();
+                return Err(PeerError::Exited {
+                    cmd: cmd.to_string(),
+                    stderr,
+                });
+            }
+        };
+        let bad = |reason: String| PeerError::BadHello {
+            cmd: cmd.to_string(),
+            reason,
+            line: line.clone(),
+        };
+        let hello: Hello =
+            serde_json::from_str(&line).map_err(|e| bad(format!("not a hello: {e}")))?;
+        if hello.tileproof != PROTOCOL {
+            return Err(bad(format!(
+                "protocol {}, but this tileproof speaks {PROTOCOL}",
+                hello.tileproof
+            )));
+        }
+        let profile = profile_of(&hello.profile).map_err(bad)?;
+        Ok(Peer {
+            cmd: cmd.to_string(),
+            timeout,
+            name: format!("{} {}", hello.name, hello.version),
+            profile,
+            pool: Mutex::new(vec![p]),
+            next_id: AtomicU64::new(1),
+            started: AtomicU64::new(0),
+        })
+    }
+
+    /// The command that runs the adapter.
+    pub fn command(&self) -> &str {
+        &self.cmd
+    }
+
+    /// An idle process, or a fresh one (whose hello is read and checked).
+    fn process(&self) -> Result<Process, Refusal> {
+        if let Some(p) = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+            return Ok(p);
+        }
+        self.started.fetch_add(1, Ordering::Relaxed);
+        let crash = |message: String| Refusal {
+            kind: Kind::Crash,
+            message,
+        };
+        let p = Process::spawn(&self.cmd).map_err(|e| crash(e.to_string()))?;
+        match p.lines.recv_timeout(START_TIMEOUT) {
+            Ok(Ok(line)) if serde_json::from_str::<Hello>(&line).is_ok() => Ok(p),
+            Ok(Ok(line)) => Err(crash(format!(
+                "the restarted adapter wrote a bad hello: {}",
+                clip(&line)
+            ))),
+            _ => {
+                let tail = p.stderr_tail();
+                p.kill();
+                Err(crash(format!("the adapter did not restart{tail}")))
+            }
+        }
+    }
+
+    fn give_back(&self, p: Process) {
+        self.pool.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+    }
+}
+
+/// The semantics profile a hello declares.
+fn profile_of(h: &HelloProfile) -> Result<Profile, String> {
+    let mut ops = Vec::new();
+    for name in &h.ops {
+        // An op this side does not know is one it never sends.
+        if let Some(op) = Op::by_name(name) {
+            if op.class() != engine::op::Class::Cast {
+                ops.push(op);
+            }
+        }
+    }
+    let integers = match h.integers.as_str() {
+        "unbounded" => Integers::Unbounded,
+        "int32" => Integers::Fixed(Width(32)),
+        "int64" => Integers::Fixed(Width(64)),
+        other => {
+            return Err(format!(
+                "integers `{other}` is not one this tileproof checks (unbounded, int32, int64)"
+            ))
+        }
+    };
+    Ok(Profile {
+        ops,
+        invalid: h.invalid,
+        bare_invalid: false,
+        integers,
+        bool_vars: h.bool_vars,
+        concrete_dtypes: false,
+    })
+}
+
+/// A line cut for a message.
+fn clip(s: &str) -> String {
+    crate::checks::short(&crate::checks::one_line(s))
+}
+
+impl Subject for Peer {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    fn rule_names(&self) -> &[String] {
+        &[]
+    }
+
+    fn simplify(&self, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let line = request(g, roots, id);
+        if line.len() > MAX_REQUEST_BYTES {
+            return Ok(Answer::Unsupported(format!(
+                "the case is {} bytes as a request (at most {MAX_REQUEST_BYTES} are sent)",
+                line.len()
+            )));
+        }
+        let mut p = self.process()?;
+        let refusal = |kind: Kind, message: String| Refusal { kind, message };
+        if writeln!(p.stdin, "{line}")
+            .and_then(|_| p.stdin.flush())
+            .is_err()
+        {
+            let tail = p.stderr_tail();
+            p.kill();
+            return Err(refusal(
+                Kind::Crash,
+                format!("the adapter stopped reading its input{tail}"),
+            ));
+        }
+        let answer = match p.lines.recv_timeout(self.timeout) {
+            Ok(Ok(answer)) => answer,
+            Err(RecvTimeoutError::Timeout) => {
+                let tail = p.stderr_tail();
+                p.kill();
+                return Err(refusal(
+                    Kind::Hang,
+                    format!(
+                        "no answer within {:.1} s (the adapter was killed and is restarted){tail}",
+                        self.timeout.as_secs_f64()
+                    ),
+                ));
+            }
+            Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
+                let tail = p.stderr_tail();
+                let status = p
+                    .child
+                    .wait()
+                    .map_or_else(|e| e.to_string(), |s| s.to_string());
+                return Err(refusal(
+                    Kind::Crash,
+                    format!("the adapter exited ({status}) before answering{tail}"),
+                ));
+            }
+        };
+        match read_answer(g, roots, id, &answer) {
+            Ok(result) => {
+                self.give_back(p);
+                match result {
+                    Reply::Answer(a) => Ok(a),
+                    Reply::Error(e) => Err(refusal(Kind::PeerError, e)),
+                }
+            }
+            Err(why) => {
+                // The stream's state is unknown after garbage: a fresh
+                // process takes the next case.
+                p.kill();
+                Err(refusal(Kind::Garbage, format!("{why}: {}", clip(&answer))))
+            }
+        }
+    }
+
+    fn reproduce_args(&self) -> String {
+        format!("--simplifier {} ", crate::subject::shell_quote(&self.cmd))
+    }
+}
+
+/// The request line for case `id`.
+fn request(g: &Graph, roots: &[NodeId], id: u64) -> String {
+    let mut used: Vec<u32> = g
+        .reachable(roots)
+        .into_iter()
+        .filter_map(|n| match g.node(n).op {
+            Op::Var(v) => Some(v),
+            _ => None,
+        })
+        .collect();
+    // In declaration order.
+    used.sort_unstable();
+    let vars: Vec<Value> = used
+        .iter()
+        .map(|&v| {
+            let d = g.var(v);
+            json!({"name": d.name, "dtype": d.dtype.name(), "lo": d.lo, "hi": d.hi})
+        })
+        .collect();
+    let exprs: Vec<String> = roots.iter().map(|&r| print::expr(g, r)).collect();
+    let trees: Vec<Value> = roots.iter().map(|&r| tree(g, r)).collect();
+    json!({"id": id, "vars": vars, "exprs": exprs, "trees": trees}).to_string()
+}
+
+/// A node as a protocol tree.
+fn tree(g: &Graph, id: NodeId) -> Value {
+    let n = g.node(id);
+    match n.op {
+        Op::Const(c) if n.dtype == DType::Bool => json!(["bool", c != 0]),
+        Op::Const(c) => json!(["const", c]),
+        Op::Var(v) => json!(["var", g.var(v).name]),
+        Op::Invalid => json!(["invalid"]),
+        op => {
+            let mut v = vec![json!(op.name())];
+            v.extend(n.src().iter().map(|&s| tree(g, s)));
+            Value::Array(v)
+        }
+    }
+}
+
+/// What an answer line says.
+enum Reply {
+    Answer(Answer),
+    /// The peer raised (an `error` answer).
+    Error(String),
+}
+
+/// Reads an answer line to case `id` into `g`; `Err` says why it is not a
+/// valid answer.
+fn read_answer(g: &mut Graph, roots: &[NodeId], id: u64, line: &str) -> Result<Reply, String> {
+    let r: Response = serde_json::from_str(line).map_err(|e| format!("not an answer ({e})"))?;
+    if r.id.as_ref().and_then(Value::as_u64) != Some(id) {
+        return Err(format!("the answer is to id {:?}, not {id}", r.id));
+    }
+    if let Some(e) = r.error {
+        return Ok(Reply::Error(e));
+    }
+    if let Some(u) = r.unsupported {
+        return Ok(Reply::Answer(Answer::Unsupported(u)));
+    }
+    let built: Vec<NodeId> = match (r.trees, r.exprs) {
+        (Some(trees), _) => {
+            if trees.len() != roots.len() {
+                return Err(format!(
+                    "{} trees for {} expressions",
+                    trees.len(),
+                    roots.len()
+                ));
+            }
+            trees
+                .iter()
+                .map(|t| from_tree(g, t, 0))
+                .collect::<Result<_, _>>()?
+        }
+        (None, Some(exprs)) => {
+            if exprs.len() != roots.len() {
+                return Err(format!(
+                    "{} exprs for {} expressions",
+                    exprs.len(),
+                    roots.len()
+                ));
+            }
+            let mut out = Vec::new();
+            for e in &exprs {
+                let ast = engine::parse::parse_ast(e, 1).map_err(|err| format!("`{e}`: {err}"))?;
+                out.push(engine::parse::build(g, &ast).map_err(|err| format!("`{e}`: {err}"))?);
+            }
+            out
+        }
+        (None, None) => return Err("no trees, exprs, unsupported or error".into()),
+    };
+    for (&r, &b) in roots.iter().zip(&built) {
+        let (want, got) = (g.node(r).dtype, g.node(b).dtype);
+        if want != got {
+            return Err(format!(
+                "an answer of dtype {got} for an expression of dtype {want}"
+            ));
+        }
+    }
+    Ok(Reply::Answer(Answer::Simplified {
+        roots: built,
+        counts: Vec::new(),
+    }))
+}
+
+/// Builds a protocol tree into `g` (the case's variables are declared
+/// there).
+fn from_tree(g: &mut Graph, t: &Value, depth: usize) -> Result<NodeId, String> {
+    // An adversarial answer must not overflow the stack.
+    if depth > 10_000 {
+        return Err("a tree nested more than 10000 deep".into());
+    }
+    let items = t.as_array().ok_or_else(|| format!("`{t}` is not a tree"))?;
+    let head = items
+        .first()
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("`{t}` does not start with a name"))?;
+    let args = &items[1..];
+    let arity = |n: usize| {
+        if args.len() == n {
+            Ok(())
+        } else {
+            Err(format!("`{head}` with {} arguments", args.len()))
+        }
+    };
+    match head {
+        "const" => {
+            arity(1)?;
+            let v = args[0]
+                .as_i64()
+                .ok_or_else(|| format!("`{t}`: not a 64-bit integer"))?;
+            Ok(g.cnst(v, DType::Index))
+        }
+        "bool" => {
+            arity(1)?;
+            let b = args[0]
+                .as_bool()
+                .ok_or_else(|| format!("`{t}`: not a bool"))?;
+            Ok(g.bool_const(b))
+        }
+        "invalid" => {
+            arity(0)?;
+            Ok(g.invalid())
+        }
+        "var" => {
+            arity(1)?;
+            let name = args[0]
+                .as_str()
+                .ok_or_else(|| format!("`{t}`: not a name"))?;
+            let v = g
+                .var_named(name)
+                .ok_or_else(|| format!("`{name}` is not a variable of the case"))?;
+            Ok(g.var_node(v))
+        }
+        name => {
+            let op = Op::by_name(name).ok_or_else(|| format!("`{name}` is not an op"))?;
+            arity(op.arity())?;
+            let src: Vec<NodeId> = args
+                .iter()
+                .map(|a| from_tree(g, a, depth + 1))
+                .collect::<Result<_, _>>()?;
+            g.try_mk(op, None, &src).map_err(|e| e.0)
+        }
+    }
+}
+
+// ---- the other side: a subject served over the protocol --------------------
+
+#[derive(Deserialize)]
+struct RequestIn {
+    id: Value,
+    vars: Vec<VarIn>,
+    trees: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+struct VarIn {
+    name: String,
+    dtype: String,
+    lo: i64,
+    hi: i64,
+}
+
+/// Serves `subject` over the protocol: writes its hello to `output`, then
+/// answers every request line of `input` until it ends. `tileproof serve`
+/// runs tileproof's engine this way, so that it (or a deliberately broken
+/// rule set) can be tested exactly as a peer is. A request that cannot be
+/// read gets an `error` answer; the loop goes on.
+pub fn serve(
+    subject: &dyn Subject,
+    version: &str,
+    input: impl BufRead,
+    mut output: impl Write,
+) -> io::Result<()> {
+    let prof = subject.profile();
+    let hello = json!({
+        "tileproof": PROTOCOL,
+        "name": "tileproof",
+        "version": version,
+        "profile": {
+            "ops": prof.ops.iter().filter(|op| **op != Op::Cast).map(|op| op.name()).collect::<Vec<_>>(),
+            "invalid": prof.invalid,
+            "integers": match prof.integers {
+                Integers::Unbounded => "unbounded".to_string(),
+                Integers::Fixed(w) => format!("int{}", w.0),
+            },
+            "bool_vars": prof.bool_vars,
+        }
+    });
+    writeln!(output, "{hello}")?;
+    output.flush()?;
+    for line in input.lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let answer = match serde_json::from_str::<RequestIn>(&line) {
+            Ok(req) => {
+                let id = req.id.clone();
+                match answer_request(subject, &req) {
+                    Ok(v) => v,
+                    Err(e) => json!({"id": id, "error": e}),
+                }
+            }
+            Err(e) => {
+                let id = serde_json::from_str::<Value>(&line)
+                    .ok()
+                    .and_then(|v| v.get("id").cloned())
+                    .unwrap_or(Value::Null);
+                json!({"id": id, "error": format!("not a request: {e}")})
+            }
+        };
+        writeln!(output, "{answer}")?;
+        output.flush()?;
+    }
+    Ok(())
+}
+
+fn answer_request(subject: &dyn Subject, req: &RequestIn) -> Result<Value, String> {
+    let mut g = Graph::new();
+    for v in &req.vars {
+        let dt = DType::from_name(&v.dtype)
+            .filter(|d| matches!(d, DType::Index | DType::Bool))
+            .ok_or_else(|| format!("variable `{}` has dtype `{}`", v.name, v.dtype))?;
+        g.declare_var(&v.name, dt, v.lo, v.hi).map_err(|e| e.0)?;
+    }
+    let roots: Vec<NodeId> = req
+        .trees
+        .iter()
+        .map(|t| from_tree(&mut g, t, 0))
+        .collect::<Result<_, _>>()?;
+    match subject.simplify(&mut g, &roots) {
+        Ok(Answer::Simplified { roots: out, .. }) => {
+            let trees: Vec<Value> = out.iter().map(|&r| tree(&g, r)).collect();
+            Ok(json!({"id": req.id, "trees": trees}))
+        }
+        Ok(Answer::Unsupported(why)) => Ok(json!({"id": req.id, "unsupported": why})),
+        Err(refusal) => Err(refusal.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::parse::parse_program;
+
+    #[test]
+    fn a_request_carries_text_and_trees_and_an_answer_builds_back() {
+        let mut p = parse_program(
+            "var r0 in [0, 7]\nvar c: bool\nexpr where(c, (r0 * 4 + 3) // 4, invalid)\n",
+        )
+        .unwrap();
+        let line = request(&p.graph, &p.outputs, 7);
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["id"], 7);
+        assert_eq!(v["exprs"][0], "where(c, (r0 * 4 + 3) // 4, invalid)");
+        assert_eq!(v["trees"][0][0], "where");
+        assert_eq!(v["vars"][0]["name"], "r0");
+        let answer = r#"{"id": 7, "trees": [["where", ["var", "c"], ["var", "r0"], ["invalid"]]]}"#;
+        let Ok(Reply::Answer(Answer::Simplified { roots, .. })) =
+            read_answer(&mut p.graph, &p.outputs, 7, answer)
+        else {
+            panic!("not an answer")
+        };
+        assert_eq!(print::expr(&p.graph, roots[0]), "where(c, r0, invalid)");
+        let text = r#"{"id": 7, "exprs": ["where(c, r0 + 0, invalid)"]}"#;
+        assert!(matches!(
+            read_answer(&mut p.graph, &p.outputs, 7, text),
+            Ok(Reply::Answer(Answer::Simplified { .. }))
+        ));
+    }
+
+    #[test]
+    fn bad_answers_are_garbage_with_a_reason() {
+        let mut p = parse_program("var r0 in [0, 7]\nexpr r0 + 1\n").unwrap();
+        let roots = p.outputs.clone();
+        let mut bad = |line: &str| match read_answer(&mut p.graph, &roots, 3, line) {
+            Err(why) => why,
+            Ok(_) => panic!("accepted {line}"),
+        };
+        assert!(bad("not json").starts_with("not an answer"));
+        assert!(bad(r#"{"id": 4, "trees": [["var", "r0"]]}"#).contains("not 3"));
+        assert!(bad(r#"{"id": 3, "trees": [["var", "x"]]}"#).contains("not a variable"));
+        assert!(
+            bad(r#"{"id": 3, "trees": [["lt", ["var", "r0"], ["const", 1]]]}"#).contains("dtype")
+        );
+        assert!(bad(r#"{"id": 3, "trees": [["add", ["var", "r0"]]]}"#).contains("arguments"));
+        assert!(bad(r#"{"id": 3, "exprs": ["r0 +"]}"#).contains("r0 +"));
+        assert!(bad(r#"{"id": 3}"#).contains("no trees"));
+    }
+}

@@ -1,0 +1,438 @@
+//! The simplifier under test: tileproof's own engine, in process, or a
+//! peer's simplifier behind the line protocol (`crate::peer`,
+//! `docs/protocol.md`). Campaigns, checks, shrinking, the corpus and replay
+//! take a [`Subject`], so the engine is one simplifier among others and
+//! there is one code path.
+//!
+//! A subject declares a [`Profile`]: the ops it accepts, whether it has
+//! `invalid`, and how its integers behave. Generated cases are projected
+//! onto the profile ([`Profile::project`]) before the subject sees them, and
+//! its answers are judged at the profile's width: a finding must be a real
+//! disagreement under the subject's own semantics.
+
+use crate::checks::Kind;
+use engine::dtype::{DType, Width};
+use engine::ir::{Graph, NodeId, Op, VarDecl};
+use engine::op::Part;
+use engine::rewrite::Simplifier;
+use rustc_hash::FxHashMap;
+
+/// How a subject's integers behave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Integers {
+    /// Mathematical integers (tinygrad). Checked at 64 bits (no generated
+    /// source comes near it); a failing point is confirmed with the exact
+    /// interpreter at [`Profile::confirm_width`], so that an overflow only
+    /// a 64-bit check sees is never reported as the subject's.
+    Unbounded,
+    /// `index` arithmetic at a width, overflow assumed impossible (TVM's
+    /// int32/int64 variables, tileproof's engine): a point counts only where
+    /// the source is defined at that width.
+    Fixed(Width),
+}
+
+/// What a subject accepts and how its answers are judged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Profile {
+    /// The non-leaf ops it accepts (an answer may use any op).
+    pub ops: Vec<Op>,
+    /// It has the masked-lane value `invalid`, as the arm of a `where` (a
+    /// gate) and under ops on gated values.
+    pub invalid: bool,
+    /// It also takes `invalid` anywhere else (a bare `invalid + 1`, a
+    /// comparison of `invalid`): tileproof's engine does; a peer's IR
+    /// (tinygrad's) builds `invalid` only as a gate.
+    pub bare_invalid: bool,
+    pub integers: Integers,
+    /// It accepts variables of dtype bool.
+    pub bool_vars: bool,
+    /// It accepts `i32`/`i64` values and casts (the engine); a peer speaks
+    /// `index` and `bool` only.
+    pub concrete_dtypes: bool,
+}
+
+impl Profile {
+    /// The engine's profile: every op, `invalid`, every dtype, `index` at
+    /// `width`.
+    pub fn engine(width: Width) -> Profile {
+        Profile {
+            ops: Op::all().collect(),
+            invalid: true,
+            bare_invalid: true,
+            integers: Integers::Fixed(width),
+            bool_vars: true,
+            concrete_dtypes: true,
+        }
+    }
+
+    /// The width answers are checked at (by the JIT oracle).
+    pub fn width(&self) -> Width {
+        match self.integers {
+            Integers::Unbounded => Width::W64,
+            Integers::Fixed(w) => w,
+        }
+    }
+
+    /// The width a failing point is confirmed at (by the interpreter):
+    /// wider than any check for unbounded integers.
+    pub fn confirm_width(&self) -> Width {
+        match self.integers {
+            Integers::Unbounded => Width(126),
+            Integers::Fixed(w) => w,
+        }
+    }
+
+    pub fn allows(&self, op: Op) -> bool {
+        match op {
+            Op::Const(_) | Op::Var(_) => true,
+            Op::Invalid => self.invalid,
+            Op::Cast => self.concrete_dtypes,
+            op => self.ops.contains(&op),
+        }
+    }
+
+    /// Every node of `roots` is something the subject accepts.
+    pub fn covers(&self, g: &Graph, roots: &[NodeId]) -> bool {
+        g.reachable(roots).into_iter().all(|id| {
+            let n = g.node(id);
+            self.allows(n.op)
+                && (self.concrete_dtypes || matches!(n.dtype, DType::Index | DType::Bool))
+                && (self.bool_vars || !matches!((n.op, n.dtype), (Op::Var(_), DType::Bool)))
+                && (self.bare_invalid || !self.bare_invalid_operand(g, id))
+        })
+    }
+
+    /// `id` takes `invalid` itself as an operand other than a `where` arm.
+    fn bare_invalid_operand(&self, g: &Graph, id: NodeId) -> bool {
+        let n = g.node(id);
+        n.src()
+            .iter()
+            .enumerate()
+            .any(|(i, &s)| g.node(s).op == Op::Invalid && !(n.op == Op::Where && i > 0))
+    }
+
+    /// The case rebuilt as the subject accepts it: an op it lacks becomes
+    /// one of its ops of the same class and arity (a quotient stays a
+    /// quotient, a remainder a remainder), or the operand it acts on;
+    /// `invalid` becomes 0 when it has none; casts and concrete dtypes
+    /// become `index` when it speaks `index` only; bool variables become a
+    /// comparison of an index variable when it has no bool variables; at a
+    /// fixed width below 64, constants and bounds are cut to it. A projected
+    /// case is just another case: it need not mean what the original meant.
+    /// Total: any case projects.
+    pub fn project(&self, g: &Graph, roots: &[NodeId]) -> (Graph, Vec<NodeId>) {
+        let mut out = Graph::new();
+        let mut map: FxHashMap<NodeId, NodeId> = FxHashMap::default();
+        let (lo, hi) = match self.integers {
+            Integers::Fixed(w) if w.0 < 64 => (w.min() as i64, w.max() as i64),
+            _ => (i64::MIN, i64::MAX),
+        };
+        let fit = |v: i64| v.clamp(lo, hi);
+        for id in g.reachable(roots) {
+            let n = g.node(id);
+            let dtype = if self.concrete_dtypes || n.dtype == DType::Bool {
+                n.dtype
+            } else {
+                DType::Index
+            };
+            let mut src: Vec<NodeId> = n.src().iter().map(|s| map[s]).collect();
+            if self.invalid && !self.bare_invalid {
+                // `invalid` stays only as the arm of a gate.
+                for (i, s) in src.iter_mut().enumerate() {
+                    if out.node(*s).op == Op::Invalid && !(n.op == Op::Where && i > 0) {
+                        *s = out.cnst(0, DType::Index);
+                    }
+                }
+            }
+            let new = match n.op {
+                Op::Const(c) if dtype == DType::Bool => out.bool_const(c != 0),
+                Op::Const(c) => {
+                    let c = if dtype == DType::Index { fit(c) } else { c };
+                    out.cnst(c, dtype)
+                }
+                Op::Var(v) => self.project_var(&mut out, g.var(v), dtype, &fit),
+                Op::Invalid if self.invalid => out.invalid(),
+                Op::Invalid => out.cnst(0, DType::Index),
+                Op::Cast if self.concrete_dtypes => out.cast(n.dtype, src[0]),
+                Op::Cast => src[0],
+                op => self.project_op(&mut out, op, dtype, &src),
+            };
+            map.insert(id, new);
+        }
+        let new_roots = roots.iter().map(|r| map[r]).collect();
+        (out, new_roots)
+    }
+
+    fn project_var(
+        &self,
+        out: &mut Graph,
+        d: &VarDecl,
+        dtype: DType,
+        fit: &impl Fn(i64) -> i64,
+    ) -> NodeId {
+        let declared = |out: &mut Graph, name: &str, dt: DType, lo: i64, hi: i64| {
+            match out.declare_var(name, dt, lo, hi) {
+                Ok(v) => out.var_node(v),
+                // A name clash with another dtype: a fresh name.
+                Err(_) => {
+                    let v = out
+                        .declare_var(&format!("{name}_{}", out.vars().len()), dt, lo, hi)
+                        .expect("a fresh name with valid bounds");
+                    out.var_node(v)
+                }
+            }
+        };
+        if dtype == DType::Bool && !self.bool_vars {
+            // `b` becomes `b_i != 0` over an index variable in [0, 1], or a
+            // constant when the subject cannot compare either.
+            let x = declared(out, &format!("{}_i", d.name), DType::Index, d.lo, d.hi);
+            let zero = out.cnst(0, DType::Index);
+            return match [Op::Ne, Op::Lt].into_iter().find(|&op| self.allows(op)) {
+                Some(Op::Ne) => out.mk(Op::Ne, &[x, zero]),
+                Some(_) => out.mk(Op::Lt, &[zero, x]),
+                None => out.bool_const(d.lo != 0),
+            };
+        }
+        let (lo, hi) = if dtype == DType::Index {
+            (fit(d.lo), fit(d.hi))
+        } else {
+            (d.lo, d.hi)
+        };
+        declared(out, &d.name, dtype, lo, hi)
+    }
+
+    /// `op` over projected operands, or its stand-in.
+    fn project_op(&self, out: &mut Graph, op: Op, dtype: DType, src: &[NodeId]) -> NodeId {
+        let stand_in = if self.allows(op) {
+            Some(op)
+        } else {
+            self.stand_in(op)
+        };
+        if let Some(s) = stand_in {
+            if let Ok(id) = out.try_mk(s, None, src) {
+                return id;
+            }
+        }
+        // No op to stand in (or it does not type): an operand of its dtype
+        // (the one it acts on), else a constant of that dtype.
+        src.iter()
+            .copied()
+            .find(|&s| out.node(s).dtype == dtype)
+            .unwrap_or_else(|| {
+                if dtype == DType::Bool {
+                    out.bool_const(false)
+                } else {
+                    out.cnst(0, dtype)
+                }
+            })
+    }
+
+    /// An op the subject has, of the same class and arity as `op`,
+    /// preferring one of the same division part.
+    fn stand_in(&self, op: Op) -> Option<Op> {
+        let part = |o: Op| o.info().division.map(|(_, p)| p);
+        let same = |o: &Op| o.class() == op.class() && o.arity() == op.arity();
+        let candidates: Vec<Op> = self.ops.iter().copied().filter(same).collect();
+        let by_part = |p: Option<Part>| candidates.iter().copied().find(|&o| part(o) == p);
+        by_part(part(op)).or_else(|| candidates.first().copied())
+    }
+}
+
+/// A subject's answer to one case.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// The simplified roots (added to the case's graph) and, for the engine,
+    /// the firings per rule (indexed like [`Subject::rule_names`]).
+    Simplified {
+        roots: Vec<NodeId>,
+        counts: Vec<usize>,
+    },
+    /// The subject declined the case (a peer's `unsupported`): not a
+    /// finding.
+    Unsupported(String),
+}
+
+/// A subject that failed on a case: a finding of `kind` (the engine's
+/// rewriter hitting its cap; a peer's error, crash, hang or garbage).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{kind}: {message}")]
+pub struct Refusal {
+    pub kind: Kind,
+    pub message: String,
+}
+
+/// A simplifier under test.
+pub trait Subject: Sync {
+    /// Its name and version, for reports and corpus headers.
+    fn name(&self) -> String;
+    fn profile(&self) -> &Profile;
+    /// Rule names, indexed like [`Answer::Simplified`]'s counts (empty for
+    /// a peer: its rules are its own).
+    fn rule_names(&self) -> &[String];
+    /// Simplifies `roots` of `g`, adding the answer's nodes to `g`.
+    fn simplify(&self, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal>;
+    /// The engine's simplifier, for the checks that only concern tileproof's
+    /// own engine (its ranges, idempotence, lowering).
+    fn engine(&self) -> Option<&Simplifier<'_>> {
+        None
+    }
+    /// The options a command line needs to run this subject again (for a
+    /// finding's `# reproduce:` line): `--rules FILE` for candidate rules,
+    /// `--simplifier CMD` for a peer.
+    fn reproduce_args(&self) -> String;
+}
+
+/// tileproof's engine as a subject.
+pub struct Engine<'r> {
+    pub simp: Simplifier<'r>,
+    profile: Profile,
+    /// The candidate rule files laid over the built-in rules.
+    rule_files: Vec<String>,
+}
+
+impl<'r> Engine<'r> {
+    /// The engine with `simp` (its rules, width and cap), which was loaded
+    /// with the candidate `rule_files` laid over the built-in rules.
+    pub fn new(simp: Simplifier<'r>, rule_files: Vec<String>) -> Engine<'r> {
+        Engine {
+            profile: Profile::engine(simp.width),
+            simp,
+            rule_files,
+        }
+    }
+
+    /// The engine judged under another profile (cases projected onto it):
+    /// for comparing it with a peer on the same cases.
+    pub fn with_profile(mut self, profile: Profile) -> Engine<'r> {
+        self.profile = profile;
+        self
+    }
+}
+
+impl Subject for Engine<'_> {
+    fn name(&self) -> String {
+        format!("tileproof engine {}", env!("CARGO_PKG_VERSION"))
+    }
+
+    fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    fn rule_names(&self) -> &[String] {
+        self.simp.rule_names()
+    }
+
+    fn simplify(&self, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
+        match self.simp.simplify(g, roots, false) {
+            Ok(o) => Ok(Answer::Simplified {
+                roots: o.roots,
+                counts: o.counts,
+            }),
+            Err(e) => Err(Refusal {
+                kind: Kind::Cap,
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    fn engine(&self) -> Option<&Simplifier<'_>> {
+        Some(&self.simp)
+    }
+
+    fn reproduce_args(&self) -> String {
+        self.rule_files
+            .iter()
+            .map(|f| format!("--rules {} ", shell_quote(f)))
+            .collect()
+    }
+}
+
+/// `s` quoted for a POSIX shell when it needs to be.
+pub fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-=:,+@".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::parse::parse_program;
+
+    fn profile(ops: &[Op], invalid: bool) -> Profile {
+        Profile {
+            ops: ops.to_vec(),
+            invalid,
+            bare_invalid: false,
+            integers: Integers::Fixed(Width(32)),
+            bool_vars: false,
+            concrete_dtypes: false,
+        }
+    }
+
+    #[test]
+    fn a_projected_case_uses_only_the_profile() {
+        let p = parse_program(
+            "var x in [-9, 9]\nvar b: bool\nvar n: i32 in [0, 5]\n\
+             expr where(b, x ceildiv 4, invalid)\nexpr i64(n) << 2\nexpr index(n % 3) + 9999999999\n",
+        )
+        .unwrap();
+        let prof = profile(
+            &[Op::Add, Op::Mul, Op::FloorDiv, Op::Mod, Op::Lt, Op::Where],
+            false,
+        );
+        let (g, roots) = prof.project(&p.graph, &p.outputs);
+        assert!(
+            prof.covers(&g, &roots),
+            "{}",
+            engine::print::program(&g, &roots)
+        );
+        let text = engine::print::program(&g, &roots);
+        assert!(text.contains("x // 4"), "{text}");
+        assert!(text.contains("2147483647"), "{text}");
+    }
+
+    #[test]
+    fn invalid_stays_only_in_gates_for_a_peer_that_gates() {
+        let p = parse_program(
+            "var x in [0, 9]\nexpr where(x < 3, x, invalid) + (invalid <= x ? 0 : 0)\n",
+        );
+        assert!(p.is_err(), "the text format has no ?:");
+        let p = parse_program("var x in [0, 9]\nexpr where(x < 3, x, invalid) + where(invalid <= x, 1, 0)\nexpr invalid + 1\n")
+            .unwrap();
+        let prof = profile(&[Op::Add, Op::Le, Op::Lt, Op::Where], true);
+        let (g, roots) = prof.project(&p.graph, &p.outputs);
+        let text = engine::print::program(&g, &roots);
+        assert_eq!(
+            text,
+            "var x in [0, 9]\nexpr where(x < 3, x, invalid) + where(0 <= x, 1, 0)\nexpr 0 + 1\n"
+        );
+        assert!(prof.covers(&g, &roots));
+    }
+
+    #[test]
+    fn the_engine_profile_projects_a_case_to_itself() {
+        let p = parse_program("var x in [-9, 9]\nvar n: i32 in [0, 5]\nexpr where(x < 2, x ceildiv 4, invalid)\nexpr i64(n) << 2\n")
+            .unwrap();
+        let (g, roots) = Profile::engine(Width::W64).project(&p.graph, &p.outputs);
+        assert_eq!(
+            engine::print::program(&g, &roots),
+            engine::print::program(&p.graph, &p.outputs)
+        );
+    }
+
+    #[test]
+    fn shell_quoting_keeps_plain_words_and_quotes_the_rest() {
+        assert_eq!(shell_quote("adapters/x.py"), "adapters/x.py");
+        assert_eq!(
+            shell_quote("python3 a.py --entry sym"),
+            "'python3 a.py --entry sym'"
+        );
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
+}
