@@ -223,6 +223,15 @@ pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
         items.extend(conds.into_iter().map(|c| (f.first, c)));
     }
     items.sort_by_key(|t| t.0);
+    // The same operands regrouped is no simplification, and the rewriter's
+    // operand order would group them back: no firing.
+    let mut same: Vec<NodeId> = items.iter().map(|t| t.1).collect();
+    let mut before = parts.clone();
+    same.sort_unstable();
+    before.sort_unstable();
+    if same == before {
+        return None;
+    }
     let op = node.op;
     let out = match items.first() {
         None => g.bool_const(is_and),

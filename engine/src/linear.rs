@@ -40,10 +40,11 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::cmp::Ordering;
 
 /// The sub-rule names, in the order [`rewrite`] returns indices into.
-pub const RULES: [&str; 1] = ["linear_normalize"];
+pub const RULES: [&str; 2] = ["linear_normalize", "linear_nested_quotient"];
 
 /// Index of each sub-rule in [`RULES`].
 const NORMALIZE: usize = 0;
+const NESTED_QUOTIENT: usize = 1;
 
 /// Tries the linear form's rewrites at `n`: `(index into RULES, result)`.
 /// `root`: `n` is a linear root (the rewriter's notion: its parent is not a
@@ -56,7 +57,61 @@ pub fn rewrite(g: &mut Graph, n: NodeId, root: bool, w: Width) -> Option<(usize,
     if root && crate::rewrite::is_linear_op(node.op, node.dtype) {
         return normalize(g, n, w).map(|r| (NORMALIZE, r));
     }
+    if matches!(node.op, Op::FloorDiv | Op::Div) && node.dtype == DType::Index {
+        return nested_quotient(g, n, w).map(|r| (NESTED_QUOTIENT, r));
+    }
     None
+}
+
+/// A quotient whose numerator holds a quotient term: for an integer `A`
+/// and `d, e > 0`, `A + y // d == (A*d + y) // d`, so
+/// `(A + y // d) // e == (A*d + y) // (d*e)` (`(s0*2 + s1//64)//3` is
+/// `(s0*128 + s1)//192`): one division instead of two. Only where the
+/// declarative rules would not split the result back (no coefficient of
+/// `A` a multiple of `e`, its constant in `[0, e)`), with exactly one such
+/// term of coefficient 1. `/` stays `/` where both numerators are
+/// non-negative (then `/` is `//`).
+fn nested_quotient(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
+    let node = *g.node(n);
+    let e = g.node(node.src()[1]).as_const().filter(|&e| e > 1)? as i128;
+    let x = node.src()[0];
+    if node.op == Op::Div && g.node(x).vmin < 0 {
+        return None;
+    }
+    let p = read(g, x)?;
+    let mut inner = p.terms.iter().filter(|(m, c)| {
+        *c == 1 && m.len() == 1 && split_of(g, m[0]).is_some_and(|s| s.hi.is_none() && s.lo > 1)
+    });
+    let (q, _) = inner.next()?;
+    if inner.next().is_some() {
+        return None;
+    }
+    let s = split_of(g, q[0])?;
+    let d = s.lo;
+    let mut a = p.acc();
+    a.add(q.clone(), -1)?;
+    if a.terms.values().any(|c| *c != 0 && c % e == 0) || !(0..e).contains(&a.k) {
+        return None;
+    }
+    let a = a.finish(g)?;
+    if a.terms.is_empty() && a.k == 0 {
+        return None;
+    }
+    let mut num = Acc::default();
+    num.add_poly(&a, d)?;
+    num.add_poly(&read(g, s.base)?, 1)?;
+    let nb = build(g, &num.finish(g)?)?;
+    let op = if node.op == Op::Div && g.node(nb).vmin >= 0 {
+        Op::Div
+    } else {
+        Op::FloorDiv
+    };
+    let de = cnst(g, d.checked_mul(e)?)?;
+    let out = g.mk(op, &[nb, de]);
+    if out == n || !fits_new(g, n, out, w) {
+        return None;
+    }
+    Some(out)
 }
 
 // ---- the form ---------------------------------------------------------------------
@@ -885,6 +940,19 @@ mod tests {
         assert_eq!(simp(v, "x mod 4 * -2 + x // 4 mod 2 * -8"), "x mod 8 * -2");
         let v = "var r0 in [0, 7]\nvar r1 in [0, 7]";
         assert_eq!(simp(v, "(r0*2 + r1//4)*4 + r1 mod 4"), "r0 * 8 + r1");
+    }
+
+    #[test]
+    fn a_quotient_of_a_quotient_term_is_one_division() {
+        let v = "var s0 in [0, 100]\nvar s1 in [0, 127]";
+        assert_eq!(
+            simp(v, "(s0 * 2 + s1 // 64) // 3"),
+            "(s0 * 128 + s1) // 192"
+        );
+        assert_eq!(simp(v, "(s0 * 2 + s1 // 64) / 3"), "(s0 * 128 + s1) / 192");
+        // A coefficient that is a multiple of the divisor comes out instead.
+        let v = "var s0 in [0, 100]\nvar s1 in [0, 1000]";
+        assert_eq!(simp(v, "(s0 * 3 + s1 // 64) // 3"), "s0 + s1 // 192");
     }
 
     #[test]
