@@ -10,9 +10,10 @@ same for every peer:
 - reading and validating requests (`Case`), with tileproof's typing rules;
 - type-checking the adapter's answer trees against the inputs;
 - turning exceptions into `unsupported` / `error` answers, with one triage
-  rule: a peer that raises on a case whose source is undefined at every point
-  (a literal division by zero, say) answers `unsupported`, not `error`,
-  because tileproof owes nothing there.
+  rule: a peer that raises on a case whose source means nothing at any point
+  (undefined, or an expression unconstrained, at every point: a literal
+  division by zero, say) answers `unsupported`, not `error`, because
+  tileproof owes nothing there.
 
 Stdlib only; see docs/protocol.md for the protocol itself.
 """
@@ -202,7 +203,7 @@ def check_const(v):
     return ["const", v]
 
 
-# ---- triage: is the source undefined at every point? -----------------------
+# ---- triage: does the source mean nothing at every point? -----------------
 
 class _Undefined(Exception):
     pass
@@ -220,9 +221,12 @@ def _trunc_div(a, b):
     return q if (a < 0) == (b < 0) else -q
 
 
-def _eval(tree, env, width):
-    """tileproof's semantics (see engine/src/interp.rs), just enough to tell
-    whether an evaluation is defined. `width` is None for unbounded index."""
+def _eval(tree, env, width, unspecified=False):
+    """tileproof's semantics (see docs/semantics.md), just enough to tell
+    whether an evaluation is defined. `width` is None for unbounded index;
+    `unspecified`: a division by zero or an out-of-range shift gives an
+    unspecified value instead of undefined behaviour (the profile's
+    `partial_ops`)."""
     def fits(v):
         return width is None or -(1 << (width - 1)) <= v < (1 << (width - 1))
 
@@ -255,19 +259,26 @@ def _eval(tree, env, width):
             a, b = args
             return {"and": a and b, "or": a or b, "xor": a != b}[op]
         # integer ops
+        partial = False  # the op's result is unspecified at this point
         if op in ("div", "rem", "floordiv", "mod", "ceildiv"):
             d = args[1]
             if d is _UNCON or d == 0:
-                raise _Undefined()
+                if not unspecified:
+                    raise _Undefined()
+                partial = True
             if op in ("div", "floordiv", "ceildiv") and d == -1 and width is not None and \
                     (args[0] is _UNCON or args[0] == -(1 << (width - 1))):
                 raise _Undefined()
         if op in ("shl", "shr"):
             s = args[1]
             if s is _UNCON or (s is not _INVALID and (s < 0 or (width is not None and s >= width))):
-                raise _Undefined()
+                if not unspecified:
+                    raise _Undefined()
+                partial = True
         if _INVALID in args:
             return _INVALID
+        if partial:
+            return _UNCON
         if _UNCON in args:
             # an op that overflows for some value of its unconstrained operand
             # is undefined (conservative here: any arithmetic that can grow)
@@ -329,9 +340,10 @@ def _points(case, limit=4096, samples=512):
         yield tuple(rng.randint(lo, hi) for lo, hi in ranges)
 
 
-def undefined_everywhere(case, width):
-    """Whether the source evaluation is undefined at every point tried (all of
-    them for small domains)."""
+def meaningless_everywhere(case, width, unspecified=False):
+    """Whether the source means nothing at every point tried (all of them for
+    small domains): its evaluation is undefined, or some expression is
+    unconstrained (`x // 0` where partial ops are unspecified)."""
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
     for pt in _points(case):
         env = {v.name: (bool(x) if v.dtype == "bool" else x) for v, x in zip(case.vars, pt)}
@@ -339,11 +351,11 @@ def undefined_everywhere(case, width):
                                      for v in case.vars):
             continue
         try:
-            for t in case.trees:
-                _eval(t, env, width)
-            return False
+            vals = [_eval(t, env, width, unspecified) for t in case.trees]
         except _Undefined:
             continue
+        if all(v is not _UNCON for v in vals):
+            return False
     return True
 
 
@@ -354,10 +366,11 @@ def serve(out, hello, simplify, width=None):
 
     `simplify(case)` returns one tree per input tree, or raises Unsupported.
     Any other exception is the peer's: answered `unsupported` when the source
-    is undefined at every point (`width`: None for unbounded integers, else
+    means nothing at any point (`width`: None for unbounded integers, else
     the index width of the profile), `error` otherwise.
     """
     ops = set(hello["profile"]["ops"])
+    unspecified = hello["profile"].get("partial_ops") == "unspecified"
     send(out, hello)
     stdin = sys.stdin
     while True:
@@ -386,8 +399,8 @@ def serve(out, hello, simplify, width=None):
             except Exception as e:  # the peer raised
                 what = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
                 traceback.print_exc(file=sys.stderr)
-                if undefined_everywhere(case, width):
-                    raise Unsupported(f"the source is undefined at every point and the peer raised {what}")
+                if meaningless_everywhere(case, width, unspecified):
+                    raise Unsupported(f"the source means nothing at any point and the peer raised {what}")
                 send(out, {"id": rid, "error": f"peer raised {what}"[:2000]})
                 continue
             if len(result) != len(case.trees):

@@ -36,7 +36,7 @@ fn replay_dir(dir: &Path, rules: &RuleSet) -> Vec<String> {
             g,
             src,
             tgt,
-            w.0,
+            w,
             Duration::from_secs(10),
         ) {
             CheckResult::Counterexample { failure, point, .. } => Validation {

@@ -218,7 +218,13 @@ fn generate(rng: &mut Rng, target: usize) -> (Graph, NodeId) {
 
 /// Validates one firing; `None` when it refines, else why not.
 fn validate(g: &Graph, before: NodeId, after: NodeId, jit: &mut usize) -> Option<String> {
-    match check(g, &[before], &[after], 64, Duration::from_secs(20)) {
+    match check(
+        g,
+        &[before],
+        &[after],
+        engine::dtype::Width::W64,
+        Duration::from_secs(20),
+    ) {
         CheckResult::Equivalent { .. } | CheckResult::Vacuous => {}
         other => return Some(format!("SMT: {}", serde_json::to_string(&other).unwrap())),
     }

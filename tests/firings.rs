@@ -20,7 +20,7 @@ fn marked(simp: &Simplifier, names: &[&str]) -> Vec<bool> {
 /// `verify::check` at width 64 as the validator.
 fn validate(simp: &Simplifier, alg: &[bool]) -> Firings {
     let smt = |g: &engine::ir::Graph, s: &[engine::ir::NodeId], t: &[engine::ir::NodeId]| {
-        let r = check(g, s, t, 64, Duration::from_secs(10));
+        let r = check(g, s, t, engine::dtype::Width::W64, Duration::from_secs(10));
         Validation {
             verdict: r.name().to_string(),
             detail: None,
@@ -75,7 +75,7 @@ fn a_wrong_firing_is_refuted_with_a_case_that_check_reproduces() {
             &p.graph,
             &p.outputs,
             &p.expects,
-            64,
+            engine::dtype::Width::W64,
             Duration::from_secs(10),
         );
         assert!(

@@ -1,8 +1,11 @@
 //! The three semantics agree: the reference interpreter, both SMT encodings
 //! (bitvector, and integers bounded to 8 bits) and the Cranelift JIT, on
 //! every integer op and both division families, for all 65,536 pairs of
-//! 8-bit operands, and on every combination of operand states (valid,
-//! invalid, unconstrained): definedness, validity and value, bit for bit.
+//! 8-bit operands, under the contract's model and each variation a peer
+//! can declare (partial ops unspecified, unbounded integers:
+//! `engine::semantics::Model`), and on every combination of operand states
+//! (valid, invalid, unconstrained): definedness, validity and value, bit
+//! for bit.
 //!
 //! The SMT side builds each op once over symbolic operands and evaluates
 //! it in a model per point, so the encoding under test is exactly the one
@@ -11,6 +14,8 @@
 use engine::dtype::Width;
 use engine::interp::{apply, Val};
 use engine::ir::{DType, Graph, NodeId, Op};
+use engine::op::Class;
+use engine::semantics::{Model as Semantics, Partial};
 use fuzz::jit::CompiledEval;
 use verify::encode::{model_bool, model_int, Enc, Mode, Num, SVal, Term};
 use verify::poly::Poly;
@@ -164,7 +169,7 @@ fn jit_env(vals: &[Val]) -> Vec<i64> {
 
 /// Checks one op on every combination of operand values; returns how many
 /// points were compared (per encoding).
-fn check_op(op: Op, kinds: &[Kind], result: DType) -> usize {
+fn check_op(op: Op, kinds: &[Kind], result: DType, sem: Semantics) -> usize {
     let mut g = Graph::new();
     let names = ["a", "b", "c"];
     let jit_args: Vec<NodeId> = kinds
@@ -177,7 +182,7 @@ fn check_op(op: Op, kinds: &[Kind], result: DType) -> usize {
     } else {
         g.mk(op, &jit_args)
     };
-    let jit = CompiledEval::new(&g, &[root], Width(W)).expect("compiles");
+    let jit = CompiledEval::new(&g, &[root], sem).expect("compiles");
     let arg_dts: Vec<DType> = jit_args.iter().map(|&a| g.node(a).dtype).collect();
 
     // Every combination of operand values.
@@ -193,7 +198,35 @@ fn check_op(op: Op, kinds: &[Kind], result: DType) -> usize {
             .collect();
     }
     let mut failures = Vec::new();
-    for enc in [Enc::new(Mode::Bv, W), Enc::new(Mode::Int, W)] {
+    // A variation of the contract only relaxes undefined conditions (the
+    // interpreter checks that on every point below): where the contract's
+    // interpreter is defined, the variation must give the same result, and
+    // the SMT encodings (the slow side: a model per point) are compared
+    // under the variation where the contract is undefined, the only points
+    // it changes; the contract itself is compared everywhere.
+    let contract = Semantics::from(Width(W));
+    let smt_points: Vec<&Vec<Val>> = points
+        .iter()
+        .filter(|vals| {
+            let base = apply(op, result, vals, &arg_dts, contract);
+            if sem == contract || base.is_err() {
+                return true;
+            }
+            let here = apply(op, result, vals, &arg_dts, sem);
+            if here != base {
+                failures.push(format!(
+                    "interpreter {} ({}) on {:?}: {:?}, contract {:?}",
+                    op.name(),
+                    label(sem),
+                    vals,
+                    here,
+                    base
+                ));
+            }
+            false
+        })
+        .collect();
+    for enc in [Enc::of_model(Mode::Bv, sem), Enc::of_model(Mode::Int, sem)] {
         let ops: Vec<SymOperand> = kinds
             .iter()
             .zip(names)
@@ -201,8 +234,8 @@ fn check_op(op: Op, kinds: &[Kind], result: DType) -> usize {
             .collect();
         let args: Vec<SVal> = ops.iter().map(|o| o.sval.clone()).collect();
         let r = enc.apply(op, result, &args, &arg_dts);
-        for vals in &points {
-            let want = apply(op, result, vals, &arg_dts, Width(W)).map_err(|_| ());
+        for vals in smt_points.iter().copied() {
+            let want = apply(op, result, vals, &arg_dts, sem).map_err(|_| ());
             let m = Model::new();
             for (o, &v) in ops.iter().zip(vals) {
                 assign(&m, o, v);
@@ -210,9 +243,10 @@ fn check_op(op: Op, kinds: &[Kind], result: DType) -> usize {
             let got = smt_result(&m, &r);
             if got != want {
                 failures.push(format!(
-                    "{:?} {} on {:?}: interpreter {:?}, smt {:?}",
+                    "{:?} {} ({}) on {:?}: interpreter {:?}, smt {:?}",
                     enc.mode,
                     op.name(),
+                    label(sem),
                     vals,
                     want,
                     got
@@ -221,12 +255,13 @@ fn check_op(op: Op, kinds: &[Kind], result: DType) -> usize {
         }
     }
     for vals in &points {
-        let want = apply(op, result, vals, &arg_dts, Width(W)).map_err(|_| ());
+        let want = apply(op, result, vals, &arg_dts, sem).map_err(|_| ());
         let got = jit.eval(&jit_env(vals)).map(|v| v[0]).map_err(|_| ());
         if got != want {
             failures.push(format!(
-                "jit {} on {:?}: interpreter {:?}, jit {:?}",
+                "jit {} ({}) on {:?}: interpreter {:?}, jit {:?}",
                 op.name(),
+                label(sem),
                 vals,
                 want,
                 got
@@ -240,6 +275,42 @@ fn check_op(op: Op, kinds: &[Kind], result: DType) -> usize {
         &failures[..failures.len().min(10)]
     );
     points.len()
+}
+
+/// The contract's model and each variation a peer's profile can declare,
+/// one parameter at a time.
+fn models() -> Vec<Semantics> {
+    let contract = Semantics::from(Width(W));
+    vec![
+        contract,
+        Semantics {
+            partial: Partial::Unspecified,
+            ..contract
+        },
+        Semantics {
+            unbounded: true,
+            ..contract
+        },
+    ]
+}
+
+/// Whether model `m` can change what `op` does: a variation is compared
+/// only on the ops it concerns (what partial ops do: divisions and shifts;
+/// unbounded integers: the integer ops), the contract on every op.
+fn matters(op: Op, m: Semantics) -> bool {
+    let contract = Semantics::from(Width(W));
+    let partial = m.partial == contract.partial || op.is_divmod() || op.is_shift();
+    let unbounded =
+        m.unbounded == contract.unbounded || matches!(op.class(), Class::Arith | Class::Cast);
+    partial && unbounded
+}
+
+fn label(m: Semantics) -> String {
+    format!(
+        "partial ops {}{}",
+        m.partial.name(),
+        if m.unbounded { ", unbounded" } else { "" }
+    )
 }
 
 /// Every op of the op table at the typings the 8-bit check covers: operands
@@ -266,7 +337,15 @@ fn typings() -> Vec<(Op, Vec<Kind>, DType)> {
 #[test]
 fn interpreter_smt_and_jit_agree_on_every_op_of_the_table() {
     use rayon::prelude::*;
-    let cases = typings();
+    let cases: Vec<(Op, Vec<Kind>, DType, Semantics)> = typings()
+        .into_iter()
+        .flat_map(|(op, kinds, result)| {
+            models()
+                .into_iter()
+                .filter(move |&m| matters(op, m))
+                .map(move |m| (op, kinds.clone(), result, m))
+        })
+        .collect();
     for op in Op::all() {
         assert!(
             cases.iter().any(|c| c.0 == op),
@@ -276,9 +355,9 @@ fn interpreter_smt_and_jit_agree_on_every_op_of_the_table() {
     }
     let results: Vec<(String, Result<usize, String>)> = cases
         .par_iter()
-        .map(|(op, kinds, result)| {
-            let label = format!("{} -> {result}", op.name());
-            let r = std::panic::catch_unwind(|| check_op(*op, kinds, *result)).map_err(|e| {
+        .map(|(op, kinds, result, sem)| {
+            let label = format!("{} -> {result} ({})", op.name(), label(*sem));
+            let r = std::panic::catch_unwind(|| check_op(*op, kinds, *result, *sem)).map_err(|e| {
                 e.downcast_ref::<String>()
                     .cloned()
                     .unwrap_or_else(|| "panic".into())

@@ -6,7 +6,9 @@
 //! implement the same primitives and are tested against this module, op by
 //! op.
 //!
-//! An evaluation at width W yields, for every node, a [`Val`]: a defined
+//! An evaluation runs under a [`Model`]: the width W of `index` (a bare
+//! [`Width`] converts into the contract's model at that width) and what
+//! partial ops do. It yields, for every node, a [`Val`]: a defined
 //! integer or bool, `Invalid` (a masked lane), or `Unconstrained` (a value
 //! computed from an invalid operand that is only ever used under its gate).
 //! Undefined behaviour is whole-evaluation: if any reachable node is
@@ -17,7 +19,7 @@ use crate::arith::{exact, wrap};
 use crate::dtype::{DType, Width};
 use crate::ir::{Graph, NodeId};
 use crate::op::Op;
-use crate::semantics::{self, Failure, Prims, Sem, Ub, Value};
+use crate::semantics::{self, Failure, Model, Partial, Prims, Sem, Ub, Value};
 use std::fmt;
 
 /// The value of one node in one evaluation.
@@ -52,7 +54,20 @@ pub struct Undefined {
 /// The primitives on exact values; remembers the first undefined reason.
 struct Exact {
     w: Width,
+    partial: Partial,
+    unbounded: bool,
     ub: Option<Ub>,
+}
+
+impl Exact {
+    fn new(m: Model) -> Exact {
+        Exact {
+            w: m.width,
+            partial: m.partial,
+            unbounded: m.unbounded,
+            ub: None,
+        }
+    }
 }
 
 impl Prims for Exact {
@@ -61,6 +76,12 @@ impl Prims for Exact {
 
     fn width(&self) -> Width {
         self.w
+    }
+    fn partial(&self) -> Partial {
+        self.partial
+    }
+    fn unbounded(&self) -> bool {
+        self.unbounded
     }
     fn bool_lit(&mut self, b: bool) -> bool {
         b
@@ -166,11 +187,17 @@ fn from_sem(s: Sem<i128, bool>) -> Val {
     }
 }
 
-/// Applies one non-leaf operation to operand values at width `w`, by
-/// [`crate::semantics::apply`]. `dtype` is the result dtype, `arg_dts`
-/// the operands' dtypes.
-pub fn apply(op: Op, dtype: DType, args: &[Val], arg_dts: &[DType], w: Width) -> Result<Val, Ub> {
-    let mut p = Exact { w, ub: None };
+/// Applies one non-leaf operation to operand values under model `m` (or a
+/// width), by [`crate::semantics::apply`]. `dtype` is the result dtype,
+/// `arg_dts` the operands' dtypes.
+pub fn apply(
+    op: Op,
+    dtype: DType,
+    args: &[Val],
+    arg_dts: &[DType],
+    m: impl Into<Model>,
+) -> Result<Val, Ub> {
+    let mut p = Exact::new(m.into());
     // On the stack: this runs once per node and point.
     let sems: [Sem<i128, bool>; 3] = std::array::from_fn(|i| match args.get(i) {
         Some(&v) => to_sem(v, arg_dts[i]),
@@ -185,7 +212,7 @@ pub fn apply(op: Op, dtype: DType, args: &[Val], arg_dts: &[DType], w: Width) ->
 
 /// A constant leaf at width `w`.
 pub fn constant(v: i128, dtype: DType, w: Width) -> Result<Val, Ub> {
-    let mut p = Exact { w, ub: None };
+    let mut p = Exact::new(w.into());
     let r = semantics::constant(&mut p, v, dtype);
     match p.ub {
         Some(ub) => Err(ub),
@@ -210,7 +237,15 @@ fn read_var(g: &Graph, v: u32, env: &Env, w: Width) -> Result<Val, Ub> {
 }
 
 /// The value of node `id` at a point, from its operands' values `args`.
-pub fn eval_node(g: &Graph, id: NodeId, args: &[Val], env: &Env, w: Width) -> Result<Val, Ub> {
+pub fn eval_node(
+    g: &Graph,
+    id: NodeId,
+    args: &[Val],
+    env: &Env,
+    m: impl Into<Model>,
+) -> Result<Val, Ub> {
+    let m = m.into();
+    let w = m.width;
     let n = g.node(id);
     match n.op {
         Op::Var(v) => read_var(g, v, env, w),
@@ -221,14 +256,20 @@ pub fn eval_node(g: &Graph, id: NodeId, args: &[Val], env: &Env, w: Width) -> Re
             for (d, &s) in dts.iter_mut().zip(n.src()) {
                 *d = g.node(s).dtype;
             }
-            apply(n.op, n.dtype, args, &dts[..args.len()], w)
+            apply(n.op, n.dtype, args, &dts[..args.len()], m)
         }
     }
 }
 
 /// Evaluates every node reachable from `roots`; returns the value of each
 /// node (indexed by node id; unreachable nodes hold `Unconstrained`).
-pub fn eval_all(g: &Graph, roots: &[NodeId], env: &Env, w: Width) -> Result<Vec<Val>, Undefined> {
+pub fn eval_all(
+    g: &Graph,
+    roots: &[NodeId],
+    env: &Env,
+    m: impl Into<Model>,
+) -> Result<Vec<Val>, Undefined> {
+    let m = m.into();
     let order = g.reachable(roots);
     let mut vals = vec![Val::Unconstrained; order.last().map_or(0, |l| l.index() + 1)];
     let mut args = Vec::with_capacity(3);
@@ -236,15 +277,20 @@ pub fn eval_all(g: &Graph, roots: &[NodeId], env: &Env, w: Width) -> Result<Vec<
         args.clear();
         args.extend(g.node(id).src().iter().map(|s| vals[s.index()]));
         vals[id.index()] =
-            eval_node(g, id, &args, env, w).map_err(|reason| Undefined { node: id, reason })?;
+            eval_node(g, id, &args, env, m).map_err(|reason| Undefined { node: id, reason })?;
     }
     Ok(vals)
 }
 
 /// Evaluates `roots` at one point: their values, or why the evaluation is
 /// undefined.
-pub fn eval(g: &Graph, roots: &[NodeId], env: &Env, w: Width) -> Result<Vec<Val>, Undefined> {
-    let vals = eval_all(g, roots, env, w)?;
+pub fn eval(
+    g: &Graph,
+    roots: &[NodeId],
+    env: &Env,
+    m: impl Into<Model>,
+) -> Result<Vec<Val>, Undefined> {
+    let vals = eval_all(g, roots, env, m)?;
     Ok(roots.iter().map(|r| vals[r.index()]).collect())
 }
 
@@ -260,10 +306,7 @@ pub fn refines(src: Val, tgt: Val) -> Option<Failure> {
         Val::Bool(_) => DType::Bool,
         _ => dt,
     };
-    let mut p = Exact {
-        w: Width::W64,
-        ub: None,
-    };
+    let mut p = Exact::new(Width::W64.into());
     let (validity, value) = semantics::refinement(&mut p, &to_sem(src, dt), &to_sem(tgt, t_dt), dt);
     if validity {
         Some(Failure::ValidityDiffers)
@@ -319,8 +362,9 @@ pub fn first_failure(
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
-    w: Width,
+    m: impl Into<Model>,
 ) -> Option<(Vec<i128>, Failure)> {
+    let m = m.into();
     let bounds: Vec<(i128, i128)> = g
         .vars()
         .iter()
@@ -328,7 +372,7 @@ pub fn first_failure(
         .collect();
     let mut env: Vec<i128> = bounds.iter().map(|b| b.0).collect();
     loop {
-        if let PointCheck::Fails(f) = check_point(eval(g, src, &env, w), eval(g, tgt, &env, w)) {
+        if let PointCheck::Fails(f) = check_point(eval(g, src, &env, m), eval(g, tgt, &env, m)) {
             return Some((env, f));
         }
         // The next point, like an odometer; done when every digit wraps.

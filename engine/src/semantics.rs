@@ -48,12 +48,74 @@
 //! - `where(c, a, b)`: unconstrained if `c` is, else the selected arm.
 //! - Constants: an `index` constant outside W bits is an overflow.
 //!
+//! ## Partial ops ([`Partial`])
+//!
+//! A division by zero and a shift by an amount out of range are undefined
+//! in the contract (C's answer, and TVM's). A peer whose own semantics make
+//! them total (tinygrad: its z3 model divides totally, and its rewriter
+//! moves any op into a gated lane) declares [`Partial::Unspecified`]: there
+//! they give an unconstrained value instead (invalid still wins), and
+//! nothing else changes. The [`Model`] an evaluation runs under is the
+//! width of `index` and this choice.
+//!
 //! [`refinement`] is the other half of the contract: where a target fails
 //! to refine a source.
 
 use crate::dtype::{DType, Width};
 use crate::op::{Class, Op};
 use std::fmt;
+
+/// What a partial op (a division by zero, a shift by an amount out of
+/// range) does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Partial {
+    /// Undefined behaviour (the contract's semantics).
+    #[default]
+    Undefined,
+    /// An unconstrained value (a peer whose partial ops are total).
+    Unspecified,
+}
+
+impl Partial {
+    pub const ALL: [Partial; 2] = [Partial::Undefined, Partial::Unspecified];
+
+    /// The name in the protocol and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Partial::Undefined => "undefined",
+            Partial::Unspecified => "unspecified",
+        }
+    }
+
+    pub fn by_name(s: &str) -> Option<Partial> {
+        Partial::ALL.into_iter().find(|p| p.name() == s)
+    }
+}
+
+/// What an evaluation depends on besides the graph and the point: the
+/// width of `index`, what partial ops do, and whether `index` stands for
+/// the unbounded integers. A bare [`Width`] is the contract's model at that
+/// width.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Model {
+    pub width: Width,
+    pub partial: Partial,
+    /// `index` is the mathematical integers (a peer's, tinygrad's), judged
+    /// at `width` only because points are: an unconstrained operand is any
+    /// integer, and no value of it makes an op overflow. A concrete value
+    /// beyond `width` still cannot be judged and stays an overflow.
+    pub unbounded: bool,
+}
+
+impl From<Width> for Model {
+    fn from(width: Width) -> Model {
+        Model {
+            width,
+            partial: Partial::Undefined,
+            unbounded: false,
+        }
+    }
+}
 
 /// Why an evaluation is undefined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -168,6 +230,10 @@ pub trait Prims {
 
     /// The width `index` has.
     fn width(&self) -> Width;
+    /// What partial ops do.
+    fn partial(&self) -> Partial;
+    /// Whether `index` stands for the unbounded integers ([`Model`]).
+    fn unbounded(&self) -> bool;
     fn bool_lit(&mut self, b: bool) -> Self::B;
     /// An integer literal of dtype `dt` (which holds it).
     fn int_lit(&mut self, v: i128, dt: DType) -> Self::I;
@@ -248,6 +314,15 @@ where
 }
 
 /// The overflow reason of an op with no result in `dt`.
+/// Where a partial op has no result (`cond`): undefined, or an
+/// unconstrained result, as the model says.
+fn partial<P: Prims>(p: &mut P, cond: P::B, reason: Ub, unc: &mut P::B) {
+    match p.partial() {
+        Partial::Undefined => p.undefined(cond, reason),
+        Partial::Unspecified => *unc = p.or(unc, &cond),
+    }
+}
+
 fn overflow(dt: DType) -> Ub {
     if dt == DType::Index {
         Ub::IndexOverflow
@@ -331,9 +406,8 @@ fn integer<P: Prims>(
     arg_dts: &[DType],
 ) -> Sem<P::I, P::B> {
     let inv = any(p, args.iter().map(|a| &a.inv));
-    let some_unc = any(p, args.iter().map(|a| &a.unc));
+    let mut some_unc = any(p, args.iter().map(|a| &a.unc));
     let not_inv = p.not(&inv);
-    let unc = p.and(&not_inv, &some_unc);
     // The operands' values, on the stack (integer ops take one or two).
     let first = args[0].int().clone();
     let second = args
@@ -351,7 +425,7 @@ fn integer<P: Prims>(
         let valid_zero = p.and(&d_valid, &is_zero);
         // An unconstrained divisor could be 0.
         let c = p.or(&valid_zero, &d.unc);
-        p.undefined(c, Ub::DivByZero);
+        partial(p, c, Ub::DivByZero, &mut some_unc);
         if op.is_quotient() {
             // An unconstrained dividend could be MIN.
             let minus_one = p.int_lit(-1, dt);
@@ -372,14 +446,15 @@ fn integer<P: Prims>(
         let c = p.and(&k_valid, &out);
         // An unconstrained amount could be out of range.
         let c = p.or(&c, &k.unc);
-        p.undefined(c, Ub::ShiftAmount);
+        partial(p, c, Ub::ShiftAmount, &mut some_unc);
     }
+    let unc = p.and(&not_inv, &some_unc);
     let (val, no_result) = p.arith(op, dt, arg_dts[0], vals);
     let not_valid = p.or(&inv, &some_unc);
     let all_valid = p.not(&not_valid);
     let c = p.and(&all_valid, &no_result);
     p.undefined(c, overflow(dt));
-    if dt == DType::Index {
+    if dt == DType::Index && !p.unbounded() {
         let u = unconstrained_overflow(p, op, args, arg_dts, vals);
         let c = p.and(&not_inv, &u);
         p.undefined(c, Ub::IndexOverflow);

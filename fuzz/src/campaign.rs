@@ -610,8 +610,14 @@ pub fn prepare_finding(
 ) -> Prepared {
     let mut ccfg = check.clone();
     ccfg.kinds = kinds_for(kind);
-    let fails =
-        |p: &Program| checks::check(&p.graph, &p.outputs, subject, &ccfg, validator).failed(kind);
+    // A shrunk case must stay one the subject accepts (a peer's profile):
+    // else shrinking finds a case it was never meant to take (a bare
+    // `invalid` for tinygrad) and blames it.
+    let profile = subject.profile();
+    let fails = |p: &Program| {
+        profile.covers(&p.graph, &p.outputs)
+            && checks::check(&p.graph, &p.outputs, subject, &ccfg, validator).failed(kind)
+    };
     let original = Program {
         graph: program.graph.clone(),
         outputs: program.outputs.clone(),

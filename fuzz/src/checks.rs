@@ -29,6 +29,7 @@ use engine::dtype::Width;
 use engine::interp::{self, Val};
 use engine::ir::{Graph, NodeId};
 use engine::print;
+use engine::semantics::Model;
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
@@ -384,16 +385,21 @@ fn run_checks(
             return;
         }
         Err(refusal) => {
-            // A peer that raises, hangs or exits on a case whose source is
-            // undefined at every point owes nothing (the protocol's triage
+            // A peer that raises, hangs or exits on a case whose source
+            // means nothing at any point (undefined, or a root
+            // unconstrained, at every point) owes nothing (the protocol's triage
             // rule, applied here to what an adapter cannot triage itself:
             // `1 << 2^40` makes Python compute forever).
+            let model = Model {
+                width: cfg.width,
+                ..subject.profile().model()
+            };
             let excused = matches!(refusal.kind, Kind::PeerError | Kind::Hang | Kind::Crash)
-                && oracle::defined_somewhere(&out.graph, &out.src, cfg.width, 1 << 16)
+                && oracle::meaningful_somewhere(&out.graph, &out.src, model, 1 << 16)
                     == Some(false);
             if excused {
                 out.unsupported = Some(format!(
-                    "the source is undefined at every point and the simplifier failed ({})",
+                    "the source means nothing at any point and the simplifier failed ({})",
                     refusal.kind
                 ));
             } else {
@@ -417,16 +423,22 @@ fn run_checks(
             .without(Kind::Jit)
             .without(Kind::Lower),
     };
-    let confirm = subject.profile().confirm_width();
+    let confirm = subject.profile().confirm_model();
+    let judged = subject.profile().model();
+    let oracle_cfg = OracleConfig {
+        partial: judged.partial,
+        unbounded: judged.unbounded,
+        ..cfg.oracle()
+    };
 
     if kinds.contains(Kind::Oracle) {
-        match oracle::check_jit(g, src, &tgt, &cfg.oracle()) {
+        match oracle::check_jit(g, src, &tgt, &oracle_cfg) {
             Ok(rep) => {
                 // For unbounded integers, the point must fail with exact
                 // arithmetic too: an overflow only the W-bit check sees is
                 // not the subject's.
                 let real = |f: &oracle::FailingPoint| {
-                    confirm == cfg.width || {
+                    confirm.width == cfg.width || {
                         let env: Vec<i128> = f.env.iter().map(|&v| v as i128).collect();
                         let s = interp::eval(g, src, &env, confirm);
                         let t = interp::eval(g, &tgt, &env, confirm);

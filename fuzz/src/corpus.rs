@@ -442,6 +442,27 @@ pub fn replay_file(
 }
 
 impl<'a> Replayer<'a> {
+    /// The model answers are judged under at width `w` (the width a case
+    /// is replayed at): the contract's for the engine, the profile's for a
+    /// peer.
+    pub fn model(&self, w: engine::dtype::Width) -> engine::semantics::Model {
+        match self {
+            Replayer::Engine { .. } => w.into(),
+            Replayer::Subject(s) => engine::semantics::Model {
+                width: w,
+                ..s.profile().model()
+            },
+        }
+    }
+
+    /// The name of the simplifier replayed against, as headers record it.
+    pub fn name(&self) -> String {
+        match self {
+            Replayer::Engine { .. } => crate::subject::engine_name(),
+            Replayer::Subject(s) => s.name(),
+        }
+    }
+
     /// The engine with `rules` (no candidate files).
     pub fn engine(rules: &'a RuleSet) -> Replayer<'a> {
         Replayer::Engine {
@@ -458,6 +479,12 @@ pub struct CaseReport {
     /// The width it was checked at (`None`: the file could not be read).
     pub width: Option<u32>,
     pub ok: bool,
+    /// The kind the file's header records (`# tileproof finding: KIND`).
+    pub recorded: Option<String>,
+    /// The simplifier the header records (`# simplifier: NAME VERSION`).
+    pub recorded_subject: Option<String>,
+    /// The kinds of the checks that failed now (empty when ok).
+    pub found: Vec<String>,
     /// The validator's verdict (`equivalent`, `counterexample`, `unknown`,
     /// ...), when it ran.
     pub smt: Option<String>,
@@ -486,12 +513,17 @@ pub fn replay_case(
         path: path.display().to_string(),
         width: None,
         ok: false,
+        recorded: None,
+        recorded_subject: None,
+        found: Vec::new(),
         smt: None,
         line: String::new(),
         detail: String::new(),
         seconds: 0.0,
     };
     let r = read(path).and_then(|prog| {
+        rep.recorded = header_value(&prog, "tileproof finding").map(str::to_string);
+        rep.recorded_subject = header_value(&prog, "simplifier").map(str::to_string);
         let default = match who {
             Replayer::Engine { .. } => Width::W64,
             Replayer::Subject(s) => s.profile().width(),
@@ -512,6 +544,11 @@ pub fn replay_case(
     };
     let w = r.width;
     rep.width = Some(w.0);
+    for f in &r.checked.failures {
+        if !rep.found.iter().any(|k| k == f.kind.name()) {
+            rep.found.push(f.kind.name().to_string());
+        }
+    }
     let val = r.checked.validation.as_ref();
     rep.smt = val.map(|v| v.verdict.clone());
     let smt_note = match val {

@@ -46,7 +46,7 @@ use cranelift_module::{default_libcall_names, Linkage, Module};
 use engine::dtype::Width;
 use engine::interp::{Undefined, Val};
 use engine::ir::{DType, Graph, NodeId, Op, TypeError};
-use engine::semantics::{self, Prims, Sem, Ub, Value as SemValue};
+use engine::semantics::{self, Model, Partial, Prims, Sem, Ub, Value as SemValue};
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -243,6 +243,8 @@ pub(crate) struct UbCond {
 pub(crate) struct Jit<'a, 'b> {
     pub b: &'a mut FunctionBuilder<'b>,
     pub w: Width,
+    pub partial: Partial,
+    pub unbounded: bool,
     /// The node being lowered, for its UB conditions.
     pub node: NodeId,
     pub ub: &'a mut Vec<UbCond>,
@@ -356,6 +358,12 @@ impl Prims for Jit<'_, '_> {
 
     fn width(&self) -> Width {
         self.w
+    }
+    fn partial(&self) -> Partial {
+        self.partial
+    }
+    fn unbounded(&self) -> bool {
+        self.unbounded
     }
     fn bool_lit(&mut self, b: bool) -> Cond {
         Cond::Const(b)
@@ -513,15 +521,19 @@ impl Prims for Jit<'_, '_> {
 pub(crate) struct Lower<'g> {
     pub g: &'g Graph,
     pub w: Width,
+    pub partial: Partial,
+    pub unbounded: bool,
     pub vals: Vec<Option<Lowered>>,
     pub ub: Vec<UbCond>,
 }
 
 impl<'g> Lower<'g> {
-    pub fn new(g: &'g Graph, w: Width) -> Lower<'g> {
+    pub fn new(g: &'g Graph, m: Model) -> Lower<'g> {
         Lower {
             g,
-            w,
+            w: m.width,
+            partial: m.partial,
+            unbounded: m.unbounded,
             vals: vec![None; g.len()],
             ub: Vec::new(),
         }
@@ -563,6 +575,8 @@ impl<'g> Lower<'g> {
         Jit {
             b,
             w: self.w,
+            partial: self.partial,
+            unbounded: self.unbounded,
             node,
             ub: &mut self.ub,
         }
@@ -718,14 +732,16 @@ pub struct CompiledEval {
 }
 
 impl CompiledEval {
-    /// Compiles `roots` of `g` at width `w`.
-    pub fn new(g: &Graph, roots: &[NodeId], w: Width) -> Result<CompiledEval, JitError> {
+    /// Compiles `roots` of `g` under model `m` (or at a width).
+    pub fn new(g: &Graph, roots: &[NodeId], m: impl Into<Model>) -> Result<CompiledEval, JitError> {
+        let m = m.into();
+        let w = m.width;
         check_width(w)?;
         let order = g.reachable(roots);
         let ptr = ptr_type()?;
         let (code, fptr) = compile_function(&[ptr, ptr, ptr], |b, args| {
             let (env_p, vals_p, st_p) = (args[0], args[1], args[2]);
-            let mut lower = Lower::new(g, w);
+            let mut lower = Lower::new(g, m);
             let mut env = |b: &mut FunctionBuilder<'_>, v: u32| {
                 b.ins().load(types::I64, mem(), env_p, 8 * v as i32)
             };
@@ -816,6 +832,10 @@ impl CompiledEval {
 }
 
 /// Shorthand for [`CompiledEval::new`].
-pub fn compile_eval(g: &Graph, roots: &[NodeId], w: Width) -> Result<CompiledEval, JitError> {
-    CompiledEval::new(g, roots, w)
+pub fn compile_eval(
+    g: &Graph,
+    roots: &[NodeId],
+    m: impl Into<Model>,
+) -> Result<CompiledEval, JitError> {
+    CompiledEval::new(g, roots, m)
 }

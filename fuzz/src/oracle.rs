@@ -38,7 +38,7 @@ use cranelift_frontend::FunctionBuilder;
 use engine::dtype::Width;
 use engine::interp::{self, PointCheck, Undefined, Val};
 use engine::ir::{Graph, NodeId, Op};
-use engine::semantics::{self, Failure};
+use engine::semantics::{self, Failure, Model, Partial};
 use rayon::prelude::*;
 use std::fmt;
 
@@ -49,6 +49,10 @@ use std::fmt;
 pub struct OracleConfig {
     /// The width `index` is checked at.
     pub width: Width,
+    /// What partial ops do (the subject's profile says).
+    pub partial: Partial,
+    /// Whether `index` stands for the unbounded integers (the profile says).
+    pub unbounded: bool,
     /// Domains with more points than this are sampled.
     pub max_exhaustive: u64,
     /// Number of points checked when sampling.
@@ -65,6 +69,8 @@ impl Default for OracleConfig {
     fn default() -> OracleConfig {
         OracleConfig {
             width: Width::W64,
+            partial: Partial::Undefined,
+            unbounded: false,
             max_exhaustive: 1 << 24,
             samples: 1 << 20,
             seed: 0,
@@ -79,6 +85,15 @@ impl OracleConfig {
         OracleConfig {
             width,
             ..OracleConfig::default()
+        }
+    }
+
+    /// The model points are evaluated under.
+    pub fn model(&self) -> Model {
+        Model {
+            width: self.width,
+            partial: self.partial,
+            unbounded: self.unbounded,
         }
     }
 }
@@ -414,7 +429,7 @@ impl CompiledOracle {
         let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
         let domain = Domain::new(g, &all);
         let plan = Plan::of(&domain, cfg);
-        let (code, fptr) = build_oracle(g, src, tgt, cfg.width, &domain, plan)?;
+        let (code, fptr) = build_oracle(g, src, tgt, cfg.model(), &domain, plan)?;
         // SAFETY: built with exactly this signature.
         let func: OracleFn = unsafe { std::mem::transmute::<*const u8, OracleFn>(fptr) };
         Ok(CompiledOracle {
@@ -486,7 +501,7 @@ fn build_oracle(
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
-    w: Width,
+    m: Model,
     domain: &Domain,
     plan: Plan,
 ) -> Result<(JitCode, *const u8), JitError> {
@@ -557,7 +572,7 @@ fn build_oracle(
         } else {
             vars.iter().map(|&v| b.use_var(v)).collect()
         };
-        let mut lower = Lower::new(g, w);
+        let mut lower = Lower::new(g, m);
         let mut env = |_: &mut FunctionBuilder<'_>, v: u32| point[slot[v as usize]];
         lower.lower(b, &union, &mut env, true);
         let src_ub = fold_any(
@@ -695,7 +710,7 @@ pub fn check_jit(
     let mut rep = oracle.run(g);
     drop(oracle);
     if let Some(f) = &mut rep.failure {
-        f.replay = Some(replay(g, src, tgt, &f.env, cfg.width));
+        f.replay = Some(replay(g, src, tgt, &f.env, cfg.model()));
     }
     Ok(rep)
 }
@@ -715,7 +730,7 @@ pub fn check_jit_graphs(
 }
 
 /// The interpreter's evaluation of both forms at one point.
-pub fn replay(g: &Graph, src: &[NodeId], tgt: &[NodeId], env: &[i64], w: Width) -> Replay {
+pub fn replay(g: &Graph, src: &[NodeId], tgt: &[NodeId], env: &[i64], w: Model) -> Replay {
     let env: Vec<i128> = env.iter().map(|&v| v as i128).collect();
     let s = interp::eval(g, src, &env, w);
     let t = interp::eval(g, tgt, &env, w);
@@ -740,7 +755,7 @@ pub fn check_interp(
     let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
     let domain = Domain::new(g, &all);
     let plan = Plan::of(&domain, cfg);
-    let (w, seed) = (cfg.width, cfg.seed);
+    let (w, seed) = (cfg.model(), cfg.seed);
     let raw = first_failing_chunk(plan.total(), cfg.chunk, cfg.parallel, |start, count| {
         let mut point = vec![0i64; domain.len()];
         let mut env: Vec<i128> = domain.env(g, &point).iter().map(|&v| v as i128).collect();
@@ -775,12 +790,21 @@ pub fn check_interp(
     Ok(rep)
 }
 
-/// Whether `roots` is defined at some point of its domain, by the
-/// interpreter at width `w`: `Some(true)` when a defined point is found,
-/// `Some(false)` when every point was tried and none is defined, `None`
-/// when the domain is larger than `max_points` and no sampled point was
-/// defined (the answer is not known).
-pub fn defined_somewhere(g: &Graph, roots: &[NodeId], w: Width, max_points: u64) -> Option<bool> {
+/// Whether `roots` means something at some point of its domain, by the
+/// interpreter under model `w`: the evaluation is defined and no root is
+/// unconstrained there (a root that is unconstrained everywhere, like
+/// `x // 0` where partial ops are unspecified, carries no value a
+/// simplifier could get wrong). `Some(true)` when such a point is found,
+/// `Some(false)` when every point was tried and none is, `None` when the
+/// domain is larger than `max_points` and no sampled point was (the answer
+/// is not known).
+pub fn meaningful_somewhere(
+    g: &Graph,
+    roots: &[NodeId],
+    w: impl Into<Model>,
+    max_points: u64,
+) -> Option<bool> {
+    let w = w.into();
     let domain = Domain::new(g, roots);
     let exhaustive = domain.size() <= max_points as u128;
     let n = if exhaustive {
@@ -796,7 +820,9 @@ pub fn defined_somewhere(g: &Graph, roots: &[NodeId], w: Width, max_points: u64)
             domain.sample(0, k, &mut point);
         }
         let env: Vec<i128> = domain.env(g, &point).iter().map(|&v| v as i128).collect();
-        if interp::eval(g, roots, &env, w).is_ok() {
+        let meaningful = interp::eval(g, roots, &env, w)
+            .is_ok_and(|vals| vals.iter().all(|v| *v != Val::Unconstrained));
+        if meaningful {
             return Some(true);
         }
     }

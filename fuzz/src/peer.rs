@@ -20,6 +20,7 @@ use crate::subject::{Answer, Integers, Profile, Refusal, Subject};
 use engine::dtype::{DType, Width};
 use engine::ir::{Graph, NodeId, Op};
 use engine::print;
+use engine::semantics::Partial;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::VecDeque;
@@ -80,6 +81,8 @@ struct HelloProfile {
     integers: String,
     #[serde(default)]
     bool_vars: bool,
+    #[serde(default)]
+    partial_ops: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -291,6 +294,12 @@ fn profile_of(h: &HelloProfile) -> Result<Profile, String> {
             ))
         }
     };
+    let partial = match h.partial_ops.as_deref() {
+        None => Partial::Undefined,
+        Some(name) => Partial::by_name(name).ok_or_else(|| {
+            format!("partial_ops `{name}` is not one this tileproof knows (undefined, unspecified)")
+        })?,
+    };
     Ok(Profile {
         ops,
         invalid: h.invalid,
@@ -298,6 +307,7 @@ fn profile_of(h: &HelloProfile) -> Result<Profile, String> {
         integers,
         bool_vars: h.bool_vars,
         concrete_dtypes: false,
+        partial,
     })
 }
 
@@ -595,6 +605,7 @@ pub fn serve(
                 Integers::Fixed(w) => format!("int{}", w.0),
             },
             "bool_vars": prof.bool_vars,
+            "partial_ops": prof.partial.name(),
         }
     });
     writeln!(output, "{hello}")?;

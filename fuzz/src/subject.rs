@@ -15,6 +15,7 @@ use engine::dtype::{DType, Width};
 use engine::ir::{Graph, NodeId, Op, VarDecl};
 use engine::op::Part;
 use engine::rewrite::Simplifier;
+use engine::semantics::{Model, Partial};
 use rustc_hash::FxHashMap;
 
 /// How a subject's integers behave.
@@ -49,6 +50,9 @@ pub struct Profile {
     /// It accepts `i32`/`i64` values and casts (the engine); a peer speaks
     /// `index` and `bool` only.
     pub concrete_dtypes: bool,
+    /// What a division by zero or an out-of-range shift does in its
+    /// semantics (undefined in tileproof's and TVM's).
+    pub partial: Partial,
 }
 
 impl Profile {
@@ -62,6 +66,25 @@ impl Profile {
             integers: Integers::Fixed(width),
             bool_vars: true,
             concrete_dtypes: true,
+            partial: Partial::Undefined,
+        }
+    }
+
+    /// The model answers are checked under (by the JIT oracle).
+    pub fn model(&self) -> Model {
+        Model {
+            width: self.width(),
+            partial: self.partial,
+            unbounded: self.integers == Integers::Unbounded,
+        }
+    }
+
+    /// The model a failing point is confirmed under (by the interpreter).
+    pub fn confirm_model(&self) -> Model {
+        Model {
+            width: self.confirm_width(),
+            partial: self.partial,
+            unbounded: self.integers == Integers::Unbounded,
         }
     }
 
@@ -309,9 +332,14 @@ impl<'r> Engine<'r> {
     }
 }
 
+/// The engine's name as a subject (what corpus headers record).
+pub fn engine_name() -> String {
+    format!("tileproof engine {}", env!("CARGO_PKG_VERSION"))
+}
+
 impl Subject for Engine<'_> {
     fn name(&self) -> String {
-        format!("tileproof engine {}", env!("CARGO_PKG_VERSION"))
+        engine_name()
     }
 
     fn profile(&self) -> &Profile {
@@ -372,6 +400,7 @@ mod tests {
             integers: Integers::Fixed(Width(32)),
             bool_vars: false,
             concrete_dtypes: false,
+            partial: Partial::Undefined,
         }
     }
 

@@ -100,7 +100,7 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
         }
     };
     prog.expects = target.clone();
-    let r = check(&prog.graph, &prog.outputs, &target, width.0, timeout);
+    let r = check(&prog.graph, &prog.outputs, &target, width, timeout);
     if a.json {
         let answer: Vec<String> = target
             .iter()

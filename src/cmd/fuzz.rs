@@ -10,6 +10,7 @@
 use super::{exit, parse_timeout, parse_width, SubjectArgs, Under};
 use engine::dtype::Width;
 use engine::ir::{Graph, NodeId};
+use engine::semantics::Model;
 use fuzz::campaign::{self, CampaignConfig, GeneratorChoice, Hooks, Progress, Shard, Stop};
 use fuzz::checks::{CheckConfig, KindSet, Validation, Validator};
 use fuzz::subject::Subject;
@@ -143,10 +144,11 @@ pub fn validation_of(r: &CheckResult) -> Validation {
 /// The validator hook: `verify::check` of source against target at
 /// `width`.
 pub fn smt_validator(
-    width: Width,
+    model: impl Into<Model>,
     timeout: Duration,
 ) -> impl Fn(&Graph, &[NodeId], &[NodeId]) -> Validation + Sync {
-    move |g, src, tgt| validation_of(&check(g, src, tgt, width.0, timeout))
+    let model = model.into();
+    move |g, src, tgt| validation_of(&check(g, src, tgt, model, timeout))
 }
 
 fn clock_seed() -> u64 {
@@ -184,10 +186,8 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
         (Under::Engine(..), None) => unreachable!("an engine subject for the engine"),
     };
     // A peer is judged at its own width, by the checks that concern it.
-    let check_width = match &under {
-        Under::Peer(p) => p.profile().width(),
-        Under::Engine(..) => width,
-    };
+    let model = under.model(width);
+    let check_width = model.width;
     let corpus_dir = a.corpus.clone().unwrap_or_else(|| match &under {
         Under::Peer(p) => PathBuf::from("corpus")
             .join("peers")
@@ -239,7 +239,7 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
 
     let display = Display::new(time, a.cases);
     let progress = |p: &Progress| display.update(p);
-    let validator = smt_validator(check_width, timeout);
+    let validator = smt_validator(model, timeout);
     let hooks = Hooks {
         validator: (a.validate_every > 0).then_some(&validator as &Validator<'_>),
         progress: Some(&progress),
@@ -456,14 +456,16 @@ impl Display {
     }
 
     pub fn update(&self, p: &Progress) {
-        let status = format!(
-            "{} cases, {:.0} cases/s, {} findings, {}/{} rules covered",
+        let mut status = format!(
+            "{} cases, {:.0} cases/s, {} findings",
             p.cases,
             p.cases_per_sec(),
-            p.findings,
-            p.rules_covered,
-            p.rules_total
+            p.findings
         );
+        // A peer has no rules tileproof knows of.
+        if p.rules_total > 0 {
+            status += &format!(", {}/{} rules covered", p.rules_covered, p.rules_total);
+        }
         for f in &p.new_findings {
             let line = format!(
                 "[{:.1} s] finding: {} in case {} ({}{}){}",

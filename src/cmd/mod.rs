@@ -114,6 +114,15 @@ impl Under {
             Under::Peer(_) => None,
         }
     }
+
+    /// The model answers are judged under at `width`: the engine's at that
+    /// width, a peer's at its own.
+    pub fn model(&self, width: engine::dtype::Width) -> engine::semantics::Model {
+        match self {
+            Under::Engine(..) => width.into(),
+            Under::Peer(p) => ::fuzz::subject::Subject::profile(p).model(),
+        }
+    }
 }
 
 /// A width of `index` the checks support.

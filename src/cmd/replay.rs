@@ -35,6 +35,12 @@ pub struct Args {
     /// Skip the SMT validation (JIT and interpreter checks only).
     #[arg(long)]
     pub no_smt: bool,
+    /// The cases are known findings against a pinned simplifier: each must
+    /// still fail the check its header names (`# tileproof finding: KIND`).
+    /// A case that now passes, or fails only some other way, fails the
+    /// replay (the bug was fixed, or the case no longer shows it).
+    #[arg(long)]
+    pub expect_findings: bool,
     #[command(flatten)]
     pub subject: SubjectArgs,
 }
@@ -74,17 +80,29 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
         // The validator checks at the width the case is replayed at, which
         // only the case knows: one validator per case.
         let w = case_check_width(f, width, &who);
-        let smt = smt_validator(w, timeout);
+        let smt = smt_validator(who.model(w), timeout);
         let validator = (!a.no_smt).then_some(&smt as &Validator<'_>);
         let r = replay_case(f, who, width, validator);
-        say!("{}", r.line);
-        let _ = write!(std::io::stdout(), "{}", r.detail);
-        if !r.ok {
+        let passed = if a.expect_findings {
+            let verdict = still_found(&r, &who.name());
+            say!("{verdict}");
+            verdict.starts_with("still")
+        } else {
+            say!("{}", r.line);
+            let _ = write!(std::io::stdout(), "{}", r.detail);
+            r.ok
+        };
+        if !passed {
             failed.push(r.path);
         }
     }
+    let (what, passed) = if a.expect_findings {
+        ("known finding(s)", "still found")
+    } else {
+        ("case(s)", "ok")
+    };
     say!(
-        "replayed {} case(s): {} ok, {} failed{}",
+        "replayed {} {what}: {} {passed}, {} failed{}",
         files.len(),
         files.len() - failed.len(),
         failed.len(),
@@ -99,6 +117,38 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(2)
     })
+}
+
+/// For `--expect-findings`: whether the case still fails the check its
+/// header records, as one line starting `still` when it does.
+fn still_found(r: &fuzz::corpus::CaseReport, now_under: &str) -> String {
+    let now = if r.found.is_empty() {
+        "passes".to_string()
+    } else {
+        format!("fails {}", r.found.join(", "))
+    };
+    match &r.recorded {
+        _ if r.width.is_none() => r.line.clone(),
+        // A known finding says something about the simplifier it was found
+        // in: replayed against another one, it proves nothing either way.
+        Some(_)
+            if r.recorded_subject
+                .as_deref()
+                .is_some_and(|s| s != now_under) =>
+        {
+            format!(
+                "FAIL {}: recorded against {}, replayed against {now_under}",
+                r.path,
+                r.recorded_subject.as_deref().unwrap_or_default()
+            )
+        }
+        None => format!(
+            "FAIL {}: no `# tileproof finding:` header to expect (it {now})",
+            r.path
+        ),
+        Some(k) if r.found.contains(k) => format!("still {k:<11} {}", r.path),
+        Some(k) => format!("FAIL {}: recorded {k}, but it {now} now", r.path),
+    }
 }
 
 /// The width a case is checked at: the one given, else its header's, else

@@ -13,6 +13,7 @@ use crate::solver::check_within;
 use engine::dtype::Width;
 use engine::interp::{self, PointCheck};
 use engine::ir::{DType, Graph, NodeId, Op};
+use engine::semantics::Model;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::time::Duration;
@@ -142,17 +143,18 @@ impl<'g> GraphEnc<'g> {
     }
 }
 
-/// Validates `tgt` against `src` (root lists of equal length over `g`) at
-/// `width`: bitvectors at 8 and 16 (bounded integers if they time out),
+/// Validates `tgt` against `src` (root lists of equal length over `g`)
+/// under `model` (or at a width): bitvectors at 8 and 16 (bounded integers if they time out),
 /// bounded integers at 32 and 64.
 pub fn check(
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
-    width: u32,
+    model: impl Into<Model>,
     timeout: Duration,
 ) -> CheckResult {
-    let modes: &[Mode] = if width <= 16 {
+    let model = model.into();
+    let modes: &[Mode] = if model.width.0 <= 16 {
         &[Mode::Bv, Mode::Int]
     } else {
         &[Mode::Int]
@@ -161,12 +163,12 @@ pub fn check(
         reason: "no encoding tried".into(),
     };
     for &mode in modes {
-        last = check_in(g, src, tgt, Enc::new(mode, width), timeout);
+        last = check_in(g, src, tgt, Enc::of_model(mode, model), timeout);
         if !matches!(last, CheckResult::Unknown { .. }) {
             return last;
         }
     }
-    exhaustively(g, src, tgt, width).unwrap_or(last)
+    exhaustively(g, src, tgt, model).unwrap_or(last)
 }
 
 /// Domains of at most this many points are decided point by point by the
@@ -177,7 +179,7 @@ pub const EXHAUSTIVE_POINTS: u128 = 1 << 16;
 /// domain (a complete check, as good as a proof); `None` for a larger
 /// domain. Z3 can time out on a small domain whose terms are non-linear
 /// (products of variables, divisions of sums) when the machine is loaded.
-fn exhaustively(g: &Graph, src: &[NodeId], tgt: &[NodeId], width: u32) -> Option<CheckResult> {
+fn exhaustively(g: &Graph, src: &[NodeId], tgt: &[NodeId], model: Model) -> Option<CheckResult> {
     let mut points: u128 = 1;
     for d in g.vars() {
         points = points.checked_mul((d.hi as i128 - d.lo as i128 + 1) as u128)?;
@@ -185,7 +187,7 @@ fn exhaustively(g: &Graph, src: &[NodeId], tgt: &[NodeId], width: u32) -> Option
             return None;
         }
     }
-    let w = Width(width);
+    let w = model;
     let defined_somewhere = || {
         let mut env: Vec<i128> = g.vars().iter().map(|d| d.lo as i128).collect();
         loop {
@@ -214,7 +216,7 @@ fn exhaustively(g: &Graph, src: &[NodeId], tgt: &[NodeId], width: u32) -> Option
                 .zip(&env)
                 .map(|(d, &v)| (d.name.clone(), v))
                 .collect(),
-            confirmed: confirm(g, src, tgt, &env, width),
+            confirmed: confirm(g, src, tgt, &env, model),
         },
         None if defined_somewhere() => CheckResult::Equivalent {
             method: "exhaustive",
@@ -286,7 +288,12 @@ fn check_in(g: &Graph, src: &[NodeId], tgt: &[NodeId], enc: Enc, timeout: Durati
                     })
                     .collect();
                 let env: Vec<i128> = point.iter().map(|p| p.1).collect();
-                let confirmed = confirm(g, src, tgt, &env, enc.width);
+                let model = Model {
+                    width: Width(enc.width),
+                    partial: enc.partial,
+                    unbounded: enc.unbounded,
+                };
+                let confirmed = confirm(g, src, tgt, &env, model);
                 return CheckResult::Counterexample {
                     failure,
                     method: enc.mode.name(),
@@ -307,9 +314,9 @@ pub fn confirm(
     src: &[NodeId],
     tgt: &[NodeId],
     env: &[i128],
-    width: u32,
+    model: impl Into<Model>,
 ) -> Result<String, String> {
-    let w = Width(width);
+    let w = model.into();
     match interp::check_point(interp::eval(g, src, env, w), interp::eval(g, tgt, env, w)) {
         PointCheck::Refines => {
             Err("the interpreter finds the target refines the source here".into())
@@ -328,7 +335,7 @@ mod tests {
 
     fn decide(text: &str) -> CheckResult {
         let p = parse_program(text).unwrap();
-        exhaustively(&p.graph, &p.outputs, &p.expects, 64).expect("a small domain")
+        exhaustively(&p.graph, &p.outputs, &p.expects, Width::W64.into()).expect("a small domain")
     }
 
     #[test]
@@ -346,6 +353,6 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let big = parse_program("var x in [0, 99999999]\nexpr x\nexpect x\n").unwrap();
-        assert!(exhaustively(&big.graph, &big.outputs, &big.expects, 64).is_none());
+        assert!(exhaustively(&big.graph, &big.outputs, &big.expects, Width::W64.into()).is_none());
     }
 }

@@ -25,7 +25,7 @@ use crate::poly::Poly;
 use engine::dtype::Width;
 use engine::ir::{DType, Op};
 use engine::ranges::MAX_SHIFT;
-use engine::semantics::{self, Prims, Sem, Ub, Value};
+use engine::semantics::{self, Model, Partial, Prims, Sem, Ub, Value};
 use z3::ast::{Bool, Int, BV};
 
 /// Which theory encodes integers.
@@ -142,6 +142,11 @@ pub struct Enc {
     pub mode: Mode,
     /// The width W of `index`.
     pub width: u32,
+    /// What partial ops do (undefined, except for a peer that says
+    /// otherwise).
+    pub partial: Partial,
+    /// `index` stands for the unbounded integers ([`Model::unbounded`]).
+    pub unbounded: bool,
 }
 
 fn f() -> Bool {
@@ -184,7 +189,22 @@ fn not(a: &Bool) -> Bool {
 
 impl Enc {
     pub fn new(mode: Mode, width: u32) -> Enc {
-        Enc { mode, width }
+        Enc {
+            mode,
+            width,
+            partial: Partial::Undefined,
+            unbounded: false,
+        }
+    }
+
+    /// The encoding of model `m`.
+    pub fn of_model(mode: Mode, m: Model) -> Enc {
+        Enc {
+            mode,
+            width: m.width.0,
+            partial: m.partial,
+            unbounded: m.unbounded,
+        }
     }
 
     /// Bits of a dtype's values in this encoding.
@@ -531,6 +551,12 @@ impl Prims for Smt {
 
     fn width(&self) -> Width {
         Width(self.enc.width)
+    }
+    fn partial(&self) -> Partial {
+        self.enc.partial
+    }
+    fn unbounded(&self) -> bool {
+        self.enc.unbounded
     }
     fn bool_lit(&mut self, b: bool) -> Bool {
         Bool::from_bool(b)

@@ -109,7 +109,13 @@ fn audit(rule: &Rule, width: u32, cex: &Counterexample) -> Vec<String> {
     let timeout = Duration::from_secs(10);
     // `tileproof check` on the file: some point of its domain fails.
     match parse_program(case) {
-        Ok(p) => match check(&p.graph, &p.outputs, &p.expects, width, timeout) {
+        Ok(p) => match check(
+            &p.graph,
+            &p.outputs,
+            &p.expects,
+            engine::dtype::Width(width),
+            timeout,
+        ) {
             CheckResult::Counterexample { confirmed, .. } if confirmed.is_ok() => {}
             other => bad.push(format!("tileproof check on the case: {other:?}")),
         },
@@ -117,7 +123,13 @@ fn audit(rule: &Rule, width: u32, cex: &Counterexample) -> Vec<String> {
     }
     // ... and the case's own point fails, with the same failure.
     match pinned(case).and_then(|t| parse_program(&t).map_err(|e| e.to_string())) {
-        Ok(p) => match check(&p.graph, &p.outputs, &p.expects, width, timeout) {
+        Ok(p) => match check(
+            &p.graph,
+            &p.outputs,
+            &p.expects,
+            engine::dtype::Width(width),
+            timeout,
+        ) {
             CheckResult::Counterexample {
                 failure, confirmed, ..
             } if failure == cex.failure && confirmed.is_ok() => {}

@@ -1,0 +1,211 @@
+//! The findings kept against peers (`corpus/peers/NAME/*.txt`) are real:
+//! each is confirmed by running the pinned peer on the case and the
+//! interpreter on the recorded point, and its `# reproduce:` line, run as
+//! written, still shows it. And tileproof's own engine is sound on every one
+//! of them.
+//!
+//! The peer half needs the pinned peers (`sh adapters/setup-venv.sh`), so
+//! it is ignored by a plain `cargo test`; `.ci/run` installs them and runs
+//! it with `--ignored`, failing when they cannot be installed.
+
+use engine::dtype::Width;
+use engine::interp::{self, PointCheck};
+use engine::parse::Program;
+use engine::rules::builtin;
+use fuzz::checks::Kind;
+use fuzz::corpus::{self, replay_case, Replayer};
+use fuzz::peer::Peer;
+use fuzz::subject::{Answer, Subject};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every kept peer finding, by peer directory.
+fn peer_cases() -> Vec<PathBuf> {
+    let dir = root().join("corpus/peers");
+    let mut out = Vec::new();
+    for d in std::fs::read_dir(&dir).expect("corpus/peers exists") {
+        let d = d.unwrap().path();
+        if d.is_dir() {
+            out.extend(corpus::files(&d).unwrap());
+        }
+    }
+    out.sort();
+    assert!(!out.is_empty(), "no cases under {}", dir.display());
+    out
+}
+
+fn header<'p>(p: &'p Program, key: &str, path: &Path) -> &'p str {
+    corpus::header_value(p, key)
+        .unwrap_or_else(|| panic!("{}: no `# {key}:` header", path.display()))
+}
+
+/// The `--simplifier` command of a reproduce line (single-quoted, as
+/// tileproof writes it).
+fn simplifier_of(reproduce: &str, path: &Path) -> String {
+    let rest = reproduce
+        .split_once("--simplifier '")
+        .unwrap_or_else(|| panic!("{}: reproduce line has no --simplifier", path.display()))
+        .1;
+    rest[..rest.find('\'').unwrap()].to_string()
+}
+
+/// The `# point:` header as an environment in the graph's variable order.
+fn point_of(p: &Program, path: &Path) -> Vec<i128> {
+    let text = header(p, "point", path);
+    let vals: Vec<(String, i128)> = text
+        .split(", ")
+        .map(|kv| {
+            let (k, v) = kv.split_once(" = ").expect("`name = value`");
+            (k.to_string(), v.parse().expect("an integer"))
+        })
+        .collect();
+    p.graph
+        .vars()
+        .iter()
+        .map(|d| {
+            vals.iter()
+                .find(|(k, _)| *k == d.name)
+                .map(|(_, v)| *v)
+                .unwrap_or(d.lo as i128)
+        })
+        .collect()
+}
+
+/// Some point of the domain where the case's source is defined at `w`.
+fn defined_point(p: &Program, w: Width) -> Option<Vec<i128>> {
+    let bounds: Vec<(i128, i128)> = p
+        .graph
+        .vars()
+        .iter()
+        .map(|d| (d.lo as i128, d.hi as i128))
+        .collect();
+    let mut env: Vec<i128> = bounds.iter().map(|b| b.0).collect();
+    loop {
+        if interp::eval(&p.graph, &p.outputs, &env, w).is_ok() {
+            return Some(env);
+        }
+        let j = (0..env.len()).rev().find(|&j| env[j] < bounds[j].1)?;
+        env[j] += 1;
+        for (k, b) in bounds.iter().enumerate().skip(j + 1) {
+            env[k] = b.0;
+        }
+    }
+}
+
+#[test]
+fn the_engine_is_sound_on_every_case_found_in_a_peer() {
+    let rules = builtin();
+    for path in peer_cases() {
+        let r = replay_case(&path, Replayer::engine(rules), None, None);
+        assert!(r.ok, "{}\n{}", r.line, r.detail);
+    }
+}
+
+#[test]
+#[ignore = "needs the pinned peers: sh adapters/setup-venv.sh, then cargo test --release --test peer_corpus -- --ignored"]
+fn every_kept_peer_finding_is_confirmed_by_the_peer_and_the_interpreter() {
+    let python = root().join(".venv-peers/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run sh adapters/setup-venv.sh",
+        python.display()
+    );
+    let mut peers: Vec<(String, Peer)> = Vec::new();
+    for path in peer_cases() {
+        let shown = path.display().to_string();
+        let mut p = corpus::read(&path).unwrap();
+        let reproduce = header(&p, "reproduce", &path).to_string();
+        let cmd = simplifier_of(&reproduce, &path);
+        if !peers.iter().any(|(c, _)| *c == cmd) {
+            let peer = Peer::start(&cmd, Duration::from_secs(30))
+                .unwrap_or_else(|e| panic!("{shown}: {cmd}: {e}"));
+            peers.push((cmd.clone(), peer));
+        }
+        let peer = &peers.iter().find(|(c, _)| *c == cmd).unwrap().1;
+        // The pinned peer is the one the finding was made against, and the
+        // case sits in that peer's directory.
+        assert_eq!(header(&p, "simplifier", &path), peer.name(), "{shown}");
+        let dir = path
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy();
+        assert!(
+            peer.name().starts_with(&format!("{dir} ")),
+            "{shown} is in {dir}/, but it is a finding of {}",
+            peer.name()
+        );
+        let w = corpus::case_width(&p, &path)
+            .unwrap()
+            .unwrap_or(peer.profile().width());
+        let kind = header(&p, "tileproof finding", &path).to_string();
+        let outputs = p.outputs.clone();
+        let answer = peer.simplify(&mut p.graph, &outputs);
+        if kind == Kind::PeerError.name() {
+            // The peer fails on a case that has a meaning: its source is
+            // defined somewhere in the domain.
+            let refusal = answer.expect_err(&format!("{shown}: the peer now answers"));
+            assert_eq!(refusal.kind, Kind::PeerError, "{shown}: {refusal}");
+            assert!(
+                defined_point(&p, w).is_some(),
+                "{shown}: the source is undefined everywhere, so the peer's error is no finding"
+            );
+        } else {
+            assert_eq!(kind, Kind::Oracle.name(), "{shown}: a kind this test knows");
+            let Ok(Answer::Simplified { roots, .. }) = answer else {
+                panic!("{shown}: the peer gave no answer: {answer:?}")
+            };
+            // The answer is the one recorded in the `expect` lines.
+            let shown_now: Vec<String> = roots
+                .iter()
+                .map(|&r| engine::print::expr(&p.graph, r))
+                .collect();
+            let recorded: Vec<String> = p
+                .expects
+                .iter()
+                .map(|&r| engine::print::expr(&p.graph, r))
+                .collect();
+            assert_eq!(shown_now, recorded, "{shown}: the peer's answer changed");
+            // At the recorded point the interpreter sees the recorded failure.
+            let env = point_of(&p, &path);
+            let check = interp::check_point(
+                interp::eval(&p.graph, &p.outputs, &env, w),
+                interp::eval(&p.graph, &roots, &env, w),
+            );
+            let failure = header(&p, "failure", &path);
+            match check {
+                PointCheck::Fails(f) => assert!(
+                    failure.starts_with(f.name()),
+                    "{shown}: the interpreter sees {} at the point, the header says {failure}",
+                    f.name()
+                ),
+                other => panic!("{shown}: at the recorded point the interpreter says {other:?}"),
+            }
+        }
+        // The reproduce line, run as written, still shows the finding.
+        let line = reproduce
+            .strip_prefix("tileproof ")
+            .unwrap_or_else(|| panic!("{shown}: reproduce line is not a tileproof command"));
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!("{} {line}", env!("CARGO_BIN_EXE_tileproof")))
+            .current_dir(root())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(2), "{shown}: {reproduce}\n{text}");
+        assert!(
+            text.contains(&format!(
+                "FAIL {}",
+                path.strip_prefix(root()).unwrap().display()
+            )),
+            "{shown}: {text}"
+        );
+    }
+}
