@@ -203,7 +203,12 @@ def simplify(case):
         if not (LO <= v.lo and v.hi < HI):
             raise tp.Unsupported(f"the range of `{v.name}` does not fit {DT} (as a half-open TVM Range)")
         x = tirx.Var(v.name, DT)
-        az.bind(x, ir.Range(const(v.lo), const(v.hi + 1)))
+        # TVM computes a Range's extent (end - begin) in DT without an
+        # overflow check: a wider range would reach the analyzer as a
+        # garbage bound (`[-2^62, 2^62]` binds as max -2^63 + 1). Such a
+        # variable stays unbound: TVM then knows less, which is sound.
+        if v.hi + 1 - v.lo < HI:
+            az.bind(x, ir.Range(const(v.lo), const(v.hi + 1)))
         env[v.name] = x
     exprs = [build(t, env) for t in case.trees]
     run = getattr(az, ENTRY)

@@ -55,8 +55,15 @@
 //! them total (tinygrad: its z3 model divides totally, and its rewriter
 //! moves any op into a gated lane) declares [`Partial::Unspecified`]: there
 //! they give an unconstrained value instead (invalid still wins), and
-//! nothing else changes. The [`Model`] an evaluation runs under is the
-//! width of `index` and this choice.
+//! since that value is *some* value, `false && u` is false and `true || u`
+//! true there (under the contract an unconstrained bool stays
+//! unconstrained through `&&` and `||`, the semantics the rules are proved
+//! under). A peer whose `index` is the unbounded integers
+//! (tinygrad again) is judged at a finite width only because points are:
+//! under [`Model::unbounded`] an unconstrained operand never makes an op
+//! overflow (there is no MIN to divide by -1, no MAX to pass). The
+//! [`Model`] an evaluation runs under is the width of `index` and these two
+//! choices.
 //!
 //! [`refinement`] is the other half of the contract: where a target fails
 //! to refine a source.
@@ -364,7 +371,26 @@ pub fn apply<P: Prims>(
             }
         }
         Class::Logic => {
-            let unc = any(p, args.iter().map(|a| &a.unc));
+            let mut unc = any(p, args.iter().map(|a| &a.unc));
+            if p.partial() == Partial::Unspecified && matches!(op, Op::And | Op::Or) {
+                // Where an unspecified value is some value (a peer's total
+                // model), `false && u` is false and `true || u` true for
+                // every u: a constrained dominant operand decides.
+                let dominant = op == Op::Or;
+                let mut decided = p.bool_lit(false);
+                for a in args {
+                    let v = if dominant {
+                        a.bool().clone()
+                    } else {
+                        p.not(a.bool())
+                    };
+                    let constrained = p.not(&a.unc);
+                    let d = p.and(&constrained, &v);
+                    decided = p.or(&decided, &d);
+                }
+                let undecided = p.not(&decided);
+                unc = p.and(&unc, &undecided);
+            }
             let a = args[0].bool();
             let v = match op {
                 Op::Not => p.not(a),
@@ -426,8 +452,9 @@ fn integer<P: Prims>(
         // An unconstrained divisor could be 0.
         let c = p.or(&valid_zero, &d.unc);
         partial(p, c, Ub::DivByZero, &mut some_unc);
-        if op.is_quotient() {
-            // An unconstrained dividend could be MIN.
+        // An unconstrained dividend could be MIN (unbounded `index` has
+        // none).
+        if op.is_quotient() && !(dt == DType::Index && p.unbounded()) {
             let minus_one = p.int_lit(-1, dt);
             let is_m1 = p.eq(&vals[1], &minus_one, dt);
             let c = p.and(&d_valid, &is_m1);

@@ -316,8 +316,15 @@ pub fn expr(g: &Graph, id: NodeId) -> Option<String> {
     })
 }
 
+/// A result that XLA's indexing-map syntax cannot say (a `where`, a
+/// comparison, `invalid`, a truncating division...), printed in tileproof's
+/// text format.
+#[derive(Debug, thiserror::Error)]
+#[error("`{0}` has no XLA indexing-map syntax")]
+pub struct NoXlaSyntax(pub String);
+
 /// Prints a map with `roots` as its results, in XLA's printed syntax.
-pub fn print_map(m: &XlaMap, roots: &[NodeId]) -> Result<String, String> {
+pub fn print_map(m: &XlaMap, roots: &[NodeId]) -> Result<String, NoXlaSyntax> {
     let g = &m.program.graph;
     let mut out = String::new();
     let _ = write!(out, "({})", m.dims.join(", "));
@@ -329,12 +336,7 @@ pub fn print_map(m: &XlaMap, roots: &[NodeId]) -> Result<String, String> {
     }
     let mut res = Vec::new();
     for &r in roots {
-        res.push(expr(g, r).ok_or_else(|| {
-            format!(
-                "`{}` has no XLA indexing-map syntax",
-                crate::print::expr(g, r)
-            )
-        })?);
+        res.push(expr(g, r).ok_or_else(|| NoXlaSyntax(crate::print::expr(g, r)))?);
     }
     let _ = writeln!(out, " -> ({}),", res.join(", "));
     out.push_str("domain:\n");

@@ -104,9 +104,14 @@ struct Process {
 
 impl Process {
     fn spawn(cmd: &str) -> Result<Process, PeerError> {
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(cmd)
+        let mut command = Command::new("sh");
+        command.arg("-c").arg(cmd);
+        // Its own process group, so that killing a hung peer also kills
+        // what `sh -c` started (dash does not exec the last command: the
+        // Python under it would go on computing, orphaned).
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -159,7 +164,20 @@ impl Process {
         }
     }
 
-    fn kill(mut self) {
+    fn kill(self) {
+        // Dropping kills.
+    }
+
+    /// Kills the adapter's whole process group and reaps `sh`.
+    fn kill_group(&mut self) {
+        #[cfg(unix)]
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            // SAFETY: kill(2) on the group this process created at spawn;
+            // no memory is involved.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -167,10 +185,7 @@ impl Process {
 
 impl Drop for Process {
     fn drop(&mut self) {
-        // Closing stdin asks the adapter to exit; one that does not is
-        // killed.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill_group();
     }
 }
 
