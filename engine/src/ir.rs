@@ -419,20 +419,21 @@ impl Graph {
     }
 
     /// Every node reachable from `roots`, in increasing (topological) order.
+    /// Costs time in the size of the sub-graph, not of the graph: the
+    /// rewriter asks this of small sub-expressions of large graphs.
     pub fn reachable(&self, roots: &[NodeId]) -> Vec<NodeId> {
-        let mut seen = vec![false; self.nodes.len()];
+        let mut seen: rustc_hash::FxHashSet<NodeId> = rustc_hash::FxHashSet::default();
+        let mut out: Vec<NodeId> = Vec::new();
         let mut stack: Vec<NodeId> = roots.to_vec();
         while let Some(id) = stack.pop() {
-            if std::mem::replace(&mut seen[id.index()], true) {
+            if !seen.insert(id) {
                 continue;
             }
+            out.push(id);
             stack.extend_from_slice(self.node(id).src());
         }
-        seen.iter()
-            .enumerate()
-            .filter(|(_, &s)| s)
-            .map(|(i, _)| NodeId(i as u32))
-            .collect()
+        out.sort_unstable();
+        out
     }
 
     /// Copies the subgraph of `roots` in `from` into `self`, mapping

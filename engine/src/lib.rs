@@ -13,11 +13,15 @@
 //! The engine knows nothing of Z3 or Cranelift.
 
 pub mod arith;
+pub mod compare;
 pub mod divmod;
 pub mod dtype;
+pub mod facts;
 pub mod interp;
 pub mod ir;
+pub mod linear;
 pub mod lower;
+pub mod minmax;
 pub mod op;
 pub mod parse;
 pub mod print;

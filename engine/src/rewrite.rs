@@ -6,18 +6,33 @@
 //! memoized per node, so a shared subterm is simplified once and the result
 //! is a fixed point: no rule applies anywhere in it.
 //!
-//! After the declarative groups, the algorithmic division rules of
-//! [`crate::divmod`] (`fold_divmod_general`'s eight sub-rules) are tried at
-//! every division node; their firings are recorded like declarative ones,
-//! under the sub-rule's name (after the declarative names in
-//! [`Simplifier::rule_names`]).
+//! After the declarative groups come the algorithmic rules ([`ALGORITHMIC`]):
+//! `fold_divmod_general`'s eight sub-rules ([`crate::divmod`]) at every
+//! division node, then the canonical linear form ([`crate::linear`]) and
+//! the rewrites built on it. Their firings are recorded like declarative
+//! ones, under the sub-rule's name (after the declarative names in
+//! [`Simplifier::rule_names`]), so that the gate validates each one.
+//!
+//! **Roots of chains.** A sum is read into its linear form whole, at its
+//! root: the outermost `+ - *` (or negation) of an `index` expression, the
+//! one whose parent is not itself a sum, product or negation (or that is a
+//! root of the call). Its inner sums are simplified by the declarative
+//! rules only; the root's normalization then rewrites the whole sum at
+//! once. That is what keeps a sum of N terms linear: normalizing every
+//! partial sum of a chain would read N partial forms of up to N terms
+//! each. Chains of `&&`, `||`, `min` and `max` are read whole at their root
+//! the same way. A node is memoized per context (root or inner), since it
+//! may be both.
+//!
+//! **Iterative.** The traversal keeps its own stack, so the size of an
+//! expression is not limited by the thread's stack.
 //!
 //! The cap bounds the total number of firings of one call. Hitting it is an
 //! error naming the rules that kept firing; the rewriter never returns a
 //! half-simplified result as if it were done.
 
 use crate::dtype::Width;
-use crate::ir::{Graph, NodeId};
+use crate::ir::{DType, Graph, NodeId, Op};
 use crate::rules::RuleSet;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -115,6 +130,36 @@ pub const DEFAULT_CAP: usize = 100_000;
 /// How many of the most recent firings a cap error looks at.
 const CAP_WINDOW: usize = 1_000;
 
+/// The algorithmic rule families, in the order they are tried after the
+/// declarative groups: each family's sub-rule names, in its own order.
+pub const ALGORITHMIC: [&[&str]; 5] = [
+    &crate::divmod::RULES,
+    &crate::linear::RULES,
+    &crate::compare::RULES,
+    &crate::facts::RULES,
+    &crate::minmax::RULES,
+];
+
+/// Every algorithmic rule name, in the order [`Simplifier::rule_names`]
+/// lists them after the declarative ones.
+pub fn algorithmic_rules() -> impl Iterator<Item = &'static str> {
+    ALGORITHMIC.iter().flat_map(|f| f.iter().copied())
+}
+
+/// A sum, product or negation of `index`: its operands are read into its
+/// own linear form, so they are inner sums, not linear roots.
+pub fn is_linear_op(op: Op, dtype: DType) -> bool {
+    dtype == DType::Index && matches!(op, Op::Add | Op::Sub | Op::Neg | Op::Mul)
+}
+
+/// Whether `child`, an operand of `parent`, is read as part of its
+/// parent's whole (an inner sum of a sum, a link of a `&&`, `||`, `min` or
+/// `max` chain) rather than as a root of its own.
+fn is_inner(parent: &crate::ir::Node, child: &crate::ir::Node) -> bool {
+    (is_linear_op(parent.op, parent.dtype) && is_linear_op(child.op, child.dtype))
+        || (matches!(parent.op, Op::And | Op::Or | Op::Min | Op::Max) && child.op == parent.op)
+}
+
 impl<'r> Simplifier<'r> {
     pub fn new(rules: &'r RuleSet) -> Simplifier<'r> {
         let mut names = Vec::new();
@@ -135,7 +180,7 @@ impl<'r> Simplifier<'r> {
             dispatch.push((by_op, any));
         }
         let declarative = names.len();
-        names.extend(crate::divmod::RULES.iter().map(|s| s.to_string()));
+        names.extend(algorithmic_rules().map(|s| s.to_string()));
         Simplifier {
             rules,
             names,
@@ -151,6 +196,13 @@ impl<'r> Simplifier<'r> {
     /// Rule names, indexed like [`Firing::rule`] and [`Outcome::counts`].
     pub fn rule_names(&self) -> &[String] {
         &self.names
+    }
+
+    /// Rule `rule` puts a node into a canonical form: if its result comes
+    /// back at the same node (another rule undid part of it), it is not
+    /// taken again, so the two cannot loop.
+    fn is_canonicalizing(&self, rule: usize) -> bool {
+        rule >= self.declarative + crate::divmod::RULES.len()
     }
 
     /// Simplifies `roots`. With `trace`, every firing is recorded.
@@ -171,6 +223,7 @@ impl<'r> Simplifier<'r> {
             recent: VecDeque::new(),
             trace,
             fired: 0,
+            stack: Vec::new(),
         };
         let mut new_roots = Vec::with_capacity(roots.len());
         for &r in roots {
@@ -181,7 +234,9 @@ impl<'r> Simplifier<'r> {
     }
 
     /// The first rule (in group order) that fires at `n`, and its result.
-    fn first_match(&self, g: &mut Graph, n: NodeId) -> Option<(usize, NodeId)> {
+    /// `root`: `n` is a linear root (see the module documentation), where
+    /// the linear form's rules apply.
+    fn first_match(&self, g: &mut Graph, n: NodeId, root: bool) -> Option<(usize, NodeId)> {
         let op = g.node(n).op;
         let key = op.index();
         for (by_op, any) in &self.dispatch {
@@ -207,50 +262,153 @@ impl<'r> Simplifier<'r> {
                 }
             }
         }
-        if self.algorithmic && op.is_divmod() {
+        if !self.algorithmic {
+            return None;
+        }
+        let mut base = self.declarative;
+        if op.is_divmod() {
             if let Some((i, out)) = crate::divmod::fold_divmod_general(g, n, self.width) {
-                return Some((self.declarative + i, out));
+                return Some((base + i, out));
+            }
+        }
+        base += crate::divmod::RULES.len();
+        if let Some((i, out)) = crate::linear::rewrite(g, n, root, self.width) {
+            if out != n {
+                return Some((base + i, out));
+            }
+        }
+        base += crate::linear::RULES.len();
+        if let Some((i, out)) = crate::compare::rewrite(g, n, self.width) {
+            if out != n {
+                return Some((base + i, out));
+            }
+        }
+        base += crate::compare::RULES.len();
+        if root {
+            if let Some((i, out)) = crate::facts::rewrite(g, n, self.width) {
+                if out != n {
+                    return Some((base + i, out));
+                }
+            }
+        }
+        base += crate::facts::RULES.len();
+        if root {
+            if let Some((i, out)) = crate::minmax::rewrite(g, n, self.width) {
+                if out != n {
+                    return Some((base + i, out));
+                }
             }
         }
         None
     }
 }
 
+/// One node being simplified: its children are simplified first (into
+/// `src`), then rules are tried at it; a rule's result replaces `cur` and
+/// is simplified in turn.
+struct Frame {
+    /// The node asked for (its result is memoized under it).
+    orig: NodeId,
+    /// The node whose operands are being simplified.
+    cur: NodeId,
+    /// `orig` is a linear root.
+    root: bool,
+    /// Operands simplified so far.
+    next: usize,
+    src: [NodeId; 3],
+    /// Results of the canonicalizing rules at this node so far: one coming
+    /// back means another rule undid it, and it is not taken again.
+    canon: Vec<NodeId>,
+}
+
+impl Frame {
+    fn new(n: NodeId, root: bool) -> Frame {
+        Frame {
+            orig: n,
+            cur: n,
+            root,
+            next: 0,
+            src: [NodeId::NONE; 3],
+            canon: Vec::new(),
+        }
+    }
+}
+
 struct Run<'s, 'r> {
     s: &'s Simplifier<'r>,
-    memo: FxHashMap<NodeId, NodeId>,
+    /// (node, is a linear root) -> result.
+    memo: FxHashMap<(NodeId, bool), NodeId>,
     out: Outcome,
     recent: VecDeque<usize>,
     trace: bool,
     fired: usize,
+    stack: Vec<Frame>,
 }
 
 impl Run<'_, '_> {
+    /// Simplifies `n` as a root of the call (a linear root).
     fn rewrite(&mut self, g: &mut Graph, n: NodeId) -> Result<NodeId, CapError> {
-        if let Some(&r) = self.memo.get(&n) {
+        if let Some(&r) = self.memo.get(&(n, true)) {
             return Ok(r);
         }
-        let mut cur = self.rebuild(g, n)?;
-        while let Some((rule, next)) = self.s.first_match(g, cur) {
-            self.record(rule, cur, next)?;
-            cur = self.rebuild(g, next)?;
-        }
-        self.memo.insert(n, cur);
-        self.memo.insert(cur, cur);
-        Ok(cur)
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.clear();
+        stack.push(Frame::new(n, true));
+        let result = self.run(g, &mut stack);
+        self.stack = stack;
+        result
     }
 
-    /// `n` with its operands simplified.
-    fn rebuild(&mut self, g: &mut Graph, n: NodeId) -> Result<NodeId, CapError> {
-        let src: Vec<NodeId> = g.node(n).src().to_vec();
-        if src.is_empty() {
-            return Ok(n);
+    fn run(&mut self, g: &mut Graph, stack: &mut Vec<Frame>) -> Result<NodeId, CapError> {
+        loop {
+            let top = stack.last_mut().expect("the stack holds the call's root");
+            let node = *g.node(top.cur);
+            let src = node.src();
+            if top.next < src.len() {
+                let c = src[top.next];
+                let child_root = !is_inner(&node, g.node(c));
+                match self.memo.get(&(c, child_root)) {
+                    Some(&r) => {
+                        top.src[top.next] = r;
+                        top.next += 1;
+                    }
+                    None => stack.push(Frame::new(c, child_root)),
+                }
+                continue;
+            }
+            let rebuilt = g.with_src(top.cur, &top.src[..src.len()]);
+            let found = self.s.first_match(g, rebuilt, top.root);
+            let found = match found {
+                Some((rule, next)) if self.s.is_canonicalizing(rule) => {
+                    if top.canon.contains(&next) {
+                        None
+                    } else {
+                        top.canon.push(next);
+                        Some((rule, next))
+                    }
+                }
+                other => other,
+            };
+            match found {
+                Some((rule, next)) => {
+                    top.cur = next;
+                    top.next = 0;
+                    self.record(rule, rebuilt, next)?;
+                }
+                None => {
+                    let done = stack.pop().expect("a frame is on the stack");
+                    self.memo.insert((done.orig, done.root), rebuilt);
+                    self.memo.insert((rebuilt, done.root), rebuilt);
+                    match stack.last_mut() {
+                        None => return Ok(rebuilt),
+                        Some(parent) => {
+                            parent.src[parent.next] = rebuilt;
+                            parent.next += 1;
+                        }
+                    }
+                }
+            }
         }
-        let mut new = Vec::with_capacity(src.len());
-        for s in src {
-            new.push(self.rewrite(g, s)?);
-        }
-        Ok(g.with_src(n, &new))
     }
 
     fn record(&mut self, rule: usize, before: NodeId, after: NodeId) -> Result<(), CapError> {

@@ -11,7 +11,12 @@
 //!   generator (built-in rules, no SMT, no corpus writes);
 //! - `peers`: cases per second of one fixed campaign against the engine in
 //!   process, the engine over the peer protocol (`tileproof serve`: the
-//!   protocol's own cost) and every `--simplifier` given, side by side.
+//!   protocol's own cost) and every `--simplifier` given, side by side;
+//! - `scaling`: time per node of simplifying N independent tiled
+//!   expressions, and one sum of N tiled terms, at about 1k, 10k and 100k
+//!   nodes: the engine's cost is linear when the figure stays flat;
+//! - `suites`: time per expression on each of the peers' converted suites
+//!   (`tests/peers/*.cases`).
 
 use super::fuzz::say;
 use engine::dtype::Width;
@@ -32,6 +37,8 @@ pub enum What {
     Oracle,
     Campaign,
     Peers,
+    Scaling,
+    Suites,
     All,
 }
 
@@ -108,6 +115,12 @@ pub fn run(a: Args) -> ExitCode {
         }
         if matches!(a.what, What::Peers | What::All) {
             bench_peers(&a.simplifiers, a.peer_cases, a.jobs);
+        }
+        if matches!(a.what, What::Scaling | What::All) {
+            bench_scaling();
+        }
+        if matches!(a.what, What::Suites | What::All) {
+            bench_suites();
         }
     });
     ExitCode::SUCCESS
@@ -347,5 +360,146 @@ fn report_peer(
             say!("peers {label}: {e}");
             None
         }
+    }
+}
+
+/// One tiled index expression over `x`, `y` (a tile of `c` columns, split
+/// into digits and recombined), distinct per `i` so that hash-consing does
+/// not share it with another: `((x*c + y) // 8) mod 4 * 8 + (x*c + y) mod
+/// 8 + (x*c + y) // 32 * 32 + i`.
+fn tiled_term(g: &mut Graph, x: NodeId, y: NodeId, i: i64) -> NodeId {
+    use engine::ir::{DType, Op};
+    let k = |g: &mut Graph, v: i64| g.cnst(v, DType::Index);
+    let (c, c8, c4, c32, ci) = (k(g, 64 + i), k(g, 8), k(g, 4), k(g, 32), k(g, i));
+    let xc = g.mk(Op::Mul, &[x, c]);
+    let base = g.mk(Op::Add, &[xc, y]);
+    let q = g.mk(Op::FloorDiv, &[base, c8]);
+    let d1 = g.mk(Op::Mod, &[q, c4]);
+    let t1 = g.mk(Op::Mul, &[d1, c8]);
+    let d0 = g.mk(Op::Mod, &[base, c8]);
+    let q32 = g.mk(Op::FloorDiv, &[base, c32]);
+    let t2 = g.mk(Op::Mul, &[q32, c32]);
+    let s = g.mk(Op::Add, &[t1, d0]);
+    let s = g.mk(Op::Add, &[s, t2]);
+    g.mk(Op::Add, &[s, ci])
+}
+
+/// A graph of `n` tiled terms: `n` roots, or one sum of them.
+fn scaling_graph(n: usize, one_sum: bool) -> (Graph, Vec<NodeId>) {
+    use engine::ir::{DType, Op};
+    let mut g = Graph::new();
+    let x = g.declare_var("x", DType::Index, 0, 1000).expect("x");
+    let y = g.declare_var("y", DType::Index, 0, 63).expect("y");
+    let (x, y) = (g.var_node(x), g.var_node(y));
+    let terms: Vec<NodeId> = (0..n as i64).map(|i| tiled_term(&mut g, x, y, i)).collect();
+    if one_sum {
+        let sum = terms[1..]
+            .iter()
+            .fold(terms[0], |a, &t| g.mk(Op::Add, &[a, t]));
+        (g, vec![sum])
+    } else {
+        (g, terms)
+    }
+}
+
+fn bench_scaling() {
+    let simp = Simplifier::new(builtin());
+    for one_sum in [false, true] {
+        let mut per_node = Vec::new();
+        for target in [1_000usize, 10_000, 100_000] {
+            // Each term is about 16 nodes.
+            let (g0, roots) = scaling_graph(target / 16, one_sum);
+            let nodes = g0.reachable(&roots).len();
+            let mut rounds = 0u32;
+            let mut elapsed = Duration::ZERO;
+            let mut capped = false;
+            while elapsed < Duration::from_millis(500) || rounds < 2 {
+                let mut g = g0.clone();
+                let t = Instant::now();
+                capped |= simp.simplify(&mut g, &roots, false).is_err();
+                elapsed += t.elapsed();
+                rounds += 1;
+            }
+            let s = elapsed.as_secs_f64() / rounds as f64;
+            per_node.push(s * 1e9 / nodes as f64);
+            say!(
+                "scaling, {}: {nodes} nodes in {:.2} ms, {:.0} ns per node{}",
+                if one_sum {
+                    "one sum of tiled terms"
+                } else {
+                    "independent tiled expressions"
+                },
+                s * 1e3,
+                s * 1e9 / nodes as f64,
+                if capped { " (hit the cap)" } else { "" }
+            );
+        }
+        let lo = per_node.iter().cloned().fold(f64::INFINITY, f64::min);
+        let hi = per_node.iter().cloned().fold(0.0, f64::max);
+        say!(
+            "  time per node varies {:.2}x from 1k to 100k nodes",
+            hi / lo
+        );
+    }
+}
+
+/// The peers' converted suites, read like `tests/peer_suites.rs` does:
+/// per suite, each case's input program.
+fn peer_suite_cases() -> Vec<(String, Vec<engine::parse::Program>)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers");
+    let mut out = Vec::new();
+    for file in [
+        "tinygrad.cases",
+        "tvm_rewrite.cases",
+        "tvm_canonical.cases",
+        "xla.cases",
+        "halide.cases",
+    ] {
+        let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
+            say!("suites: cannot read {}", dir.join(file).display());
+            continue;
+        };
+        let mut bodies: Vec<String> = Vec::new();
+        for line in text.lines() {
+            if line.starts_with("case ") {
+                bodies.push(String::new());
+            } else if let Some(b) = bodies.last_mut() {
+                // The input only: the peer's form is not simplified.
+                if !line.trim_start().starts_with("peer ") {
+                    b.push_str(line);
+                    b.push('\n');
+                }
+            }
+        }
+        let progs = bodies
+            .iter()
+            .filter_map(|b| engine::parse::parse_program(b).ok())
+            .collect();
+        out.push((file.trim_end_matches(".cases").to_string(), progs));
+    }
+    out
+}
+
+fn bench_suites() {
+    let simp = Simplifier::new(builtin());
+    for (suite, progs) in peer_suite_cases() {
+        let exprs: usize = progs.iter().map(|p| p.outputs.len()).sum();
+        let mut rounds = 0u32;
+        let mut elapsed = Duration::ZERO;
+        while elapsed < Duration::from_millis(500) {
+            let mut graphs: Vec<Graph> = progs.iter().map(|p| p.graph.clone()).collect();
+            let t = Instant::now();
+            for (g, p) in graphs.iter_mut().zip(&progs) {
+                let _ = simp.simplify(g, &p.outputs, false);
+            }
+            elapsed += t.elapsed();
+            rounds += 1;
+        }
+        let s = elapsed.as_secs_f64() / rounds as f64;
+        say!(
+            "suite {suite}: {} cases, {exprs} expressions, {:.1} us per expression",
+            progs.len(),
+            s * 1e6 / exprs.max(1) as f64
+        );
     }
 }

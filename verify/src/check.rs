@@ -165,10 +165,64 @@ pub fn check(
     for &mode in modes {
         last = check_in(g, src, tgt, Enc::of_model(mode, model), timeout);
         if !matches!(last, CheckResult::Unknown { .. }) {
-            break;
+            return last;
         }
     }
-    last
+    exhaustively(g, src, tgt, model).unwrap_or(last)
+}
+
+/// Domains of at most this many points are decided point by point by the
+/// interpreter when Z3 times out.
+pub const EXHAUSTIVE_POINTS: u128 = 1 << 16;
+
+/// The verdict of the reference interpreter at every point of a small
+/// domain (a complete check, as good as a proof); `None` for a larger
+/// domain. Z3 can time out on a small domain whose terms are non-linear
+/// (products of variables, divisions of sums) when the machine is loaded.
+fn exhaustively(g: &Graph, src: &[NodeId], tgt: &[NodeId], model: Model) -> Option<CheckResult> {
+    let mut points: u128 = 1;
+    for d in g.vars() {
+        points = points.checked_mul((d.hi as i128 - d.lo as i128 + 1) as u128)?;
+        if points > EXHAUSTIVE_POINTS {
+            return None;
+        }
+    }
+    let w = model;
+    let defined_somewhere = || {
+        let mut env: Vec<i128> = g.vars().iter().map(|d| d.lo as i128).collect();
+        loop {
+            if interp::eval(g, src, &env, w).is_ok() {
+                return true;
+            }
+            let Some(j) = (0..env.len())
+                .rev()
+                .find(|&j| env[j] < g.vars()[j].hi as i128)
+            else {
+                return false;
+            };
+            env[j] += 1;
+            for (k, d) in g.vars().iter().enumerate().skip(j + 1) {
+                env[k] = d.lo as i128;
+            }
+        }
+    };
+    Some(match interp::first_failure(g, src, tgt, w) {
+        Some((env, failure)) => CheckResult::Counterexample {
+            failure,
+            method: "exhaustive",
+            point: g
+                .vars()
+                .iter()
+                .zip(&env)
+                .map(|(d, &v)| (d.name.clone(), v))
+                .collect(),
+            confirmed: confirm(g, src, tgt, &env, model),
+        },
+        None if defined_somewhere() => CheckResult::Equivalent {
+            method: "exhaustive",
+        },
+        None => CheckResult::Vacuous,
+    })
 }
 
 fn check_in(g: &Graph, src: &[NodeId], tgt: &[NodeId], enc: Enc, timeout: Duration) -> CheckResult {
@@ -271,5 +325,34 @@ pub fn confirm(
         PointCheck::SourceUndefined => {
             Err("the interpreter finds the source undefined here".into())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::parse::parse_program;
+
+    fn decide(text: &str) -> CheckResult {
+        let p = parse_program(text).unwrap();
+        exhaustively(&p.graph, &p.outputs, &p.expects, Width::W64.into()).expect("a small domain")
+    }
+
+    #[test]
+    fn a_small_domain_is_decided_point_by_point() {
+        let ok = decide("var x in [0, 99]\nexpr x // 4 * 4 + x mod 4\nexpect x\n");
+        assert!(matches!(ok, CheckResult::Equivalent { .. }), "{ok:?}");
+        let bad = decide("var x in [0, 99]\nexpr x // 4 * 4\nexpect x\n");
+        match bad {
+            CheckResult::Counterexample {
+                point, confirmed, ..
+            } => {
+                assert_eq!(point, vec![("x".to_string(), 1)]);
+                assert!(confirmed.is_ok(), "{confirmed:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let big = parse_program("var x in [0, 99999999]\nexpr x\nexpect x\n").unwrap();
+        assert!(exhaustively(&big.graph, &big.outputs, &big.expects, Width::W64.into()).is_none());
     }
 }

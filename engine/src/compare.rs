@@ -1,0 +1,396 @@
+//! Comparisons of `index` expressions through the linear form.
+//!
+//! `a < b`, `a <= b`, `a == b` and `a != b` are read as one linear form
+//! `e = a - b` compared with 0 (`a <= b` as `e - 1 < 0`), normalized like a
+//! sum ([`crate::linear`]: like terms cancel, splits fuse, a quotient and
+//! its base become a remainder), then:
+//!
+//! - **decided** when the range of `e` (interval arithmetic over its atoms)
+//!   settles it;
+//! - **divided** by a common factor: for an integer `A`, `g*A + s < 0` iff
+//!   `A + floor(s / g) < 0` (`x*2 >= 3` is `1 < x`), and `g*A + s == 0`
+//!   has no solution unless `g` divides `s`;
+//! - **tile strides**: when the terms split as `g*A + r` with `floor(r / g)`
+//!   one value `b` over `r`'s range (a tile offset below its stride),
+//!   `g*A + r < 0` iff `A + b < 0` (`x*8 + y < 16` is `x < 2` for `y` in
+//!   `[0, 8)`);
+//! - **non-negative terms**: `sum c_i t_i < m` with every `c_i >= m > 0`
+//!   and every `t_i >= 0` holds iff every `t_i` is 0, iff `sum t_i < 1`;
+//! - written back with the positive terms on one side and the negative on
+//!   the other, the constant where it needs no node (`x <= y` for
+//!   `x - y - 1 < 0`).
+//!
+//! Like the linear form's, these are algorithmic rewrites validated per
+//! firing, and apply only where neither operand can be invalid (a
+//! comparison of an invalid operand is unconstrained, and these move
+//! terms between operands).
+
+use crate::arith::{div_floor, gcd};
+use crate::dtype::Width;
+use crate::ir::{DType, Graph, NodeId, Op};
+use crate::linear::{self, fits_new, fuse, read_acc, terms_range, Mono, Poly};
+
+/// The sub-rule names, in the order [`rewrite`] returns indices into.
+pub const RULES: [&str; 2] = ["linear_compare", "linear_compare_decided"];
+
+const COMPARE: usize = 0;
+const DECIDED: usize = 1;
+
+/// What is compared with 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Rel {
+    /// `e < 0`.
+    Lt,
+    /// `e == 0`.
+    Eq,
+    /// `e != 0`.
+    Ne,
+}
+
+/// A comparison of two `index` operands that cannot be invalid, as `e REL
+/// 0` with `e` normalized (`a <= b` as `a - b - 1 < 0`).
+pub(crate) fn relation(g: &mut Graph, n: NodeId) -> Option<(Rel, Poly)> {
+    let node = *g.node(n);
+    if !node.op.is_comparison() || node.maybe_invalid {
+        return None;
+    }
+    let (a, b) = (node.src()[0], node.src()[1]);
+    if g.node(a).dtype != DType::Index {
+        return None;
+    }
+    let mut e = read_acc(g, a)?;
+    let rb = linear::read(g, b)?;
+    e.add_poly(&rb, -1)?;
+    let rel = match node.op {
+        Op::Lt => Rel::Lt,
+        Op::Le => {
+            e.k = e.k.checked_sub(1)?;
+            Rel::Lt
+        }
+        Op::Eq => Rel::Eq,
+        Op::Ne => Rel::Ne,
+        _ => return None,
+    };
+    fuse(g, &mut e)?;
+    Some((rel, e.finish(g)?))
+}
+
+/// Tries the comparison rewrites at `n`.
+pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
+    let (rel, p) = relation(g, n)?;
+    if let Some(v) = decide(g, rel, &p, w) {
+        let out = g.bool_const(v);
+        return Some((DECIDED, out));
+    }
+    let p = match rel {
+        Rel::Lt => reduce_lt(g, p, w),
+        Rel::Eq | Rel::Ne => match reduce_eq(p) {
+            Ok(p) => p,
+            Err(()) => {
+                let out = g.bool_const(rel == Rel::Ne);
+                return Some((DECIDED, out));
+            }
+        },
+    };
+    if let Some(v) = decide(g, rel, &p, w) {
+        let out = g.bool_const(v);
+        return Some((DECIDED, out));
+    }
+    let out = write(g, rel, &p)?;
+    if out == n || !fits_new(g, n, out, w) {
+        return None;
+    }
+    Some((COMPARE, out))
+}
+
+/// The comparison's value when the range of `e` settles it.
+fn decide(g: &Graph, rel: Rel, p: &Poly, w: Width) -> Option<bool> {
+    let r = terms_range(g, &p.terms, p.k, w)?;
+    match rel {
+        Rel::Lt if r.hi < 0 => Some(true),
+        Rel::Lt if r.lo >= 0 => Some(false),
+        Rel::Eq | Rel::Ne if r.lo > 0 || r.hi < 0 => Some(rel == Rel::Ne),
+        Rel::Eq | Rel::Ne if r.lo == 0 && r.hi == 0 => Some(rel == Rel::Eq),
+        _ => None,
+    }
+}
+
+/// `e < 0` in its smallest equivalent form: divided by the coefficients'
+/// gcd, then by a tile stride, then non-negative terms to 0/1.
+fn reduce_lt(g: &Graph, mut p: Poly, w: Width) -> Poly {
+    // g*A + k < 0 iff A + floor(k/g) < 0.
+    let cg = p.coef_gcd();
+    if cg > 1 {
+        for t in &mut p.terms {
+            t.1 /= cg;
+        }
+        p.k = div_floor(p.k, cg).expect("cg > 0");
+    }
+    if let Some(q) = tile_stride(g, &p, w) {
+        p = q;
+    }
+    if let Some(q) = non_negative_terms(g, &p, w) {
+        p = q;
+    }
+    // A lone quotient against a constant: compare its numerator (a few
+    // times: the numerator may be a quotient again).
+    for _ in 0..4 {
+        match through_quotient(g, &p) {
+            Some(q) => p = reduce_lt_once(g, q, w),
+            None => break,
+        }
+    }
+    p
+}
+
+/// [`reduce_lt`] without the quotient step.
+fn reduce_lt_once(g: &Graph, mut p: Poly, w: Width) -> Poly {
+    let cg = p.coef_gcd();
+    if cg > 1 {
+        for t in &mut p.terms {
+            t.1 /= cg;
+        }
+        p.k = div_floor(p.k, cg).expect("cg > 0");
+    }
+    if let Some(q) = tile_stride(g, &p, w) {
+        p = q;
+    }
+    p
+}
+
+/// `x // d + k < 0` (`x // d < C`) iff `x < C*d`; `-(x // d) + k < 0`
+/// (`x // d >= M`) iff `x >= M*d`. For `/` (truncating), `x / d >= M` iff
+/// `x >= M*d` when `M > 0`, else iff `x >= (M-1)*d + 1`. `d > 0`.
+fn through_quotient(g: &Graph, p: &Poly) -> Option<Poly> {
+    let [(m, c)] = &p.terms[..] else {
+        return None;
+    };
+    let [q] = m[..] else {
+        return None;
+    };
+    let qn = g.node(q);
+    let trunc = match qn.op {
+        Op::FloorDiv => false,
+        Op::Div => true,
+        _ => return None,
+    };
+    let d = g.node(qn.src()[1]).as_const().filter(|&d| d > 0)? as i128;
+    let x = linear::read(g, qn.src()[0])?;
+    // q >= M as x >= bound(M).
+    let bound = |m: i128| -> Option<i128> {
+        if trunc && m <= 0 {
+            m.checked_sub(1)?.checked_mul(d)?.checked_add(1)
+        } else {
+            m.checked_mul(d)
+        }
+    };
+    let mut acc = x.acc();
+    match c {
+        // q < C iff !(q >= C) iff x < bound(C): x - bound(C) < 0.
+        1 => {
+            let b = bound(p.k.checked_neg()?)?;
+            acc.k = acc.k.checked_sub(b)?;
+        }
+        // q >= k + 1 iff x >= bound(k + 1): bound - x - 1 < 0.
+        -1 => {
+            let b = bound(p.k.checked_add(1)?)?;
+            acc = Poly::constant(0).acc();
+            acc.add_poly(&x, -1)?;
+            acc.k = acc.k.checked_add(b)?.checked_sub(1)?;
+        }
+        _ => return None,
+    }
+    acc.finish(g)
+}
+
+/// g*A + r < 0 iff A + floor(r/g) < 0 for integer A, so when floor(r/g)
+/// is one value b over r's range, the terms of r drop out: `A + b < 0`.
+/// The terms are tried largest coefficient first; A takes a prefix of
+/// them (as short as works), r the rest with the constant.
+fn tile_stride(g: &Graph, p: &Poly, w: Width) -> Option<Poly> {
+    if p.terms.len() < 2 {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..p.terms.len()).collect();
+    order.sort_by(|&i, &j| p.terms[j].1.abs().cmp(&p.terms[i].1.abs()).then(i.cmp(&j)));
+    let mut prefix_gcd = 0;
+    for cut in 1..order.len() {
+        prefix_gcd = gcd(prefix_gcd, p.terms[order[cut - 1]].1);
+        if prefix_gcd <= 1 {
+            return None;
+        }
+        let rest: Vec<(Mono, i128)> = order[cut..].iter().map(|&i| p.terms[i].clone()).collect();
+        let Some(r) = terms_range(g, &rest, p.k, w) else {
+            continue;
+        };
+        let (b1, b2) = (div_floor(r.lo, prefix_gcd)?, div_floor(r.hi, prefix_gcd)?);
+        if b1 != b2 {
+            continue;
+        }
+        let mut terms: Vec<(Mono, i128)> = order[..cut]
+            .iter()
+            .map(|&i| (p.terms[i].0.clone(), p.terms[i].1 / prefix_gcd))
+            .collect();
+        terms.sort_by(|a, b| linear::mono_cmp(g, &a.0, &b.0));
+        return Some(Poly { terms, k: b1 });
+    }
+    None
+}
+
+/// `sum c_i t_i + k < 0` with every `c_i >= -k > 0` and every `t_i >= 0`:
+/// true iff every `t_i` is 0, i.e. `sum t_i < 1`.
+fn non_negative_terms(g: &Graph, p: &Poly, w: Width) -> Option<Poly> {
+    let m = p.k.checked_neg()?;
+    if m <= 0 || p.terms.is_empty() {
+        return None;
+    }
+    if p.k == -1 && p.terms.iter().all(|t| t.1 == 1) {
+        return None;
+    }
+    for (mono, c) in &p.terms {
+        if *c < m || linear::mono_range(g, mono, w)?.lo < 0 {
+            return None;
+        }
+    }
+    Some(Poly {
+        terms: p.terms.iter().map(|(m, _)| (m.clone(), 1)).collect(),
+        k: -1,
+    })
+}
+
+/// `e == 0` divided by the gcd of its coefficients (`Err` when that does
+/// not divide the constant: no solution), with the first term positive.
+fn reduce_eq(mut p: Poly) -> Result<Poly, ()> {
+    let cg = p.coef_gcd();
+    if cg > 1 {
+        if p.k % cg != 0 {
+            return Err(());
+        }
+        for t in &mut p.terms {
+            t.1 /= cg;
+        }
+        p.k /= cg;
+    }
+    if p.terms.first().is_some_and(|t| t.1 < 0) {
+        for t in &mut p.terms {
+            t.1 = -t.1;
+        }
+        p.k = -p.k;
+    }
+    Ok(p)
+}
+
+/// Writes `e REL 0` back as a comparison of two sums with positive
+/// coefficients.
+pub(crate) fn write(g: &mut Graph, rel: Rel, p: &Poly) -> Option<NodeId> {
+    let pos: Vec<(Mono, i128)> = p.terms.iter().filter(|t| t.1 > 0).cloned().collect();
+    let neg: Vec<(Mono, i128)> = p
+        .terms
+        .iter()
+        .filter(|t| t.1 < 0)
+        .map(|(m, c)| (m.clone(), -c))
+        .collect();
+    let side = |g: &mut Graph, terms: &[(Mono, i128)], k: i128| -> Option<NodeId> {
+        linear::build(
+            g,
+            &Poly {
+                terms: terms.to_vec(),
+                k,
+            },
+        )
+    };
+    let k = p.k;
+    match rel {
+        Rel::Lt => {
+            // P - N + k < 0: `P < -k` or `k < N` with one side empty,
+            // `P <= N` for k == -1, else the constant on the side where
+            // it is positive.
+            let (op, lk, rk) = if neg.is_empty() {
+                (Op::Lt, 0, -k)
+            } else if pos.is_empty() {
+                (Op::Lt, k, 0)
+            } else if k == -1 {
+                (Op::Le, 0, 0)
+            } else if k > 0 {
+                (Op::Lt, k, 0)
+            } else {
+                (Op::Lt, 0, -k)
+            };
+            let l = side(g, &pos, lk)?;
+            let r = side(g, &neg, rk)?;
+            Some(g.mk(op, &[l, r]))
+        }
+        Rel::Eq | Rel::Ne => {
+            let op = if rel == Rel::Eq { Op::Eq } else { Op::Ne };
+            let (lk, rk) = if neg.is_empty() {
+                (0, -k)
+            } else if pos.is_empty() {
+                (k, 0)
+            } else if k > 0 {
+                (k, 0)
+            } else {
+                (0, -k)
+            };
+            let l = side(g, &pos, lk)?;
+            let r = side(g, &neg, rk)?;
+            Some(g.mk(op, &[l, r]))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::dtype::Width;
+    use crate::interp::first_failure;
+    use crate::parse::parse_program;
+    use crate::print;
+    use crate::rules::builtin;
+
+    fn simp(vars: &str, src: &str) -> String {
+        let mut p = parse_program(&format!("{vars}\nexpr {src}\n")).unwrap();
+        let root = p.outputs[0];
+        let out = crate::rewrite::Simplifier::new(builtin())
+            .simplify(&mut p.graph, &[root], false)
+            .unwrap()
+            .roots[0];
+        let g = &p.graph;
+        if let Some((point, v)) = first_failure(g, &[root], &[out], Width::W64) {
+            panic!("{src} => {} fails at {point:?}: {v:?}", print::expr(g, out));
+        }
+        print::expr(g, out)
+    }
+
+    #[test]
+    fn like_terms_cancel_across_a_comparison() {
+        let v = "var x in [-20, 20]\nvar y in [-20, 20]\nvar z in [-20, 20]";
+        assert_eq!(simp(v, "x + y < x + z"), "y < z");
+        assert_eq!(simp(v, "x - y < x - z"), "z < y");
+        assert_eq!(simp(v, "x + 2 < y + 3"), "x <= y");
+        assert_eq!(simp(v, "x + 5 < y + 10"), "x < y + 5");
+        assert_eq!(simp(v, "10 - x == 0"), "x == 10");
+    }
+
+    #[test]
+    fn common_factors_and_strides_divide_out() {
+        let v = "var x in [-20, 20]";
+        assert_eq!(simp(v, "x * 2 >= 3"), "1 < x");
+        assert_eq!(simp(v, "x * 3 == -10"), "false");
+        assert_eq!(simp(v, "x * 3 != -10"), "true");
+        let v = "var x in [0, 100]\nvar y in [0, 7]";
+        assert_eq!(simp(v, "x * 8 + y < 16"), "x < 2");
+        let v = "var x in [-50, 50]";
+        assert_eq!(simp(v, "x // 2 <= 1"), "x < 4");
+    }
+
+    #[test]
+    fn a_quotient_against_its_base_is_a_remainder() {
+        let v = "var x in [-50, 50]\nvar y in [-50, 50]";
+        assert_eq!(simp(v, "x // 8 * 8 < x - y"), "y < x mod 8");
+    }
+
+    #[test]
+    fn non_negative_terms_below_their_smallest_coefficient_are_all_zero() {
+        let v = "var a in [0, 3]\nvar b in [0, 3]";
+        assert_eq!(simp(v, "a * 3 + b * 4 < 1"), "a + b < 1");
+    }
+}

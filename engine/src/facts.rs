@@ -1,0 +1,425 @@
+//! Conjunctions and disjunctions of linear facts.
+//!
+//! Each comparison of a chain of `&&` (or of `||`) is read as a fact about
+//! a linear *key* ([`crate::compare`]'s relation, divided by the gcd of its
+//! coefficients and signed so that its first coefficient is positive): an
+//! interval `lo <= key <= hi` and points `key != v`. The facts about one
+//! key are combined:
+//!
+//! - `&&`: their intersection, cut to the key's own range; empty is
+//!   `false` (`x < 1 && 0 < x`), a single point is `key == v`
+//!   (`x == 1 && x != 2`), an interval that holds everywhere drops out;
+//!   a pinned quotient and its remainder are one fact about the base
+//!   (`x // 8 == 3 && x mod 8 == 4` is `x == 28`);
+//! - `||`: the complement of the union is the intersection of the
+//!   complements: empty is `true` (`x < 1 || 0 < x`), a single point `v` is
+//!   `key != v` (`x == 2 || x != 1`).
+//!
+//! The chain is written back in its order, each key's combined facts where
+//! its first fact was. Other operands of the chain stay as they are.
+//! Algorithmic, validated per firing; comparisons of possibly invalid
+//! operands are not facts (they are unconstrained there).
+
+use crate::arith::{div_floor, gcd};
+use crate::compare::{relation, write, Rel};
+use crate::dtype::Width;
+use crate::ir::{DType, Graph, NodeId, Op};
+use crate::linear::{self, fits_new, terms_range, Mono, Poly, Split};
+
+/// The sub-rule names, in the order [`rewrite`] returns indices into.
+pub const RULES: [&str; 2] = ["linear_facts_and", "linear_facts_or"];
+
+/// What is known about a key.
+#[derive(Clone, Debug)]
+struct Fact {
+    key: Vec<(Mono, i128)>,
+    lo: i128,
+    hi: i128,
+    /// Points excluded (inside `lo..=hi`).
+    not: Vec<i128>,
+    /// Position of the key's first fact in the chain.
+    first: usize,
+}
+
+impl Fact {
+    fn empty(&self) -> bool {
+        self.lo > self.hi
+    }
+
+    /// Moves the bounds past excluded points at the edges, and forgets
+    /// points outside.
+    fn tidy(&mut self) {
+        loop {
+            if self.not.contains(&self.lo) && self.lo <= self.hi {
+                self.lo += 1;
+            } else if self.not.contains(&self.hi) && self.lo <= self.hi {
+                self.hi -= 1;
+            } else {
+                break;
+            }
+        }
+        let (lo, hi) = (self.lo, self.hi);
+        self.not.retain(|&v| lo <= v && v <= hi);
+        self.not.sort_unstable();
+        self.not.dedup();
+    }
+}
+
+/// `e REL 0` as (key, interval of the key where it holds, or the point it
+/// excludes). `None` for a relation with no terms.
+enum Read {
+    /// `lo <= key <= hi`.
+    In(Vec<(Mono, i128)>, i128, i128),
+    /// `key != v`.
+    Not(Vec<(Mono, i128)>, i128),
+    /// Never or always.
+    Const(bool),
+}
+
+/// Reads `e REL 0`: `e = G*s*key + k` with `key` the terms divided by their
+/// gcd `G > 0` and signed `s` so that the first coefficient is positive.
+fn read_rel(rel: Rel, p: &Poly) -> Option<Read> {
+    if p.terms.is_empty() {
+        return None;
+    }
+    let gg = p.terms.iter().fold(0, |a, t| gcd(a, t.1));
+    let s = if p.terms[0].1 < 0 { -1 } else { 1 };
+    let key: Vec<(Mono, i128)> = p
+        .terms
+        .iter()
+        .map(|(m, c)| (m.clone(), c / gg * s))
+        .collect();
+    let k = p.k;
+    const INF: i128 = i128::MAX / 4;
+    Some(match rel {
+        // s*G*key + k < 0.
+        Rel::Lt if s > 0 => Read::In(key, -INF, div_floor(-k - 1, gg)?),
+        Rel::Lt => Read::In(key, div_floor(k, gg)? + 1, INF),
+        Rel::Eq | Rel::Ne => {
+            // s*G*key == -k.
+            if k % gg != 0 {
+                return Some(Read::Const(rel == Rel::Ne));
+            }
+            let v = -k / gg * s;
+            if rel == Rel::Eq {
+                Read::In(key, v, v)
+            } else {
+                Read::Not(key, v)
+            }
+        }
+    })
+}
+
+/// Tries the fact rewrites at a chain root `n` (an `&&` or `||` whose
+/// parent is not the same op).
+pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
+    let node = *g.node(n);
+    let (is_and, rule) = match node.op {
+        Op::And => (true, 0),
+        Op::Or => (false, 1),
+        _ => return None,
+    };
+    // The operands of the chain, in order (iteratively: chains are long).
+    let mut parts: Vec<NodeId> = Vec::new();
+    let mut stack = vec![n];
+    while let Some(x) = stack.pop() {
+        let xn = g.node(x);
+        if xn.op == node.op {
+            stack.push(xn.src()[1]);
+            stack.push(xn.src()[0]);
+        } else {
+            parts.push(x);
+        }
+    }
+    // Facts by key, in order of first appearance; other operands kept.
+    let mut facts: Vec<Fact> = Vec::new();
+    let mut kept: Vec<(usize, NodeId)> = Vec::new();
+    let mut changed = false;
+    for (i, &x) in parts.iter().enumerate() {
+        let read = relation(g, x).and_then(|(rel, p)| read_rel(rel, &p));
+        let (key, lo, hi, not) = match read {
+            None => {
+                kept.push((i, x));
+                continue;
+            }
+            // A conjunct that always holds drops out of `&&`; one that
+            // never holds decides it (dually for `||`).
+            Some(Read::Const(v)) => {
+                if v == is_and {
+                    changed = true;
+                    continue;
+                }
+                return Some((rule, g.bool_const(v)));
+            }
+            Some(Read::In(key, lo, hi)) => (key, lo, hi, None),
+            Some(Read::Not(key, v)) => (key, i128::MIN / 4, i128::MAX / 4, Some(v)),
+        };
+        // For `||`, work with the complement: `!(a || b) == !a && !b`.
+        let pieces: Vec<(i128, i128, Option<i128>)> = if is_and {
+            vec![(lo, hi, not)]
+        } else {
+            match not {
+                // !(key != v) is key == v.
+                Some(v) => vec![(v, v, None)],
+                None if lo == hi => vec![(i128::MIN / 4, i128::MAX / 4, Some(lo))],
+                None if lo <= i128::MIN / 8 => vec![(hi + 1, i128::MAX / 4, None)],
+                None if hi >= i128::MAX / 8 => vec![(i128::MIN / 4, lo - 1, None)],
+                // A bounded interval's complement is two pieces.
+                None => {
+                    kept.push((i, x));
+                    continue;
+                }
+            }
+        };
+        let at = match facts.iter().position(|f| f.key == key) {
+            Some(at) => {
+                changed = true;
+                at
+            }
+            None => {
+                let r = terms_range(g, &key, 0, w)?;
+                facts.push(Fact {
+                    key,
+                    lo: r.lo,
+                    hi: r.hi,
+                    not: Vec::new(),
+                    first: i,
+                });
+                facts.len() - 1
+            }
+        };
+        let f = &mut facts[at];
+        for (lo, hi, not) in pieces {
+            f.lo = f.lo.max(lo);
+            f.hi = f.hi.min(hi);
+            f.not.extend(not);
+        }
+        f.tidy();
+    }
+    if is_and {
+        changed |= pinned_digits(g, &mut facts, w);
+    }
+    // Decided: an empty intersection.
+    if facts.iter().any(Fact::empty) {
+        return Some((rule, g.bool_const(!is_and)));
+    }
+    if !changed {
+        return None;
+    }
+    // The chain again, each key's facts at its first position.
+    let mut items: Vec<(usize, NodeId)> = kept;
+    for f in &facts {
+        let r = terms_range(g, &f.key, 0, w)?;
+        let mut conds: Vec<NodeId> = Vec::new();
+        if is_and {
+            conds.extend(write_and(g, f, r.lo, r.hi)?);
+        } else {
+            // The union is the complement of this intersection.
+            match write_or(g, f, r.lo, r.hi)? {
+                Some(c) => conds.push(c),
+                None => return Some((rule, g.bool_const(true))),
+            }
+        }
+        items.extend(conds.into_iter().map(|c| (f.first, c)));
+    }
+    items.sort_by_key(|t| t.0);
+    // The same operands regrouped is no simplification, and the rewriter's
+    // operand order would group them back: no firing.
+    let mut same: Vec<NodeId> = items.iter().map(|t| t.1).collect();
+    let mut before = parts.clone();
+    same.sort_unstable();
+    before.sort_unstable();
+    if same == before {
+        return None;
+    }
+    let op = node.op;
+    let out = match items.first() {
+        None => g.bool_const(is_and),
+        Some(&(_, first)) => items[1..]
+            .iter()
+            .fold(first, |acc, &(_, c)| g.mk(op, &[acc, c])),
+    };
+    if out == n || !fits_new(g, n, out, w) {
+        return None;
+    }
+    Some((rule, out))
+}
+
+/// The comparisons that say `lo <= key <= hi` and `key != v` for the
+/// excluded points, leaving out what the key's range `rlo..=rhi` says.
+fn write_and(g: &mut Graph, f: &Fact, rlo: i128, rhi: i128) -> Option<Vec<NodeId>> {
+    let mut out = Vec::new();
+    let key = |k: i128, s: i128| Poly {
+        terms: f.key.iter().map(|(m, c)| (m.clone(), c * s)).collect(),
+        k,
+    };
+    if f.lo == f.hi {
+        out.push(write(g, Rel::Eq, &key(-f.lo, 1))?);
+        return Some(out);
+    }
+    if f.lo > rlo {
+        // lo <= key: lo - key - 1 < 0.
+        out.push(write(g, Rel::Lt, &key(f.lo - 1, -1))?);
+    }
+    if f.hi < rhi {
+        // key <= hi: key - hi - 1 < 0.
+        out.push(write(g, Rel::Lt, &key(-f.hi - 1, 1))?);
+    }
+    for &v in &f.not {
+        out.push(write(g, Rel::Ne, &key(-v, 1))?);
+    }
+    Some(out)
+}
+
+/// The one comparison whose set is the complement of `f` (itself the
+/// complement of a union): `Ok(None)` when that union holds everywhere;
+/// `None` when it takes more than one comparison.
+fn write_or(g: &mut Graph, f: &Fact, rlo: i128, rhi: i128) -> Option<Option<NodeId>> {
+    let key = |k: i128, s: i128| Poly {
+        terms: f.key.iter().map(|(m, c)| (m.clone(), c * s)).collect(),
+        k,
+    };
+    let (lo, hi) = (f.lo.max(rlo), f.hi.min(rhi));
+    if lo > hi {
+        return Some(None);
+    }
+    if !f.not.is_empty() {
+        return None;
+    }
+    if lo == hi {
+        return Some(Some(write(g, Rel::Ne, &key(-lo, 1))?));
+    }
+    if lo <= rlo {
+        // complement of key <= hi: hi < key, i.e. hi - key < 0... as
+        // -key + hi < 0.
+        return Some(Some(write(g, Rel::Lt, &key(hi, -1))?));
+    }
+    if hi >= rhi {
+        // complement of lo <= key: key < lo.
+        return Some(Some(write(g, Rel::Lt, &key(-lo, 1))?));
+    }
+    None
+}
+
+/// A quotient pinned to one value and its remainder bounded are one
+/// interval of the base: `x // d == a && lo <= x mod d <= hi` is `a*d + lo
+/// <= x <= a*d + hi`. Replaces the two facts by one about the base's key.
+fn pinned_digits(g: &Graph, facts: &mut Vec<Fact>, w: Width) -> bool {
+    let single = |f: &Fact| -> Option<Split> {
+        let [(m, 1)] = &f.key[..] else {
+            return None;
+        };
+        let [a] = m[..] else {
+            return None;
+        };
+        linear::split_of(g, a)
+    };
+    for i in 0..facts.len() {
+        let Some(q) = single(&facts[i]) else {
+            continue;
+        };
+        if q.hi.is_some() || facts[i].lo != facts[i].hi || !facts[i].not.is_empty() {
+            continue;
+        }
+        let d = q.lo;
+        let Some(j) = (0..facts.len()).find(|&j| {
+            single(&facts[j]).is_some_and(|r| {
+                r.base == q.base && r.lo == 1 && r.hi == Some(d) && facts[j].not.is_empty()
+            })
+        }) else {
+            continue;
+        };
+        let Some(base) = linear::read(g, q.base) else {
+            continue;
+        };
+        if base.terms.is_empty() || g.node(q.base).dtype != DType::Index {
+            continue;
+        }
+        let a = facts[i].lo;
+        let (rlo, rhi) = (facts[j].lo.max(0), facts[j].hi.min(d - 1));
+        // base = s*G*key + kb in [a*d + rlo, a*d + rhi].
+        let gg = base.terms.iter().fold(0, |x, t| gcd(x, t.1));
+        let s = if base.terms[0].1 < 0 { -1 } else { 1 };
+        let (l, h) = (a * d + rlo - base.k, a * d + rhi - base.k);
+        let (l, h) = if s > 0 { (l, h) } else { (-h, -l) };
+        let (Some(lo), Some(hi)) = (div_ceil(l, gg), div_floor(h, gg)) else {
+            continue;
+        };
+        let key: Vec<(Mono, i128)> = base
+            .terms
+            .iter()
+            .map(|(m, c)| (m.clone(), c / gg * s))
+            .collect();
+        let Some(r) = terms_range(g, &key, 0, w) else {
+            continue;
+        };
+        let first = facts[i].first.min(facts[j].first);
+        let fact = Fact {
+            key,
+            lo: lo.max(r.lo),
+            hi: hi.min(r.hi),
+            not: Vec::new(),
+            first,
+        };
+        let (i, j) = (i.max(j), i.min(j));
+        facts.remove(i);
+        facts.remove(j);
+        facts.push(fact);
+        return true;
+    }
+    false
+}
+
+fn div_ceil(a: i128, b: i128) -> Option<i128> {
+    crate::arith::div_ceil(a, b)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::dtype::Width;
+    use crate::interp::first_failure;
+    use crate::parse::parse_program;
+    use crate::print;
+    use crate::rules::builtin;
+
+    fn simp(vars: &str, src: &str) -> String {
+        let mut p = parse_program(&format!("{vars}\nexpr {src}\n")).unwrap();
+        let root = p.outputs[0];
+        let out = crate::rewrite::Simplifier::new(builtin())
+            .simplify(&mut p.graph, &[root], false)
+            .unwrap()
+            .roots[0];
+        let g = &p.graph;
+        if let Some((point, v)) = first_failure(g, &[root], &[out], Width::W64) {
+            panic!("{src} => {} fails at {point:?}: {v:?}", print::expr(g, out));
+        }
+        print::expr(g, out)
+    }
+
+    #[test]
+    fn contradictions_are_false_and_tautologies_true() {
+        let v = "var x in [-20, 20]\nvar y in [-20, 20]";
+        assert_eq!(simp(v, "x < 1 && 0 < x"), "false");
+        assert_eq!(simp(v, "x <= y && y < x"), "false");
+        assert_eq!(simp(v, "x == y && x != y"), "false");
+        assert_eq!(simp(v, "x < 1 || 0 < x"), "true");
+        assert_eq!(simp(v, "x == y || x != y"), "true");
+        assert_eq!(simp(v, "x != 1 || x != 2"), "true");
+    }
+
+    #[test]
+    fn facts_about_one_key_combine() {
+        let v = "var x in [-20, 20]\nvar s in [0, 9]\nvar b: bool";
+        assert_eq!(simp(v, "x == 1 && x != 2"), "x == 1");
+        assert_eq!(simp(v, "x == 2 || x != 1"), "x != 1");
+        assert_eq!(simp(v, "s < 5 && s < 6"), "s < 5");
+        assert_eq!(simp(v, "b && x < 3 && x < 5"), "x < 3 && b");
+    }
+
+    #[test]
+    fn a_pinned_quotient_and_its_remainder_are_one_interval() {
+        let v = "var x in [-100, 100]";
+        assert_eq!(simp(v, "x // 8 == 3 && x mod 8 == 4"), "x == 28");
+        assert_eq!(simp(v, "x // 10 == 5 && x mod 10 < 7"), "x < 57 && 49 < x");
+    }
+}

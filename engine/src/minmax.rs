@@ -1,0 +1,559 @@
+//! `min` and `max` through the linear form.
+//!
+//! A chain of one op (`min(min(a, b), c)`) is read as its set of arms, each
+//! a linear form ([`crate::linear`]). Then:
+//!
+//! - **duplicates and dominated arms** drop out: for `min`, an arm `b` with
+//!   `b - a >= 0` everywhere (the range of the difference's linear form) is
+//!   never the minimum (`min(x + 1, x + 10)`, `min(x, (x + 3) // 4 * 4)`);
+//! - **a common factor** comes out: `min(g*a, g*b) == g * min(a, b)` for
+//!   `g > 0`, `max` for `g < 0` (`min(x * 4 + 8, y * 4) == min(x + 2, y) * 4`);
+//! - **a common divisor** comes out: for `d > 0`, `x // d` is monotone, so
+//!   `min(x // d + k, y // d) == min(x + k*d, y) // d` (and `/` without
+//!   constants; a negative divisor turns `min` into `max`);
+//! - **common terms** move between the arms and the sum around them:
+//!   `T + min(a_i) == (T - S) + min(a_i + S)` for any `S`; per monomial, `S`
+//!   is chosen to leave the most coefficients zero (`min(x, y - z) + z ==
+//!   min(x + z, y)`, `min(x + 2, y + 3) - 2 == min(x, y + 1)`), and in a sum
+//!   with several `min`/`max` terms each is first put in a canonical offset
+//!   (its arms' smallest coefficients taken out) so that equal ones cancel
+//!   (`min(x, y) - min(x + 10, y + 10) == -10`);
+//! - `min(a, b) + max(a, b) == a + b`.
+//!
+//! Algorithmic, validated per firing; only where no arm can be invalid
+//! (arms are dropped and duplicated).
+
+use crate::arith::gcd;
+use crate::dtype::Width;
+use crate::ir::{DType, Graph, NodeId, Op};
+use crate::linear::{self, fits_new, terms_range, Acc, Mono, Poly};
+
+/// The sub-rule names, in the order [`rewrite`] returns indices into.
+pub const RULES: [&str; 1] = ["linear_minmax"];
+
+/// Chains longer than this are left alone (dominance compares every pair).
+const MAX_ARMS: usize = 16;
+
+/// A `min` or `max` of linear arms.
+#[derive(Clone, Debug)]
+pub(crate) struct Chain {
+    pub op: Op,
+    pub arms: Vec<Poly>,
+}
+
+fn flip(op: Op) -> Op {
+    if op == Op::Min {
+        Op::Max
+    } else {
+        Op::Min
+    }
+}
+
+/// Reads a `min`/`max` chain rooted at `n`: its arms' linear forms.
+pub(crate) fn read_chain(g: &Graph, n: NodeId) -> Option<Chain> {
+    let node = g.node(n);
+    if !matches!(node.op, Op::Min | Op::Max) || node.dtype != DType::Index || node.maybe_invalid {
+        return None;
+    }
+    let mut arms = Vec::new();
+    let mut stack = vec![n];
+    while let Some(x) = stack.pop() {
+        let xn = g.node(x);
+        if xn.op == node.op {
+            stack.push(xn.src()[1]);
+            stack.push(xn.src()[0]);
+        } else {
+            arms.push(linear::read(g, x)?);
+            if arms.len() > MAX_ARMS {
+                return None;
+            }
+        }
+    }
+    Some(Chain { op: node.op, arms })
+}
+
+/// `a - b` as a poly.
+fn diff(g: &Graph, a: &Poly, b: &Poly) -> Option<Poly> {
+    let mut acc = a.acc();
+    acc.add_poly(b, -1)?;
+    acc.finish(g)
+}
+
+/// `a - b` as a poly, its splits fused (a quotient against its base is a
+/// remainder, whose range is known).
+fn fused_diff(g: &mut Graph, a: &Poly, b: &Poly) -> Option<Poly> {
+    let mut acc = a.acc();
+    acc.add_poly(b, -1)?;
+    linear::fuse(g, &mut acc)?;
+    acc.finish(g)
+}
+
+/// `p` and, for each `min`/`max` term of it, `p` with that term replaced
+/// by one of its arms: lower bounds of `p` (`max(a, b) >= a`) when `lower`,
+/// upper bounds otherwise.
+fn relaxations(g: &Graph, p: &Poly, lower: bool) -> Vec<Poly> {
+    let mut out = vec![p.clone()];
+    for (m, c) in &p.terms {
+        let [a] = m[..] else {
+            continue;
+        };
+        let op = g.node(a).op;
+        let bounds_below = (op == Op::Max) == (*c > 0);
+        if !matches!(op, Op::Min | Op::Max) || bounds_below != lower {
+            continue;
+        }
+        let Some(ch) = read_chain(g, a) else {
+            continue;
+        };
+        for arm in &ch.arms {
+            let mut acc = p.acc();
+            if acc.add(m.clone(), -c).is_none() || acc.add_poly(arm, *c).is_none() {
+                continue;
+            }
+            if let Some(q) = acc.finish(g) {
+                out.push(q);
+            }
+            if out.len() >= 8 {
+                return out;
+            }
+        }
+    }
+    out
+}
+
+/// `a >= b` everywhere (`at_least`) or `a <= b` everywhere, by the range
+/// of a difference of bounds of the two.
+fn ordered(g: &mut Graph, a: &Poly, b: &Poly, at_least: bool, w: Width) -> Option<bool> {
+    for x in relaxations(g, a, at_least) {
+        for y in relaxations(g, b, !at_least) {
+            let d = fused_diff(g, &x, &y)?;
+            let Some(r) = terms_range(g, &d.terms, d.k, w) else {
+                continue;
+            };
+            if (at_least && r.lo >= 0) || (!at_least && r.hi <= 0) {
+                return Some(true);
+            }
+        }
+    }
+    Some(false)
+}
+
+/// Drops dominated arms (for `min`, an arm at least another everywhere;
+/// of equal arms, all but the last).
+fn prune(g: &mut Graph, c: &mut Chain, w: Width) -> Option<bool> {
+    let mut changed = false;
+    let mut i = 0;
+    while i < c.arms.len() && c.arms.len() > 1 {
+        let mut drop_i = false;
+        for j in 0..c.arms.len() {
+            if i == j {
+                continue;
+            }
+            let (ai, aj) = (c.arms[i].clone(), c.arms[j].clone());
+            if ordered(g, &ai, &aj, c.op == Op::Min, w)? {
+                drop_i = true;
+                break;
+            }
+        }
+        if drop_i {
+            c.arms.remove(i);
+            changed = true;
+        } else {
+            i += 1;
+        }
+    }
+    Some(changed)
+}
+
+/// Every coefficient and constant of every arm, their gcd (0 when all zero).
+fn arms_gcd(c: &Chain) -> i128 {
+    c.arms.iter().fold(0, |a, p| gcd(gcd(a, p.coef_gcd()), p.k))
+}
+
+/// The arms' canonical offset: per monomial (and the constant), the
+/// smallest coefficient over the arms (a monomial an arm lacks counts as
+/// 0). `min(a_i) == offset + min(a_i - offset)`.
+fn offset(g: &Graph, c: &Chain) -> Option<Poly> {
+    let mut monos: Vec<Mono> = Vec::new();
+    for p in &c.arms {
+        for (m, _) in &p.terms {
+            if !monos.contains(m) {
+                monos.push(m.clone());
+            }
+        }
+    }
+    let coef = |p: &Poly, m: &Mono| -> i128 {
+        p.terms.iter().find(|t| &t.0 == m).map(|t| t.1).unwrap_or(0)
+    };
+    let mut acc = Acc::default();
+    for m in monos {
+        let lo = c.arms.iter().map(|p| coef(p, &m)).min()?;
+        acc.add(m, lo)?;
+    }
+    acc.k = c.arms.iter().map(|p| p.k).min()?;
+    acc.finish(g)
+}
+
+/// Subtracts `s` from every arm.
+fn shift(g: &Graph, c: &Chain, s: &Poly) -> Option<Chain> {
+    let arms = c
+        .arms
+        .iter()
+        .map(|p| diff(g, p, s))
+        .collect::<Option<Vec<_>>>()?;
+    Some(Chain { op: c.op, arms })
+}
+
+/// The chain with outer terms `outer` around it (`outer + coef *
+/// min(arms)`), terms moved so that the most coefficients are zero: per
+/// monomial `m`, `outer_m + coef * min(a_i,m)` is written `(outer_m -
+/// coef*t) + coef * min(a_i,m + t)` with `t` among the values that zero one
+/// of them; ties keep `t = 0` first, then the smaller `t`.
+fn balance(g: &Graph, c: &Chain, outer: &Poly, coef: i128) -> Option<(Chain, Poly)> {
+    let mut monos: Vec<Option<Mono>> = vec![None];
+    for p in c.arms.iter().chain(std::iter::once(outer)) {
+        for (m, _) in &p.terms {
+            if !monos.contains(&Some(m.clone())) {
+                monos.push(Some(m.clone()));
+            }
+        }
+    }
+    let coef_of = |p: &Poly, m: &Option<Mono>| -> i128 {
+        match m {
+            None => p.k,
+            Some(m) => p.terms.iter().find(|t| &t.0 == m).map(|t| t.1).unwrap_or(0),
+        }
+    };
+    let mut move_in = Acc::default();
+    for m in &monos {
+        let o = coef_of(outer, m);
+        let a: Vec<i128> = c.arms.iter().map(|p| coef_of(p, m)).collect();
+        let zeros = |t: i128| {
+            (o.checked_sub(coef.saturating_mul(t)) == Some(0)) as usize
+                + a.iter().filter(|&&x| x + t == 0).count()
+        };
+        let mut cands: Vec<i128> = vec![0];
+        if o % coef == 0 {
+            cands.push(o / coef);
+        }
+        cands.extend(a.iter().map(|x| -x));
+        let best = cands
+            .iter()
+            .copied()
+            .max_by(|&x, &y| {
+                zeros(x)
+                    .cmp(&zeros(y))
+                    .then((x == 0).cmp(&(y == 0)))
+                    .then(y.cmp(&x))
+            })
+            .expect("candidates");
+        if best != 0 {
+            move_in.add(m.clone().unwrap_or_default(), best)?;
+        }
+    }
+    let t = move_in.finish(g)?;
+    // Arms gain t, the outside loses coef * t.
+    let arms = shift(g, c, &negate(&t))?;
+    let mut out = outer.acc();
+    out.add_poly(&t, coef.checked_neg()?)?;
+    Some((arms, out.finish(g)?))
+}
+
+/// Builds a chain: its arms in canonical order, folded left.
+fn build_chain(g: &mut Graph, c: &Chain) -> Option<NodeId> {
+    let mut nodes = c
+        .arms
+        .iter()
+        .map(|p| linear::build(g, p))
+        .collect::<Option<Vec<_>>>()?;
+    nodes.sort_by(|a, b| g.canonical_cmp(*a, *b));
+    nodes.dedup();
+    let first = nodes[0];
+    Some(
+        nodes[1..]
+            .iter()
+            .fold(first, |acc, &x| g.mk(c.op, &[acc, x])),
+    )
+}
+
+/// Number of distinct nodes below `n` (a cost).
+fn size(g: &Graph, n: NodeId) -> usize {
+    g.reachable(&[n]).len()
+}
+
+/// `min(a_i)` or `-max(-a_i)`, whichever is smaller; with every arm's
+/// quotients by one divisor taken out when they can be.
+fn build_best(g: &mut Graph, c: &Chain) -> Option<NodeId> {
+    let direct = build_chain(g, c)?;
+    let mut best = (size(g, direct), direct);
+    let negated = Chain {
+        op: flip(c.op),
+        arms: c.arms.iter().map(negate).collect(),
+    };
+    if let Some(inner) = build_chain(g, &negated) {
+        let alt = g.mk(Op::Neg, &[inner]);
+        let s = size(g, alt);
+        if s < best.0 {
+            best = (s, alt);
+        }
+    }
+    if let Some(alt) = through_divisor(g, c) {
+        let s = size(g, alt);
+        if s < best.0 {
+            best = (s, alt);
+        }
+    }
+    Some(best.1)
+}
+
+fn negate(p: &Poly) -> Poly {
+    Poly {
+        terms: p.terms.iter().map(|(m, c)| (m.clone(), -c)).collect(),
+        k: -p.k,
+    }
+}
+
+/// Every arm `x_i // d + k_i` (one op, one constant `d`): for `d > 0`,
+/// `min(x_i // d + k_i) == min(x_i + k_i*d) // d` (floor division is
+/// monotone); for `/` only without constants. `d < 0` turns `min` into
+/// `max`.
+fn through_divisor(g: &mut Graph, c: &Chain) -> Option<NodeId> {
+    let mut qop: Option<(Op, i128)> = None;
+    let mut nums: Vec<Poly> = Vec::new();
+    for arm in &c.arms {
+        let [(m, 1)] = &arm.terms[..] else {
+            return None;
+        };
+        let [q] = m[..] else {
+            return None;
+        };
+        let qn = g.node(q);
+        if !matches!(qn.op, Op::FloorDiv | Op::Div) {
+            return None;
+        }
+        let d = g.node(qn.src()[1]).as_const()? as i128;
+        if d == 0 {
+            return None;
+        }
+        match qop {
+            None => qop = Some((qn.op, d)),
+            Some(x) if x == (qn.op, d) => {}
+            _ => return None,
+        }
+        if qn.op == Op::Div && arm.k != 0 {
+            return None;
+        }
+        let mut num = linear::read(g, qn.src()[0])?.acc();
+        num.k = num.k.checked_add(arm.k.checked_mul(d)?)?;
+        nums.push(num.finish(g)?);
+    }
+    let (op, d) = qop?;
+    let inner = Chain {
+        op: if d > 0 { c.op } else { flip(c.op) },
+        arms: nums,
+    };
+    let x = build_chain(g, &inner)?;
+    let dn = g.cnst(i64::try_from(d).ok()?, DType::Index);
+    Some(g.mk(op, &[x, dn]))
+}
+
+/// `outer + coef * op(arms)` in its smallest form, as a node: the chain
+/// pruned; then, for a factor `s` among 1, -1 and the arms' common factor
+/// `g` (either sign), `coef*s * op'(arms / s)` (`op'` flipped for a
+/// negative `s`) with terms balanced against `outer`; the smallest built.
+fn simplest(g: &mut Graph, mut c: Chain, outer: &Poly, coef: i128, w: Width) -> Option<NodeId> {
+    prune(g, &mut c, w)?;
+    if c.arms.len() == 1 {
+        let mut acc = outer.acc();
+        acc.add_poly(&c.arms[0], coef)?;
+        return linear::build(g, &acc.finish(g)?);
+    }
+    let cg = arms_gcd(&c);
+    let mut factors = vec![1, -1];
+    if cg > 1 {
+        factors.extend([cg, -cg]);
+    }
+    let mut best: Option<(usize, NodeId)> = None;
+    for s in factors {
+        let inner = Chain {
+            op: if s > 0 { c.op } else { flip(c.op) },
+            arms: c
+                .arms
+                .iter()
+                .map(|p| Poly {
+                    terms: p.terms.iter().map(|(m, x)| (m.clone(), x / s)).collect(),
+                    k: p.k / s,
+                })
+                .collect(),
+        };
+        let Some(cs) = coef.checked_mul(s) else {
+            continue;
+        };
+        let Some((inner, rest)) = balance(g, &inner, outer, cs) else {
+            continue;
+        };
+        let Some(node) = build_best(g, &inner) else {
+            continue;
+        };
+        let mut acc = rest.acc();
+        acc.add(vec![node], cs)?;
+        let Some(total) = acc.finish(g).and_then(|p| linear::build(g, &p)) else {
+            continue;
+        };
+        let cost = size(g, total);
+        if best.is_none_or(|b| cost < b.0) {
+            best = Some((cost, total));
+        }
+    }
+    best.map(|b| b.1)
+}
+
+/// Tries the rewrites at a `min`/`max` chain root `n`.
+pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
+    let c = read_chain(g, n)?;
+    let out = simplest(g, c, &Poly::constant(0), 1, w)?;
+    // Never larger than the source: a rewrite that grows could be undone
+    // by the linear form around it, and the two would loop.
+    if out == n || size(g, out) > size(g, n) || !fits_new(g, n, out, w) {
+        return None;
+    }
+    Some((0, out))
+}
+
+/// In a sum: `min`/`max` terms that are equal up to an offset merge
+/// (each is compared in its canonical offset), `min(a, b) + max(a, b)` is
+/// `a + b`, and then either the one `min`/`max` term with coefficient 1 or
+/// -1 takes the sum's other terms that make it smaller ([`balance`]), or,
+/// with several, each is written in its own simplest form. Returns whether
+/// the sum changed.
+pub(crate) fn in_sum(g: &mut Graph, acc: &mut Acc, w: Width) -> Option<bool> {
+    let is_chain =
+        |g: &Graph, m: &Mono| m.len() == 1 && matches!(g.node(m[0]).op, Op::Min | Op::Max);
+    let chains: Vec<(NodeId, i128)> = acc
+        .terms
+        .iter()
+        .filter(|(m, c)| **c != 0 && is_chain(g, m))
+        .map(|(m, c)| (m[0], *c))
+        .collect();
+    if chains.is_empty() {
+        return Some(false);
+    }
+    // Each chain as offset + canonical residual; equal residuals merge.
+    let mut groups: Vec<(Chain, i128)> = Vec::new();
+    let mut outer = acc.clone();
+    for &(node, coef) in &chains {
+        let Some(c) = read_chain(g, node) else {
+            return Some(false);
+        };
+        outer.add(vec![node], -coef)?;
+        let off = offset(g, &c)?;
+        let canon = shift(g, &c, &off)?;
+        outer.add_poly(&off, coef)?;
+        match groups
+            .iter_mut()
+            .find(|(x, _)| x.op == canon.op && same_arms(&x.arms, &canon.arms))
+        {
+            Some(grp) => grp.1 += coef,
+            None => groups.push((canon, coef)),
+        }
+    }
+    groups.retain(|t| t.1 != 0);
+    // min(a, b) + max(a, b) == a + b.
+    'pairs: loop {
+        for i in 0..groups.len() {
+            for j in 0..groups.len() {
+                let ((x, cx), (y, cy)) = (&groups[i], &groups[j]);
+                if x.op == Op::Min
+                    && y.op == Op::Max
+                    && cx == cy
+                    && x.arms.len() == 2
+                    && same_arms(&x.arms, &y.arms)
+                {
+                    let c = *cx;
+                    outer.add_poly(&x.arms[0], c)?;
+                    outer.add_poly(&x.arms[1], c)?;
+                    let (i, j) = (i.max(j), i.min(j));
+                    groups.remove(i);
+                    groups.remove(j);
+                    continue 'pairs;
+                }
+            }
+        }
+        break;
+    }
+    // Each chain written against what is around it, in canonical order.
+    let mut built: Vec<(NodeId, Chain, i128)> = Vec::new();
+    for (c, coef) in groups {
+        let node = build_chain(g, &c)?;
+        built.push((node, c, coef));
+    }
+    built.sort_by(|a, b| g.canonical_cmp(a.0, b.0));
+    let mut out = outer;
+    for (node, c, coef) in built {
+        let around = out.finish(g)?;
+        let total = simplest(g, c, &around, coef, w)?;
+        out = linear::read(g, total)?.acc();
+        let _ = node;
+    }
+    let before = acc.clone().finish(g)?;
+    let after = out.clone().finish(g)?;
+    *acc = out;
+    Some(before != after)
+}
+
+/// The same arms, in any order.
+fn same_arms(a: &[Poly], b: &[Poly]) -> bool {
+    a.len() == b.len() && a.iter().all(|x| b.contains(x)) && b.iter().all(|x| a.contains(x))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::dtype::Width;
+    use crate::interp::first_failure;
+    use crate::parse::parse_program;
+    use crate::print;
+    use crate::rules::builtin;
+
+    fn simp(vars: &str, src: &str) -> String {
+        let mut p = parse_program(&format!("{vars}\nexpr {src}\n")).unwrap();
+        let root = p.outputs[0];
+        let out = crate::rewrite::Simplifier::new(builtin())
+            .simplify(&mut p.graph, &[root], false)
+            .unwrap()
+            .roots[0];
+        let g = &p.graph;
+        if let Some((point, v)) = first_failure(g, &[root], &[out], Width::W64) {
+            panic!("{src} => {} fails at {point:?}: {v:?}", print::expr(g, out));
+        }
+        print::expr(g, out)
+    }
+
+    const V: &str = "var x in [-12, 12]\nvar y in [-12, 12]\nvar z in [-12, 12]";
+
+    #[test]
+    fn dominated_and_repeated_arms_drop_out() {
+        assert_eq!(simp(V, "min(x + 1, x + 10)"), "x + 1");
+        assert_eq!(simp(V, "max(1 - x, 2 - x)"), "2 - x");
+        assert_eq!(simp(V, "min(min(min(x, y), z), y)"), "min(min(x, y), z)");
+        assert_eq!(simp(V, "min(x, (x + 3) // 4 * 4)"), "x");
+        assert_eq!(simp(V, "min(x, max(x, y))"), "x");
+    }
+
+    #[test]
+    fn common_terms_move_to_the_smaller_side() {
+        assert_eq!(simp(V, "min(x, y - z) + z"), "min(x + z, y)");
+        assert_eq!(simp(V, "min(x + 2, y + 3) - 2"), "min(x, y + 1)");
+        assert_eq!(simp(V, "min(x + y, x + z)"), "x + min(y, z)");
+        assert_eq!(simp(V, "x - max(x + y, 0)"), "min(x, -y)");
+        assert_eq!(simp(V, "min(x, y) - min(x + 10, y + 10)"), "-10");
+        assert_eq!(simp(V, "max(x, y * 2) + min(x, y * 2)"), "x + y * 2");
+    }
+
+    #[test]
+    fn factors_and_divisors_come_out() {
+        assert_eq!(simp(V, "min(x * 4 + 8, y * 4)"), "min(x + 2, y) * 4");
+        assert_eq!(simp(V, "min(x * -2, 4)"), "max(x, -2) * -2");
+        assert_eq!(simp(V, "min(x // 10, y // 10)"), "min(x, y) // 10");
+        assert_eq!(simp(V, "min(x // 4 + 2, y // 4)"), "min(x + 8, y) // 4");
+    }
+}
