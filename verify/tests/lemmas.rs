@@ -2,6 +2,14 @@
 //! gcd_with_remainder, factor_remainder: `verify/lemmas/divmod.rules`) are
 //! proved at width 8, bit-exact. They are statements, not engine rules: the
 //! engine must not load them (no rule exists twice).
+//!
+//! Proving them takes minutes of nonlinear solving whose outcome under a
+//! wall-clock budget depends on the machine's load (CI saw `incomplete`
+//! from the integer encoding after the bitvector attempt ran out), so the
+//! proof is not part of the fast, deterministic `cargo test`: the nightly
+//! workflow runs it (`cargo test --release -p tileproof-verify --test
+//! lemmas -- --ignored`), and `tileproof prove --rules
+//! verify/lemmas/divmod.rules --width 8` does the same by hand.
 
 use engine::rules::{builtin, RuleSet};
 use std::time::Duration;
@@ -13,11 +21,12 @@ fn lemmas() -> RuleSet {
 }
 
 #[test]
+#[ignore = "minutes of nonlinear solving: run by the nightly workflow with --ignored"]
 fn divmod_lemmas_are_proved_at_width_8() {
     let set = lemmas();
     let opts = Options {
         widths: vec![8],
-        timeout: Duration::from_secs(30),
+        timeout: Duration::from_secs(300),
         cache: None,
         smt2_dir: None,
         seed: 0,
