@@ -340,25 +340,7 @@ pub(crate) fn write(g: &mut Graph, rel: Rel, p: &Poly) -> Option<NodeId> {
 
 #[cfg(test)]
 mod tests {
-    use crate::dtype::Width;
-    use crate::interp::first_failure;
-    use crate::parse::parse_program;
-    use crate::print;
-    use crate::rules::builtin;
-
-    fn simp(vars: &str, src: &str) -> String {
-        let mut p = parse_program(&format!("{vars}\nexpr {src}\n")).unwrap();
-        let root = p.outputs[0];
-        let out = crate::rewrite::Simplifier::new(builtin())
-            .simplify(&mut p.graph, &[root], false)
-            .unwrap()
-            .roots[0];
-        let g = &p.graph;
-        if let Some((point, v)) = first_failure(g, &[root], &[out], Width::W64) {
-            panic!("{src} => {} fails at {point:?}: {v:?}", print::expr(g, out));
-        }
-        print::expr(g, out)
-    }
+    use crate::testing::simp;
 
     #[test]
     fn like_terms_cancel_across_a_comparison() {

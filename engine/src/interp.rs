@@ -19,7 +19,7 @@ use crate::arith::{exact, wrap};
 use crate::dtype::{DType, Width};
 use crate::ir::{Graph, NodeId};
 use crate::op::Op;
-use crate::semantics::{self, Failure, Model, Partial, Prims, Sem, Ub, Value};
+use crate::semantics::{self, Failure, Model, Prims, Sem, Ub, Value};
 use std::fmt;
 
 /// The value of one node in one evaluation.
@@ -53,20 +53,13 @@ pub struct Undefined {
 
 /// The primitives on exact values; remembers the first undefined reason.
 struct Exact {
-    w: Width,
-    partial: Partial,
-    unbounded: bool,
+    m: Model,
     ub: Option<Ub>,
 }
 
 impl Exact {
     fn new(m: Model) -> Exact {
-        Exact {
-            w: m.width,
-            partial: m.partial,
-            unbounded: m.unbounded,
-            ub: None,
-        }
+        Exact { m, ub: None }
     }
 }
 
@@ -74,14 +67,8 @@ impl Prims for Exact {
     type I = i128;
     type B = bool;
 
-    fn width(&self) -> Width {
-        self.w
-    }
-    fn partial(&self) -> Partial {
-        self.partial
-    }
-    fn unbounded(&self) -> bool {
-        self.unbounded
+    fn model(&self) -> Model {
+        self.m
     }
     fn bool_lit(&mut self, b: bool) -> bool {
         b
@@ -132,9 +119,9 @@ impl Prims for Exact {
             return (0, op.is_quotient() || op == Op::Shl);
         };
         match dt {
-            DType::Index => (v, !self.w.fits(v)),
+            DType::Index => (v, !self.m.width.fits(v)),
             DType::I32 | DType::I64 => {
-                let bits = self.w.bits(dt);
+                let bits = self.m.width.bits(dt);
                 // MIN / -1 has no result in a concrete dtype either.
                 (wrap(v, bits), op.is_quotient() && !Width(bits).fits(v))
             }

@@ -30,3 +30,30 @@ pub mod rewrite;
 pub mod rules;
 pub mod semantics;
 pub mod xla;
+
+/// What the unit tests of the rewrites share.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::dtype::Width;
+    use crate::interp::first_failure;
+    use crate::parse::parse_program;
+    use crate::print;
+    use crate::rules::builtin;
+
+    /// Simplifies `src` (over the variables `vars`) with the whole rewriter,
+    /// checks the result against the source over the (small) domain, and
+    /// prints it.
+    pub fn simp(vars: &str, src: &str) -> String {
+        let mut p = parse_program(&format!("{vars}\nexpr {src}\n")).unwrap();
+        let root = p.outputs[0];
+        let out = crate::rewrite::Simplifier::new(builtin())
+            .simplify(&mut p.graph, &[root], false)
+            .unwrap()
+            .roots[0];
+        let g = &p.graph;
+        if let Some((point, v)) = first_failure(g, &[root], &[out], Width::W64) {
+            panic!("{src} => {} fails at {point:?}: {v:?}", print::expr(g, out));
+        }
+        print::expr(g, out)
+    }
+}

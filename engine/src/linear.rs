@@ -889,27 +889,7 @@ pub fn terms_range(g: &Graph, terms: &[(Mono, i128)], k: i128, w: Width) -> Opti
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::interp::first_failure;
-    use crate::parse::parse_program;
-    use crate::print;
-    use crate::rules::builtin;
-
-    /// Simplifies `src` with the whole rewriter and checks the result
-    /// against the source over the (small) domain.
-    fn simp(vars: &str, src: &str) -> String {
-        let mut p = parse_program(&format!("{vars}\nexpr {src}\n")).unwrap();
-        let root = p.outputs[0];
-        let out = crate::rewrite::Simplifier::new(builtin())
-            .simplify(&mut p.graph, &[root], false)
-            .unwrap()
-            .roots[0];
-        let g = &p.graph;
-        if let Some((point, v)) = first_failure(g, &[root], &[out], Width::W64) {
-            panic!("{src} => {} fails at {point:?}: {v:?}", print::expr(g, out));
-        }
-        print::expr(g, out)
-    }
+    use crate::testing::simp;
 
     #[test]
     fn like_terms_cancel_across_a_difference() {

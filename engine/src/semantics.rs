@@ -236,11 +236,19 @@ pub trait Prims {
     type B: Clone;
 
     /// The width `index` has.
-    fn width(&self) -> Width;
+    /// The model this implementation evaluates under.
+    fn model(&self) -> Model;
+    fn width(&self) -> Width {
+        self.model().width
+    }
     /// What partial ops do.
-    fn partial(&self) -> Partial;
+    fn partial(&self) -> Partial {
+        self.model().partial
+    }
     /// Whether `index` stands for the unbounded integers ([`Model`]).
-    fn unbounded(&self) -> bool;
+    fn unbounded(&self) -> bool {
+        self.model().unbounded
+    }
     fn bool_lit(&mut self, b: bool) -> Self::B;
     /// An integer literal of dtype `dt` (which holds it).
     fn int_lit(&mut self, v: i128, dt: DType) -> Self::I;

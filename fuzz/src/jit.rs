@@ -46,7 +46,7 @@ use cranelift_module::{default_libcall_names, Linkage, Module};
 use engine::dtype::Width;
 use engine::interp::{Undefined, Val};
 use engine::ir::{DType, Graph, NodeId, Op, TypeError};
-use engine::semantics::{self, Model, Partial, Prims, Sem, Ub, Value as SemValue};
+use engine::semantics::{self, Model, Prims, Sem, Ub, Value as SemValue};
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -242,9 +242,7 @@ pub(crate) struct UbCond {
 /// `i64::MIN / -1` (the semantics records those as undefined).
 pub(crate) struct Jit<'a, 'b> {
     pub b: &'a mut FunctionBuilder<'b>,
-    pub w: Width,
-    pub partial: Partial,
-    pub unbounded: bool,
+    pub m: Model,
     /// The node being lowered, for its UB conditions.
     pub node: NodeId,
     pub ub: &'a mut Vec<UbCond>,
@@ -273,7 +271,7 @@ impl Jit<'_, '_> {
     /// `/ % // mod ceildiv` on valid operands, guarded so that the hardware
     /// never traps; the condition is `MIN / -1` of the dtype for quotients.
     fn divmod(&mut self, op: Op, dt: DType, x: JInt, y: JInt) -> (JInt, Cond) {
-        let w = self.w;
+        let w = self.m.width;
         let min = match dt {
             DType::Index => w.min() as i64,
             DType::I32 => i32::MIN as i64,
@@ -356,14 +354,8 @@ impl Prims for Jit<'_, '_> {
     type I = JInt;
     type B = Cond;
 
-    fn width(&self) -> Width {
-        self.w
-    }
-    fn partial(&self) -> Partial {
-        self.partial
-    }
-    fn unbounded(&self) -> bool {
-        self.unbounded
+    fn model(&self) -> Model {
+        self.m
     }
     fn bool_lit(&mut self, b: bool) -> Cond {
         Cond::Const(b)
@@ -430,7 +422,7 @@ impl Prims for Jit<'_, '_> {
         if op.is_divmod() {
             return self.divmod(op, dt, args[0], args[1]);
         }
-        let w = self.w;
+        let w = self.m.width;
         let a = self.val(args[0]);
         let y = match args.get(1) {
             Some(&y) => Some(self.val(y)),
@@ -520,9 +512,7 @@ impl Prims for Jit<'_, '_> {
 /// kept per node so each root set can fold its own.
 pub(crate) struct Lower<'g> {
     pub g: &'g Graph,
-    pub w: Width,
-    pub partial: Partial,
-    pub unbounded: bool,
+    pub m: Model,
     pub vals: Vec<Option<Lowered>>,
     pub ub: Vec<UbCond>,
 }
@@ -531,9 +521,7 @@ impl<'g> Lower<'g> {
     pub fn new(g: &'g Graph, m: Model) -> Lower<'g> {
         Lower {
             g,
-            w: m.width,
-            partial: m.partial,
-            unbounded: m.unbounded,
+            m,
             vals: vec![None; g.len()],
             ub: Vec::new(),
         }
@@ -574,9 +562,7 @@ impl<'g> Lower<'g> {
     ) -> Jit<'a, 'b> {
         Jit {
             b,
-            w: self.w,
-            partial: self.partial,
-            unbounded: self.unbounded,
+            m: self.m,
             node,
             ub: &mut self.ub,
         }
@@ -603,10 +589,10 @@ impl<'g> Lower<'g> {
                     DType::Index => {
                         let d = self.g.var(v);
                         let static_ok = vars_in_bounds
-                            && self.w.fits(d.lo as i128)
-                            && self.w.fits(d.hi as i128);
+                            && self.m.width.fits(d.lo as i128)
+                            && self.m.width.fits(d.hi as i128);
                         if !static_ok {
-                            let c = not_fits(b, self.w, x);
+                            let c = not_fits(b, self.m.width, x);
                             self.prims(b, id).undefined(c, Ub::IndexOverflow);
                         }
                         SemValue::Int(JInt::V(x))

@@ -10,7 +10,6 @@
 use crate::counterexample::{failure_condition, Failure};
 use crate::encode::{model_bool, model_int, Enc, Mode, SVal, Term};
 use crate::solver::check_within;
-use engine::dtype::Width;
 use engine::interp::{self, PointCheck};
 use engine::ir::{DType, Graph, NodeId, Op};
 use engine::semantics::Model;
@@ -288,11 +287,7 @@ fn check_in(g: &Graph, src: &[NodeId], tgt: &[NodeId], enc: Enc, timeout: Durati
                     })
                     .collect();
                 let env: Vec<i128> = point.iter().map(|p| p.1).collect();
-                let model = Model {
-                    width: Width(enc.width),
-                    partial: enc.partial,
-                    unbounded: enc.unbounded,
-                };
+                let model = enc.model();
                 let confirmed = confirm(g, src, tgt, &env, model);
                 return CheckResult::Counterexample {
                     failure,
@@ -335,7 +330,13 @@ mod tests {
 
     fn decide(text: &str) -> CheckResult {
         let p = parse_program(text).unwrap();
-        exhaustively(&p.graph, &p.outputs, &p.expects, Width::W64.into()).expect("a small domain")
+        exhaustively(
+            &p.graph,
+            &p.outputs,
+            &p.expects,
+            engine::dtype::Width::W64.into(),
+        )
+        .expect("a small domain")
     }
 
     #[test]
@@ -353,6 +354,12 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let big = parse_program("var x in [0, 99999999]\nexpr x\nexpect x\n").unwrap();
-        assert!(exhaustively(&big.graph, &big.outputs, &big.expects, Width::W64.into()).is_none());
+        assert!(exhaustively(
+            &big.graph,
+            &big.outputs,
+            &big.expects,
+            engine::dtype::Width::W64.into()
+        )
+        .is_none());
     }
 }

@@ -207,6 +207,15 @@ impl Enc {
         }
     }
 
+    /// The model this encoding encodes.
+    pub fn model(&self) -> Model {
+        Model {
+            width: Width(self.width),
+            partial: self.partial,
+            unbounded: self.unbounded,
+        }
+    }
+
     /// Bits of a dtype's values in this encoding.
     pub fn bits(&self, dt: DType) -> u32 {
         match dt {
@@ -549,14 +558,8 @@ impl Prims for Smt {
     type I = Num;
     type B = Bool;
 
-    fn width(&self) -> Width {
-        Width(self.enc.width)
-    }
-    fn partial(&self) -> Partial {
-        self.enc.partial
-    }
-    fn unbounded(&self) -> bool {
-        self.enc.unbounded
+    fn model(&self) -> Model {
+        self.enc.model()
     }
     fn bool_lit(&mut self, b: bool) -> Bool {
         Bool::from_bool(b)
