@@ -117,18 +117,8 @@ fn decide(g: &Graph, rel: Rel, p: &Poly, w: Width) -> Option<bool> {
 
 /// `e < 0` in its smallest equivalent form: divided by the coefficients'
 /// gcd, then by a tile stride, then non-negative terms to 0/1.
-fn reduce_lt(g: &Graph, mut p: Poly, w: Width) -> Poly {
-    // g*A + k < 0 iff A + floor(k/g) < 0.
-    let cg = p.coef_gcd();
-    if cg > 1 {
-        for t in &mut p.terms {
-            t.1 /= cg;
-        }
-        p.k = div_floor(p.k, cg).expect("cg > 0");
-    }
-    if let Some(q) = tile_stride(g, &p, w) {
-        p = q;
-    }
+fn reduce_lt(g: &Graph, p: Poly, w: Width) -> Poly {
+    let mut p = reduce_lt_once(g, p, w);
     if let Some(q) = non_negative_terms(g, &p, w) {
         p = q;
     }
@@ -143,8 +133,9 @@ fn reduce_lt(g: &Graph, mut p: Poly, w: Width) -> Poly {
     p
 }
 
-/// [`reduce_lt`] without the quotient step.
+/// [`reduce_lt`]'s first steps: the gcd, then a tile stride.
 fn reduce_lt_once(g: &Graph, mut p: Poly, w: Width) -> Poly {
+    // g*A + k < 0 iff A + floor(k/g) < 0.
     let cg = p.coef_gcd();
     if cg > 1 {
         for t in &mut p.terms {
