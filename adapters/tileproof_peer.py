@@ -150,7 +150,7 @@ def type_of(tree, var, ops=None):
         if not isinstance(node, list) or not node or not isinstance(node[0], str):
             raise BadRequest(f"a tree node is a non-empty list starting with its op name, got {json.dumps(node)[:80]}")
         op, args = node[0], node[1:]
-        if op in ("var", "const", "bool", "invalid"):
+        if op in LEAVES:
             if op == "var":
                 if len(args) != 1 or args[0] not in var:
                     raise BadRequest(f"unknown variable in {json.dumps(node)[:80]}")
@@ -193,6 +193,30 @@ def type_of(tree, var, ops=None):
             if tuple(got) != need:
                 raise BadRequest(f"`{op}` needs ({', '.join(need)}), got ({', '.join(got)})")
             out.append(res)
+    return out[0]
+
+
+LEAVES = ("var", "const", "bool", "invalid")
+
+
+def fold(tree, leaf, node):
+    """Builds a peer's expression from a (type-checked) tree bottom-up:
+    `leaf(t)` for a `var`/`const`/`bool`/`invalid` node, `node(op, args)`
+    for the others, with the operands already built. Iterative, so that deep
+    trees cannot overflow Python's stack."""
+    stack, out = [(tree, False)], []
+    while stack:
+        t, seen = stack.pop()
+        if t[0] in LEAVES:
+            out.append(leaf(t))
+        elif not seen:
+            stack.append((t, True))
+            stack.extend((a, False) for a in reversed(t[1:]))
+        else:
+            n = len(t) - 1
+            args = out[len(out) - n:]
+            del out[len(out) - n:]
+            out.append(node(t[0], args))
     return out[0]
 
 

@@ -113,28 +113,16 @@ BUILD = {
 
 
 def build(tree, env):
-    """Tree -> UOp, iteratively (trees can be deep)."""
-    stack, out = [(tree, False)], []
-    while stack:
-        node, seen = stack.pop()
-        op = node[0]
-        if op == "var":
-            out.append(env[node[1]])
-        elif op == "const":
-            out.append(UOp.const(node[1], IDX))
-        elif op == "bool":
-            out.append(UOp.const(node[1], dtypes.bool))
-        elif op == "invalid":
-            out.append(UOp.invalid())
-        elif not seen:
-            stack.append((node, True))
-            stack.extend((a, False) for a in reversed(node[1:]))
-        else:
-            n = len(node) - 1
-            args = out[len(out) - n:]
-            del out[len(out) - n:]
-            out.append(BUILD[op](*args))
-    return out[0]
+    """Tree -> UOp."""
+    def leaf(t):
+        if t[0] == "var":
+            return env[t[1]]
+        if t[0] == "const":
+            return UOp.const(t[1], IDX)
+        if t[0] == "bool":
+            return UOp.const(t[1], dtypes.bool)
+        return UOp.invalid()
+    return tp.fold(tree, leaf, lambda op, args: BUILD[op](*args))
 
 
 def is_const(u, v=None):

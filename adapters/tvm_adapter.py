@@ -100,28 +100,16 @@ BUILD = {
 
 
 def build(tree, env):
-    """Tree -> TIR expression, iteratively (trees can be deep)."""
-    stack, out = [(tree, False)], []
-    while stack:
-        node, seen = stack.pop()
-        op = node[0]
-        if op == "var":
-            out.append(env[node[1]])
-        elif op == "const":
-            out.append(const(node[1]))
-        elif op == "bool":
-            out.append(tirx.const(node[1], "bool"))
-        elif op == "invalid":
-            raise tp.Unsupported("TVM has no invalid value")
-        elif not seen:
-            stack.append((node, True))
-            stack.extend((a, False) for a in reversed(node[1:]))
-        else:
-            n = len(node) - 1
-            args = out[len(out) - n:]
-            del out[len(out) - n:]
-            out.append(BUILD[op](*args))
-    return out[0]
+    """Tree -> TIR expression."""
+    def leaf(t):
+        if t[0] == "var":
+            return env[t[1]]
+        if t[0] == "const":
+            return const(t[1])
+        if t[0] == "bool":
+            return tirx.const(t[1], "bool")
+        raise tp.Unsupported("TVM has no invalid value")
+    return tp.fold(tree, leaf, lambda op, args: BUILD[op](*args))
 
 
 BIN = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Min: "min", tirx.Max: "max",

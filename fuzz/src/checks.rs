@@ -670,7 +670,8 @@ fn lower_check(g: &mut Graph, tgt: &[NodeId], cfg: &CheckConfig) -> Option<Check
     }
 }
 
-fn show_eval(g: &Graph, r: &Result<Vec<Val>, interp::Undefined>) -> String {
+/// An evaluation's results, or where it is undefined.
+pub(crate) fn show_eval(g: &Graph, r: &Result<Vec<Val>, interp::Undefined>) -> String {
     match r {
         Ok(v) => format!(
             "({})",

@@ -602,15 +602,8 @@ pub fn replay_case(
             .map(|(d, v)| format!("{} = {v}", d.name))
             .collect();
         d.push_str(&format!("  point: {}\n", named.join(", ")));
-        let show = |roots: &[NodeId]| match interp::eval(&p.graph, roots, &env, w) {
-            Ok(v) => format!(
-                "({})",
-                v.iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            Err(u) => format!("undefined ({})", u.reason),
+        let show = |roots: &[NodeId]| {
+            crate::checks::show_eval(&p.graph, &interp::eval(&p.graph, roots, &env, w))
         };
         d.push_str(&format!(
             "  results: source {}, target {}\n",

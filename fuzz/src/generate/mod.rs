@@ -27,7 +27,7 @@ pub use tiled::*;
 
 use crate::rng::seed_bytes;
 use arbitrary::{Arbitrary, Unstructured};
-use engine::ir::{Graph, NodeId, Op};
+use engine::ir::{Graph, NodeId};
 pub use engine::op::Family;
 use proptest::strategy::{BoxedStrategy, Just, Strategy};
 use std::fmt;
@@ -140,21 +140,7 @@ impl Case {
     /// Points in the iteration domain: the product of the ranges of the
     /// variables reachable from the roots (saturating).
     pub fn domain_size(&self) -> u128 {
-        let g = &self.graph;
-        let mut vars: Vec<u32> = g
-            .reachable(&self.roots)
-            .into_iter()
-            .filter_map(|id| match g.node(id).op {
-                Op::Var(v) => Some(v),
-                _ => None,
-            })
-            .collect();
-        vars.sort_unstable();
-        vars.dedup();
-        vars.iter().fold(1u128, |acc, &v| {
-            let d = g.var(v);
-            acc.saturating_mul((d.hi as i128 - d.lo as i128 + 1) as u128)
-        })
+        crate::oracle::Domain::new(&self.graph, &self.roots).size()
     }
 }
 
