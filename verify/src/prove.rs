@@ -218,6 +218,21 @@ fn prove_instance(rule: &Rule, types: &[DType], width: u32, opts: &Options) -> (
             break;
         }
     }
+    // Z3 4.8.12's nonlinear arithmetic sometimes gives up ("incomplete")
+    // or is cut short on a loaded machine where another random seed
+    // settles the same query at once: one more try of the integer
+    // encoding, so that a verdict does not hinge on one search path. Still
+    // unknown after it is unknown.
+    if matches!(last.0, Outcome::Unknown(_)) {
+        let retry = Options {
+            seed: opts.seed.wrapping_add(1),
+            ..opts.clone()
+        };
+        let out = solve_query(rule, types, Enc::new(Mode::Int, width), &retry, false);
+        if !matches!(out, Outcome::Unknown(_)) {
+            last = (out, Mode::Int);
+        }
+    }
     last
 }
 
