@@ -50,3 +50,15 @@ fn an_expect_of_another_type_than_its_expr_is_an_error_at_its_line() {
     );
     assert!(!out.contains("panicked"), "{out}");
 }
+
+#[test]
+fn a_counterexample_names_the_output_that_differs_and_shows_bools_as_bools() {
+    let (code, out) = check(
+        "var x in [0, 3]\nvar b: bool\nexpr x\nexpr where(b, x, 0)\n\
+         expect x\nexpect where(b, x + 1, 0)\n",
+        "two-outputs.txt",
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("in output 2 (`expr where(b, x, 0)`)"), "{out}");
+    assert!(out.contains("point: x = 0, b = true"), "{out}");
+}

@@ -88,7 +88,7 @@ fn an_unsound_candidate_rule_fails_the_gate_with_a_counterexample() {
     );
     assert!(t.contains("validity-differs"), "{t}");
     assert!(t.contains("confirmed by the interpreter"), "{t}");
-    assert!(t.contains("prove     1 rules x 1 widths: 0 proved"), "{t}");
+    assert!(t.contains("prove     1 rule x 1 width: 0 proved"), "{t}");
     // The corpus case kept for this very bug fails again.
     assert!(t.contains("FAIL corpus/oracle-f245ee5a72.txt"), "{t}");
     assert!(t.contains("corpus case(s) failed"), "{t}");
@@ -145,7 +145,7 @@ fn a_sound_candidate_rule_passes_the_gate() {
     );
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
-    assert!(t.contains("prove     1 rules x 1 widths: 1 proved"), "{t}");
+    assert!(t.contains("prove     1 rule x 1 width: 1 proved"), "{t}");
     let n = std::fs::read_dir(root().join("corpus"))
         .unwrap()
         .filter(|e| {

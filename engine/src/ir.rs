@@ -436,6 +436,22 @@ impl Graph {
         out
     }
 
+    /// The variables `roots` reach, in declaration order.
+    pub fn reachable_vars(&self, roots: &[NodeId]) -> Vec<u32> {
+        // Ids follow creation order, not declaration order: sort.
+        let mut vars: Vec<u32> = self
+            .reachable(roots)
+            .into_iter()
+            .filter_map(|id| match self.node(id).op {
+                Op::Var(v) => Some(v),
+                _ => None,
+            })
+            .collect();
+        vars.sort_unstable();
+        vars.dedup();
+        vars
+    }
+
     /// Copies the subgraph of `roots` in `from` into `self`, mapping
     /// variables by name (declaring those `self` lacks).
     pub fn import(&mut self, from: &Graph, roots: &[NodeId]) -> Result<Vec<NodeId>, TypeError> {

@@ -91,14 +91,7 @@ fn wrap(g: &Graph, id: NodeId, parens: bool, out: &mut String) {
 /// Prints a program: its variable declarations and one `expr` line per root.
 pub fn program(g: &Graph, roots: &[NodeId]) -> String {
     let mut out = String::new();
-    let used: Vec<u32> = g
-        .reachable(roots)
-        .into_iter()
-        .filter_map(|id| match g.node(id).op {
-            Op::Var(v) => Some(v),
-            _ => None,
-        })
-        .collect();
+    let used = g.reachable_vars(roots);
     for (v, d) in g.vars().iter().enumerate() {
         if !used.contains(&(v as u32)) {
             continue;
@@ -118,5 +111,37 @@ pub fn var_decl(d: &crate::ir::VarDecl) -> String {
         DType::Index => format!("var {} in [{}, {}]", d.name, d.lo, d.hi),
         DType::Bool if d.lo == 0 && d.hi == 1 => format!("var {}: bool", d.name),
         t => format!("var {}: {} in [{}, {}]", d.name, t, d.lo, d.hi),
+    }
+}
+
+/// `n` and a regular English noun, singular for one (`1 rule`, `2 rules`):
+/// every count tileproof prints goes through here.
+pub fn count<N: TryInto<u128> + Copy + std::fmt::Display>(n: N, noun: &str) -> String {
+    if n.try_into().ok() == Some(1) {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// A variable's value as the input syntax writes it: `true`/`false` for a
+/// bool, the number otherwise.
+pub fn value(dtype: crate::dtype::DType, v: i128) -> String {
+    if dtype == crate::dtype::DType::Bool {
+        (v != 0).to_string()
+    } else {
+        v.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_count_of_one_is_singular() {
+        assert_eq!(count(1usize, "rule"), "1 rule");
+        assert_eq!(count(0u64, "point"), "0 points");
+        assert_eq!(count(2u32, "width"), "2 widths");
     }
 }

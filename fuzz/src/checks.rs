@@ -26,7 +26,7 @@ use crate::jit::CompiledEval;
 use crate::oracle::{self, Domain, OracleConfig};
 use crate::subject::{Answer, Subject};
 use engine::dtype::Width;
-use engine::interp::{self, Val};
+use engine::interp::{self, Evaluator, Val};
 use engine::ir::{Graph, NodeId};
 use engine::print;
 use engine::semantics::Model;
@@ -577,13 +577,20 @@ fn range_check(
 ) -> Option<CheckFailure> {
     let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
     let (domain, envs) = probe_points(g, &all, cfg);
+    let mut sides = [("source", src), ("target", tgt)].map(|(label, roots)| {
+        (
+            label,
+            g.reachable(roots),
+            Evaluator::new(g, roots, cfg.width),
+        )
+    });
     for env in &envs {
         let env128: Vec<i128> = env.iter().map(|&v| v as i128).collect();
-        for (label, roots) in [("source", src), ("target", tgt)] {
-            let Ok(vals) = interp::eval_all(g, roots, &env128, cfg.width) else {
+        for (label, reached, eval) in &mut sides {
+            let Ok(vals) = eval.eval_all(&env128) else {
                 continue;
             };
-            for id in g.reachable(roots) {
+            for &id in reached.iter() {
                 let n = g.node(id);
                 let v = match vals[id.index()] {
                     Val::Int(v) => v,
@@ -626,10 +633,11 @@ fn jit_check(g: &Graph, src: &[NodeId], tgt: &[NodeId], cfg: &CheckConfig) -> Op
         }
     };
     let (domain, envs) = probe_points(g, &all, cfg);
+    let mut interpreter = Evaluator::new(g, &all, cfg.width);
     for env in &envs {
         let env128: Vec<i128> = env.iter().map(|&v| v as i128).collect();
         let by_jit = compiled.eval(env);
-        let by_interp = interp::eval(g, &all, &env128, cfg.width);
+        let by_interp = interpreter.eval(&env128);
         if by_jit != by_interp {
             let point = named_point(g, &domain, env);
             return Some(CheckFailure {

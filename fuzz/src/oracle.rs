@@ -36,8 +36,9 @@ use crate::rng::hash64;
 use cranelift_codegen::ir::{condcodes::IntCC, types, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 use engine::dtype::Width;
-use engine::interp::{self, PointCheck, Undefined, Val};
-use engine::ir::{Graph, NodeId, Op};
+use engine::interp::{self, Evaluator, PointCheck, Undefined, Val};
+use engine::ir::{Graph, NodeId};
+use engine::print::count;
 use engine::semantics::{self, Failure, Model, Partial};
 use rayon::prelude::*;
 use std::fmt;
@@ -155,7 +156,7 @@ impl fmt::Display for Report {
             "exhaustive"
         };
         match &self.failure {
-            None => write!(f, "refines ({how}, {} points)", self.points),
+            None => write!(f, "refines ({how}, {})", count(self.points, "point")),
             Some(fail) => {
                 write!(f, "{}", fail.failure.name())?;
                 if let Some(r) = fail.root {
@@ -171,7 +172,7 @@ impl fmt::Display for Report {
                 if let Some(r) = &fail.replay {
                     write!(f, "; source {}, target {}", show(&r.src), show(&r.tgt))?;
                 }
-                write!(f, " [{how}, {} points]", self.points)
+                write!(f, " [{how}, {}]", count(self.points, "point"))
             }
         }
     }
@@ -202,16 +203,7 @@ pub struct Domain {
 impl Domain {
     /// The variables reachable from `roots`.
     pub fn new(g: &Graph, roots: &[NodeId]) -> Domain {
-        let mut vars: Vec<u32> = g
-            .reachable(roots)
-            .into_iter()
-            .filter_map(|id| match g.node(id).op {
-                Op::Var(v) => Some(v),
-                _ => None,
-            })
-            .collect();
-        vars.sort_unstable();
-        vars.dedup();
+        let vars = g.reachable_vars(roots);
         Domain {
             names: vars.iter().map(|&v| g.var(v).name.clone()).collect(),
             lo: vars.iter().map(|&v| g.var(v).lo).collect(),
@@ -372,15 +364,25 @@ fn report(g: &Graph, domain: &Domain, plan: Plan, seed: u64, raw: Option<RawFail
     }
 }
 
-fn check_roots(src: &[NodeId], tgt: &[NodeId]) -> Result<(), JitError> {
-    if src.len() == tgt.len() {
-        Ok(())
-    } else {
-        Err(JitError::RootCount {
+/// The domain and plan of comparing `src` with `tgt` under `cfg`, once
+/// the width and the root counts are checked.
+fn domain_and_plan(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    cfg: &OracleConfig,
+) -> Result<(Domain, Plan), JitError> {
+    check_width(cfg.width)?;
+    if src.len() != tgt.len() {
+        return Err(JitError::RootCount {
             src: src.len(),
             tgt: tgt.len(),
-        })
+        });
     }
+    let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
+    let domain = Domain::new(g, &all);
+    let plan = Plan::of(&domain, cfg);
+    Ok((domain, plan))
 }
 
 // ---- the compiled oracle -------------------------------------------------------------
@@ -424,11 +426,7 @@ impl CompiledOracle {
         tgt: &[NodeId],
         cfg: &OracleConfig,
     ) -> Result<CompiledOracle, JitError> {
-        check_width(cfg.width)?;
-        check_roots(src, tgt)?;
-        let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
-        let domain = Domain::new(g, &all);
-        let plan = Plan::of(&domain, cfg);
+        let (domain, plan) = domain_and_plan(g, src, tgt, cfg)?;
         let (code, fptr) = build_oracle(g, src, tgt, cfg.model(), &domain, plan)?;
         // SAFETY: built with exactly this signature.
         let func: OracleFn = unsafe { std::mem::transmute::<*const u8, OracleFn>(fptr) };
@@ -750,29 +748,26 @@ pub fn check_interp(
     tgt: &[NodeId],
     cfg: &OracleConfig,
 ) -> Result<Report, JitError> {
-    check_width(cfg.width)?;
-    check_roots(src, tgt)?;
-    let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
-    let domain = Domain::new(g, &all);
-    let plan = Plan::of(&domain, cfg);
+    let (domain, plan) = domain_and_plan(g, src, tgt, cfg)?;
     let (w, seed) = (cfg.model(), cfg.seed);
     let raw = first_failing_chunk(plan.total(), cfg.chunk, cfg.parallel, |start, count| {
         let mut point = vec![0i64; domain.len()];
         let mut env: Vec<i128> = domain.env(g, &point).iter().map(|&v| v as i128).collect();
+        let (mut eval_src, mut eval_tgt) = (Evaluator::new(g, src, w), Evaluator::new(g, tgt, w));
         for idx in start..start + count {
             plan.point(&domain, seed, idx, &mut point);
             for (k, &v) in domain.vars.iter().enumerate() {
                 env[v as usize] = point[k] as i128;
             }
-            let Ok(s) = interp::eval(g, src, &env, w) else {
+            let Ok(s) = eval_src.eval(&env) else {
                 continue; // no obligation where the source is undefined
             };
-            let t = interp::eval(g, tgt, &env, w);
-            let root = t.as_ref().ok().and_then(|t| {
-                s.iter()
-                    .zip(t)
-                    .position(|(&a, &b)| interp::refines(a, b).is_some())
-            });
+            let t = eval_tgt.eval(&env);
+            let root = t
+                .as_ref()
+                .ok()
+                .and_then(|t| interp::first_differing(&s, t))
+                .map(|(root, _)| root);
             if let PointCheck::Fails(failure) = interp::check_point(Ok(s), t) {
                 return Some(RawFail {
                     index: idx,
@@ -813,6 +808,7 @@ pub fn meaningful_somewhere(
         max_points
     };
     let mut point = vec![0i64; domain.len()];
+    let mut eval = Evaluator::new(g, roots, w);
     for k in 0..n {
         if exhaustive {
             domain.decode(k, &mut point);
@@ -820,7 +816,8 @@ pub fn meaningful_somewhere(
             domain.sample(0, k, &mut point);
         }
         let env: Vec<i128> = domain.env(g, &point).iter().map(|&v| v as i128).collect();
-        let meaningful = interp::eval(g, roots, &env, w)
+        let meaningful = eval
+            .eval(&env)
             .is_ok_and(|vals| vals.iter().all(|v| *v != Val::Unconstrained));
         if meaningful {
             return Some(true);

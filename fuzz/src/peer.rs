@@ -61,10 +61,70 @@ pub enum PeerError {
     #[error("`{cmd}` wrote a bad hello ({reason}): {line}")]
     BadHello {
         cmd: String,
-        reason: String,
+        reason: Malformed,
         line: String,
     },
 }
+
+/// Why a protocol line (a hello, an answer, a request) is not valid.
+#[derive(Debug, thiserror::Error)]
+pub enum Malformed {
+    #[error("not a hello: {0}")]
+    NotAHello(serde_json::Error),
+    #[error("protocol {0}, but this tileproof speaks {PROTOCOL}")]
+    Protocol(u64),
+    #[error("integers `{0}` is not one this tileproof checks (unbounded, int32, int64)")]
+    Integers(String),
+    #[error("partial_ops `{0}` is not one this tileproof knows (undefined, unspecified)")]
+    PartialOps(String),
+    #[error("not an answer ({0})")]
+    NotAnAnswer(serde_json::Error),
+    #[error("the answer is to id {got:?}, not {want}")]
+    WrongId { got: Option<Value>, want: u64 },
+    #[error("{got} {what} for {want} expressions")]
+    Count {
+        got: usize,
+        what: &'static str,
+        want: usize,
+    },
+    #[error("no trees, exprs, unsupported or error")]
+    Empty,
+    #[error("`{text}`: {err}")]
+    Expr {
+        text: String,
+        err: engine::parse::ParseError,
+    },
+    #[error("an answer of dtype {got} for an expression of dtype {want}")]
+    Dtype { got: DType, want: DType },
+    #[error("a tree nested more than {MAX_TREE_DEPTH} deep")]
+    TooDeep,
+    #[error("`{0}` is not a tree")]
+    NotATree(Value),
+    #[error("`{0}` does not start with a name")]
+    NoHead(Value),
+    #[error("`{head}` with {args} arguments")]
+    Arity { head: String, args: usize },
+    #[error("`{0}`: not a 64-bit integer")]
+    NotAnInteger(Value),
+    #[error("`{0}`: not a bool")]
+    NotABool(Value),
+    #[error("`{0}`: not a name")]
+    NotAName(Value),
+    #[error("`{0}` is not a variable of the case")]
+    UnknownVar(String),
+    #[error("`{0}` is not an op")]
+    UnknownOp(String),
+    #[error("variable `{name}` has dtype `{dtype}`")]
+    VarDtype { name: String, dtype: String },
+    #[error(transparent)]
+    Type(#[from] engine::ir::TypeError),
+    #[error("{0}")]
+    Refused(#[from] Refusal),
+}
+
+/// How deep a protocol tree may nest: an adversarial answer must not
+/// overflow the stack.
+const MAX_TREE_DEPTH: usize = 10_000;
 
 #[derive(Deserialize)]
 struct Hello {
@@ -228,18 +288,14 @@ impl Peer {
                 });
             }
         };
-        let bad = |reason: String| PeerError::BadHello {
+        let bad = |reason: Malformed| PeerError::BadHello {
             cmd: cmd.to_string(),
             reason,
             line: line.clone(),
         };
-        let hello: Hello =
-            serde_json::from_str(&line).map_err(|e| bad(format!("not a hello: {e}")))?;
+        let hello: Hello = serde_json::from_str(&line).map_err(|e| bad(Malformed::NotAHello(e)))?;
         if hello.tileproof != PROTOCOL {
-            return Err(bad(format!(
-                "protocol {}, but this tileproof speaks {PROTOCOL}",
-                hello.tileproof
-            )));
+            return Err(bad(Malformed::Protocol(hello.tileproof)));
         }
         let profile = profile_of(&hello.profile).map_err(bad)?;
         Ok(Peer {
@@ -289,7 +345,7 @@ impl Peer {
 }
 
 /// The semantics profile a hello declares.
-fn profile_of(h: &HelloProfile) -> Result<Profile, String> {
+fn profile_of(h: &HelloProfile) -> Result<Profile, Malformed> {
     let mut ops = Vec::new();
     for name in &h.ops {
         // An op this side does not know is one it never sends.
@@ -303,17 +359,13 @@ fn profile_of(h: &HelloProfile) -> Result<Profile, String> {
         "unbounded" => Integers::Unbounded,
         "int32" => Integers::Fixed(Width(32)),
         "int64" => Integers::Fixed(Width(64)),
-        other => {
-            return Err(format!(
-                "integers `{other}` is not one this tileproof checks (unbounded, int32, int64)"
-            ))
-        }
+        other => return Err(Malformed::Integers(other.to_string())),
     };
     let partial = match h.partial_ops.as_deref() {
         None => Partial::Undefined,
-        Some(name) => Partial::by_name(name).ok_or_else(|| {
-            format!("partial_ops `{name}` is not one this tileproof knows (undefined, unspecified)")
-        })?,
+        Some(name) => {
+            Partial::by_name(name).ok_or_else(|| Malformed::PartialOps(name.to_string()))?
+        }
     };
     Ok(Profile {
         ops,
@@ -462,10 +514,13 @@ enum Reply {
 
 /// Reads an answer line to case `id` into `g`; `Err` says why it is not a
 /// valid answer.
-fn read_answer(g: &mut Graph, roots: &[NodeId], id: u64, line: &str) -> Result<Reply, String> {
-    let r: Response = serde_json::from_str(line).map_err(|e| format!("not an answer ({e})"))?;
+fn read_answer(g: &mut Graph, roots: &[NodeId], id: u64, line: &str) -> Result<Reply, Malformed> {
+    let r: Response = serde_json::from_str(line).map_err(Malformed::NotAnAnswer)?;
     if r.id.as_ref().and_then(Value::as_u64) != Some(id) {
-        return Err(format!("the answer is to id {:?}, not {id}", r.id));
+        return Err(Malformed::WrongId {
+            got: r.id,
+            want: id,
+        });
     }
     if let Some(e) = r.error {
         return Ok(Reply::Error(e));
@@ -476,11 +531,11 @@ fn read_answer(g: &mut Graph, roots: &[NodeId], id: u64, line: &str) -> Result<R
     let built: Vec<NodeId> = match (r.trees, r.exprs) {
         (Some(trees), _) => {
             if trees.len() != roots.len() {
-                return Err(format!(
-                    "{} trees for {} expressions",
-                    trees.len(),
-                    roots.len()
-                ));
+                return Err(Malformed::Count {
+                    got: trees.len(),
+                    what: "trees",
+                    want: roots.len(),
+                });
             }
             trees
                 .iter()
@@ -489,27 +544,29 @@ fn read_answer(g: &mut Graph, roots: &[NodeId], id: u64, line: &str) -> Result<R
         }
         (None, Some(exprs)) => {
             if exprs.len() != roots.len() {
-                return Err(format!(
-                    "{} exprs for {} expressions",
-                    exprs.len(),
-                    roots.len()
-                ));
+                return Err(Malformed::Count {
+                    got: exprs.len(),
+                    what: "exprs",
+                    want: roots.len(),
+                });
             }
             let mut out = Vec::new();
             for e in &exprs {
-                let ast = engine::parse::parse_ast(e, 1).map_err(|err| format!("`{e}`: {err}"))?;
-                out.push(engine::parse::build(g, &ast).map_err(|err| format!("`{e}`: {err}"))?);
+                let bad = |err| Malformed::Expr {
+                    text: e.clone(),
+                    err,
+                };
+                let ast = engine::parse::parse_ast(e, 1).map_err(bad)?;
+                out.push(engine::parse::build(g, &ast).map_err(bad)?);
             }
             out
         }
-        (None, None) => return Err("no trees, exprs, unsupported or error".into()),
+        (None, None) => return Err(Malformed::Empty),
     };
     for (&r, &b) in roots.iter().zip(&built) {
         let (want, got) = (g.node(r).dtype, g.node(b).dtype);
         if want != got {
-            return Err(format!(
-                "an answer of dtype {got} for an expression of dtype {want}"
-            ));
+            return Err(Malformed::Dtype { got, want });
         }
     }
     Ok(Reply::Answer(Answer::Simplified {
@@ -520,22 +577,24 @@ fn read_answer(g: &mut Graph, roots: &[NodeId], id: u64, line: &str) -> Result<R
 
 /// Builds a protocol tree into `g` (the case's variables are declared
 /// there).
-fn from_tree(g: &mut Graph, t: &Value, depth: usize) -> Result<NodeId, String> {
-    // An adversarial answer must not overflow the stack.
-    if depth > 10_000 {
-        return Err("a tree nested more than 10000 deep".into());
+fn from_tree(g: &mut Graph, t: &Value, depth: usize) -> Result<NodeId, Malformed> {
+    if depth > MAX_TREE_DEPTH {
+        return Err(Malformed::TooDeep);
     }
-    let items = t.as_array().ok_or_else(|| format!("`{t}` is not a tree"))?;
+    let items = t.as_array().ok_or_else(|| Malformed::NotATree(t.clone()))?;
     let head = items
         .first()
         .and_then(Value::as_str)
-        .ok_or_else(|| format!("`{t}` does not start with a name"))?;
+        .ok_or_else(|| Malformed::NoHead(t.clone()))?;
     let args = &items[1..];
     let arity = |n: usize| {
         if args.len() == n {
             Ok(())
         } else {
-            Err(format!("`{head}` with {} arguments", args.len()))
+            Err(Malformed::Arity {
+                head: head.to_string(),
+                args: args.len(),
+            })
         }
     };
     match head {
@@ -543,14 +602,14 @@ fn from_tree(g: &mut Graph, t: &Value, depth: usize) -> Result<NodeId, String> {
             arity(1)?;
             let v = args[0]
                 .as_i64()
-                .ok_or_else(|| format!("`{t}`: not a 64-bit integer"))?;
+                .ok_or_else(|| Malformed::NotAnInteger(t.clone()))?;
             Ok(g.cnst(v, DType::Index))
         }
         "bool" => {
             arity(1)?;
             let b = args[0]
                 .as_bool()
-                .ok_or_else(|| format!("`{t}`: not a bool"))?;
+                .ok_or_else(|| Malformed::NotABool(t.clone()))?;
             Ok(g.bool_const(b))
         }
         "invalid" => {
@@ -561,20 +620,20 @@ fn from_tree(g: &mut Graph, t: &Value, depth: usize) -> Result<NodeId, String> {
             arity(1)?;
             let name = args[0]
                 .as_str()
-                .ok_or_else(|| format!("`{t}`: not a name"))?;
+                .ok_or_else(|| Malformed::NotAName(t.clone()))?;
             let v = g
                 .var_named(name)
-                .ok_or_else(|| format!("`{name}` is not a variable of the case"))?;
+                .ok_or_else(|| Malformed::UnknownVar(name.to_string()))?;
             Ok(g.var_node(v))
         }
         name => {
-            let op = Op::by_name(name).ok_or_else(|| format!("`{name}` is not an op"))?;
+            let op = Op::by_name(name).ok_or_else(|| Malformed::UnknownOp(name.to_string()))?;
             arity(op.arity())?;
             let src: Vec<NodeId> = args
                 .iter()
                 .map(|a| from_tree(g, a, depth + 1))
                 .collect::<Result<_, _>>()?;
-            g.try_mk(op, None, &src).map_err(|e| e.0)
+            Ok(g.try_mk(op, None, &src)?)
         }
     }
 }
@@ -635,7 +694,7 @@ pub fn serve(
                 let id = req.id.clone();
                 match answer_request(subject, &req) {
                     Ok(v) => v,
-                    Err(e) => json!({"id": id, "error": e}),
+                    Err(e) => json!({"id": id, "error": e.to_string()}),
                 }
             }
             Err(e) => {
@@ -652,13 +711,16 @@ pub fn serve(
     Ok(())
 }
 
-fn answer_request(subject: &dyn Subject, req: &RequestIn) -> Result<Value, String> {
+fn answer_request(subject: &dyn Subject, req: &RequestIn) -> Result<Value, Malformed> {
     let mut g = Graph::new();
     for v in &req.vars {
         let dt = DType::from_name(&v.dtype)
             .filter(|d| matches!(d, DType::Index | DType::Bool))
-            .ok_or_else(|| format!("variable `{}` has dtype `{}`", v.name, v.dtype))?;
-        g.declare_var(&v.name, dt, v.lo, v.hi).map_err(|e| e.0)?;
+            .ok_or_else(|| Malformed::VarDtype {
+                name: v.name.clone(),
+                dtype: v.dtype.clone(),
+            })?;
+        g.declare_var(&v.name, dt, v.lo, v.hi)?;
     }
     let roots: Vec<NodeId> = req
         .trees
@@ -671,7 +733,7 @@ fn answer_request(subject: &dyn Subject, req: &RequestIn) -> Result<Value, Strin
             Ok(json!({"id": req.id, "trees": trees}))
         }
         Ok(Answer::Unsupported(why)) => Ok(json!({"id": req.id, "unsupported": why})),
-        Err(refusal) => Err(refusal.to_string()),
+        Err(refusal) => Err(refusal.into()),
     }
 }
 
@@ -714,14 +776,26 @@ mod tests {
             Err(why) => why,
             Ok(_) => panic!("accepted {line}"),
         };
-        assert!(bad("not json").starts_with("not an answer"));
-        assert!(bad(r#"{"id": 4, "trees": [["var", "r0"]]}"#).contains("not 3"));
-        assert!(bad(r#"{"id": 3, "trees": [["var", "x"]]}"#).contains("not a variable"));
-        assert!(
-            bad(r#"{"id": 3, "trees": [["lt", ["var", "r0"], ["const", 1]]]}"#).contains("dtype")
-        );
-        assert!(bad(r#"{"id": 3, "trees": [["add", ["var", "r0"]]]}"#).contains("arguments"));
-        assert!(bad(r#"{"id": 3, "exprs": ["r0 +"]}"#).contains("r0 +"));
-        assert!(bad(r#"{"id": 3}"#).contains("no trees"));
+        assert!(matches!(bad("not json"), Malformed::NotAnAnswer(_)));
+        assert!(matches!(
+            bad(r#"{"id": 4, "trees": [["var", "r0"]]}"#),
+            Malformed::WrongId { want: 3, .. }
+        ));
+        assert!(matches!(
+            bad(r#"{"id": 3, "trees": [["var", "x"]]}"#),
+            Malformed::UnknownVar(v) if v == "x"
+        ));
+        assert!(matches!(
+            bad(r#"{"id": 3, "trees": [["lt", ["var", "r0"], ["const", 1]]]}"#),
+            Malformed::Dtype { .. }
+        ));
+        assert!(matches!(
+            bad(r#"{"id": 3, "trees": [["add", ["var", "r0"]]]}"#),
+            Malformed::Arity { args: 1, .. }
+        ));
+        assert!(bad(r#"{"id": 3, "exprs": ["r0 +"]}"#)
+            .to_string()
+            .contains("r0 +"));
+        assert!(matches!(bad(r#"{"id": 3}"#), Malformed::Empty));
     }
 }

@@ -198,8 +198,8 @@ fn bench_simplify() {
         });
     let s = t.elapsed().as_secs_f64();
     say!(
-        "simplify, {} threads: {:.0} cases/s, {:.0} expressions/s",
-        rayon::current_num_threads(),
+        "simplify, {}: {:.0} cases/s, {:.0} expressions/s",
+        engine::print::count(rayon::current_num_threads(), "thread"),
         all.len() as f64 / s,
         nroots as f64 / s
     );
@@ -252,7 +252,7 @@ fn bench_oracle() {
         say!(
             "oracle, {}: JIT {:.3e} points/s ({:.1} ms incl. compiling), interpreter {:.3e} points/s ({:.0} ms); JIT/interpreter {:.0}x; both {}: {}",
             if parallel {
-                format!("{} threads", rayon::current_num_threads())
+                engine::print::count(rayon::current_num_threads(), "thread")
             } else {
                 "1 thread".to_string()
             },

@@ -139,10 +139,23 @@ fn report(r: &CheckResult, prog: &Program, width: Width) {
             failure,
             method,
             point,
+            root,
             confirmed,
         } => {
-            println!("counterexample at width {width} ({method}): {failure}");
-            let p: Vec<String> = point.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+            let which = match root {
+                Some(r) if prog.outputs.len() > 1 => format!(
+                    " in output {} (`expr {}`)",
+                    r + 1,
+                    engine::print::expr(&prog.graph, prog.outputs[*r])
+                ),
+                _ => String::new(),
+            };
+            println!("counterexample at width {width} ({method}): {failure}{which}");
+            let p: Vec<String> = point
+                .iter()
+                .zip(prog.graph.vars())
+                .map(|((n, v), d)| format!("{n} = {}", engine::print::value(d.dtype, *v)))
+                .collect();
             println!("  point: {}", p.join(", "));
             let env: Vec<i128> = point.iter().map(|p| p.1).collect();
             print!("{}", node_values(prog, &env, width));

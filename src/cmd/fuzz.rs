@@ -10,6 +10,7 @@
 use super::{exit, parse_timeout, parse_width, SubjectArgs, Under};
 use engine::dtype::Width;
 use engine::ir::{Graph, NodeId};
+use engine::print::count;
 use engine::semantics::Model;
 use fuzz::campaign::{self, CampaignConfig, GeneratorChoice, Hooks, Progress, Shard, Stop};
 use fuzz::checks::{CheckConfig, KindSet, Validation, Validator};
@@ -100,6 +101,7 @@ pub fn validation_of(r: &CheckResult) -> Validation {
             method,
             point,
             confirmed,
+            ..
         } => {
             let p: Vec<String> = point.iter().map(|(n, v)| format!("{n} = {v}")).collect();
             Validation {
@@ -224,14 +226,15 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     eprintln!(
-        "tileproof fuzz: {}; seed {seed}, shard {}, generator {}, width {check_width}, {jobs} jobs, {}, corpus {}",
+        "tileproof fuzz: {}; seed {seed}, shard {}, generator {}, width {check_width}, {}, {}, corpus {}",
         subject.name(),
         cfg.shard,
         cfg.generator,
+        count(jobs, "job"),
         match (time, a.cases) {
-            (Some(t), Some(n)) => format!("{:.0} s or {n} cases", t.as_secs_f64()),
+            (Some(t), Some(n)) => format!("{:.0} s or {}", t.as_secs_f64(), count(n, "case")),
             (Some(t), None) => format!("{:.0} s", t.as_secs_f64()),
-            (None, Some(n)) => format!("{n} cases"),
+            (None, Some(n)) => count(n, "case"),
             (None, None) => unreachable!(),
         },
         corpus_dir.display()
@@ -360,12 +363,12 @@ pub fn stop_name(s: Stop) -> &'static str {
 
 fn print_summary(s: &campaign::Summary, width: Width) {
     say!(
-        "{}: seed {}, shard {}, generator {}, width {width}: {} cases in {:.1} s ({:.0} cases/s); stopped by the {}",
+        "{}: seed {}, shard {}, generator {}, width {width}: {} in {:.1} s ({:.0} cases/s); stopped by the {}",
         s.subject,
         s.seed,
         s.shard,
         s.generator,
-        s.cases,
+        count(s.cases, "case"),
         s.elapsed.as_secs_f64(),
         s.cases_per_sec(),
         stop_name(s.stop)
@@ -471,10 +474,10 @@ impl Display {
 
     pub fn update(&self, p: &Progress) {
         let mut status = format!(
-            "{} cases, {:.0} cases/s, {} findings",
-            p.cases,
+            "{}, {:.0} cases/s, {}",
+            count(p.cases, "case"),
             p.cases_per_sec(),
-            p.findings
+            count(p.findings, "finding")
         );
         // A peer has no rules tileproof knows of.
         if p.rules_total > 0 {

@@ -22,6 +22,7 @@ use super::junit::{self, Outcome, Suite, TestCase};
 use super::replay::{case_check_width, case_files};
 use super::{exit, parse_timeout, rules_over_builtin};
 use engine::dtype::Width;
+use engine::print::count;
 use engine::rewrite::Simplifier;
 use engine::rules::{Rule, RuleSet};
 use fuzz::campaign::{self, CampaignConfig, GeneratorChoice, Hooks, Progress, Shard, Summary};
@@ -51,7 +52,7 @@ pub struct Args {
     /// Widths to prove every rule at.
     #[arg(
         long,
-        alias = "width",
+        visible_alias = "width",
         value_delimiter = ',',
         default_value = "8,16,32,64",
         value_name = "W,..."
@@ -157,8 +158,17 @@ fn gate(a: Args) -> anyhow::Result<bool> {
         a.time
     );
     anyhow::ensure!(a.jobs != Some(0), "--jobs must be at least 1");
-    let opts = super::prove::options(&a.widths, a.timeout, a.no_cache, &a.cache_dir, None)
-        .map_err(anyhow::Error::msg)?;
+    let opts = super::prove::options(&a.widths, a.timeout, a.no_cache, &a.cache_dir, None)?;
+    // A report left by an earlier run must not say "pass" for this one if
+    // it is interrupted: the reports are removed now and written at the end.
+    for path in a.json.iter().chain(&a.junit) {
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                anyhow::bail!("{path}: cannot remove the previous report: {e}")
+            }
+            _ => {}
+        }
+    }
     let set = rules_over_builtin(&a.rules)?;
     let to_prove = select(&set, &a)?;
     anyhow::ensure!(
@@ -176,8 +186,8 @@ fn gate(a: Args) -> anyhow::Result<bool> {
         .map_err(|e| anyhow::anyhow!("cannot start {jobs} worker threads: {e}"))?;
     let widths: Vec<String> = a.widths.iter().map(|w| w.to_string()).collect();
     say!(
-        "tileproof gate: {} rules{}, proving {} at widths {}; corpus {} ({} cases); campaigns {} s, seed {}; {jobs} jobs",
-        set.len(),
+        "tileproof gate: {}{}, proving {} at widths {}; corpus {} ({}); campaigns {} s, seed {}; {}",
+        count(set.len(), "rule"),
         if a.rules.is_empty() {
             " (built-in)".to_string()
         } else {
@@ -186,9 +196,10 @@ fn gate(a: Args) -> anyhow::Result<bool> {
         to_prove.len(),
         widths.join(","),
         a.corpus.display(),
-        files.len(),
+        count(files.len(), "case"),
         a.time,
-        a.seed
+        a.seed,
+        count(jobs, "job")
     );
 
     // 1. Proofs.
@@ -268,11 +279,10 @@ fn gate(a: Args) -> anyhow::Result<bool> {
     if let Some(path) = &a.json {
         let v = json_report(&report, &a, &problems, seconds);
         let text = serde_json::to_string_pretty(&v)?;
-        std::fs::write(path, text + "\n").map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+        super::write_atomically(path, &(text + "\n"))?;
     }
     if let Some(path) = &a.junit {
-        junit::write(path, "tileproof gate", &junit_suites(&report), seconds)
-            .map_err(anyhow::Error::msg)?;
+        junit::write(path, "tileproof gate", &junit_suites(&report), seconds)?;
     }
     Ok(problems.is_empty())
 }
@@ -289,12 +299,12 @@ fn select<'s>(set: &'s RuleSet, a: &Args) -> anyhow::Result<Vec<&'s Rule>> {
             "--candidates-only: {} define no rules",
             a.rules.join(", ")
         );
-        return super::prove::select(set, &names).map_err(anyhow::Error::msg);
+        return super::prove::select(set, &names);
     }
-    super::prove::select(set, &a.rule).map_err(anyhow::Error::msg)
+    super::prove::select(set, &a.rule)
 }
 
-fn count(results: &[RuleResult], verdict: &str) -> usize {
+fn with_verdict(results: &[RuleResult], verdict: &str) -> usize {
     results
         .iter()
         .filter(|r| r.verdict.name() == verdict)
@@ -340,19 +350,19 @@ fn print_proofs(results: &[RuleResult], rules: usize, widths: &[String], seconds
             format!("{proved}/{} at {w}", at.len())
         })
         .collect();
-    let internal = match count(results, "internal-error") {
+    let internal = match with_verdict(results, "internal-error") {
         0 => String::new(),
         n => format!(", {n} INTERNAL ERRORS"),
     };
     say!(
-        "prove     {} rules x {} widths: {} proved ({}), {} failed, {} unknown, {} vacuous{}; {} from cache; {:.1} s",
-        rules,
-        widths.len(),
-        count(results, "proved"),
+        "prove     {} x {}: {} proved ({}), {} failed, {} unknown, {} vacuous{}; {} from cache; {:.1} s",
+        count(rules, "rule"),
+        count(widths.len(), "width"),
+        with_verdict(results, "proved"),
         per_width.join(", "),
-        count(results, "failed"),
-        count(results, "unknown"),
-        count(results, "vacuous"),
+        with_verdict(results, "failed"),
+        with_verdict(results, "unknown"),
+        with_verdict(results, "vacuous"),
         internal,
         results.iter().filter(|r| r.cached).count(),
         seconds
@@ -372,8 +382,8 @@ fn print_corpus(cases: &[CaseReport], dir: &std::path::Path, rules: &str, second
     }
     let failed = cases.iter().filter(|c| !c.ok).count();
     say!(
-        "corpus    {} cases in {}: {} ok, {} failed; {:.1} s",
-        cases.len(),
+        "corpus    {} in {}: {} ok, {} failed; {:.1} s",
+        count(cases.len(), "case"),
         dir.display(),
         cases.len() - failed,
         failed,
@@ -401,15 +411,15 @@ fn print_firings(f: &Firings) {
     let counter = f.counterexamples();
     let unknown = f.unknown();
     say!(
-        "firings   {} algorithmic firings ({} distinct) of {} algorithmic rules in {} cases: {} validated, {} counterexamples, {} unknown, {} errors; {:.1} s",
-        f.total,
+        "firings   {} ({} distinct) of {} in {}: {} validated, {}, {} unknown, {}; {:.1} s",
+        count(f.total, "algorithmic firing"),
         f.distinct.len(),
-        f.rules.len(),
-        f.cases,
+        count(f.rules.len(), "algorithmic rule"),
+        count(f.cases, "case"),
         f.distinct.len() - counter - unknown,
-        counter,
+        count(counter, "counterexample"),
         unknown,
-        f.errors.len(),
+        count(f.errors.len(), "error"),
         f.seconds
     );
 }
@@ -486,10 +496,10 @@ fn print_campaign(g: Generator, s: &Summary, rules: &str) {
     }
     let label = format!("{}:", g.name());
     say!(
-        "campaign  {label:<6} {} cases ({:.0}/s), {} findings, {}/{} rules fired, seed {}; {:.1} s",
-        s.cases,
+        "campaign  {label:<6} {} ({:.0}/s), {}, {}/{} rules fired, seed {}; {:.1} s",
+        count(s.cases, "case"),
         s.cases_per_sec(),
-        s.total_findings(),
+        count(s.total_findings(), "finding"),
         s.rules_covered(),
         s.rule_names.len(),
         s.seed,
@@ -509,7 +519,7 @@ fn problems(r: &Report) -> Vec<String> {
             "internal error (a counterexample the interpreter does not reproduce)",
         ),
     ] {
-        let n = count(&r.proofs, v);
+        let n = with_verdict(&r.proofs, v);
         if n > 0 {
             let names: Vec<String> = r
                 .proofs
@@ -603,11 +613,11 @@ fn json_report(r: &Report, a: &Args, problems: &[String], seconds: f64) -> Value
         "prove": {
             "widths": a.widths,
             "rules": r.proofs.iter().map(|p| p.rule.as_str()).collect::<std::collections::BTreeSet<_>>().len(),
-            "proved": count(&r.proofs, "proved"),
-            "failed": count(&r.proofs, "failed"),
-            "unknown": count(&r.proofs, "unknown"),
-            "vacuous": count(&r.proofs, "vacuous"),
-            "internal_errors": count(&r.proofs, "internal-error"),
+            "proved": with_verdict(&r.proofs, "proved"),
+            "failed": with_verdict(&r.proofs, "failed"),
+            "unknown": with_verdict(&r.proofs, "unknown"),
+            "vacuous": with_verdict(&r.proofs, "vacuous"),
+            "internal_errors": with_verdict(&r.proofs, "internal-error"),
             "cached": r.proofs.iter().filter(|p| p.cached).count(),
             "seconds": r.prove_seconds,
             "results": proofs,

@@ -165,9 +165,10 @@ pub fn render(name: &str, suites: &[Suite], seconds: f64) -> String {
     x
 }
 
-/// Writes the report to `path`.
-pub fn write(path: &str, name: &str, suites: &[Suite], seconds: f64) -> Result<(), String> {
-    std::fs::write(path, render(name, suites, seconds)).map_err(|e| format!("{path}: {e}"))
+/// Writes the report to `path`, atomically: a reader (or a run killed
+/// half-way) never sees a partial report.
+pub fn write(path: &str, name: &str, suites: &[Suite], seconds: f64) -> anyhow::Result<()> {
+    super::write_atomically(path, &render(name, suites, seconds))
 }
 
 /// Characters XML 1.0 cannot carry at all (most C0 controls) become U+FFFD:

@@ -144,6 +144,23 @@ pub fn parse_timeout(t: f64) -> anyhow::Result<Duration> {
     Ok(Duration::from_secs_f64(t))
 }
 
+/// Writes a report file atomically (a temporary file in the same directory,
+/// renamed into place): a reader, or a run killed half-way, never sees a
+/// partial report.
+pub fn write_atomically(path: &str, text: &str) -> anyhow::Result<()> {
+    let p = std::path::Path::new(path);
+    let name = p
+        .file_name()
+        .map_or("report".into(), |n| n.to_string_lossy());
+    let tmp = p.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, p))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            anyhow::anyhow!("{path}: {e}")
+        })
+}
+
 /// Runs a command body, turning an error into a message and exit status 1.
 pub fn exit(name: &str, r: anyhow::Result<std::process::ExitCode>) -> std::process::ExitCode {
     match r {

@@ -19,7 +19,12 @@ pub struct Args {
     #[arg(long = "rules", value_name = "FILE")]
     pub rules: Vec<String>,
     /// Widths to prove at.
-    #[arg(long, value_delimiter = ',', default_value = "8,16,32,64")]
+    #[arg(
+        long,
+        visible_alias = "widths",
+        value_delimiter = ',',
+        default_value = "8,16,32,64"
+    )]
     pub width: Vec<u32>,
     /// Parallel provers (default: one per core).
     #[arg(long)]
@@ -58,23 +63,33 @@ pub struct Args {
     pub seed: u32,
 }
 
-/// Loads the rules to prove: the candidate files, or the built-in set.
-pub fn load_rules(files: &[String]) -> Result<RuleSet, String> {
+/// Loads the rules to prove: the candidate files (read by the same loader
+/// as every other command's `--rules`), or the built-in set. A proof does
+/// not depend on where a rule sits in the engine, so a file whose rules the
+/// engine cannot take (a lemma file, a group the engine lacks) is still
+/// proved; a note says that the other commands will refuse it.
+pub fn load_rules(files: &[String]) -> anyhow::Result<RuleSet> {
     if files.is_empty() {
         return Ok(builtin().clone());
     }
-    let texts = super::read_rule_files(files).map_err(|e| format!("{e:#}"))?;
-    engine::rules::candidates(&texts).map_err(|e| e.to_string())
+    let set = engine::rules::candidates(&super::read_rule_files(files)?)?;
+    if let Err(e) = builtin().overlay(&set) {
+        eprintln!("tileproof prove: note: proving these rules on their own; `simplify`, `fuzz` and `gate` would not load them: {e}");
+    }
+    Ok(set)
 }
 
 /// Picks the rules named (all when none are).
-pub fn select<'a>(set: &'a RuleSet, names: &[String]) -> Result<Vec<&'a Rule>, String> {
+pub fn select<'a>(set: &'a RuleSet, names: &[String]) -> anyhow::Result<Vec<&'a Rule>> {
     if names.is_empty() {
         return Ok(set.rules().collect());
     }
     names
         .iter()
-        .map(|n| set.rule(n).ok_or_else(|| format!("no rule named `{n}`")))
+        .map(|n| {
+            set.rule(n)
+                .ok_or_else(|| anyhow::anyhow!("no rule named `{n}`"))
+        })
         .collect()
 }
 
@@ -84,16 +99,13 @@ pub fn options(
     no_cache: bool,
     cache_dir: &str,
     smt2: Option<&str>,
-) -> Result<Options, String> {
-    if let Some(w) = width.iter().find(|w| ![8, 16, 32, 64].contains(*w)) {
-        return Err(format!("width {w} is not one of 8, 16, 32, 64"));
-    }
-    if !(timeout > 0.0) {
-        return Err("the timeout must be positive".into());
+) -> anyhow::Result<Options> {
+    for &w in width {
+        super::parse_width(w)?;
     }
     Ok(Options {
         widths: width.to_vec(),
-        timeout: Duration::from_secs_f64(timeout),
+        timeout: super::parse_timeout(timeout)?,
         cache: (!no_cache).then(|| Cache::new(cache_dir)),
         smt2_dir: smt2.map(Into::into),
         seed: 0,
@@ -105,7 +117,7 @@ pub fn run_proofs(
     rules: &[&Rule],
     opts: &Options,
     jobs: Option<usize>,
-) -> Result<Vec<RuleResult>, String> {
+) -> anyhow::Result<Vec<RuleResult>> {
     let total = (rules.len() * opts.widths.len()) as u64;
     let bar = ProgressBar::new(total);
     bar.set_style(
@@ -133,8 +145,7 @@ pub fn run_proofs(
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.unwrap_or(0))
-        .build()
-        .map_err(|e| e.to_string())?;
+        .build()?;
     let results = pool.install(|| prove_all(rules, opts, &progress));
     bar.finish_and_clear();
     Ok(results)
@@ -183,8 +194,12 @@ pub fn report(results: &[RuleResult], widths: &[u32], elapsed: Duration) -> bool
             .collect();
         let how: Vec<String> = methods.iter().map(|(k, v)| format!("{v} by {k}")).collect();
         println!(
-            "width {w:>2}: {proved}/{total} proved ({}){}",
-            how.join(", "),
+            "width {w:>2}: {proved}/{total} proved{}{}",
+            if how.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", how.join(", "))
+            },
             if others.is_empty() {
                 String::new()
             } else {
@@ -214,57 +229,37 @@ pub fn report(results: &[RuleResult], widths: &[u32], elapsed: Duration) -> bool
 
 pub fn run(a: Args) -> ExitCode {
     if a.ranges {
-        return run_ranges(&a);
+        return super::exit("prove", run_ranges(&a));
     }
-    let set = match load_rules(&a.rules) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(1);
-        }
-    };
-    let rules = match select(&set, &a.names) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(1);
-        }
-    };
-    let opts = match options(
-        &a.width,
-        a.timeout,
-        a.no_cache,
-        &a.cache_dir,
-        a.smt2.as_deref(),
-    ) {
-        Ok(o) => Options { seed: a.seed, ..o },
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(1);
-        }
+    super::exit("prove", run_rules(&a))
+}
+
+fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
+    let set = load_rules(&a.rules)?;
+    let rules = select(&set, &a.names)?;
+    let opts = Options {
+        seed: a.seed,
+        ..options(
+            &a.width,
+            a.timeout,
+            a.no_cache,
+            &a.cache_dir,
+            a.smt2.as_deref(),
+        )?
     };
     let start = Instant::now();
-    let results = match run_proofs(&rules, &opts, a.jobs) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(1);
-        }
-    };
+    let results = run_proofs(&rules, &opts, a.jobs)?;
     if let Some(dir) = &a.cases {
         write_cases(dir, &results);
     }
     if let Some(path) = &a.junit {
         let suites = [super::junit::prove_suite(&results)];
-        if let Err(e) = super::junit::write(
+        super::junit::write(
             path,
             "tileproof prove",
             &suites,
             start.elapsed().as_secs_f64(),
-        ) {
-            eprintln!("{e}");
-            return ExitCode::from(1);
-        }
+        )?;
     }
     let ok = if a.json {
         println!(
@@ -275,33 +270,22 @@ pub fn run(a: Args) -> ExitCode {
     } else {
         report(&results, &a.width, start.elapsed())
     };
-    if ok {
+    Ok(if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)
-    }
+    })
 }
 
 /// `prove --ranges`: the transfer functions, in parallel, with a summary
 /// like the rules' one.
-fn run_ranges(a: &Args) -> ExitCode {
-    if let Err(e) = options(&a.width, a.timeout, true, &a.cache_dir, None) {
-        eprintln!("{e}");
-        return ExitCode::from(1);
-    }
-    let timeout = Duration::from_secs_f64(a.timeout);
+fn run_ranges(a: &Args) -> anyhow::Result<ExitCode> {
+    let timeout = options(&a.width, a.timeout, true, &a.cache_dir, None)?.timeout;
     let total = a.width.len() * verify::ranges::signatures().len();
     let bar = ProgressBar::new(total as u64);
-    let pool = match rayon::ThreadPoolBuilder::new()
+    let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(a.jobs.unwrap_or(0))
-        .build()
-    {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(1);
-        }
-    };
+        .build()?;
     let start = Instant::now();
     let report = pool.install(|| verify::ranges::prove_ranges(&a.width, timeout, &|| bar.inc(1)));
     bar.finish_and_clear();
@@ -346,11 +330,11 @@ fn run_ranges(a: &Args) -> ExitCode {
             start.elapsed().as_secs_f64()
         );
     }
-    if report.all_proved() {
+    Ok(if report.all_proved() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)
-    }
+    })
 }
 
 /// Writes each counterexample's case file; an internal error gets a report

@@ -7,10 +7,10 @@
 //! each node is encoded once with [`Enc::apply`]. A counterexample is a
 //! point; the reference interpreter re-evaluates it and must agree.
 
-use crate::counterexample::{failure_condition, Failure};
+use crate::counterexample::{failure_condition, point_verdict, Failure, Unconfirmed};
 use crate::encode::{model_bool, model_int, Enc, Mode, SVal, Term};
 use crate::solver::check_within;
-use engine::interp::{self, PointCheck};
+use engine::interp;
 use engine::ir::{DType, Graph, NodeId, Op};
 use engine::semantics::Model;
 use rustc_hash::FxHashMap;
@@ -34,8 +34,12 @@ pub enum CheckResult {
         method: &'static str,
         /// Variable values, in declaration order.
         point: Vec<(String, i128)>,
+        /// The first root (output) that differs, when both sides are
+        /// defined at the point.
+        root: Option<usize>,
         /// What the interpreter says at that point.
-        confirmed: Result<String, String>,
+        #[serde(serialize_with = "crate::counterexample::ser_confirmed")]
+        confirmed: Result<String, Unconfirmed>,
     },
     /// No point of the domain fits the width (or the source is undefined
     /// everywhere): nothing to check.
@@ -188,35 +192,25 @@ fn exhaustively(g: &Graph, src: &[NodeId], tgt: &[NodeId], model: Model) -> Opti
     }
     let w = model;
     let defined_somewhere = || {
-        let mut env: Vec<i128> = g.vars().iter().map(|d| d.lo as i128).collect();
-        loop {
-            if interp::eval(g, src, &env, w).is_ok() {
-                return true;
-            }
-            let Some(j) = (0..env.len())
-                .rev()
-                .find(|&j| env[j] < g.vars()[j].hi as i128)
-            else {
-                return false;
-            };
-            env[j] += 1;
-            for (k, d) in g.vars().iter().enumerate().skip(j + 1) {
-                env[k] = d.lo as i128;
-            }
-        }
+        let mut source = interp::Evaluator::new(g, src, w);
+        interp::points(g).any(|env| source.eval(&env).is_ok())
     };
     Some(match interp::first_failure(g, src, tgt, w) {
-        Some((env, failure)) => CheckResult::Counterexample {
-            failure,
-            method: "exhaustive",
-            point: g
-                .vars()
-                .iter()
-                .zip(&env)
-                .map(|(d, &v)| (d.name.clone(), v))
-                .collect(),
-            confirmed: confirm(g, src, tgt, &env, model),
-        },
+        Some((env, failure)) => {
+            let (confirmed, root) = confirm(g, src, tgt, &env, model);
+            CheckResult::Counterexample {
+                failure,
+                method: "exhaustive",
+                point: g
+                    .vars()
+                    .iter()
+                    .zip(&env)
+                    .map(|(d, &v)| (d.name.clone(), v))
+                    .collect(),
+                root,
+                confirmed,
+            }
+        }
         None if defined_somewhere() => CheckResult::Equivalent {
             method: "exhaustive",
         },
@@ -287,12 +281,12 @@ fn check_in(g: &Graph, src: &[NodeId], tgt: &[NodeId], enc: Enc, timeout: Durati
                     })
                     .collect();
                 let env: Vec<i128> = point.iter().map(|p| p.1).collect();
-                let model = enc.model();
-                let confirmed = confirm(g, src, tgt, &env, model);
+                let (confirmed, root) = confirm(g, src, tgt, &env, enc.model());
                 return CheckResult::Counterexample {
                     failure,
                     method: enc.mode.name(),
                     point,
+                    root,
                     confirmed,
                 };
             }
@@ -303,24 +297,26 @@ fn check_in(g: &Graph, src: &[NodeId], tgt: &[NodeId], enc: Enc, timeout: Durati
     }
 }
 
-/// The interpreter's verdict at a point.
-pub fn confirm(
+/// What the interpreter says at a point: the failure's name, or why
+/// there is none; and the first root that differs.
+fn confirm(
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
     env: &[i128],
-    model: impl Into<Model>,
-) -> Result<String, String> {
-    let w = model.into();
-    match interp::check_point(interp::eval(g, src, env, w), interp::eval(g, tgt, env, w)) {
-        PointCheck::Refines => {
-            Err("the interpreter finds the target refines the source here".into())
-        }
-        PointCheck::Fails(f) => Ok(f.name().to_string()),
-        PointCheck::SourceUndefined => {
-            Err("the interpreter finds the source undefined here".into())
-        }
-    }
+    model: Model,
+) -> (Result<String, Unconfirmed>, Option<usize>) {
+    let confirmed = point_verdict(g, src, tgt, env, model)
+        .map(|(f, _)| f.name().to_string())
+        .map_err(Unconfirmed::NoFailure);
+    let root = match (
+        interp::eval(g, src, env, model),
+        interp::eval(g, tgt, env, model),
+    ) {
+        (Ok(s), Ok(t)) => interp::first_differing(&s, &t).map(|(root, _)| root),
+        _ => None,
+    };
+    (confirmed, root)
 }
 
 #[cfg(test)]

@@ -93,20 +93,125 @@ pub struct Counterexample {
     /// What the interpreter says at the realized point. A counterexample
     /// of a `Failed` verdict is always confirmed (`Ok`); one that is not is
     /// reported as an [`InternalError`].
-    pub confirmed: Result<String, String>,
+    #[serde(serialize_with = "ser_confirmed")]
+    pub confirmed: Result<String, Unconfirmed>,
+}
+
+/// Serializes the interpreter's answer as `{"Ok": text}` or `{"Err": why}`.
+pub fn ser_confirmed<S: serde::Serializer>(
+    c: &Result<String, Unconfirmed>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    c.as_ref()
+        .map(String::as_str)
+        .map_err(|e| e.to_string())
+        .serialize(s)
+}
+
+/// Why the interpreter finds no failure at a point.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NoFailure {
+    #[error("the target refines the source here (source {src}, target {tgt})")]
+    Refines { src: String, tgt: String },
+    #[error("the source is undefined here ({src})")]
+    SourceUndefined { src: String },
+}
+
+/// Why a counterexample is not confirmed by the interpreter.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Unconfirmed {
+    #[error("not yet checked")]
+    NotYetChecked,
+    #[error("not realized: {0}")]
+    NotRealized(RealizeError),
+    #[error("{0}")]
+    NoFailure(NoFailure),
+}
+
+/// Why a solver's model has no engine program, or why the engine would not
+/// fire the rule on the one it has.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RealizeError {
+    #[error("pattern variable `{0}` is undefined")]
+    UndefinedVar(String),
+    #[error("{what} {value} does not fit 64 bits")]
+    TooWide { what: &'static str, value: i128 },
+    #[error("constant `{name}` = {value} does not fit {dtype}")]
+    ConstantOutOfType {
+        name: String,
+        value: i64,
+        dtype: DType,
+    },
+    #[error("bool variable `{0}` is invalid")]
+    InvalidBool(String),
+    #[error("bool `{name}` in [{lo}, {hi}]")]
+    BoolRange { name: String, lo: i128, hi: i128 },
+    #[error("the point gives `{name}` = {value}, outside its bounds [{lo}, {hi}]")]
+    OutsideBounds {
+        name: String,
+        value: i128,
+        lo: i64,
+        hi: i64,
+    },
+    #[error("pattern variable `{name}` realized as `{shown}` has {}", .wrong.join(", "))]
+    NotAsModelled {
+        name: String,
+        shown: String,
+        wrong: Vec<String>,
+    },
+    #[error("computed constants only appear on the right")]
+    ComputedOnLeft,
+    #[error(transparent)]
+    Type(#[from] engine::ir::TypeError),
+    #[error("the engine would not fire the rule on the realized source: {0}")]
+    WouldNotFire(#[from] engine::rules::InstantiateError),
+}
+
+/// Why a counterexample read from a model does not reproduce (the reason
+/// of an [`InternalError`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotReproduced {
+    #[error("the model cannot be realized: {0}")]
+    NotRealized(RealizeError),
+    #[error("the interpreter does not confirm it: {0}")]
+    NotConfirmed(NoFailure),
+    #[error("the interpreter finds {found} where the query found {query}")]
+    OtherFailure { found: Failure, query: Failure },
+    #[error("the case file read back gives {found} ({text}) where the query found {query}")]
+    CaseOtherFailure {
+        found: Failure,
+        text: String,
+        query: Failure,
+    },
+    #[error("the case file read back does not reproduce: {0}")]
+    CaseNotReproduced(CaseError),
+}
+
+/// Why a case file does not replay to a failure.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CaseError {
+    #[error("does not parse: {0}")]
+    Parse(#[from] engine::parse::ParseError),
+    #[error("the case has no `# point:` line")]
+    NoPoint,
+    #[error("`{0}` is not `name = value`")]
+    NotAssignment(String),
+    #[error("`{0}`: not a number")]
+    NotANumber(String),
+    #[error("the point does not give `{0}`")]
+    MissingVar(String),
+    #[error("{0}")]
+    NoFailure(#[from] NoFailure),
+}
+
+/// Serializes an error by its message.
+pub fn ser_display<T: fmt::Display, S: serde::Serializer>(t: &T, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(t)
 }
 
 /// Serializes a dtype by its name (the engine has no serde).
 pub fn ser_dtype<S: serde::Serializer>(d: &DType, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(d.name())
-}
-
-fn fmt_val(dt: DType, v: i128) -> String {
-    if dt == DType::Bool {
-        (v != 0).to_string()
-    } else {
-        v.to_string()
-    }
 }
 
 impl fmt::Display for Counterexample {
@@ -126,18 +231,18 @@ impl fmt::Display for Counterexample {
                 (true, _) => "constant".to_string(),
                 (false, State::Valid) => format!(
                     "in [{}, {}]",
-                    fmt_val(v.dtype, v.lo),
-                    fmt_val(v.dtype, v.hi)
+                    print::value(v.dtype, v.lo),
+                    print::value(v.dtype, v.hi)
                 ),
                 (false, s) => format!(
                     "{} (range [{}, {}])",
                     state_name(s),
-                    fmt_val(v.dtype, v.lo),
-                    fmt_val(v.dtype, v.hi)
+                    print::value(v.dtype, v.lo),
+                    print::value(v.dtype, v.hi)
                 ),
             };
             let val = if matches!(v.state, State::Valid) {
-                fmt_val(v.dtype, v.value)
+                print::value(v.dtype, v.value)
             } else {
                 state_name(v.state).into()
             };
@@ -147,7 +252,7 @@ impl fmt::Display for Counterexample {
             writeln!(f, "  {side}:")?;
             for n in self.nodes.iter().filter(|n| n.side == side) {
                 let val = if n.state == State::Valid {
-                    fmt_val(n.dtype, n.value)
+                    print::value(n.dtype, n.value)
                 } else {
                     state_name(n.state).into()
                 };
@@ -358,7 +463,7 @@ pub fn extract(
         vars,
         nodes,
         case: None,
-        confirmed: Err("not yet checked".into()),
+        confirmed: Err(Unconfirmed::NotYetChecked),
     };
     reproduce(q.rule, &q.types, cex)
 }
@@ -388,10 +493,10 @@ fn reproduce_in(
     types: &[DType],
     cex: &mut Counterexample,
     realized_vars: &mut Vec<String>,
-) -> Result<(), String> {
+) -> Result<(), NotReproduced> {
     let r = realize(rule, types, &cex.vars, cex.width).map_err(|e| {
-        cex.confirmed = Err(format!("not realized: {e}"));
-        format!("the model cannot be realized: {e}")
+        cex.confirmed = Err(Unconfirmed::NotRealized(e.clone()));
+        NotReproduced::NotRealized(e)
     })?;
     for (v, &n) in cex.vars.iter().zip(&r.vars) {
         realized_vars.push(format!("{} = {}", v.name, print::expr(&r.graph, n)));
@@ -399,24 +504,28 @@ fn reproduce_in(
     let case = r.case_text(cex);
     cex.case = Some(case.clone());
     let answer = r.confirm(cex.width);
-    cex.confirmed = answer.clone().map(|(_, text)| text);
+    cex.confirmed = answer
+        .clone()
+        .map(|(_, text)| text)
+        .map_err(Unconfirmed::NoFailure);
     match answer {
-        Err(e) => return Err(format!("the interpreter does not confirm it: {e}")),
+        Err(e) => return Err(NotReproduced::NotConfirmed(e)),
         Ok((f, _)) if f != cex.failure => {
-            return Err(format!(
-                "the interpreter finds {f} where the query found {}",
-                cex.failure
-            ))
+            return Err(NotReproduced::OtherFailure {
+                found: f,
+                query: cex.failure,
+            })
         }
         Ok(_) => {}
     }
     match replay_case(&case, cex.width) {
         Ok((f, _)) if f == cex.failure => Ok(()),
-        Ok((f, text)) => Err(format!(
-            "the case file read back gives {f} ({text}) where the query found {}",
-            cex.failure
-        )),
-        Err(e) => Err(format!("the case file read back does not reproduce: {e}")),
+        Ok((f, text)) => Err(NotReproduced::CaseOtherFailure {
+            found: f,
+            text,
+            query: cex.failure,
+        }),
+        Err(e) => Err(NotReproduced::CaseNotReproduced(e)),
     }
 }
 
@@ -429,7 +538,8 @@ pub struct InternalError {
     /// The rule as written.
     pub rule_text: String,
     /// What did not reproduce.
-    pub reason: String,
+    #[serde(serialize_with = "ser_display")]
+    pub reason: NotReproduced,
     /// The model's values, the realized case (when there is one) and the
     /// interpreter's answer (`confirmed`).
     pub counterexample: Counterexample,
@@ -514,37 +624,36 @@ pub fn realize(
     types: &[DType],
     vars: &[VarValue],
     width: u32,
-) -> Result<Realized, String> {
+) -> Result<Realized, RealizeError> {
     let mut g = Graph::new();
     let mut env: Vec<(u32, i128)> = Vec::new();
     let mut nodes = Vec::new();
-    let err = |e: engine::ir::TypeError| e.0;
-    let small = |v: i128, what: &str| {
-        i64::try_from(v).map_err(|_| format!("{what} {v} does not fit 64 bits"))
+    let small = |value: i128, what: &'static str| {
+        i64::try_from(value).map_err(|_| RealizeError::TooWide { what, value })
     };
     for v in vars {
         let node = match (v.constant, v.state, v.dtype) {
-            (_, State::Undefined, _) => {
-                return Err(format!("pattern variable `{}` is undefined", v.name))
-            }
+            (_, State::Undefined, _) => return Err(RealizeError::UndefinedVar(v.name.clone())),
             (true, _, DType::Bool) => g.bool_const(v.value != 0),
             (true, _, dt) => {
                 let c = small(v.value, "constant")?;
                 let (lo, hi) = dt.bounds();
                 if c < lo || c > hi {
-                    return Err(format!("constant `{}` = {c} does not fit {dt}", v.name));
+                    return Err(RealizeError::ConstantOutOfType {
+                        name: v.name.clone(),
+                        value: c,
+                        dtype: dt,
+                    });
                 }
                 g.cnst(c, dt)
             }
             (false, State::Valid, dt) => {
-                let x = g
-                    .declare_var(&v.name, dt, small(v.lo, "bound")?, small(v.hi, "bound")?)
-                    .map_err(err)?;
+                let x = g.declare_var(&v.name, dt, small(v.lo, "bound")?, small(v.hi, "bound")?)?;
                 env.push((x, v.value));
                 g.var_node(x)
             }
             (false, State::Invalid, DType::Bool) => {
-                return Err(format!("bool variable `{}` is invalid", v.name))
+                return Err(RealizeError::InvalidBool(v.name.clone()))
             }
             (false, State::Unconstrained, DType::Bool) => {
                 // Unconstrained with the model's range: a comparison of
@@ -562,28 +671,30 @@ pub fn realize(
                         let f = g.bool_const(false);
                         g.mk(Op::And, &[u, f])
                     }
-                    (lo, hi) => return Err(format!("bool `{}` in [{lo}, {hi}]", v.name)),
+                    (lo, hi) => {
+                        return Err(RealizeError::BoolRange {
+                            name: v.name.clone(),
+                            lo,
+                            hi,
+                        })
+                    }
                 }
             }
             (false, state, dt) => {
                 // A variable of the same dtype and range, masked (invalid)
                 // or behind an unconstrained condition; the variable's own
                 // value is never used, so it sits at its lower bound.
-                let x = g
-                    .declare_var(&v.name, dt, small(v.lo, "bound")?, small(v.hi, "bound")?)
-                    .map_err(err)?;
+                let x = g.declare_var(&v.name, dt, small(v.lo, "bound")?, small(v.hi, "bound")?)?;
                 env.push((x, v.lo));
                 let xn = g.var_node(x);
                 let inv = g.invalid();
                 if state == State::Invalid {
-                    let on = g
-                        .declare_var(
-                            &fresh_name(&g, vars, &format!("{}_on", v.name)),
-                            DType::Bool,
-                            0,
-                            1,
-                        )
-                        .map_err(err)?;
+                    let on = g.declare_var(
+                        &fresh_name(&g, vars, &format!("{}_on", v.name)),
+                        DType::Bool,
+                        0,
+                        1,
+                    )?;
                     env.push((on, 0));
                     let onn = g.var_node(on);
                     let masked = if dt == DType::Index {
@@ -609,19 +720,19 @@ pub fn realize(
     // check` searches.
     for (d, &x) in g.vars().iter().zip(&values) {
         if x < d.lo as i128 || x > d.hi as i128 {
-            return Err(format!(
-                "the point gives `{}` = {x}, outside its bounds [{}, {}]",
-                d.name, d.lo, d.hi
-            ));
+            return Err(RealizeError::OutsideBounds {
+                name: d.name.clone(),
+                value: x,
+                lo: d.lo,
+                hi: d.hi,
+            });
         }
     }
     for (v, &n) in vars.iter().zip(&nodes) {
         realized_as_modelled(&g, n, v, &values, width)?;
     }
     let src = instantiate(&mut g, rule, &rule.lhs, types, &nodes)?;
-    let tgt = rule
-        .instantiate_rhs(&mut g, &nodes, types, Width(width))
-        .map_err(|e| format!("the engine would not fire the rule on the realized source: {e}"))?;
+    let tgt = rule.instantiate_rhs(&mut g, &nodes, types, Width(width))?;
     Ok(Realized {
         graph: g,
         src,
@@ -640,7 +751,7 @@ fn realized_as_modelled(
     v: &VarValue,
     env: &[i128],
     width: u32,
-) -> Result<(), String> {
+) -> Result<(), RealizeError> {
     let node = g.node(n);
     let shown = print::expr(g, n);
     let mut wrong = Vec::new();
@@ -686,11 +797,11 @@ fn realized_as_modelled(
     if wrong.is_empty() {
         Ok(())
     } else {
-        Err(format!(
-            "pattern variable `{}` realized as `{shown}` has {}",
-            v.name,
-            wrong.join(", ")
-        ))
+        Err(RealizeError::NotAsModelled {
+            name: v.name.clone(),
+            shown,
+            wrong,
+        })
     }
 }
 
@@ -701,7 +812,7 @@ fn instantiate(
     p: &Pat,
     types: &[DType],
     vars: &[NodeId],
-) -> Result<NodeId, String> {
+) -> Result<NodeId, RealizeError> {
     Ok(match p {
         Pat::Var(v) => vars[*v],
         Pat::Lit(v, _) => {
@@ -714,30 +825,29 @@ fn instantiate(
         }
         Pat::Invalid => g.invalid(),
         Pat::Op(op, _, args) => {
-            let src: Result<Vec<NodeId>, String> = args
+            let src: Result<Vec<NodeId>, RealizeError> = args
                 .iter()
                 .map(|a| instantiate(g, rule, a, types, vars))
                 .collect();
             let dt = rule.pat_dtype(p, types);
-            g.try_mk(*op, (*op == Op::Cast).then_some(dt), &src?)
-                .map_err(|e| e.0)?
+            g.try_mk(*op, (*op == Op::Cast).then_some(dt), &src?)?
         }
         Pat::Computed(_) | Pat::Bound(..) | Pat::Helper(..) => {
-            return Err("computed constants only appear on the right".into())
+            return Err(RealizeError::ComputedOnLeft)
         }
     })
 }
 
 /// The interpreter's verdict on a source and target at a point: the
-/// failure with its description, or why there is none.
-fn point_verdict(
+/// failure with its description (both sides' values), or why there is none.
+pub fn point_verdict(
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
     env: &[i128],
-    width: u32,
-) -> Result<(Failure, String), String> {
-    let w = Width(width);
+    model: impl Into<engine::semantics::Model>,
+) -> Result<(Failure, String), NoFailure> {
+    let w = model.into();
     let s = interp::eval(g, src, env, w);
     let t = interp::eval(g, tgt, env, w);
     let show = |r: &Result<Vec<interp::Val>, interp::Undefined>| match r {
@@ -753,20 +863,25 @@ fn point_verdict(
             f,
             format!("{} (source {}, target {})", f.name(), show(&s), show(&t)),
         )),
-        PointCheck::Refines => Err(format!(
-            "the target refines the source here (source {}, target {})",
-            show(&s),
-            show(&t)
-        )),
-        PointCheck::SourceUndefined => Err(format!("the source is undefined here ({})", show(&s))),
+        PointCheck::Refines => Err(NoFailure::Refines {
+            src: show(&s),
+            tgt: show(&t),
+        }),
+        PointCheck::SourceUndefined => Err(NoFailure::SourceUndefined { src: show(&s) }),
     }
 }
 
 impl Realized {
     /// Evaluates both sides at the point with the reference interpreter:
     /// the failure it finds and its description, or why there is none.
-    pub fn confirm(&self, width: u32) -> Result<(Failure, String), String> {
-        point_verdict(&self.graph, &[self.src], &[self.tgt], &self.env, width)
+    pub fn confirm(&self, width: u32) -> Result<(Failure, String), NoFailure> {
+        point_verdict(
+            &self.graph,
+            &[self.src],
+            &[self.tgt],
+            &self.env,
+            Width(width),
+        )
     }
 
     /// The case as a text file that `tileproof check` replays.
@@ -782,7 +897,7 @@ impl Realized {
             .vars()
             .iter()
             .zip(&self.env)
-            .map(|(d, v)| format!("{} = {}", d.name, fmt_val(d.dtype, *v)))
+            .map(|(d, v)| format!("{} = {}", d.name, print::value(d.dtype, *v)))
             .collect();
         out.push_str(&format!("# point: {}\n", point.join(", ")));
         out.push_str("# reproduce: tileproof check FILE\n");
@@ -798,21 +913,23 @@ impl Realized {
 
 /// The failing point a case file states in its `# point:` header, as an
 /// environment of the parsed program (every variable must be given).
-pub fn case_point(p: &engine::parse::Program) -> Result<Vec<i128>, String> {
+pub fn case_point(p: &engine::parse::Program) -> Result<Vec<i128>, CaseError> {
     let line = p
         .header
         .iter()
         .find_map(|l| l.trim().strip_prefix("point:"))
-        .ok_or("the case has no `# point:` line")?;
+        .ok_or(CaseError::NoPoint)?;
     let mut given: Vec<(&str, i128)> = Vec::new();
     for part in line.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (name, val) = part
             .split_once('=')
-            .ok_or_else(|| format!("`{part}` is not `name = value`"))?;
+            .ok_or_else(|| CaseError::NotAssignment(part.to_string()))?;
         let val = match val.trim() {
             "true" => 1,
             "false" => 0,
-            v => v.parse().map_err(|_| format!("`{part}`: not a number"))?,
+            v => v
+                .parse()
+                .map_err(|_| CaseError::NotANumber(part.to_string()))?,
         };
         given.push((name.trim(), val));
     }
@@ -824,7 +941,7 @@ pub fn case_point(p: &engine::parse::Program) -> Result<Vec<i128>, String> {
                 .iter()
                 .find(|(n, _)| *n == d.name)
                 .map(|g| g.1)
-                .ok_or_else(|| format!("the point does not give `{}`", d.name))
+                .ok_or_else(|| CaseError::MissingVar(d.name.clone()))
         })
         .collect()
 }
@@ -832,8 +949,14 @@ pub fn case_point(p: &engine::parse::Program) -> Result<Vec<i128>, String> {
 /// Reads a case file back (as `tileproof check` does) and evaluates its
 /// `expr` and `expect` lines at its `# point:` with the interpreter: the
 /// failure found there, or why there is none.
-pub fn replay_case(text: &str, width: u32) -> Result<(Failure, String), String> {
-    let p = engine::parse::parse_program(text).map_err(|e| format!("does not parse: {e}"))?;
+pub fn replay_case(text: &str, width: u32) -> Result<(Failure, String), CaseError> {
+    let p = engine::parse::parse_program(text)?;
     let env = case_point(&p)?;
-    point_verdict(&p.graph, &p.outputs, &p.expects, &env, width)
+    Ok(point_verdict(
+        &p.graph,
+        &p.outputs,
+        &p.expects,
+        &env,
+        Width(width),
+    )?)
 }

@@ -23,7 +23,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 use verify::check::{check, CheckResult};
 use verify::counterexample::{
-    case_point, replay_case, reproduce, Counterexample, Failure, State, VarValue,
+    case_point, replay_case, reproduce, CaseError, Counterexample, Failure, State, Unconfirmed,
+    VarValue,
 };
 use verify::prove::{prove_rule, Options, Verdict};
 
@@ -57,8 +58,8 @@ fn expected(rule: &Rule) -> Failure {
 }
 
 /// The case text with every variable's bounds pinned to the case's point.
-fn pinned(case: &str) -> Result<String, String> {
-    let p = parse_program(case).map_err(|e| e.to_string())?;
+fn pinned(case: &str) -> Result<String, CaseError> {
+    let p = parse_program(case)?;
     let env = case_point(&p)?;
     let mut decls = p.graph.vars().iter().zip(&env).map(|(d, &v)| {
         print::var_decl(&VarDecl {
@@ -122,7 +123,7 @@ fn audit(rule: &Rule, width: u32, cex: &Counterexample) -> Vec<String> {
         Err(e) => bad.push(format!("the case does not parse: {e}")),
     }
     // ... and the case's own point fails, with the same failure.
-    match pinned(case).and_then(|t| parse_program(&t).map_err(|e| e.to_string())) {
+    match pinned(case).and_then(|t| Ok(parse_program(&t)?)) {
         Ok(p) => match check(
             &p.graph,
             &p.outputs,
@@ -289,7 +290,7 @@ fn issue_model(c: State, c_range: (i128, i128), y: State) -> Counterexample {
         ],
         nodes: Vec::new(),
         case: None,
-        confirmed: Err("not yet checked".into()),
+        confirmed: Err(Unconfirmed::NotYetChecked),
     }
 }
 

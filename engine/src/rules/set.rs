@@ -23,6 +23,10 @@ pub enum RuleError {
         group: String,
         groups: String,
     },
+    /// A candidate file that defines no rule: proving or laying it over
+    /// the engine would silently do nothing.
+    #[error("{0}: the file defines no rules")]
+    NoRules(String),
 }
 
 /// A named group of rules, tried in file order.
@@ -281,11 +285,16 @@ impl RuleSet {
     }
 }
 
-/// The rules of candidate files `(label, text)`, in file order.
+/// The rules of candidate files `(label, text)`, in file order: the one
+/// loader of every command's `--rules`. A file with no rules is an error.
 pub fn candidates(files: &[(String, String)]) -> Result<RuleSet, RuleError> {
     let mut set = RuleSet::default();
     for (file, text) in files {
+        let before = set.len();
         set.add_file(file, text)?;
+        if set.len() == before {
+            return Err(RuleError::NoRules(file.clone()));
+        }
     }
     Ok(set)
 }
