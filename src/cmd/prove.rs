@@ -137,6 +137,9 @@ pub fn run_proofs(
         .map_err(|e| e.to_string())?;
     let results = pool.install(|| prove_all(rules, opts, &progress));
     bar.finish_and_clear();
+    for note in opts.cache.iter().flat_map(Cache::notes) {
+        eprintln!("{note}");
+    }
     Ok(results)
 }
 

@@ -8,7 +8,7 @@
 //! out is settled by the bounded-integer encoding at the same width. Widths
 //! 32 and 64 use bounded integers.
 
-use crate::cache::Cache;
+use crate::cache::Query;
 use crate::counterexample::{
     extract, failure_condition, minimize, Counterexample, Failure, InternalError,
 };
@@ -30,7 +30,7 @@ pub struct Options {
     pub widths: Vec<u32>,
     /// Per solver call.
     pub timeout: Duration,
-    pub cache: Option<Cache>,
+    pub cache: Option<crate::cache::Cache>,
     /// Write every query as an SMT-LIB2 file here.
     pub smt2_dir: Option<PathBuf>,
     /// Z3's random seed (the solver's `random_seed` parameter), which also
@@ -189,11 +189,7 @@ pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
 /// Proves one type instance: bitvectors first at widths 8 and 16, bounded
 /// integers when they time out (and at 32 and 64).
 fn prove_instance(rule: &Rule, types: &[DType], width: u32, opts: &Options) -> (Outcome, Mode) {
-    let modes: &[Mode] = if width <= 16 {
-        &[Mode::Bv, Mode::Int]
-    } else {
-        &[Mode::Int]
-    };
+    let modes = modes(width);
     if let Some(mode) = cached_mode(rule, types, width, modes, opts) {
         return (Outcome::Proved { cached: true }, mode);
     }
@@ -262,21 +258,12 @@ fn solve_query(
 ) -> Outcome {
     crate::poly::take_nonlinear();
     let q = RuleQuery::new(rule, types, enc);
-    let conditions: Vec<(Failure, z3::ast::Bool)> = Failure::ALL
-        .iter()
-        .map(|&f| (f, failure_condition(f, &q.src, &q.tgt, &enc, q.root_dtype)))
-        .collect();
+    let conditions = conditions(&q, &enc);
     let abstraction = Abstraction::new(crate::poly::take_nonlinear());
-    let key = if opts.cache.is_some() || opts.smt2_dir.is_some() {
-        let premise = q.premise.to_string();
-        let conds: Vec<String> = conditions.iter().map(|(_, c)| c.to_string()).collect();
-        let mode = format!("{:?}/{}", enc.mode, enc.width);
-        let mut parts = vec![mode.as_str(), premise.as_str()];
-        parts.extend(conds.iter().map(|s| s.as_str()));
-        Some(Cache::key(&parts))
-    } else {
-        None
-    };
+    let key = opts
+        .cache
+        .as_ref()
+        .map(|_| cache_query(&q, &conditions, &enc));
     if let (Some(c), Some(k)) = (&opts.cache, &key) {
         if c.is_proved(k) {
             return Outcome::Proved { cached: true };
@@ -337,12 +324,52 @@ fn solve_query(
         }
     }
     if let (Some(c), Some(k)) = (&opts.cache, &key) {
-        c.record_proof(
-            k,
-            &format!("{} width {} {}\n", rule.name, enc.width, enc.mode.name()),
-        );
+        c.record_proof(k, &rule.name);
     }
     Outcome::Proved { cached: false }
+}
+
+/// The cache's view of a query: its exact text and encoding.
+fn cache_query(q: &RuleQuery, conditions: &[(Failure, z3::ast::Bool)], enc: &Enc) -> Query {
+    let mut texts = vec![q.premise.to_string()];
+    texts.extend(conditions.iter().map(|(_, c)| c.to_string()));
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    Query::new(&format!("{:?}/{}", enc.mode, enc.width), &texts)
+}
+
+/// The cache queries of a rule at a width, one per type instance and
+/// encoding tried there: where its proofs are cached (for tests and tools
+/// that inspect the cache).
+pub fn cache_queries(rule: &Rule, width: u32) -> Vec<Query> {
+    let mut out = Vec::new();
+    for types in rule.instances() {
+        for &mode in modes(width) {
+            let enc = Enc::new(mode, width);
+            crate::poly::take_nonlinear();
+            let q = RuleQuery::new(rule, &types, enc);
+            let conditions = conditions(&q, &enc);
+            crate::poly::take_nonlinear();
+            out.push(cache_query(&q, &conditions, &enc));
+        }
+    }
+    out
+}
+
+/// The encodings tried at a width, in order.
+fn modes(width: u32) -> &'static [Mode] {
+    if width <= 16 {
+        &[Mode::Bv, Mode::Int]
+    } else {
+        &[Mode::Int]
+    }
+}
+
+/// Each failure with its condition.
+fn conditions(q: &RuleQuery, enc: &Enc) -> Vec<(Failure, z3::ast::Bool)> {
+    Failure::ALL
+        .iter()
+        .map(|&f| (f, failure_condition(f, &q.src, &q.tgt, enc, q.root_dtype)))
+        .collect()
 }
 
 /// Settles an obligation the solver gave up on by a case split on the sign
