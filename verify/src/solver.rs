@@ -97,7 +97,7 @@ fn clear_interrupt(ctx: &z3::Context) {
 /// Why the last check of `solver` gave up, for a report.
 pub fn unknown_reason(solver: &Solver, what: &str) -> String {
     if out_of_time() {
-        return format!("{what}: out of time (the query's deadline passed)");
+        return format!("{what}: out of time (the query's time ran out)");
     }
     format!(
         "{what}: {}",
