@@ -29,6 +29,8 @@ const FORMAT: &str = "tileproof-proof-cache-v2";
 const SOLVER: &str = "z3";
 /// Every obligation of the query was unsat (and its premise satisfiable).
 const VERDICT: &str = "unsat";
+/// The largest file read as an entry.
+const MAX_ENTRY: u64 = 64 * 1024;
 /// A temporary file older than this is left over from a killed run: a
 /// write takes microseconds.
 const ORPHAN_AGE: Duration = Duration::from_secs(10 * 60);
@@ -114,6 +116,8 @@ pub enum Rejection {
     Unreadable(#[source] std::io::Error),
     #[error("empty")]
     Empty,
+    #[error("{0} bytes, too large for an entry")]
+    TooLarge(u64),
     #[error("not a cache entry: {0}")]
     Malformed(#[source] serde_json::Error),
     #[error("its {field} is {found:?}, not {expected:?}")]
@@ -133,6 +137,10 @@ pub fn check_entry(path: &Path, q: &Query) -> Result<bool, Rejection> {
     };
     if !meta.is_file() {
         return Err(Rejection::NotAFile);
+    }
+    // An entry is a few hundred bytes; a huge file is not read.
+    if meta.len() > MAX_ENTRY {
+        return Err(Rejection::TooLarge(meta.len()));
     }
     let text = std::fs::read_to_string(path).map_err(Rejection::Unreadable)?;
     if text.trim().is_empty() {
@@ -377,6 +385,9 @@ mod tests {
                 rejected[0].1
             );
         }
+        std::fs::write(&path, " ".repeat(70_000)).unwrap();
+        assert!(!cache.is_proved(&q));
+        assert!(cache.rejected()[0].1.ends_with("too large for an entry"));
         std::fs::remove_file(&path).unwrap();
         std::fs::create_dir(&path).unwrap();
         assert!(!cache.is_proved(&q));

@@ -17,12 +17,12 @@ thread_local! {
 /// Runs `f` with every [`check_within`] on this thread ending by
 /// `deadline`, whatever its own timeout: the bound of one query over all
 /// its attempts, including the checks made by code that only knows a
-/// per-check timeout (minimizing a counterexample). Nested calls keep the
-/// earlier deadline.
+/// per-check timeout (minimizing a counterexample). A nested call sets its
+/// own deadline until it returns: a pool thread that runs another query
+/// while this one waits (rayon's work stealing) must not cut it short.
 pub fn with_deadline<T>(deadline: Instant, f: impl FnOnce() -> T) -> T {
     let outer = DEADLINE.get();
-    let inner = outer.map_or(deadline, |d| d.min(deadline));
-    DEADLINE.set(Some(inner));
+    DEADLINE.set(Some(deadline));
     // Restored on unwinding too, so that a panic in one query does not
     // leave its deadline on a pool thread that proves the next one.
     struct Restore(Option<Instant>);
