@@ -58,7 +58,7 @@ pub struct Args {
     )]
     pub widths: Vec<u32>,
     /// Z3 timeout per solver call, in seconds (proofs, corpus and firing
-    /// validation); one rule at one width gets at most 6 times this in all.
+    /// validation); one rule at one width gets at most 10 times this in all.
     /// A proof that runs out of it is `unknown`, which fails the gate.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,

@@ -26,7 +26,7 @@ pub struct Args {
     pub jobs: Option<usize>,
     /// Timeout of each solver call, in seconds. One rule at one width (its
     /// type instances, encodings, case splits and retry together) ends
-    /// within 6 times this plus a fraction of a second, unknown if not
+    /// within 10 times this plus a fraction of a second, unknown if not
     /// settled by then.
     #[arg(long, default_value_t = 10.0)]
     pub timeout: f64,

@@ -56,7 +56,7 @@ fn a_tiny_timeout_makes_every_hard_query_unknown_at_once() {
 }
 
 /// Before the bound, this query took 13.6 s at a 1 s timeout (its
-/// attempts each had the whole timeout); now 6.05 s.
+/// attempts each had the whole timeout); now 10.05 s.
 #[test]
 fn a_hard_query_ends_within_its_bound_of_timeouts() {
     let set = pending();
