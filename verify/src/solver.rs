@@ -174,7 +174,7 @@ mod tests {
         assert!(start.elapsed() >= Duration::from_millis(250));
         let easy = Solver::new();
         let x = Int::new_const("x");
-        easy.assert(x.gt(&Int::from_i64(3)));
+        easy.assert(x.gt(Int::from_i64(3)));
         easy.get_context().interrupt();
         assert_eq!(check_within(&easy, Duration::from_secs(10)), SatResult::Sat);
     }
@@ -186,7 +186,7 @@ mod tests {
     fn an_interrupt_after_the_check_returned_is_cleared() {
         let easy = Solver::new();
         let x = Int::new_const("x");
-        easy.assert(x.gt(&Int::from_i64(3)));
+        easy.assert(x.gt(Int::from_i64(3)));
         assert_eq!(easy.check(), SatResult::Sat);
         easy.get_context().interrupt();
         assert!(
