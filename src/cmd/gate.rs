@@ -58,9 +58,9 @@ pub struct Args {
         value_name = "W,..."
     )]
     pub widths: Vec<u32>,
-    /// Z3 timeout per query, in seconds (proofs, corpus and firing
-    /// validation). A proof that runs out of it is `unknown`, which fails
-    /// the gate.
+    /// Z3 timeout per solver call, in seconds (proofs, corpus and firing
+    /// validation); one rule at one width gets at most 10 times this in all.
+    /// A proof that runs out of it is `unknown`, which fails the gate.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
     /// Time budget of the campaign part (the algorithmic-firing run and the

@@ -29,7 +29,10 @@ pub struct Args {
     /// Parallel provers (default: one per core).
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Per-query timeout in seconds.
+    /// Timeout of each solver call, in seconds. One rule at one width (its
+    /// type instances, encodings, case splits and retry together) ends
+    /// within 10 times this plus a fraction of a second, unknown if not
+    /// settled by then.
     #[arg(long, default_value_t = 10.0)]
     pub timeout: f64,
     /// Print the results as JSON.
@@ -148,6 +151,9 @@ pub fn run_proofs(
         .build()?;
     let results = pool.install(|| prove_all(rules, opts, &progress));
     bar.finish_and_clear();
+    for note in opts.cache.iter().flat_map(Cache::notes) {
+        eprintln!("{note}");
+    }
     Ok(results)
 }
 

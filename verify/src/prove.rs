@@ -8,13 +8,13 @@
 //! out is settled by the bounded-integer encoding at the same width. Widths
 //! 32 and 64 use bounded integers.
 
-use crate::cache::Cache;
+use crate::cache::Query;
 use crate::counterexample::{
     extract, failure_condition, minimize, Counterexample, Failure, InternalError,
 };
 use crate::encode::{Enc, Mode};
 use crate::query::RuleQuery;
-use crate::solver::{check_within, unknown_reason};
+use crate::solver::{check_within, out_of_time, unknown_reason, with_deadline};
 use engine::ir::DType;
 use engine::rules::Rule;
 use rayon::prelude::*;
@@ -28,9 +28,11 @@ use z3::{SatResult, Solver};
 #[derive(Clone, Debug)]
 pub struct Options {
     pub widths: Vec<u32>,
-    /// Per solver call.
+    /// Per solver call; one rule at one width (all its type instances,
+    /// encodings, case splits and retries together) gets at most
+    /// [`QUERY_FACTOR`] times this.
     pub timeout: Duration,
-    pub cache: Option<Cache>,
+    pub cache: Option<crate::cache::Cache>,
     /// Write every query as an SMT-LIB2 file here.
     pub smt2_dir: Option<PathBuf>,
     /// Z3's random seed (the solver's `random_seed` parameter), which also
@@ -52,6 +54,17 @@ impl Default for Options {
         }
     }
 }
+
+/// How many solver timeouts one rule at one width may take in all: the
+/// wall time of a query is at most `QUERY_FACTOR * timeout` plus the time
+/// to build it and read a counterexample (a fraction of a second). Not 1:
+/// a query runs several checks (vacuity, three obligations, a case split,
+/// a retry with another seed), and a hard built-in rule takes up to 5
+/// timeouts in all at the default 10 s on a 2-core machine
+/// (floor_nested_div_add at 64 bits: 41.6 s and 49.6 s), more under load: 6
+/// left it unknown (60 s) in a run of the built-in set beside two other
+/// builds. 10 keeps a margin of 2.
+pub const QUERY_FACTOR: u32 = 10;
 
 /// The verdict for one rule at one width (over all its type instances).
 #[derive(Clone, Debug, Serialize)]
@@ -135,13 +148,21 @@ pub fn prove_all(
 /// Proves one rule at one width, over all its type instances.
 pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
     let start = Instant::now();
+    // A timeout too large to add is no bound.
+    let deadline = opts
+        .timeout
+        .checked_mul(QUERY_FACTOR)
+        .and_then(|b| start.checked_add(b));
     let instances = rule.instances();
     let mut method = Mode::Bv;
     let mut all_cached = true;
     let mut vacuous = 0;
     let mut verdict = Verdict::Proved;
     for types in &instances {
-        let (outcome, mode) = prove_instance(rule, types, width, opts);
+        let (outcome, mode) = match deadline {
+            Some(d) => with_deadline(d, || prove_instance(rule, types, width, opts)),
+            None => prove_instance(rule, types, width, opts),
+        };
         method = method.max(mode);
         match outcome {
             Outcome::Proved { cached } => all_cached &= cached,
@@ -189,16 +210,16 @@ pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
 /// Proves one type instance: bitvectors first at widths 8 and 16, bounded
 /// integers when they time out (and at 32 and 64).
 fn prove_instance(rule: &Rule, types: &[DType], width: u32, opts: &Options) -> (Outcome, Mode) {
-    let modes: &[Mode] = if width <= 16 {
-        &[Mode::Bv, Mode::Int]
-    } else {
-        &[Mode::Int]
-    };
+    let modes = modes(width);
     if let Some(mode) = cached_mode(rule, types, width, modes, opts) {
         return (Outcome::Proved { cached: true }, mode);
     }
     let mut last = (Outcome::Unknown("no encoding tried".into()), Mode::Int);
     for &mode in modes {
+        if out_of_time() {
+            last = (Outcome::Unknown(out_of_time_reason()), mode);
+            break;
+        }
         // Bit-blasting a symbolic product or quotient is either quick or
         // hopeless, so the bitvector attempt gets a tenth of the budget when
         // the integer encoding can still settle the query at this width.
@@ -223,7 +244,7 @@ fn prove_instance(rule: &Rule, types: &[DType], width: u32, opts: &Options) -> (
     // settles the same query at once: one more try of the integer
     // encoding, so that a verdict does not hinge on one search path. Still
     // unknown after it is unknown.
-    if matches!(last.0, Outcome::Unknown(_)) {
+    if matches!(last.0, Outcome::Unknown(_)) && !out_of_time() {
         let retry = Options {
             seed: opts.seed.wrapping_add(1),
             ..opts.clone()
@@ -234,6 +255,10 @@ fn prove_instance(rule: &Rule, types: &[DType], width: u32, opts: &Options) -> (
         }
     }
     last
+}
+
+fn out_of_time_reason() -> String {
+    format!("out of time: the query's {QUERY_FACTOR} timeouts ran out before this attempt")
 }
 
 /// Whether some encoding's query of this instance is in the proof cache:
@@ -262,21 +287,12 @@ fn solve_query(
 ) -> Outcome {
     crate::poly::take_nonlinear();
     let q = RuleQuery::new(rule, types, enc);
-    let conditions: Vec<(Failure, z3::ast::Bool)> = Failure::ALL
-        .iter()
-        .map(|&f| (f, failure_condition(f, &q.src, &q.tgt, &enc, q.root_dtype)))
-        .collect();
+    let conditions = conditions(&q, &enc);
     let abstraction = Abstraction::new(crate::poly::take_nonlinear());
-    let key = if opts.cache.is_some() || opts.smt2_dir.is_some() {
-        let premise = q.premise.to_string();
-        let conds: Vec<String> = conditions.iter().map(|(_, c)| c.to_string()).collect();
-        let mode = format!("{:?}/{}", enc.mode, enc.width);
-        let mut parts = vec![mode.as_str(), premise.as_str()];
-        parts.extend(conds.iter().map(|s| s.as_str()));
-        Some(Cache::key(&parts))
-    } else {
-        None
-    };
+    let key = opts
+        .cache
+        .as_ref()
+        .map(|_| cache_query(&q, &conditions, &enc));
     if let (Some(c), Some(k)) = (&opts.cache, &key) {
         if c.is_proved(k) {
             return Outcome::Proved { cached: true };
@@ -337,12 +353,52 @@ fn solve_query(
         }
     }
     if let (Some(c), Some(k)) = (&opts.cache, &key) {
-        c.record_proof(
-            k,
-            &format!("{} width {} {}\n", rule.name, enc.width, enc.mode.name()),
-        );
+        c.record_proof(k, &rule.name);
     }
     Outcome::Proved { cached: false }
+}
+
+/// The cache's view of a query: its exact text and encoding.
+fn cache_query(q: &RuleQuery, conditions: &[(Failure, z3::ast::Bool)], enc: &Enc) -> Query {
+    let mut texts = vec![q.premise.to_string()];
+    texts.extend(conditions.iter().map(|(_, c)| c.to_string()));
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    Query::new(&format!("{:?}/{}", enc.mode, enc.width), &texts)
+}
+
+/// The cache queries of a rule at a width, one per type instance and
+/// encoding tried there: where its proofs are cached (for tests and tools
+/// that inspect the cache).
+pub fn cache_queries(rule: &Rule, width: u32) -> Vec<Query> {
+    let mut out = Vec::new();
+    for types in rule.instances() {
+        for &mode in modes(width) {
+            let enc = Enc::new(mode, width);
+            crate::poly::take_nonlinear();
+            let q = RuleQuery::new(rule, &types, enc);
+            let conditions = conditions(&q, &enc);
+            crate::poly::take_nonlinear();
+            out.push(cache_query(&q, &conditions, &enc));
+        }
+    }
+    out
+}
+
+/// The encodings tried at a width, in order.
+fn modes(width: u32) -> &'static [Mode] {
+    if width <= 16 {
+        &[Mode::Bv, Mode::Int]
+    } else {
+        &[Mode::Int]
+    }
+}
+
+/// Each failure with its condition.
+fn conditions(q: &RuleQuery, enc: &Enc) -> Vec<(Failure, z3::ast::Bool)> {
+    Failure::ALL
+        .iter()
+        .map(|&f| (f, failure_condition(f, &q.src, &q.tgt, enc, q.root_dtype)))
+        .collect()
 }
 
 /// Settles an obligation the solver gave up on by a case split on the sign

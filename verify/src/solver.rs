@@ -1,36 +1,205 @@
 //! Running Z3: one check under a wall-clock bound, and why it gave up.
 
-use std::time::Duration;
+use std::cell::Cell;
+use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::time::{Duration, Instant};
 use z3::{SatResult, Solver};
 
-/// Runs one solver check, interrupting it after `timeout`.
+/// How often the watchdog interrupts again once a check is overdue.
+const REINTERRUPT: Duration = Duration::from_millis(10);
+
+thread_local! {
+    /// The deadline of the query this thread is working on (see
+    /// [`with_deadline`]).
+    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Runs `f` with every [`check_within`] on this thread ending by
+/// `deadline`, whatever its own timeout: the bound of one query over all
+/// its attempts, including the checks made by code that only knows a
+/// per-check timeout (minimizing a counterexample). A nested call sets its
+/// own deadline until it returns: a pool thread that runs another query
+/// while this one waits (rayon's work stealing) must not cut it short.
+pub fn with_deadline<T>(deadline: Instant, f: impl FnOnce() -> T) -> T {
+    let outer = DEADLINE.get();
+    DEADLINE.set(Some(deadline));
+    // Restored on unwinding too, so that a panic in one query does not
+    // leave its deadline on a pool thread that proves the next one.
+    struct Restore(Option<Instant>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            DEADLINE.set(self.0);
+        }
+    }
+    let _restore = Restore(outer);
+    f()
+}
+
+/// Whether this thread's query deadline has passed.
+pub fn out_of_time() -> bool {
+    DEADLINE.get().is_some_and(|d| Instant::now() >= d)
+}
+
+/// Runs one solver check, interrupting it after `timeout` (or at the
+/// deadline of [`with_deadline`], if sooner). With no time left the check
+/// is not run: unknown.
 ///
 /// Not Z3's own `timeout` parameter: in libz3 4.8.12 its timer pool can
 /// deadlock when several threads time out at once (Z3 issue #5990), which
 /// hung a parallel proof run here. An interrupt from a watchdog thread
-/// does the same job; an interrupt that arrives after the check returned
-/// does not affect later checks (probed here with 4.8.12).
+/// does the same job, with two wrinkles of 4.8.12 (pinned by the tests
+/// below): a check clears a pending interrupt when it starts, so one that
+/// arrives before the solver is running is lost; the watchdog therefore
+/// interrupts again every [`REINTERRUPT`] until the check returns. And an
+/// interrupt that arrives after the check returned makes the next model
+/// read or simplification fail until some check runs; so after any
+/// interrupt an empty check clears it before this returns.
 pub fn check_within(solver: &Solver, timeout: Duration) -> SatResult {
-    let handle = solver.get_context().handle();
-    std::thread::scope(|s| {
-        let (done, wait) = std::sync::mpsc::channel::<()>();
+    let now = Instant::now();
+    let mut deadline = now.checked_add(timeout).unwrap_or(now + Duration::MAX / 4);
+    if let Some(d) = DEADLINE.get() {
+        deadline = deadline.min(d);
+    }
+    if now >= deadline {
+        return SatResult::Unknown;
+    }
+    let ctx = solver.get_context();
+    let handle = ctx.handle();
+    let (r, interrupted) = std::thread::scope(|s| {
+        let (done, wait) = channel::<()>();
         let handle = &handle;
-        s.spawn(move || {
-            if wait.recv_timeout(timeout) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+        let watchdog = s.spawn(move || {
+            let mut wait_for = deadline.saturating_duration_since(Instant::now());
+            let mut interrupted = false;
+            while wait.recv_timeout(wait_for) == Err(RecvTimeoutError::Timeout) {
                 handle.interrupt();
+                interrupted = true;
+                wait_for = REINTERRUPT;
             }
+            interrupted
         });
         let r = solver.check();
         drop(done);
-        r
-    })
+        (r, watchdog.join().unwrap_or(true))
+    });
+    if interrupted {
+        clear_interrupt(ctx);
+    }
+    r
 }
 
+/// Clears an interrupt pending on `ctx` (one that arrived after the check
+/// it was meant for returned), by running an empty check.
+fn clear_interrupt(ctx: &z3::Context) {
+    z3::with_z3_context(ctx, || Solver::new().check());
+}
+
+/// Why the last check of `solver` gave up, for a report.
 pub fn unknown_reason(solver: &Solver, what: &str) -> String {
+    if out_of_time() {
+        return format!("{what}: out of time (the query's time ran out)");
+    }
     format!(
         "{what}: {}",
         solver
             .get_reason_unknown()
             .unwrap_or_else(|| "unknown".into())
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use z3::ast::{Ast, Int};
+
+    /// x³ + y³ = z³ over positive integers: no solution (Fermat), and none
+    /// that Z3's nonlinear arithmetic settles in seconds.
+    fn hard() -> Solver {
+        let solver = Solver::new();
+        let [x, y, z] = ["x", "y", "z"].map(Int::new_const);
+        let zero = Int::from_i64(0);
+        for v in [&x, &y, &z] {
+            solver.assert(v.gt(&zero));
+        }
+        let cube = |v: &Int| v * v * v;
+        solver.assert((cube(&x) + cube(&y)).eq(cube(&z)));
+        solver
+    }
+
+    #[test]
+    fn a_check_ends_soon_after_its_timeout_however_small() {
+        let solver = hard();
+        for t in [1e-9, 1e-3, 0.2] {
+            let start = Instant::now();
+            assert_eq!(
+                check_within(&solver, Duration::from_secs_f64(t)),
+                SatResult::Unknown
+            );
+            let took = start.elapsed().as_secs_f64();
+            assert!(took < t + 1.0, "timeout {t} s: the check took {took:.3} s");
+        }
+    }
+
+    #[test]
+    fn a_check_ends_at_the_query_deadline_before_its_own_timeout() {
+        let solver = hard();
+        let start = Instant::now();
+        let r = with_deadline(start + Duration::from_millis(200), || {
+            let r = check_within(&solver, Duration::from_secs(60));
+            (r, out_of_time())
+        });
+        assert_eq!(r, (SatResult::Unknown, true));
+        assert!(start.elapsed() < Duration::from_secs(2));
+        assert!(!out_of_time(), "the deadline outlived with_deadline");
+        // Past the deadline a check is not even started.
+        let late = with_deadline(start, || {
+            let t = Instant::now();
+            (check_within(&solver, Duration::from_secs(60)), t.elapsed())
+        });
+        assert_eq!(late.0, SatResult::Unknown);
+        assert!(late.1 < Duration::from_millis(50));
+    }
+
+    /// Why the watchdog interrupts more than once: an interrupt before the
+    /// check starts is cleared by it (the check runs its full time).
+    #[test]
+    fn an_interrupt_before_a_check_is_lost_and_does_not_poison_it() {
+        let solver = hard();
+        solver.get_context().interrupt();
+        let start = Instant::now();
+        assert_eq!(
+            check_within(&solver, Duration::from_millis(300)),
+            SatResult::Unknown
+        );
+        assert!(start.elapsed() >= Duration::from_millis(250));
+        let easy = Solver::new();
+        let x = Int::new_const("x");
+        easy.assert(x.gt(Int::from_i64(3)));
+        easy.get_context().interrupt();
+        assert_eq!(check_within(&easy, Duration::from_secs(10)), SatResult::Sat);
+    }
+
+    /// Why an interrupted check is followed by an empty one: an interrupt
+    /// that arrives after its check returned (the watchdog racing the
+    /// answer) breaks model reads and simplification until some check runs.
+    #[test]
+    fn an_interrupt_after_the_check_returned_is_cleared() {
+        let easy = Solver::new();
+        let x = Int::new_const("x");
+        easy.assert(x.gt(Int::from_i64(3)));
+        assert_eq!(easy.check(), SatResult::Sat);
+        easy.get_context().interrupt();
+        assert!(
+            easy.get_model().is_none(),
+            "a late interrupt is harmless now"
+        );
+        assert_eq!(easy.check(), SatResult::Sat);
+        easy.get_context().interrupt();
+        clear_interrupt(easy.get_context());
+        let m = easy
+            .get_model()
+            .expect("a model once the interrupt is cleared");
+        assert!(m.eval(&x, true).is_some());
+        assert!((&x * &x).simplify().to_string().contains('x'));
+    }
 }

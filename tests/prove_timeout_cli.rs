@@ -1,0 +1,30 @@
+//! `tileproof prove --timeout 1e-9`: accepted, and every query of the
+//! pending rules is unknown at once (exit 2), not solved for seconds.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+#[test]
+fn a_tiny_timeout_makes_every_query_unknown_quickly() {
+    let start = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+        .args([
+            "prove",
+            "--no-cache",
+            "--timeout",
+            "1e-9",
+            "--width",
+            "8,64",
+        ])
+        .args(["--rules", "verify/pending.rules"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let took = start.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    assert_eq!(stdout.matches("UNKNOWN ").count(), 12, "{stdout}");
+    assert!(stdout.contains("width  8: 0/6 proved"), "{stdout}");
+    // The old watchdog let such a run take seconds to minutes.
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
