@@ -117,3 +117,40 @@ fn a_case_of_a_present_bug_fails_the_replay_naming_its_file() {
         "{failures:?}"
     );
 }
+
+#[test]
+fn replay_says_what_was_checked_and_require_proof_refuses_a_sampled_unproved_case() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("replay-require-proof");
+    std::fs::create_dir_all(&dir).unwrap();
+    let case = dir.join("big.txt");
+    // Too many points to walk: the JIT samples; a tiny timeout leaves Z3
+    // unknown.
+    std::fs::write(
+        &case,
+        "var x in [0, 1000000000000]\nvar y in [0, 1000000]\nexpr (x * 4 + y) // 4\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+            .arg("replay")
+            .args(extra)
+            .args(["--timeout", "0.000001"])
+            .arg(&case)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+        )
+    };
+    let (code, text) = run(&[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("(JIT: sampled, "), "{text}");
+    assert!(text.contains("SMT unknown"), "{text}");
+    let (code, text) = run(&["--require-proof"]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("FAIL") && text.contains("not proved"),
+        "{text}"
+    );
+}

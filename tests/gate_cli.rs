@@ -91,7 +91,7 @@ fn an_unsound_candidate_rule_fails_the_gate_with_a_counterexample() {
     assert!(t.contains("prove     1 rule x 1 width: 0 proved"), "{t}");
     // The corpus case kept for this very bug fails again.
     assert!(t.contains("FAIL corpus/oracle-f245ee5a72.txt"), "{t}");
-    assert!(t.contains("corpus case(s) failed"), "{t}");
+    assert!(t.contains("1 corpus case failed"), "{t}");
     assert!(
         t.contains("verdict   FAIL: 1 rule-width(s) failed (counterexample): mul_zero_any@8"),
         "{t}"

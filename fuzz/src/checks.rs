@@ -258,6 +258,8 @@ pub struct Checked {
     pub unsupported: Option<String>,
     /// What the validator said, when it ran.
     pub validation: Option<Validation>,
+    /// What the JIT oracle walked, when it ran.
+    pub oracle: Option<oracle::Report>,
 }
 
 impl Checked {
@@ -364,6 +366,7 @@ pub fn check(
         failures: Vec::new(),
         unsupported: None,
         validation: None,
+        oracle: None,
     };
     if let Err(msg) = catch(|| run_checks(&mut out, subject, cfg, validate)) {
         out.failures
@@ -453,6 +456,7 @@ fn run_checks(
                         env: Some(f.env.clone()),
                     });
                 }
+                out.oracle = Some(rep);
             }
             Err(e) => out.failures.push(CheckFailure::new(
                 Kind::Jit,

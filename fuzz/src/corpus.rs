@@ -488,8 +488,13 @@ pub struct CaseReport {
     /// The validator's verdict (`equivalent`, `counterexample`, `unknown`,
     /// ...), when it ran.
     pub smt: Option<String>,
-    /// The one-line summary: `ok   FILE at width W (smt: ...)` or
-    /// `FAIL FILE ...`.
+    /// Every point of the domain was shown to refine: the JIT oracle
+    /// walked the whole domain, or the validator proved it (`equivalent`,
+    /// `vacuous`). An `ok` case that is not `proved` was sampled, with no
+    /// proof (the validator unknown or off).
+    pub proved: bool,
+    /// The one-line summary, saying what was checked: `ok   FILE at width
+    /// W (JIT: exhaustive, 12 points; SMT: equivalent)` or `FAIL FILE ...`.
     pub line: String,
     /// For a failure: the failed checks, the point, and every node's value
     /// there in both forms (newline-terminated lines; empty when ok).
@@ -517,6 +522,7 @@ pub fn replay_case(
         recorded_subject: None,
         found: Vec::new(),
         smt: None,
+        proved: false,
         line: String::new(),
         detail: String::new(),
         seconds: 0.0,
@@ -551,16 +557,23 @@ pub fn replay_case(
     }
     let val = r.checked.validation.as_ref();
     rep.smt = val.map(|v| v.verdict.clone());
-    let smt_note = match val {
+    let jit = r.checked.oracle.as_ref();
+    rep.proved = jit.is_some_and(|o| o.exhaustive_pass())
+        || val.is_some_and(|v| matches!(v.verdict.as_str(), "equivalent" | "vacuous"));
+    let smt = match val {
         None if validate.is_some() && r.checked.unsupported.is_none() => {
-            " (no SMT: simplification failed)".to_string()
+            "no SMT: simplification failed".to_string()
         }
-        None => String::new(),
+        None => "no SMT".to_string(),
         Some(v) if v.verdict == "unknown" => format!(
-            " (smt unknown: {})",
+            "SMT unknown: {}",
             v.detail.as_deref().unwrap_or("no reason given")
         ),
-        Some(v) => format!(" (smt: {})", v.verdict),
+        Some(v) => format!("SMT: {}", v.verdict),
+    };
+    let smt_note = match jit {
+        Some(o) => format!(" (JIT: {}; {smt})", o.coverage()),
+        None => format!(" ({smt})"),
     };
     if let Some(why) = &r.checked.unsupported {
         // A peer that declines a case it once answered: nothing to check,

@@ -146,6 +146,25 @@ impl Report {
     pub fn refines(&self) -> bool {
         self.failure.is_none()
     }
+
+    /// Whether every point of the domain was checked and refines: a proof
+    /// by enumeration at this width.
+    pub fn exhaustive_pass(&self) -> bool {
+        !self.sampled && self.failure.is_none()
+    }
+
+    /// What was walked, for a verdict line: `exhaustive, 12 points` or
+    /// `sampled, 1000 of 1.0e12 points`.
+    pub fn coverage(&self) -> String {
+        if self.sampled {
+            format!(
+                "sampled, {} of {:.1e} points",
+                self.points, self.domain_size as f64
+            )
+        } else {
+            format!("exhaustive, {}", count(self.points, "point"))
+        }
+    }
 }
 
 impl fmt::Display for Report {

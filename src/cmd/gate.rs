@@ -490,8 +490,8 @@ fn print_campaign(g: Generator, s: &Summary, rules: &str) {
     let written = s.findings.iter().filter(|f| f.path.is_some()).count() as u64;
     if s.total_findings() > written {
         say!(
-            "  {} more finding(s) not written (--max-findings, or a write error)",
-            s.total_findings() - written
+            "  {} more not written (--max-findings, or a write error)",
+            count(s.total_findings() - written, "finding")
         );
     }
     let label = format!("{}:", g.name());
@@ -538,28 +538,28 @@ fn problems(r: &Report) -> Vec<String> {
         .collect();
     if !bad.is_empty() {
         p.push(format!(
-            "{} corpus case(s) failed: {}",
-            bad.len(),
+            "{} failed: {}",
+            count(bad.len(), "corpus case"),
             shorten(&bad)
         ));
     }
     let bad: Vec<String> = r.firings.failed().map(|f| f.rule.clone()).collect();
     if !bad.is_empty() {
         p.push(format!(
-            "{} algorithmic firing(s) not validated: {}",
-            bad.len(),
+            "{} not validated: {}",
+            count(bad.len(), "algorithmic firing"),
             shorten(&bad)
         ));
     }
     if !r.firings.errors.is_empty() {
         p.push(format!(
-            "{} case(s) the simplifier could not finish",
-            r.firings.errors.len()
+            "{} the simplifier could not finish",
+            count(r.firings.errors.len(), "case")
         ));
     }
     let found: u64 = r.campaigns.iter().map(|(_, s)| s.total_findings()).sum();
     if found > 0 {
-        p.push(format!("{found} campaign finding(s)"));
+        p.push(count(found, "campaign finding"));
     }
     p
 }
@@ -717,7 +717,7 @@ fn junit_suites(r: &Report) -> Vec<Suite> {
                 } else {
                     Outcome::Failure {
                         kind: "finding".into(),
-                        message: format!("{} finding(s)", s.total_findings()),
+                        message: count(s.total_findings(), "finding"),
                         text: s
                             .findings
                             .iter()

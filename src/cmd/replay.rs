@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 #[command(
-    after_help = "Exit status: 0 every case passes; 2 some case fails (named), or arguments clap rejects; 1 other errors.\n\n\
+    after_help = "Exit status: 0 every case passes; 2 some case fails (named; with --require-proof also a case that was only sampled and not proved), or arguments clap rejects; 1 other errors.\n\n\
 Examples:\n  tileproof replay                       # every corpus/*.txt\n  \
 tileproof replay corpus/oracle-5f0c8e2a91.txt\n  tileproof replay --rules candidate.rules corpus/\n  \
 tileproof replay --simplifier 'python3 adapters/tinygrad_adapter.py' corpus/peers/tinygrad.sym\n  \
@@ -41,6 +41,11 @@ pub struct Args {
     /// replay (the bug was fixed, or the case no longer shows it).
     #[arg(long)]
     pub expect_findings: bool,
+    /// A case passes only when every point of its domain was shown to
+    /// refine: the JIT oracle walked the whole domain, or Z3 proved it. A
+    /// sampled case whose SMT check is unknown (or off) then fails.
+    #[arg(long, conflicts_with_all = ["expect_findings", "no_smt"])]
+    pub require_proof: bool,
     #[command(flatten)]
     pub subject: SubjectArgs,
 }
@@ -87,6 +92,12 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
             let verdict = still_found(&r, &who.name());
             say!("{verdict}");
             verdict.starts_with("still")
+        } else if a.require_proof && r.ok && !r.proved {
+            say!(
+                "{}: not proved (--require-proof: the JIT sampled, and Z3 did not prove it)",
+                r.line.replacen("ok  ", "FAIL", 1)
+            );
+            false
         } else {
             say!("{}", r.line);
             let _ = write!(std::io::stdout(), "{}", r.detail);
@@ -97,13 +108,13 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let (what, passed) = if a.expect_findings {
-        ("known finding(s)", "still found")
+        ("known finding", "still found")
     } else {
-        ("case(s)", "ok")
+        ("case", "ok")
     };
     say!(
-        "replayed {} {what}: {} {passed}, {} failed{}",
-        files.len(),
+        "replayed {}: {} {passed}, {} failed{}",
+        engine::print::count(files.len(), what),
         files.len() - failed.len(),
         failed.len(),
         if failed.is_empty() {
