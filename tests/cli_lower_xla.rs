@@ -78,7 +78,40 @@ fn an_xla_map_error_names_line_and_column() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.starts_with("-:4:1: constraints on expressions are not supported"),
+        err.contains("-:4:1: constraints on expressions are not supported"),
         "{err}"
     );
+}
+
+#[test]
+fn every_command_reads_an_indexing_map_with_the_same_detector_and_a_flag_forces_the_syntax() {
+    let map = "(d0, d1) -> (d0 * 4 + d1 + 0)\ndomain:\nd0 in [0, 3]\nd1 in [0, 3]\n";
+    let simplify = tileproof(&["simplify", "-"], map);
+    assert!(simplify.status.success());
+    assert!(String::from_utf8_lossy(&simplify.stdout).starts_with("(d0, d1) -> (d0 * 4 + d1)"));
+    let lower = tileproof(&["lower", "-"], map);
+    assert!(lower.status.success(), "{lower:?}");
+    // `check` reads the map's expression as its source (one `expr`, no
+    // `expect`).
+    let check = tileproof(&["check", "-"], map);
+    let out = String::from_utf8_lossy(&check.stderr).to_string();
+    assert!(
+        out.contains("1 `expr` line(s) but 0 `expect` line(s)"),
+        "{out}"
+    );
+    let forced = tileproof(&["simplify", "--input-format", "text", "-"], map);
+    assert_eq!(forced.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&forced.stderr).to_string();
+    assert!(err.contains("-:1:1: expected `var`"), "{err}");
+    // A parenthesized expression is not a map: every command reads it as
+    // the text format (and says what it expected).
+    for cmd in ["simplify", "check", "lower"] {
+        let bare = tileproof(&[cmd, "-"], "(x + 1) // 2\n");
+        let err = String::from_utf8_lossy(&bare.stderr).to_string();
+        assert_eq!(bare.status.code(), Some(1), "{cmd}: {err}");
+        assert!(
+            err.contains("expected `var`, `expr` or `expect`"),
+            "{cmd}: {err}"
+        );
+    }
 }

@@ -37,12 +37,13 @@ pub struct XlaMap {
 }
 
 /// Whether a text looks like an indexing map: its first line that is not
-/// blank or a comment starts with `(`.
+/// blank or a comment starts with `(` and maps to something (`->`). The
+/// text format has no line of that shape, so the two never overlap.
 pub fn looks_like_map(text: &str) -> bool {
     text.lines()
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with('#'))
-        .is_some_and(|l| l.starts_with('('))
+        .is_some_and(|l| l.starts_with('(') && l.contains("->"))
 }
 
 /// Lexes one line of a map: the engine's tokens, with `floorDiv`-style

@@ -24,6 +24,11 @@ pub struct Args {
     /// `--simplifier`, the `expect` lines are ignored: the peer's answer to
     /// the `expr` lines is the target.
     pub file: String,
+    /// The input's syntax (default: detected; a file whose first line is
+    /// `(dims)[symbols] -> (...)` is an XLA indexing map, whose expressions
+    /// are the source: check it with `--simplifier` or `--rules`).
+    #[arg(long, value_enum, value_name = "SYNTAX")]
+    pub input_format: Option<super::Syntax>,
     /// Width of `index` (8, 16, 32, 64); default: the file's `# width:`
     /// header, else 64 (a peer: its profile's width).
     #[arg(long)]
@@ -54,7 +59,7 @@ pub fn run(a: Args) -> ExitCode {
 }
 
 fn run_check(a: Args) -> anyhow::Result<ExitCode> {
-    let mut prog = super::read_program(&a.file)?;
+    let mut prog = super::read_input(&a.file, a.input_format)?.program;
     let timeout = parse_timeout(a.timeout)?;
     let answered = a.subject.simplifier.is_some() || !a.subject.rules.is_empty();
     let under = if answered {

@@ -17,11 +17,15 @@ pub struct Args {
     /// Do not compare the lowered program with the abstract one.
     #[arg(long)]
     pub no_check: bool,
+    /// The input's syntax (default: detected; a file whose first line is
+    /// `(dims)[symbols] -> (...)` is an XLA indexing map).
+    #[arg(long, value_enum, value_name = "SYNTAX")]
+    pub input_format: Option<super::Syntax>,
 }
 
 pub fn run(a: Args) -> ExitCode {
-    let mut prog = match super::read_program(&a.file) {
-        Ok(p) => p,
+    let mut prog = match super::read_input(&a.file, a.input_format) {
+        Ok(i) => i.program,
         Err(e) => {
             eprintln!("tileproof lower: {e:#}");
             return ExitCode::from(1);

@@ -23,11 +23,45 @@ use engine::rules::RuleSet;
 use std::io::Read;
 use std::time::Duration;
 
-/// Reads a file (or standard input for `-`) and parses it, reporting errors
-/// as `file:line:col: reason`.
-pub fn read_program(path: &str) -> anyhow::Result<Program> {
+/// The syntax of an input file.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Syntax {
+    /// `var`, `expr` and `expect` lines.
+    Text,
+    /// An XLA indexing map: `(d0, d1)[s0] -> (...)`, then its domain.
+    Xla,
+}
+
+/// An input program, and the XLA map it was read from (if it was one).
+pub struct Input {
+    pub program: Program,
+    pub map: Option<engine::xla::XlaMap>,
+}
+
+/// Reads a file (or standard input for `-`) in `syntax`, else in the
+/// syntax detected ([`engine::xla::looks_like_map`], the one detector every
+/// command uses), reporting errors as `file:line:col: reason`.
+pub fn read_input(path: &str, syntax: Option<Syntax>) -> anyhow::Result<Input> {
     let text = read_text(path)?;
-    parse_program(&text).map_err(|e| anyhow::anyhow!("{path}:{e}"))
+    let syntax = syntax.unwrap_or(if engine::xla::looks_like_map(&text) {
+        Syntax::Xla
+    } else {
+        Syntax::Text
+    });
+    let at = |e: engine::parse::ParseError| anyhow::anyhow!("{path}:{e}");
+    Ok(match syntax {
+        Syntax::Text => Input {
+            program: parse_program(&text).map_err(at)?,
+            map: None,
+        },
+        Syntax::Xla => {
+            let m = engine::xla::parse_map(&text).map_err(at)?;
+            Input {
+                program: m.program.clone(),
+                map: Some(m),
+            }
+        }
+    })
 }
 
 /// Reads a file, or standard input for `-`.

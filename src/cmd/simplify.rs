@@ -22,10 +22,13 @@ pub struct Args {
     #[arg(long = "rules", value_name = "FILE")]
     pub rules: Vec<String>,
     /// Output syntax: `text` (`expr` lines) or `xla` (an indexing map).
-    /// Default: the input's. The input's syntax is detected: a file whose
-    /// first line starts with `(` is an XLA indexing map.
-    #[arg(long, value_parser = ["text", "xla"])]
-    pub format: Option<String>,
+    /// Default: the input's.
+    #[arg(long, value_enum, value_name = "SYNTAX")]
+    pub format: Option<super::Syntax>,
+    /// The input's syntax (default: detected; a file whose first line is
+    /// `(dims)[symbols] -> (...)` is an XLA indexing map).
+    #[arg(long, value_enum, value_name = "SYNTAX")]
+    pub input_format: Option<super::Syntax>,
 }
 
 /// Ops of either division family among the distinct nodes of `roots`.
@@ -37,37 +40,16 @@ pub fn count_divmod(g: &Graph, roots: &[NodeId]) -> usize {
 }
 
 pub fn run(a: Args) -> ExitCode {
-    let text = match super::read_text(&a.file) {
-        Ok(t) => t,
+    let (mut prog, map) = match super::read_input(&a.file, a.input_format) {
+        Ok(i) => (i.program, i.map),
         Err(e) => {
             eprintln!("tileproof simplify: {e:#}");
             return ExitCode::from(1);
         }
     };
-    let map = if engine::xla::looks_like_map(&text) {
-        match engine::xla::parse_map(&text) {
-            Ok(m) => Some(m),
-            Err(e) => {
-                eprintln!("{}:{e}", a.file);
-                return ExitCode::from(1);
-            }
-        }
-    } else {
-        None
-    };
-    let xla_out = match a.format.as_deref() {
-        Some(f) => f == "xla",
+    let xla_out = match a.format {
+        Some(f) => f == super::Syntax::Xla,
         None => map.is_some(),
-    };
-    let mut prog = match &map {
-        Some(m) => m.program.clone(),
-        None => match engine::parse::parse_program(&text) {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!("{}:{e}", a.file);
-                return ExitCode::from(1);
-            }
-        },
     };
     let rules = match super::rules_over_builtin(&a.rules) {
         Ok(r) => r,
