@@ -701,14 +701,58 @@ fn parse_var(c: &mut Cursor, g: &mut Graph) -> PResult<()> {
     Ok(())
 }
 
+/// The format's keywords.
+const KEYWORDS: [&str; 10] = [
+    "var", "expr", "expect", "in", "true", "false", "invalid", "cast", "rule", "if",
+];
+
+/// Every token of the text format: keywords, dtype names, every op's
+/// spellings (from the op table) and the punctuation. A fuzzer's
+/// dictionary (`fuzz/examples/parse_dict.rs`) is made from it.
+pub fn tokens() -> Vec<&'static str> {
+    let mut t: Vec<&'static str> = KEYWORDS.to_vec();
+    t.extend(DType::ALL.iter().map(|d| d.name()));
+    for op in Op::all() {
+        let i = op.info();
+        let main = match i.syntax {
+            crate::op::Syntax::Infix(s, _) | crate::op::Syntax::Prefix(s) => Some(s),
+            crate::op::Syntax::Call(s) => Some(s),
+            crate::op::Syntax::Leaf | crate::op::Syntax::Cast => None,
+        };
+        t.extend([main, i.alias, i.swapped, i.call].into_iter().flatten());
+    }
+    t.extend(["(", ")", ",", "[", "]", ":", "#", "\n", "-", "0", "9223372036854775807"]);
+    t.sort_unstable();
+    t.dedup();
+    t
+}
+
 /// Words that cannot name a variable: the format's keywords, dtype names
 /// and every op's word spellings.
 pub fn is_reserved(name: &str) -> bool {
-    const KEYWORDS: [&str; 10] = [
-        "var", "expr", "expect", "in", "true", "false", "invalid", "cast", "rule", "if",
-    ];
     KEYWORDS.contains(&name)
         || DType::from_name(name).is_some()
         || Op::by_call(name).is_some()
         || infix_op(name).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fuzz_dictionary_holds_every_spelling_the_lexer_knows() {
+        let t = tokens();
+        for p in crate::op::punctuation() {
+            assert!(t.contains(&p), "`{p}` missing");
+        }
+        for op in Op::all() {
+            if let Some(c) = op.info().call {
+                assert!(t.contains(&c), "`{c}` missing");
+            }
+        }
+        for w in KEYWORDS {
+            assert!(is_reserved(w) && t.contains(&w), "`{w}`");
+        }
+    }
 }
