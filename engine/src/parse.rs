@@ -1,5 +1,5 @@
 //! The text format: lexer, expression grammar and the `var`/`expr` file
-//! format (DESIGN.md, "Text format").
+//! format (docs/formats.md).
 //!
 //! The expression grammar is shared with the rule DSL ([`crate::rules`]):
 //! both parse into the same [`Ast`]; this module then resolves identifiers
@@ -721,7 +721,19 @@ pub fn tokens() -> Vec<&'static str> {
         };
         t.extend([main, i.alias, i.swapped, i.call].into_iter().flatten());
     }
-    t.extend(["(", ")", ",", "[", "]", ":", "#", "\n", "-", "0", "9223372036854775807"]);
+    t.extend([
+        "(",
+        ")",
+        ",",
+        "[",
+        "]",
+        ":",
+        "#",
+        "\n",
+        "-",
+        "0",
+        "9223372036854775807",
+    ]);
     t.sort_unstable();
     t.dedup();
     t

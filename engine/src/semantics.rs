@@ -16,7 +16,7 @@
 //! A test compares the three on every op of [`crate::op::OPS`] for every
 //! 8-bit operand pair and every operand state (`tests/semantics_agree.rs`).
 //!
-//! ## The rules (DESIGN, "Semantics")
+//! ## The rules (docs/semantics.md)
 //!
 //! A value is a masked lane (`inv`), unconstrained (`unc`: computed from an
 //! invalid operand, only ever used under its gate, so any value is
@@ -158,7 +158,7 @@ impl fmt::Display for Ub {
 }
 
 /// Which refinement obligation fails, in the order they are checked
-/// (DESIGN, "soundness").
+/// (docs/semantics.md, "Soundness").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Failure {
     /// The target is undefined where the source is defined.
@@ -564,7 +564,7 @@ fn unconstrained_overflow<P: Prims>(
     }
 }
 
-/// Where a defined target `t` fails to refine a defined source `s` (DESIGN,
+/// Where a defined target `t` fails to refine a defined source `s` (docs/semantics.md,
 /// "soundness"): `(validity, value)`: the target is invalid where the
 /// source is not or the other way round (an unconstrained source allows
 /// anything); the source is a valid value and the target is not that value

@@ -17,7 +17,7 @@
 //! - [`Variant::Discard`]: the *simplified* form with one subterm `t` put in
 //!   a context that a rule can discard it from (`t * 0`, `t % 1`, `0 // t`,
 //!   `t - t`, `t && false`, ...), preferring subterms that may be invalid
-//!   and are not a plain gate: exactly where DESIGN.md's `x * 0` warning
+//!   and are not a plain gate: exactly where docs/semantics.md's `x * 0` example
 //!   applies.
 //!
 //! A variant is just another program: the oracle compares it with its own

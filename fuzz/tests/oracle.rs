@@ -110,7 +110,7 @@ fn no_obligation_where_the_source_is_undefined() {
 
 #[test]
 fn masked_lanes_must_stay_masked() {
-    // x * 0 => 0 is unsound when x may be invalid (DESIGN.md).
+    // x * 0 => 0 is unsound when x may be invalid (docs/semantics.md).
     let mut g = Graph::new();
     let x = var(&mut g, "x", 0, 5);
     let two = idx(&mut g, 2);

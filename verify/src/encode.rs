@@ -93,7 +93,7 @@ impl Term {
     }
 }
 
-/// A symbolic value with its definedness and validity (see DESIGN.md).
+/// A symbolic value with its definedness and validity (docs/semantics.md).
 #[derive(Clone, Debug)]
 pub struct SVal {
     /// No undefined behaviour in this node or any node below it.

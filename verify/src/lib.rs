@@ -1,5 +1,5 @@
 //! The verifier: every declarative rule proved with Z3 over bounded
-//! integers (see DESIGN.md, "Rules"), and translation validation of
+//! integers (docs/semantics.md, "Rules and guards"), and translation validation of
 //! concrete rewrites.
 //!
 //! [`encode`] implements `engine::semantics` on Z3 terms; [`query`] turns a

@@ -8,7 +8,7 @@
 //! The generators draw mostly terms of the wanted kind, so coercions stay a
 //! minority of the nodes.
 //! `invalid` only ever flows into `index` values (never through a cast into
-//! `i32`/`i64`), since DESIGN.md defines it as an `index` value; comparisons
+//! `i32`/`i64`), since docs/semantics.md defines it as an `index` value; comparisons
 //! on it (unconstrained bools) are allowed, as the semantics defines them.
 //!
 //! Variables are narrow (low end -10..=100, width 0..=10, as peer fuzzers
