@@ -39,6 +39,9 @@ impl Rule {
     /// assumes. The first binding whose guard holds and whose computed
     /// constants are defined gives the replacement.
     pub fn apply_at(&self, g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
+        if !could_match(g, self, &self.lhs, n, SHAPE_DEPTH) {
+            return None;
+        }
         let mut b = self.new_binding();
         let mut found: Option<Binding> = None;
         {
@@ -156,6 +159,38 @@ fn ty_matches(t: Ty, d: DType, rule: &Rule, b: &mut Binding, undo: &mut Vec<usiz
                 true
             }
         },
+    }
+}
+
+/// How deep [`could_match`] looks.
+const SHAPE_DEPTH: u32 = 3;
+
+/// A quick structural test, without bindings: false only if `p` cannot
+/// match `n` (ops, constants and literals disagree within `depth` levels).
+/// Most rules tried at a node fail here, before a binding is allocated:
+/// that is most of the rewriter's time on a large input.
+fn could_match(g: &Graph, rule: &Rule, p: &Pat, n: NodeId, depth: u32) -> bool {
+    let node = g.node(n);
+    match p {
+        Pat::Var(v) => !rule.vars[*v].is_const || node.as_const().is_some(),
+        Pat::Lit(v, _) => node.as_const() == Some(*v),
+        Pat::Invalid => node.op == Op::Invalid,
+        Pat::Op(op, _, args) => {
+            if node.op != *op {
+                return false;
+            }
+            if depth == 0 {
+                return true;
+            }
+            let src = node.src();
+            let in_order = |s: &[NodeId]| {
+                args.iter()
+                    .zip(s)
+                    .all(|(a, &c)| could_match(g, rule, a, c, depth - 1))
+            };
+            in_order(src) || (op.is_commutative() && in_order(&[src[1], src[0]]))
+        }
+        Pat::Computed(_) | Pat::Bound(..) | Pat::Helper(..) => true,
     }
 }
 
