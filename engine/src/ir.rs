@@ -452,6 +452,30 @@ impl Graph {
         vars
     }
 
+    /// The nodes below `root` (itself included) that are not `done`,
+    /// operands first, in the order a recursive walk visits them (operand 0's
+    /// subgraph first). Passes that memoize per node compute these in this
+    /// order, so that each step finds its operands done and the depth of a
+    /// graph is not limited by the thread's stack.
+    pub fn post_order(&self, root: NodeId, done: impl Fn(NodeId) -> bool) -> Vec<NodeId> {
+        let mut seen: rustc_hash::FxHashSet<NodeId> = rustc_hash::FxHashSet::default();
+        let mut out = Vec::new();
+        // (node, its operands are out)
+        let mut stack = vec![(root, false)];
+        while let Some((id, ready)) = stack.pop() {
+            if ready {
+                out.push(id);
+                continue;
+            }
+            if done(id) || !seen.insert(id) {
+                continue;
+            }
+            stack.push((id, true));
+            stack.extend(self.node(id).src().iter().rev().map(|&s| (s, false)));
+        }
+        out
+    }
+
     /// Copies the subgraph of `roots` in `from` into `self`, mapping
     /// variables by name (declaring those `self` lacks).
     pub fn import(&mut self, from: &Graph, roots: &[NodeId]) -> Result<Vec<NodeId>, TypeError> {

@@ -14,6 +14,7 @@
 
 pub mod arith;
 pub mod compare;
+pub mod deep;
 pub mod divmod;
 pub mod dtype;
 pub mod facts;

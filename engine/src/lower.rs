@@ -149,6 +149,17 @@ impl Lower {
         if let Some(&r) = self.memo.get(&id) {
             return Ok(r);
         }
+        // Operands first (each step then finds its operands memoized), so
+        // a deep graph is lowered without deep recursion.
+        for n in g.post_order(id, |n| self.memo.contains_key(&n)) {
+            let r = self.lower_node(g, n)?;
+            self.memo.insert(n, r);
+        }
+        Ok(self.memo[&id])
+    }
+
+    /// Lowers one node whose operands are lowered.
+    fn lower_node(&mut self, g: &mut Graph, id: NodeId) -> Result<(NodeId, DType), LowerError> {
         let n = *g.node(id);
         let src: Vec<NodeId> = n.src().to_vec();
         let r = match n.op {
@@ -229,7 +240,6 @@ impl Lower {
                 (g.mk(op, &args), n.dtype)
             }
         };
-        self.memo.insert(id, r);
         Ok(r)
     }
 }

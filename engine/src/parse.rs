@@ -6,8 +6,10 @@
 //! to declared variables and builds nodes, the DSL resolves them to pattern
 //! variables.
 //!
-//! Every error carries a line and column; no input makes the parser panic
-//! (nesting is capped so that hostile input cannot overflow the stack).
+//! Every error carries a line and column; no input makes the parser panic.
+//! Nothing here recurses on the input's depth (parsing, building, dropping
+//! an [`Ast`]), so a chain or nesting of any length is read: the only limit
+//! is memory.
 
 use crate::ir::{DType, Graph, NodeId, Op};
 use crate::op::{infix_op, prefix_op, punctuation, Class, Level};
@@ -188,13 +190,35 @@ pub enum AstKind {
     Typed(Box<Ast>, String, Span),
 }
 
-const MAX_DEPTH: u32 = 200;
+/// Dropping a deep expression frees its nodes from a list, not by
+/// recursion: the derived drop would recurse once per level.
+impl Drop for Ast {
+    fn drop(&mut self) {
+        let mut stack: Vec<Ast> = Vec::new();
+        let mut kind = std::mem::replace(&mut self.kind, AstKind::Invalid);
+        loop {
+            match kind {
+                AstKind::Unary(_, x) | AstKind::Typed(x, ..) => stack.push(*x),
+                AstKind::Binary(_, a, b) => {
+                    stack.push(*a);
+                    stack.push(*b);
+                }
+                AstKind::Call { args, .. } => stack.extend(args),
+                AstKind::Int(_) | AstKind::Bool(_) | AstKind::Invalid | AstKind::Name(_) => {}
+            }
+            match stack.pop() {
+                // Emptied before it is dropped, so its own drop stops here.
+                Some(mut e) => kind = std::mem::replace(&mut e.kind, AstKind::Invalid),
+                None => return,
+            }
+        }
+    }
+}
 
 /// A cursor over the tokens of one line.
 pub struct Cursor {
     toks: Vec<(Tok, Span)>,
     pos: usize,
-    depth: u32,
     /// Accept `x:T` annotations (the rule DSL).
     pub allow_types: bool,
 }
@@ -204,7 +228,6 @@ impl Cursor {
         Cursor {
             toks,
             pos: 0,
-            depth: 0,
             allow_types: false,
         }
     }
@@ -308,82 +331,140 @@ impl Cursor {
     }
 
     /// Parses a whole expression.
+    ///
+    /// Operator precedence parsing with explicit stacks, so neither a long
+    /// chain (`x + x + ...`) nor deep nesting (`((((x))))`, `- - - x`,
+    /// `f(f(f(x)))`) is limited by the thread's stack: generated kernels
+    /// are large, and the input is as deep as they are.
     pub fn expr(&mut self) -> PResult<Ast> {
-        self.binary(0)
-    }
-
-    fn binary(&mut self, level: usize) -> PResult<Ast> {
-        let Some(&this) = Level::INFIX.get(level) else {
-            return self.unary();
-        };
-        let mut lhs = self.binary(level + 1)?;
+        let mut frames: Vec<Frame> = Vec::new();
+        let mut operands: Vec<Ast> = Vec::new();
         loop {
-            let span = self.span();
-            let found = match self.peek() {
-                Tok::Punct(p) => infix_op(p),
-                Tok::Ident(s) => infix_op(s),
-                _ => None,
-            };
-            let Some((op, swap)) = found.filter(|(op, _)| op.level() == this) else {
-                return Ok(lhs);
-            };
-            self.next();
-            let rhs = self.binary(level + 1)?;
-            let (a, b) = if swap { (rhs, lhs) } else { (lhs, rhs) };
-            lhs = Ast {
-                kind: AstKind::Binary(op, Box::new(a), Box::new(b)),
-                span,
-            };
-        }
-    }
-
-    fn unary(&mut self) -> PResult<Ast> {
-        let span = self.span();
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(ParseError::new(span, "expression nested too deeply"));
-        }
-        let prefix = match self.peek() {
-            Tok::Punct(p) => prefix_op(p),
-            _ => None,
-        };
-        let r = match prefix {
-            Some(op) => {
-                self.next();
-                match *self.peek() {
+            // Expecting an operand: open prefixes, parentheses and calls
+            // until a leaf is read.
+            let leaf = loop {
+                let span = self.span();
+                let prefix = match self.peek() {
+                    Tok::Punct(p) => prefix_op(p),
+                    _ => None,
+                };
+                if let Some(op) = prefix {
+                    self.next();
                     // A literal right after `-` is a negative constant: that
                     // is how the printer writes one.
-                    Tok::Int(v) if op == Op::Neg => {
+                    if let (Op::Neg, Tok::Int(v)) = (op, self.peek()) {
+                        let kind = AstKind::Int(-*v);
                         self.next();
-                        Ok(Ast {
-                            kind: AstKind::Int(-v),
-                            span,
-                        })
+                        break Ast { kind, span };
                     }
-                    _ => {
-                        let x = self.unary()?;
-                        Ok(Ast {
-                            kind: AstKind::Unary(op, Box::new(x)),
+                    frames.push(Frame::Prefix(op, span));
+                    continue;
+                }
+                if self.eat_punct("(") {
+                    frames.push(Frame::Paren);
+                    continue;
+                }
+                match self.primary()? {
+                    Primary::Done(a) => break a,
+                    Primary::Call { name, ty, span } => {
+                        if self.eat_punct(")") {
+                            let kind = AstKind::Call {
+                                name,
+                                ty,
+                                args: Vec::new(),
+                            };
+                            break Ast { kind, span };
+                        }
+                        frames.push(Frame::Call {
+                            name,
+                            ty,
                             span,
-                        })
+                            args: Vec::new(),
+                        });
+                    }
+                }
+            };
+            operands.push(leaf);
+            // After an operand: close what it completes, then read an
+            // infix operator (and go back for its right operand) or return.
+            loop {
+                while let Some(&Frame::Prefix(op, span)) = frames.last() {
+                    frames.pop();
+                    let x = operands.pop().expect("a prefix has its operand");
+                    operands.push(Ast {
+                        kind: AstKind::Unary(op, Box::new(x)),
+                        span,
+                    });
+                }
+                let span = self.span();
+                let found = match self.peek() {
+                    Tok::Punct(p) => infix_op(p),
+                    Tok::Ident(s) => infix_op(s),
+                    _ => None,
+                };
+                // Operators bind left to right within a level: close every
+                // pending one at least as tight as this one.
+                let level = found.map_or(Level::Or, |(op, _)| op.level());
+                while let Some(Frame::Infix(_, _, l, _)) = frames.last() {
+                    if found.is_some() && *l < level {
+                        break;
+                    }
+                    let Some(Frame::Infix(op, swap, _, span)) = frames.pop() else {
+                        unreachable!("checked above")
+                    };
+                    let rhs = operands.pop().expect("an infix op has two operands");
+                    let lhs = operands.pop().expect("an infix op has two operands");
+                    let (a, b) = if swap { (rhs, lhs) } else { (lhs, rhs) };
+                    operands.push(Ast {
+                        kind: AstKind::Binary(op, Box::new(a), Box::new(b)),
+                        span,
+                    });
+                }
+                if let Some((op, swap)) = found {
+                    self.next();
+                    frames.push(Frame::Infix(op, swap, level, span));
+                    break;
+                }
+                match frames.last_mut() {
+                    None => return Ok(operands.pop().expect("the expression")),
+                    Some(Frame::Paren) => {
+                        self.expect_punct(")")?;
+                        frames.pop();
+                    }
+                    Some(Frame::Call { args, .. }) => {
+                        args.push(operands.pop().expect("a call argument"));
+                        if self.eat_punct(",") {
+                            break;
+                        }
+                        self.expect_punct(")")?;
+                        let Some(Frame::Call {
+                            name,
+                            ty,
+                            span,
+                            args,
+                        }) = frames.pop()
+                        else {
+                            unreachable!("matched above")
+                        };
+                        operands.push(Ast {
+                            kind: AstKind::Call { name, ty, args },
+                            span,
+                        });
+                    }
+                    Some(Frame::Prefix(..) | Frame::Infix(..)) => {
+                        unreachable!("closed above")
                     }
                 }
             }
-            None => self.primary(),
-        };
-        self.depth -= 1;
-        r
+        }
     }
 
-    fn primary(&mut self) -> PResult<Ast> {
+    /// An operand that needs no stack: a literal, a name (with its type
+    /// annotation in the rule DSL), or the head of a call up to its `(`.
+    fn primary(&mut self) -> PResult<Primary> {
         let (tok, span) = self.next();
         let kind = match tok {
             Tok::Int(v) => AstKind::Int(v),
-            Tok::Punct("(") => {
-                let e = self.expr()?;
-                self.expect_punct(")")?;
-                return Ok(e);
-            }
             Tok::Ident(name) => match name.as_str() {
                 "true" => AstKind::Bool(true),
                 "false" => AstKind::Bool(false),
@@ -397,17 +478,7 @@ impl Cursor {
                         None
                     };
                     self.expect_punct("(")?;
-                    let mut args = Vec::new();
-                    if !self.at_punct(")") {
-                        loop {
-                            args.push(self.expr()?);
-                            if !self.eat_punct(",") {
-                                break;
-                            }
-                        }
-                    }
-                    self.expect_punct(")")?;
-                    AstKind::Call { name, ty, args }
+                    return Ok(Primary::Call { name, ty, span });
                 }
                 _ => {
                     if self.allow_types && self.at_punct(":") {
@@ -417,12 +488,10 @@ impl Cursor {
                             kind: AstKind::Name(name),
                             span,
                         };
-                        return Ok(Ast {
-                            kind: AstKind::Typed(Box::new(inner), t, tspan),
-                            span,
-                        });
+                        AstKind::Typed(Box::new(inner), t, tspan)
+                    } else {
+                        AstKind::Name(name)
                     }
-                    AstKind::Name(name)
                 }
             },
             other => {
@@ -432,8 +501,33 @@ impl Cursor {
                 ));
             }
         };
-        Ok(Ast { kind, span })
+        Ok(Primary::Done(Ast { kind, span }))
     }
+}
+
+/// What [`Cursor::expr`] has open while it reads an operand.
+enum Frame {
+    /// A prefix operator and its position.
+    Prefix(Op, Span),
+    /// An infix operator (swapped: `>` read as `<`), its level and position.
+    Infix(Op, bool, Level, Span),
+    Paren,
+    /// A call and the arguments read so far.
+    Call {
+        name: String,
+        ty: Option<(String, Span)>,
+        span: Span,
+        args: Vec<Ast>,
+    },
+}
+
+enum Primary {
+    Done(Ast),
+    Call {
+        name: String,
+        ty: Option<(String, Span)>,
+        span: Span,
+    },
 }
 
 /// Parses one expression that must fill the rest of the line.
@@ -449,119 +543,241 @@ pub fn parse_ast(text: &str, line: u32) -> PResult<Ast> {
 /// Builds a node from an expression whose names are declared variables of
 /// `g`. Integer literals take the dtype their context asks for (`index` when
 /// nothing does).
+///
+/// Three passes over the flattened expression, none recursive: the dtype
+/// each subexpression fixes on its own (bottom-up), the dtype each literal
+/// is asked for (top-down), then the nodes, in the order a recursive
+/// builder would visit them, so that the first error is the one it would
+/// report.
 pub fn build(g: &mut Graph, e: &Ast) -> PResult<NodeId> {
-    build_as(g, e, None)
+    let mut f = Flat::new(e);
+    f.intrinsic(g);
+    f.wants();
+    f.build(g)
 }
 
-/// The dtype an expression has on its own, if its leaves fix one.
-fn intrinsic_dtype(g: &Graph, e: &Ast) -> Option<DType> {
-    let of_op = |op: Op, args: &[&Ast]| match op.class() {
-        Class::Compare | Class::Logic => Some(DType::Bool),
-        Class::Arith => args.iter().find_map(|a| intrinsic_dtype(g, a)),
-        Class::Select => args[1..].iter().find_map(|a| intrinsic_dtype(g, a)),
-        Class::Cast | Class::Leaf => None,
-    };
-    match &e.kind {
-        AstKind::Int(_) | AstKind::Typed(..) => None,
-        AstKind::Bool(_) => Some(DType::Bool),
-        AstKind::Invalid => Some(DType::Index),
-        AstKind::Name(n) => g.var_named(n).map(|v| g.var(v).dtype),
-        AstKind::Unary(op, x) => of_op(*op, &[x]),
-        AstKind::Binary(op, a, b) => of_op(*op, &[a, b]),
-        AstKind::Call { name, args, .. } => match DType::from_name(name) {
-            Some(d) if d.is_int() => Some(d),
-            _ => match Op::by_call(name) {
-                Some(op) if op.arity() == args.len() => of_op(op, &args.iter().collect::<Vec<_>>()),
-                _ => None,
-            },
-        },
-    }
+/// How a node of the expression is built.
+#[derive(Clone, Copy)]
+enum Build {
+    Leaf,
+    /// An op over the operands (`Unary`, `Binary`, an op's call).
+    Op(Op),
+    /// `i32(x)`: a cast, or the constant itself when `x` is a literal.
+    Cast(DType),
+    /// An error found before the operands are built.
+    Error,
 }
 
-fn build_as(g: &mut Graph, e: &Ast, want: Option<DType>) -> PResult<NodeId> {
-    let err = |msg: String| ParseError::new(e.span, msg);
-    match &e.kind {
-        AstKind::Int(v) => {
-            let dt = match want {
-                Some(DType::Bool) => return Err(err("expected a bool, found an integer".into())),
-                Some(d) => d,
-                None => DType::Index,
-            };
-            let (lo, hi) = dt.bounds();
-            if *v < lo as i128 || *v > hi as i128 {
-                return Err(err(format!("constant {v} does not fit {dt}")));
-            }
-            Ok(g.cnst(*v as i64, dt))
-        }
-        AstKind::Bool(b) => Ok(g.bool_const(*b)),
-        AstKind::Invalid => Ok(g.invalid()),
-        AstKind::Name(n) => match g.var_named(n) {
-            Some(v) => Ok(g.var_node(v)),
-            None => Err(err(format!(
-                "unknown variable `{n}` (declare it with `var {n} in [lo, hi]`)"
-            ))),
-        },
-        AstKind::Typed(..) => Err(err("type annotations belong to the rule DSL".into())),
-        AstKind::Unary(op, x) => build_op(g, e, *op, &[x], want),
-        AstKind::Binary(op, a, b) => build_op(g, e, *op, &[a, b], want),
-        AstKind::Call { name, ty, args } => {
-            if let Some((_, sp)) = ty {
-                return Err(ParseError::new(
-                    *sp,
-                    "type parameters belong to the rule DSL",
-                ));
-            }
-            let arity = |n: usize| -> PResult<()> {
-                if args.len() == n {
-                    Ok(())
-                } else {
-                    Err(err(format!(
-                        "`{name}` takes {n} argument(s), got {}",
-                        args.len()
-                    )))
+/// An expression flattened into an arena: the operands of node `i` are
+/// `kids[i]`, numbered after `i`.
+struct Flat<'a> {
+    ast: Vec<&'a Ast>,
+    kids: Vec<std::ops::Range<usize>>,
+    how: Vec<Build>,
+    /// The dtype the node fixes on its own, if its leaves fix one.
+    intrinsic: Vec<Option<DType>>,
+    /// The dtype its context asks of it.
+    want: Vec<Option<DType>>,
+}
+
+impl<'a> Flat<'a> {
+    fn new(root: &'a Ast) -> Flat<'a> {
+        let mut f = Flat {
+            ast: vec![root],
+            kids: Vec::new(),
+            how: Vec::new(),
+            intrinsic: Vec::new(),
+            want: Vec::new(),
+        };
+        let mut i = 0;
+        while i < f.ast.len() {
+            let e = f.ast[i];
+            let (how, args): (Build, Vec<&'a Ast>) = match &e.kind {
+                AstKind::Unary(op, x) => (Build::Op(*op), vec![x]),
+                AstKind::Binary(op, a, b) => (Build::Op(*op), vec![a, b]),
+                AstKind::Call { name, ty, args } => {
+                    let how = match (ty, DType::from_name(name).filter(|d| d.is_int())) {
+                        (Some(_), _) => Build::Error,
+                        (None, Some(dt)) => Build::Cast(dt),
+                        (None, None) => Op::by_call(name).map_or(Build::Error, Build::Op),
+                    };
+                    (how, args.iter().collect())
                 }
+                _ => (Build::Leaf, Vec::new()),
             };
-            if let Some(dt) = DType::from_name(name).filter(|d| d.is_int()) {
-                arity(1)?;
+            let first = f.ast.len();
+            f.ast.extend(args);
+            f.kids.push(first..f.ast.len());
+            f.how.push(how);
+            i += 1;
+        }
+        f
+    }
+
+    fn intrinsic(&mut self, g: &Graph) {
+        let n = self.ast.len();
+        self.intrinsic = vec![None; n];
+        for i in (0..n).rev() {
+            let kids = self.kids[i].clone();
+            let first = |r: std::ops::Range<usize>| r.map(|k| self.intrinsic[k]).find_map(|d| d);
+            let of_op = |op: Op| match op.class() {
+                Class::Compare | Class::Logic => Some(DType::Bool),
+                Class::Arith => first(kids.clone()),
+                Class::Select => first(kids.start + 1..kids.end),
+                Class::Cast | Class::Leaf => None,
+            };
+            self.intrinsic[i] = match &self.ast[i].kind {
+                AstKind::Int(_) | AstKind::Typed(..) => None,
+                AstKind::Bool(_) => Some(DType::Bool),
+                AstKind::Invalid => Some(DType::Index),
+                AstKind::Name(n) => g.var_named(n).map(|v| g.var(v).dtype),
+                AstKind::Unary(op, _) | AstKind::Binary(op, ..) => of_op(*op),
+                AstKind::Call { name, args, .. } => match DType::from_name(name) {
+                    Some(d) if d.is_int() => Some(d),
+                    _ => match Op::by_call(name) {
+                        Some(op) if op.arity() == args.len() => of_op(op),
+                        _ => None,
+                    },
+                },
+            };
+        }
+    }
+
+    /// Integer literals take the dtype their siblings (or the context)
+    /// fix.
+    fn wants(&mut self) {
+        let n = self.ast.len();
+        self.want = vec![None; n];
+        for i in 0..n {
+            let kids = self.kids[i].clone();
+            let sibling = |r: std::ops::Range<usize>| r.map(|k| self.intrinsic[k]).find_map(|d| d);
+            let want = self.want[i];
+            match self.how[i] {
+                Build::Op(op) => {
+                    let (first, rest) = match op.class() {
+                        Class::Logic => (Some(DType::Bool), Some(DType::Bool)),
+                        Class::Compare => {
+                            let s = sibling(kids.clone());
+                            (s, s)
+                        }
+                        Class::Arith => {
+                            let s = sibling(kids.clone()).or(want);
+                            (s, s)
+                        }
+                        Class::Select => {
+                            let arms = sibling(kids.start + 1..kids.end).or(want);
+                            (Some(DType::Bool), arms)
+                        }
+                        Class::Cast | Class::Leaf => (None, None),
+                    };
+                    for k in kids.clone() {
+                        self.want[k] = if k == kids.start { first } else { rest };
+                    }
+                }
                 // `i32(5)` is the i32 constant 5, not a cast of the index
                 // constant 5 (which is `i32(index(5))`).
-                if let AstKind::Int(_) = args[0].kind {
-                    return build_as(g, &args[0], Some(dt));
+                Build::Cast(dt) => {
+                    for k in kids {
+                        if let AstKind::Int(_) = self.ast[k].kind {
+                            self.want[k] = Some(dt);
+                        }
+                    }
                 }
-                let x = build_as(g, &args[0], None)?;
-                return g
-                    .try_mk(Op::Cast, Some(dt), &[x])
-                    .map_err(|t| ParseError::new(e.span, t.0));
+                Build::Leaf | Build::Error => {}
             }
-            let Some(op) = Op::by_call(name) else {
-                return Err(err(format!("unknown function `{name}`")));
-            };
-            arity(op.arity())?;
-            build_op(g, e, op, &args.iter().collect::<Vec<_>>(), want)
         }
     }
-}
 
-/// Builds `op` over `args`, giving integer literals the dtype their
-/// siblings (or the context, `want`) fix.
-fn build_op(g: &mut Graph, e: &Ast, op: Op, args: &[&Ast], want: Option<DType>) -> PResult<NodeId> {
-    let sibling = |g: &Graph, args: &[&Ast]| args.iter().find_map(|a| intrinsic_dtype(g, a));
-    let wants: Vec<Option<DType>> = match op.class() {
-        Class::Logic => vec![Some(DType::Bool); args.len()],
-        Class::Compare => vec![sibling(g, args); args.len()],
-        Class::Arith => vec![sibling(g, args).or(want); args.len()],
-        Class::Select => {
-            let arms = sibling(g, &args[1..]).or(want);
-            vec![Some(DType::Bool), arms, arms]
+    fn build(&self, g: &mut Graph) -> PResult<NodeId> {
+        let mut built = vec![NodeId::NONE; self.ast.len()];
+        // (node, its operands are built)
+        let mut stack = vec![(0usize, false)];
+        while let Some((i, ready)) = stack.pop() {
+            if !ready {
+                self.check(i)?;
+                stack.push((i, true));
+                stack.extend(self.kids[i].clone().rev().map(|k| (k, false)));
+                continue;
+            }
+            built[i] = self.node(g, i, &built)?;
         }
-        Class::Cast | Class::Leaf => unreachable!("casts and leaves are built directly"),
-    };
-    let mut src = Vec::with_capacity(args.len());
-    for (a, w) in args.iter().zip(wants) {
-        src.push(build_as(g, a, w)?);
+        Ok(built[0])
     }
-    g.try_mk(op, None, &src)
-        .map_err(|t| ParseError::new(e.span, t.0))
+
+    /// The errors a node shows before its operands are built.
+    fn check(&self, i: usize) -> PResult<()> {
+        let e = self.ast[i];
+        let err = |msg: String| Err(ParseError::new(e.span, msg));
+        match &e.kind {
+            AstKind::Typed(..) => err("type annotations belong to the rule DSL".into()),
+            AstKind::Call { name, ty, args } => {
+                if let Some((_, sp)) = ty {
+                    return Err(ParseError::new(
+                        *sp,
+                        "type parameters belong to the rule DSL",
+                    ));
+                }
+                let n = match self.how[i] {
+                    Build::Cast(_) => 1,
+                    Build::Op(op) => op.arity(),
+                    _ => return err(format!("unknown function `{name}`")),
+                };
+                if args.len() != n {
+                    return err(format!(
+                        "`{name}` takes {n} argument(s), got {}",
+                        args.len()
+                    ));
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Builds node `i` from its built operands.
+    fn node(&self, g: &mut Graph, i: usize, built: &[NodeId]) -> PResult<NodeId> {
+        let e = self.ast[i];
+        let err = |msg: String| ParseError::new(e.span, msg);
+        let src: Vec<NodeId> = self.kids[i].clone().map(|k| built[k]).collect();
+        match self.how[i] {
+            Build::Op(op) => g
+                .try_mk(op, None, &src)
+                .map_err(|t| ParseError::new(e.span, t.0)),
+            Build::Cast(dt) => {
+                if let AstKind::Int(_) = self.ast[self.kids[i].start].kind {
+                    return Ok(src[0]);
+                }
+                g.try_mk(Op::Cast, Some(dt), &src)
+                    .map_err(|t| ParseError::new(e.span, t.0))
+            }
+            Build::Error => unreachable!("reported before the operands"),
+            Build::Leaf => match &e.kind {
+                AstKind::Int(v) => {
+                    let dt = match self.want[i] {
+                        Some(DType::Bool) => {
+                            return Err(err("expected a bool, found an integer".into()))
+                        }
+                        Some(d) => d,
+                        None => DType::Index,
+                    };
+                    let (lo, hi) = dt.bounds();
+                    if *v < lo as i128 || *v > hi as i128 {
+                        return Err(err(format!("constant {v} does not fit {dt}")));
+                    }
+                    Ok(g.cnst(*v as i64, dt))
+                }
+                AstKind::Bool(b) => Ok(g.bool_const(*b)),
+                AstKind::Invalid => Ok(g.invalid()),
+                AstKind::Name(n) => match g.var_named(n) {
+                    Some(v) => Ok(g.var_node(v)),
+                    None => Err(err(format!(
+                        "unknown variable `{n}` (declare it with `var {n} in [lo, hi]`)"
+                    ))),
+                },
+                _ => unreachable!("every other kind has operands or an error"),
+            },
+        }
+    }
 }
 
 // ---- the file format -------------------------------------------------------------

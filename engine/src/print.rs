@@ -18,73 +18,93 @@ pub fn expr(g: &Graph, id: NodeId) -> String {
     s
 }
 
-fn write_expr(g: &Graph, id: NodeId, out: &mut String) {
-    let n = g.node(id);
-    let src = n.src();
-    match n.op.info().syntax {
-        Syntax::Leaf => match n.op {
-            Op::Const(c) => match n.dtype {
-                DType::Bool => out.push_str(if c != 0 { "true" } else { "false" }),
-                DType::Index => {
-                    let _ = write!(out, "{c}");
-                }
-                // A constant of a concrete dtype says so: `i32(5)` reads back
-                // as that constant (a bare literal would read back as index).
-                dt => {
-                    let _ = write!(out, "{dt}({c})");
-                }
-            },
-            Op::Var(v) => out.push_str(&g.var(v).name),
-            _ => out.push_str(n.op.name()),
-        },
-        Syntax::Prefix(token) => {
-            out.push_str(token);
-            let c = g.node(src[0]);
-            // A literal right after `-` would read back as a negative
-            // constant, and `--x` is easy to misread: parenthesize both.
-            let atomic = c.op.level() == Level::Atom && !matches!(c.op, Op::Const(_));
-            wrap(g, src[0], !atomic, out);
-        }
-        Syntax::Cast => {
-            let _ = write!(out, "{}(", n.dtype);
-            let c = g.node(src[0]);
-            match c.as_const() {
-                // `i32(5)` is the i32 constant 5, so a cast of the index
-                // constant 5 is written `i32(index(5))`.
-                Some(v) if c.dtype == DType::Index => {
-                    let _ = write!(out, "index({v})");
-                }
-                _ => write_expr(g, src[0], out),
-            }
-            out.push(')');
-        }
-        Syntax::Call(name) => {
-            out.push_str(name);
-            out.push('(');
-            for (i, &s) in src.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_expr(g, s, out);
-            }
-            out.push(')');
-        }
-        Syntax::Infix(token, level) => {
-            let (a, b) = (src[0], src[1]);
-            wrap(g, a, g.node(a).op.level() < level, out);
-            let _ = write!(out, " {token} ");
-            wrap(g, b, g.node(b).op.level() <= level, out);
-        }
-    }
+/// What is left to write: a node, or text between nodes.
+enum Piece {
+    Node(NodeId),
+    Text(&'static str),
 }
 
-fn wrap(g: &Graph, id: NodeId, parens: bool, out: &mut String) {
-    if parens {
-        out.push('(');
-    }
-    write_expr(g, id, out);
-    if parens {
-        out.push(')');
+/// Writes with its own stack (pieces pushed in reverse), so the depth of
+/// an expression is not limited by the thread's stack.
+fn write_expr(g: &Graph, id: NodeId, out: &mut String) {
+    let mut todo = vec![Piece::Node(id)];
+    // Pushes `id`, parenthesized if asked.
+    let wrap = |todo: &mut Vec<Piece>, id: NodeId, parens: bool| {
+        if parens {
+            todo.push(Piece::Text(")"));
+        }
+        todo.push(Piece::Node(id));
+        if parens {
+            todo.push(Piece::Text("("));
+        }
+    };
+    while let Some(piece) = todo.pop() {
+        let id = match piece {
+            Piece::Text(t) => {
+                out.push_str(t);
+                continue;
+            }
+            Piece::Node(id) => id,
+        };
+        let n = g.node(id);
+        let src = n.src();
+        match n.op.info().syntax {
+            Syntax::Leaf => match n.op {
+                Op::Const(c) => match n.dtype {
+                    DType::Bool => out.push_str(if c != 0 { "true" } else { "false" }),
+                    DType::Index => {
+                        let _ = write!(out, "{c}");
+                    }
+                    // A constant of a concrete dtype says so: `i32(5)` reads
+                    // back as that constant (a bare literal would read back
+                    // as index).
+                    dt => {
+                        let _ = write!(out, "{dt}({c})");
+                    }
+                },
+                Op::Var(v) => out.push_str(&g.var(v).name),
+                _ => out.push_str(n.op.name()),
+            },
+            Syntax::Prefix(token) => {
+                out.push_str(token);
+                let c = g.node(src[0]);
+                // A literal right after `-` would read back as a negative
+                // constant, and `--x` is easy to misread: parenthesize both.
+                let atomic = c.op.level() == Level::Atom && !matches!(c.op, Op::Const(_));
+                wrap(&mut todo, src[0], !atomic);
+            }
+            Syntax::Cast => {
+                let _ = write!(out, "{}", n.dtype);
+                let c = g.node(src[0]);
+                match c.as_const() {
+                    // `i32(5)` is the i32 constant 5, so a cast of the index
+                    // constant 5 is written `i32(index(5))`.
+                    Some(v) if c.dtype == DType::Index => {
+                        let _ = write!(out, "(index({v}))");
+                    }
+                    _ => wrap(&mut todo, src[0], true),
+                }
+            }
+            Syntax::Call(name) => {
+                out.push_str(name);
+                out.push('(');
+                todo.push(Piece::Text(")"));
+                for (i, &s) in src.iter().enumerate().rev() {
+                    todo.push(Piece::Node(s));
+                    if i > 0 {
+                        todo.push(Piece::Text(", "));
+                    }
+                }
+            }
+            Syntax::Infix(token, level) => {
+                let (a, b) = (src[0], src[1]);
+                wrap(&mut todo, b, g.node(b).op.level() <= level);
+                todo.push(Piece::Text(" "));
+                todo.push(Piece::Text(token));
+                todo.push(Piece::Text(" "));
+                wrap(&mut todo, a, g.node(a).op.level() < level);
+            }
+        }
     }
 }
 

@@ -109,7 +109,8 @@ pub struct Simplifier<'r> {
     /// (tried on every node).
     dispatch: Vec<(Vec<Vec<usize>>, Vec<usize>)>,
     flat: Vec<(usize, usize)>,
-    /// Maximum firings per call.
+    /// Maximum firings per call, plus [`CAP_PER_NODE`] for every distinct
+    /// node of the input.
     pub cap: usize,
     /// Also run the algorithmic rules ([`crate::divmod`]) after the
     /// declarative groups. On by default.
@@ -126,6 +127,12 @@ pub struct Simplifier<'r> {
 /// How many firings one simplification may take before it is declared
 /// non-terminating.
 pub const DEFAULT_CAP: usize = 100_000;
+
+/// Firings allowed per distinct input node on top of the cap: a legitimate
+/// simplification does work in proportion to its input (one firing per link
+/// of a chain is common), so a large generated kernel must not read as a
+/// loop; a real loop still stops after a bounded number of firings.
+pub const CAP_PER_NODE: usize = 8;
 
 /// How many of the most recent firings a cap error looks at.
 const CAP_WINDOW: usize = 1_000;
@@ -223,6 +230,9 @@ impl<'r> Simplifier<'r> {
             recent: VecDeque::new(),
             trace,
             fired: 0,
+            limit: self
+                .cap
+                .saturating_add(CAP_PER_NODE.saturating_mul(g.reachable(roots).len())),
             stack: Vec::new(),
         };
         let mut new_roots = Vec::with_capacity(roots.len());
@@ -342,6 +352,8 @@ struct Run<'s, 'r> {
     recent: VecDeque<usize>,
     trace: bool,
     fired: usize,
+    /// The cap of this call (see [`Simplifier::cap`]).
+    limit: usize,
     stack: Vec<Frame>,
 }
 
@@ -425,7 +437,7 @@ impl Run<'_, '_> {
             self.recent.pop_front();
         }
         self.recent.push_back(rule);
-        if self.fired > self.s.cap {
+        if self.fired > self.limit {
             let mut counts: FxHashMap<usize, usize> = FxHashMap::default();
             for &r in &self.recent {
                 *counts.entry(r).or_default() += 1;
@@ -436,7 +448,7 @@ impl Run<'_, '_> {
                 .collect();
             looping.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
             return Err(CapError {
-                cap: self.s.cap,
+                cap: self.limit,
                 looping,
             });
         }

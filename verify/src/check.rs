@@ -130,8 +130,19 @@ impl<'g> GraphEnc<'g> {
         if let Some(v) = self.vals.get(&id) {
             return v.clone();
         }
+        // Operands first, in the order a recursion would encode them: a
+        // deep graph must not overflow the stack.
+        for n in self.g.post_order(id, |n| self.vals.contains_key(&n)) {
+            let v = self.encode(n);
+            self.vals.insert(n, v);
+        }
+        self.vals[&id].clone()
+    }
+
+    /// Encodes one node whose operands are encoded.
+    fn encode(&mut self, id: NodeId) -> SVal {
         let n = *self.g.node(id);
-        let v = match n.op {
+        match n.op {
             Op::Const(c) => self.enc.constant(c as i128, n.dtype),
             Op::Var(v) => self.var(v),
             Op::Invalid => self.enc.invalid(),
@@ -140,9 +151,7 @@ impl<'g> GraphEnc<'g> {
                 let dts: Vec<DType> = n.src().iter().map(|&s| self.g.node(s).dtype).collect();
                 self.enc.apply(op, n.dtype, &args, &dts)
             }
-        };
-        self.vals.insert(id, v.clone());
-        v
+        }
     }
 }
 

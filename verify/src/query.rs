@@ -221,11 +221,23 @@ impl<'r> RuleQuery<'r> {
     /// Encodes a pattern; `computed` collects the definedness of constants
     /// computed on the right.
     fn pat(&mut self, p: &Pat, side: Side, computed: &mut Vec<Bool>) -> SVal {
+        self.pat_sized(p, side, computed).0
+    }
+
+    /// [`Self::pat`], and the number of pattern nodes below `p` (told
+    /// bottom-up: showing every subterm of a long chain in full would take
+    /// quadratic time and space).
+    fn pat_sized(&mut self, p: &Pat, side: Side, computed: &mut Vec<Bool>) -> (SVal, usize) {
+        engine::deep::grow(|| self.pat_step(p, side, computed))
+    }
+
+    fn pat_step(&mut self, p: &Pat, side: Side, computed: &mut Vec<Bool>) -> (SVal, usize) {
         let dt = self.dtype(p);
+        let mut size = 1;
         let v = match p {
             // Variables are listed on their own; a bare-variable side is
             // recorded by `new`.
-            Pat::Var(v) => return self.syms[*v].val.clone(),
+            Pat::Var(v) => return (self.syms[*v].val.clone(), 1),
             Pat::Lit(v, _) => self.enc.constant(*v as i128, dt),
             Pat::Invalid => self.enc.invalid(),
             Pat::Bound(v, hi) => {
@@ -237,13 +249,18 @@ impl<'r> RuleQuery<'r> {
             }
             Pat::Computed(inner) => {
                 // The inner op is recorded already.
-                let mut c = self.pat(inner, side, computed);
+                let (mut c, n) = self.pat_sized(inner, side, computed);
                 computed.push(c.def.clone());
                 c.def = Bool::from_bool(true);
-                return c;
+                return (c, n);
             }
             Pat::Op(op, _, args) => {
-                let vals: Vec<SVal> = args.iter().map(|a| self.pat(a, side, computed)).collect();
+                let mut vals: Vec<SVal> = Vec::with_capacity(args.len());
+                for a in args {
+                    let (v, n) = self.pat_sized(a, side, computed);
+                    vals.push(v);
+                    size += n;
+                }
                 let dts: Vec<DType> = args.iter().map(|a| self.dtype(a)).collect();
                 self.enc.apply(*op, dt, &vals, &dts)
             }
@@ -251,7 +268,12 @@ impl<'r> RuleQuery<'r> {
                 // A helper computed from constants (`log2(C)`): the same
                 // helper the engine computes, defined where the engine's
                 // is and where its value fits the dtype.
-                let vals: Vec<SVal> = args.iter().map(|a| self.pat(a, side, computed)).collect();
+                let mut vals: Vec<SVal> = Vec::with_capacity(args.len());
+                for a in args {
+                    let (v, n) = self.pat_sized(a, side, computed);
+                    vals.push(v);
+                    size += n;
+                }
                 let ge = self.ge;
                 let nums: Vec<GNum> = vals.iter().map(|v| ge.widen(v.val.num())).collect();
                 let mut d = Symbolic { q: &*self, ge };
@@ -269,10 +291,19 @@ impl<'r> RuleQuery<'r> {
                 c
             }
         };
-        self.nodes.push((side, self.rule.show(p), v.clone(), dt));
-        v
+        let text = if size <= SHOWN_NODES {
+            self.rule.show(p)
+        } else {
+            format!("({size}-node subterm)")
+        };
+        self.nodes.push((side, text, v.clone(), dt));
+        (v, size)
     }
 }
+
+/// Subterms of more pattern nodes than this are listed in counterexamples by
+/// their size, not their text.
+const SHOWN_NODES: usize = 64;
 
 /// The guard's domain in a proof: pattern variables' symbolic values and
 /// bounds, exact arithmetic on guard numbers (integers, or bitvectors wide
@@ -288,7 +319,7 @@ impl Symbolic<'_, '_> {
     /// its variables, and when those are all valid (so inside their
     /// ranges).
     fn iexpr_value(&mut self, e: &IExpr) -> (GNum, Bool) {
-        match e {
+        engine::deep::grow(|| match e {
             IExpr::Var(v) => {
                 let s = &self.q.syms[*v];
                 let n = match &s.val.val {
@@ -310,7 +341,7 @@ impl Symbolic<'_, '_> {
                 let (vy, oky) = self.iexpr_value(y);
                 (self.ge.bin(*op, &vx, &vy), Bool::and(&[okx, oky]))
             }
-        }
+        })
     }
 
     fn fresh(&self, n: &str) -> GNum {
@@ -510,13 +541,13 @@ fn define_products(g: &Guard, syms: &mut [Sym], ge: &GEnc, constraints: &mut Vec
 }
 
 fn collect_conjuncts<'g>(g: &'g Guard, out: &mut Vec<&'g Guard>) {
-    match g {
+    engine::deep::grow(|| match g {
         Guard::Bin(Op::And, a, b) => {
             collect_conjuncts(a, out);
             collect_conjuncts(b, out);
         }
         other => out.push(other),
-    }
+    })
 }
 
 fn resolve(t: Ty, types: &[DType]) -> DType {
@@ -649,15 +680,15 @@ fn guard_bits(rule: &Rule, g: &Guard, types: &[DType], enc: &Enc) -> u32 {
         129 - v.unsigned_abs().leading_zeros().min(128)
     }
     fn ibits(rule: &Rule, e: &IExpr, types: &[DType], enc: &Enc) -> u32 {
-        match e {
+        engine::deep::grow(|| match e {
             IExpr::Var(v) => enc.bits(resolve(rule.vars[*v].ty, types)).max(2),
             IExpr::Scalar(g) => guard_bits(rule, g, types, enc),
             IExpr::Neg(x) => ibits(rule, x, types, enc) + 1,
             IExpr::Bin(Op::Mul, a, b) => ibits(rule, a, types, enc) + ibits(rule, b, types, enc),
             IExpr::Bin(_, a, b) => ibits(rule, a, types, enc).max(ibits(rule, b, types, enc)) + 1,
-        }
+        })
     }
-    match g {
+    engine::deep::grow(|| match g {
         Guard::Int(v) => lit_bits(*v),
         Guard::Bool(_) | Guard::Valid(_) | Guard::Constrained(_) | Guard::IsConst(_) => 1,
         Guard::Val(v) => var_bits(*v),
@@ -687,5 +718,5 @@ fn guard_bits(rule: &Rule, g: &Guard, types: &[DType], enc: &Enc) -> u32 {
                 .unwrap_or(1)
                 + 1
         }
-    }
+    })
 }

@@ -205,14 +205,16 @@ impl Rule {
 
     /// The dtype of a pattern under a type assignment.
     pub fn pat_dtype(&self, p: &Pat, types: &[DType]) -> DType {
-        let bound: Vec<Option<DType>> = types.iter().map(|&d| Some(d)).collect();
-        match p {
-            Pat::Var(v) | Pat::Bound(v, _) => resolve_ty(self.vars[*v].ty, &bound),
-            Pat::Lit(_, t) | Pat::Op(_, t, _) => resolve_ty(*t, &bound),
-            Pat::Invalid => DType::Index,
-            Pat::Computed(inner) => self.pat_dtype(inner, types),
-            Pat::Helper(_, args) => self.pat_dtype(&args[0], types),
-        }
+        crate::deep::grow(|| {
+            let bound: Vec<Option<DType>> = types.iter().map(|&d| Some(d)).collect();
+            match p {
+                Pat::Var(v) | Pat::Bound(v, _) => resolve_ty(self.vars[*v].ty, &bound),
+                Pat::Lit(_, t) | Pat::Op(_, t, _) => resolve_ty(*t, &bound),
+                Pat::Invalid => DType::Index,
+                Pat::Computed(inner) => self.pat_dtype(inner, types),
+                Pat::Helper(_, args) => self.pat_dtype(&args[0], types),
+            }
+        })
     }
 }
 

@@ -96,88 +96,90 @@ pub fn holds<D: GuardDomain>(d: &mut D, g: &Guard) -> D::B {
 /// A guard expression's value and whether it is defined (no division by
 /// zero in it).
 pub fn eval<D: GuardDomain>(d: &mut D, g: &Guard) -> (GVal<D::N, D::B>, D::B) {
-    let yes = d.bool(true);
-    match g {
-        Guard::Int(v) => (GVal::N(d.int(*v)), yes),
-        Guard::Bool(b) => (GVal::B(d.bool(*b)), yes),
-        Guard::Val(v) => (GVal::N(d.value(*v)), yes),
-        Guard::VMin(e) => {
-            let (lo, _, def) = interval(d, e);
-            (GVal::N(lo), def)
-        }
-        Guard::VMax(e) => {
-            let (_, hi, def) = interval(d, e);
-            (GVal::N(hi), def)
-        }
-        Guard::Fits(e, t) => {
-            let (lo, hi, def) = interval(d, e);
-            let (tlo, thi) = d.dtype_bounds(*t);
-            let (a, b) = (d.le(&tlo, &lo), d.le(&hi, &thi));
-            (GVal::B(d.and(&a, &b)), def)
-        }
-        Guard::Valid(v) => (GVal::B(d.valid(*v)), yes),
-        Guard::Constrained(v) => (GVal::B(d.constrained(*v)), yes),
-        Guard::IsConst(v) => (GVal::B(d.is_const(*v)), yes),
-        Guard::TyMin(t) => (GVal::N(d.dtype_bounds(*t).0), yes),
-        Guard::TyMax(t) => (GVal::N(d.dtype_bounds(*t).1), yes),
-        Guard::Un(Op::Not, a) => {
-            let (v, def) = eval(d, a);
-            let v = v.cond();
-            (GVal::B(d.not(&v)), def)
-        }
-        Guard::Un(_, a) => {
-            let (v, def) = eval(d, a);
-            let v = v.num();
-            (GVal::N(d.neg(&v)), def)
-        }
-        Guard::Bin(op, x, y) => {
-            let ((a, da), (b, db)) = (eval(d, x), eval(d, y));
-            let def = d.and(&da, &db);
-            match (a, b) {
-                (GVal::B(p), GVal::B(q)) => {
-                    let v = if *op == Op::And {
-                        d.and(&p, &q)
-                    } else {
-                        d.or(&p, &q)
-                    };
-                    (GVal::B(v), def)
-                }
-                (GVal::N(p), GVal::N(q)) => match op {
-                    Op::Lt => (GVal::B(d.lt(&p, &q)), def),
-                    Op::Le => (GVal::B(d.le(&p, &q)), def),
-                    Op::Eq => (GVal::B(d.eq(&p, &q)), def),
-                    Op::Ne => {
-                        let e = d.eq(&p, &q);
-                        (GVal::B(d.not(&e)), def)
-                    }
-                    _ => {
-                        let def = if op.is_divmod() {
-                            // A guard that divides by zero is false.
-                            let zero = d.int(0);
-                            let z = d.eq(&q, &zero);
-                            let nz = d.not(&z);
-                            d.and(&def, &nz)
+    crate::deep::grow(|| {
+        let yes = d.bool(true);
+        match g {
+            Guard::Int(v) => (GVal::N(d.int(*v)), yes),
+            Guard::Bool(b) => (GVal::B(d.bool(*b)), yes),
+            Guard::Val(v) => (GVal::N(d.value(*v)), yes),
+            Guard::VMin(e) => {
+                let (lo, _, def) = interval(d, e);
+                (GVal::N(lo), def)
+            }
+            Guard::VMax(e) => {
+                let (_, hi, def) = interval(d, e);
+                (GVal::N(hi), def)
+            }
+            Guard::Fits(e, t) => {
+                let (lo, hi, def) = interval(d, e);
+                let (tlo, thi) = d.dtype_bounds(*t);
+                let (a, b) = (d.le(&tlo, &lo), d.le(&hi, &thi));
+                (GVal::B(d.and(&a, &b)), def)
+            }
+            Guard::Valid(v) => (GVal::B(d.valid(*v)), yes),
+            Guard::Constrained(v) => (GVal::B(d.constrained(*v)), yes),
+            Guard::IsConst(v) => (GVal::B(d.is_const(*v)), yes),
+            Guard::TyMin(t) => (GVal::N(d.dtype_bounds(*t).0), yes),
+            Guard::TyMax(t) => (GVal::N(d.dtype_bounds(*t).1), yes),
+            Guard::Un(Op::Not, a) => {
+                let (v, def) = eval(d, a);
+                let v = v.cond();
+                (GVal::B(d.not(&v)), def)
+            }
+            Guard::Un(_, a) => {
+                let (v, def) = eval(d, a);
+                let v = v.num();
+                (GVal::N(d.neg(&v)), def)
+            }
+            Guard::Bin(op, x, y) => {
+                let ((a, da), (b, db)) = (eval(d, x), eval(d, y));
+                let def = d.and(&da, &db);
+                match (a, b) {
+                    (GVal::B(p), GVal::B(q)) => {
+                        let v = if *op == Op::And {
+                            d.and(&p, &q)
                         } else {
-                            def
+                            d.or(&p, &q)
                         };
-                        (GVal::N(d.arith(*op, &p, &q)), def)
+                        (GVal::B(v), def)
                     }
-                },
-                _ => unreachable!("the rule parser checks operand kinds"),
+                    (GVal::N(p), GVal::N(q)) => match op {
+                        Op::Lt => (GVal::B(d.lt(&p, &q)), def),
+                        Op::Le => (GVal::B(d.le(&p, &q)), def),
+                        Op::Eq => (GVal::B(d.eq(&p, &q)), def),
+                        Op::Ne => {
+                            let e = d.eq(&p, &q);
+                            (GVal::B(d.not(&e)), def)
+                        }
+                        _ => {
+                            let def = if op.is_divmod() {
+                                // A guard that divides by zero is false.
+                                let zero = d.int(0);
+                                let z = d.eq(&q, &zero);
+                                let nz = d.not(&z);
+                                d.and(&def, &nz)
+                            } else {
+                                def
+                            };
+                            (GVal::N(d.arith(*op, &p, &q)), def)
+                        }
+                    },
+                    _ => unreachable!("the rule parser checks operand kinds"),
+                }
+            }
+            Guard::Call(h, args) => {
+                let mut vals = Vec::with_capacity(args.len());
+                let mut def = yes;
+                for a in args {
+                    let (v, da) = eval(d, a);
+                    vals.push(v.num());
+                    def = d.and(&def, &da);
+                }
+                let (v, dh) = helper(d, *h, &vals);
+                (v, d.and(&def, &dh))
             }
         }
-        Guard::Call(h, args) => {
-            let mut vals = Vec::with_capacity(args.len());
-            let mut def = yes;
-            for a in args {
-                let (v, da) = eval(d, a);
-                vals.push(v.num());
-                def = d.and(&def, &da);
-            }
-            let (v, dh) = helper(d, *h, &vals);
-            (v, d.and(&def, &dh))
-        }
-    }
+    })
 }
 
 /// A helper applied to numbers: its value and where it is defined. Used by
@@ -217,7 +219,7 @@ pub fn helper<D: GuardDomain>(d: &mut D, h: Helper, vals: &[D::N]) -> (GVal<D::N
 /// Interval arithmetic over matched subterms' bounds: the bounds of an
 /// interval expression, and whether they are defined.
 pub fn interval<D: GuardDomain>(d: &mut D, e: &IExpr) -> (D::N, D::N, D::B) {
-    match e {
+    crate::deep::grow(|| match e {
         IExpr::Var(v) => {
             let (lo, hi) = d.bounds(*v);
             let yes = d.bool(true);
@@ -261,7 +263,7 @@ pub fn interval<D: GuardDomain>(d: &mut D, e: &IExpr) -> (D::N, D::N, D::B) {
                 }
             }
         }
-    }
+    })
 }
 
 /// The concrete domain: a rule's guard at one match, on exact integers at

@@ -39,6 +39,9 @@ impl Rule {
     /// assumes. The first binding whose guard holds and whose computed
     /// constants are defined gives the replacement.
     pub fn apply_at(&self, g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
+        if !could_match(g, self, &self.lhs, n, SHAPE_DEPTH) {
+            return None;
+        }
         let mut b = self.new_binding();
         let mut found: Option<Binding> = None;
         {
@@ -159,67 +162,103 @@ fn ty_matches(t: Ty, d: DType, rule: &Rule, b: &mut Binding, undo: &mut Vec<usiz
     }
 }
 
+/// How deep [`could_match`] looks.
+const SHAPE_DEPTH: u32 = 3;
+
+/// A quick structural test, without bindings: false only if `p` cannot
+/// match `n` (ops, constants and literals disagree within `depth` levels).
+/// Most rules tried at a node fail here, before a binding is allocated:
+/// that is most of the rewriter's time on a large input.
+fn could_match(g: &Graph, rule: &Rule, p: &Pat, n: NodeId, depth: u32) -> bool {
+    let node = g.node(n);
+    match p {
+        Pat::Var(v) => !rule.vars[*v].is_const || node.as_const().is_some(),
+        Pat::Lit(v, _) => node.as_const() == Some(*v),
+        Pat::Invalid => node.op == Op::Invalid,
+        Pat::Op(op, _, args) => {
+            if node.op != *op {
+                return false;
+            }
+            if depth == 0 {
+                return true;
+            }
+            let src = node.src();
+            let in_order = |s: &[NodeId]| {
+                args.iter()
+                    .zip(s)
+                    .all(|(a, &c)| could_match(g, rule, a, c, depth - 1))
+            };
+            in_order(src) || (op.is_commutative() && in_order(&[src[1], src[0]]))
+        }
+        Pat::Computed(_) | Pat::Bound(..) | Pat::Helper(..) => true,
+    }
+}
+
 type Cont<'a> = dyn FnMut(&mut Binding) -> bool + 'a;
 
 /// Matches pattern `p` against node `n`, calling `k` for every way it
 /// matches until `k` accepts (returns true). Bindings made here are undone
 /// before returning false.
 fn match_pat(g: &Graph, rule: &Rule, p: &Pat, n: NodeId, b: &mut Binding, k: &mut Cont) -> bool {
-    let node = g.node(n);
-    let mut undo = Vec::new();
-    let ok = match p {
-        Pat::Var(v) => {
-            let pv = &rule.vars[*v];
-            match b.nodes[*v] {
-                Some(bound) => bound == n && k(b),
-                None => {
-                    if pv.is_const && node.as_const().is_none() {
-                        false
-                    } else if !ty_matches(pv.ty, node.dtype, rule, b, &mut undo) {
-                        false
-                    } else {
-                        b.nodes[*v] = Some(n);
-                        let r = k(b);
-                        if !r {
-                            b.nodes[*v] = None;
+    crate::deep::grow(|| {
+        let node = g.node(n);
+        let mut undo = Vec::new();
+        let ok = match p {
+            Pat::Var(v) => {
+                let pv = &rule.vars[*v];
+                match b.nodes[*v] {
+                    Some(bound) => bound == n && k(b),
+                    None => {
+                        if pv.is_const && node.as_const().is_none() {
+                            false
+                        } else if !ty_matches(pv.ty, node.dtype, rule, b, &mut undo) {
+                            false
+                        } else {
+                            b.nodes[*v] = Some(n);
+                            let r = k(b);
+                            if !r {
+                                b.nodes[*v] = None;
+                            }
+                            r
                         }
-                        r
                     }
                 }
             }
-        }
-        Pat::Lit(v, t) => {
-            node.as_const() == Some(*v) && ty_matches(*t, node.dtype, rule, b, &mut undo) && k(b)
-        }
-        Pat::Invalid => node.op == Op::Invalid && k(b),
-        Pat::Op(op, t, args) => {
-            if node.op != *op || !ty_matches(*t, node.dtype, rule, b, &mut undo) {
-                false
-            } else {
-                let src: Vec<NodeId> = node.src().to_vec();
-                // Operand dtypes must agree with the pattern's too; for most
-                // ops they follow from the result, for comparisons and casts
-                // the operand patterns check them.
-                if match_seq(g, rule, args, &src, b, k) {
-                    true
-                } else if op.is_commutative() {
-                    let swapped = [src[1], src[0]];
-                    match_seq(g, rule, args, &swapped, b, k)
-                } else {
+            Pat::Lit(v, t) => {
+                node.as_const() == Some(*v)
+                    && ty_matches(*t, node.dtype, rule, b, &mut undo)
+                    && k(b)
+            }
+            Pat::Invalid => node.op == Op::Invalid && k(b),
+            Pat::Op(op, t, args) => {
+                if node.op != *op || !ty_matches(*t, node.dtype, rule, b, &mut undo) {
                     false
+                } else {
+                    let src: Vec<NodeId> = node.src().to_vec();
+                    // Operand dtypes must agree with the pattern's too; for most
+                    // ops they follow from the result, for comparisons and casts
+                    // the operand patterns check them.
+                    if match_seq(g, rule, args, &src, b, k) {
+                        true
+                    } else if op.is_commutative() {
+                        let swapped = [src[1], src[0]];
+                        match_seq(g, rule, args, &swapped, b, k)
+                    } else {
+                        false
+                    }
                 }
             }
+            Pat::Computed(_) | Pat::Bound(..) | Pat::Helper(..) => {
+                unreachable!("computed constants only appear on the right")
+            }
+        };
+        if !ok {
+            for t in undo {
+                b.types[t] = None;
+            }
         }
-        Pat::Computed(_) | Pat::Bound(..) | Pat::Helper(..) => {
-            unreachable!("computed constants only appear on the right")
-        }
-    };
-    if !ok {
-        for t in undo {
-            b.types[t] = None;
-        }
-    }
-    ok
+        ok
+    })
 }
 
 fn match_seq(
@@ -230,117 +269,122 @@ fn match_seq(
     b: &mut Binding,
     k: &mut Cont,
 ) -> bool {
-    match pats.split_first() {
+    crate::deep::grow(|| match pats.split_first() {
         None => k(b),
         Some((p, rest)) => match_pat(g, rule, p, nodes[0], b, &mut |b: &mut Binding| {
             match_seq(g, rule, rest, &nodes[1..], b, k)
         }),
-    }
+    })
 }
 
 /// Evaluates a computed (constants-only) template at 64 bits with the ops'
 /// own semantics; `None` when it overflows or divides by zero.
 pub fn eval_computed(g: &Graph, rule: &Rule, p: &Pat, b: &Binding, w: Width) -> Option<Val> {
-    match p {
-        Pat::Var(v) => {
-            let n = g.node(b.nodes[*v]?);
-            let c = n.as_const()? as i128;
-            Some(if n.dtype == DType::Bool {
-                Val::Bool(c != 0)
+    crate::deep::grow(|| {
+        match p {
+            Pat::Var(v) => {
+                let n = g.node(b.nodes[*v]?);
+                let c = n.as_const()? as i128;
+                Some(if n.dtype == DType::Bool {
+                    Val::Bool(c != 0)
+                } else {
+                    Val::Int(c)
+                })
+            }
+            Pat::Lit(v, t) => Some(if resolve_ty(*t, &b.types) == DType::Bool {
+                Val::Bool(*v != 0)
             } else {
-                Val::Int(c)
-            })
-        }
-        Pat::Lit(v, t) => Some(if resolve_ty(*t, &b.types) == DType::Bool {
-            Val::Bool(*v != 0)
-        } else {
-            Val::Int(*v as i128)
-        }),
-        Pat::Op(op, t, args) => {
-            let vals: Option<Vec<Val>> = args
-                .iter()
-                .map(|a| eval_computed(g, rule, a, b, w))
-                .collect();
-            let dts: Vec<DType> = args.iter().map(|a| bound_dtype(rule, a, b)).collect();
-            interp::apply(*op, resolve_ty(*t, &b.types), &vals?, &dts, w).ok()
-        }
-        Pat::Computed(inner) => eval_computed(g, rule, inner, b, w),
-        Pat::Bound(v, hi) => {
-            let (lo, h) = range_at(g.node(b.nodes[*v]?), w)?;
-            Some(Val::Int(if *hi { h } else { lo }))
-        }
-        Pat::Helper(h, args) => {
-            let mut vals = Vec::with_capacity(args.len());
-            for a in args {
-                match eval_computed(g, rule, a, b, w)? {
-                    Val::Int(v) => vals.push(Some(v)),
-                    _ => return None,
+                Val::Int(*v as i128)
+            }),
+            Pat::Op(op, t, args) => {
+                let vals: Option<Vec<Val>> = args
+                    .iter()
+                    .map(|a| eval_computed(g, rule, a, b, w))
+                    .collect();
+                let dts: Vec<DType> = args.iter().map(|a| bound_dtype(rule, a, b)).collect();
+                interp::apply(*op, resolve_ty(*t, &b.types), &vals?, &dts, w).ok()
+            }
+            Pat::Computed(inner) => eval_computed(g, rule, inner, b, w),
+            Pat::Bound(v, hi) => {
+                let (lo, h) = range_at(g.node(b.nodes[*v]?), w)?;
+                Some(Val::Int(if *hi { h } else { lo }))
+            }
+            Pat::Helper(h, args) => {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    match eval_computed(g, rule, a, b, w)? {
+                        Val::Int(v) => vals.push(Some(v)),
+                        _ => return None,
+                    }
+                }
+                let mut d = AtMatch {
+                    graph: g,
+                    rule,
+                    binding: b,
+                    width: w,
+                };
+                match helper(&mut d, *h, &vals) {
+                    (GVal::N(Some(x)), Some(true)) => {
+                        // The helper's value must fit the dtype it stands for.
+                        let (lo, hi) = w.dtype_bounds(bound_dtype(rule, p, b));
+                        (lo <= x && x <= hi).then_some(Val::Int(x))
+                    }
+                    _ => None,
                 }
             }
-            let mut d = AtMatch {
-                graph: g,
-                rule,
-                binding: b,
-                width: w,
-            };
-            match helper(&mut d, *h, &vals) {
-                (GVal::N(Some(x)), Some(true)) => {
-                    // The helper's value must fit the dtype it stands for.
-                    let (lo, hi) = w.dtype_bounds(bound_dtype(rule, p, b));
-                    (lo <= x && x <= hi).then_some(Val::Int(x))
-                }
-                _ => None,
-            }
+            Pat::Invalid => None,
         }
-        Pat::Invalid => None,
-    }
+    })
 }
 
 /// The dtype of a pattern under a binding (every type variable is bound by
 /// the time the right side is built).
 fn bound_dtype(rule: &Rule, p: &Pat, b: &Binding) -> DType {
-    match p {
+    crate::deep::grow(|| match p {
         Pat::Var(v) | Pat::Bound(v, _) => resolve_ty(rule.vars[*v].ty, &b.types),
         Pat::Lit(_, t) | Pat::Op(_, t, _) => resolve_ty(*t, &b.types),
         Pat::Invalid => DType::Index,
         Pat::Computed(inner) => bound_dtype(rule, inner, b),
         Pat::Helper(_, args) => bound_dtype(rule, &args[0], b),
-    }
+    })
 }
 
 fn computed_ok(p: &Pat, g: &Graph, rule: &Rule, b: &Binding, w: Width) -> bool {
-    match p {
+    crate::deep::grow(|| match p {
         Pat::Computed(_) => matches!(
             eval_computed(g, rule, p, b, w),
             Some(Val::Int(_) | Val::Bool(_))
         ),
         Pat::Op(_, _, args) => args.iter().all(|a| computed_ok(a, g, rule, b, w)),
         _ => true,
-    }
+    })
 }
 
 /// Builds the right side under a binding.
 fn build(g: &mut Graph, rule: &Rule, p: &Pat, b: &Binding, w: Width) -> Option<NodeId> {
-    Some(match p {
-        Pat::Var(v) => b.nodes[*v]?,
-        Pat::Lit(v, t) => g.cnst(*v, resolve_ty(*t, &b.types)),
-        Pat::Invalid => g.invalid(),
-        Pat::Bound(..) | Pat::Helper(..) => {
-            unreachable!("bounds and helpers are wrapped as computed constants")
-        }
-        Pat::Computed(inner) => {
-            let t = bound_dtype(rule, inner, b);
-            match eval_computed(g, rule, inner, b, w)? {
-                Val::Int(v) => g.cnst(i64::try_from(v).ok()?, t),
-                Val::Bool(x) => g.bool_const(x),
-                _ => return None,
+    crate::deep::grow(|| {
+        Some(match p {
+            Pat::Var(v) => b.nodes[*v]?,
+            Pat::Lit(v, t) => g.cnst(*v, resolve_ty(*t, &b.types)),
+            Pat::Invalid => g.invalid(),
+            Pat::Bound(..) | Pat::Helper(..) => {
+                unreachable!("bounds and helpers are wrapped as computed constants")
             }
-        }
-        Pat::Op(op, t, args) => {
-            let src: Option<Vec<NodeId>> = args.iter().map(|a| build(g, rule, a, b, w)).collect();
-            let src = src?;
-            let to = resolve_ty(*t, &b.types);
-            g.try_mk(*op, (*op == Op::Cast).then_some(to), &src).ok()?
-        }
+            Pat::Computed(inner) => {
+                let t = bound_dtype(rule, inner, b);
+                match eval_computed(g, rule, inner, b, w)? {
+                    Val::Int(v) => g.cnst(i64::try_from(v).ok()?, t),
+                    Val::Bool(x) => g.bool_const(x),
+                    _ => return None,
+                }
+            }
+            Pat::Op(op, t, args) => {
+                let src: Option<Vec<NodeId>> =
+                    args.iter().map(|a| build(g, rule, a, b, w)).collect();
+                let src = src?;
+                let to = resolve_ty(*t, &b.types);
+                g.try_mk(*op, (*op == Op::Cast).then_some(to), &src).ok()?
+            }
+        })
     })
 }

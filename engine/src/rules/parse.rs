@@ -204,61 +204,76 @@ pub(super) fn parse_rule(c: &mut Cursor, file: &str, group: &str) -> PResult<Rul
 }
 
 fn resolve(p: &RawPat, ty_of: &mut impl FnMut(usize) -> Ty, vars: &[PatVar], rhs: bool) -> Pat {
-    let out = match p {
-        RawPat::Var(v) => Pat::Var(*v),
-        RawPat::Lit(v, cl) => Pat::Lit(*v, ty_of(*cl)),
-        RawPat::Invalid => Pat::Invalid,
-        RawPat::Bound(v, hi) => Pat::Bound(*v, *hi),
-        RawPat::Op(op, cl, args) => Pat::Op(
-            *op,
-            ty_of(*cl),
-            args.iter().map(|a| resolve(a, ty_of, vars, rhs)).collect(),
-        ),
-        RawPat::Helper(h, args) => Pat::Helper(
-            *h,
-            args.iter().map(|a| resolve(a, ty_of, vars, rhs)).collect(),
-        ),
-    };
-    // On the right, a non-leaf subterm made only of constants is computed.
-    if rhs
-        && matches!(out, Pat::Op(..) | Pat::Bound(..) | Pat::Helper(..))
-        && only_constants(&out, vars)
-    {
-        return Pat::Computed(Box::new(strip_computed(out)));
-    }
-    out
+    resolve_const(p, ty_of, vars, rhs).0
+}
+
+/// [`resolve`], and whether the pattern is made only of constants. Told
+/// bottom-up, so that a long chain is resolved in linear time.
+fn resolve_const(
+    p: &RawPat,
+    ty_of: &mut dyn FnMut(usize) -> Ty,
+    vars: &[PatVar],
+    rhs: bool,
+) -> (Pat, bool) {
+    crate::deep::grow(|| {
+        let args_const = |args: &[RawPat], ty_of: &mut dyn FnMut(usize) -> Ty| {
+            let mut all = true;
+            let mut out = Vec::with_capacity(args.len());
+            for a in args {
+                let (q, c) = resolve_const(a, ty_of, vars, rhs);
+                all &= c;
+                out.push(q);
+            }
+            (out, all)
+        };
+        let (out, only_constants) = match p {
+            RawPat::Var(v) => (Pat::Var(*v), vars[*v].is_const),
+            RawPat::Lit(v, cl) => (Pat::Lit(*v, ty_of(*cl)), true),
+            RawPat::Invalid => (Pat::Invalid, false),
+            RawPat::Bound(v, hi) => (Pat::Bound(*v, *hi), true),
+            RawPat::Op(op, cl, args) => {
+                let t = ty_of(*cl);
+                let (a, c) = args_const(args, ty_of);
+                (Pat::Op(*op, t, a), c)
+            }
+            RawPat::Helper(h, args) => {
+                let (a, c) = args_const(args, ty_of);
+                (Pat::Helper(*h, a), c)
+            }
+        };
+        // On the right, a non-leaf subterm made only of constants is
+        // computed (as one: its operands' own wrappers come off).
+        if rhs && only_constants && matches!(out, Pat::Op(..) | Pat::Bound(..) | Pat::Helper(..)) {
+            let unwrap = |args: Vec<Pat>| -> Vec<Pat> {
+                args.into_iter()
+                    .map(|a| match a {
+                        Pat::Computed(inner) => *inner,
+                        other => other,
+                    })
+                    .collect()
+            };
+            let inner = match out {
+                Pat::Op(op, t, args) => Pat::Op(op, t, unwrap(args)),
+                Pat::Helper(h, args) => Pat::Helper(h, unwrap(args)),
+                other => other,
+            };
+            return (Pat::Computed(Box::new(inner)), true);
+        }
+        (out, only_constants)
+    })
 }
 
 /// A helper over terms (not computed from constants).
 fn bare_helper(p: &Pat) -> bool {
-    match p {
+    crate::deep::grow(|| match p {
         Pat::Helper(..) => true,
         Pat::Op(_, _, args) => args.iter().any(bare_helper),
         _ => false,
-    }
-}
-
-fn strip_computed(p: Pat) -> Pat {
-    match p {
-        Pat::Computed(inner) => strip_computed(*inner),
-        Pat::Op(op, t, args) => Pat::Op(op, t, args.into_iter().map(strip_computed).collect()),
-        Pat::Helper(h, args) => Pat::Helper(h, args.into_iter().map(strip_computed).collect()),
-        other => other,
-    }
-}
-
-fn only_constants(p: &Pat, vars: &[PatVar]) -> bool {
-    match p {
-        Pat::Var(v) => vars[*v].is_const,
-        Pat::Lit(..) => true,
-        Pat::Invalid => false,
-        Pat::Op(_, _, args) | Pat::Helper(_, args) => args.iter().all(|a| only_constants(a, vars)),
-        Pat::Computed(_) | Pat::Bound(..) => true,
-    }
+    })
 }
 
 fn resolve_guard(g: &RawGuard, ty_of: &mut impl FnMut(usize) -> Ty) -> Guard {
-    match g {
+    crate::deep::grow(|| match g {
         RawGuard::Int(v) => Guard::Int(*v),
         RawGuard::Bool(b) => Guard::Bool(*b),
         RawGuard::Val(v) => Guard::Val(*v),
@@ -279,11 +294,11 @@ fn resolve_guard(g: &RawGuard, ty_of: &mut impl FnMut(usize) -> Ty) -> Guard {
         RawGuard::Call(h, args) => {
             Guard::Call(*h, args.iter().map(|a| resolve_guard(a, ty_of)).collect())
         }
-    }
+    })
 }
 
 fn resolve_iexpr(e: &RawIExpr, ty_of: &mut impl FnMut(usize) -> Ty) -> IExpr {
-    match e {
+    crate::deep::grow(|| match e {
         RawIExpr::Var(v) => IExpr::Var(*v),
         RawIExpr::Scalar(g) => IExpr::Scalar(Box::new(resolve_guard(g, ty_of))),
         RawIExpr::Neg(x) => IExpr::Neg(Box::new(resolve_iexpr(x, ty_of))),
@@ -292,7 +307,7 @@ fn resolve_iexpr(e: &RawIExpr, ty_of: &mut impl FnMut(usize) -> Ty) -> IExpr {
             Box::new(resolve_iexpr(a, ty_of)),
             Box::new(resolve_iexpr(b, ty_of)),
         ),
-    }
+    })
 }
 
 impl RuleParser {
@@ -335,161 +350,165 @@ impl RuleParser {
     }
 
     fn pat(&mut self, e: &Ast, side: Side) -> PResult<(RawPat, usize)> {
-        let sp = e.span;
-        match &e.kind {
-            AstKind::Int(v) => {
-                let v = i64::try_from(*v)
-                    .map_err(|_| ParseError::new(sp, "literal does not fit 64 bits"))?;
-                let cl = self.inf.fresh();
-                self.inf.need_int(cl).map_err(|m| ParseError::new(sp, m))?;
-                Ok((RawPat::Lit(v, cl), cl))
-            }
-            AstKind::Bool(b) => {
-                let cl = self.inf.fixed(DType::Bool);
-                Ok((RawPat::Lit(*b as i64, cl), cl))
-            }
-            AstKind::Invalid => Ok((RawPat::Invalid, self.inf.fixed(DType::Index))),
-            AstKind::Name(n) => {
-                let v = self.var(n, sp, side)?;
-                Ok((RawPat::Var(v), self.vars[v].2))
-            }
-            AstKind::Typed(inner, t, tspan) => {
-                let (p, cl) = self.pat(inner, side)?;
-                let tc = self.type_class(t, *tspan)?;
-                let r = self.inf.unify(cl, tc);
-                self.err(*tspan, r)?;
-                Ok((p, cl))
-            }
-            AstKind::Unary(op, x) => self.op(*op, &[x], sp, side),
-            AstKind::Binary(op, a, b) => self.op(*op, &[a, b], sp, side),
-            AstKind::Call { name, ty, args } => {
-                let want = |n: usize| -> PResult<()> {
-                    if args.len() == n {
-                        Ok(())
-                    } else {
-                        Err(ParseError::new(
-                            sp,
-                            format!("`{name}` takes {n} argument(s)"),
-                        ))
-                    }
-                };
-                if let Some(op) = Op::by_call(name) {
-                    want(op.arity())?;
-                    let refs: Vec<&Ast> = args.iter().collect();
-                    return self.op(op, &refs, sp, side);
+        crate::deep::grow(|| {
+            let sp = e.span;
+            match &e.kind {
+                AstKind::Int(v) => {
+                    let v = i64::try_from(*v)
+                        .map_err(|_| ParseError::new(sp, "literal does not fit 64 bits"))?;
+                    let cl = self.inf.fresh();
+                    self.inf.need_int(cl).map_err(|m| ParseError::new(sp, m))?;
+                    Ok((RawPat::Lit(v, cl), cl))
                 }
-                if side == Side::Rhs {
-                    if let Some(h) = Helper::by_name(name).filter(|h| !h.is_condition()) {
-                        want(h.arity())?;
-                        let mut pats = Vec::new();
-                        let mut class = None;
-                        for a in args {
-                            let (p, c) = self.pat(a, side)?;
-                            let r = self.inf.need_int(c);
-                            self.err(a.span, r)?;
-                            if let Some(k) = class {
-                                let r = self.inf.unify(k, c);
-                                self.err(a.span, r)?;
-                            }
-                            class = Some(c);
-                            pats.push(p);
+                AstKind::Bool(b) => {
+                    let cl = self.inf.fixed(DType::Bool);
+                    Ok((RawPat::Lit(*b as i64, cl), cl))
+                }
+                AstKind::Invalid => Ok((RawPat::Invalid, self.inf.fixed(DType::Index))),
+                AstKind::Name(n) => {
+                    let v = self.var(n, sp, side)?;
+                    Ok((RawPat::Var(v), self.vars[v].2))
+                }
+                AstKind::Typed(inner, t, tspan) => {
+                    let (p, cl) = self.pat(inner, side)?;
+                    let tc = self.type_class(t, *tspan)?;
+                    let r = self.inf.unify(cl, tc);
+                    self.err(*tspan, r)?;
+                    Ok((p, cl))
+                }
+                AstKind::Unary(op, x) => self.op(*op, &[x], sp, side),
+                AstKind::Binary(op, a, b) => self.op(*op, &[a, b], sp, side),
+                AstKind::Call { name, ty, args } => {
+                    let want = |n: usize| -> PResult<()> {
+                        if args.len() == n {
+                            Ok(())
+                        } else {
+                            Err(ParseError::new(
+                                sp,
+                                format!("`{name}` takes {n} argument(s)"),
+                            ))
                         }
-                        let cl = class.expect("helpers take arguments");
-                        return Ok((RawPat::Helper(h, pats), cl));
+                    };
+                    if let Some(op) = Op::by_call(name) {
+                        want(op.arity())?;
+                        let refs: Vec<&Ast> = args.iter().collect();
+                        return self.op(op, &refs, sp, side);
                     }
-                }
-                match name.as_str() {
-                    "i32" | "i64" | "index" | "cast" => {
-                        want(1)?;
-                        let to = match (name.as_str(), ty) {
-                            ("cast", Some((t, tsp))) => self.type_class(t, *tsp)?,
-                            ("cast", None) => {
-                                return Err(ParseError::new(
-                                    sp,
-                                    "write `cast<T>(x)` with a target type",
-                                ))
+                    if side == Side::Rhs {
+                        if let Some(h) = Helper::by_name(name).filter(|h| !h.is_condition()) {
+                            want(h.arity())?;
+                            let mut pats = Vec::new();
+                            let mut class = None;
+                            for a in args {
+                                let (p, c) = self.pat(a, side)?;
+                                let r = self.inf.need_int(c);
+                                self.err(a.span, r)?;
+                                if let Some(k) = class {
+                                    let r = self.inf.unify(k, c);
+                                    self.err(a.span, r)?;
+                                }
+                                class = Some(c);
+                                pats.push(p);
                             }
-                            (n, _) => self.inf.fixed(DType::from_name(n).expect("dtype name")),
-                        };
-                        let r = self.inf.need_int(to);
-                        self.err(sp, r)?;
-                        let (px, cx) = self.pat(&args[0], side)?;
-                        let r = self.inf.need_int(cx);
-                        self.err(args[0].span, r)?;
-                        Ok((RawPat::Op(Op::Cast, to, vec![px]), to))
+                            let cl = class.expect("helpers take arguments");
+                            return Ok((RawPat::Helper(h, pats), cl));
+                        }
                     }
-                    "vmin" | "vmax" if side == Side::Rhs => {
-                        want(1)?;
-                        let AstKind::Name(v) = &args[0].kind else {
-                            return Err(ParseError::new(
-                                args[0].span,
-                                format!("`{name}` takes a pattern variable"),
-                            ));
-                        };
-                        let i = self.var(v, args[0].span, side)?;
-                        let cl = self.vars[i].2;
-                        let r = self.inf.need_int(cl);
-                        self.err(sp, r)?;
-                        Ok((RawPat::Bound(i, name == "vmax"), cl))
+                    match name.as_str() {
+                        "i32" | "i64" | "index" | "cast" => {
+                            want(1)?;
+                            let to = match (name.as_str(), ty) {
+                                ("cast", Some((t, tsp))) => self.type_class(t, *tsp)?,
+                                ("cast", None) => {
+                                    return Err(ParseError::new(
+                                        sp,
+                                        "write `cast<T>(x)` with a target type",
+                                    ))
+                                }
+                                (n, _) => self.inf.fixed(DType::from_name(n).expect("dtype name")),
+                            };
+                            let r = self.inf.need_int(to);
+                            self.err(sp, r)?;
+                            let (px, cx) = self.pat(&args[0], side)?;
+                            let r = self.inf.need_int(cx);
+                            self.err(args[0].span, r)?;
+                            Ok((RawPat::Op(Op::Cast, to, vec![px]), to))
+                        }
+                        "vmin" | "vmax" if side == Side::Rhs => {
+                            want(1)?;
+                            let AstKind::Name(v) = &args[0].kind else {
+                                return Err(ParseError::new(
+                                    args[0].span,
+                                    format!("`{name}` takes a pattern variable"),
+                                ));
+                            };
+                            let i = self.var(v, args[0].span, side)?;
+                            let cl = self.vars[i].2;
+                            let r = self.inf.need_int(cl);
+                            self.err(sp, r)?;
+                            Ok((RawPat::Bound(i, name == "vmax"), cl))
+                        }
+                        _ => Err(ParseError::new(sp, format!("`{name}` is not an operation"))),
                     }
-                    _ => Err(ParseError::new(sp, format!("`{name}` is not an operation"))),
                 }
             }
-        }
+        })
     }
 
     /// An interval expression (the argument of `vmin`, `vmax`, `fits`) and
     /// its type class.
     fn iexpr(&mut self, e: &Ast, class: &mut Option<usize>) -> PResult<RawIExpr> {
-        let sp = e.span;
-        if !self.mentions_term(e) {
-            let (g, is_bool) = self.guard(e)?;
-            if is_bool {
-                return Err(ParseError::new(sp, "expected a number, found a condition"));
-            }
-            return Ok(RawIExpr::Scalar(Box::new(g)));
-        }
-        match &e.kind {
-            AstKind::Name(n) => {
-                let Some(v) = self.vars.iter().position(|x| x.0 == *n) else {
-                    return Err(ParseError::new(
-                        sp,
-                        format!("`{n}` is not bound by the left side"),
-                    ));
-                };
-                let cl = self.vars[v].2;
-                let r = self.inf.need_int(cl);
-                self.err(sp, r)?;
-                if let Some(c) = *class {
-                    let r = self.inf.unify(c, cl);
-                    self.err(sp, r)?;
-                } else {
-                    *class = Some(cl);
+        crate::deep::grow(|| {
+            let sp = e.span;
+            if !self.mentions_term(e) {
+                let (g, is_bool) = self.guard(e)?;
+                if is_bool {
+                    return Err(ParseError::new(sp, "expected a number, found a condition"));
                 }
-                Ok(RawIExpr::Var(v))
+                return Ok(RawIExpr::Scalar(Box::new(g)));
             }
-            AstKind::Unary(Op::Neg, x) => Ok(RawIExpr::Neg(Box::new(self.iexpr(x, class)?))),
-            AstKind::Binary(op @ (Op::Add | Op::Sub | Op::Mul), a, b) => Ok(RawIExpr::Bin(
-                *op,
-                Box::new(self.iexpr(a, class)?),
-                Box::new(self.iexpr(b, class)?),
-            )),
-            _ => Err(ParseError::new(
-                sp,
-                "range expressions use + - * and negation over pattern variables and constants",
-            )),
-        }
+            match &e.kind {
+                AstKind::Name(n) => {
+                    let Some(v) = self.vars.iter().position(|x| x.0 == *n) else {
+                        return Err(ParseError::new(
+                            sp,
+                            format!("`{n}` is not bound by the left side"),
+                        ));
+                    };
+                    let cl = self.vars[v].2;
+                    let r = self.inf.need_int(cl);
+                    self.err(sp, r)?;
+                    if let Some(c) = *class {
+                        let r = self.inf.unify(c, cl);
+                        self.err(sp, r)?;
+                    } else {
+                        *class = Some(cl);
+                    }
+                    Ok(RawIExpr::Var(v))
+                }
+                AstKind::Unary(Op::Neg, x) => Ok(RawIExpr::Neg(Box::new(self.iexpr(x, class)?))),
+                AstKind::Binary(op @ (Op::Add | Op::Sub | Op::Mul), a, b) => Ok(RawIExpr::Bin(
+                    *op,
+                    Box::new(self.iexpr(a, class)?),
+                    Box::new(self.iexpr(b, class)?),
+                )),
+                _ => Err(ParseError::new(
+                    sp,
+                    "range expressions use + - * and negation over pattern variables and constants",
+                )),
+            }
+        })
     }
 
     /// Whether an expression names a term (not constant) pattern variable.
     fn mentions_term(&self, e: &Ast) -> bool {
-        match &e.kind {
+        crate::deep::grow(|| match &e.kind {
             AstKind::Name(n) => self.vars.iter().any(|v| v.0 == *n && !v.1),
             AstKind::Unary(_, x) | AstKind::Typed(x, ..) => self.mentions_term(x),
             AstKind::Binary(_, a, b) => self.mentions_term(a) || self.mentions_term(b),
             AstKind::Call { args, .. } => args.iter().any(|a| self.mentions_term(a)),
             AstKind::Int(_) | AstKind::Bool(_) | AstKind::Invalid => false,
-        }
+        })
     }
 
     /// An op over argument patterns, typed by its class.
@@ -536,170 +555,172 @@ impl RuleParser {
 
     /// Reads a guard expression; returns it and whether it is a condition.
     fn guard(&mut self, e: &Ast) -> PResult<(RawGuard, bool)> {
-        let sp = e.span;
-        let int = |g: (RawGuard, bool), s: Span| -> PResult<RawGuard> {
-            if g.1 {
-                Err(ParseError::new(s, "expected a number, found a condition"))
-            } else {
-                Ok(g.0)
-            }
-        };
-        let cond = |g: (RawGuard, bool), s: Span| -> PResult<RawGuard> {
-            if g.1 {
-                Ok(g.0)
-            } else {
-                Err(ParseError::new(s, "expected a condition, found a number"))
-            }
-        };
-        match &e.kind {
-            AstKind::Int(v) => Ok((RawGuard::Int(*v), false)),
-            AstKind::Bool(b) => Ok((RawGuard::Bool(*b), true)),
-            AstKind::Invalid | AstKind::Typed(..) => {
-                Err(ParseError::new(sp, "not allowed in a guard"))
-            }
-            AstKind::Name(n) => {
-                let Some(v) = self.vars.iter().position(|x| x.0 == *n) else {
-                    return Err(ParseError::new(
-                        sp,
-                        format!("`{n}` is not bound by the left side"),
-                    ));
-                };
-                if !self.vars[v].1 {
-                    return Err(ParseError::new(
-                        sp,
-                        format!("`{n}` is a term, not a constant: use vmin({n}) or vmax({n})"),
-                    ));
-                }
-                Ok((RawGuard::Val(v), false))
-            }
-            AstKind::Unary(op, x) => {
-                let g = self.guard(x)?;
-                if *op == Op::Not {
-                    Ok((RawGuard::Un(Op::Not, Box::new(cond(g, x.span)?)), true))
+        crate::deep::grow(|| {
+            let sp = e.span;
+            let int = |g: (RawGuard, bool), s: Span| -> PResult<RawGuard> {
+                if g.1 {
+                    Err(ParseError::new(s, "expected a number, found a condition"))
                 } else {
-                    Ok((RawGuard::Un(Op::Neg, Box::new(int(g, x.span)?)), false))
+                    Ok(g.0)
                 }
-            }
-            AstKind::Binary(op, _, _) if op.is_shift() || *op == Op::BitAnd => {
-                Err(ParseError::new(
-                    sp,
-                    format!("`{}` is not allowed in a guard", op.infix().unwrap_or("")),
-                ))
-            }
-            AstKind::Binary(op, a, b) => {
-                let (ga, gb) = (self.guard(a)?, self.guard(b)?);
-                if op.is_bool_logic() {
-                    let x = cond(ga, a.span)?;
-                    let y = cond(gb, b.span)?;
-                    Ok((RawGuard::Bin(*op, Box::new(x), Box::new(y)), true))
+            };
+            let cond = |g: (RawGuard, bool), s: Span| -> PResult<RawGuard> {
+                if g.1 {
+                    Ok(g.0)
                 } else {
-                    let x = int(ga, a.span)?;
-                    let y = int(gb, b.span)?;
-                    Ok((
-                        RawGuard::Bin(*op, Box::new(x), Box::new(y)),
-                        op.is_comparison(),
+                    Err(ParseError::new(s, "expected a condition, found a number"))
+                }
+            };
+            match &e.kind {
+                AstKind::Int(v) => Ok((RawGuard::Int(*v), false)),
+                AstKind::Bool(b) => Ok((RawGuard::Bool(*b), true)),
+                AstKind::Invalid | AstKind::Typed(..) => {
+                    Err(ParseError::new(sp, "not allowed in a guard"))
+                }
+                AstKind::Name(n) => {
+                    let Some(v) = self.vars.iter().position(|x| x.0 == *n) else {
+                        return Err(ParseError::new(
+                            sp,
+                            format!("`{n}` is not bound by the left side"),
+                        ));
+                    };
+                    if !self.vars[v].1 {
+                        return Err(ParseError::new(
+                            sp,
+                            format!("`{n}` is a term, not a constant: use vmin({n}) or vmax({n})"),
+                        ));
+                    }
+                    Ok((RawGuard::Val(v), false))
+                }
+                AstKind::Unary(op, x) => {
+                    let g = self.guard(x)?;
+                    if *op == Op::Not {
+                        Ok((RawGuard::Un(Op::Not, Box::new(cond(g, x.span)?)), true))
+                    } else {
+                        Ok((RawGuard::Un(Op::Neg, Box::new(int(g, x.span)?)), false))
+                    }
+                }
+                AstKind::Binary(op, _, _) if op.is_shift() || *op == Op::BitAnd => {
+                    Err(ParseError::new(
+                        sp,
+                        format!("`{}` is not allowed in a guard", op.infix().unwrap_or("")),
                     ))
                 }
-            }
-            AstKind::Call { name, ty, args } => {
-                let n = name.as_str();
-                let want = |k: usize| -> PResult<()> {
-                    if args.len() == k {
-                        Ok(())
+                AstKind::Binary(op, a, b) => {
+                    let (ga, gb) = (self.guard(a)?, self.guard(b)?);
+                    if op.is_bool_logic() {
+                        let x = cond(ga, a.span)?;
+                        let y = cond(gb, b.span)?;
+                        Ok((RawGuard::Bin(*op, Box::new(x), Box::new(y)), true))
                     } else {
-                        Err(ParseError::new(sp, format!("`{n}` takes {k} argument(s)")))
-                    }
-                };
-                if ty.is_some() {
-                    return Err(ParseError::new(
-                        sp,
-                        "type parameters are not allowed in a guard",
-                    ));
-                }
-                match n {
-                    "vmin" | "vmax" | "fits" => {
-                        want(1)?;
-                        let mut class = None;
-                        // A lone variable may be a bool (its range is 0/1);
-                        // arithmetic needs integers.
-                        let lone_bool = match &args[0].kind {
-                            AstKind::Name(v) if n != "fits" => {
-                                self.vars.iter().position(|x| x.0 == *v)
-                            }
-                            _ => None,
-                        };
-                        let e = match lone_bool {
-                            Some(i) if !self.vars[i].1 => RawIExpr::Var(i),
-                            _ => self.iexpr(&args[0], &mut class)?,
-                        };
-                        Ok(match n {
-                            "vmin" => (RawGuard::VMin(e), false),
-                            "vmax" => (RawGuard::VMax(e), false),
-                            _ => {
-                                let cl = class.unwrap_or_else(|| self.inf.fixed(DType::Index));
-                                (RawGuard::Fits(e, cl), true)
-                            }
-                        })
-                    }
-                    "valid" | "constrained" | "is_const" => {
-                        want(1)?;
-                        let AstKind::Name(v) = &args[0].kind else {
-                            return Err(ParseError::new(
-                                args[0].span,
-                                format!("`{n}` takes a pattern variable"),
-                            ));
-                        };
-                        let Some(i) = self.vars.iter().position(|x| x.0 == *v) else {
-                            return Err(ParseError::new(
-                                args[0].span,
-                                format!("`{v}` is not bound by the left side"),
-                            ));
-                        };
-                        Ok(match n {
-                            "valid" => (RawGuard::Valid(i), true),
-                            "constrained" => (RawGuard::Constrained(i), true),
-                            _ => (RawGuard::IsConst(i), true),
-                        })
-                    }
-                    "min_of" | "max_of" => {
-                        want(1)?;
-                        let AstKind::Name(t) = &args[0].kind else {
-                            return Err(ParseError::new(
-                                args[0].span,
-                                "expected a dtype or type variable",
-                            ));
-                        };
-                        let cl = self.type_class(t, args[0].span)?;
-                        let r = self.inf.need_int(cl);
-                        self.err(args[0].span, r)?;
+                        let x = int(ga, a.span)?;
+                        let y = int(gb, b.span)?;
                         Ok((
-                            if n == "min_of" {
-                                RawGuard::TyMin(cl)
-                            } else {
-                                RawGuard::TyMax(cl)
-                            },
-                            false,
+                            RawGuard::Bin(*op, Box::new(x), Box::new(y)),
+                            op.is_comparison(),
                         ))
                     }
-                    _ if Helper::by_name(n).is_some() => {
-                        let h = Helper::by_name(n).expect("checked");
-                        want(h.arity())?;
-                        let mut vals = Vec::with_capacity(args.len());
-                        for a in args {
-                            vals.push(int(self.guard(a)?, a.span)?);
+                }
+                AstKind::Call { name, ty, args } => {
+                    let n = name.as_str();
+                    let want = |k: usize| -> PResult<()> {
+                        if args.len() == k {
+                            Ok(())
+                        } else {
+                            Err(ParseError::new(sp, format!("`{n}` takes {k} argument(s)")))
                         }
-                        Ok((RawGuard::Call(h, vals), h.is_condition()))
+                    };
+                    if ty.is_some() {
+                        return Err(ParseError::new(
+                            sp,
+                            "type parameters are not allowed in a guard",
+                        ));
                     }
-                    _ if Op::by_call(n).is_some_and(|op| op.is_divmod()) => {
-                        let op = Op::by_call(n).expect("checked");
-                        want(2)?;
-                        let x = int(self.guard(&args[0])?, args[0].span)?;
-                        let y = int(self.guard(&args[1])?, args[1].span)?;
-                        Ok((RawGuard::Bin(op, Box::new(x), Box::new(y)), false))
+                    match n {
+                        "vmin" | "vmax" | "fits" => {
+                            want(1)?;
+                            let mut class = None;
+                            // A lone variable may be a bool (its range is 0/1);
+                            // arithmetic needs integers.
+                            let lone_bool = match &args[0].kind {
+                                AstKind::Name(v) if n != "fits" => {
+                                    self.vars.iter().position(|x| x.0 == *v)
+                                }
+                                _ => None,
+                            };
+                            let e = match lone_bool {
+                                Some(i) if !self.vars[i].1 => RawIExpr::Var(i),
+                                _ => self.iexpr(&args[0], &mut class)?,
+                            };
+                            Ok(match n {
+                                "vmin" => (RawGuard::VMin(e), false),
+                                "vmax" => (RawGuard::VMax(e), false),
+                                _ => {
+                                    let cl = class.unwrap_or_else(|| self.inf.fixed(DType::Index));
+                                    (RawGuard::Fits(e, cl), true)
+                                }
+                            })
+                        }
+                        "valid" | "constrained" | "is_const" => {
+                            want(1)?;
+                            let AstKind::Name(v) = &args[0].kind else {
+                                return Err(ParseError::new(
+                                    args[0].span,
+                                    format!("`{n}` takes a pattern variable"),
+                                ));
+                            };
+                            let Some(i) = self.vars.iter().position(|x| x.0 == *v) else {
+                                return Err(ParseError::new(
+                                    args[0].span,
+                                    format!("`{v}` is not bound by the left side"),
+                                ));
+                            };
+                            Ok(match n {
+                                "valid" => (RawGuard::Valid(i), true),
+                                "constrained" => (RawGuard::Constrained(i), true),
+                                _ => (RawGuard::IsConst(i), true),
+                            })
+                        }
+                        "min_of" | "max_of" => {
+                            want(1)?;
+                            let AstKind::Name(t) = &args[0].kind else {
+                                return Err(ParseError::new(
+                                    args[0].span,
+                                    "expected a dtype or type variable",
+                                ));
+                            };
+                            let cl = self.type_class(t, args[0].span)?;
+                            let r = self.inf.need_int(cl);
+                            self.err(args[0].span, r)?;
+                            Ok((
+                                if n == "min_of" {
+                                    RawGuard::TyMin(cl)
+                                } else {
+                                    RawGuard::TyMax(cl)
+                                },
+                                false,
+                            ))
+                        }
+                        _ if Helper::by_name(n).is_some() => {
+                            let h = Helper::by_name(n).expect("checked");
+                            want(h.arity())?;
+                            let mut vals = Vec::with_capacity(args.len());
+                            for a in args {
+                                vals.push(int(self.guard(a)?, a.span)?);
+                            }
+                            Ok((RawGuard::Call(h, vals), h.is_condition()))
+                        }
+                        _ if Op::by_call(n).is_some_and(|op| op.is_divmod()) => {
+                            let op = Op::by_call(n).expect("checked");
+                            want(2)?;
+                            let x = int(self.guard(&args[0])?, args[0].span)?;
+                            let y = int(self.guard(&args[1])?, args[1].span)?;
+                            Ok((RawGuard::Bin(op, Box::new(x), Box::new(y)), false))
+                        }
+                        _ => Err(ParseError::new(sp, format!("unknown guard helper `{n}`"))),
                     }
-                    _ => Err(ParseError::new(sp, format!("unknown guard helper `{n}`"))),
                 }
             }
-        }
+        })
     }
 }
