@@ -813,28 +813,31 @@ fn instantiate(
     types: &[DType],
     vars: &[NodeId],
 ) -> Result<NodeId, RealizeError> {
-    Ok(match p {
-        Pat::Var(v) => vars[*v],
-        Pat::Lit(v, _) => {
-            let dt = rule.pat_dtype(p, types);
-            if dt == DType::Bool {
-                g.bool_const(*v != 0)
-            } else {
-                g.cnst(*v, dt)
+    // A rule's depth is not limited by the stack (see engine::deep).
+    engine::deep::grow(|| {
+        Ok(match p {
+            Pat::Var(v) => vars[*v],
+            Pat::Lit(v, _) => {
+                let dt = rule.pat_dtype(p, types);
+                if dt == DType::Bool {
+                    g.bool_const(*v != 0)
+                } else {
+                    g.cnst(*v, dt)
+                }
             }
-        }
-        Pat::Invalid => g.invalid(),
-        Pat::Op(op, _, args) => {
-            let src: Result<Vec<NodeId>, RealizeError> = args
-                .iter()
-                .map(|a| instantiate(g, rule, a, types, vars))
-                .collect();
-            let dt = rule.pat_dtype(p, types);
-            g.try_mk(*op, (*op == Op::Cast).then_some(dt), &src?)?
-        }
-        Pat::Computed(_) | Pat::Bound(..) | Pat::Helper(..) => {
-            return Err(RealizeError::ComputedOnLeft)
-        }
+            Pat::Invalid => g.invalid(),
+            Pat::Op(op, _, args) => {
+                let src: Result<Vec<NodeId>, RealizeError> = args
+                    .iter()
+                    .map(|a| instantiate(g, rule, a, types, vars))
+                    .collect();
+                let dt = rule.pat_dtype(p, types);
+                g.try_mk(*op, (*op == Op::Cast).then_some(dt), &src?)?
+            }
+            Pat::Computed(_) | Pat::Bound(..) | Pat::Helper(..) => {
+                return Err(RealizeError::ComputedOnLeft)
+            }
+        })
     })
 }
 
