@@ -168,12 +168,10 @@ pub fn run(a: Args) -> ExitCode {
 fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
     let width = parse_width(a.width)?;
     let timeout = parse_timeout(a.validate_timeout)?;
-    if let Some(t) = a.time {
-        anyhow::ensure!(
-            t > 0.0 && t.is_finite(),
-            "--time must be a positive number of seconds, not {t}"
-        );
-    }
+    let time = a
+        .time
+        .map(|t| super::parse_seconds("--time", t))
+        .transpose()?;
     anyhow::ensure!(a.cases != Some(0), "--cases must be at least 1");
     anyhow::ensure!(a.jobs != Some(0), "--jobs must be at least 1");
     anyhow::ensure!(
@@ -197,8 +195,8 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
         Under::Engine(..) => PathBuf::from("corpus"),
     });
     let seed = a.seed.unwrap_or_else(clock_seed);
-    let time = match (a.time, a.cases) {
-        (Some(t), _) => Some(Duration::from_secs_f64(t)),
+    let time = match (time, a.cases) {
+        (Some(t), _) => Some(t),
         (None, Some(_)) => None,
         (None, None) => Some(Duration::from_secs(60)),
     };

@@ -152,11 +152,7 @@ fn gate(a: Args) -> anyhow::Result<bool> {
     let start = Instant::now();
     // Check every argument before the long stages start.
     let timeout = parse_timeout(a.timeout)?;
-    anyhow::ensure!(
-        a.time > 0.0 && a.time.is_finite(),
-        "--time must be a positive number of seconds, not {}",
-        a.time
-    );
+    let budget = super::parse_seconds("--time", a.time)?;
     anyhow::ensure!(a.jobs != Some(0), "--jobs must be at least 1");
     let opts = super::prove::options(&a.widths, a.timeout, a.no_cache, &a.cache_dir, None)?;
     // A report left by an earlier run must not say "pass" for this one if
@@ -227,7 +223,7 @@ fn gate(a: Args) -> anyhow::Result<bool> {
     print_corpus(&cases, &a.corpus, &rules_args(&a.rules), corpus_seconds);
 
     // 3. Algorithmic firings: up to a third of the campaign budget.
-    let budget = Duration::from_secs_f64(a.time);
+
     let deadline = Instant::now() + budget;
     let simp = Simplifier::new(&set);
     // A declarative rule is one the rule set (the DSL files) defines; any

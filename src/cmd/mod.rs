@@ -171,11 +171,19 @@ pub fn parse_width(w: u32) -> anyhow::Result<engine::dtype::Width> {
 
 /// A positive, finite number of seconds.
 pub fn parse_timeout(t: f64) -> anyhow::Result<Duration> {
-    anyhow::ensure!(
-        t > 0.0 && t.is_finite(),
-        "the timeout must be a positive number of seconds, not {t}"
-    );
-    Ok(Duration::from_secs_f64(t))
+    parse_seconds("the timeout", t)
+}
+
+/// A positive number of seconds a `Duration` can hold (`what` names the
+/// flag in the error).
+pub fn parse_seconds(what: &str, t: f64) -> anyhow::Result<Duration> {
+    let bad =
+        || anyhow::anyhow!("{what} must be a positive number of seconds below 1.8e19, not {t}");
+    if t > 0.0 {
+        Duration::try_from_secs_f64(t).map_err(|_| bad())
+    } else {
+        Err(bad())
+    }
 }
 
 /// Writes a report file atomically (a temporary file in the same directory,

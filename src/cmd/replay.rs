@@ -43,8 +43,9 @@ pub struct Args {
     pub expect_findings: bool,
     /// A case passes only when every point of its domain was shown to
     /// refine: the JIT oracle walked the whole domain, or Z3 proved it. A
-    /// sampled case whose SMT check is unknown (or off) then fails.
-    #[arg(long, conflicts_with_all = ["expect_findings", "no_smt"])]
+    /// sampled case whose SMT check is unknown (or off: `--no-smt` then
+    /// asks for a proof by enumeration) fails.
+    #[arg(long, conflicts_with = "expect_findings")]
     pub require_proof: bool,
     #[command(flatten)]
     pub subject: SubjectArgs,
