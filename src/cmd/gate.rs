@@ -407,12 +407,13 @@ fn print_firings(f: &Firings) {
     let counter = f.counterexamples();
     let unknown = f.unknown();
     say!(
-        "firings   {} ({} distinct) of {} in {}: {} validated, {}, {} unknown, {}; {:.1} s",
+        "firings   {} ({} distinct) of {} in {}: {} validated ({} by enumeration), {}, {} unknown, {}; {:.1} s",
         count(f.total, "algorithmic firing"),
         f.distinct.len(),
         count(f.rules.len(), "algorithmic rule"),
         count(f.cases, "case"),
         f.distinct.len() - counter - unknown,
+        f.by_enumeration(),
         count(counter, "counterexample"),
         unknown,
         count(f.errors.len(), "error"),
