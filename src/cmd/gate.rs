@@ -322,6 +322,9 @@ fn print_proofs(results: &[RuleResult], rules: usize, widths: &[String], seconds
             Verdict::Unknown { reason } => {
                 say!("UNKNOWN {} at width {}: {}", r.rule, r.width, reason)
             }
+            Verdict::Disputed { reason } => {
+                say!("DISPUTED {} at width {}: {}", r.rule, r.width, reason)
+            }
             Verdict::InternalError { internal_error } => {
                 say!(
                     "INTERNAL ERROR {} at width {}\n{}",

@@ -70,6 +70,11 @@ pub fn rule_case(r: &RuleResult) -> TestCase {
             ),
             text: String::new(),
         },
+        Verdict::Disputed { reason } => Outcome::Failure {
+            kind: "disputed".into(),
+            message: format!("{} disputed at width {}: {reason}", r.rule, r.width),
+            text: String::new(),
+        },
         Verdict::Unknown { reason } => Outcome::Error {
             kind: "unknown".into(),
             message: format!("{} unknown at width {}: {reason}", r.rule, r.width),

@@ -64,6 +64,16 @@ pub struct Args {
     /// counterexample (0: Z3's default).
     #[arg(long, default_value_t = 0)]
     pub seed: u32,
+    /// Cross-check every rule proved at every width with cvc5 (a second
+    /// solver, on the width-8 bitvector encoding), reported per rule; a
+    /// disagreement makes the rule disputed. An error if cvc5 does not run
+    /// (`TILEPROOF_CVC5` names another binary).
+    #[arg(long, conflicts_with = "ranges")]
+    pub cross_check: bool,
+    /// Print every rule's time (summed over its widths, then per width),
+    /// slowest first, not only the slowest ten.
+    #[arg(long, conflicts_with = "ranges")]
+    pub times: bool,
 }
 
 /// Loads the rules to prove: the candidate files (read by the same loader
@@ -112,6 +122,7 @@ pub fn options(
         cache: (!no_cache).then(|| Cache::new(cache_dir)),
         smt2_dir: smt2.map(Into::into),
         seed: 0,
+        ..Options::default()
     })
 }
 
@@ -171,6 +182,9 @@ pub fn report(results: &[RuleResult], widths: &[u32], elapsed: Duration) -> bool
             ),
             Verdict::Unknown { reason } => {
                 println!("UNKNOWN {} at width {}: {}", r.rule, r.width, reason)
+            }
+            Verdict::Disputed { reason } => {
+                println!("DISPUTED {} at width {}: {}", r.rule, r.width, reason)
             }
             Verdict::InternalError { internal_error } => {
                 println!(
@@ -233,6 +247,97 @@ pub fn report(results: &[RuleResult], widths: &[u32], elapsed: Duration) -> bool
     all
 }
 
+/// Each rule's time: the sum over its widths, and each width's, slowest
+/// first.
+pub fn rule_times(results: &[RuleResult]) -> Vec<(&str, f64, Vec<(u32, f64)>)> {
+    let mut by_rule: Vec<(&str, f64, Vec<(u32, f64)>)> = Vec::new();
+    for r in results {
+        match by_rule.iter_mut().find(|e| e.0 == r.rule) {
+            Some(e) => {
+                e.1 += r.seconds;
+                e.2.push((r.width, r.seconds));
+            }
+            None => by_rule.push((&r.rule, r.seconds, vec![(r.width, r.seconds)])),
+        }
+    }
+    by_rule.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+    by_rule
+}
+
+/// The slowest ten rules (all with `all`), one line each.
+fn print_times(results: &[RuleResult], all: bool) {
+    let times = rule_times(results);
+    let n = if all {
+        times.len()
+    } else {
+        times.len().min(10)
+    };
+    println!(
+        "{} (seconds, summed over widths; each width's in parentheses):",
+        if all {
+            "time per rule".to_string()
+        } else {
+            format!("slowest {n} rules")
+        }
+    );
+    for (rule, total, widths) in &times[..n] {
+        let per: Vec<String> = widths.iter().map(|(w, s)| format!("w{w} {s:.2}")).collect();
+        println!("  {total:8.2}  {rule} ({})", per.join(", "));
+    }
+}
+
+/// The cross-check, one line per rule, and a count.
+fn print_cross_checks(rules: &[&Rule], results: &[RuleResult]) {
+    use verify::crosscheck::CrossCheck;
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for rule in rules {
+        let Some(r) = results.iter().find(|r| r.rule == rule.name) else {
+            continue;
+        };
+        *counts.entry(r.cross_check.name()).or_default() += 1;
+        let line = match &r.cross_check {
+            CrossCheck::NotRun => "not run (not proved at every width)".to_string(),
+            CrossCheck::Agrees {
+                solver,
+                encoding,
+                seconds,
+            } => format!("agrees ({solver}, {encoding}, {seconds:.2} s)"),
+            CrossCheck::Disagrees {
+                solver,
+                encoding,
+                detail,
+                seconds,
+            } => format!("DISAGREES ({solver}, {encoding}, {seconds:.2} s): {detail}"),
+            CrossCheck::NotCrossChecked { reason, seconds } => {
+                format!("not cross-checked ({reason}, {seconds:.2} s)")
+            }
+        };
+        println!("cross-check {}: {line}", rule.name);
+    }
+    let summary: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    println!("cross-check (cvc5): {}", summary.join(", "));
+}
+
+/// The lemmas the rules cite, as their proofs went (each proved once).
+fn print_lemmas(rules: &[&Rule], opts: &Options) {
+    let mut seen: Vec<&str> = Vec::new();
+    for rule in rules {
+        for u in &rule.lemmas {
+            if seen.contains(&u.name.as_str()) {
+                continue;
+            }
+            seen.push(&u.name);
+            let r = opts
+                .lemmas
+                .result(&u.name, opts.timeout, opts.cache.as_ref());
+            println!(
+                "lemma {}: {} ({}, {:.2} s)",
+                r.lemma, r.verdict, r.detail, r.seconds
+            );
+        }
+    }
+}
+
 pub fn run(a: Args) -> ExitCode {
     if a.ranges {
         return super::exit("prove", run_ranges(&a));
@@ -243,8 +348,15 @@ pub fn run(a: Args) -> ExitCode {
 fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
     let set = load_rules(&a.rules)?;
     let rules = select(&set, &a.names)?;
+    if a.cross_check && verify::crosscheck::cvc5_version().is_none() {
+        anyhow::bail!(
+            "--cross-check needs cvc5, and `{}` does not run (install it: apt-get install cvc5, or point TILEPROOF_CVC5 at it)",
+            verify::crosscheck::cvc5_path()
+        );
+    }
     let opts = Options {
         seed: a.seed,
+        cross_check: a.cross_check,
         ..options(
             &a.width,
             a.timeout,
@@ -274,7 +386,13 @@ fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
         );
         results.iter().all(|r| matches!(r.verdict, Verdict::Proved))
     } else {
-        report(&results, &a.width, start.elapsed())
+        print_lemmas(&rules, &opts);
+        let ok = report(&results, &a.width, start.elapsed());
+        print_times(&results, a.times);
+        if a.cross_check {
+            print_cross_checks(&rules, &results);
+        }
+        ok
     };
     Ok(if ok {
         ExitCode::SUCCESS

@@ -392,6 +392,7 @@ impl Enc {
                     let (v, ovf) = self.int_result(q, dt);
                     (v, or(&[ovf, min_neg_one()]))
                 }
+                Op::Mod if fault::euclidean_mod() => (Num::I(euclid(x, y).1), f()),
                 Op::Rem | Op::Mod => (Num::I(int_remainder(op, x, y)), f()),
                 Op::Shl => self.int_result(pmul(x, &self.pow2(y)), dt),
                 Op::Shr => (Num::I(int_quotient(Op::FloorDiv, x, &self.pow2(y))), f()),
@@ -756,6 +757,25 @@ fn int_division(op: Op, x: &Poly, y: &Poly) -> Poly {
         Op::Rem => psub(&floor_r, &pmul(y, &poly_ite(&trunc_adj, &one, &zero))),
         Op::CeilDiv => padd(&floor_q, &poly_ite(&is0(&fr).not(), &one, &zero)),
         _ => unreachable!("{op:?} is not a division"),
+    }
+}
+
+/// A deliberate fault in the integer encoding, for the test that shows the
+/// cvc5 cross-check catches a wrong encoding in one solver's query
+/// (`verify/tests/cross_check.rs`). Off unless a test turns it on.
+pub mod fault {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static EUCLIDEAN_MOD: AtomicBool = AtomicBool::new(false);
+
+    /// While on, the integer theory reads `a mod b` as the Euclidean
+    /// remainder (never negative), which is wrong for negative divisors.
+    pub fn set_euclidean_mod(on: bool) {
+        EUCLIDEAN_MOD.store(on, Ordering::SeqCst);
+    }
+
+    pub(crate) fn euclidean_mod() -> bool {
+        EUCLIDEAN_MOD.load(Ordering::Relaxed)
     }
 }
 

@@ -11,7 +11,9 @@
 pub mod cache;
 pub mod check;
 pub mod counterexample;
+pub mod crosscheck;
 pub mod encode;
+pub mod lemma;
 pub mod poly;
 pub mod prove;
 pub mod query;

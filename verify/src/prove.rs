@@ -7,12 +7,21 @@
 //! Widths 8 and 16 use bit-exact bitvectors; a bitvector query that times
 //! out is settled by the bounded-integer encoding at the same width. Widths
 //! 32 and 64 use bounded integers.
+//!
+//! A rule may cite lemmas (`using`, see [`crate::lemma`]): each is proved
+//! once, on its own, before the rule's queries, and only a proved lemma's
+//! instances are assumed in its integer queries. With
+//! [`Options::cross_check`] every rule proved at every width is checked
+//! again by cvc5 on another encoding ([`crate::crosscheck`]); a
+//! disagreement makes the rule disputed, not proved.
 
 use crate::cache::Query;
 use crate::counterexample::{
     extract, failure_condition, minimize, Counterexample, Failure, InternalError,
 };
+use crate::crosscheck::CrossCheck;
 use crate::encode::{Enc, Mode};
+use crate::lemma::Lemmas;
 use crate::query::RuleQuery;
 use crate::solver::{check_within, out_of_time, unknown_reason, with_deadline};
 use engine::ir::DType;
@@ -20,6 +29,7 @@ use engine::rules::Rule;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use z3::ast::Ast;
 use z3::{SatResult, Solver};
@@ -41,6 +51,12 @@ pub struct Options {
     /// the cache ignores it); which counterexample a failing rule gets
     /// does.
     pub seed: u32,
+    /// The lemmas rules may cite (`using`).
+    pub lemmas: Arc<Lemmas>,
+    /// Cross-check every rule proved at every width with cvc5
+    /// ([`crate::crosscheck`]); off by default (it costs a cvc5 run per
+    /// rule).
+    pub cross_check: bool,
 }
 
 impl Default for Options {
@@ -51,6 +67,8 @@ impl Default for Options {
             cache: None,
             smt2_dir: None,
             seed: 0,
+            lemmas: crate::lemma::builtin(),
+            cross_check: false,
         }
     }
 }
@@ -77,6 +95,12 @@ pub enum Verdict {
     },
     /// The premise (bounds, guard, source defined) can never hold.
     Vacuous,
+    /// Z3 proved it, but the cross-check's second solver finds a
+    /// counterexample on its own encoding: a bug in one solver or one
+    /// encoding, and the rule is not proved.
+    Disputed {
+        reason: String,
+    },
     /// The solver gave up (timeout or incompleteness).
     Unknown {
         reason: String,
@@ -95,6 +119,7 @@ impl Verdict {
             Verdict::Proved => "proved",
             Verdict::Failed { .. } => "failed",
             Verdict::Vacuous => "vacuous",
+            Verdict::Disputed { .. } => "disputed",
             Verdict::Unknown { .. } => "unknown",
             Verdict::InternalError { .. } => "internal-error",
         }
@@ -113,7 +138,15 @@ pub struct RuleResult {
     /// Every instance came from the cache.
     pub cached: bool,
     pub instances: usize,
+    /// Wall-clock seconds of this rule at this width (its lemmas' own
+    /// proofs not included: they are proved once, before).
     pub seconds: f64,
+    /// Lemmas the rule cites that were refused (not proved, so not
+    /// assumed), and other remarks.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The second solver's opinion (the same at every width of the rule).
+    pub cross_check: CrossCheck,
 }
 
 /// The outcome of one instance in one encoding.
@@ -136,18 +169,56 @@ pub fn prove_all(
         .iter()
         .flat_map(|r| opts.widths.iter().map(move |&w| (*r, w)))
         .collect();
-    jobs.par_iter()
+    let mut results: Vec<RuleResult> = jobs
+        .par_iter()
         .map(|&(r, w)| {
             let res = prove_rule(r, w, opts);
             progress(&res);
             res
         })
-        .collect()
+        .collect();
+    if opts.cross_check {
+        cross_check_results(rules, opts, &mut results);
+    }
+    results
+}
+
+/// Cross-checks every rule that is proved at every width it was proved at
+/// (in parallel, one cvc5 run per rule and type instance), and records the
+/// answer in each of its results; a disagreement disputes the rule.
+pub fn cross_check_results(rules: &[&Rule], opts: &Options, results: &mut [RuleResult]) {
+    let checks: Vec<Option<CrossCheck>> = rules
+        .par_iter()
+        .map(|r| {
+            let mine = results.iter().filter(|x| x.rule == r.name);
+            let all_proved = mine.clone().all(|x| matches!(x.verdict, Verdict::Proved));
+            (all_proved && mine.count() > 0)
+                .then(|| crate::crosscheck::cross_check(r, opts.timeout))
+        })
+        .collect();
+    for (rule, check) in rules.iter().zip(checks) {
+        let Some(cc) = check else { continue };
+        for res in results.iter_mut().filter(|x| x.rule == rule.name) {
+            if let CrossCheck::Disagrees { detail, .. } = &cc {
+                res.verdict = Verdict::Disputed {
+                    reason: format!("Z3 proved it, but the cross-check disagrees: {detail}"),
+                };
+            }
+            res.cross_check = cc.clone();
+        }
+    }
 }
 
 /// Proves one rule at one width, over all its type instances.
 pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
+    // The lemmas it cites, each proved once per process on its own (with
+    // its own time), before this query's time starts.
+    for u in &rule.lemmas {
+        opts.lemmas
+            .result(&u.name, opts.timeout, opts.cache.as_ref());
+    }
     let start = Instant::now();
+    let mut notes = Vec::new();
     // A timeout too large to add is no bound.
     let deadline = opts
         .timeout
@@ -160,8 +231,8 @@ pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
     let mut verdict = Verdict::Proved;
     for types in &instances {
         let (outcome, mode) = match deadline {
-            Some(d) => with_deadline(d, || prove_instance(rule, types, width, opts)),
-            None => prove_instance(rule, types, width, opts),
+            Some(d) => with_deadline(d, || prove_instance(rule, types, width, opts, &mut notes)),
+            None => prove_instance(rule, types, width, opts, &mut notes),
         };
         method = method.max(mode);
         match outcome {
@@ -204,12 +275,20 @@ pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
         cached: all_cached,
         instances: instances.len(),
         seconds: start.elapsed().as_secs_f64(),
+        notes,
+        cross_check: CrossCheck::NotRun,
     }
 }
 
 /// Proves one type instance: bitvectors first at widths 8 and 16, bounded
 /// integers when they time out (and at 32 and 64).
-fn prove_instance(rule: &Rule, types: &[DType], width: u32, opts: &Options) -> (Outcome, Mode) {
+fn prove_instance(
+    rule: &Rule,
+    types: &[DType],
+    width: u32,
+    opts: &Options,
+    notes: &mut Vec<String>,
+) -> (Outcome, Mode) {
     let modes = modes(width);
     if let Some(mode) = cached_mode(rule, types, width, modes, opts) {
         return (Outcome::Proved { cached: true }, mode);
@@ -232,7 +311,7 @@ fn prove_instance(rule: &Rule, types: &[DType], width: u32, opts: &Options) -> (
             timeout: budget,
             ..opts.clone()
         };
-        let out = solve_query(rule, types, Enc::new(mode, width), &opts, false);
+        let out = solve_query(rule, types, Enc::new(mode, width), &opts, false, notes);
         let unknown = matches!(out, Outcome::Unknown(_));
         last = (out, mode);
         if !unknown {
@@ -249,7 +328,14 @@ fn prove_instance(rule: &Rule, types: &[DType], width: u32, opts: &Options) -> (
             seed: opts.seed.wrapping_add(1),
             ..opts.clone()
         };
-        let out = solve_query(rule, types, Enc::new(Mode::Int, width), &retry, false);
+        let out = solve_query(
+            rule,
+            types,
+            Enc::new(Mode::Int, width),
+            &retry,
+            false,
+            notes,
+        );
         if !matches!(out, Outcome::Unknown(_)) {
             last = (out, Mode::Int);
         }
@@ -273,7 +359,14 @@ fn cached_mode(
 ) -> Option<Mode> {
     opts.cache.as_ref()?;
     modes.iter().copied().find(|&mode| {
-        let out = solve_query(rule, types, Enc::new(mode, width), opts, true);
+        let out = solve_query(
+            rule,
+            types,
+            Enc::new(mode, width),
+            opts,
+            true,
+            &mut Vec::new(),
+        );
         matches!(out, Outcome::Proved { .. })
     })
 }
@@ -284,9 +377,11 @@ fn solve_query(
     enc: Enc,
     opts: &Options,
     cache_only: bool,
+    notes: &mut Vec<String>,
 ) -> Outcome {
     crate::poly::take_nonlinear();
-    let q = RuleQuery::new(rule, types, enc);
+    let mut q = RuleQuery::new(rule, types, enc);
+    assume_lemmas(&mut q, opts, notes);
     let conditions = conditions(&q, &enc);
     let abstraction = Abstraction::new(crate::poly::take_nonlinear());
     let key = opts
@@ -358,6 +453,27 @@ fn solve_query(
     Outcome::Proved { cached: false }
 }
 
+/// Conjoins the instances of the lemmas the rule cites to its premise
+/// (integer theory; proved lemmas only: a lemma that is not proved is
+/// refused, never assumed, and noted).
+fn assume_lemmas(q: &mut RuleQuery, opts: &Options, notes: &mut Vec<String>) {
+    if q.rule.lemmas.is_empty() {
+        return;
+    }
+    let (facts, refused) = opts.lemmas.for_query(q, opts.timeout, opts.cache.as_ref());
+    for r in refused {
+        let note = format!("lemma refused, not assumed: {r}");
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+    if !facts.is_empty() {
+        let mut all = vec![q.premise.clone()];
+        all.extend(facts);
+        q.premise = z3::ast::Bool::and(&all);
+    }
+}
+
 /// The cache's view of a query: its exact text and encoding.
 fn cache_query(q: &RuleQuery, conditions: &[(Failure, z3::ast::Bool)], enc: &Enc) -> Query {
     let mut texts = vec![q.premise.to_string()];
@@ -375,7 +491,8 @@ pub fn cache_queries(rule: &Rule, width: u32) -> Vec<Query> {
         for &mode in modes(width) {
             let enc = Enc::new(mode, width);
             crate::poly::take_nonlinear();
-            let q = RuleQuery::new(rule, &types, enc);
+            let mut q = RuleQuery::new(rule, &types, enc);
+            assume_lemmas(&mut q, &Options::default(), &mut Vec::new());
             let conditions = conditions(&q, &enc);
             crate::poly::take_nonlinear();
             out.push(cache_query(&q, &conditions, &enc));

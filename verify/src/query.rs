@@ -73,6 +73,11 @@ pub struct RuleQuery<'r> {
     facts: std::cell::RefCell<Vec<Bool>>,
     /// Guard arithmetic.
     ge: GEnc,
+    /// `gcd` terms by their arguments, so that the guard and the lemmas a
+    /// rule cites share one symbol per `gcd(a, b)` (rules that cite lemmas
+    /// only; the others keep one fresh symbol per call, as they always
+    /// had, so that their queries do not change).
+    gcds: std::cell::RefCell<Vec<(String, GNum, Bool)>>,
 }
 
 /// Guard arithmetic: exact integers, or bitvectors of `bits` bits.
@@ -171,9 +176,13 @@ impl<'r> RuleQuery<'r> {
                 )
             })
             .collect();
+        let mut factored = Vec::new();
         if enc.mode == Mode::Int {
             if let Some(g) = &rule.guard {
                 define_products(g, &mut syms, &genc, &mut constraints);
+                if !rule.lemmas.is_empty() {
+                    factored = factor_gcds(g, &mut syms, &mut constraints);
+                }
             }
         }
         let mut q = RuleQuery {
@@ -189,7 +198,15 @@ impl<'r> RuleQuery<'r> {
             fresh: std::cell::Cell::new(0),
             facts: std::cell::RefCell::new(Vec::new()),
             ge: genc,
+            gcds: std::cell::RefCell::new(Vec::new()),
         };
+        for (g, a, b) in factored {
+            let (x, y) = (q.syms[a].val_num(), q.syms[b].val_num());
+            let fact = q.gcd_facts(&g, &x, &y);
+            constraints.push(fact.clone());
+            let key = format!("{x:?}|{y:?}");
+            q.gcds.borrow_mut().push((key, g, fact));
+        }
         let mut computed = Vec::new();
         q.src = q.pat(&rule.lhs, Side::Source, &mut computed);
         q.tgt = q.pat(&rule.rhs, Side::Target, &mut computed);
@@ -212,6 +229,56 @@ impl<'r> RuleQuery<'r> {
         constraints.extend(q.facts.borrow_mut().drain(..));
         q.premise = Bool::and(&constraints);
         q
+    }
+
+    /// `gcd(x, y)` without recursion: a fresh `g >= 0` that divides both
+    /// and equals `s*x + t*y` for fresh `s`, `t` (Bezout). The query is
+    /// existential, so this fact pins `g` to the gcd. The witnesses are
+    /// bounded by `|y|` and `|x|` (minimal Bezout coefficients are) so that,
+    /// in bitvectors, no product wraps.
+    pub(crate) fn gcd_term(&self, x: &GNum, y: &GNum) -> (GNum, Bool) {
+        let key = format!("{x:?}|{y:?}");
+        let memo = !self.rule.lemmas.is_empty();
+        if memo {
+            if let Some((_, g, fact)) = self.gcds.borrow().iter().find(|e| e.0 == key) {
+                return (g.clone(), fact.clone());
+            }
+        }
+        let g = Symbolic {
+            q: self,
+            ge: self.ge,
+        }
+        .fresh("gcd");
+        let fact = self.gcd_facts(&g, x, y);
+        if memo {
+            self.gcds.borrow_mut().push((key, g.clone(), fact.clone()));
+        }
+        (g, fact)
+    }
+
+    /// The facts that pin `g` to `gcd(x, y)`.
+    fn gcd_facts(&self, g: &GNum, x: &GNum, y: &GNum) -> Bool {
+        let ge = self.ge;
+        let d = Symbolic { q: self, ge };
+        let a = ge.arith();
+        let (s, t) = (d.fresh("gcd_s"), d.fresh("gcd_t"));
+        let zero = ge.lit(0);
+        let abs = |v: &GNum| ge.max(v, &ge.neg(v));
+        let divides = |d: &GNum, n: &GNum| {
+            Bool::or(&[
+                Bool::and(&[a.eq(d, &zero), a.eq(n, &zero)]),
+                Bool::and(&[a.eq(d, &zero).not(), a.eq(&ge.bin(Op::Rem, n, d), &zero)]),
+            ])
+        };
+        let comb = ge.add(&ge.mul(&s, x), &ge.mul(&t, y));
+        Bool::and(&[
+            a.le(&zero, g),
+            divides(g, x),
+            divides(g, y),
+            a.le(&abs(&s), &ge.max(&abs(y), &ge.lit(1))),
+            a.le(&abs(&t), &ge.max(&abs(x), &ge.lit(1))),
+            a.eq(&comb, g),
+        ])
     }
 
     fn dtype(&self, p: &Pat) -> DType {
@@ -413,33 +480,8 @@ impl GuardDomain for Symbolic<'_, '_> {
         a.not()
     }
 
-    /// `gcd(x, y)` without recursion: a fresh `g >= 0` that divides both
-    /// and equals `s*x + t*y` for fresh `s`, `t` (Bezout). The query is
-    /// existential, so this fact pins `g` to the gcd. The witnesses are
-    /// bounded by `|y|` and `|x|` (minimal Bezout coefficients are) so that,
-    /// in bitvectors, no product wraps.
     fn gcd(&mut self, x: &GNum, y: &GNum) -> (GNum, Bool) {
-        let ge = self.ge;
-        let a = ge.arith();
-        let (g, s, t) = (self.fresh("gcd"), self.fresh("gcd_s"), self.fresh("gcd_t"));
-        let zero = ge.lit(0);
-        let abs = |v: &GNum| ge.max(v, &ge.neg(v));
-        let divides = |d: &GNum, n: &GNum| {
-            Bool::or(&[
-                Bool::and(&[a.eq(d, &zero), a.eq(n, &zero)]),
-                Bool::and(&[a.eq(d, &zero).not(), a.eq(&ge.bin(Op::Rem, n, d), &zero)]),
-            ])
-        };
-        let comb = ge.add(&ge.mul(&s, x), &ge.mul(&t, y));
-        let fact = Bool::and(&[
-            a.le(&zero, &g),
-            divides(&g, x),
-            divides(&g, y),
-            a.le(&abs(&s), &ge.max(&abs(y), &ge.lit(1))),
-            a.le(&abs(&t), &ge.max(&abs(x), &ge.lit(1))),
-            a.eq(&comb, &g),
-        ]);
-        (g, fact)
+        self.q.gcd_term(x, y)
     }
 
     fn is_pow2(&mut self, x: &GNum) -> Bool {
@@ -538,6 +580,75 @@ fn define_products(g: &Guard, syms: &mut [Sym], ge: &GEnc, constraints: &mut Vec
         s.hi = product.clone();
         s.bounds = Some((product.clone(), product));
     }
+}
+
+/// Integer theory only: where the guard takes `gcd(A, B)` of two rule
+/// constants, they become `A = G * A'` and `B = G * B'` for fresh `G`, `A'`,
+/// `B'`, and `G` is the query's `gcd(A, B)` (pinned by its Bezout facts,
+/// which the caller adds). Every `A`, `B` has such a factoring (`A' = A /
+/// gcd`, or anything when both are 0), so the query is equisatisfiable;
+/// the solver then sees the common factor of the products and remainders
+/// (`x * A mod B`), which lemmas about multiples of a common divisor talk
+/// about. Returns `(G, A, B)` per factoring.
+fn factor_gcds(
+    g: &Guard,
+    syms: &mut [Sym],
+    constraints: &mut Vec<Bool>,
+) -> Vec<(GNum, usize, usize)> {
+    fn calls(g: &Guard, out: &mut Vec<(usize, usize)>) {
+        match g {
+            Guard::Call(Helper::Gcd, args) => match args.as_slice() {
+                [Guard::Val(a), Guard::Val(b)] if a != b => out.push((*a, *b)),
+                _ => args.iter().for_each(|x| calls(x, out)),
+            },
+            Guard::Call(_, args) => args.iter().for_each(|x| calls(x, out)),
+            Guard::Un(_, a) => calls(a, out),
+            Guard::Bin(_, a, b) => {
+                calls(a, out);
+                calls(b, out);
+            }
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    calls(g, &mut found);
+    let mut out = Vec::new();
+    let mut done: Vec<usize> = Vec::new();
+    for (a, b) in found {
+        if done.contains(&a) || done.contains(&b) {
+            continue;
+        }
+        let ok = |s: &Sym| {
+            s.is_const_var
+                && s.dtype != DType::Bool
+                && s.bounds
+                    .as_ref()
+                    .is_some_and(|(lo, hi)| format!("{lo:?}") == format!("{hi:?}"))
+        };
+        if !ok(&syms[a]) || !ok(&syms[b]) {
+            continue;
+        }
+        let base = format!("{}.{}", syms[a].name, syms[b].name);
+        let g = Poly::constant_atom(Int::new_const(format!("{base}.gcd")));
+        for v in [a, b] {
+            let k = Poly::constant_atom(Int::new_const(format!("{}.cofactor", syms[v].name)));
+            let Some(product) = g.mul(&k) else { continue };
+            let product = Num::I(product);
+            let s = &mut syms[v];
+            let old = s.val_num();
+            constraints.push(match (&old, &product) {
+                (Num::I(o), Num::I(p)) => o.to_int().eq(p.to_int()),
+                _ => unreachable!("integer theory"),
+            });
+            s.val.val = Term::N(product.clone());
+            s.lo = product.clone();
+            s.hi = product.clone();
+            s.bounds = Some((product.clone(), product));
+        }
+        done.extend([a, b]);
+        out.push((Num::I(g), a, b));
+    }
+    out
 }
 
 fn collect_conjuncts<'g>(g: &'g Guard, out: &mut Vec<&'g Guard>) {

@@ -24,6 +24,7 @@ fn prove_every_builtin_rule_at(width: u32) {
         )),
         smt2_dir: None,
         seed: 0,
+        ..Options::default()
     };
     let rules: Vec<_> = builtin().rules().collect();
     let results: Vec<_> = rules

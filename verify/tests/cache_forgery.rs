@@ -45,6 +45,7 @@ fn prove_with_forged(name: &str, forge: impl Fn(&Cache, &Query)) -> (Verdict, Ca
         cache: Some(cache.clone()),
         smt2_dir: None,
         seed: 0,
+        ..Options::default()
     };
     let r = prove_rule(rule, WIDTH, &opts);
     (r.verdict, cache)

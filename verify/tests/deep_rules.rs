@@ -15,6 +15,7 @@ fn options() -> Options {
         cache: None,
         smt2_dir: None,
         seed: 0,
+        ..Options::default()
     }
 }
 

@@ -30,6 +30,7 @@ fn divmod_lemmas_are_proved_at_width_8() {
         cache: None,
         smt2_dir: None,
         seed: 0,
+        ..Options::default()
     };
     let mut bad = Vec::new();
     for rule in set.rules() {

@@ -15,6 +15,7 @@ fn floor_to_truncating_lowering_rules_are_proved_at_width_8() {
         cache: None,
         smt2_dir: None,
         seed: 0,
+        ..Options::default()
     };
     for rule in set.rules() {
         let r = prove_rule(rule, 8, &opts);

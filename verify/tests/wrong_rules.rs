@@ -20,6 +20,7 @@ fn opts() -> Options {
         cache: None,
         smt2_dir: None,
         seed: 0,
+        ..Options::default()
     }
 }
 

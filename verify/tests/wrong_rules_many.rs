@@ -174,6 +174,7 @@ fn every_counterexample_to_a_wrong_rule_reproduces() {
                 cache: None,
                 smt2_dir: None,
                 seed,
+                ..Options::default()
             };
             let res = prove_rule(rule, width, &opts);
             let out = match &res.verdict {

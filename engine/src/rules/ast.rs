@@ -155,6 +155,18 @@ pub enum Guard {
     Call(Helper, Vec<Guard>),
 }
 
+/// A lemma a rule cites as a proof hint (`using NAME` or
+/// `using NAME(ARGS)`): the verifier assumes the proved lemma's instances
+/// in the rule's query; the engine ignores it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LemmaUse {
+    pub name: String,
+    /// Arguments, expressions over the rule's pattern variables (`None`:
+    /// every assignment of the rule's integer pattern variables to the
+    /// lemma's parameters).
+    pub args: Option<Vec<crate::parse::Ast>>,
+}
+
 /// One declarative rule.
 #[derive(Clone, Debug)]
 pub struct Rule {
@@ -172,6 +184,8 @@ pub struct Rule {
     pub tyvars: Vec<TyVar>,
     /// The rule as written (after the name), for reports.
     pub text: String,
+    /// Lemmas cited as proof hints (`using ...`), in order.
+    pub lemmas: Vec<LemmaUse>,
 }
 
 impl Rule {

@@ -32,7 +32,7 @@ pub mod parse;
 pub mod set;
 pub mod show;
 
-pub use ast::{resolve_ty, Guard, Helper, IExpr, Pat, PatVar, Rule, Ty, TyVar};
+pub use ast::{resolve_ty, Guard, Helper, IExpr, LemmaUse, Pat, PatVar, Rule, Ty, TyVar};
 pub use matching::{eval_computed, Binding, InstantiateError};
 pub use set::{
     builtin, builtin_with, candidates, load_builtin, load_lowering, Group, RuleError, RuleSet,

@@ -2,7 +2,7 @@
 //! continuations), its left and right sides as patterns and its guard,
 //! with the dtypes of every subterm inferred (see [`super::infer`]).
 
-use super::ast::{Guard, Helper, IExpr, Pat, PatVar, Rule, Ty, TyVar};
+use super::ast::{Guard, Helper, IExpr, LemmaUse, Pat, PatVar, Rule, Ty, TyVar};
 use super::infer::Infer;
 use crate::ir::{DType, Op};
 use crate::op::Class;
@@ -101,6 +101,7 @@ pub(super) fn parse_rule(c: &mut Cursor, file: &str, group: &str) -> PResult<Rul
     } else {
         None
     };
+    let lemmas = parse_using(c)?;
     c.expect_eol()?;
 
     let mut p = RuleParser {
@@ -200,7 +201,73 @@ pub(super) fn parse_rule(c: &mut Cursor, file: &str, group: &str) -> PResult<Rul
         vars,
         tyvars,
         text: String::new(),
+        lemmas: check_using(lemmas, &p.vars)?,
     })
+}
+
+/// `using NAME, NAME(ARG, ...)`: the lemmas a rule cites as proof hints
+/// (none when the clause is absent).
+pub fn parse_using(c: &mut Cursor) -> PResult<Vec<(LemmaUse, Span)>> {
+    let mut out = Vec::new();
+    if !c.eat_ident("using") {
+        return Ok(out);
+    }
+    loop {
+        let (name, span) = c.name("a lemma name")?;
+        let args = if c.eat_punct("(") {
+            let mut args = Vec::new();
+            if !c.eat_punct(")") {
+                loop {
+                    args.push(c.expr()?);
+                    if c.eat_punct(")") {
+                        break;
+                    }
+                    c.expect_punct(",")?;
+                }
+            }
+            Some(args)
+        } else {
+            None
+        };
+        out.push((LemmaUse { name, args }, span));
+        if !c.eat_punct(",") {
+            return Ok(out);
+        }
+    }
+}
+
+/// Every name in a lemma argument is a pattern variable of the rule.
+fn check_using(
+    uses: Vec<(LemmaUse, Span)>,
+    vars: &[(String, bool, usize)],
+) -> PResult<Vec<LemmaUse>> {
+    fn names<'a>(a: &'a Ast, out: &mut Vec<(&'a str, Span)>) {
+        match &a.kind {
+            AstKind::Name(n) => out.push((n, a.span)),
+            AstKind::Unary(_, x) | AstKind::Typed(x, ..) => names(x, out),
+            AstKind::Binary(_, x, y) => {
+                names(x, out);
+                names(y, out);
+            }
+            AstKind::Call { args, .. } => args.iter().for_each(|x| names(x, out)),
+            AstKind::Int(_) | AstKind::Bool(_) | AstKind::Invalid => {}
+        }
+    }
+    let mut out = Vec::new();
+    for (u, _) in uses {
+        let mut seen = Vec::new();
+        for a in u.args.iter().flatten() {
+            names(a, &mut seen);
+        }
+        if let Some((n, sp)) = seen.iter().find(|(n, _)| !vars.iter().any(|v| v.0 == *n)) {
+            return Err(ParseError::new(
+                *sp,
+                format!("`{n}` in a lemma argument is not a pattern variable of the rule"),
+            ));
+        }
+        out.push(u);
+    }
+    Ok(out)
 }
 
 fn resolve(p: &RawPat, ty_of: &mut impl FnMut(usize) -> Ty, vars: &[PatVar], rhs: bool) -> Pat {

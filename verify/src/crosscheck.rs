@@ -1,0 +1,221 @@
+//! The second opinion: every rule Z3 proved is checked again by another
+//! solver (cvc5, Debian's `cvc5` command-line solver) on another encoding
+//! (bit-exact bitvectors at width 8, built by `encode`'s bitvector
+//! primitives, while Z3's proofs are over bounded or width-generic
+//! integers), so that a bug in one solver or in one encoding cannot make a
+//! rule pass on its own: the integer encoding's division, polynomial and
+//! lemma machinery is not involved in the bitvector query at all.
+//!
+//! The query is the rule's at width 8 in bitvectors, every type instance,
+//! the three failure conditions as one disjunction: unsat means cvc5
+//! agrees; sat is a disagreement, which fails the rule; a timeout or an
+//! error means "not cross-checked", never a pass. Nothing is cached: the
+//! cross-check is opt-in (`tileproof prove --cross-check`, the nightly
+//! workflow) and always runs cvc5. Where cvc5 is not installed the command
+//! refuses the flag rather than skip the check.
+
+use crate::counterexample::{failure_condition, Failure};
+use crate::encode::{Enc, Mode};
+use crate::query::RuleQuery;
+use engine::rules::Rule;
+use serde::Serialize;
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+use z3::ast::Bool;
+use z3::Solver;
+
+/// What the second solver said.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    Unsat,
+    Sat,
+    /// It could not answer: not installed, timeout, error.
+    Unknown(String),
+}
+
+/// The width the cross-check encodes `index` at.
+pub const WIDTH: u32 = 8;
+
+/// The cross-check of one rule.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum CrossCheck {
+    /// Not asked for (or the rule was not proved at every width).
+    #[default]
+    NotRun,
+    /// The second solver agrees: its query is unsat.
+    Agrees {
+        solver: String,
+        encoding: String,
+        seconds: f64,
+    },
+    /// The second solver finds a counterexample where Z3 found none: the
+    /// rule fails.
+    Disagrees {
+        solver: String,
+        encoding: String,
+        detail: String,
+        seconds: f64,
+    },
+    /// The second solver could not answer: the proof stands on Z3 alone.
+    NotCrossChecked { reason: String, seconds: f64 },
+}
+
+impl CrossCheck {
+    pub fn name(&self) -> &'static str {
+        match self {
+            CrossCheck::NotRun => "not-run",
+            CrossCheck::Agrees { .. } => "agrees",
+            CrossCheck::Disagrees { .. } => "disagrees",
+            CrossCheck::NotCrossChecked { .. } => "not-cross-checked",
+        }
+    }
+}
+
+/// cvc5's version line, if `cvc5` runs here.
+pub fn cvc5_version() -> Option<String> {
+    static V: OnceLock<Option<String>> = OnceLock::new();
+    V.get_or_init(|| {
+        let out = Command::new(cvc5_path())
+            .arg("--version")
+            .stdin(Stdio::null())
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .map(|l| l.trim().to_string())
+    })
+    .clone()
+}
+
+/// The cvc5 binary (`TILEPROOF_CVC5` overrides).
+pub fn cvc5_path() -> String {
+    std::env::var("TILEPROOF_CVC5").unwrap_or_else(|_| "cvc5".into())
+}
+
+/// Runs cvc5 on an SMT-LIB2 text (its own `(check-sat)` included) within
+/// `timeout`.
+pub fn run_cvc5(smt: &str, timeout: Duration) -> Answer {
+    if cvc5_version().is_none() {
+        return Answer::Unknown("cvc5 is not installed".into());
+    }
+    static N: AtomicU64 = AtomicU64::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "tileproof-{}-{}.smt2",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let text = format!("(set-logic ALL)\n{smt}");
+    let written = std::fs::File::create(&path).and_then(|mut f| f.write_all(text.as_bytes()));
+    if let Err(e) = written {
+        return Answer::Unknown(format!("cannot write {}: {e}", path.display()));
+    }
+    let ms = timeout.as_millis().max(1);
+    let child = Command::new(cvc5_path())
+        .arg(format!("--tlimit={ms}"))
+        .arg("--lang=smt2")
+        .arg(&path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let answer = match child {
+        Err(e) => Answer::Unknown(format!("cvc5 does not start: {e}")),
+        Ok(c) => match c.wait_with_output() {
+            Err(e) => Answer::Unknown(format!("cvc5: {e}")),
+            Ok(out) => {
+                let stdout = String::from_utf8_lossy(&out.stdout);
+                match stdout.lines().map(str::trim).find(|l| !l.is_empty()) {
+                    Some("unsat") => Answer::Unsat,
+                    Some("sat") => Answer::Sat,
+                    other => {
+                        let err = String::from_utf8_lossy(&out.stderr);
+                        let why = if err.contains("timeout") || err.contains("interrupted") {
+                            "timeout".to_string()
+                        } else {
+                            format!(
+                                "{} {}",
+                                other.unwrap_or(""),
+                                err.lines().next().unwrap_or("")
+                            )
+                            .trim()
+                            .to_string()
+                        };
+                        Answer::Unknown(why)
+                    }
+                }
+            }
+        },
+    };
+    let _ = std::fs::remove_file(&path);
+    answer
+}
+
+/// The cross-check query of `rule`: every type instance at width 8 in
+/// bitvectors, premise and the disjunction of the failure conditions, as
+/// SMT-LIB2 texts.
+pub fn queries(rule: &Rule) -> Vec<String> {
+    let enc = Enc::new(Mode::Bv, WIDTH);
+    rule.instances()
+        .iter()
+        .map(|types| {
+            crate::poly::take_nonlinear();
+            let q = RuleQuery::new(rule, types, enc);
+            let conds: Vec<Bool> = Failure::ALL
+                .iter()
+                .map(|&f| failure_condition(f, &q.src, &q.tgt, &enc, q.root_dtype))
+                .collect();
+            let s = Solver::new();
+            s.assert(&q.premise);
+            s.assert(&Bool::or(&conds));
+            s.to_smt2()
+        })
+        .collect()
+}
+
+/// Cross-checks one rule with cvc5 (see the module's documentation),
+/// each type instance's query within `timeout`.
+pub fn cross_check(rule: &Rule, timeout: Duration) -> CrossCheck {
+    let start = Instant::now();
+    let secs = || start.elapsed().as_secs_f64();
+    if cvc5_version().is_none() {
+        return CrossCheck::NotCrossChecked {
+            reason: format!("cvc5 (`{}`) does not run", cvc5_path()),
+            seconds: 0.0,
+        };
+    }
+    let encoding = format!("bitvector, width {WIDTH}");
+    for smt in queries(rule) {
+        match run_cvc5(&smt, timeout) {
+            Answer::Unsat => {}
+            Answer::Sat => {
+                return CrossCheck::Disagrees {
+                    solver: "cvc5".into(),
+                    encoding,
+                    detail: format!(
+                        "cvc5 finds an input where the rule fails (sat) at width {WIDTH}, where Z3 proved it"
+                    ),
+                    seconds: secs(),
+                }
+            }
+            Answer::Unknown(reason) => {
+                return CrossCheck::NotCrossChecked {
+                    reason: format!("cvc5: {reason}"),
+                    seconds: secs(),
+                }
+            }
+        }
+    }
+    CrossCheck::Agrees {
+        solver: "cvc5".into(),
+        encoding,
+        seconds: secs(),
+    }
+}
