@@ -28,3 +28,23 @@ fn a_tiny_timeout_makes_every_query_unknown_quickly() {
     // The old watchdog let such a run take seconds to minutes.
     assert!(took < Duration::from_secs(10), "{took:?}");
 }
+
+/// `prove --cross-check` where cvc5 does not run is an error naming it
+/// (exit 1), never a run that silently skips the cross-check.
+#[test]
+fn cross_check_without_cvc5_is_an_error_naming_it() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+        .args(["prove", "--no-cache", "--cross-check", "--width", "8"])
+        .args(["--rules", "verify/pending.rules"])
+        .env("TILEPROOF_CVC5", "/nonexistent/cvc5")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cvc5") && stderr.contains("/nonexistent/cvc5"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "nothing was proved");
+}

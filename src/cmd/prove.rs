@@ -171,6 +171,9 @@ pub fn run_proofs(
 /// Prints failures and a summary; returns whether everything was proved.
 pub fn report(results: &[RuleResult], widths: &[u32], elapsed: Duration) -> bool {
     for r in results {
+        for note in &r.notes {
+            println!("NOTE {} at width {}: {note}", r.rule, r.width);
+        }
         match &r.verdict {
             Verdict::Proved => {}
             Verdict::Failed { counterexample } => {
