@@ -155,3 +155,35 @@ fn lemma_files_are_checked_when_read() {
     let e = RuleSet::parse("t.rules", "# r\nrule r: x + 0 => x using l(y)\n").expect_err("y");
     assert!(e.to_string().contains("not a pattern variable"), "{e}");
 }
+
+/// Every lemma a built-in or pending rule cites is defined in
+/// verify/lemmas/nonlinear.rules, and those the built-in rules cite are
+/// proved (else those rules would be proved without them, or not at all).
+#[test]
+fn every_lemma_a_rule_cites_exists_and_the_builtin_ones_are_proved() {
+    let lemmas = verify::lemma::builtin();
+    let pending = engine::rules::candidates(&[(
+        "pending.rules".to_string(),
+        include_str!("../pending.rules").to_string(),
+    )])
+    .expect("pending.rules parses");
+    for rule in engine::rules::builtin().rules().chain(pending.rules()) {
+        for u in &rule.lemmas {
+            assert!(
+                lemmas.get(&u.name).is_some(),
+                "{} cites `{}`, which verify/lemmas/nonlinear.rules does not define",
+                rule.name,
+                u.name
+            );
+        }
+    }
+    let mut cited = 0;
+    for rule in engine::rules::builtin().rules() {
+        for u in &rule.lemmas {
+            cited += 1;
+            let r = lemmas.result(&u.name, Duration::from_secs(10), None);
+            assert!(r.proved(), "{} cites {r:?}", rule.name);
+        }
+    }
+    assert!(cited >= 1, "no built-in rule cites a lemma");
+}
