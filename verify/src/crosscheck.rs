@@ -65,6 +65,10 @@ pub enum CrossCheck {
 }
 
 impl CrossCheck {
+    pub fn not_run(&self) -> bool {
+        *self == CrossCheck::NotRun
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             CrossCheck::NotRun => "not-run",

@@ -145,7 +145,9 @@ pub struct RuleResult {
     /// assumed), and other remarks.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
-    /// The second solver's opinion (the same at every width of the rule).
+    /// The second solver's opinion (the same at every width of the rule);
+    /// left out of the JSON when not asked for.
+    #[serde(skip_serializing_if = "CrossCheck::not_run")]
     pub cross_check: CrossCheck,
 }
 
