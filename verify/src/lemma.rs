@@ -211,11 +211,11 @@ impl Lemmas {
         if let Some(r) = &*slot {
             return r.clone();
         }
-        // Z3 gets the ordinary per-query budget, cvc5 (only where Z3 gives
-        // up) twice that: lemmas are proved once and cached, but a cold run
-        // proves them beside the rules, on the same cores.
-        // Its own time, whatever query first asked for it (a nested
-        // deadline replaces the caller's until it returns).
+        // Z3 gets three per-check timeouts, cvc5 (only where Z3 gives up)
+        // two: lemmas are proved once and cached, but a cold run proves
+        // them beside the rules, on the same cores. This is the lemma's own
+        // time, whatever query first asked for it (a nested deadline
+        // replaces the caller's until it returns).
         let own = Instant::now() + timeout * crate::prove::QUERY_FACTOR;
         let r = crate::solver::with_deadline(own, || self.prove(&self.lemmas[i], timeout, cache));
         *slot = Some(r.clone());
