@@ -14,7 +14,16 @@ pub fn precedence(op: Op) -> Level {
 /// Prints one node as an expression.
 pub fn expr(g: &Graph, id: NodeId) -> String {
     let mut s = String::new();
-    write_expr(g, id, &mut s);
+    write_expr(g, id, &mut s, usize::MAX);
+    s
+}
+
+/// The first `max` bytes or so of [`expr`] (cut at a token, so at most a
+/// constant longer), in time bounded by `max`, not by the expression's
+/// size: for listing the nodes of a large graph.
+pub fn expr_prefix(g: &Graph, id: NodeId, max: usize) -> String {
+    let mut s = String::new();
+    write_expr(g, id, &mut s, max);
     s
 }
 
@@ -26,7 +35,7 @@ enum Piece {
 
 /// Writes with its own stack (pieces pushed in reverse), so the depth of
 /// an expression is not limited by the thread's stack.
-fn write_expr(g: &Graph, id: NodeId, out: &mut String) {
+fn write_expr(g: &Graph, id: NodeId, out: &mut String, max: usize) {
     let mut todo = vec![Piece::Node(id)];
     // Pushes `id`, parenthesized if asked.
     let wrap = |todo: &mut Vec<Piece>, id: NodeId, parens: bool| {
@@ -39,6 +48,9 @@ fn write_expr(g: &Graph, id: NodeId, out: &mut String) {
         }
     };
     while let Some(piece) = todo.pop() {
+        if out.len() > max {
+            return;
+        }
         let id = match piece {
             Piece::Text(t) => {
                 out.push_str(t);
