@@ -18,13 +18,18 @@ pub fn expr(g: &Graph, id: NodeId) -> String {
     s
 }
 
-/// The first `max` bytes or so of [`expr`] (cut at a token, so at most a
-/// constant longer), in time bounded by `max`, not by the expression's
-/// size: for listing the nodes of a large graph.
-pub fn expr_prefix(g: &Graph, id: NodeId, max: usize) -> String {
+/// [`expr`] cut to `max` characters (the last three `...` when it is
+/// cut), in time bounded by `max`, not by the expression's size: for
+/// listing the nodes of a large graph, one line each.
+pub fn expr_short(g: &Graph, id: NodeId, max: usize) -> String {
     let mut s = String::new();
-    write_expr(g, id, &mut s, max);
-    s
+    write_expr(g, id, &mut s, 2 * max);
+    if s.chars().count() <= max {
+        s
+    } else {
+        let cut: String = s.chars().take(max.saturating_sub(3)).collect();
+        format!("{cut}...")
+    }
 }
 
 /// What is left to write: a node, or text between nodes.

@@ -701,10 +701,10 @@ fn show_roots(g: &Graph, roots: &[NodeId]) -> String {
     format!("`{}`", parts.join("`, `"))
 }
 
-/// Node `id` printed and cut by [`short`], in time bounded by that length
-/// (a node of a long chain prints as the whole chain).
+/// Node `id` printed and cut like [`short`], in time bounded by that
+/// length (a node of a long chain prints as the whole chain).
 pub fn short_expr(g: &Graph, id: NodeId) -> String {
-    short(&print::expr_prefix(g, id, 2 * SHORT))
+    print::expr_short(g, id, SHORT)
 }
 
 /// The longest text [`short`] leaves as it is.
