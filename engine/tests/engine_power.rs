@@ -35,6 +35,10 @@ fn a_sum_of_two_wheres_on_one_condition_is_one_where() {
         simp(V, "max(where(x < 2, y, 0), where(x < 2, z, 1))"),
         "where(x < 2, max(y, z), 1)"
     );
+    assert_eq!(
+        simp(V, "x + where(y < 2, y, 0) + where(y < 2, z, 1)"),
+        "x + where(y < 2, y + z, 1)"
+    );
     // Different conditions stay apart.
     assert_eq!(
         simp(V, "where(x < 0, y, 0) + where(x < 1, 1, z)"),
@@ -47,6 +51,7 @@ fn a_where_of_constants_compared_with_a_constant_is_its_condition() {
     // tinygrad's test_cast_bool_to_int_ne_const.
     assert_eq!(simp(V, "where(x < 2, 1, 0) != 0"), "x < 2");
     assert_eq!(simp(V, "where(x < 2, 1, 0) != 1"), "1 < x");
+    assert_eq!(simp(V, "where(x < 2, i32(1), i32(0)) != i32(0)"), "x < 2");
     assert_eq!(simp(V, "where(x < 2, 3, 5) + 1"), "where(x < 2, 4, 6)");
 }
 
