@@ -68,4 +68,7 @@ fn tvm_floor_mod_identities() {
     // TestFloorModTwo and TestFloordivIndex.
     assert_eq!(simp(V, "x mod 2 + (x + 1) mod 2"), "1");
     assert_eq!(simp(V, "(x - x mod 21) // 21"), "x // 21");
+    assert_eq!(simp(V, "(x + 1) // 2 - x // 2"), "x mod 2");
+    assert_eq!(simp(V, "(x + 1) // 2 - x mod 2"), "x // 2");
+    assert_eq!(simp(V, "(x + 5) // 2 - (x - 2) // 2"), "x mod 2 + 3");
 }
