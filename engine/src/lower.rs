@@ -254,13 +254,24 @@ pub fn show(g: &Graph, terminals: &[Terminal]) -> String {
         .iter()
         .flat_map(|t| std::iter::once(t.value).chain(t.gate))
         .collect();
+    // One short line per node and at most NODE_ROWS of them: a long chain
+    // printed node by node in full would be quadratic in its length.
+    const NODE_ROWS: usize = 1000;
     out.push_str("# lowered nodes (dtype, node):\n");
-    for id in g.reachable(&roots) {
-        let n = g.node(id);
-        if matches!(n.op, Op::Const(_) | Op::Var(_)) {
-            continue;
-        }
-        out.push_str(&format!("#   {:<5} {}\n", n.dtype.name(), expr(g, id)));
+    let listed: Vec<NodeId> = g
+        .reachable(&roots)
+        .into_iter()
+        .filter(|&id| !matches!(g.node(id).op, Op::Const(_) | Op::Var(_)))
+        .collect();
+    for &id in listed.iter().take(NODE_ROWS) {
+        let line = crate::print::expr_short(g, id, 120);
+        out.push_str(&format!("#   {:<5} {line}\n", g.node(id).dtype.name()));
+    }
+    if listed.len() > NODE_ROWS {
+        out.push_str(&format!(
+            "#   ... and {} not shown\n",
+            crate::print::count(listed.len() - NODE_ROWS, "more node")
+        ));
     }
     for t in terminals {
         out.push_str(&format!(

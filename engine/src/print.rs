@@ -14,8 +14,22 @@ pub fn precedence(op: Op) -> Level {
 /// Prints one node as an expression.
 pub fn expr(g: &Graph, id: NodeId) -> String {
     let mut s = String::new();
-    write_expr(g, id, &mut s);
+    write_expr(g, id, &mut s, usize::MAX);
     s
+}
+
+/// [`expr`] cut to `max` characters (the last three `...` when it is
+/// cut), in time bounded by `max`, not by the expression's size: for
+/// listing the nodes of a large graph, one line each.
+pub fn expr_short(g: &Graph, id: NodeId, max: usize) -> String {
+    let mut s = String::new();
+    write_expr(g, id, &mut s, 2 * max);
+    if s.chars().count() <= max {
+        s
+    } else {
+        let cut: String = s.chars().take(max.saturating_sub(3)).collect();
+        format!("{cut}...")
+    }
 }
 
 /// What is left to write: a node, or text between nodes.
@@ -26,7 +40,7 @@ enum Piece {
 
 /// Writes with its own stack (pieces pushed in reverse), so the depth of
 /// an expression is not limited by the thread's stack.
-fn write_expr(g: &Graph, id: NodeId, out: &mut String) {
+fn write_expr(g: &Graph, id: NodeId, out: &mut String, max: usize) {
     let mut todo = vec![Piece::Node(id)];
     // Pushes `id`, parenthesized if asked.
     let wrap = |todo: &mut Vec<Piece>, id: NodeId, parens: bool| {
@@ -39,6 +53,9 @@ fn write_expr(g: &Graph, id: NodeId, out: &mut String) {
         }
     };
     while let Some(piece) = todo.pop() {
+        if out.len() > max {
+            return;
+        }
         let id = match piece {
             Piece::Text(t) => {
                 out.push_str(t);

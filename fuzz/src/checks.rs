@@ -609,7 +609,7 @@ fn range_check(
                     kind: Kind::Range,
                     message: format!(
                         "{label} node `{}` is {v} at {}, outside its range [{}, {}]",
-                        short(&print::expr(g, id)),
+                        short_expr(g, id),
                         show_point(&point),
                         n.vmin,
                         n.vmax
@@ -692,26 +692,30 @@ pub(crate) fn show_eval(g: &Graph, r: &Result<Vec<Val>, interp::Undefined>) -> S
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        Err(u) => format!(
-            "undefined ({} at `{}`)",
-            u.reason,
-            short(&print::expr(g, u.node))
-        ),
+        Err(u) => format!("undefined ({} at `{}`)", u.reason, short_expr(g, u.node)),
     }
 }
 
 fn show_roots(g: &Graph, roots: &[NodeId]) -> String {
-    let parts: Vec<String> = roots.iter().map(|&r| short(&print::expr(g, r))).collect();
+    let parts: Vec<String> = roots.iter().map(|&r| short_expr(g, r)).collect();
     format!("`{}`", parts.join("`, `"))
 }
 
+/// Node `id` printed and cut like [`short`], in time bounded by that
+/// length (a node of a long chain prints as the whole chain).
+pub fn short_expr(g: &Graph, id: NodeId) -> String {
+    print::expr_short(g, id, SHORT)
+}
+
+/// The longest text [`short`] leaves as it is.
+pub const SHORT: usize = 120;
+
 /// An expression cut to a length that keeps a message on one line.
 pub fn short(s: &str) -> String {
-    const MAX: usize = 120;
-    if s.chars().count() <= MAX {
+    if s.chars().count() <= SHORT {
         s.to_string()
     } else {
-        let cut: String = s.chars().take(MAX - 3).collect();
+        let cut: String = s.chars().take(SHORT - 3).collect();
         format!("{cut}...")
     }
 }

@@ -635,6 +635,8 @@ pub fn replay_case(
 /// The value of every node of both sides at a point, one per line, source
 /// first: what a failing point looks like from the inside.
 pub fn node_values(p: &Program, env: &[i128], w: Width) -> String {
+    /// Nodes listed per side: the ones nearest the roots.
+    const NODE_ROWS: usize = 1000;
     let mut out = String::new();
     for (label, roots) in [("source", &p.outputs), ("target", &p.expects)] {
         if roots.is_empty() {
@@ -643,14 +645,20 @@ pub fn node_values(p: &Program, env: &[i128], w: Width) -> String {
         out.push_str(&format!("  {label}:\n"));
         match interp::eval_all(&p.graph, roots, env, w) {
             Ok(vals) => {
-                let rows: Vec<(String, String)> = p
+                let shown: Vec<NodeId> = p
                     .graph
                     .reachable(roots)
                     .into_iter()
                     .filter(|&id| !matches!(p.graph.node(id).op, Op::Const(_) | Op::Invalid))
-                    .map(|id| {
+                    .collect();
+                // Each text is cut short before it is printed whole, so a
+                // long chain costs its length, not its length squared.
+                let rows: Vec<(String, String)> = shown
+                    .iter()
+                    .take(NODE_ROWS)
+                    .map(|&id| {
                         (
-                            checks::short(&print::expr(&p.graph, id)),
+                            checks::short_expr(&p.graph, id),
                             vals[id.index()].to_string(),
                         )
                     })
@@ -659,11 +667,17 @@ pub fn node_values(p: &Program, env: &[i128], w: Width) -> String {
                 for (text, val) in rows {
                     out.push_str(&format!("    {text:<width$} = {val}\n"));
                 }
+                if shown.len() > NODE_ROWS {
+                    out.push_str(&format!(
+                        "    ... and {} not shown\n",
+                        print::count(shown.len() - NODE_ROWS, "more node")
+                    ));
+                }
             }
             Err(u) => out.push_str(&format!(
                 "    undefined: {} at {}\n",
                 u.reason,
-                print::expr(&p.graph, u.node)
+                checks::short_expr(&p.graph, u.node)
             )),
         }
     }

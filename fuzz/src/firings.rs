@@ -11,7 +11,7 @@
 use crate::campaign::mix;
 use crate::checks::{self, Validation, Validator};
 use crate::generate::{Case, Generator};
-use crate::oracle::{self, OracleConfig};
+use crate::oracle;
 use engine::dtype::Width;
 use engine::ir::{Graph, NodeId};
 use engine::rewrite::Simplifier;
@@ -89,23 +89,16 @@ fn settle(g: &Graph, src: &[NodeId], tgt: &[NodeId], width: Width, v: Validation
         return v;
     }
     let why = v.detail.clone().unwrap_or_else(|| "no reason given".into());
-    let cfg = OracleConfig {
-        max_exhaustive: ENUMERATION_POINTS,
-        // The firings are already validated in parallel.
-        parallel: false,
-        ..OracleConfig::at_width(width)
-    };
     let unsettled = |how: String| Validation {
         detail: Some(format!("{why}; {how}")),
         ..v.clone()
     };
-    match oracle::check_jit(g, src, tgt, &cfg) {
-        Err(e) => unsettled(format!("the JIT could not compile it: {e}")),
-        Ok(rep) if rep.sampled => unsettled(format!(
-            "too many points to enumerate ({:.1e})",
-            rep.domain_size as f64
+    match oracle::enumerate(g, src, tgt, width, ENUMERATION_POINTS) {
+        None => unsettled(format!(
+            "too many points to enumerate (over {ENUMERATION_POINTS})"
         )),
-        Ok(rep) => match &rep.failure {
+        Some(Err(e)) => unsettled(format!("the JIT could not compile it: {e}")),
+        Some(Ok(rep)) => match &rep.failure {
             None => Validation {
                 verdict: ENUMERATED.into(),
                 detail: Some(format!("SMT unknown ({why}); JIT: {}", rep.coverage())),

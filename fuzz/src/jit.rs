@@ -91,33 +91,43 @@ pub(crate) fn check_width(w: Width) -> Result<(), JitError> {
 
 // ---- module ownership --------------------------------------------------------
 
-/// The host ISA, built once: building it probes CPU features, which is too
-/// slow to repeat for every one of the many small functions a campaign
-/// compiles.
-fn host_isa() -> Result<OwnedTargetIsa, JitError> {
-    static ISA: OnceLock<Result<OwnedTargetIsa, String>> = OnceLock::new();
-    ISA.get_or_init(|| {
-        let mut flags = settings::builder();
-        let verifier = if cfg!(debug_assertions) {
-            "true"
-        } else {
-            "false"
-        };
-        for (k, v) in [
-            ("opt_level", "speed"),
-            // cranelift-jit requires these two (see JITBuilder::with_flags).
-            ("use_colocated_libcalls", "false"),
-            ("is_pic", "false"),
-            ("enable_verifier", verifier),
-        ] {
-            flags.set(k, v).map_err(|e| e.to_string())?;
-        }
-        let isa = cranelift_native::builder().map_err(|e| e.to_string())?;
-        isa.finish(settings::Flags::new(flags))
-            .map_err(|e| e.to_string())
-    })
-    .clone()
-    .map_err(JitError::Codegen)
+/// Functions with more instructions than this are compiled with the
+/// single-pass register allocator: the backtracking one (better code) takes
+/// time quadratic in a long straight-line function's live values (a
+/// 10,000-term sum took 3.5 s to compile, a 100,000-term one ran out of
+/// memory), the single-pass one is linear.
+pub const LARGE_FUNCTION: usize = 20_000;
+
+/// The host ISA, built once per register allocator: building it probes CPU
+/// features, which is too slow to repeat for every one of the many small
+/// functions a campaign compiles.
+fn host_isa(large: bool) -> Result<OwnedTargetIsa, JitError> {
+    static ISA: [OnceLock<Result<OwnedTargetIsa, String>>; 2] = [OnceLock::new(), OnceLock::new()];
+    ISA[large as usize]
+        .get_or_init(|| {
+            let mut flags = settings::builder();
+            let verifier = if cfg!(debug_assertions) {
+                "true"
+            } else {
+                "false"
+            };
+            let regalloc = if large { "single_pass" } else { "backtracking" };
+            for (k, v) in [
+                ("opt_level", "speed"),
+                ("regalloc_algorithm", regalloc),
+                // cranelift-jit requires these two (see JITBuilder::with_flags).
+                ("use_colocated_libcalls", "false"),
+                ("is_pic", "false"),
+                ("enable_verifier", verifier),
+            ] {
+                flags.set(k, v).map_err(|e| e.to_string())?;
+            }
+            let isa = cranelift_native::builder().map_err(|e| e.to_string())?;
+            isa.finish(settings::Flags::new(flags))
+                .map_err(|e| e.to_string())
+        })
+        .clone()
+        .map_err(JitError::Codegen)
 }
 
 fn codegen_err(e: impl fmt::Display) -> JitError {
@@ -158,7 +168,28 @@ pub(crate) fn compile_function(
     params: &[Type],
     body: impl FnOnce(&mut FunctionBuilder<'_>, &[Value]) -> Result<(), JitError>,
 ) -> Result<(JitCode, *const u8), JitError> {
-    let isa = host_isa()?;
+    // The body is built first: its size picks the register allocator, and
+    // the module is made for that ISA (both share the host's call
+    // convention and pointer type).
+    let small = host_isa(false)?;
+    let mut func = cranelift_codegen::ir::Function::new();
+    func.signature.call_conv = small.default_call_conv();
+    for &p in params {
+        func.signature.params.push(AbiParam::new(p));
+    }
+    func.signature.returns.push(AbiParam::new(types::I64));
+    let mut fctx = FunctionBuilderContext::new();
+    {
+        let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let args = b.block_params(entry).to_vec();
+        body(&mut b, &args)?;
+        b.seal_all_blocks();
+        b.finalize(small.frontend_config());
+    }
+    let isa = host_isa(func.dfg.num_insts() > LARGE_FUNCTION)?;
     let mut code = JitCode {
         module: Some(JITModule::new(JITBuilder::with_isa(
             isa,
@@ -166,22 +197,7 @@ pub(crate) fn compile_function(
         ))),
     };
     let module = code.module.as_mut().expect("just built");
-    let mut ctx = module.make_context();
-    for &p in params {
-        ctx.func.signature.params.push(AbiParam::new(p));
-    }
-    ctx.func.signature.returns.push(AbiParam::new(types::I64));
-    let mut fctx = FunctionBuilderContext::new();
-    {
-        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        let entry = b.create_block();
-        b.append_block_params_for_function_params(entry);
-        b.switch_to_block(entry);
-        let args = b.block_params(entry).to_vec();
-        body(&mut b, &args)?;
-        b.seal_all_blocks();
-        b.finalize(module.isa().frontend_config());
-    }
+    let mut ctx = cranelift_codegen::Context::for_function(func);
     let id = module
         .declare_function("tileproof_jit", Linkage::Local, &ctx.func.signature)
         .map_err(codegen_err)?;
@@ -193,7 +209,7 @@ pub(crate) fn compile_function(
 }
 
 pub(crate) fn ptr_type() -> Result<Type, JitError> {
-    Ok(host_isa()?.pointer_type())
+    Ok(host_isa(false)?.pointer_type())
 }
 
 pub(crate) fn mem() -> MemFlagsData {

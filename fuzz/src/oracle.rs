@@ -746,6 +746,28 @@ pub fn check_jit_graphs(
     check_jit(&g, src, &t, cfg)
 }
 
+/// [`check_jit`] over every point of the domain at `width`, when it has at
+/// most `max_points` points; `None` (nothing compiled) when it has more. An
+/// exhaustive walk that finds no failure is a proof at that width: the
+/// fallback of the SMT checks when the solver cannot decide.
+pub fn enumerate(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    width: Width,
+    max_points: u64,
+) -> Option<Result<Report, JitError>> {
+    let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
+    if Domain::new(g, &all).size() > max_points as u128 {
+        return None;
+    }
+    let cfg = OracleConfig {
+        max_exhaustive: max_points,
+        ..OracleConfig::at_width(width)
+    };
+    Some(check_jit(g, src, tgt, &cfg))
+}
+
 /// The interpreter's evaluation of both forms at one point.
 pub fn replay(g: &Graph, src: &[NodeId], tgt: &[NodeId], env: &[i64], w: Model) -> Replay {
     let env: Vec<i128> = env.iter().map(|&v| v as i128).collect();

@@ -105,7 +105,10 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
         }
     };
     prog.expects = target.clone();
-    let r = check(&prog.graph, &prog.outputs, &target, width, timeout);
+    let r = match check(&prog.graph, &prog.outputs, &target, width, timeout) {
+        CheckResult::Unknown { reason } => enumerated(&prog, &target, width, reason),
+        r => r,
+    };
     if a.json {
         let answer: Vec<String> = target
             .iter()
@@ -127,6 +130,44 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
         CheckResult::Equivalent { .. } | CheckResult::Vacuous => ExitCode::SUCCESS,
         _ => ExitCode::from(2),
     })
+}
+
+/// Domains of at most this many points are walked whole by the JIT when Z3
+/// cannot decide (about a second; `check`'s own interpreter fallback covers
+/// only much smaller domains).
+const ENUMERATION_POINTS: u64 = 1 << 24;
+
+/// What an exhaustive JIT walk of the domain says, after Z3 said `reason`:
+/// equivalent or a counterexample (a complete check at this width), else
+/// still unknown with both reasons.
+fn enumerated(prog: &Program, target: &[NodeId], width: Width, reason: String) -> CheckResult {
+    let (g, src) = (&prog.graph, &prog.outputs);
+    let why = match fuzz::oracle::enumerate(g, src, target, width, ENUMERATION_POINTS) {
+        None => format!("too many points to enumerate (over {ENUMERATION_POINTS})"),
+        Some(Err(e)) => format!("the JIT could not compile it: {e}"),
+        Some(Ok(rep)) => {
+            return match rep.failure {
+                None => CheckResult::Equivalent {
+                    method: "exhaustive, JIT",
+                },
+                Some(f) => {
+                    let env: Vec<i128> = f.env.iter().map(|&v| v as i128).collect();
+                    verify::check::counterexample_at(
+                        g,
+                        src,
+                        target,
+                        &env,
+                        f.failure,
+                        "exhaustive, JIT",
+                        width.into(),
+                    )
+                }
+            }
+        }
+    };
+    CheckResult::Unknown {
+        reason: format!("{reason}; {why}"),
+    }
 }
 
 fn report(r: &CheckResult, prog: &Program, width: Width) {

@@ -665,20 +665,29 @@ pub fn bv_lit(v: i128, bits: u32) -> BV {
 }
 
 /// Exact polynomial arithmetic; if a coefficient overflows `i128` (far
-/// beyond any width), the Z3 operation on the terms as an opaque atom.
+/// beyond any width), the Z3 operation on the terms as an opaque atom. A
+/// result grown large (a long chain) becomes one atom, so that every later
+/// node refers to its term instead of copying it.
 fn padd(x: &Poly, y: &Poly) -> Poly {
-    x.add(y)
-        .unwrap_or_else(|| Poly::atom(Int::add(&[x.to_int(), y.to_int()])))
+    bounded(x.add(y)).unwrap_or_else(|| Poly::atom(Int::add(&[x.to_int(), y.to_int()])))
 }
 
 fn psub(x: &Poly, y: &Poly) -> Poly {
-    x.sub(y)
-        .unwrap_or_else(|| Poly::atom(Int::sub(&[x.to_int(), y.to_int()])))
+    bounded(x.sub(y)).unwrap_or_else(|| Poly::atom(Int::sub(&[x.to_int(), y.to_int()])))
 }
 
 fn pmul(x: &Poly, y: &Poly) -> Poly {
-    x.mul(y)
-        .unwrap_or_else(|| Poly::atom(Int::mul(&[x.to_int(), y.to_int()])))
+    bounded(x.mul(y)).unwrap_or_else(|| Poly::atom(Int::mul(&[x.to_int(), y.to_int()])))
+}
+
+fn bounded(p: Option<Poly>) -> Option<Poly> {
+    p.map(|p| {
+        if p.is_large() {
+            Poly::atom(p.to_int())
+        } else {
+            p
+        }
+    })
 }
 
 /// `x - y` when it is a constant.

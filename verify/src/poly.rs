@@ -116,6 +116,10 @@ impl PartialOrd for Atom {
 /// A product of atoms (sorted, with repetition).
 pub type Mono = Vec<Atom>;
 
+/// See [`Poly::is_large`]; far beyond any rule's size.
+pub const MAX_TERMS: usize = 64;
+pub const MAX_DEGREE: usize = 16;
+
 /// A sum of monomials with exact non-zero coefficients, sorted by monomial.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Poly {
@@ -236,6 +240,14 @@ impl Poly {
             t.push((m.clone(), c.checked_mul(k)?));
         }
         Poly::from_terms(t)
+    }
+
+    /// Whether the polynomial has grown past what normalizing buys: more
+    /// than [`MAX_TERMS`] terms or a monomial of more than [`MAX_DEGREE`]
+    /// atoms. Carrying such a polynomial on through a long chain of sums
+    /// or products would cost time and memory quadratic in its length.
+    pub fn is_large(&self) -> bool {
+        self.terms.len() > MAX_TERMS || self.terms.iter().any(|(m, _)| m.len() > MAX_DEGREE)
     }
 
     pub fn add(&self, o: &Poly) -> Option<Poly> {

@@ -52,3 +52,16 @@ fn a_prove_query_with_a_5000_factor_computed_right_side_is_proved() {
     let r = prove_rule(rule, 8, &options());
     assert!(matches!(r.verdict, Verdict::Proved), "{:?}", r.verdict);
 }
+
+#[test]
+fn a_rule_over_the_smt_limit_is_unknown_at_once_and_says_why() {
+    let n = 15_000;
+    let chain = vec!["x"; n].join(" + ");
+    let rules = one_rule(&format!("group deep\nrule deep_sum: {chain} => x * {n}\n"));
+    let rule = rules.rule("deep_sum").expect("the rule is there");
+    let r = prove_rule(rule, 64, &options());
+    match &r.verdict {
+        Verdict::Unknown { reason } => assert!(reason.contains("over the SMT limit"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+}

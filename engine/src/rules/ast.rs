@@ -49,6 +49,24 @@ pub enum Pat {
     Helper(Helper, Vec<Pat>),
 }
 
+impl Pat {
+    /// Number of pattern nodes (without recursion: a generated rule may be
+    /// a chain of any length).
+    pub fn size(&self) -> usize {
+        let mut n = 0;
+        let mut todo = vec![self];
+        while let Some(p) = todo.pop() {
+            n += 1;
+            match p {
+                Pat::Op(_, _, args) | Pat::Helper(_, args) => todo.extend(args),
+                Pat::Computed(inner) => todo.push(inner),
+                Pat::Var(_) | Pat::Lit(..) | Pat::Invalid | Pat::Bound(..) => {}
+            }
+        }
+        n
+    }
+}
+
 /// Guard helpers beyond the operators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Helper {
