@@ -67,7 +67,7 @@ impl Fact {
 
 /// `e REL 0` as (key, interval of the key where it holds, or the point it
 /// excludes). `None` for a relation with no terms.
-enum Read {
+pub(crate) enum Read {
     /// `lo <= key <= hi`.
     In(Vec<(Mono, i128)>, i128, i128),
     /// `key != v`.
@@ -78,7 +78,7 @@ enum Read {
 
 /// Reads `e REL 0`: `e = G*s*key + k` with `key` the terms divided by their
 /// gcd `G > 0` and signed `s` so that the first coefficient is positive.
-fn read_rel(rel: Rel, p: &Poly) -> Option<Read> {
+pub(crate) fn read_rel(rel: Rel, p: &Poly) -> Option<Read> {
     if p.terms.is_empty() {
         return None;
     }

@@ -18,6 +18,7 @@ pub mod deep;
 pub mod divmod;
 pub mod dtype;
 pub mod facts;
+pub mod gated;
 pub mod interp;
 pub mod ir;
 pub mod linear;

@@ -139,12 +139,13 @@ const CAP_WINDOW: usize = 1_000;
 
 /// The algorithmic rule families, in the order they are tried after the
 /// declarative groups: each family's sub-rule names, in its own order.
-pub const ALGORITHMIC: [&[&str]; 5] = [
+pub const ALGORITHMIC: [&[&str]; 6] = [
     &crate::divmod::RULES,
     &crate::linear::RULES,
     &crate::compare::RULES,
     &crate::facts::RULES,
     &crate::minmax::RULES,
+    &crate::gated::RULES,
 ];
 
 /// Every algorithmic rule name, in the order [`Simplifier::rule_names`]
@@ -307,6 +308,12 @@ impl<'r> Simplifier<'r> {
                 if out != n {
                     return Some((base + i, out));
                 }
+            }
+        }
+        base += crate::minmax::RULES.len();
+        if op == Op::Where {
+            if let Some((i, out)) = crate::gated::rewrite(g, n, self.width) {
+                return Some((base + i, out));
             }
         }
         None

@@ -142,7 +142,24 @@ fn codegen_err(e: impl fmt::Display) -> JitError {
 /// is sound.
 pub(crate) struct JitCode {
     module: Option<JITModule>,
+    /// A bound on the stack the function needs (bytes).
+    stack: usize,
 }
+
+impl JitCode {
+    /// Runs `call` (a call of this code) on a stack with room for the
+    /// function's frame: a large function compiled with the single-pass
+    /// allocator spills each value to its own slot (16 MB of frame for a
+    /// 10^6-division chain, past a thread's stack), so a larger stack is
+    /// switched to when the current one has less room left than the bound.
+    pub fn call<R>(&self, call: impl FnOnce() -> R) -> R {
+        stacker::maybe_grow(self.stack, self.stack + STACK_MARGIN, call)
+    }
+}
+
+/// Room beyond a function's frame bound: the frame's fixed part and what
+/// the caller's own code uses.
+const STACK_MARGIN: usize = 1 << 20;
 
 // SAFETY: see the type's documentation: after finalization the module is not
 // accessed except by `drop`, and the compiled functions are pure (they only
@@ -190,11 +207,16 @@ pub(crate) fn compile_function(
         b.finalize(small.frontend_config());
     }
     let isa = host_isa(func.dfg.num_insts() > LARGE_FUNCTION)?;
+    // Every spill slot holds one 8-byte value of the function or one
+    // temporary of an instruction's lowering: two slots per value and per
+    // instruction bound the frame.
+    let stack = 16 * (func.dfg.num_values() + func.dfg.num_insts());
     let mut code = JitCode {
         module: Some(JITModule::new(JITBuilder::with_isa(
             isa,
             default_libcall_names(),
         ))),
+        stack,
     };
     let module = code.module.as_mut().expect("just built");
     let mut ctx = cranelift_codegen::Context::for_function(func);
@@ -555,17 +577,26 @@ impl<'g> Lower<'g> {
     /// (true in the oracle's loops), so an `index` variable whose bounds fit
     /// W needs no run-time range check; otherwise every `index` variable is
     /// checked, as the interpreter does.
+    ///
+    /// Each node's undefinedness conditions go to `ub` as soon as the node
+    /// is lowered, for the caller to fold into an accumulator: kept until
+    /// the end of the function they would all be live at once, each in its
+    /// own spill slot.
     pub fn lower(
         &mut self,
         b: &mut FunctionBuilder<'_>,
         order: &[NodeId],
         env: &mut dyn FnMut(&mut FunctionBuilder<'_>, u32) -> Value,
         vars_in_bounds: bool,
+        ub: &mut dyn FnMut(&mut FunctionBuilder<'_>, UbCond),
     ) {
         for &id in order {
             if self.vals[id.index()].is_none() {
                 let l = self.node(b, id, env, vars_in_bounds);
                 self.vals[id.index()] = Some(l);
+                for u in self.ub.drain(..) {
+                    ub(b, u);
+                }
             }
         }
     }
@@ -747,9 +778,22 @@ impl CompiledEval {
             let mut env = |b: &mut FunctionBuilder<'_>, v: u32| {
                 b.ins().load(types::I64, mem(), env_p, 8 * v as i32)
             };
+            // The first undefined node in id order (nodes are lowered in
+            // that order): a condition only sets the code while it is 0.
+            let zero = b.ins().iconst(types::I64, 0);
+            let mut code = zero;
+            let mut first_ub = |b: &mut FunctionBuilder<'_>, u: UbCond| {
+                let k = b.ins().iconst(types::I64, ub_code(u.node, u.reason));
+                let this = match u.cond {
+                    Cond::Const(false) => return,
+                    Cond::Const(true) => k,
+                    Cond::Dyn(c) => b.ins().select(c, k, zero),
+                };
+                code = b.ins().select(code, code, this);
+            };
             // The environment is arbitrary here: check index variables
             // against W at run time, as the interpreter does.
-            lower.lower(b, &order, &mut env, false);
+            lower.lower(b, &order, &mut env, false, &mut first_ub);
             for (i, &r) in roots.iter().enumerate() {
                 let l = lower.get(r).clone();
                 let v = match l.sem.val {
@@ -762,17 +806,6 @@ impl CompiledEval {
                 b.ins().store(mem(), v, vals_p, 8 * i as i32);
                 let s = state_code(b, &l.sem);
                 b.ins().store(mem(), s, st_p, i as i32);
-            }
-            // The first undefined node in id order: fold from the last
-            // condition to the first so the earliest one wins.
-            let mut code = b.ins().iconst(types::I64, 0);
-            for u in lower.ub.iter().rev() {
-                let k = b.ins().iconst(types::I64, ub_code(u.node, u.reason));
-                code = match u.cond {
-                    Cond::Const(true) => k,
-                    Cond::Const(false) => code,
-                    Cond::Dyn(c) => b.ins().select(c, k, code),
-                };
             }
             b.ins().return_(&[code]);
             Ok(())
@@ -809,8 +842,9 @@ impl CompiledEval {
         // SAFETY: the code reads `nvars` i64s from env and writes `n` values
         // and `n` states; the buffers are at least that long. `self.code`
         // keeps the code alive for the duration of the call.
-        let code = unsafe { (self.func)(env.as_ptr(), vals.as_mut_ptr(), sts.as_mut_ptr()) };
-        let _ = &self.code;
+        let code = self
+            .code
+            .call(|| unsafe { (self.func)(env.as_ptr(), vals.as_mut_ptr(), sts.as_mut_ptr()) });
         if code != 0 {
             return Err(ub_decode(code));
         }

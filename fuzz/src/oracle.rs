@@ -30,7 +30,7 @@
 
 use crate::jit::{
     and, check_width, compile_function, fold_any, mem, not, or, ptr_type, Cond, JitCode, JitError,
-    Lower,
+    Lower, UbCond,
 };
 use crate::rng::hash64;
 use cranelift_codegen::ir::{condcodes::IntCC, types, InstBuilder, Value};
@@ -500,8 +500,9 @@ impl CompiledOracle {
                 // SAFETY: the function reads `n` values (exhaustive) or
                 // `n * count` values (sampled) from `buf` and writes two to
                 // `out`; `self.code` keeps the code alive.
-                let done = unsafe { (self.func)(buf.as_ptr(), count, out.as_mut_ptr()) };
-                let _ = &self.code;
+                let done = self
+                    .code
+                    .call(|| unsafe { (self.func)(buf.as_ptr(), count, out.as_mut_ptr()) });
                 (done < count).then(|| RawFail {
                     index: start + done,
                     failure: failure_of(out[0]),
@@ -591,23 +592,16 @@ fn build_oracle(
         };
         let mut lower = Lower::new(g, m);
         let mut env = |_: &mut FunctionBuilder<'_>, v: u32| point[slot[v as usize]];
-        lower.lower(b, &union, &mut env, true);
-        let src_ub = fold_any(
-            b,
-            lower
-                .ub
-                .iter()
-                .filter(|u| in_src[u.node.index()])
-                .map(|u| u.cond),
-        );
-        let tgt_ub = fold_any(
-            b,
-            lower
-                .ub
-                .iter()
-                .filter(|u| in_tgt[u.node.index()])
-                .map(|u| u.cond),
-        );
+        let (mut src_ub, mut tgt_ub) = (Cond::Const(false), Cond::Const(false));
+        let mut any_ub = |b: &mut FunctionBuilder<'_>, u: UbCond| {
+            if in_src[u.node.index()] {
+                src_ub = or(b, src_ub, u.cond);
+            }
+            if in_tgt[u.node.index()] {
+                tgt_ub = or(b, tgt_ub, u.cond);
+            }
+        };
+        lower.lower(b, &union, &mut env, true, &mut any_ub);
         // Per root: (fails, fails because of validity).
         let mut checks: Vec<(Cond, Cond)> = Vec::with_capacity(src.len());
         for (&s_id, &t_id) in src.iter().zip(tgt) {

@@ -49,6 +49,25 @@ pub enum Pat {
     Helper(Helper, Vec<Pat>),
 }
 
+/// Dropping a deep pattern frees its nodes from a list, not by recursion
+/// (a generated rule may be a chain of 10^6 terms).
+impl Drop for Pat {
+    fn drop(&mut self) {
+        let mut stack: Vec<Pat> = Vec::new();
+        let take = |p: &mut Pat, stack: &mut Vec<Pat>| match p {
+            Pat::Op(_, _, args) | Pat::Helper(_, args) => stack.append(args),
+            Pat::Computed(inner) => stack.push(std::mem::replace(&mut **inner, Pat::Invalid)),
+            _ => {}
+        };
+        take(self, &mut stack);
+        // Each node is dropped with its children already moved to the
+        // list, so its own drop finds nothing to do.
+        while let Some(mut p) = stack.pop() {
+            take(&mut p, &mut stack);
+        }
+    }
+}
+
 impl Pat {
     /// Number of pattern nodes (without recursion: a generated rule may be
     /// a chain of any length).

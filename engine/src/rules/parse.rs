@@ -59,6 +59,25 @@ enum RawPat {
     Helper(Helper, Vec<RawPat>),
 }
 
+/// Dropping a deep pattern frees its nodes from a list, not by recursion
+/// (a generated rule may be a chain of 10^6 terms).
+impl Drop for RawPat {
+    fn drop(&mut self) {
+        let mut stack: Vec<RawPat> = Vec::new();
+        let take = |p: &mut RawPat, stack: &mut Vec<RawPat>| {
+            if let RawPat::Op(_, _, args) | RawPat::Helper(_, args) = p {
+                stack.append(args);
+            }
+        };
+        take(self, &mut stack);
+        // Each node is dropped with its children already moved to the
+        // list, so its own drop finds nothing to do.
+        while let Some(mut p) = stack.pop() {
+            take(&mut p, &mut stack);
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 enum RawGuard {
     Int(i128),
@@ -311,19 +330,15 @@ fn resolve_const(
         // On the right, a non-leaf subterm made only of constants is
         // computed (as one: its operands' own wrappers come off).
         if rhs && only_constants && matches!(out, Pat::Op(..) | Pat::Bound(..) | Pat::Helper(..)) {
-            let unwrap = |args: Vec<Pat>| -> Vec<Pat> {
-                args.into_iter()
-                    .map(|a| match a {
-                        Pat::Computed(inner) => *inner,
-                        other => other,
-                    })
-                    .collect()
-            };
-            let inner = match out {
-                Pat::Op(op, t, args) => Pat::Op(op, t, unwrap(args)),
-                Pat::Helper(h, args) => Pat::Helper(h, unwrap(args)),
-                other => other,
-            };
+            let mut inner = out;
+            if let Pat::Op(_, _, args) | Pat::Helper(_, args) = &mut inner {
+                for a in args.iter_mut() {
+                    if let Pat::Computed(x) = a {
+                        let x = std::mem::replace(&mut **x, Pat::Invalid);
+                        *a = x;
+                    }
+                }
+            }
             return (Pat::Computed(Box::new(inner)), true);
         }
         (out, only_constants)
