@@ -280,7 +280,7 @@ fn print_times(results: &[RuleResult], all: bool) {
         if all {
             "time per rule".to_string()
         } else {
-            format!("slowest {n} rules")
+            format!("slowest {}", engine::print::count(n, "rule"))
         }
     );
     for (rule, total, widths) in &times[..n] {
