@@ -3,11 +3,13 @@
 //! answers or refuses cleanly (exit 0, 1 or 2 with a message; never a
 //! signal, a panic or an out-of-memory kill). N is 30,000 here (3 times
 //! the SMT limit, so `check` and `replay` enumerate);
-//! `TILEPROOF_CHAIN_TERMS=1000000` (the nightly workflow) runs 10^6.
+//! `TILEPROOF_CHAIN_TERMS=1000000` (the nightly workflow) runs 10^6. Each
+//! run prints its time (`--nocapture`).
 
 use engine::op::{Class, OPS};
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Instant;
 
 fn terms() -> usize {
     std::env::var("TILEPROOF_CHAIN_TERMS")
@@ -48,11 +50,19 @@ fn every_chain(command: &str, args: &[&str], file: impl Fn(&str) -> String) {
     for (op, chain) in chains() {
         let path = dir.0.join("input");
         std::fs::write(&path, file(&chain)).unwrap();
+        let start = Instant::now();
         let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
             .args(args)
             .arg(&path)
             .output()
             .expect("tileproof runs");
+        // The figures behind "linear time" (compare a run at another N).
+        eprintln!(
+            "{command} on a `{op}` chain of {} terms: {:.2} s, {:?}",
+            terms(),
+            start.elapsed().as_secs_f64(),
+            out.status
+        );
         let stderr = String::from_utf8_lossy(&out.stderr);
         let stdout = String::from_utf8_lossy(&out.stdout);
         let code = out.status.code();
