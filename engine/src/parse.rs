@@ -190,6 +190,26 @@ pub enum AstKind {
     Typed(Box<Ast>, String, Span),
 }
 
+/// The names an expression mentions, with their positions, left to right
+/// (an explicit stack: no recursion on depth).
+pub fn names(a: &Ast) -> Vec<(&str, Span)> {
+    let mut out = Vec::new();
+    let mut stack = vec![a];
+    while let Some(e) = stack.pop() {
+        match &e.kind {
+            AstKind::Name(n) => out.push((n.as_str(), e.span)),
+            AstKind::Unary(_, x) | AstKind::Typed(x, ..) => stack.push(x),
+            AstKind::Binary(_, x, y) => {
+                stack.push(y);
+                stack.push(x);
+            }
+            AstKind::Call { args, .. } => stack.extend(args.iter().rev()),
+            AstKind::Int(_) | AstKind::Bool(_) | AstKind::Invalid => {}
+        }
+    }
+    out
+}
+
 /// Dropping a deep expression frees its nodes from a list, not by
 /// recursion: the derived drop would recurse once per level.
 impl Drop for Ast {

@@ -726,6 +726,48 @@ pub fn check_jit(
     Ok(rep)
 }
 
+/// Which evaluator checked a [`Report`] of [`check_cheapest`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Checker {
+    Jit,
+    Interpreter,
+}
+
+impl fmt::Display for Checker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Checker::Jit => "the JIT",
+            Checker::Interpreter => "the interpreter",
+        })
+    }
+}
+
+/// [`check_cheapest`] interprets a large function's domain of at most
+/// this many points: compiling one costs about 50 us per node (some 10^7
+/// Cranelift instructions for a 10^6-term chain of floor divisions: 150 s,
+/// 11 GB), interpreting about 40 ns per node and point.
+pub const INTERP_POINTS: u64 = 1024;
+
+/// [`check_jit`], or [`check_interp`] (the same points, the same verdict)
+/// when the forms have more than [`crate::jit::LARGE_FUNCTION`] nodes and
+/// the plan at most [`INTERP_POINTS`] points.
+pub fn check_cheapest(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    cfg: &OracleConfig,
+) -> Result<(Report, Checker), JitError> {
+    let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
+    let nodes = g.reachable(&all).len();
+    if nodes > crate::jit::LARGE_FUNCTION {
+        let (_, plan) = domain_and_plan(g, src, tgt, cfg)?;
+        if plan.total() <= INTERP_POINTS {
+            return Ok((check_interp(g, src, tgt, cfg)?, Checker::Interpreter));
+        }
+    }
+    Ok((check_jit(g, src, tgt, cfg)?, Checker::Jit))
+}
+
 /// [`check_jit`] for forms in two graphs (see [`merge_graphs`]); the
 /// failure's environment is indexed like the merged graph's variable table,
 /// which extends `gs`'s.

@@ -28,7 +28,8 @@ use crate::poly::Poly;
 use crate::query::RuleQuery;
 use crate::solver::check_within;
 use engine::ir::Op;
-use engine::parse::{lex_line, Ast, AstKind, Cursor, Span, Tok};
+use engine::parse::{lex_line, names, Ast, AstKind, Cursor, ParseError, Span, Tok};
+use engine::rules::parse::logical_lines;
 use engine::rules::LemmaUse;
 use serde::Serialize;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -105,38 +106,32 @@ pub fn builtin() -> Arc<Lemmas> {
     .clone()
 }
 
-/// Joins indented continuation lines (as rule files do).
-fn logical_lines(text: &str) -> Vec<(u32, String)> {
-    let mut out: Vec<(u32, String)> = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let continues = line.starts_with([' ', '\t'])
-            && !line.trim().is_empty()
-            && !line.trim_start().starts_with('#')
-            && out.last().is_some_and(|(_, prev)| {
-                let p = prev.trim_start();
-                !p.is_empty() && !p.starts_with('#')
-            });
-        if continues {
-            let last = out.last_mut().expect("checked above");
-            last.1.push('\n');
-            last.1.push_str(line);
-        } else {
-            out.push((i as u32 + 1, line.to_string()));
-        }
-    }
-    out
+/// What is wrong with a lemma file, or with a citation of a lemma.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LemmaError {
+    /// A lemma file that does not lex, parse or state a lemma, at the
+    /// position given.
+    #[error("{file}:{error}")]
+    File { file: String, error: ParseError },
+    /// A citation that cannot be instantiated (the lemma's own statement,
+    /// or the arguments a rule gives it).
+    #[error("{0}")]
+    Citation(String),
 }
 
-fn names(a: &Ast, out: &mut Vec<(String, Span)>) {
-    match &a.kind {
-        AstKind::Name(n) => out.push((n.clone(), a.span)),
-        AstKind::Unary(_, x) | AstKind::Typed(x, ..) => names(x, out),
-        AstKind::Binary(_, x, y) => {
-            names(x, out);
-            names(y, out);
+impl Lemma {
+    /// An error at this lemma's line.
+    fn error(&self, message: String) -> LemmaError {
+        LemmaError::File {
+            file: self.file.clone(),
+            error: ParseError::new(
+                Span {
+                    line: self.line,
+                    col: 1,
+                },
+                message,
+            ),
         }
-        AstKind::Call { args, .. } => args.iter().for_each(|x| names(x, out)),
-        AstKind::Int(_) | AstKind::Bool(_) | AstKind::Invalid => {}
     }
 }
 
@@ -151,33 +146,33 @@ impl Lemmas {
     }
 
     /// Parses lemma files `(label, text)` into one set.
-    pub fn parse_files(files: &[(&str, &str)]) -> Result<Lemmas, String> {
+    pub fn parse_files(files: &[(&str, &str)]) -> Result<Lemmas, LemmaError> {
         let mut all = Vec::new();
         for (file, text) in files {
             all.extend(parse_lemmas(file, text)?);
         }
         for (i, l) in all.iter().enumerate() {
             if let Some(p) = all[..i].iter().find(|p| p.name == l.name) {
-                return Err(format!(
-                    "{}:{}: lemma `{}` is already defined at {}:{}",
-                    l.file, l.line, l.name, p.file, p.line
-                ));
+                return Err(l.error(format!(
+                    "lemma `{}` is already defined at {}:{}",
+                    l.name, p.file, p.line
+                )));
             }
             if let Some(u) = l
                 .uses
                 .iter()
                 .find(|u| !all[..i].iter().any(|p| p.name == u.name))
             {
-                return Err(format!(
-                    "{}:{}: lemma `{}` cites `{}`, which is not a lemma written above it",
-                    l.file, l.line, l.name, u.name
-                ));
+                return Err(l.error(format!(
+                    "lemma `{}` cites `{}`, which is not a lemma written above it",
+                    l.name, u.name
+                )));
             }
         }
         Ok(Lemmas::from_vec(all))
     }
 
-    pub fn parse(file: &str, text: &str) -> Result<Lemmas, String> {
+    pub fn parse(file: &str, text: &str) -> Result<Lemmas, LemmaError> {
         Lemmas::parse_files(&[(file, text)])
     }
 
@@ -274,14 +269,14 @@ impl Lemmas {
         let mut gcds = GcdMemo::default();
         let stated = match self.statement(l, &env, &mut gcds, 0) {
             Ok(s) => s,
-            Err(e) => return done("refused", e, false),
+            Err(e) => return done("refused", e.to_string(), false),
         };
         let mut facts = stated.facts.clone();
         for u in &l.uses {
             let lemma = self.get(&u.name).expect("checked when proving it");
             match self.instances(lemma, u, &l.params, &env, &mut gcds) {
                 Ok(v) => facts.extend(v),
-                Err(e) => return done("refused", e, false),
+                Err(e) => return done("refused", e.to_string(), false),
             }
         }
         facts.extend(gcds.facts.drain(..));
@@ -357,7 +352,7 @@ impl Lemmas {
         env: &[(String, Poly)],
         gcds: &mut GcdMemo,
         _depth: usize,
-    ) -> Result<Stated, String> {
+    ) -> Result<Stated, ParseError> {
         let mut cx = Eval {
             env,
             nonzero: Vec::new(),
@@ -388,24 +383,24 @@ impl Lemmas {
         names: &[String],
         env: &[(String, Poly)],
         gcds: &mut GcdMemo,
-    ) -> Result<Vec<Bool>, String> {
+    ) -> Result<Vec<Bool>, LemmaError> {
         let tuples: Vec<Vec<Poly>> = match &u.args {
             Some(args) => {
                 if args.len() != lemma.params.len() {
-                    return Err(format!(
+                    return Err(LemmaError::Citation(format!(
                         "`{}` takes {} argument(s), {} given",
                         lemma.name,
                         lemma.params.len(),
                         args.len()
-                    ));
+                    )));
                 }
                 let mut cx = Eval {
                     env,
                     nonzero: Vec::new(),
                     gcds,
                 };
-                let vals: Result<Vec<Poly>, String> = args.iter().map(|a| cx.int(a)).collect();
-                vec![vals?]
+                let vals: Result<Vec<Poly>, ParseError> = args.iter().map(|a| cx.int(a)).collect();
+                vec![vals.map_err(|e| LemmaError::Citation(e.to_string()))?]
             }
             None => {
                 let vals: Vec<Poly> = names
@@ -415,10 +410,10 @@ impl Lemmas {
                 let k = lemma.params.len() as u32;
                 let count = (vals.len() as u64).saturating_pow(k);
                 if count > MAX_INSTANCES {
-                    return Err(format!(
+                    return Err(LemmaError::Citation(format!(
                         "`using {}` without arguments would make {count} instances (more than {MAX_INSTANCES}): give its arguments",
                         lemma.name
-                    ));
+                    )));
                 }
                 let mut out: Vec<Vec<Poly>> = vec![Vec::new()];
                 for _ in 0..k {
@@ -439,7 +434,9 @@ impl Lemmas {
         let mut facts = Vec::new();
         for t in tuples {
             let lenv: Vec<(String, Poly)> = lemma.params.iter().cloned().zip(t).collect();
-            let s = self.statement(lemma, &lenv, gcds, 0)?;
+            let s = self
+                .statement(lemma, &lenv, gcds, 0)
+                .map_err(|e| LemmaError::Citation(format!("`{}`: {e}", lemma.name)))?;
             facts.extend(s.facts);
             facts.push(s.antecedent.implies(&s.conclusion));
         }
@@ -579,8 +576,8 @@ fn mul(a: &Poly, b: &Poly) -> Poly {
 }
 
 impl Eval<'_, '_, '_> {
-    fn int(&mut self, a: &Ast) -> Result<Poly, String> {
-        let at = |m: &str| format!("{}:{}: {m}", a.span.line, a.span.col);
+    fn int(&mut self, a: &Ast) -> Result<Poly, ParseError> {
+        let at = |m: &str| ParseError::new(a.span, m);
         Ok(match &a.kind {
             AstKind::Int(v) => Poly::constant(*v),
             AstKind::Name(n) => self
@@ -596,7 +593,8 @@ impl Eval<'_, '_, '_> {
                     .ok_or_else(|| at("not an integer operator"))?
             }
             AstKind::Call { name, args, .. } => {
-                let vals: Result<Vec<Poly>, String> = args.iter().map(|x| self.int(x)).collect();
+                let vals: Result<Vec<Poly>, ParseError> =
+                    args.iter().map(|x| self.int(x)).collect();
                 let vals = vals?;
                 match (name.as_str(), vals.as_slice()) {
                     ("gcd", [x, y]) => self.gcds.gcd(x, y),
@@ -641,8 +639,8 @@ impl Eval<'_, '_, '_> {
         })
     }
 
-    fn cond(&mut self, a: &Ast) -> Result<Bool, String> {
-        let at = |m: &str| format!("{}:{}: {m}", a.span.line, a.span.col);
+    fn cond(&mut self, a: &Ast) -> Result<Bool, ParseError> {
+        let at = |m: &str| ParseError::new(a.span, m);
         Ok(match &a.kind {
             AstKind::Bool(b) => Bool::from_bool(*b),
             AstKind::Unary(Op::Not, x) => self.cond(x)?.not(),
@@ -700,10 +698,17 @@ pub(crate) fn smt2_of(asserts: &[Bool]) -> String {
 
 /// Parses a lemma file: `lemma NAME(PARAMS): CONCLUSION [if HYPOTHESIS]
 /// [using LEMMA(ARGS), ...]`, comments above each stating it in words.
-pub fn parse_lemmas(file: &str, text: &str) -> Result<Vec<Lemma>, String> {
+pub fn parse_lemmas(file: &str, text: &str) -> Result<Vec<Lemma>, LemmaError> {
     let mut out = Vec::new();
     let mut comment: Vec<String> = Vec::new();
-    let err = |line: u32, m: String| format!("{file}:{line}: {m}");
+    let err = |line: u32, m: String| LemmaError::File {
+        file: file.to_string(),
+        error: ParseError::new(Span { line, col: 1 }, m),
+    };
+    let at = |error: ParseError| LemmaError::File {
+        file: file.to_string(),
+        error,
+    };
     for (line, logical) in logical_lines(text) {
         let t = logical.trim();
         if let Some(c) = t.strip_prefix('#') {
@@ -716,14 +721,14 @@ pub fn parse_lemmas(file: &str, text: &str) -> Result<Vec<Lemma>, String> {
         }
         let mut toks = Vec::new();
         for (k, part) in logical.split('\n').enumerate() {
-            let mut tk = lex_line(part, line + k as u32).map_err(|e| format!("{file}:{e}"))?;
+            let mut tk = lex_line(part, line + k as u32).map_err(at)?;
             tk.pop();
             toks.extend(tk);
         }
         toks.push((Tok::Eol, Span { line, col: 1 }));
         let mut c = Cursor::new(toks);
         if c.eat_ident("group") {
-            c.name("a group name").map_err(|e| format!("{file}:{e}"))?;
+            c.name("a group name").map_err(at)?;
             comment.clear();
             continue;
         }
@@ -752,19 +757,18 @@ pub fn parse_lemmas(file: &str, text: &str) -> Result<Vec<Lemma>, String> {
             c.expect_eol()?;
             Ok::<_, engine::parse::ParseError>((name, params, conclusion, hypothesis, uses))
         })()
-        .map_err(|e| format!("{file}:{e}"))?;
+        .map_err(at)?;
         let (name, params, conclusion, hypothesis, uses) = parsed;
-        let mut seen = Vec::new();
-        names(&conclusion, &mut seen);
+        let mut seen = names(&conclusion);
         if let Some(h) = &hypothesis {
-            names(h, &mut seen);
+            seen.extend(names(h));
         }
         for (u, _) in &uses {
             for a in u.args.iter().flatten() {
-                names(a, &mut seen);
+                seen.extend(names(a));
             }
         }
-        if let Some((n, sp)) = seen.iter().find(|(n, _)| !params.contains(n)) {
+        if let Some((n, sp)) = seen.iter().find(|(n, _)| !params.iter().any(|p| p == n)) {
             return Err(err(
                 sp.line,
                 format!("`{n}` is not a parameter of lemma `{name}`"),

@@ -149,8 +149,11 @@ fn lemma_files_are_checked_when_read() {
             "already defined",
         ),
     ] {
-        let e = Lemmas::parse("t.lemmas", text).expect_err(text);
-        assert!(e.contains(needle), "{text}: {e}");
+        let e = Lemmas::parse("t.lemmas", text).expect_err(text).to_string();
+        assert!(
+            e.starts_with("t.lemmas:") && e.contains(needle),
+            "{text}: {e}"
+        );
     }
     let e = RuleSet::parse("t.rules", "# r\nrule r: x + 0 => x using l(y)\n").expect_err("y");
     assert!(e.to_string().contains("not a pattern variable"), "{e}");

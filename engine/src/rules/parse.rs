@@ -6,12 +6,12 @@ use super::ast::{Guard, Helper, IExpr, LemmaUse, Pat, PatVar, Rule, Ty, TyVar};
 use super::infer::Infer;
 use crate::ir::{DType, Op};
 use crate::op::Class;
-use crate::parse::{Ast, AstKind, Cursor, PResult, ParseError, Span};
+use crate::parse::{names, Ast, AstKind, Cursor, PResult, ParseError, Span};
 use rustc_hash::FxHashMap;
 
 /// Joins indented continuation lines to the line they continue; yields the
 /// first line number and the text (continuations separated by `\n`).
-pub(super) fn logical_lines(text: &str) -> Vec<(u32, String)> {
+pub fn logical_lines(text: &str) -> Vec<(u32, String)> {
     let mut out: Vec<(u32, String)> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let continues = line.starts_with([' ', '\t'])
@@ -260,24 +260,9 @@ fn check_using(
     uses: Vec<(LemmaUse, Span)>,
     vars: &[(String, bool, usize)],
 ) -> PResult<Vec<LemmaUse>> {
-    fn names<'a>(a: &'a Ast, out: &mut Vec<(&'a str, Span)>) {
-        match &a.kind {
-            AstKind::Name(n) => out.push((n, a.span)),
-            AstKind::Unary(_, x) | AstKind::Typed(x, ..) => names(x, out),
-            AstKind::Binary(_, x, y) => {
-                names(x, out);
-                names(y, out);
-            }
-            AstKind::Call { args, .. } => args.iter().for_each(|x| names(x, out)),
-            AstKind::Int(_) | AstKind::Bool(_) | AstKind::Invalid => {}
-        }
-    }
     let mut out = Vec::new();
     for (u, _) in uses {
-        let mut seen = Vec::new();
-        for a in u.args.iter().flatten() {
-            names(a, &mut seen);
-        }
+        let seen: Vec<(&str, Span)> = u.args.iter().flatten().flat_map(names).collect();
         if let Some((n, sp)) = seen.iter().find(|(n, _)| !vars.iter().any(|v| v.0 == *n)) {
             return Err(ParseError::new(
                 *sp,
