@@ -28,8 +28,8 @@ use crate::poly::Poly;
 use crate::query::RuleQuery;
 use crate::solver::check_within;
 use engine::ir::Op;
-use engine::parse::{lex_line, names, Ast, AstKind, Cursor, ParseError, Span, Tok};
-use engine::rules::parse::logical_lines;
+use engine::parse::{names, Ast, AstKind, Cursor, ParseError, Span};
+use engine::rules::parse::statements;
 use engine::rules::LemmaUse;
 use serde::Serialize;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -700,7 +700,6 @@ pub(crate) fn smt2_of(asserts: &[Bool]) -> String {
 /// [using LEMMA(ARGS), ...]`, comments above each stating it in words.
 pub fn parse_lemmas(file: &str, text: &str) -> Result<Vec<Lemma>, LemmaError> {
     let mut out = Vec::new();
-    let mut comment: Vec<String> = Vec::new();
     let err = |line: u32, m: String| LemmaError::File {
         file: file.to_string(),
         error: ParseError::new(Span { line, col: 1 }, m),
@@ -709,27 +708,11 @@ pub fn parse_lemmas(file: &str, text: &str) -> Result<Vec<Lemma>, LemmaError> {
         file: file.to_string(),
         error,
     };
-    for (line, logical) in logical_lines(text) {
-        let t = logical.trim();
-        if let Some(c) = t.strip_prefix('#') {
-            comment.push(c.trim().to_string());
-            continue;
-        }
-        if t.is_empty() {
-            comment.clear();
-            continue;
-        }
-        let mut toks = Vec::new();
-        for (k, part) in logical.split('\n').enumerate() {
-            let mut tk = lex_line(part, line + k as u32).map_err(at)?;
-            tk.pop();
-            toks.extend(tk);
-        }
-        toks.push((Tok::Eol, Span { line, col: 1 }));
-        let mut c = Cursor::new(toks);
+    for st in statements(text).map_err(at)? {
+        let (line, comment) = (st.line, st.comment);
+        let mut c = Cursor::new(st.toks);
         if c.eat_ident("group") {
             c.name("a group name").map_err(at)?;
-            comment.clear();
             continue;
         }
         let parsed = (|| {
@@ -789,9 +772,8 @@ pub fn parse_lemmas(file: &str, text: &str) -> Result<Vec<Lemma>, LemmaError> {
             comment: comment.join(" "),
             file: file.to_string(),
             line,
-            text: t.split_whitespace().collect::<Vec<_>>().join(" "),
+            text: st.text.split_whitespace().collect::<Vec<_>>().join(" "),
         });
-        comment.clear();
     }
     Ok(out)
 }

@@ -6,12 +6,12 @@ use super::ast::{Guard, Helper, IExpr, LemmaUse, Pat, PatVar, Rule, Ty, TyVar};
 use super::infer::Infer;
 use crate::ir::{DType, Op};
 use crate::op::Class;
-use crate::parse::{names, Ast, AstKind, Cursor, PResult, ParseError, Span};
+use crate::parse::{lex_line, names, Ast, AstKind, Cursor, PResult, ParseError, Span, Tok};
 use rustc_hash::FxHashMap;
 
 /// Joins indented continuation lines to the line they continue; yields the
 /// first line number and the text (continuations separated by `\n`).
-pub fn logical_lines(text: &str) -> Vec<(u32, String)> {
+fn logical_lines(text: &str) -> Vec<(u32, String)> {
     let mut out: Vec<(u32, String)> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let continues = line.starts_with([' ', '\t'])
@@ -30,6 +30,59 @@ pub fn logical_lines(text: &str) -> Vec<(u32, String)> {
         }
     }
     out
+}
+
+/// One statement of a file in the rule language (a rule, a lemma, a
+/// `group` line).
+pub struct Statement {
+    /// Its first line.
+    pub line: u32,
+    /// The `#` comment lines just above it (a blank line in between drops
+    /// them).
+    pub comment: Vec<String>,
+    /// Its text, continuation lines joined by `\n`.
+    pub text: String,
+    /// Its tokens, an end-of-line token (at the end of the first line)
+    /// last.
+    pub toks: Vec<(Tok, Span)>,
+}
+
+/// The statements of a rule or lemma file, in order.
+pub fn statements(text: &str) -> Result<Vec<Statement>, ParseError> {
+    let mut out = Vec::new();
+    let mut comment: Vec<String> = Vec::new();
+    for (line, logical) in logical_lines(text) {
+        let trimmed = logical.trim();
+        if let Some(c) = trimmed.strip_prefix('#') {
+            comment.push(c.trim().to_string());
+            continue;
+        }
+        if trimmed.is_empty() {
+            comment.clear();
+            continue;
+        }
+        let mut toks = Vec::new();
+        for (k, part) in logical.split('\n').enumerate() {
+            let mut t = lex_line(part, line + k as u32)?;
+            t.pop();
+            toks.extend(t);
+        }
+        let end = Span {
+            line,
+            col: logical
+                .lines()
+                .next()
+                .map_or(1, |l| l.chars().count() as u32 + 1),
+        };
+        toks.push((Tok::Eol, end));
+        out.push(Statement {
+            line,
+            comment: std::mem::take(&mut comment),
+            text: logical,
+            toks,
+        });
+    }
+    Ok(out)
 }
 
 /// [`IExpr`] before type classes are resolved.

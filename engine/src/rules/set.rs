@@ -2,8 +2,8 @@
 //! built-in set, and candidate files laid over it.
 
 use super::ast::Rule;
-use super::parse::{logical_lines, parse_rule};
-use crate::parse::{lex_line, Cursor, ParseError, Span, Tok};
+use super::parse::{parse_rule, statements};
+use crate::parse::{Cursor, ParseError, Span};
 
 /// Why a rule file or rule set could not be read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -78,45 +78,19 @@ impl RuleSet {
             .file_stem()
             .map_or("rules".to_string(), |s| s.to_string_lossy().into_owned());
         let mut group = default_group;
-        let mut comment: Vec<String> = Vec::new();
-        for (line_no, logical) in logical_lines(text) {
-            let trimmed = logical.trim();
-            if let Some(c) = trimmed.strip_prefix('#') {
-                comment.push(c.trim().to_string());
-                continue;
-            }
-            if trimmed.is_empty() {
-                comment.clear();
-                continue;
-            }
-            let mut toks = Vec::new();
-            for (k, part) in logical.split('\n').enumerate() {
-                let mut t = lex_line(part, line_no + k as u32).map_err(wrap)?;
-                t.pop();
-                toks.extend(t);
-            }
-            let end = Span {
-                line: line_no,
-                col: logical
-                    .lines()
-                    .next()
-                    .map_or(1, |l| l.chars().count() as u32 + 1),
-            };
-            toks.push((Tok::Eol, end));
-            let mut c = Cursor::new(toks);
+        for st in statements(text).map_err(wrap)? {
+            let mut c = Cursor::new(st.toks);
             c.allow_types = true;
             if c.eat_ident("group") {
                 let (name, _) = c.name("a group name").map_err(wrap)?;
                 c.expect_eol().map_err(wrap)?;
                 group = name;
-                comment.clear();
                 continue;
             }
             let mut rule = parse_rule(&mut c, file, &group).map_err(wrap)?;
-            rule.comment = comment.join(" ");
-            let body = logical.split_once(':').map_or("", |(_, b)| b);
+            rule.comment = st.comment.join(" ");
+            let body = st.text.split_once(':').map_or("", |(_, b)| b);
             rule.text = body.split_whitespace().collect::<Vec<_>>().join(" ");
-            comment.clear();
             if let Some(prev) = self.rule(&rule.name) {
                 return Err(wrap(ParseError::new(
                     Span {
