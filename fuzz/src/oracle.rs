@@ -743,10 +743,11 @@ impl fmt::Display for Checker {
 }
 
 /// [`check_cheapest`] interprets a large function's domain of at most
-/// this many points: compiling one costs about 50 us per node (some 10^7
-/// Cranelift instructions for a 10^6-term chain of floor divisions: 150 s,
-/// 11 GB), interpreting about 40 ns per node and point.
-pub const INTERP_POINTS: u64 = 1024;
+/// this many points: compiling costs 10 to 50 us per node (a sum to a
+/// floor division; some 10^7 Cranelift instructions for a 10^6-term chain
+/// of floor divisions: 150 s, 11 GB), interpreting 20 to 40 ns per node and
+/// point, so below a few hundred points interpreting is never the slower.
+pub const INTERP_POINTS: u64 = 256;
 
 /// [`check_jit`], or [`check_interp`] (the same points, the same verdict)
 /// when the forms have more than [`crate::jit::LARGE_FUNCTION`] nodes and
