@@ -21,20 +21,21 @@ fn forged_cache_entries_do_not_make_an_unsound_rule_proved() {
     let rule = set.rule("mul_zero_any").expect("rule exists");
     let cache_dir = dir.join("cache");
     let cache = Cache::new(&cache_dir);
-    // An empty file at one encoding's key, a directory at the other's.
+    // An empty file, a directory and garbage at the keys of the three
+    // encodings that could prove it.
     let queries = verify::prove::cache_queries(rule, 8);
     assert_eq!(
         queries.len(),
-        2,
-        "bitvector and integer encodings at 8 bits"
+        3,
+        "the width-generic, bitvector and integer encodings at 8 bits"
     );
     for (i, q) in queries.iter().enumerate() {
         let path = cache.path(q);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        if i == 0 {
-            std::fs::write(&path, "").unwrap();
-        } else {
-            std::fs::create_dir(&path).unwrap();
+        match i {
+            0 => std::fs::write(&path, "").unwrap(),
+            1 => std::fs::create_dir(&path).unwrap(),
+            _ => std::fs::write(&path, "unsat\n").unwrap(),
         }
     }
     let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
@@ -52,7 +53,7 @@ fn forged_cache_entries_do_not_make_an_unsound_rule_proved() {
         "{stdout}"
     );
     assert!(
-        stderr.contains("2 entries rejected")
+        stderr.contains("3 entries rejected")
             && (stderr.contains(": empty") || stderr.contains(": not a regular file")),
         "{stderr}"
     );

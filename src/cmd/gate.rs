@@ -353,12 +353,19 @@ fn print_proofs(results: &[RuleResult], rules: usize, widths: &[String], seconds
         0 => String::new(),
         n => format!(", {n} INTERNAL ERRORS"),
     };
+    let mut generic: Vec<&str> = results
+        .iter()
+        .filter(|r| r.width_generic)
+        .map(|r| r.rule.as_str())
+        .collect();
+    generic.dedup();
     say!(
-        "prove     {} x {}: {} proved ({}), {} failed, {} unknown, {} vacuous{}; {} from cache; {:.1} s",
+        "prove     {} x {}: {} proved ({}; {} width-generic), {} failed, {} unknown, {} vacuous{}; {} from cache; {:.1} s",
         count(rules, "rule"),
         count(widths.len(), "width"),
         with_verdict(results, "proved"),
         per_width.join(", "),
+        count(generic.len(), "rule"),
         with_verdict(results, "failed"),
         with_verdict(results, "unknown"),
         with_verdict(results, "vacuous"),

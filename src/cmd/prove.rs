@@ -29,10 +29,11 @@ pub struct Args {
     /// Parallel provers (default: one per core).
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Timeout of each solver call, in seconds. One rule at one width (its
-    /// type instances, encodings, case splits and retry together) ends
-    /// within 10 times this plus a fraction of a second, unknown if not
-    /// settled by then.
+    /// Timeout of each solver call, in seconds. A rule's width-generic
+    /// query, and each per-width proof where that one does not settle the
+    /// rule (type instances, encodings, case splits and retry together),
+    /// ends within 10 times this plus a fraction of a second, unknown if
+    /// not settled by then.
     #[arg(long, default_value_t = 10.0)]
     pub timeout: f64,
     /// Print the results as JSON.
@@ -74,6 +75,10 @@ pub struct Args {
     /// slowest first, not only the slowest ten.
     #[arg(long, conflicts_with = "ranges")]
     pub times: bool,
+    /// Prove every width on its own query, never by one width-generic
+    /// query for all widths >= 8 (the default where a rule allows it).
+    #[arg(long, conflicts_with = "ranges")]
+    pub per_width: bool,
 }
 
 /// Loads the rules to prove: the candidate files (read by the same loader
@@ -204,7 +209,12 @@ pub fn report(results: &[RuleResult], widths: &[u32], elapsed: Duration) -> bool
         for r in results.iter().filter(|r| r.width == w) {
             *counts.entry(r.verdict.name()).or_default() += 1;
             if matches!(r.verdict, Verdict::Proved) {
-                *methods.entry(r.method).or_default() += 1;
+                let how = if r.width_generic {
+                    "width-generic bounded-integer"
+                } else {
+                    r.method
+                };
+                *methods.entry(how).or_default() += 1;
             }
         }
         let proved = counts.get("proved").copied().unwrap_or(0);
@@ -230,6 +240,7 @@ pub fn report(results: &[RuleResult], widths: &[u32], elapsed: Duration) -> bool
             }
         );
     }
+    print_width_generic(results);
     let mut times: Vec<(f64, &str, u32)> = results
         .iter()
         .map(|r| (r.seconds, r.rule.as_str(), r.width))
@@ -250,21 +261,73 @@ pub fn report(results: &[RuleResult], widths: &[u32], elapsed: Duration) -> bool
     all
 }
 
-/// Each rule's time: the sum over its widths, and each width's, slowest
-/// first.
-pub fn rule_times(results: &[RuleResult]) -> Vec<(&str, f64, Vec<(u32, f64)>)> {
-    let mut by_rule: Vec<(&str, f64, Vec<(u32, f64)>)> = Vec::new();
-    for r in results {
-        match by_rule.iter_mut().find(|e| e.0 == r.rule) {
-            Some(e) => {
-                e.1 += r.seconds;
-                e.2.push((r.width, r.seconds));
-            }
-            None => by_rule.push((&r.rule, r.seconds, vec![(r.width, r.seconds)])),
+/// How many rules one width-generic query proved for every width of 8
+/// bits and more, and why the others were proved width by width.
+fn print_width_generic(results: &[RuleResult]) {
+    let mut rules: Vec<&str> = results.iter().map(|r| r.rule.as_str()).collect();
+    rules.dedup();
+    let generic = rules
+        .iter()
+        .filter(|n| results.iter().any(|r| r.rule == **n && r.width_generic))
+        .count();
+    let mut why: BTreeMap<String, usize> = BTreeMap::new();
+    for n in &rules {
+        let note = results
+            .iter()
+            .filter(|r| r.rule == *n && !r.width_generic)
+            .flat_map(|r| &r.notes)
+            .find_map(|note| note.strip_prefix("proved width by width: "));
+        if let Some(note) = note {
+            // The kind of reason, not each rule's detail.
+            let kind = if note.starts_with("its `") || note.starts_with("its literal") {
+                "an op or literal that depends on the width"
+            } else if note.contains("has a model") {
+                "the generic query has a model at some MAX"
+            } else {
+                "the generic query was not settled"
+            };
+            *why.entry(kind.to_string()).or_default() += 1;
         }
     }
-    by_rule.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
-    by_rule
+    if generic == 0 && why.is_empty() {
+        return;
+    }
+    let why: Vec<String> = why.iter().map(|(k, v)| format!("{v}: {k}")).collect();
+    println!(
+        "width-generic: {generic} of {} proved for every width >= 8 by one query{}",
+        engine::print::count(rules.len(), "rule"),
+        if why.is_empty() {
+            String::new()
+        } else {
+            format!("; width by width: {}", why.join(", "))
+        }
+    );
+}
+
+/// Each rule's time (its width-generic query once, plus each per-width
+/// proof), and each width's, slowest first.
+pub fn rule_times(results: &[RuleResult]) -> Vec<(&str, f64, Vec<(u32, f64)>)> {
+    let mut by_rule: Vec<(&str, Vec<&RuleResult>)> = Vec::new();
+    for r in results {
+        match by_rule.iter_mut().find(|e| e.0 == r.rule) {
+            Some(e) => e.1.push(r),
+            None => by_rule.push((&r.rule, vec![r])),
+        }
+    }
+    let mut out: Vec<(&str, f64, Vec<(u32, f64)>)> = by_rule
+        .into_iter()
+        .map(|(name, rows)| {
+            let total = verify::prove::rule_seconds(rows.iter().copied());
+            let per = rows
+                .iter()
+                .filter(|r| !r.width_generic)
+                .map(|r| (r.width, r.seconds))
+                .collect();
+            (name, total, per)
+        })
+        .collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+    out
 }
 
 /// The slowest ten rules (all with `all`), one line each.
@@ -284,7 +347,11 @@ fn print_times(results: &[RuleResult], all: bool) {
         }
     );
     for (rule, total, widths) in &times[..n] {
-        let per: Vec<String> = widths.iter().map(|(w, s)| format!("w{w} {s:.2}")).collect();
+        let per: Vec<String> = if widths.is_empty() {
+            vec!["width-generic".to_string()]
+        } else {
+            widths.iter().map(|(w, s)| format!("w{w} {s:.2}")).collect()
+        };
         println!("  {total:8.2}  {rule} ({})", per.join(", "));
     }
 }
@@ -360,6 +427,7 @@ fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
     let opts = Options {
         seed: a.seed,
         cross_check: a.cross_check,
+        per_width: a.per_width,
         ..options(
             &a.width,
             a.timeout,

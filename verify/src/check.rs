@@ -9,7 +9,7 @@
 
 use crate::counterexample::{failure_condition, point_verdict, Failure, Unconfirmed};
 use crate::encode::{model_bool, model_int, Enc, Mode, SVal, Term};
-use crate::solver::check_within;
+use crate::solver::{check_with_hints, check_within};
 use engine::interp;
 use engine::ir::{DType, Graph, NodeId, Op};
 use engine::semantics::Model;
@@ -292,6 +292,8 @@ pub fn counterexample_at(
 
 fn check_in(g: &Graph, src: &[NodeId], tgt: &[NodeId], enc: Enc, timeout: Duration) -> CheckResult {
     assert_eq!(src.len(), tgt.len(), "tuples of equal length");
+    // Facts other encodings left on this thread are not this query's.
+    crate::encode::take_facts();
     let mut ge = GraphEnc::new(g, enc);
     let (sdef, tdef) = (ge.defined(src), ge.defined(tgt));
     let side = |ge: &mut GraphEnc, roots: &[NodeId], def: &Bool| -> Vec<SVal> {
@@ -305,6 +307,7 @@ fn check_in(g: &Graph, src: &[NodeId], tgt: &[NodeId], enc: Enc, timeout: Durati
     };
     let s = side(&mut ge, src, &sdef);
     let t = side(&mut ge, tgt, &tdef);
+    let hints = crate::encode::take_facts();
     let solver = Solver::new();
     // The source as a whole must be defined (undefined is whole-evaluation).
     let mut premise = ge.constraints.clone();
@@ -333,9 +336,8 @@ fn check_in(g: &Graph, src: &[NodeId], tgt: &[NodeId], enc: Enc, timeout: Durati
                 Bool::and(&[tgt_def.clone(), Bool::or(&per_root)])
             }
         };
-        solver.push();
-        solver.assert(&cond);
-        match check_within(&solver, timeout) {
+        let hints_first = failure == Failure::TargetUndefined;
+        match check_with_hints(&solver, &cond, &hints, hints_first, timeout) {
             SatResult::Unsat => solver.pop(1),
             SatResult::Unknown => {
                 return CheckResult::Unknown {

@@ -147,7 +147,15 @@ pub struct Enc {
     pub partial: Partial,
     /// `index` stands for the unbounded integers ([`Model::unbounded`]).
     pub unbounded: bool,
+    /// Width-generic (integer theory only): `index` lies in `[MIN, MAX]`
+    /// for a symbolic `MAX >= 127` and `MIN = -MAX - 1`, so one query
+    /// stands for every width `W >= 8` at once (`width` is then nominal:
+    /// see [`Enc::generic`]).
+    pub generic: bool,
 }
+
+/// The symbol of `index`'s MAX in a width-generic query.
+pub const INDEX_MAX: &str = "index.MAX";
 
 fn f() -> Bool {
     Bool::from_bool(false)
@@ -194,6 +202,31 @@ impl Enc {
             width,
             partial: Partial::Undefined,
             unbounded: false,
+            generic: false,
+        }
+    }
+
+    /// The width-generic encoding: bounded integers whose `index` bounds
+    /// are symbolic (`MIN = -MAX - 1`, `MAX >= 127`), so that an unsat
+    /// query is a proof at every width `W >= 8` (each such width's bounds
+    /// are one model of the symbols). Only for queries that nothing else
+    /// ties to a width: no shift, `&` or cast (their semantics count bits),
+    /// no `index` literal outside the 8-bit range; the nominal width 64 is
+    /// what the semantics' width-dependent cases would see, and they are
+    /// excluded by [`crate::prove::width_generic_obstacle`].
+    pub fn generic() -> Enc {
+        Enc {
+            generic: true,
+            ..Enc::new(Mode::Int, 64)
+        }
+    }
+
+    /// The cache's and the SMT-LIB files' name of this encoding.
+    pub fn label(&self) -> String {
+        if self.generic {
+            format!("{:?}/generic", self.mode)
+        } else {
+            format!("{:?}/{}", self.mode, self.width)
         }
     }
 
@@ -204,6 +237,7 @@ impl Enc {
             width: m.width.0,
             partial: m.partial,
             unbounded: m.unbounded,
+            generic: false,
         }
     }
 
@@ -226,9 +260,38 @@ impl Enc {
         }
     }
 
-    /// Inclusive value bounds of a dtype at this width.
+    /// Inclusive value bounds of a dtype at this width; for `index` in a
+    /// width-generic encoding, the bounds every width `W >= 8` includes
+    /// (the 8-bit ones): the symbolic bounds are [`Enc::bound_nums`].
     pub fn bounds(&self, dt: DType) -> (i128, i128) {
+        if self.generic && dt == DType::Index {
+            return engine::dtype::Width(8).dtype_bounds(dt);
+        }
         engine::dtype::Width(self.width).dtype_bounds(dt)
+    }
+
+    /// Inclusive value bounds of a dtype as terms: numerals, or for
+    /// `index` in a width-generic encoding `-MAX - 1` and `MAX`.
+    pub fn bound_nums(&self, dt: DType) -> (Num, Num) {
+        if self.generic && dt == DType::Index {
+            let max = Poly::atom(Int::new_const(INDEX_MAX));
+            let min = max
+                .neg()
+                .and_then(|m| m.sub(&Poly::constant(1)))
+                .expect("-MAX - 1 has small coefficients");
+            return (Num::I(min), Num::I(max));
+        }
+        let (lo, hi) = self.bounds(dt);
+        (self.lit(lo, dt), self.lit(hi, dt))
+    }
+
+    /// What a width-generic query assumes of its width: `MAX >= 127`
+    /// (widths of 8 bits and more); true otherwise.
+    pub fn width_premise(&self) -> Bool {
+        if !self.generic {
+            return Bool::from_bool(true);
+        }
+        Int::new_const(INDEX_MAX).ge(Int::from_i64(127))
     }
 
     /// A numeral of dtype `dt` (which must hold it, or wrap it for BV).
@@ -244,10 +307,10 @@ impl Enc {
     pub fn fresh_num(&self, name: &str, dt: DType) -> (Num, Bool) {
         match self.mode {
             Mode::Int => {
-                let x = Int::new_const(name);
-                let (lo, hi) = self.bounds(dt);
-                let c = and(&[x.ge(Int::from_i128(lo)), x.le(Int::from_i128(hi))]);
-                (Num::I(Poly::atom(x)), c)
+                let x = Num::I(Poly::atom(Int::new_const(name)));
+                let (lo, hi) = self.bound_nums(dt);
+                let c = and(&[self.le(&lo, &x), self.le(&x, &hi)]);
+                (x, c)
             }
             Mode::Bv => (
                 Num::B(BV::new_const(name, self.bits(dt))),
@@ -334,12 +397,9 @@ impl Enc {
     /// The result of an exact integer computation in dtype `dt` (integer
     /// theory): `index` must fit (else overflow), `i32`/`i64` wrap.
     fn int_result(&self, exact: Poly, dt: DType) -> (Num, Bool) {
-        let (lo, hi) = self.bounds(dt);
+        let (lo, hi) = self.bound_nums(dt);
         let e = Num::I(exact.clone());
-        let fits = and(&[
-            self.le(&self.lit(lo, dt), &e),
-            self.le(&e, &self.lit(hi, dt)),
-        ]);
+        let fits = and(&[self.le(&lo, &e), self.le(&e, &hi)]);
         match dt {
             DType::Index => (e, not(&fits)),
             _ => {
@@ -376,10 +436,10 @@ impl Enc {
             _ => {}
         }
         let b = &args[1];
-        let (lo, _) = self.bounds(dt);
+        let (lo, _) = self.bound_nums(dt);
         // MIN / -1 (and //, ceildiv) has no result in any dtype: an index
         // overflow or a concrete-type division overflow.
-        let min_neg_one = || and(&[self.eq(a, &self.lit(lo, dt)), self.eq(b, &self.lit(-1, dt))]);
+        let min_neg_one = || and(&[self.eq(a, &lo), self.eq(b, &self.lit(-1, dt))]);
         match (a, b) {
             (Num::I(x), Num::I(y)) => match op {
                 Op::Add => self.int_result(padd(x, y), dt),
@@ -388,9 +448,26 @@ impl Enc {
                 Op::Min => (Num::I(poly_ite(&self.le(a, b), x, y)), f()),
                 Op::Max => (Num::I(poly_ite(&self.le(b, a), x, y)), f()),
                 Op::Div | Op::FloorDiv | Op::CeilDiv => {
-                    let q = int_quotient(op, x, y);
-                    let (v, ovf) = self.int_result(q, dt);
-                    (v, or(&[ovf, min_neg_one()]))
+                    // A quotient of a value that fits its dtype, by a
+                    // non-zero divisor, fits it too except MIN / -1 (every
+                    // family: |q| <= |x| for |y| = 1, and |q| <=
+                    // ceil(|x| / 2) otherwise), so that is its overflow: no
+                    // range test of a nonlinear quotient for the solver to
+                    // refute. The range is still worth knowing (a quotient
+                    // feeds sums that must not overflow): it is stated as
+                    // a fact, that theorem's instance.
+                    let q = Num::I(int_quotient(op, x, y));
+                    let (lo, hi) = self.bound_nums(dt);
+                    let zero = self.lit(0, dt);
+                    let hyp = and(&[
+                        self.le(&lo, a),
+                        self.le(a, &hi),
+                        not(&self.eq(b, &zero)),
+                        not(&min_neg_one()),
+                    ]);
+                    let fits = and(&[self.le(&lo, &q), self.le(&q, &hi)]);
+                    note_fact(or(&[not(&hyp), fits]));
+                    (q, min_neg_one())
                 }
                 Op::Mod if fault::euclidean_mod() => (Num::I(euclid(x, y).1), f()),
                 Op::Rem | Op::Mod => (Num::I(int_remainder(op, x, y)), f()),
@@ -532,6 +609,27 @@ impl Enc {
             }
         }
     }
+}
+
+thread_local! {
+    /// Facts recorded by the encoding on this thread since the last
+    /// [`take_facts`]: instances of theorems about integers (valid
+    /// formulas), which a query may assume.
+    static FACTS: std::cell::RefCell<Vec<Bool>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Records a fact, unless it is trivially true.
+fn note_fact(b: Bool) {
+    if b.as_bool() != Some(true) {
+        FACTS.with(|f| f.borrow_mut().push(b));
+    }
+}
+
+/// The facts recorded since the last call: every one is valid, so a query
+/// built on this thread may assume them (and one that does not want them
+/// drops them by calling this first).
+pub fn take_facts() -> Vec<Bool> {
+    FACTS.with(|f| std::mem::take(&mut *f.borrow_mut()))
 }
 
 /// The semantics' primitives on Z3 terms, collecting the conditions under

@@ -23,8 +23,8 @@ use crate::crosscheck::CrossCheck;
 use crate::encode::{Enc, Mode};
 use crate::lemma::Lemmas;
 use crate::query::RuleQuery;
-use crate::solver::{check_within, out_of_time, unknown_reason, with_deadline};
-use engine::ir::DType;
+use crate::solver::{check_with_hints, check_within, out_of_time, unknown_reason, with_deadline};
+use engine::ir::{DType, Op};
 use engine::rules::Rule;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -57,6 +57,9 @@ pub struct Options {
     /// ([`crate::crosscheck`]); off by default (it costs a cvc5 run per
     /// rule).
     pub cross_check: bool,
+    /// Prove each width on its own, never width-generically (for
+    /// comparing the two, and for a width the generic proof would cover).
+    pub per_width: bool,
 }
 
 impl Default for Options {
@@ -69,6 +72,7 @@ impl Default for Options {
             seed: 0,
             lemmas: crate::lemma::builtin(),
             cross_check: false,
+            per_width: false,
         }
     }
 }
@@ -149,6 +153,42 @@ pub struct RuleResult {
     /// left out of the JSON when not asked for.
     #[serde(skip_serializing_if = "CrossCheck::not_run")]
     pub cross_check: CrossCheck,
+    /// Proved by one width-generic query for every width `W >= 8` at once
+    /// (this row's `seconds` is then that query's, the same in every row
+    /// of the rule); false where the rule was proved width by width.
+    pub width_generic: bool,
+    /// Seconds the rule's width-generic attempt took where it did not
+    /// settle the rule (its reason is in `notes`), the same in every row
+    /// of the rule; 0 where it was not tried or proved the rule.
+    pub generic_attempt_seconds: f64,
+}
+
+impl RuleResult {
+    /// Seconds this row adds to its rule's time: a width-generic proof
+    /// counts once per rule (see [`rule_seconds`]).
+    fn own_seconds(&self) -> f64 {
+        if self.width_generic {
+            0.0
+        } else {
+            self.seconds
+        }
+    }
+}
+
+/// A rule's whole proving time over the rows `rows` of it: the
+/// width-generic query (proof or failed attempt) once, plus each
+/// per-width proof.
+pub fn rule_seconds<'a>(rows: impl IntoIterator<Item = &'a RuleResult>) -> f64 {
+    let mut generic: f64 = 0.0;
+    let mut own = 0.0;
+    for r in rows {
+        own += r.own_seconds();
+        generic = generic.max(r.generic_attempt_seconds);
+        if r.width_generic {
+            generic = generic.max(r.seconds);
+        }
+    }
+    generic + own
 }
 
 /// The outcome of one instance in one encoding.
@@ -167,17 +207,9 @@ pub fn prove_all(
     opts: &Options,
     progress: &(dyn Fn(&RuleResult) + Sync),
 ) -> Vec<RuleResult> {
-    let jobs: Vec<(&Rule, u32)> = rules
-        .iter()
-        .flat_map(|r| opts.widths.iter().map(move |&w| (*r, w)))
-        .collect();
-    let mut results: Vec<RuleResult> = jobs
+    let mut results: Vec<RuleResult> = rules
         .par_iter()
-        .map(|&(r, w)| {
-            let res = prove_rule(r, w, opts);
-            progress(&res);
-            res
-        })
+        .flat_map_iter(|r| prove_rule_widths(r, opts, progress))
         .collect();
     if opts.cross_check {
         cross_check_results(rules, opts, &mut results);
@@ -209,6 +241,152 @@ pub fn cross_check_results(rules: &[&Rule], opts: &Options, results: &mut [RuleR
             res.cross_check = cc.clone();
         }
     }
+}
+
+/// Proves one rule at every width of `opts`: by one width-generic query
+/// for all the widths of 8 bits and more where the rule allows it and the
+/// query settles, width by width (in parallel) otherwise, with the reason
+/// in each row's notes. Rows come back in width order.
+pub fn prove_rule_widths(
+    rule: &Rule,
+    opts: &Options,
+    progress: &(dyn Fn(&RuleResult) + Sync),
+) -> Vec<RuleResult> {
+    let covered: Vec<u32> = opts.widths.iter().copied().filter(|&w| w >= 8).collect();
+    let mut generic_note = None;
+    let mut attempt_seconds = 0.0;
+    if !opts.per_width && !covered.is_empty() {
+        match width_generic_obstacle(rule) {
+            Some(why) => generic_note = Some(format!("proved width by width: {why}")),
+            None => match prove_generic(rule, opts) {
+                Ok((cached, seconds)) => {
+                    let rows: Vec<RuleResult> = opts
+                        .widths
+                        .iter()
+                        .filter(|w| covered.contains(w))
+                        .map(|&w| RuleResult {
+                            rule: rule.name.clone(),
+                            width: w,
+                            verdict: Verdict::Proved,
+                            method: Mode::Int.name(),
+                            cached,
+                            instances: rule.instances().len(),
+                            seconds,
+                            notes: Vec::new(),
+                            cross_check: CrossCheck::NotRun,
+                            width_generic: true,
+                            generic_attempt_seconds: 0.0,
+                        })
+                        .collect();
+                    rows.iter().for_each(progress);
+                    // Widths below 8 (if asked for) are not covered.
+                    let rest: Vec<RuleResult> = opts
+                        .widths
+                        .par_iter()
+                        .filter(|w| !covered.contains(w))
+                        .map(|&w| {
+                            let r = prove_rule(rule, w, opts);
+                            progress(&r);
+                            r
+                        })
+                        .collect();
+                    let mut all = rows;
+                    all.extend(rest);
+                    all.sort_by_key(|r| opts.widths.iter().position(|&w| w == r.width));
+                    return all;
+                }
+                Err((why, seconds)) => {
+                    attempt_seconds = seconds;
+                    generic_note = Some(format!("proved width by width: {why}"));
+                }
+            },
+        }
+    }
+    opts.widths
+        .par_iter()
+        .map(|&w| {
+            let mut r = prove_rule(rule, w, opts);
+            if w >= 8 {
+                r.notes.extend(generic_note.clone());
+            }
+            r.generic_attempt_seconds = attempt_seconds;
+            progress(&r);
+            r
+        })
+        .collect()
+}
+
+/// Why a rule cannot be proved width-generically, if it cannot: an op
+/// whose semantics counts bits (a shift's amount, `&`'s bits, a cast's
+/// ranges against `index`'s), or an `index` literal that some width of 8
+/// bits or more cannot hold.
+pub fn width_generic_obstacle(rule: &Rule) -> Option<String> {
+    use engine::rules::{Pat, Ty};
+    let mut todo: Vec<&Pat> = vec![&rule.lhs, &rule.rhs];
+    while let Some(p) = todo.pop() {
+        match p {
+            Pat::Op(op, _, args) => {
+                if matches!(op, Op::Shl | Op::Shr | Op::BitAnd | Op::Cast) {
+                    return Some(format!(
+                        "its `{}` depends on the width's bits",
+                        op.name()
+                    ));
+                }
+                todo.extend(args);
+            }
+            Pat::Helper(_, args) => todo.extend(args),
+            Pat::Computed(inner) => todo.push(inner),
+            Pat::Lit(v, ty) => {
+                let index_typed = !matches!(ty, Ty::Fixed(DType::I32 | DType::I64 | DType::Bool));
+                if index_typed && !(-128..=127).contains(v) {
+                    return Some(format!("its literal {v} does not fit 8 bits"));
+                }
+            }
+            Pat::Var(_) | Pat::Invalid | Pat::Bound(..) => {}
+        }
+    }
+    None
+}
+
+/// The width-generic proof of a rule (every type instance, one bounded-
+/// integer query with symbolic `index` bounds each): `Ok((cached,
+/// seconds))` when every instance is proved, else why not and the seconds
+/// spent. A satisfiable generic query is not a counterexample (its model
+/// may be no real width): the per-width proofs find the real one.
+fn prove_generic(rule: &Rule, opts: &Options) -> Result<(bool, f64), (String, f64)> {
+    if let Some(why) = over_smt_limit(rule) {
+        return Err((why, 0.0));
+    }
+    for u in &rule.lemmas {
+        opts.lemmas
+            .result(&u.name, opts.timeout, opts.cache.as_ref());
+    }
+    let start = Instant::now();
+    let deadline = opts
+        .timeout
+        .checked_mul(QUERY_FACTOR)
+        .and_then(|b| start.checked_add(b));
+    let mut all_cached = true;
+    for types in &rule.instances() {
+        let solve = || solve_query(rule, types, Enc::generic(), opts, false, &mut Vec::new());
+        let out = match deadline {
+            Some(d) => with_deadline(d, solve),
+            None => solve(),
+        };
+        let why = match out {
+            Outcome::Proved { cached } => {
+                all_cached &= cached;
+                continue;
+            }
+            Outcome::Unknown(reason) => format!("the width-generic query is unknown ({reason})"),
+            Outcome::Vacuous => "the width-generic premise is unsatisfiable".to_string(),
+            Outcome::Failed(_) | Outcome::InternalError(_) => {
+                unreachable!("a width-generic query reports no counterexample")
+            }
+        };
+        return Err((why, start.elapsed().as_secs_f64()));
+    }
+    Ok((all_cached, start.elapsed().as_secs_f64()))
 }
 
 /// Proves one rule at one width, over all its type instances.
@@ -279,6 +457,8 @@ pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
         seconds: start.elapsed().as_secs_f64(),
         notes,
         cross_check: CrossCheck::NotRun,
+        width_generic: false,
+        generic_attempt_seconds: 0.0,
     }
 }
 
@@ -288,6 +468,18 @@ pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
 /// one width; a 15,000-term one 5 minutes). Such a rule is unknown, never
 /// proved.
 pub const RULE_NODES: usize = 12_000;
+
+/// Why a rule is not handed to Z3 at all, if it has more than
+/// [`RULE_NODES`] pattern nodes.
+fn over_smt_limit(rule: &Rule) -> Option<String> {
+    let nodes = rule.lhs.size() + rule.rhs.size();
+    (nodes > RULE_NODES).then(|| {
+        format!(
+            "the rule has {}: over the SMT limit of {RULE_NODES}",
+            engine::print::count(nodes, "pattern node")
+        )
+    })
+}
 
 /// Proves one type instance: bitvectors first at widths 8 and 16, bounded
 /// integers when they time out (and at 32 and 64).
@@ -302,12 +494,7 @@ fn prove_instance(
     if let Some(mode) = cached_mode(rule, types, width, modes, opts) {
         return (Outcome::Proved { cached: true }, mode);
     }
-    let nodes = rule.lhs.size() + rule.rhs.size();
-    if nodes > RULE_NODES {
-        let reason = format!(
-            "the rule has {}: over the SMT limit of {RULE_NODES}",
-            engine::print::count(nodes, "pattern node")
-        );
+    if let Some(reason) = over_smt_limit(rule) {
         return (Outcome::Unknown(reason), Mode::Int);
     }
     let mut last = (Outcome::Unknown("no encoding tried".into()), Mode::Int);
@@ -446,14 +633,22 @@ fn solve_query(
         if abstraction.refutes(&q.premise, cond, opts.timeout / 4) {
             continue;
         }
-        solver.push();
-        solver.assert(cond);
-        match check_within(&solver, opts.timeout) {
+        let hints_first = *failure == Failure::TargetUndefined;
+        let result = check_with_hints(&solver, cond, &q.hints, hints_first, opts.timeout);
+        match result {
             SatResult::Unsat => solver.pop(1),
             SatResult::Unknown if split_on_constant_signs(&solver, &q, opts.timeout) => {
                 solver.pop(1)
             }
             SatResult::Unknown => return Outcome::Unknown(unknown_reason(&solver, failure.name())),
+            SatResult::Sat if enc.generic => {
+                let max = solver.get_model().and_then(|m| {
+                    m.eval(&z3::ast::Int::new_const(crate::encode::INDEX_MAX), true)?
+                        .as_i64()
+                });
+                let at = max.map_or(String::new(), |m| format!(" at MAX = {m}"));
+                return Outcome::Unknown(format!("its {} condition has a model{at}", failure.name()));
+            }
             SatResult::Sat => {
                 let model = minimize(&solver, &q, opts.timeout, opts.seed)
                     .expect("a satisfiable query has a model");
@@ -496,17 +691,22 @@ fn cache_query(q: &RuleQuery, conditions: &[(Failure, z3::ast::Bool)], enc: &Enc
     let mut texts = vec![q.premise.to_string()];
     texts.extend(conditions.iter().map(|(_, c)| c.to_string()));
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-    Query::new(&format!("{:?}/{}", enc.mode, enc.width), &texts)
+    Query::new(&enc.label(), &texts)
 }
 
 /// The cache queries of a rule at a width, one per type instance and
-/// encoding tried there: where its proofs are cached (for tests and tools
-/// that inspect the cache).
+/// encoding tried there (the width-generic one first where the rule
+/// allows it): where its proofs are cached (for tests and tools that
+/// inspect the cache).
 pub fn cache_queries(rule: &Rule, width: u32) -> Vec<Query> {
     let mut out = Vec::new();
+    let mut encs: Vec<Enc> = Vec::new();
+    if width >= 8 && width_generic_obstacle(rule).is_none() {
+        encs.push(Enc::generic());
+    }
+    encs.extend(modes(width).iter().map(|&m| Enc::new(m, width)));
     for types in rule.instances() {
-        for &mode in modes(width) {
-            let enc = Enc::new(mode, width);
+        for &enc in &encs {
             crate::poly::take_nonlinear();
             let mut q = RuleQuery::new(rule, &types, enc);
             assume_lemmas(&mut q, &Options::default(), &mut Vec::new());
@@ -653,10 +853,14 @@ fn write_smt2(
 ) {
     let inst: String = types.iter().map(|d| format!("-{d}")).collect();
     let base = format!(
-        "{}{}-w{}-{}",
+        "{}{}-{}-{}",
         rule.name,
         inst,
-        enc.width,
+        if enc.generic {
+            "wgeneric".to_string()
+        } else {
+            format!("w{}", enc.width)
+        },
         if enc.mode == Mode::Bv { "bv" } else { "int" }
     );
     let _ = std::fs::create_dir_all(dir);

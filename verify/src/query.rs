@@ -61,6 +61,10 @@ pub struct RuleQuery<'r> {
     pub syms: Vec<Sym>,
     /// Bounds, guard, source defined, computed constants defined.
     pub premise: Bool,
+    /// Valid facts the encoding stated about its own terms (the range of
+    /// each quotient): a proof may assume them or not; they help some
+    /// obligations and slow others down.
+    pub hints: Vec<Bool>,
     pub src: SVal,
     pub tgt: SVal,
     pub root_dtype: DType,
@@ -160,7 +164,8 @@ impl<'r> RuleQuery<'r> {
                 .max(max_bits)
                 + 2,
         };
-        let mut constraints: Vec<Bool> = Vec::new();
+        crate::encode::take_facts();
+        let mut constraints: Vec<Bool> = vec![enc.width_premise()];
         let mut syms: Vec<Sym> = rule
             .vars
             .iter()
@@ -176,13 +181,9 @@ impl<'r> RuleQuery<'r> {
                 )
             })
             .collect();
-        let mut factored = Vec::new();
         if enc.mode == Mode::Int {
             if let Some(g) = &rule.guard {
                 define_products(g, &mut syms, &genc, &mut constraints);
-                if !rule.lemmas.is_empty() {
-                    factored = factor_gcds(g, &mut syms, &mut constraints);
-                }
             }
         }
         let mut q = RuleQuery {
@@ -191,6 +192,7 @@ impl<'r> RuleQuery<'r> {
             enc,
             syms,
             premise: Bool::from_bool(true),
+            hints: Vec::new(),
             src: enc.invalid(),
             tgt: enc.invalid(),
             root_dtype: rule.pat_dtype(&rule.lhs, types),
@@ -200,13 +202,6 @@ impl<'r> RuleQuery<'r> {
             ge: genc,
             gcds: std::cell::RefCell::new(Vec::new()),
         };
-        for (g, a, b) in factored {
-            let (x, y) = (q.syms[a].val_num(), q.syms[b].val_num());
-            let fact = q.gcd_facts(&g, &x, &y);
-            constraints.push(fact.clone());
-            let key = format!("{x:?}|{y:?}");
-            q.gcds.borrow_mut().push((key, g, fact));
-        }
         let mut computed = Vec::new();
         q.src = q.pat(&rule.lhs, Side::Source, &mut computed);
         q.tgt = q.pat(&rule.rhs, Side::Target, &mut computed);
@@ -226,8 +221,10 @@ impl<'r> RuleQuery<'r> {
         }
         constraints.push(q.src.def.clone());
         constraints.extend(computed);
+
         constraints.extend(q.facts.borrow_mut().drain(..));
         q.premise = Bool::and(&constraints);
+        q.hints = crate::encode::take_facts();
         q
     }
 
@@ -279,6 +276,18 @@ impl<'r> RuleQuery<'r> {
             a.le(&abs(&t), &ge.max(&abs(x), &ge.lit(1))),
             a.eq(&comb, g),
         ])
+    }
+
+    /// A dtype's bounds as guard numbers (symbolic for `index` in a
+    /// width-generic query).
+    fn dtype_bounds(&self, dt: DType) -> (GNum, GNum) {
+        match self.enc.mode {
+            Mode::Int => self.enc.bound_nums(dt),
+            Mode::Bv => {
+                let (lo, hi) = self.enc.bounds(dt);
+                (self.ge.lit(lo), self.ge.lit(hi))
+            }
+        }
     }
 
     fn dtype(&self, p: &Pat) -> DType {
@@ -346,12 +355,12 @@ impl<'r> RuleQuery<'r> {
                 let mut d = Symbolic { q: &*self, ge };
                 let (r, dh) = guard::helper(&mut d, *h, &nums);
                 let n = r.num();
-                let (lo, hi) = self.enc.bounds(dt);
+                let (lo, hi) = self.dtype_bounds(dt);
                 let a = ge.arith();
                 let mut defs: Vec<Bool> = vals.iter().map(|v| v.def.clone()).collect();
                 defs.push(dh);
-                defs.push(a.le(&ge.lit(lo), &n));
-                defs.push(a.le(&n, &ge.lit(hi)));
+                defs.push(a.le(&lo, &n));
+                defs.push(a.le(&n, &hi));
                 let mut c = self.enc.constant(0, dt);
                 c.def = Bool::and(&defs);
                 c.val = Term::N(narrow(&self.enc, &n, dt));
@@ -452,8 +461,7 @@ impl GuardDomain for Symbolic<'_, '_> {
         self.q.syms[v].is_const.clone()
     }
     fn dtype_bounds(&mut self, t: Ty) -> (GNum, GNum) {
-        let (lo, hi) = self.q.enc.bounds(resolve(t, &self.q.types));
-        (self.ge.lit(lo), self.ge.lit(hi))
+        self.q.dtype_bounds(resolve(t, &self.q.types))
     }
     fn arith(&mut self, op: Op, a: &GNum, b: &GNum) -> GNum {
         self.ge.bin(op, a, b)
@@ -580,75 +588,6 @@ fn define_products(g: &Guard, syms: &mut [Sym], ge: &GEnc, constraints: &mut Vec
         s.hi = product.clone();
         s.bounds = Some((product.clone(), product));
     }
-}
-
-/// Integer theory only: where the guard takes `gcd(A, B)` of two rule
-/// constants, they become `A = G * A'` and `B = G * B'` for fresh `G`, `A'`,
-/// `B'`, and `G` is the query's `gcd(A, B)` (pinned by its Bezout facts,
-/// which the caller adds). Every `A`, `B` has such a factoring (`A' = A /
-/// gcd`, or anything when both are 0), so the query is equisatisfiable;
-/// the solver then sees the common factor of the products and remainders
-/// (`x * A mod B`), which lemmas about multiples of a common divisor talk
-/// about. Returns `(G, A, B)` per factoring.
-fn factor_gcds(
-    g: &Guard,
-    syms: &mut [Sym],
-    constraints: &mut Vec<Bool>,
-) -> Vec<(GNum, usize, usize)> {
-    fn calls(g: &Guard, out: &mut Vec<(usize, usize)>) {
-        match g {
-            Guard::Call(Helper::Gcd, args) => match args.as_slice() {
-                [Guard::Val(a), Guard::Val(b)] if a != b => out.push((*a, *b)),
-                _ => args.iter().for_each(|x| calls(x, out)),
-            },
-            Guard::Call(_, args) => args.iter().for_each(|x| calls(x, out)),
-            Guard::Un(_, a) => calls(a, out),
-            Guard::Bin(_, a, b) => {
-                calls(a, out);
-                calls(b, out);
-            }
-            _ => {}
-        }
-    }
-    let mut found = Vec::new();
-    calls(g, &mut found);
-    let mut out = Vec::new();
-    let mut done: Vec<usize> = Vec::new();
-    for (a, b) in found {
-        if done.contains(&a) || done.contains(&b) {
-            continue;
-        }
-        let ok = |s: &Sym| {
-            s.is_const_var
-                && s.dtype != DType::Bool
-                && s.bounds
-                    .as_ref()
-                    .is_some_and(|(lo, hi)| format!("{lo:?}") == format!("{hi:?}"))
-        };
-        if !ok(&syms[a]) || !ok(&syms[b]) {
-            continue;
-        }
-        let base = format!("{}.{}", syms[a].name, syms[b].name);
-        let g = Poly::constant_atom(Int::new_const(format!("{base}.gcd")));
-        for v in [a, b] {
-            let k = Poly::constant_atom(Int::new_const(format!("{}.cofactor", syms[v].name)));
-            let Some(product) = g.mul(&k) else { continue };
-            let product = Num::I(product);
-            let s = &mut syms[v];
-            let old = s.val_num();
-            constraints.push(match (&old, &product) {
-                (Num::I(o), Num::I(p)) => o.to_int().eq(p.to_int()),
-                _ => unreachable!("integer theory"),
-            });
-            s.val.val = Term::N(product.clone());
-            s.lo = product.clone();
-            s.hi = product.clone();
-            s.bounds = Some((product.clone(), product));
-        }
-        done.extend([a, b]);
-        out.push((Num::I(g), a, b));
-    }
-    out
 }
 
 fn collect_conjuncts<'g>(g: &'g Guard, out: &mut Vec<&'g Guard>) {

@@ -107,6 +107,41 @@ pub fn unknown_reason(solver: &Solver, what: &str) -> String {
     )
 }
 
+/// Checks `cond` under the solver's assertions with the valid facts `hints`
+/// (the encoding's quotient ranges, [`crate::encode::take_facts`]) on the
+/// first attempt where `hints_first`, else on a second attempt after an
+/// unknown: they help show a target defined and slow other obligations
+/// down, and being valid they cannot turn a satisfiable query unsat, so
+/// either answer stands. Returns with one scope pushed that holds `cond`
+/// (and the hints, if the answer came with them), for the caller to read a
+/// model or try more, then pop.
+pub fn check_with_hints(
+    solver: &Solver,
+    cond: &z3::ast::Bool,
+    hints: &[z3::ast::Bool],
+    hints_first: bool,
+    timeout: Duration,
+) -> SatResult {
+    for with_hints in [hints_first, !hints_first] {
+        if with_hints && hints.is_empty() {
+            continue;
+        }
+        solver.push();
+        solver.assert(cond);
+        if with_hints {
+            hints.iter().for_each(|h| solver.assert(h));
+        }
+        let result = check_within(solver, timeout);
+        if result != SatResult::Unknown {
+            return result;
+        }
+        solver.pop(1);
+    }
+    solver.push();
+    solver.assert(cond);
+    SatResult::Unknown
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -107,7 +107,7 @@ fn a_rule_citing_lemmas_it_does_not_need_still_proves() {
 /// The other direction: the lemma is what proves the rule. Floor division
 /// nests through a positive outer divisor, (x // A) // C == x // (A * C),
 /// which Z3 4.8.12's nonlinear arithmetic does not find on its own in the
-/// rule's query (the rule waited in verify/pending.rules for that); with
+/// rule's query (the rule once waited outside the engine for that); with
 /// `floordiv_nest` cited (and proved) the rule is proved.
 #[test]
 fn a_rule_that_needs_a_lemma_is_proved_with_it_only() {
@@ -159,18 +159,13 @@ fn lemma_files_are_checked_when_read() {
     assert!(e.to_string().contains("not a pattern variable"), "{e}");
 }
 
-/// Every lemma a built-in or pending rule cites is defined in
+/// Every lemma a built-in rule cites is defined in
 /// verify/lemmas/nonlinear.rules, and those the built-in rules cite are
 /// proved (else those rules would be proved without them, or not at all).
 #[test]
 fn every_lemma_a_rule_cites_exists_and_the_builtin_ones_are_proved() {
     let lemmas = verify::lemma::builtin();
-    let pending = engine::rules::candidates(&[(
-        "pending.rules".to_string(),
-        include_str!("../pending.rules").to_string(),
-    )])
-    .expect("pending.rules parses");
-    for rule in engine::rules::builtin().rules().chain(pending.rules()) {
+    for rule in engine::rules::builtin().rules() {
         for u in &rule.lemmas {
             assert!(
                 lemmas.get(&u.name).is_some(),
