@@ -87,6 +87,10 @@ pub struct Args {
     /// gate.
     #[arg(long = "rules", value_name = "FILE")]
     pub rules: Vec<String>,
+    /// A lemma file laid over the built-in lemmas (repeatable): lemmas the
+    /// candidate rules cite (`using`), each proved before it is assumed.
+    #[arg(long = "lemmas", value_name = "FILE")]
+    pub lemmas: Vec<String>,
     /// Prove only the rules the `--rules` files define (the other stages
     /// still use the whole set): a quick check of a candidate.
     #[arg(long, requires = "rules", conflicts_with = "rule")]
@@ -154,7 +158,14 @@ fn gate(a: Args) -> anyhow::Result<bool> {
     let timeout = parse_timeout(a.timeout)?;
     let budget = super::parse_seconds("--time", a.time)?;
     anyhow::ensure!(a.jobs != Some(0), "--jobs must be at least 1");
-    let opts = super::prove::options(&a.widths, a.timeout, a.no_cache, &a.cache_dir, None)?;
+    let opts = super::prove::options(
+        &a.widths,
+        a.timeout,
+        a.no_cache,
+        &a.cache_dir,
+        None,
+        &a.lemmas,
+    )?;
     // A report left by an earlier run must not say "pass" for this one if
     // it is interrupted: the reports are removed now and written at the end.
     for path in a.json.iter().chain(&a.junit) {

@@ -18,6 +18,11 @@ pub struct Args {
     /// ones (repeatable): how a new pattern is proved before merging.
     #[arg(long = "rules", value_name = "FILE")]
     pub rules: Vec<String>,
+    /// A lemma file laid over the built-in lemmas
+    /// (verify/lemmas/nonlinear.rules; repeatable): lemmas the candidate
+    /// rules cite (`using`), each proved before it is assumed.
+    #[arg(long = "lemmas", value_name = "FILE")]
+    pub lemmas: Vec<String>,
     /// Widths to prove at.
     #[arg(
         long,
@@ -54,7 +59,7 @@ pub struct Args {
     pub cases: Option<String>,
     /// Prove the range analysis instead of rules: every op's vmin/vmax
     /// transfer function, for every operand dtype, at each width.
-    #[arg(long, conflicts_with_all = ["names", "rules", "cases", "smt2", "junit"])]
+    #[arg(long, conflicts_with_all = ["names", "rules", "lemmas", "cases", "smt2", "junit"])]
     pub ranges: bool,
     /// Write a JUnit XML report: one test case per rule and width, failures
     /// carrying the counterexample.
@@ -117,6 +122,7 @@ pub fn options(
     no_cache: bool,
     cache_dir: &str,
     smt2: Option<&str>,
+    lemma_files: &[String],
 ) -> anyhow::Result<Options> {
     for &w in width {
         super::parse_width(w)?;
@@ -127,6 +133,7 @@ pub fn options(
         cache: (!no_cache).then(|| Cache::new(cache_dir)),
         smt2_dir: smt2.map(Into::into),
         seed: 0,
+        lemmas: verify::lemma::builtin_with(&super::read_rule_files(lemma_files)?)?,
         ..Options::default()
     })
 }
@@ -434,6 +441,7 @@ fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
             a.no_cache,
             &a.cache_dir,
             a.smt2.as_deref(),
+            &a.lemmas,
         )?
     };
     let start = Instant::now();
@@ -475,7 +483,7 @@ fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
 /// `prove --ranges`: the transfer functions, in parallel, with a summary
 /// like the rules' one.
 fn run_ranges(a: &Args) -> anyhow::Result<ExitCode> {
-    let timeout = options(&a.width, a.timeout, true, &a.cache_dir, None)?.timeout;
+    let timeout = options(&a.width, a.timeout, true, &a.cache_dir, None, &[])?.timeout;
     let total = a.width.len() * verify::ranges::signatures().len();
     let bar = ProgressBar::new(total as u64);
     let pool = rayon::ThreadPoolBuilder::new()

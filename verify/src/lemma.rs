@@ -106,6 +106,19 @@ pub fn builtin() -> Arc<Lemmas> {
     .clone()
 }
 
+/// The built-in lemmas with candidate lemma files `(path, text)` after
+/// them (a candidate may cite a built-in lemma; a name defined twice is an
+/// error at its line): how a rule citing a new lemma is proved before the
+/// lemma is merged, without rebuilding.
+pub fn builtin_with(files: &[(String, String)]) -> Result<Arc<Lemmas>, LemmaError> {
+    if files.is_empty() {
+        return Ok(builtin());
+    }
+    let mut all = vec![BUILTIN_FILE];
+    all.extend(files.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+    Ok(Arc::new(Lemmas::parse_files(&all)?))
+}
+
 /// What is wrong with a lemma file, or with a citation of a lemma.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LemmaError {
