@@ -227,7 +227,11 @@ pub fn cross_check_results(rules: &[&Rule], opts: &Options, results: &mut [RuleR
             let mine = results.iter().filter(|x| x.rule == r.name);
             let all_proved = mine.clone().all(|x| matches!(x.verdict, Verdict::Proved));
             (all_proved && mine.count() > 0)
-                .then(|| crate::crosscheck::cross_check(r, opts.timeout))
+                .then(|| {
+                    crate::crosscheck::cross_check(r, opts.timeout, &|| {
+                        integer_obligations(r, opts)
+                    })
+                })
         })
         .collect();
     for (rule, check) in rules.iter().zip(checks) {
@@ -608,7 +612,7 @@ fn solve_query(
     }
     solver.assert(&q.premise);
     if let Some(dir) = &opts.smt2_dir {
-        write_smt2(dir, rule, types, &enc, &solver, &conditions);
+        write_smt2(dir, rule, types, &enc, &solver, &conditions, &q.hints);
     }
     // Vacuity: a witness with small inputs is usually found at once, where
     // a nonlinear premise can keep the solver searching; only if there is
@@ -850,6 +854,7 @@ fn write_smt2(
     enc: &Enc,
     solver: &Solver,
     conds: &[(Failure, z3::ast::Bool)],
+    hints: &[z3::ast::Bool],
 ) {
     let inst: String = types.iter().map(|d| format!("-{d}")).collect();
     let base = format!(
@@ -864,14 +869,58 @@ fn write_smt2(
         if enc.mode == Mode::Bv { "bv" } else { "int" }
     );
     let _ = std::fs::create_dir_all(dir);
-    let _ = std::fs::write(dir.join(format!("{base}-vacuity.smt2")), solver.to_smt2());
+    for (what, text) in smt2_texts(solver, conds, hints) {
+        let _ = std::fs::write(dir.join(format!("{base}-{what}.smt2")), text);
+    }
+}
+
+/// The SMT-LIB2 texts of a query's checks, named by what they check: the
+/// vacuity check (the premise alone), then each obligation, the
+/// target-undefined one with the hints the prover tries first there.
+fn smt2_texts(
+    solver: &Solver,
+    conds: &[(Failure, z3::ast::Bool)],
+    hints: &[z3::ast::Bool],
+) -> Vec<(&'static str, String)> {
+    let mut out = vec![("vacuity", solver.to_smt2())];
     for (f, c) in conds {
         solver.push();
         solver.assert(c);
-        let _ = std::fs::write(
-            dir.join(format!("{base}-{}.smt2", f.name())),
-            solver.to_smt2(),
-        );
+        if *f == Failure::TargetUndefined {
+            hints.iter().for_each(|h| solver.assert(h));
+        }
+        out.push((f.name(), solver.to_smt2()));
         solver.pop(1);
     }
+    out
+}
+
+/// The integer queries Z3 proves `rule` with, as SMT-LIB2 texts, one per
+/// type instance and obligation: the width-generic ones where the rule
+/// allows it, else width 64's, with the lemma instances the proof assumes.
+/// The cross-check gives them to its second solver where the bitvector
+/// query is beyond it: a check of the solver, not of the encoding.
+pub fn integer_obligations(rule: &Rule, opts: &Options) -> Vec<String> {
+    let enc = if width_generic_obstacle(rule).is_none() {
+        Enc::generic()
+    } else {
+        Enc::new(Mode::Int, 64)
+    };
+    let mut out = Vec::new();
+    for types in rule.instances() {
+        crate::poly::take_nonlinear();
+        let mut q = RuleQuery::new(rule, &types, enc);
+        assume_lemmas(&mut q, opts, &mut Vec::new());
+        let conds = conditions(&q, &enc);
+        crate::poly::take_nonlinear();
+        let solver = Solver::new();
+        solver.assert(&q.premise);
+        out.extend(
+            smt2_texts(&solver, &conds, &q.hints)
+                .into_iter()
+                .skip(1)
+                .map(|(_, text)| text),
+        );
+    }
+    out
 }
