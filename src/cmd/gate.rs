@@ -20,7 +20,7 @@
 use super::fuzz::{say, smt_validator, summary_json, Display};
 use super::junit::{self, Outcome, Suite, TestCase};
 use super::replay::{case_check_width, case_files};
-use super::{exit, parse_timeout, rules_over_builtin};
+use super::{exit, load_rule_files, parse_timeout};
 use engine::dtype::Width;
 use engine::print::count;
 use engine::rewrite::Simplifier;
@@ -82,9 +82,10 @@ pub struct Args {
     #[arg(long, default_value = "corpus", value_name = "DIR")]
     pub corpus: PathBuf,
     /// A rule file laid over the built-in rules (repeatable): a rule named
-    /// like a built-in one replaces it, others join their group. Every stage
-    /// then runs with the combined set, so an unsound candidate fails the
-    /// gate.
+    /// like a built-in one replaces it, others join their group (a group
+    /// the engine does not have is tried after the built-in ones). Every
+    /// stage then runs with the combined set, so an unsound candidate fails
+    /// the gate.
     #[arg(long = "rules", value_name = "FILE")]
     pub rules: Vec<String>,
     /// Prove only the rules the `--rules` files define (the other stages
@@ -165,8 +166,9 @@ fn gate(a: Args) -> anyhow::Result<bool> {
             _ => {}
         }
     }
-    let set = rules_over_builtin(&a.rules)?;
-    let to_prove = select(&set, &a)?;
+    let loaded = load_rule_files(&a.rules)?;
+    let set = loaded.engine;
+    let to_prove = select(&set, &loaded.candidates, &a)?;
     anyhow::ensure!(
         a.corpus.exists(),
         "{}: no such corpus (run from the repository root, or pass --corpus DIR)",
@@ -284,17 +286,10 @@ fn gate(a: Args) -> anyhow::Result<bool> {
 }
 
 /// The rules to prove: all of the set, the named ones, or the candidates.
-fn select<'s>(set: &'s RuleSet, a: &Args) -> anyhow::Result<Vec<&'s Rule>> {
+fn select<'s>(set: &'s RuleSet, candidates: &RuleSet, a: &Args) -> anyhow::Result<Vec<&'s Rule>> {
     if a.candidates_only {
-        let names: Vec<String> = engine::rules::candidates(&super::read_rule_files(&a.rules)?)?
-            .rules()
-            .map(|r| r.name.clone())
-            .collect();
-        anyhow::ensure!(
-            !names.is_empty(),
-            "--candidates-only: {} define no rules",
-            a.rules.join(", ")
-        );
+        // clap requires `--rules`, and a file defines at least one rule.
+        let names: Vec<String> = candidates.rules().map(|r| r.name.clone()).collect();
         return super::prove::select(set, &names);
     }
     super::prove::select(set, &a.rule)

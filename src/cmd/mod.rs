@@ -83,9 +83,20 @@ pub fn read_rule_files(paths: &[String]) -> anyhow::Result<Vec<(String, String)>
         .collect()
 }
 
+/// The rule files named, read by the one loader every command uses
+/// (`engine::rules::load_candidates`); its notes (a group the engine does
+/// not have) go to standard error.
+pub fn load_rule_files(paths: &[String]) -> anyhow::Result<engine::rules::Loaded> {
+    let loaded = engine::rules::load_candidates(&read_rule_files(paths)?)?;
+    for note in &loaded.notes {
+        eprintln!("tileproof: note: {note}");
+    }
+    Ok(loaded)
+}
+
 /// The built-in rules with the rule files named laid over them.
 pub fn rules_over_builtin(paths: &[String]) -> anyhow::Result<RuleSet> {
-    Ok(engine::rules::builtin_with(&read_rule_files(paths)?)?)
+    Ok(load_rule_files(paths)?.engine)
 }
 
 /// The simplifier under test, as `fuzz`, `replay`, `check` and `bench` take
@@ -103,7 +114,8 @@ pub struct SubjectArgs {
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub peer_timeout: f64,
     /// A rule file laid over the built-in rules (repeatable): a rule named
-    /// like a built-in one replaces it, others join their group.
+    /// like a built-in one replaces it, others join their group (a group
+    /// the engine does not have is tried after the built-in ones).
     #[arg(long = "rules", value_name = "FILE")]
     pub rules: Vec<String>,
 }

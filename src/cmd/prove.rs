@@ -76,20 +76,14 @@ pub struct Args {
     pub times: bool,
 }
 
-/// Loads the rules to prove: the candidate files (read by the same loader
-/// as every other command's `--rules`), or the built-in set. A proof does
-/// not depend on where a rule sits in the engine, so a file whose rules the
-/// engine cannot take (a lemma file, a group the engine lacks) is still
-/// proved; a note says that the other commands will refuse it.
+/// Loads the rules to prove: the candidate files (read by the same loader,
+/// with the same notes, as every other command's `--rules`), or the
+/// built-in set.
 pub fn load_rules(files: &[String]) -> anyhow::Result<RuleSet> {
     if files.is_empty() {
         return Ok(builtin().clone());
     }
-    let set = engine::rules::candidates(&super::read_rule_files(files)?)?;
-    if let Err(e) = builtin().overlay(&set) {
-        eprintln!("tileproof prove: note: proving these rules on their own; `simplify`, `fuzz` and `gate` would not load them: {e}");
-    }
-    Ok(set)
+    Ok(super::load_rule_files(files)?.candidates)
 }
 
 /// Picks the rules named (all when none are).

@@ -18,7 +18,8 @@ pub struct Args {
     #[arg(long)]
     pub trace: bool,
     /// A rule file laid over the built-in rules (repeatable), as for
-    /// `tileproof fuzz` and `replay`: shows what a candidate rule does.
+    /// `tileproof fuzz` and `replay`: shows what a candidate rule does (a
+    /// group the engine does not have is tried after the built-in ones).
     #[arg(long = "rules", value_name = "FILE")]
     pub rules: Vec<String>,
     /// Output syntax: `text` (`expr` lines) or `xla` (an indexing map).
