@@ -33,10 +33,11 @@
 use crate::checks::{self, CheckConfig, Checked, Kind, KindSet, Validator};
 use crate::subject::{Engine, Subject};
 use engine::dtype::Width;
+use engine::input::Syntax;
 use engine::interp;
 use engine::ir::{Graph, NodeId, Op};
 use engine::parse::ParseError;
-use engine::parse::{parse_program, Program};
+use engine::parse::Program;
 use engine::print;
 use engine::rewrite::Simplifier;
 use engine::rules::RuleSet;
@@ -295,21 +296,48 @@ pub enum CorpusError {
     },
 }
 
-/// Reads and parses a case file (`-`: standard input); errors say
-/// `path:line:col: reason`.
-pub fn read(path: &Path) -> Result<Program, CorpusError> {
+/// Reads a file, or standard input for `-`. Standard input is read once
+/// and kept, so that every reader of `-` in a process sees the same text
+/// (the replay reads a case's header for its width, then the case).
+pub fn read_text(path: &Path) -> Result<String, CorpusError> {
+    static STDIN: std::sync::OnceLock<Result<String, (io::ErrorKind, String)>> =
+        std::sync::OnceLock::new();
     let shown = path.display().to_string();
     let text = if shown == "-" {
-        let mut s = String::new();
-        io::Read::read_to_string(&mut io::stdin(), &mut s).map(|_| s)
+        STDIN
+            .get_or_init(|| {
+                let mut s = String::new();
+                io::Read::read_to_string(&mut io::stdin(), &mut s)
+                    .map(|_| s)
+                    .map_err(|e| (e.kind(), e.to_string()))
+            })
+            .clone()
+            .map_err(|(kind, msg)| io::Error::new(kind, msg))
     } else {
         fs::read_to_string(path)
-    }
-    .map_err(|source| CorpusError::Io {
-        path: shown.clone(),
+    };
+    text.map_err(|source| CorpusError::Io {
+        path: shown,
         source,
-    })?;
-    parse_program(&text).map_err(|err| CorpusError::Parse { path: shown, err })
+    })
+}
+
+/// Reads and parses a case file (`-`: standard input) in `syntax`, else
+/// in the syntax detected (`engine::input`: a case file, or an XLA
+/// indexing map); errors say `path:line:col: reason`.
+pub fn read_as(path: &Path, syntax: Option<Syntax>) -> Result<Program, CorpusError> {
+    let text = read_text(path)?;
+    engine::input::read(&text, syntax)
+        .map(|i| i.program)
+        .map_err(|err| CorpusError::Parse {
+            path: path.display().to_string(),
+            err,
+        })
+}
+
+/// [`read_as`] in the syntax detected.
+pub fn read(path: &Path) -> Result<Program, CorpusError> {
+    read_as(path, None)
 }
 
 /// The value of a `# key: value` header line.
@@ -505,10 +533,12 @@ pub struct CaseReport {
 /// Replays one file: simplified again by `who`, checked by the JIT oracle
 /// (and, for the engine, the interpreter checks), and validated by
 /// `validate` when given. The width is `width`, else the file's
-/// `# width:`, else the subject's. Never fails: an unreadable file is a
-/// failed report.
+/// `# width:`, else the subject's. The file is read in `syntax`, else in
+/// the syntax detected. Never fails: an unreadable file is a failed
+/// report.
 pub fn replay_case(
     path: &Path,
+    syntax: Option<Syntax>,
     who: Replayer<'_>,
     width: Option<Width>,
     validate: Option<&Validator<'_>>,
@@ -527,7 +557,7 @@ pub fn replay_case(
         detail: String::new(),
         seconds: 0.0,
     };
-    let r = read(path).and_then(|prog| {
+    let r = read_as(path, syntax).and_then(|prog| {
         rep.recorded = header_value(&prog, "tileproof finding").map(str::to_string);
         rep.recorded_subject = header_value(&prog, "simplifier").map(str::to_string);
         let default = match who {

@@ -96,10 +96,10 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
         None => {
             anyhow::ensure!(
                 prog.expects.len() == prog.outputs.len(),
-                "{}: {} `expr` line(s) but {} `expect` line(s); check compares them pairwise",
+                "{}: {} but {}; check compares them pairwise",
                 a.file,
-                prog.outputs.len(),
-                prog.expects.len()
+                engine::print::count(prog.outputs.len(), "`expr` line"),
+                engine::print::count(prog.expects.len(), "`expect` line")
             );
             prog.expects.clone()
         }

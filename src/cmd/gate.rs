@@ -216,9 +216,9 @@ fn gate(a: Args) -> anyhow::Result<bool> {
     let cases: Vec<CaseReport> = files
         .iter()
         .map(|f| {
-            let w = case_check_width(f, None, &who);
+            let w = case_check_width(f, None, None, &who);
             let smt = smt_validator(w, timeout);
-            replay_case(f, who, Some(w), Some(&smt as &Validator<'_>))
+            replay_case(f, None, who, Some(w), Some(&smt as &Validator<'_>))
         })
         .collect();
     let corpus_seconds = t.elapsed().as_secs_f64();

@@ -17,13 +17,11 @@ pub mod simplify;
 use ::fuzz::peer::Peer;
 use ::fuzz::subject::Engine;
 use anyhow::Context;
-use engine::parse::{parse_program, Program};
 use engine::rewrite::Simplifier;
 use engine::rules::RuleSet;
-use std::io::Read;
 use std::time::Duration;
 
-/// The syntax of an input file.
+/// The syntax of an input file (`--input-format`).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Syntax {
     /// `var`, `expr` and `expect` lines.
@@ -32,47 +30,27 @@ pub enum Syntax {
     Xla,
 }
 
-/// An input program, and the XLA map it was read from (if it was one).
-pub struct Input {
-    pub program: Program,
-    pub map: Option<engine::xla::XlaMap>,
+impl From<Syntax> for engine::input::Syntax {
+    fn from(s: Syntax) -> Self {
+        match s {
+            Syntax::Text => engine::input::Syntax::Text,
+            Syntax::Xla => engine::input::Syntax::Xla,
+        }
+    }
 }
 
 /// Reads a file (or standard input for `-`) in `syntax`, else in the
-/// syntax detected ([`engine::xla::looks_like_map`], the one detector every
-/// command uses), reporting errors as `file:line:col: reason`.
-pub fn read_input(path: &str, syntax: Option<Syntax>) -> anyhow::Result<Input> {
+/// syntax detected (`engine::input`, the one detector every command uses),
+/// reporting errors as `file:line:col: reason`.
+pub fn read_input(path: &str, syntax: Option<Syntax>) -> anyhow::Result<engine::input::Input> {
     let text = read_text(path)?;
-    let syntax = syntax.unwrap_or(if engine::xla::looks_like_map(&text) {
-        Syntax::Xla
-    } else {
-        Syntax::Text
-    });
-    let at = |e: engine::parse::ParseError| anyhow::anyhow!("{path}:{e}");
-    Ok(match syntax {
-        Syntax::Text => Input {
-            program: parse_program(&text).map_err(at)?,
-            map: None,
-        },
-        Syntax::Xla => {
-            let m = engine::xla::parse_map(&text).map_err(at)?;
-            Input {
-                program: m.program.clone(),
-                map: Some(m),
-            }
-        }
-    })
+    engine::input::read(&text, syntax.map(Into::into)).map_err(|e| anyhow::anyhow!("{path}:{e}"))
 }
 
-/// Reads a file, or standard input for `-`.
+/// Reads a file, or standard input for `-` (read once, however often it
+/// is named).
 pub fn read_text(path: &str) -> anyhow::Result<String> {
-    if path == "-" {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).context("<stdin>")?;
-        Ok(s)
-    } else {
-        std::fs::read_to_string(path).with_context(|| path.to_string())
-    }
+    Ok(::fuzz::corpus::read_text(std::path::Path::new(path))?)
 }
 
 /// The rule files named, read: `(path, text)`.

@@ -8,7 +8,8 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input file in the text format, or `-` for standard input.
+    /// Input file, in the text format or an XLA indexing map (detected, or
+    /// see `--input-format`), or `-` for standard input.
     pub file: String,
     /// Print one JSON object: outputs, div/mod counts before and after,
     /// ranges and rule fire counts.
