@@ -212,4 +212,16 @@ fn replay_of_standard_input_is_replay_of_the_file() {
         from_stdin,
         from_file.replace(&case.display().to_string(), "-")
     );
+    // Every line that shows the failing point shows the bool as a bool, and
+    // names the output that differs as `check` does (counted from 1).
+    for line in [
+        "FAIL - at width 8 (JIT: exhaustive, failed at point 1 of 8; SMT: counterexample)\n",
+        "  oracle: value-differs (output 1) at x = 0, b = false; source (1), target (0) [exhaustive, failed at point 1 of 8]\n",
+        "  validate: smt (bitvector): value-differs at x = 0, b = false;",
+        "  point: x = 0, b = false\n",
+        "    b                  = false\n",
+    ] {
+        assert!(from_stdin.contains(line), "{line:?} in {from_stdin}");
+    }
+    assert!(!from_file.contains("b = 0"), "{from_file}");
 }

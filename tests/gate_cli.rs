@@ -93,7 +93,7 @@ fn an_unsound_candidate_rule_fails_the_gate_with_a_counterexample() {
     assert!(t.contains("FAIL corpus/oracle-f245ee5a72.txt"), "{t}");
     assert!(t.contains("1 corpus case failed"), "{t}");
     assert!(
-        t.contains("verdict   FAIL: 1 rule-width(s) failed (counterexample): mul_zero_any@8"),
+        t.contains("verdict   FAIL: 1 rule-width failed (counterexample): mul_zero_any@8"),
         "{t}"
     );
 

@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! # tileproof finding: oracle
-//! # failure: value-differs (root 0) at x = -3; source (1), target (-3) [...]
+//! # failure: value-differs (output 1) at x = -3; source (1), target (-3) [...]
 //! # point: x = -3
 //! # rules: rem_drop_multiple (1x)
 //! # origin: generator expr, seed 7, case 42 (case seed 0x...)
@@ -53,6 +53,9 @@ pub struct Entry {
     /// One line: what failed.
     pub message: String,
     pub point: Option<Vec<(String, i64)>>,
+    /// The point as the input syntax writes it (a bool as `true`/`false`),
+    /// for the `# point:` header.
+    pub point_text: Option<String>,
     /// Rules that fired when simplifying the case, with counts.
     pub rules: Vec<(String, usize)>,
     /// Where the case came from (generator, seed and case number, or an
@@ -87,6 +90,10 @@ impl Entry {
             message: fail
                 .as_ref()
                 .map_or_else(String::new, |f| f.message.clone()),
+            point_text: fail
+                .as_ref()
+                .and_then(|f| f.point.as_ref())
+                .map(|p| print::point(&checked.graph, p)),
             point: fail.and_then(|f| f.point),
             rules: checked.fired(subject.rule_names()),
             origin,
@@ -116,9 +123,8 @@ impl Entry {
         if !self.message.is_empty() {
             h.push(format!("failure: {}", checks::one_line(&self.message)));
         }
-        if let Some(p) = &self.point {
-            let parts: Vec<String> = p.iter().map(|(n, v)| format!("{n} = {v}")).collect();
-            h.push(format!("point: {}", parts.join(", ")));
+        if let Some(p) = &self.point_text {
+            h.push(format!("point: {p}"));
         }
         h.push(format!("simplifier: {}", self.subject));
         let rules: Vec<String> = self
@@ -637,14 +643,14 @@ pub fn replay_case(
         .or_else(|| val.and_then(|v| v.point.clone()));
     if let Some(env) = env {
         let p = r.program();
-        let named: Vec<String> = p
+        let named: Vec<(String, i128)> = p
             .graph
             .vars()
             .iter()
             .zip(&env)
-            .map(|(d, v)| format!("{} = {v}", d.name))
+            .map(|(d, &v)| (d.name.clone(), v))
             .collect();
-        d.push_str(&format!("  point: {}\n", named.join(", ")));
+        d.push_str(&format!("  point: {}\n", print::point(&p.graph, &named)));
         let show = |roots: &[NodeId]| {
             crate::checks::show_eval(&p.graph, &interp::eval(&p.graph, roots, &env, w))
         };

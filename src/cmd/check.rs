@@ -197,12 +197,7 @@ fn report(r: &CheckResult, prog: &Program, width: Width) {
                 _ => String::new(),
             };
             println!("counterexample at width {width} ({method}): {failure}{which}");
-            let p: Vec<String> = point
-                .iter()
-                .zip(prog.graph.vars())
-                .map(|((n, v), d)| format!("{n} = {}", engine::print::value(d.dtype, *v)))
-                .collect();
-            println!("  point: {}", p.join(", "));
+            println!("  point: {}", engine::print::point(&prog.graph, point));
             let env: Vec<i128> = point.iter().map(|p| p.1).collect();
             print!("{}", node_values(prog, &env, width));
             match confirmed {

@@ -184,7 +184,7 @@ fn gate(a: Args) -> anyhow::Result<bool> {
         .map_err(|e| anyhow::anyhow!("cannot start {jobs} worker threads: {e}"))?;
     let widths: Vec<String> = a.widths.iter().map(|w| w.to_string()).collect();
     say!(
-        "tileproof gate: {}{}, proving {} at widths {}; corpus {} ({}); campaigns {} s, seed {}; {}",
+        "tileproof gate: {}{}, proving {} at {} {}; corpus {} ({}); campaigns {} s, seed {}; {}",
         count(set.len(), "rule"),
         if a.rules.is_empty() {
             " (built-in)".to_string()
@@ -192,6 +192,7 @@ fn gate(a: Args) -> anyhow::Result<bool> {
             format!(" (built-in + {})", a.rules.join(", "))
         },
         to_prove.len(),
+        if widths.len() == 1 { "width" } else { "widths" },
         widths.join(","),
         a.corpus.display(),
         count(files.len(), "case"),
@@ -522,7 +523,11 @@ fn problems(r: &Report) -> Vec<String> {
                 .filter(|x| x.verdict.name() == v)
                 .map(|x| format!("{}@{}", x.rule, x.width))
                 .collect();
-            p.push(format!("{n} rule-width(s) {what}: {}", shorten(&names)));
+            p.push(format!(
+                "{} {what}: {}",
+                count(n, "rule-width"),
+                shorten(&names)
+            ));
         }
     }
     let bad: Vec<String> = r
@@ -687,7 +692,7 @@ fn junit_suites(r: &Report) -> Vec<Suite> {
                 } else {
                     Outcome::Failure {
                         kind: "firing".into(),
-                        message: format!("{} firing(s) of {rule} not validated", bad.len()),
+                        message: format!("{} of {rule} not validated", count(bad.len(), "firing")),
                         text: bad
                             .iter()
                             .map(|f| format!("{}\n{}", describe(&f.result), f.case))
