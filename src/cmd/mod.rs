@@ -176,21 +176,12 @@ pub fn parse_seconds(what: &str, t: f64) -> anyhow::Result<Duration> {
     }
 }
 
-/// Writes a report file atomically (a temporary file in the same directory,
-/// renamed into place): a reader, or a run killed half-way, never sees a
-/// partial report.
+/// Writes a report file atomically (`fuzz::corpus::write_atomic`: a
+/// temporary file in the same directory, synced, renamed into place): a
+/// reader, or a run killed half-way, never sees a partial report.
 pub fn write_atomically(path: &str, text: &str) -> anyhow::Result<()> {
-    let p = std::path::Path::new(path);
-    let name = p
-        .file_name()
-        .map_or("report".into(), |n| n.to_string_lossy());
-    let tmp = p.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, p))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            anyhow::anyhow!("{path}: {e}")
-        })
+    ::fuzz::corpus::write_atomic(std::path::Path::new(path), text)
+        .map_err(|e| anyhow::anyhow!("{path}: {e}"))
 }
 
 /// Runs a command body, turning an error into a message and exit status 1.
