@@ -47,10 +47,25 @@ pub fn graph(generator: Generator, bytes: &[u8]) {
     }
 }
 
-/// bytes -> text -> `parse_program`: errors are fine, panics are not.
+/// bytes -> text -> the one input reader (the text format or an XLA map,
+/// as detected) -> print -> read back -> simplify -> print: errors are
+/// fine, panics (and stack overflows) are not, and what the printer writes
+/// must read back. Every stage a command takes text through, so a long
+/// input (libFuzzer's `-max_len`) reaches each one's limits.
 pub fn parse(bytes: &[u8]) {
-    if let Ok(text) = std::str::from_utf8(bytes) {
-        let _ = engine::parse::parse_program(text);
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return;
+    };
+    let Ok(input) = engine::input::read(text, None) else {
+        return;
+    };
+    let mut p = input.program;
+    let printed = engine::print::program(&p.graph, &p.outputs);
+    if let Err(e) = engine::parse::parse_program(&printed) {
+        panic!("the printed program does not read back: {e}\n{printed}");
+    }
+    if let Ok(out) = Simplifier::new(builtin()).simplify(&mut p.graph, &p.outputs, false) {
+        let _ = engine::print::program(&p.graph, &out.roots);
     }
 }
 
