@@ -157,7 +157,9 @@ fn a_sound_candidate_rule_passes_the_gate() {
         })
         .count();
     assert!(
-        t.contains(&format!("corpus    {n} cases in corpus: {n} ok, 0 failed")),
+        t.contains(&format!(
+            "corpus    {n} cases in corpus: {n} ok ({n} proved, 0 sampled), 0 failed"
+        )),
         "{t}"
     );
     assert!(t.contains("algorithmic firings"), "{t}");
