@@ -125,7 +125,7 @@ fn a_group_the_engine_does_not_have_is_named_in_the_note() {
 }
 
 #[test]
-fn width_and_widths_are_one_flag_in_prove_and_gate() {
+fn prove_and_gate_take_width_widths_and_rule_alike() {
     let d = dir("widths");
     let file = d.join("w.rules");
     std::fs::write(
@@ -156,6 +156,23 @@ fn width_and_widths_are_one_flag_in_prove_and_gate() {
         out.contains("1 rule x 2 widths: 2 proved (1/1 at 8, 1/1 at 16)"),
         "{out}"
     );
+    // `--rule NAME` picks rules in both (prove also takes bare names).
+    let (code, out) = run(
+        &[
+            "prove",
+            "--no-cache",
+            "--width",
+            "8",
+            "--rule",
+            "add_zero_w",
+        ],
+        &file,
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("width  8: 1/1 proved"), "{out}");
+    let (code, out) = run(&["prove", "--no-cache", "--rule", "no_such_rule"], &file);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("no rule named `no_such_rule`"), "{out}");
 }
 
 #[test]

@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long)]
     pub width: Option<u32>,
     /// Per-query timeout in seconds.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
     /// Print the result as JSON.
     #[arg(long)]
