@@ -69,6 +69,28 @@ pub fn parse(bytes: &[u8]) {
     }
 }
 
+/// The `parse` target's libFuzzer dictionary: every token of the text
+/// format (`engine::parse::tokens`, from the op table, so it cannot fall
+/// behind a new op), one quoted entry per line. libFuzzer's dictionary
+/// syntax knows only `\\`, `\"` and `\xHH` escapes (a `\n` makes it refuse
+/// the whole file), so every byte outside printable ASCII is `\xHH`.
+pub fn parse_dictionary() -> String {
+    let mut out = String::new();
+    for t in engine::parse::tokens() {
+        out.push('"');
+        for b in t.bytes() {
+            match b {
+                b'\\' => out.push_str("\\\\"),
+                b'"' => out.push_str("\\\""),
+                0x20..=0x7e => out.push(b as char),
+                _ => out.push_str(&format!("\\x{b:02X}")),
+            }
+        }
+        out.push_str("\"\n");
+    }
+    out
+}
+
 /// The `main` of a target built without libFuzzer: runs `body` on every
 /// input named on the command line (a file, or a directory's files) and
 /// reports each as ok or failed. Exit status 1 if any failed, 2 on a usage

@@ -47,3 +47,54 @@ fn target_binaries_replay_input_files_without_libfuzzer() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// Reads one dictionary line as libFuzzer's `ParseDictionaryFile` does: a
+/// quoted string whose only escapes are `\\`, `\"` and `\xHH`; anything
+/// else makes libFuzzer refuse the whole file.
+fn libfuzzer_entry(line: &str) -> Result<Vec<u8>, String> {
+    let inner = line
+        .strip_prefix('"')
+        .and_then(|l| l.strip_suffix('"'))
+        .ok_or_else(|| format!("not quoted: {line}"))?;
+    let b = inner.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        match b.get(i + 1) {
+            Some(b'\\') | Some(b'"') => {
+                out.push(b[i + 1]);
+                i += 2;
+            }
+            Some(b'x') => {
+                let hex = std::str::from_utf8(b.get(i + 2..i + 4).ok_or("short \\x")?).unwrap();
+                out.push(u8::from_str_radix(hex, 16).map_err(|e| format!("{line}: {e}"))?);
+                i += 4;
+            }
+            _ => return Err(format!("bad escape in {line}")),
+        }
+    }
+    Ok(out)
+}
+
+/// The nightly passes this file to libFuzzer with `-dict`: it must be in
+/// libFuzzer's syntax (a `\n` escape made libFuzzer refuse it, so the parse
+/// target never ran) and hold every token of the text format.
+#[test]
+fn the_parse_dictionary_is_in_libfuzzers_syntax_and_holds_every_token() {
+    let dict = fuzz::targets::parse_dictionary();
+    let entries: Vec<Vec<u8>> = dict
+        .lines()
+        .map(|l| libfuzzer_entry(l).unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    let tokens: Vec<Vec<u8>> = engine::parse::tokens()
+        .iter()
+        .map(|t| t.as_bytes().to_vec())
+        .collect();
+    assert_eq!(entries, tokens);
+    assert!(entries.contains(&b"\n".to_vec()) && entries.contains(&b"//".to_vec()));
+}
