@@ -6,7 +6,7 @@
 //! `TILEPROOF_CHAIN_TERMS=1000000` (the nightly workflow) runs 10^6. Each
 //! run prints its time (`--nocapture`).
 
-use engine::op::{Class, Syntax, OPS};
+use engine::op::OPS;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
@@ -18,33 +18,11 @@ fn terms() -> usize {
         .unwrap_or(30_000)
 }
 
-/// Every binary operator of the op table as a chain of N terms: an infix
-/// one as `x op x op ... op x` (flat, left-associated), a call one (`min`,
-/// `max`) as `min(x, min(x, ...))` (nested N deep). Each with an operand
-/// of its operand type (a comparison chain is a type error after its first
-/// link: a clean error is the expected answer).
+/// Every binary operator's chain of N terms (`fuzz::targets::operator_chains`:
+/// infix ones flat, `min`/`max` nested). A comparison chain is a type error
+/// after its first link: a clean error is the expected answer.
 fn chains(int: &str, boolean: &str) -> Vec<(&'static str, String)> {
-    let n = terms();
-    OPS.iter()
-        .filter(|(_, info)| info.arity == 2)
-        .filter_map(|(op, info)| {
-            let operand = if op.class() == Class::Logic {
-                boolean
-            } else {
-                int
-            };
-            if let Some(spelled) = op.infix() {
-                return Some((spelled, vec![operand; n].join(&format!(" {spelled} "))));
-            }
-            let Syntax::Call(name) = info.syntax else {
-                return None;
-            };
-            let mut chain = format!("{name}({operand}, ").repeat(n - 1);
-            chain.push_str(operand);
-            chain.push_str(&")".repeat(n - 1));
-            Some((name, chain))
-        })
-        .collect()
+    fuzz::targets::operator_chains(terms(), int, boolean)
 }
 
 #[test]

@@ -91,6 +91,65 @@ pub fn parse_dictionary() -> String {
     out
 }
 
+/// Every binary operator of the op table as a chain of `n` terms: an
+/// infix one as `x op x op ... op x` (flat, left-associated), a call one
+/// (`min`, `max`) as `min(x, min(x, ...))` (nested `n` deep); `int` is the
+/// operand of an integer or comparison operator, `boolean` of a logic one.
+/// Each with its spelling. Long inputs reach each stage's limits: the
+/// `parse` target's seeds and the every-command chain test.
+pub fn operator_chains(n: usize, int: &str, boolean: &str) -> Vec<(&'static str, String)> {
+    engine::op::OPS
+        .iter()
+        .filter(|(_, info)| info.arity == 2)
+        .filter_map(|(op, info)| {
+            let operand = if op.class() == engine::op::Class::Logic {
+                boolean
+            } else {
+                int
+            };
+            if let Some(spelled) = op.infix() {
+                return Some((spelled, vec![operand; n].join(&format!(" {spelled} "))));
+            }
+            let engine::op::Syntax::Call(name) = info.syntax else {
+                return None;
+            };
+            let mut chain = format!("{name}({operand}, ").repeat(n.saturating_sub(1));
+            chain.push_str(operand);
+            chain.push_str(&")".repeat(n.saturating_sub(1)));
+            Some((name, chain))
+        })
+        .collect()
+}
+
+/// Seed inputs for the `parse` target, `(file name, text)`: a program of
+/// each operator's 30,000-term chain, 100,000 nested parentheses, and an
+/// XLA map with a 30,000-term result. libFuzzer grows its inputs a few
+/// bytes at a time (in 5 minutes to about 3 KB), never to the lengths where
+/// the parser and the rewriter once overflowed their stacks (26,000 and
+/// 14,000 terms); it mutates a seed at the seed's own length.
+pub fn parse_seeds() -> Vec<(String, String)> {
+    const N: usize = 30_000;
+    let vars = "var x in [0, 100]\nvar b: bool\n";
+    let mut seeds: Vec<(String, String)> = operator_chains(N, "x", "b")
+        .into_iter()
+        .enumerate()
+        .map(|(i, (_, chain))| (format!("chain-{i:02}"), format!("{vars}expr {chain}\n")))
+        .collect();
+    let deep = 100_000;
+    seeds.push((
+        "nested".into(),
+        format!("{vars}expr {}x{}\n", "(".repeat(deep), ")".repeat(deep)),
+    ));
+    seeds.push((
+        "xla-map".into(),
+        format!(
+            "(d0, d1) -> ({}),\ndomain:\nd0 in [0, 31],\nd1 in [0, 3]\n",
+            vec!["d0 floordiv 4 + d1"; N].join(" + ")
+        ),
+    ));
+    seeds
+}
+
 /// The `main` of a target built without libFuzzer: runs `body` on every
 /// input named on the command line (a file, or a directory's files) and
 /// reports each as ok or failed. Exit status 1 if any failed, 2 on a usage

@@ -51,6 +51,21 @@ fn target_binaries_replay_input_files_without_libfuzzer() {
     assert_eq!(out.status.code(), Some(1));
 }
 
+/// The seeds the nightly gives the parse target (long chains of every
+/// operator, deep nesting, a long map) go through every stage of it.
+#[test]
+fn the_parse_targets_long_seeds_pass_its_body() {
+    let seeds = fuzz::targets::parse_seeds();
+    assert_eq!(
+        seeds.len(),
+        engine::op::OPS.iter().filter(|(_, i)| i.arity == 2).count() + 2
+    );
+    for (_, text) in &seeds {
+        assert!(text.len() > 100_000);
+        fuzz::targets::parse(text.as_bytes());
+    }
+}
+
 /// Reads one dictionary line as libFuzzer's `ParseDictionaryFile` does: a
 /// quoted string whose only escapes are `\\`, `\"` and `\xHH`; anything
 /// else makes libFuzzer refuse the whole file.
