@@ -176,7 +176,7 @@ fn prove_and_gate_take_width_widths_and_rule_alike() {
 }
 
 #[test]
-fn a_gate_run_removes_the_previous_runs_reports_before_it_starts() {
+fn a_gate_or_prove_run_removes_the_previous_runs_reports_before_it_starts() {
     let d = dir("stale");
     let (json, junit) = (d.join("gate.json"), d.join("gate.xml"));
     std::fs::write(&json, "{\"verdict\": \"pass\"}\n").unwrap();
@@ -193,4 +193,15 @@ fn a_gate_run_removes_the_previous_runs_reports_before_it_starts() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(!json.exists() && !junit.exists(), "a stale report survived");
+    // prove's JUnit report likewise (this run stops: no such rule file).
+    std::fs::write(&junit, "<testsuites/>\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+        .args(["prove", "--rules"])
+        .arg(d.join("no-such.rules"))
+        .arg("--junit")
+        .arg(&junit)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!junit.exists(), "a stale report survived");
 }

@@ -156,16 +156,7 @@ fn gate(a: Args) -> anyhow::Result<bool> {
     let budget = super::parse_seconds("--time", a.time)?;
     anyhow::ensure!(a.jobs != Some(0), "--jobs must be at least 1");
     let opts = super::prove::options(&a.widths, a.timeout, a.no_cache, &a.cache_dir, None)?;
-    // A report left by an earlier run must not say "pass" for this one if
-    // it is interrupted: the reports are removed now and written at the end.
-    for path in a.json.iter().chain(&a.junit) {
-        match std::fs::remove_file(path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                anyhow::bail!("{path}: cannot remove the previous report: {e}")
-            }
-            _ => {}
-        }
-    }
+    super::remove_stale_reports(a.json.iter().chain(&a.junit))?;
     let loaded = load_rule_files(&a.rules)?;
     let set = loaded.engine;
     let to_prove = select(&set, &loaded.candidates, &a)?;

@@ -184,6 +184,21 @@ pub fn write_atomically(path: &str, text: &str) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("{path}: {e}"))
 }
 
+/// Removes the reports a run will write: one left by an earlier run must
+/// not say "pass" for this one if it is interrupted (they are written, each
+/// atomically, at the end).
+pub fn remove_stale_reports<'p>(paths: impl Iterator<Item = &'p String>) -> anyhow::Result<()> {
+    for path in paths {
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                anyhow::bail!("{path}: cannot remove the previous report: {e}")
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Runs a command body, turning an error into a message and exit status 1.
 pub fn exit(name: &str, r: anyhow::Result<std::process::ExitCode>) -> std::process::ExitCode {
     match r {

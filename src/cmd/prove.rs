@@ -347,6 +347,7 @@ pub fn run(a: Args) -> ExitCode {
 }
 
 fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
+    super::remove_stale_reports(a.junit.iter())?;
     let set = load_rules(&a.rules)?;
     let names: Vec<String> = a.names.iter().chain(&a.rule).cloned().collect();
     let rules = select(&set, &names)?;
