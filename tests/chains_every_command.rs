@@ -1,4 +1,4 @@
-//! A chain of N terms of every infix binary operator of the op table, fed
+//! A chain of N terms of every binary operator of the op table, fed
 //! to every command (simplify, check, replay, lower, prove --rules): each
 //! answers or refuses cleanly (exit 0, 1 or 2 with a message; never a
 //! signal, a panic or an out-of-memory kill). N is 30,000 here (3 times
@@ -6,7 +6,7 @@
 //! `TILEPROOF_CHAIN_TERMS=1000000` (the nightly workflow) runs 10^6. Each
 //! run prints its time (`--nocapture`).
 
-use engine::op::{Class, OPS};
+use engine::op::OPS;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
@@ -18,19 +18,22 @@ fn terms() -> usize {
         .unwrap_or(30_000)
 }
 
-/// Every infix binary operator's spelling, with an operand of its operand
-/// type (a comparison chain is a type error after its first link: a clean
-/// error is the expected answer).
-fn chains() -> Vec<(&'static str, String)> {
-    let n = terms();
-    OPS.iter()
-        .filter(|(op, info)| info.arity == 2 && op.infix().is_some())
-        .map(|(op, _)| {
-            let operand = if op.class() == Class::Logic { "b" } else { "x" };
-            let spelled = op.infix().expect("infix");
-            (spelled, vec![operand; n].join(&format!(" {spelled} ")))
-        })
-        .collect()
+/// Every binary operator's chain of N terms (`fuzz::targets::operator_chains`:
+/// infix ones flat, `min`/`max` nested). A comparison chain is a type error
+/// after its first link: a clean error is the expected answer.
+fn chains(int: &str, boolean: &str) -> Vec<(&'static str, String)> {
+    fuzz::targets::operator_chains(terms(), int, boolean)
+}
+
+#[test]
+fn every_binary_operator_has_a_chain() {
+    let spelled: Vec<&str> = chains("x", "b").iter().map(|(op, _)| *op).collect();
+    let binary = OPS.iter().filter(|(_, info)| info.arity == 2).count();
+    assert_eq!(spelled.len(), binary, "{spelled:?}");
+    assert!(
+        spelled.contains(&"min") && spelled.contains(&"+"),
+        "{spelled:?}"
+    );
 }
 
 struct Dir(PathBuf);
@@ -41,13 +44,19 @@ impl Drop for Dir {
     }
 }
 
-/// Runs `args FILE` on each chain written by `file` and checks the answer.
+/// Runs `args FILE` on each chain (of the operands `x` and `b`, or in a
+/// rule `a` and `p`) written by `file` and checks the answer.
 fn every_chain(command: &str, args: &[&str], file: impl Fn(&str) -> String) {
+    let (int, boolean) = if command == "prove" {
+        ("a", "p")
+    } else {
+        ("x", "b")
+    };
     let dir = Dir(
         std::env::temp_dir().join(format!("tileproof-chains-{command}-{}", std::process::id()))
     );
     std::fs::create_dir_all(&dir.0).unwrap();
-    for (op, chain) in chains() {
+    for (op, chain) in chains(int, boolean) {
         let path = dir.0.join("input");
         std::fs::write(&path, file(&chain)).unwrap();
         let start = Instant::now();
@@ -123,9 +132,6 @@ fn prove_answers_a_rule_of_every_operator_chain() {
     every_chain(
         "prove",
         &["prove", "--widths", "64", "--no-cache", "--rules"],
-        |c| {
-            let c = c.replace('x', "a").replace('b', "p");
-            format!("group chains\nrule chain: {c} => {c}\n")
-        },
+        |c| format!("group chains\nrule chain: {c} => {c}\n"),
     );
 }

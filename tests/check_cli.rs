@@ -49,6 +49,25 @@ fn an_expect_of_another_type_than_its_expr_is_an_error_at_its_line() {
         "{out}"
     );
     assert!(!out.contains("panicked"), "{out}");
+    // `replay` reads the same file with the same parser: it fails the case
+    // with the same error (it used to say ok).
+    let path = std::env::temp_dir()
+        .join(format!("tileproof-check-cli-{}", std::process::id()))
+        .join("types.txt");
+    let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+        .arg("replay")
+        .arg(&path)
+        .output()
+        .expect("tileproof runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.starts_with(&format!(
+            "FAIL {}:3:1: `expect` line 1 has type index",
+            path.display()
+        )),
+        "{text}"
+    );
 }
 
 #[test]

@@ -160,3 +160,60 @@ fn replay_says_what_was_checked_and_require_proof_refuses_a_sampled_unproved_cas
         "{text}"
     );
 }
+
+/// `replay -` reads the case from standard input as `replay FILE` reads the
+/// file: its `# width:` header sets the width of every check, the SMT
+/// validation's included (it used to validate standard input at 64 bits).
+#[test]
+fn replay_of_standard_input_is_replay_of_the_file() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("replay-stdin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let rules = dir.join("where_bad.rules");
+    std::fs::write(
+        &rules,
+        "group where\n# wrong: drops the condition\nrule where_bad: where(c, x, y) => x\n",
+    )
+    .unwrap();
+    let case = dir.join("case.txt");
+    let text = "# width: 8\nvar x in [0, 3]\nvar b: bool\nexpr where(b, x, x + 1)\n";
+    std::fs::write(&case, text).unwrap();
+    // Standard input is the case file itself in both runs.
+    let replay = |arg: &std::path::Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+            .arg("replay")
+            .arg("--rules")
+            .arg(&rules)
+            .arg(arg)
+            .stdin(std::fs::File::open(&case).unwrap())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+        )
+    };
+    let (code, from_file) = replay(&case);
+    assert_eq!(code, Some(2), "{from_file}");
+    assert!(
+        from_file.contains("validate: smt (bitvector)"),
+        "{from_file}"
+    );
+    let (code, from_stdin) = replay(std::path::Path::new("-"));
+    assert_eq!(code, Some(2), "{from_stdin}");
+    assert_eq!(
+        from_stdin,
+        from_file.replace(&case.display().to_string(), "-")
+    );
+    // Every line that shows the failing point shows the bool as a bool, and
+    // names the output that differs as `check` does (counted from 1).
+    for line in [
+        "FAIL - at width 8 (JIT: exhaustive, failed at point 1 of 8; SMT: counterexample)\n",
+        "  oracle: value-differs (output 1) at x = 0, b = false; source (1), target (0) [exhaustive, failed at point 1 of 8]\n",
+        "  validate: smt (bitvector): value-differs at x = 0, b = false;",
+        "  point: x = 0, b = false\n",
+        "    b                  = false\n",
+    ] {
+        assert!(from_stdin.contains(line), "{line:?} in {from_stdin}");
+    }
+    assert!(!from_file.contains("b = 0"), "{from_file}");
+}

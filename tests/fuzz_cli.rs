@@ -77,6 +77,23 @@ fn fuzz_finds_a_broken_rule_and_replay_reproduces_it() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).starts_with("ok   "), "{}", text(&out));
 
+    // The `# reproduce:` line, run as it is written, reproduces the finding:
+    // it carries the candidate rules.
+    let written = std::fs::read_to_string(&files[0]).unwrap();
+    let line = written
+        .lines()
+        .find_map(|l| l.strip_prefix("# reproduce: tileproof "))
+        .expect("a reproduce line");
+    assert!(line.contains(&format!("--rules {rules} ")), "{line}");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{} {line}", env!("CARGO_BIN_EXE_tileproof")))
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{line}: {t}");
+    assert!(t.contains(&format!("FAIL {case}")), "{t}");
+
     let out = tileproof(&["replay", "--rules", &rules, &c]);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(2), "{t}");

@@ -89,7 +89,7 @@ fn meaningful_point(p: &Program, m: Model) -> Option<Vec<i128>> {
 fn the_engine_is_sound_on_every_case_found_in_a_peer() {
     let rules = builtin();
     for path in peer_cases() {
-        let r = replay_case(&path, Replayer::engine(rules), None, None);
+        let r = replay_case(&path, None, Replayer::engine(rules), None, None);
         assert!(r.ok, "{}\n{}", r.line, r.detail);
     }
 }

@@ -1,7 +1,8 @@
-//! Every command reads `--rules` files with one loader: a file that
-//! defines no rules is an error everywhere; a file the engine cannot take
-//! (no group it has) is proved on its own by `prove`, which says that the
-//! other commands refuse it, and they do.
+//! Every command reads `--rules` files with one loader and one behaviour:
+//! a file that defines no rules is an error everywhere; any other file is
+//! taken everywhere, a group the engine does not have (a file without a
+//! `group` header is one, named after the file) tried after the built-in
+//! groups, with one note saying so.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -49,27 +50,82 @@ fn a_rule_file_that_defines_nothing_is_an_error_for_every_command() {
     }
 }
 
+/// A file without a `group` header (as `verify/pending.rules`) is a group
+/// named after the file: `prove` proves it, and every other command lays it
+/// over the built-in rules, tried after their groups. Each says so in the
+/// same note.
 #[test]
-fn prove_says_when_the_engine_would_refuse_a_file_it_proves() {
+fn a_rule_file_without_a_group_header_is_taken_by_every_command_with_one_note() {
     let d = dir("nogroup");
     let file = d.join("lemma.rules");
-    std::fs::write(&file, "# x + 0 == x\nrule add_zero_lemma: x + 0 => x\n").unwrap();
-    let (code, out) = run(&["prove", "--no-cache", "--width", "8"], &file);
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("1/1 proved"), "{out}");
-    assert!(
-        out.contains("would not load them") && out.contains("group `lemma`"),
-        "{out}"
-    );
+    std::fs::write(
+        &file,
+        "# x * 2 == x << 1 for a non-negative x\nrule shl_one: x * 2 => x << 1 if vmin(x) >= 0\n",
+    )
+    .unwrap();
+    let case = d.join("case.txt");
+    std::fs::write(&case, "var x in [0, 9]\nexpr x * 2\nexpect x << 1\n").unwrap();
+    let case = case.to_str().unwrap();
+    let corpus = d.join("findings");
+    let corpus = corpus.to_str().unwrap();
+    let note = "lemma.rules:2: group `lemma` is not one of the engine's groups: its rule is tried after every built-in group";
+    for (args, says) in [
+        (
+            vec!["prove", "--no-cache", "--width", "8"],
+            "width  8: 1/1 proved",
+        ),
+        (
+            vec!["simplify", "--trace", case],
+            "# shl_one: x * 2  =>  x << 1",
+        ),
+        (vec!["check", case], "refines"),
+        (vec!["replay", "--no-smt", case], "1 ok, 0 failed"),
+        (
+            vec!["fuzz", "--cases", "20", "--seed", "1", "--corpus", corpus],
+            "findings: 0",
+        ),
+        (
+            vec![
+                "gate",
+                "--candidates-only",
+                "--widths",
+                "8",
+                "--no-cache",
+                "--time",
+                "1",
+            ],
+            "verdict   PASS",
+        ),
+    ] {
+        let (code, out) = run(&args, &file);
+        assert_eq!(code, 0, "{args:?}: {out}");
+        assert!(out.contains(says), "{args:?}: {out}");
+        assert_eq!(out.matches(note).count(), 1, "{args:?}: {out}");
+    }
+}
+
+/// A misspelt group is a group of its own, tried last: the note names it.
+#[test]
+fn a_group_the_engine_does_not_have_is_named_in_the_note() {
+    let d = dir("typo");
+    let file = d.join("typo.rules");
+    std::fs::write(
+        &file,
+        "group range_divmdo\n# x + 0 == x\nrule add_zero_typo: x + 0 => x\n",
+    )
+    .unwrap();
     let case = d.join("case.txt");
     std::fs::write(&case, "var x in [0, 9]\nexpr x + 0\n").unwrap();
     let (code, out) = run(&["simplify", case.to_str().unwrap()], &file);
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("group `lemma`"), "{out}");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("typo.rules:3: group `range_divmdo` is not one of the engine's groups"),
+        "{out}"
+    );
 }
 
 #[test]
-fn width_and_widths_are_one_flag_in_prove_and_gate() {
+fn prove_and_gate_take_width_widths_and_rule_alike() {
     let d = dir("widths");
     let file = d.join("w.rules");
     std::fs::write(
@@ -83,10 +139,44 @@ fn width_and_widths_are_one_flag_in_prove_and_gate() {
         out.contains("width  8: 1/1") && out.contains("width 16: 1/1"),
         "{out}"
     );
+    let (code, out) = run(
+        &[
+            "gate",
+            "--candidates-only",
+            "--width",
+            "8,16",
+            "--no-cache",
+            "--time",
+            "1",
+        ],
+        &file,
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("1 rule x 2 widths: 2 proved (1/1 at 8, 1/1 at 16)"),
+        "{out}"
+    );
+    // `--rule NAME` picks rules in both (prove also takes bare names).
+    let (code, out) = run(
+        &[
+            "prove",
+            "--no-cache",
+            "--width",
+            "8",
+            "--rule",
+            "add_zero_w",
+        ],
+        &file,
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("width  8: 1/1 proved"), "{out}");
+    let (code, out) = run(&["prove", "--no-cache", "--rule", "no_such_rule"], &file);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("no rule named `no_such_rule`"), "{out}");
 }
 
 #[test]
-fn a_gate_run_removes_the_previous_runs_reports_before_it_starts() {
+fn a_gate_or_prove_run_removes_the_previous_runs_reports_before_it_starts() {
     let d = dir("stale");
     let (json, junit) = (d.join("gate.json"), d.join("gate.xml"));
     std::fs::write(&json, "{\"verdict\": \"pass\"}\n").unwrap();
@@ -103,4 +193,15 @@ fn a_gate_run_removes_the_previous_runs_reports_before_it_starts() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(!json.exists() && !junit.exists(), "a stale report survived");
+    // prove's JUnit report likewise (this run stops: no such rule file).
+    std::fs::write(&junit, "<testsuites/>\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+        .args(["prove", "--rules"])
+        .arg(d.join("no-such.rules"))
+        .arg("--junit")
+        .arg(&junit)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!junit.exists(), "a stale report survived");
 }

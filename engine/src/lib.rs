@@ -19,6 +19,7 @@ pub mod divmod;
 pub mod dtype;
 pub mod facts;
 pub mod gated;
+pub mod input;
 pub mod interp;
 pub mod ir;
 pub mod linear;

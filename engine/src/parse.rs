@@ -744,7 +744,8 @@ impl<'a> Flat<'a> {
                 };
                 if args.len() != n {
                     return err(format!(
-                        "`{name}` takes {n} argument(s), got {}",
+                        "`{name}` takes {}, got {}",
+                        crate::print::count(n, "argument"),
                         args.len()
                     ));
                 }

@@ -171,6 +171,28 @@ pub fn value(dtype: crate::dtype::DType, v: i128) -> String {
     }
 }
 
+/// A point as the input syntax writes it, `x = 3, c = true` (each value
+/// printed by [`value`] under its variable's dtype in `g`), or `the only
+/// point` for a domain without variables: every point line tileproof
+/// prints goes through here.
+pub fn point<V: Copy + Into<i128>>(g: &Graph, point: &[(String, V)]) -> String {
+    if point.is_empty() {
+        return "the only point".to_string();
+    }
+    point
+        .iter()
+        .map(|(name, v)| {
+            let dtype = g
+                .vars()
+                .iter()
+                .find(|d| d.name == *name)
+                .map_or(DType::Index, |d| d.dtype);
+            format!("{name} = {}", value(dtype, (*v).into()))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

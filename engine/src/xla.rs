@@ -137,9 +137,15 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
         Vec::new()
     };
     c.expect_punct("->")?;
-    c.expect_punct("(")?;
+    let open = c.expect_punct("(")?;
     let mut results: Vec<Ast> = Vec::new();
-    if !c.eat_punct(")") {
+    if c.eat_punct(")") {
+        // As a text file needs an `expr` line: a program has a root.
+        return Err(ParseError::new(
+            open,
+            "an indexing map with no results: nothing to simplify",
+        ));
+    } else {
         loop {
             results.push(c.expr()?);
             if c.eat_punct(")") {
@@ -401,5 +407,7 @@ mod tests {
         );
         // no domain line
         assert_eq!(e("(d0) -> (d0)\nd0 in [0, 3]\n"), Some((2, 1)));
+        // no result (what a text file without an `expr` line is)
+        assert_eq!(e("() -> ()\n"), Some((1, 7)));
     }
 }

@@ -97,3 +97,18 @@ fn a_million_nested_parentheses_read() {
     let p = parse_program(&text).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(engine::print::expr(&p.graph, p.outputs[0]), "x + 1");
 }
+
+/// A candidate rule file of a 100,000-term rule in a group of its own goes
+/// through the one loader every command uses: the rule is cloned into the
+/// engine's set and compared, on a test thread's small stack (the derived
+/// `Clone` recursed on the pattern's depth: `prove --rules` aborted).
+#[test]
+fn a_rule_of_a_hundred_thousand_terms_is_laid_over_the_builtin_rules() {
+    let chain = vec!["a"; 100_000].join(" + ");
+    let text = format!("group chains\nrule chain: {chain} => {chain}\n");
+    let loaded = engine::rules::load_candidates(&[("chains.rules".into(), text)])
+        .unwrap_or_else(|e| panic!("the rule loads: {e}"));
+    let rule = loaded.engine.rule("chain").expect("laid over the engine");
+    assert!(rule.lhs == loaded.candidates.rules().next().expect("the rule").lhs);
+    assert_eq!(loaded.notes.len(), 1, "{:?}", loaded.notes);
+}

@@ -1,4 +1,5 @@
-//! cargo-fuzz target `parse`: bytes -> text -> `parse_program`: errors are fine, panics are not.
+//! cargo-fuzz target `parse`: bytes -> text -> read, print, read back,
+//! simplify (`fuzz::targets::parse`): errors are fine, panics are not.
 //!
 //! Built by `cargo fuzz` (which passes `--cfg fuzzing`) this is a
 //! libFuzzer target; built by plain `cargo build` it is a small program

@@ -560,16 +560,6 @@ fn named_point(g: &Graph, domain: &Domain, env: &[i64]) -> Vec<(String, i64)> {
         .collect()
 }
 
-fn show_point(p: &[(String, i64)]) -> String {
-    if p.is_empty() {
-        return "the only point".to_string();
-    }
-    p.iter()
-        .map(|(n, v)| format!("{n} = {v}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// Every value of every node of both forms lies inside its range, at the
 /// probe points where the form is defined (undefined is whole-evaluation:
 /// its node values mean nothing).
@@ -610,7 +600,7 @@ fn range_check(
                     message: format!(
                         "{label} node `{}` is {v} at {}, outside its range [{}, {}]",
                         short_expr(g, id),
-                        show_point(&point),
+                        engine::print::point(g, &point),
                         n.vmin,
                         n.vmax
                     ),
@@ -648,7 +638,7 @@ fn jit_check(g: &Graph, src: &[NodeId], tgt: &[NodeId], cfg: &CheckConfig) -> Op
                 kind: Kind::Jit,
                 message: format!(
                     "at {} the JIT gives {} but the interpreter {}",
-                    show_point(&point),
+                    engine::print::point(g, &point),
                     show_eval(g, &by_jit),
                     show_eval(g, &by_interp)
                 ),

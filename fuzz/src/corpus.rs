@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! # tileproof finding: oracle
-//! # failure: value-differs (root 0) at x = -3; source (1), target (-3) [...]
+//! # failure: value-differs (output 1) at x = -3; source (1), target (-3) [...]
 //! # point: x = -3
 //! # rules: rem_drop_multiple (1x)
 //! # origin: generator expr, seed 7, case 42 (case seed 0x...)
@@ -33,10 +33,11 @@
 use crate::checks::{self, CheckConfig, Checked, Kind, KindSet, Validator};
 use crate::subject::{Engine, Subject};
 use engine::dtype::Width;
+use engine::input::Syntax;
 use engine::interp;
 use engine::ir::{Graph, NodeId, Op};
 use engine::parse::ParseError;
-use engine::parse::{parse_program, Program};
+use engine::parse::Program;
 use engine::print;
 use engine::rewrite::Simplifier;
 use engine::rules::RuleSet;
@@ -52,6 +53,9 @@ pub struct Entry {
     /// One line: what failed.
     pub message: String,
     pub point: Option<Vec<(String, i64)>>,
+    /// The point as the input syntax writes it (a bool as `true`/`false`),
+    /// for the `# point:` header.
+    pub point_text: Option<String>,
     /// Rules that fired when simplifying the case, with counts.
     pub rules: Vec<(String, usize)>,
     /// Where the case came from (generator, seed and case number, or an
@@ -86,6 +90,10 @@ impl Entry {
             message: fail
                 .as_ref()
                 .map_or_else(String::new, |f| f.message.clone()),
+            point_text: fail
+                .as_ref()
+                .and_then(|f| f.point.as_ref())
+                .map(|p| print::point(&checked.graph, p)),
             point: fail.and_then(|f| f.point),
             rules: checked.fired(subject.rule_names()),
             origin,
@@ -115,9 +123,8 @@ impl Entry {
         if !self.message.is_empty() {
             h.push(format!("failure: {}", checks::one_line(&self.message)));
         }
-        if let Some(p) = &self.point {
-            let parts: Vec<String> = p.iter().map(|(n, v)| format!("{n} = {v}")).collect();
-            h.push(format!("point: {}", parts.join(", ")));
+        if let Some(p) = &self.point_text {
+            h.push(format!("point: {p}"));
         }
         h.push(format!("simplifier: {}", self.subject));
         let rules: Vec<String> = self
@@ -295,21 +302,48 @@ pub enum CorpusError {
     },
 }
 
-/// Reads and parses a case file (`-`: standard input); errors say
-/// `path:line:col: reason`.
-pub fn read(path: &Path) -> Result<Program, CorpusError> {
+/// Reads a file, or standard input for `-`. Standard input is read once
+/// and kept, so that every reader of `-` in a process sees the same text
+/// (the replay reads a case's header for its width, then the case).
+pub fn read_text(path: &Path) -> Result<String, CorpusError> {
+    static STDIN: std::sync::OnceLock<Result<String, (io::ErrorKind, String)>> =
+        std::sync::OnceLock::new();
     let shown = path.display().to_string();
     let text = if shown == "-" {
-        let mut s = String::new();
-        io::Read::read_to_string(&mut io::stdin(), &mut s).map(|_| s)
+        STDIN
+            .get_or_init(|| {
+                let mut s = String::new();
+                io::Read::read_to_string(&mut io::stdin(), &mut s)
+                    .map(|_| s)
+                    .map_err(|e| (e.kind(), e.to_string()))
+            })
+            .clone()
+            .map_err(|(kind, msg)| io::Error::new(kind, msg))
     } else {
         fs::read_to_string(path)
-    }
-    .map_err(|source| CorpusError::Io {
-        path: shown.clone(),
+    };
+    text.map_err(|source| CorpusError::Io {
+        path: shown,
         source,
-    })?;
-    parse_program(&text).map_err(|err| CorpusError::Parse { path: shown, err })
+    })
+}
+
+/// Reads and parses a case file (`-`: standard input) in `syntax`, else
+/// in the syntax detected (`engine::input`: a case file, or an XLA
+/// indexing map); errors say `path:line:col: reason`.
+pub fn read_as(path: &Path, syntax: Option<Syntax>) -> Result<Program, CorpusError> {
+    let text = read_text(path)?;
+    engine::input::read(&text, syntax)
+        .map(|i| i.program)
+        .map_err(|err| CorpusError::Parse {
+            path: path.display().to_string(),
+            err,
+        })
+}
+
+/// [`read_as`] in the syntax detected.
+pub fn read(path: &Path) -> Result<Program, CorpusError> {
+    read_as(path, None)
 }
 
 /// The value of a `# key: value` header line.
@@ -505,10 +539,12 @@ pub struct CaseReport {
 /// Replays one file: simplified again by `who`, checked by the JIT oracle
 /// (and, for the engine, the interpreter checks), and validated by
 /// `validate` when given. The width is `width`, else the file's
-/// `# width:`, else the subject's. Never fails: an unreadable file is a
-/// failed report.
+/// `# width:`, else the subject's. The file is read in `syntax`, else in
+/// the syntax detected. Never fails: an unreadable file is a failed
+/// report.
 pub fn replay_case(
     path: &Path,
+    syntax: Option<Syntax>,
     who: Replayer<'_>,
     width: Option<Width>,
     validate: Option<&Validator<'_>>,
@@ -527,7 +563,7 @@ pub fn replay_case(
         detail: String::new(),
         seconds: 0.0,
     };
-    let r = read(path).and_then(|prog| {
+    let r = read_as(path, syntax).and_then(|prog| {
         rep.recorded = header_value(&prog, "tileproof finding").map(str::to_string);
         rep.recorded_subject = header_value(&prog, "simplifier").map(str::to_string);
         let default = match who {
@@ -607,14 +643,14 @@ pub fn replay_case(
         .or_else(|| val.and_then(|v| v.point.clone()));
     if let Some(env) = env {
         let p = r.program();
-        let named: Vec<String> = p
+        let named: Vec<(String, i128)> = p
             .graph
             .vars()
             .iter()
             .zip(&env)
-            .map(|(d, v)| format!("{} = {v}", d.name))
+            .map(|(d, &v)| (d.name.clone(), v))
             .collect();
-        d.push_str(&format!("  point: {}\n", named.join(", ")));
+        d.push_str(&format!("  point: {}\n", print::point(&p.graph, &named)));
         let show = |roots: &[NodeId]| {
             crate::checks::show_eval(&p.graph, &interp::eval(&p.graph, roots, &env, w))
         };

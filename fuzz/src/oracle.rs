@@ -119,6 +119,8 @@ pub struct FailingPoint {
     pub index: u64,
     /// The domain variables' names and values.
     pub point: Vec<(String, i64)>,
+    /// The point as the input syntax writes it (`engine::print::point`).
+    pub shown: String,
     /// Values indexed like the graph's variable table (variables neither
     /// form uses hold their lower bound): ready for `interp::eval`.
     pub env: Vec<i64>,
@@ -153,13 +155,19 @@ impl Report {
         !self.sampled && self.failure.is_none()
     }
 
-    /// What was walked, for a verdict line: `exhaustive, 12 points` or
-    /// `sampled, 1000 of 1.0e12 points`.
+    /// What was walked, for a verdict line: `exhaustive, 12 points`,
+    /// `exhaustive, failed at point 3 of 12` (the walk stops at the first
+    /// failure) or `sampled, 1000 of 1.0e12 points`.
     pub fn coverage(&self) -> String {
         if self.sampled {
             format!(
                 "sampled, {} of {:.1e} points",
                 self.points, self.domain_size as f64
+            )
+        } else if self.failure.is_some() {
+            format!(
+                "exhaustive, failed at point {} of {}",
+                self.points, self.domain_size
             )
         } else {
             format!("exhaustive, {}", count(self.points, "point"))
@@ -169,29 +177,19 @@ impl Report {
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let how = if self.sampled {
-            "sampled"
-        } else {
-            "exhaustive"
-        };
         match &self.failure {
-            None => write!(f, "refines ({how}, {})", count(self.points, "point")),
+            None => write!(f, "refines ({})", self.coverage()),
             Some(fail) => {
                 write!(f, "{}", fail.failure.name())?;
+                // Counted from 1, as `check` and the parser count `expr` lines.
                 if let Some(r) = fail.root {
-                    write!(f, " (root {r})")?;
+                    write!(f, " (output {})", r + 1)?;
                 }
-                write!(f, " at")?;
-                if fail.point.is_empty() {
-                    write!(f, " the only point")?;
-                }
-                for (i, (name, v)) in fail.point.iter().enumerate() {
-                    write!(f, "{} {name} = {v}", if i == 0 { "" } else { "," })?;
-                }
+                write!(f, " at {}", fail.shown)?;
                 if let Some(r) = &fail.replay {
                     write!(f, "; source {}, target {}", show(&r.src), show(&r.tgt))?;
                 }
-                write!(f, " [{how}, {}]", count(self.points, "point"))
+                write!(f, " [{}]", self.coverage())
             }
         }
     }
@@ -366,9 +364,11 @@ fn report(g: &Graph, domain: &Domain, plan: Plan, seed: u64, raw: Option<RawFail
     let failure = raw.map(|r| {
         let mut point = vec![0i64; domain.len()];
         plan.point(domain, seed, r.index, &mut point);
+        let named = domain.named(&point);
         FailingPoint {
             index: r.index,
-            point: domain.named(&point),
+            shown: engine::print::point(g, &named),
+            point: named,
             env: domain.env(g, &point),
             failure: r.failure,
             root: r.root,

@@ -47,11 +47,107 @@ pub fn graph(generator: Generator, bytes: &[u8]) {
     }
 }
 
-/// bytes -> text -> `parse_program`: errors are fine, panics are not.
+/// bytes -> text -> the one input reader (the text format or an XLA map,
+/// as detected) -> print -> read back -> simplify -> print: errors are
+/// fine, panics (and stack overflows) are not, and what the printer writes
+/// must read back. Every stage a command takes text through, so a long
+/// input (libFuzzer's `-max_len`) reaches each one's limits.
 pub fn parse(bytes: &[u8]) {
-    if let Ok(text) = std::str::from_utf8(bytes) {
-        let _ = engine::parse::parse_program(text);
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return;
+    };
+    let Ok(input) = engine::input::read(text, None) else {
+        return;
+    };
+    let mut p = input.program;
+    let printed = engine::print::program(&p.graph, &p.outputs);
+    if let Err(e) = engine::parse::parse_program(&printed) {
+        panic!("the printed program does not read back: {e}\n{printed}");
     }
+    if let Ok(out) = Simplifier::new(builtin()).simplify(&mut p.graph, &p.outputs, false) {
+        let _ = engine::print::program(&p.graph, &out.roots);
+    }
+}
+
+/// The `parse` target's libFuzzer dictionary: every token of the text
+/// format (`engine::parse::tokens`, from the op table, so it cannot fall
+/// behind a new op), one quoted entry per line. libFuzzer's dictionary
+/// syntax knows only `\\`, `\"` and `\xHH` escapes (a `\n` makes it refuse
+/// the whole file), so every byte outside printable ASCII is `\xHH`.
+pub fn parse_dictionary() -> String {
+    let mut out = String::new();
+    for t in engine::parse::tokens() {
+        out.push('"');
+        for b in t.bytes() {
+            match b {
+                b'\\' => out.push_str("\\\\"),
+                b'"' => out.push_str("\\\""),
+                0x20..=0x7e => out.push(b as char),
+                _ => out.push_str(&format!("\\x{b:02X}")),
+            }
+        }
+        out.push_str("\"\n");
+    }
+    out
+}
+
+/// Every binary operator of the op table as a chain of `n` terms: an
+/// infix one as `x op x op ... op x` (flat, left-associated), a call one
+/// (`min`, `max`) as `min(x, min(x, ...))` (nested `n` deep); `int` is the
+/// operand of an integer or comparison operator, `boolean` of a logic one.
+/// Each with its spelling. Long inputs reach each stage's limits: the
+/// `parse` target's seeds and the every-command chain test.
+pub fn operator_chains(n: usize, int: &str, boolean: &str) -> Vec<(&'static str, String)> {
+    engine::op::OPS
+        .iter()
+        .filter(|(_, info)| info.arity == 2)
+        .filter_map(|(op, info)| {
+            let operand = if op.class() == engine::op::Class::Logic {
+                boolean
+            } else {
+                int
+            };
+            if let Some(spelled) = op.infix() {
+                return Some((spelled, vec![operand; n].join(&format!(" {spelled} "))));
+            }
+            let engine::op::Syntax::Call(name) = info.syntax else {
+                return None;
+            };
+            let mut chain = format!("{name}({operand}, ").repeat(n.saturating_sub(1));
+            chain.push_str(operand);
+            chain.push_str(&")".repeat(n.saturating_sub(1)));
+            Some((name, chain))
+        })
+        .collect()
+}
+
+/// Seed inputs for the `parse` target, `(file name, text)`: a program of
+/// each operator's 30,000-term chain, 100,000 nested parentheses, and an
+/// XLA map with a 30,000-term result. libFuzzer grows its inputs a few
+/// bytes at a time (in 5 minutes to about 3 KB), never to the lengths where
+/// the parser and the rewriter once overflowed their stacks (26,000 and
+/// 14,000 terms); it mutates a seed at the seed's own length.
+pub fn parse_seeds() -> Vec<(String, String)> {
+    const N: usize = 30_000;
+    let vars = "var x in [0, 100]\nvar b: bool\n";
+    let mut seeds: Vec<(String, String)> = operator_chains(N, "x", "b")
+        .into_iter()
+        .enumerate()
+        .map(|(i, (_, chain))| (format!("chain-{i:02}"), format!("{vars}expr {chain}\n")))
+        .collect();
+    let deep = 100_000;
+    seeds.push((
+        "nested".into(),
+        format!("{vars}expr {}x{}\n", "(".repeat(deep), ")".repeat(deep)),
+    ));
+    seeds.push((
+        "xla-map".into(),
+        format!(
+            "(d0, d1) -> ({}),\ndomain:\nd0 in [0, 31],\nd1 in [0, 3]\n",
+            vec!["d0 floordiv 4 + d1"; N].join(" + ")
+        ),
+    ));
+    seeds
 }
 
 /// The `main` of a target built without libFuzzer: runs `body` on every

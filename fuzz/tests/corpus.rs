@@ -10,7 +10,7 @@ use fuzz::checks::{check, CheckConfig, Kind};
 use fuzz::corpus::Replayer;
 use fuzz::corpus::{self, Entry};
 use fuzz::subject::Engine;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("corpus-{name}"));
@@ -24,6 +24,7 @@ fn entry(body: &str) -> Entry {
         kind: Kind::Oracle,
         message: "value-differs at x = -1".into(),
         point: Some(vec![("x".into(), -1)]),
+        point_text: Some("x = -1".into()),
         rules: vec![("rem_drop_multiple".into(), 1)],
         origin: "a test".into(),
         width: Width(32),
@@ -170,4 +171,12 @@ fn an_entry_from_a_checked_case_carries_the_failure_and_the_engine_output() {
     assert_eq!(e.rules, vec![("mul_zero".to_string(), 1)]);
     assert!(e.body.ends_with("expect 0\n"), "{}", e.body);
     assert!(e.message.starts_with("validity-differs"));
+    // A bool is written as the input syntax writes it, on the failure line
+    // and in the `# point:` header alike.
+    let text = e.render(Path::new("corpus/x.txt"));
+    assert!(
+        text.contains("# failure: validity-differs (output 1) at c = false, x = 3;")
+            && text.contains("# point: c = false, x = 3\n"),
+        "{text}"
+    );
 }

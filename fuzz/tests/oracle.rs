@@ -57,7 +57,7 @@ fn truncating_rem_versus_floor_mod_differs_at_the_first_negative_point() {
     assert_eq!(r.tgt, Ok(vec![Val::Int(1)]));
     assert!(
         rep.to_string()
-            .starts_with("value-differs (root 0) at x = -3"),
+            .starts_with("value-differs (output 1) at x = -3"),
         "{rep}"
     );
 }

@@ -20,6 +20,9 @@ fn the_target_bodies_take_arbitrary_bytes() {
     }
     fuzz::targets::graph(Generator::Tiled, &[]);
     fuzz::targets::graph(Generator::Expr, &[]);
+    // libFuzzer's first find with the dictionary (-max_len 1 MiB, 2
+    // minutes): a map with no result read, but printed as no program.
+    fuzz::targets::parse(b"()->()#");
 }
 
 #[test]
@@ -46,4 +49,70 @@ fn target_binaries_replay_input_files_without_libfuzzer() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
+}
+
+/// The seeds the nightly gives the parse target (long chains of every
+/// operator, deep nesting, a long map) go through every stage of it.
+#[test]
+fn the_parse_targets_long_seeds_pass_its_body() {
+    let seeds = fuzz::targets::parse_seeds();
+    assert_eq!(
+        seeds.len(),
+        engine::op::OPS.iter().filter(|(_, i)| i.arity == 2).count() + 2
+    );
+    for (_, text) in &seeds {
+        assert!(text.len() > 100_000);
+        fuzz::targets::parse(text.as_bytes());
+    }
+}
+
+/// Reads one dictionary line as libFuzzer's `ParseDictionaryFile` does: a
+/// quoted string whose only escapes are `\\`, `\"` and `\xHH`; anything
+/// else makes libFuzzer refuse the whole file.
+fn libfuzzer_entry(line: &str) -> Result<Vec<u8>, String> {
+    let inner = line
+        .strip_prefix('"')
+        .and_then(|l| l.strip_suffix('"'))
+        .ok_or_else(|| format!("not quoted: {line}"))?;
+    let b = inner.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        match b.get(i + 1) {
+            Some(b'\\') | Some(b'"') => {
+                out.push(b[i + 1]);
+                i += 2;
+            }
+            Some(b'x') => {
+                let hex = std::str::from_utf8(b.get(i + 2..i + 4).ok_or("short \\x")?).unwrap();
+                out.push(u8::from_str_radix(hex, 16).map_err(|e| format!("{line}: {e}"))?);
+                i += 4;
+            }
+            _ => return Err(format!("bad escape in {line}")),
+        }
+    }
+    Ok(out)
+}
+
+/// The nightly passes this file to libFuzzer with `-dict`: it must be in
+/// libFuzzer's syntax (a `\n` escape made libFuzzer refuse it, so the parse
+/// target never ran) and hold every token of the text format.
+#[test]
+fn the_parse_dictionary_is_in_libfuzzers_syntax_and_holds_every_token() {
+    let dict = fuzz::targets::parse_dictionary();
+    let entries: Vec<Vec<u8>> = dict
+        .lines()
+        .map(|l| libfuzzer_entry(l).unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    let tokens: Vec<Vec<u8>> = engine::parse::tokens()
+        .iter()
+        .map(|t| t.as_bytes().to_vec())
+        .collect();
+    assert_eq!(entries, tokens);
+    assert!(entries.contains(&b"\n".to_vec()) && entries.contains(&b"//".to_vec()));
 }

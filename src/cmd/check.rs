@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long)]
     pub width: Option<u32>,
     /// Per-query timeout in seconds.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
     /// Print the result as JSON.
     #[arg(long)]
@@ -96,10 +96,10 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
         None => {
             anyhow::ensure!(
                 prog.expects.len() == prog.outputs.len(),
-                "{}: {} `expr` line(s) but {} `expect` line(s); check compares them pairwise",
+                "{}: {} but {}; check compares them pairwise",
                 a.file,
-                prog.outputs.len(),
-                prog.expects.len()
+                engine::print::count(prog.outputs.len(), "`expr` line"),
+                engine::print::count(prog.expects.len(), "`expect` line")
             );
             prog.expects.clone()
         }
@@ -197,12 +197,7 @@ fn report(r: &CheckResult, prog: &Program, width: Width) {
                 _ => String::new(),
             };
             println!("counterexample at width {width} ({method}): {failure}{which}");
-            let p: Vec<String> = point
-                .iter()
-                .zip(prog.graph.vars())
-                .map(|((n, v), d)| format!("{n} = {}", engine::print::value(d.dtype, *v)))
-                .collect();
-            println!("  point: {}", p.join(", "));
+            println!("  point: {}", engine::print::point(&prog.graph, point));
             let env: Vec<i128> = point.iter().map(|p| p.1).collect();
             print!("{}", node_values(prog, &env, width));
             match confirmed {

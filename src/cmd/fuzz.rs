@@ -94,7 +94,7 @@ pub struct Args {
 /// What an SMT check says, as the fuzz crate's validation: a
 /// counterexample is a failure (with its point, and whether the
 /// interpreter confirms it); unknown is neither a pass nor a finding.
-pub fn validation_of(r: &CheckResult) -> Validation {
+pub fn validation_of(g: &Graph, r: &CheckResult) -> Validation {
     match r {
         CheckResult::Counterexample {
             failure,
@@ -102,26 +102,19 @@ pub fn validation_of(r: &CheckResult) -> Validation {
             point,
             confirmed,
             ..
-        } => {
-            let p: Vec<String> = point.iter().map(|(n, v)| format!("{n} = {v}")).collect();
-            Validation {
-                verdict: r.name().to_string(),
-                detail: Some(format!(
-                    "smt ({method}): {failure} at {}; {}",
-                    if p.is_empty() {
-                        "the only point".to_string()
-                    } else {
-                        p.join(", ")
-                    },
-                    match confirmed {
-                        Ok(v) => format!("confirmed by the interpreter: {v}"),
-                        Err(e) => format!("NOT confirmed by the interpreter: {e}"),
-                    }
-                )),
-                fails: true,
-                point: Some(point.iter().map(|p| p.1).collect()),
-            }
-        }
+        } => Validation {
+            verdict: r.name().to_string(),
+            detail: Some(format!(
+                "smt ({method}): {failure} at {}; {}",
+                engine::print::point(g, point),
+                match confirmed {
+                    Ok(v) => format!("confirmed by the interpreter: {v}"),
+                    Err(e) => format!("NOT confirmed by the interpreter: {e}"),
+                }
+            )),
+            fails: true,
+            point: Some(point.iter().map(|p| p.1).collect()),
+        },
         CheckResult::Unknown { reason } => Validation {
             verdict: r.name().to_string(),
             detail: Some(reason.clone()),
@@ -150,7 +143,7 @@ pub fn smt_validator(
     timeout: Duration,
 ) -> impl Fn(&Graph, &[NodeId], &[NodeId]) -> Validation + Sync {
     let model = model.into();
-    move |g, src, tgt| validation_of(&check(g, src, tgt, model, timeout))
+    move |g, src, tgt| validation_of(g, &check(g, src, tgt, model, timeout))
 }
 
 fn clock_seed() -> u64 {
@@ -410,7 +403,10 @@ fn print_summary(s: &campaign::Summary, width: Width) {
     if s.rule_names.is_empty() {
         // A peer: what it answered and what it declined.
         let declined: u64 = s.unsupported.values().sum();
-        say!("answered {} program(s), declined {declined}", s.answered);
+        say!(
+            "answered {}, declined {declined}",
+            engine::print::count(s.answered, "program")
+        );
         for (why, n) in &s.unsupported {
             say!("  {n:>8}  unsupported: {why}");
         }

@@ -20,7 +20,7 @@
 use super::fuzz::{say, smt_validator, summary_json, Display};
 use super::junit::{self, Outcome, Suite, TestCase};
 use super::replay::{case_check_width, case_files};
-use super::{exit, parse_timeout, rules_over_builtin};
+use super::{exit, load_rule_files, parse_timeout};
 use engine::dtype::Width;
 use engine::print::count;
 use engine::rewrite::Simplifier;
@@ -82,9 +82,10 @@ pub struct Args {
     #[arg(long, default_value = "corpus", value_name = "DIR")]
     pub corpus: PathBuf,
     /// A rule file laid over the built-in rules (repeatable): a rule named
-    /// like a built-in one replaces it, others join their group. Every stage
-    /// then runs with the combined set, so an unsound candidate fails the
-    /// gate.
+    /// like a built-in one replaces it, others join their group (a group
+    /// the engine does not have is tried after the built-in ones). Every
+    /// stage then runs with the combined set, so an unsound candidate fails
+    /// the gate.
     #[arg(long = "rules", value_name = "FILE")]
     pub rules: Vec<String>,
     /// A lemma file laid over the built-in lemmas (repeatable): lemmas the
@@ -166,18 +167,10 @@ fn gate(a: Args) -> anyhow::Result<bool> {
         None,
         &a.lemmas,
     )?;
-    // A report left by an earlier run must not say "pass" for this one if
-    // it is interrupted: the reports are removed now and written at the end.
-    for path in a.json.iter().chain(&a.junit) {
-        match std::fs::remove_file(path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                anyhow::bail!("{path}: cannot remove the previous report: {e}")
-            }
-            _ => {}
-        }
-    }
-    let set = rules_over_builtin(&a.rules)?;
-    let to_prove = select(&set, &a)?;
+    super::remove_stale_reports(a.json.iter().chain(&a.junit))?;
+    let loaded = load_rule_files(&a.rules)?;
+    let set = loaded.engine;
+    let to_prove = select(&set, &loaded.candidates, &a)?;
     anyhow::ensure!(
         a.corpus.exists(),
         "{}: no such corpus (run from the repository root, or pass --corpus DIR)",
@@ -193,7 +186,7 @@ fn gate(a: Args) -> anyhow::Result<bool> {
         .map_err(|e| anyhow::anyhow!("cannot start {jobs} worker threads: {e}"))?;
     let widths: Vec<String> = a.widths.iter().map(|w| w.to_string()).collect();
     say!(
-        "tileproof gate: {}{}, proving {} at widths {}; corpus {} ({}); campaigns {} s, seed {}; {}",
+        "tileproof gate: {}{}, proving {} at {} {}; corpus {} ({}); campaigns {} s, seed {}; {}",
         count(set.len(), "rule"),
         if a.rules.is_empty() {
             " (built-in)".to_string()
@@ -201,6 +194,7 @@ fn gate(a: Args) -> anyhow::Result<bool> {
             format!(" (built-in + {})", a.rules.join(", "))
         },
         to_prove.len(),
+        if widths.len() == 1 { "width" } else { "widths" },
         widths.join(","),
         a.corpus.display(),
         count(files.len(), "case"),
@@ -225,9 +219,9 @@ fn gate(a: Args) -> anyhow::Result<bool> {
     let cases: Vec<CaseReport> = files
         .iter()
         .map(|f| {
-            let w = case_check_width(f, None, &who);
+            let w = case_check_width(f, None, None, &who);
             let smt = smt_validator(w, timeout);
-            replay_case(f, who, Some(w), Some(&smt as &Validator<'_>))
+            replay_case(f, None, who, Some(w), Some(&smt as &Validator<'_>))
         })
         .collect();
     let corpus_seconds = t.elapsed().as_secs_f64();
@@ -295,17 +289,10 @@ fn gate(a: Args) -> anyhow::Result<bool> {
 }
 
 /// The rules to prove: all of the set, the named ones, or the candidates.
-fn select<'s>(set: &'s RuleSet, a: &Args) -> anyhow::Result<Vec<&'s Rule>> {
+fn select<'s>(set: &'s RuleSet, candidates: &RuleSet, a: &Args) -> anyhow::Result<Vec<&'s Rule>> {
     if a.candidates_only {
-        let names: Vec<String> = engine::rules::candidates(&super::read_rule_files(&a.rules)?)?
-            .rules()
-            .map(|r| r.name.clone())
-            .collect();
-        anyhow::ensure!(
-            !names.is_empty(),
-            "--candidates-only: {} define no rules",
-            a.rules.join(", ")
-        );
+        // clap requires `--rules`, and a file defines at least one rule.
+        let names: Vec<String> = candidates.rules().map(|r| r.name.clone()).collect();
         return super::prove::select(set, &names);
     }
     super::prove::select(set, &a.rule)
@@ -397,12 +384,19 @@ fn print_corpus(cases: &[CaseReport], dir: &std::path::Path, rules: &str, second
         let _ = write!(std::io::stdout(), "{}", c.detail);
         say!("  reproduce: tileproof replay{rules} {}", c.path);
     }
+    // An ok case the JIT only sampled and Z3 did not prove: named, since
+    // "ok" alone would claim more than was checked.
+    for c in cases.iter().filter(|c| c.ok && !c.proved) {
+        say!("{}", c.line);
+    }
     let failed = cases.iter().filter(|c| !c.ok).count();
+    let proved = cases.iter().filter(|c| c.ok && c.proved).count();
     say!(
-        "corpus    {} in {}: {} ok, {} failed; {:.1} s",
+        "corpus    {} in {}: {} ok ({proved} proved, {} sampled), {} failed; {:.1} s",
         count(cases.len(), "case"),
         dir.display(),
         cases.len() - failed,
+        cases.len() - failed - proved,
         failed,
         seconds
     );
@@ -545,7 +539,11 @@ fn problems(r: &Report) -> Vec<String> {
                 .filter(|x| x.verdict.name() == v)
                 .map(|x| format!("{}@{}", x.rule, x.width))
                 .collect();
-            p.push(format!("{n} rule-width(s) {what}: {}", shorten(&names)));
+            p.push(format!(
+                "{} {what}: {}",
+                count(n, "rule-width"),
+                shorten(&names)
+            ));
         }
     }
     let bad: Vec<String> = r
@@ -710,7 +708,7 @@ fn junit_suites(r: &Report) -> Vec<Suite> {
                 } else {
                     Outcome::Failure {
                         kind: "firing".into(),
-                        message: format!("{} firing(s) of {rule} not validated", bad.len()),
+                        message: format!("{} of {rule} not validated", count(bad.len(), "firing")),
                         text: bad
                             .iter()
                             .map(|f| format!("{}\n{}", describe(&f.result), f.case))

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input file in the text format, or `-` for standard input.
+    /// Input file, in the text format or an XLA indexing map (detected, or
+    /// see `--input-format`), or `-` for standard input.
     pub file: String,
     /// Lower the expressions as written, without simplifying them first.
     #[arg(long)]

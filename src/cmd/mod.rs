@@ -17,13 +17,11 @@ pub mod simplify;
 use ::fuzz::peer::Peer;
 use ::fuzz::subject::Engine;
 use anyhow::Context;
-use engine::parse::{parse_program, Program};
 use engine::rewrite::Simplifier;
 use engine::rules::RuleSet;
-use std::io::Read;
 use std::time::Duration;
 
-/// The syntax of an input file.
+/// The syntax of an input file (`--input-format`).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Syntax {
     /// `var`, `expr` and `expect` lines.
@@ -32,47 +30,27 @@ pub enum Syntax {
     Xla,
 }
 
-/// An input program, and the XLA map it was read from (if it was one).
-pub struct Input {
-    pub program: Program,
-    pub map: Option<engine::xla::XlaMap>,
+impl From<Syntax> for engine::input::Syntax {
+    fn from(s: Syntax) -> Self {
+        match s {
+            Syntax::Text => engine::input::Syntax::Text,
+            Syntax::Xla => engine::input::Syntax::Xla,
+        }
+    }
 }
 
 /// Reads a file (or standard input for `-`) in `syntax`, else in the
-/// syntax detected ([`engine::xla::looks_like_map`], the one detector every
-/// command uses), reporting errors as `file:line:col: reason`.
-pub fn read_input(path: &str, syntax: Option<Syntax>) -> anyhow::Result<Input> {
+/// syntax detected (`engine::input`, the one detector every command uses),
+/// reporting errors as `file:line:col: reason`.
+pub fn read_input(path: &str, syntax: Option<Syntax>) -> anyhow::Result<engine::input::Input> {
     let text = read_text(path)?;
-    let syntax = syntax.unwrap_or(if engine::xla::looks_like_map(&text) {
-        Syntax::Xla
-    } else {
-        Syntax::Text
-    });
-    let at = |e: engine::parse::ParseError| anyhow::anyhow!("{path}:{e}");
-    Ok(match syntax {
-        Syntax::Text => Input {
-            program: parse_program(&text).map_err(at)?,
-            map: None,
-        },
-        Syntax::Xla => {
-            let m = engine::xla::parse_map(&text).map_err(at)?;
-            Input {
-                program: m.program.clone(),
-                map: Some(m),
-            }
-        }
-    })
+    engine::input::read(&text, syntax.map(Into::into)).map_err(|e| anyhow::anyhow!("{path}:{e}"))
 }
 
-/// Reads a file, or standard input for `-`.
+/// Reads a file, or standard input for `-` (read once, however often it
+/// is named).
 pub fn read_text(path: &str) -> anyhow::Result<String> {
-    if path == "-" {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).context("<stdin>")?;
-        Ok(s)
-    } else {
-        std::fs::read_to_string(path).with_context(|| path.to_string())
-    }
+    Ok(::fuzz::corpus::read_text(std::path::Path::new(path))?)
 }
 
 /// The rule files named, read: `(path, text)`.
@@ -83,9 +61,20 @@ pub fn read_rule_files(paths: &[String]) -> anyhow::Result<Vec<(String, String)>
         .collect()
 }
 
+/// The rule files named, read by the one loader every command uses
+/// (`engine::rules::load_candidates`); its notes (a group the engine does
+/// not have) go to standard error.
+pub fn load_rule_files(paths: &[String]) -> anyhow::Result<engine::rules::Loaded> {
+    let loaded = engine::rules::load_candidates(&read_rule_files(paths)?)?;
+    for note in &loaded.notes {
+        eprintln!("tileproof: note: {note}");
+    }
+    Ok(loaded)
+}
+
 /// The built-in rules with the rule files named laid over them.
 pub fn rules_over_builtin(paths: &[String]) -> anyhow::Result<RuleSet> {
-    Ok(engine::rules::builtin_with(&read_rule_files(paths)?)?)
+    Ok(load_rule_files(paths)?.engine)
 }
 
 /// The simplifier under test, as `fuzz`, `replay`, `check` and `bench` take
@@ -103,7 +92,8 @@ pub struct SubjectArgs {
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub peer_timeout: f64,
     /// A rule file laid over the built-in rules (repeatable): a rule named
-    /// like a built-in one replaces it, others join their group.
+    /// like a built-in one replaces it, others join their group (a group
+    /// the engine does not have is tried after the built-in ones).
     #[arg(long = "rules", value_name = "FILE")]
     pub rules: Vec<String>,
 }
@@ -186,21 +176,27 @@ pub fn parse_seconds(what: &str, t: f64) -> anyhow::Result<Duration> {
     }
 }
 
-/// Writes a report file atomically (a temporary file in the same directory,
-/// renamed into place): a reader, or a run killed half-way, never sees a
-/// partial report.
+/// Writes a report file atomically (`fuzz::corpus::write_atomic`: a
+/// temporary file in the same directory, synced, renamed into place): a
+/// reader, or a run killed half-way, never sees a partial report.
 pub fn write_atomically(path: &str, text: &str) -> anyhow::Result<()> {
-    let p = std::path::Path::new(path);
-    let name = p
-        .file_name()
-        .map_or("report".into(), |n| n.to_string_lossy());
-    let tmp = p.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, p))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            anyhow::anyhow!("{path}: {e}")
-        })
+    ::fuzz::corpus::write_atomic(std::path::Path::new(path), text)
+        .map_err(|e| anyhow::anyhow!("{path}: {e}"))
+}
+
+/// Removes the reports a run will write: one left by an earlier run must
+/// not say "pass" for this one if it is interrupted (they are written, each
+/// atomically, at the end).
+pub fn remove_stale_reports<'p>(paths: impl Iterator<Item = &'p String>) -> anyhow::Result<()> {
+    for path in paths {
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                anyhow::bail!("{path}: cannot remove the previous report: {e}")
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Runs a command body, turning an error into a message and exit status 1.

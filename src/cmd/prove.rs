@@ -14,6 +14,10 @@ use verify::prove::{prove_all, Options, RuleResult, Verdict};
 pub struct Args {
     /// Prove only these rules (default: all).
     pub names: Vec<String>,
+    /// Prove only these rules (repeatable, or comma-separated), as `gate
+    /// --rule` takes them; the same as naming them.
+    #[arg(long = "rule", value_delimiter = ',', value_name = "NAME")]
+    pub rule: Vec<String>,
     /// Prove the rules of a candidate rule file instead of the built-in
     /// ones (repeatable): how a new pattern is proved before merging.
     #[arg(long = "rules", value_name = "FILE")]
@@ -39,7 +43,7 @@ pub struct Args {
     /// rule (type instances, encodings, case splits and retry together),
     /// ends within 10 times this plus a fraction of a second, unknown if
     /// not settled by then.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub timeout: f64,
     /// Print the results as JSON.
     #[arg(long)]
@@ -59,7 +63,7 @@ pub struct Args {
     pub cases: Option<String>,
     /// Prove the range analysis instead of rules: every op's vmin/vmax
     /// transfer function, for every operand dtype, at each width.
-    #[arg(long, conflicts_with_all = ["names", "rules", "lemmas", "cases", "smt2", "junit"])]
+    #[arg(long, conflicts_with_all = ["names", "rule", "rules", "lemmas", "cases", "smt2", "junit"])]
     pub ranges: bool,
     /// Write a JUnit XML report: one test case per rule and width, failures
     /// carrying the counterexample.
@@ -86,20 +90,14 @@ pub struct Args {
     pub per_width: bool,
 }
 
-/// Loads the rules to prove: the candidate files (read by the same loader
-/// as every other command's `--rules`), or the built-in set. A proof does
-/// not depend on where a rule sits in the engine, so a file whose rules the
-/// engine cannot take (a lemma file, a group the engine lacks) is still
-/// proved; a note says that the other commands will refuse it.
+/// Loads the rules to prove: the candidate files (read by the same loader,
+/// with the same notes, as every other command's `--rules`), or the
+/// built-in set.
 pub fn load_rules(files: &[String]) -> anyhow::Result<RuleSet> {
     if files.is_empty() {
         return Ok(builtin().clone());
     }
-    let set = engine::rules::candidates(&super::read_rule_files(files)?)?;
-    if let Err(e) = builtin().overlay(&set) {
-        eprintln!("tileproof prove: note: proving these rules on their own; `simplify`, `fuzz` and `gate` would not load them: {e}");
-    }
-    Ok(set)
+    Ok(super::load_rule_files(files)?.candidates)
 }
 
 /// Picks the rules named (all when none are).
@@ -423,8 +421,10 @@ pub fn run(a: Args) -> ExitCode {
 }
 
 fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
+    super::remove_stale_reports(a.junit.iter())?;
     let set = load_rules(&a.rules)?;
-    let rules = select(&set, &a.names)?;
+    let names: Vec<String> = a.names.iter().chain(&a.rule).cloned().collect();
+    let rules = select(&set, &names)?;
     if a.cross_check && verify::crosscheck::cvc5_version().is_none() {
         anyhow::bail!(
             "--cross-check needs cvc5, and `{}` does not run (install it: apt-get install cvc5, or point TILEPROOF_CVC5 at it)",

@@ -23,8 +23,13 @@ tileproof replay - < case.txt"
 )]
 pub struct Args {
     /// Case files, or directories whose `*.txt` files are replayed, or `-`
-    /// for one case on standard input (default: corpus/).
+    /// for one case on standard input (default: corpus/). A case may also
+    /// be an XLA indexing map (its expressions are the source).
     pub paths: Vec<PathBuf>,
+    /// The cases' syntax (default: detected per file; a file whose first
+    /// line is `(dims)[symbols] -> (...)` is an XLA indexing map).
+    #[arg(long, value_enum, value_name = "SYNTAX")]
+    pub input_format: Option<super::Syntax>,
     /// Width of `index` to check at (default: each file's `# width:` line,
     /// else 64, or the peer's width).
     #[arg(long)]
@@ -85,10 +90,12 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
     for f in &files {
         // The validator checks at the width the case is replayed at, which
         // only the case knows: one validator per case.
-        let w = case_check_width(f, width, &who);
+        let syntax = a.input_format.map(Into::into);
+        let w = case_check_width(f, syntax, width, &who);
         let smt = smt_validator(who.model(w), timeout);
         let validator = (!a.no_smt).then_some(&smt as &Validator<'_>);
-        let r = replay_case(f, who, width, validator);
+        // The width as given, so that a bad `# width:` header is reported.
+        let r = replay_case(f, syntax, who, width, validator);
         let passed = if a.expect_findings {
             let verdict = still_found(&r, &who.name());
             say!("{verdict}");
@@ -168,6 +175,7 @@ fn still_found(r: &fuzz::corpus::CaseReport, now_under: &str) -> String {
 /// (replaying it reports the error).
 pub fn case_check_width(
     path: &std::path::Path,
+    syntax: Option<engine::input::Syntax>,
     given: Option<engine::dtype::Width>,
     who: &Replayer<'_>,
 ) -> engine::dtype::Width {
@@ -175,13 +183,8 @@ pub fn case_check_width(
         Replayer::Engine { .. } => engine::dtype::Width::W64,
         Replayer::Subject(s) => s.profile().width(),
     };
-    // Standard input can be read once: the replay reads it (and its
-    // header), the validator checks at the given or the default width.
-    if path.as_os_str() == "-" {
-        return given.unwrap_or(default);
-    }
     given.unwrap_or_else(|| {
-        corpus::read(path)
+        corpus::read_as(path, syntax)
             .ok()
             .and_then(|p| corpus::case_width(&p, path).ok().flatten())
             .unwrap_or(default)

@@ -8,7 +8,8 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input file in the text format, or `-` for standard input.
+    /// Input file, in the text format or an XLA indexing map (detected, or
+    /// see `--input-format`), or `-` for standard input.
     pub file: String,
     /// Print one JSON object: outputs, div/mod counts before and after,
     /// ranges and rule fire counts.
@@ -18,7 +19,8 @@ pub struct Args {
     #[arg(long)]
     pub trace: bool,
     /// A rule file laid over the built-in rules (repeatable), as for
-    /// `tileproof fuzz` and `replay`: shows what a candidate rule does.
+    /// `tileproof fuzz` and `replay`: shows what a candidate rule does (a
+    /// group the engine does not have is tried after the built-in ones).
     #[arg(long = "rules", value_name = "FILE")]
     pub rules: Vec<String>,
     /// Output syntax: `text` (`expr` lines) or `xla` (an indexing map).

@@ -244,9 +244,9 @@ impl Cache {
         }
         if self.orphans_removed > 0 {
             notes.push(format!(
-                "proof cache {}: removed {} temporary file(s) left by an interrupted run",
+                "proof cache {}: removed {} left by an interrupted run",
                 self.dir.display(),
-                self.orphans_removed
+                engine::print::count(self.orphans_removed, "temporary file")
             ));
         }
         notes

@@ -111,3 +111,32 @@ fn a_well_formed_entry_is_trusted_so_the_cache_is_only_as_good_as_its_writer() {
     assert!(cache.rejected().is_empty());
     let _ = std::fs::remove_dir_all(cache.dir());
 }
+
+/// A genuine entry, copied byte for byte from the key of another rule's
+/// proved query (the sound `mul_zero`, whose guard is what the unsound
+/// rule forgets) to every key of the unsound rule: its key gives it away.
+#[test]
+fn an_entry_copied_from_another_rules_key_is_not_a_proof() {
+    let (v, cache) = prove_with_forged("copied", |c, q| {
+        let sound = engine::rules::builtin()
+            .rule("mul_zero")
+            .expect("built-in rule");
+        let opts = Options {
+            widths: vec![WIDTH],
+            timeout: Duration::from_secs(60),
+            cache: Some(c.clone()),
+            ..Options::default()
+        };
+        assert!(matches!(
+            prove_rule(sound, WIDTH, &opts).verdict,
+            Verdict::Proved
+        ));
+        let entry = cache_queries(sound, WIDTH)
+            .iter()
+            .map(|s| c.path(s))
+            .find(|p| p.is_file())
+            .expect("the sound rule's proof is cached");
+        std::fs::copy(entry, c.path(q)).unwrap();
+    });
+    assert_failed_and_rejected("copied entry", &v, &cache, "its key is");
+}

@@ -29,7 +29,7 @@ pub struct PatVar {
 }
 
 /// A pattern (left side) or template (right side).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, Eq)]
 pub enum Pat {
     /// A pattern variable (index into [`Rule::vars`]).
     Var(usize),
@@ -65,6 +65,38 @@ impl Drop for Pat {
         while let Some(mut p) = stack.pop() {
             take(&mut p, &mut stack);
         }
+    }
+}
+
+/// Cloning and comparing recurse on a pattern's depth through
+/// [`crate::deep::grow`] (a generated rule may be a chain of 10^6 terms:
+/// laying it over the built-in rules clones it).
+impl Clone for Pat {
+    fn clone(&self) -> Pat {
+        crate::deep::grow(|| match self {
+            Pat::Var(v) => Pat::Var(*v),
+            Pat::Lit(v, t) => Pat::Lit(*v, *t),
+            Pat::Invalid => Pat::Invalid,
+            Pat::Op(op, t, args) => Pat::Op(*op, *t, args.clone()),
+            Pat::Computed(inner) => Pat::Computed(inner.clone()),
+            Pat::Bound(v, hi) => Pat::Bound(*v, *hi),
+            Pat::Helper(h, args) => Pat::Helper(*h, args.clone()),
+        })
+    }
+}
+
+impl PartialEq for Pat {
+    fn eq(&self, other: &Pat) -> bool {
+        crate::deep::grow(|| match (self, other) {
+            (Pat::Var(a), Pat::Var(b)) => a == b,
+            (Pat::Lit(a, s), Pat::Lit(b, t)) => a == b && s == t,
+            (Pat::Invalid, Pat::Invalid) => true,
+            (Pat::Op(o, s, a), Pat::Op(p, t, b)) => o == p && s == t && a == b,
+            (Pat::Computed(a), Pat::Computed(b)) => a == b,
+            (Pat::Bound(a, x), Pat::Bound(b, y)) => a == b && x == y,
+            (Pat::Helper(g, a), Pat::Helper(h, b)) => g == h && a == b,
+            _ => false,
+        })
     }
 }
 

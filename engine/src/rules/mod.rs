@@ -35,6 +35,6 @@ pub mod show;
 pub use ast::{resolve_ty, Guard, Helper, IExpr, LemmaUse, Pat, PatVar, Rule, Ty, TyVar};
 pub use matching::{eval_computed, Binding, InstantiateError};
 pub use set::{
-    builtin, builtin_with, candidates, load_builtin, load_lowering, Group, RuleError, RuleSet,
-    BUILTIN_FILES, BUILTIN_ORDER, LOWERING_FILES,
+    builtin, builtin_with, candidates, load_builtin, load_candidates, load_lowering, Group, Loaded,
+    RuleError, RuleSet, BUILTIN_FILES, BUILTIN_ORDER, LOWERING_FILES,
 };

@@ -505,7 +505,7 @@ impl RuleParser {
                         } else {
                             Err(ParseError::new(
                                 sp,
-                                format!("`{name}` takes {n} argument(s)"),
+                                format!("`{name}` takes {}", crate::print::count(n, "argument")),
                             ))
                         }
                     };
@@ -747,7 +747,10 @@ impl RuleParser {
                         if args.len() == k {
                             Ok(())
                         } else {
-                            Err(ParseError::new(sp, format!("`{n}` takes {k} argument(s)")))
+                            Err(ParseError::new(
+                                sp,
+                                format!("`{n}` takes {}", crate::print::count(k, "argument")),
+                            ))
                         }
                     };
                     if ty.is_some() {

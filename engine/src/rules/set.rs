@@ -14,15 +14,6 @@ pub enum RuleError {
     /// The group order does not list the groups the files define.
     #[error("{0}")]
     Order(String),
-    /// A candidate rule names a group the rule set it is laid over lacks.
-    #[error("{file}:{line}: rule `{rule}` is in group `{group}`, which the rule set does not have (groups: {groups})")]
-    UnknownGroup {
-        file: String,
-        line: u32,
-        rule: String,
-        group: String,
-        groups: String,
-    },
     /// A candidate file that defines no rule: proving or laying it over
     /// the engine would silently do nothing.
     #[error("{0}: the file defines no rules")]
@@ -212,11 +203,13 @@ pub fn builtin() -> &'static RuleSet {
 impl RuleSet {
     /// `self` with the rules of `extra` laid over it: a rule named like a
     /// rule of `self` replaces it in place (same group, same position, so
-    /// the rewrite order is unchanged), any other rule is appended to the
-    /// group of its name, which must exist in `self`. This is how a
+    /// the rewrite order is unchanged); any other rule is appended to the
+    /// group of its name, and a group `self` lacks (a file without a
+    /// `group` header is a group named after the file) comes after all of
+    /// `self`'s groups, in the order `extra` names them. This is how a
     /// contributor fuzzes a changed guard or a new pattern against
     /// everything else, and how the tests inject a broken rule.
-    pub fn overlay(&self, extra: &RuleSet) -> Result<RuleSet, RuleError> {
+    pub fn overlay(&self, extra: &RuleSet) -> RuleSet {
         let mut out = self.clone();
         for rule in extra.rules() {
             let slot = out
@@ -232,35 +225,55 @@ impl RuleSet {
             }
             match out.groups.iter_mut().find(|g| g.name == rule.group) {
                 Some(g) => g.rules.push(rule.clone()),
-                None => {
-                    return Err(RuleError::UnknownGroup {
-                        file: rule.file.clone(),
-                        line: rule.line,
-                        rule: rule.name.clone(),
-                        group: rule.group.clone(),
-                        groups: self
-                            .groups
-                            .iter()
-                            .map(|g| g.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    })
-                }
+                None => out.groups.push(Group {
+                    name: rule.group.clone(),
+                    rules: vec![rule.clone()],
+                }),
             }
         }
-        Ok(out)
+        out
+    }
+
+    /// One line per group that laying `extra` over `self` adds (see
+    /// [`RuleSet::overlay`]): where its rules run, so that a misspelt
+    /// group name does not go unnoticed.
+    pub fn overlay_notes(&self, extra: &RuleSet) -> Vec<String> {
+        let mut notes = Vec::new();
+        for g in &extra.groups {
+            if self.groups.iter().any(|s| s.name == g.name) {
+                continue;
+            }
+            let new: Vec<&Rule> = g
+                .rules
+                .iter()
+                .filter(|r| self.rule(&r.name).is_none())
+                .collect();
+            let Some(first) = new.first() else { continue };
+            notes.push(format!(
+                "{}:{}: group `{}` is not one of the engine's groups: its {} tried after every built-in group",
+                first.file,
+                first.line,
+                g.name,
+                if new.len() == 1 {
+                    "rule is".to_string()
+                } else {
+                    format!("{} rules are", new.len())
+                }
+            ));
+        }
+        notes
     }
 }
 
 impl RuleSet {
     /// `self` with one rule file laid over it ([`RuleSet::overlay`]).
     pub fn with_file(&self, file: &str, text: &str) -> Result<RuleSet, RuleError> {
-        self.overlay(&RuleSet::parse(file, text)?)
+        Ok(self.overlay(&RuleSet::parse(file, text)?))
     }
 }
 
-/// The rules of candidate files `(label, text)`, in file order: the one
-/// loader of every command's `--rules`. A file with no rules is an error.
+/// The rules of candidate files `(label, text)`, in file order. A file
+/// with no rules is an error.
 pub fn candidates(files: &[(String, String)]) -> Result<RuleSet, RuleError> {
     let mut set = RuleSet::default();
     for (file, text) in files {
@@ -273,7 +286,59 @@ pub fn candidates(files: &[(String, String)]) -> Result<RuleSet, RuleError> {
     Ok(set)
 }
 
+/// Candidate rule files as every command takes them (`--rules`): read
+/// once, one behaviour. `prove` proves `candidates`; the engine runs
+/// `engine`, the built-in rules with the candidates laid over them
+/// ([`RuleSet::overlay`]); every command prints `notes`.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub candidates: RuleSet,
+    pub engine: RuleSet,
+    pub notes: Vec<String>,
+}
+
+/// Reads candidate files `(label, text)` over the built-in rules.
+pub fn load_candidates(files: &[(String, String)]) -> Result<Loaded, RuleError> {
+    let candidates = candidates(files)?;
+    Ok(Loaded {
+        engine: builtin().overlay(&candidates),
+        notes: builtin().overlay_notes(&candidates),
+        candidates,
+    })
+}
+
 /// The built-in rules with candidate files laid over them.
 pub fn builtin_with(files: &[(String, String)]) -> Result<RuleSet, RuleError> {
-    builtin().overlay(&candidates(files)?)
+    Ok(load_candidates(files)?.engine)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_candidate_group_the_set_lacks_comes_after_its_groups_and_is_noted() {
+        let base = builtin();
+        let extra = RuleSet::parse(
+            "dir/extra.rules",
+            "rule mul_zero: x * 0 => 0 if valid(x)\nrule shl_one: x * 2 => x << 1 if vmin(x) >= 0\n",
+        )
+        .expect("parses");
+        let out = base.overlay(&extra);
+        // The built-in name is replaced in place, in its own group.
+        let at = |set: &RuleSet, name: &str| set.rules().position(|r| r.name == name);
+        assert_eq!(at(&out, "mul_zero"), at(base, "mul_zero"));
+        assert_eq!(
+            out.rule("mul_zero").map(|r| r.group.as_str()),
+            Some("identity")
+        );
+        // The new one forms the last group, named after the file.
+        let last = out.groups.last().expect("groups");
+        assert_eq!(last.name, "extra");
+        assert_eq!(last.rules.len(), 1);
+        assert_eq!(
+            base.overlay_notes(&extra),
+            vec!["dir/extra.rules:2: group `extra` is not one of the engine's groups: its rule is tried after every built-in group".to_string()]
+        );
+    }
 }
