@@ -29,6 +29,7 @@ use crate::arith::{div_floor, gcd};
 use crate::dtype::Width;
 use crate::ir::{DType, Graph, NodeId, Op};
 use crate::linear::{self, fits_new, fuse, read_acc, terms_range, Mono, Poly};
+use crate::minmax;
 
 /// The sub-rule names, in the order [`rewrite`] returns indices into.
 pub const RULES: [&str; 2] = ["linear_compare", "linear_compare_decided"];
@@ -77,10 +78,25 @@ pub(crate) fn relation(g: &mut Graph, n: NodeId) -> Option<(Rel, Poly)> {
 
 /// Tries the comparison rewrites at `n`.
 pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
-    let (rel, p) = relation(g, n)?;
+    let (rel, mut p) = relation(g, n)?;
     if let Some(v) = decide(g, rel, &p, w) {
         let out = g.bool_const(v);
         return Some((DECIDED, out));
+    }
+    if has_chain(g, &p) {
+        if let Some(v) = decide_ordered(g, rel, &p, w) {
+            let out = g.bool_const(v);
+            return Some((DECIDED, out));
+        }
+        if rel == Rel::Lt {
+            match through_chains(g, p, w)? {
+                Ok(q) => p = q,
+                Err(v) => {
+                    let out = g.bool_const(v);
+                    return Some((DECIDED, out));
+                }
+            }
+        }
     }
     let p = match rel {
         Rel::Lt => reduce_lt(g, p, w),
@@ -113,6 +129,113 @@ fn decide(g: &Graph, rel: Rel, p: &Poly, w: Width) -> Option<bool> {
         Rel::Eq | Rel::Ne if r.lo == 0 && r.hi == 0 => Some(rel == Rel::Eq),
         _ => None,
     }
+}
+
+/// `p` has a `min`/`max` term.
+fn has_chain(g: &Graph, p: &Poly) -> bool {
+    p.terms
+        .iter()
+        .any(|(m, _)| m.len() == 1 && matches!(g.node(m[0]).op, Op::Min | Op::Max))
+}
+
+/// The comparison's value when [`minmax::nonneg`] shows `e >= 0` or `e <=
+/// -1` (`e >= 1` or `e <= -1` for an equality): through the arms of its
+/// `min`/`max` terms (`x <= max(x, y)`, `min(x, 20) < min(x, 19)`).
+fn decide_ordered(g: &mut Graph, rel: Rel, p: &Poly, w: Width) -> Option<bool> {
+    let shifted = |p: &Poly, s: i128, k: i128| Poly {
+        terms: p.terms.iter().map(|(m, c)| (m.clone(), c * s)).collect(),
+        k: p.k * s + k,
+    };
+    // e <= -1: -e - 1 >= 0.
+    let below = minmax::nonneg(g, &shifted(p, -1, -1), w)?;
+    match rel {
+        Rel::Lt => {
+            if below {
+                return Some(true);
+            }
+            minmax::nonneg(g, p, w)?.then_some(false)
+        }
+        Rel::Eq | Rel::Ne => {
+            if below || minmax::nonneg(g, &shifted(p, 1, -1), w)? {
+                Some(rel == Rel::Ne)
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// `e < 0` through a `min`/`max` term `c * m` of `e`: where the term is a
+/// minimum of `c * arm_i` (`m` a `min` and `c > 0`, or a `max` and `c <
+/// 0`), `e < 0` iff some `e_i < 0` (`e_i`: the term replaced by `c *
+/// arm_i`); where it is a maximum, iff every `e_i < 0`. An `e_i` that is
+/// decided drops out (or decides `e`); one left is `e` itself, several
+/// are the chain of those arms (`min(x, 11) < 10` is `x < 10`,
+/// `min(z, y) < min(y + 5, x)` is `min(z, y) < x`). `Err(v)`: decided.
+fn through_chains(g: &mut Graph, mut p: Poly, w: Width) -> Option<Result<Poly, bool>> {
+    for _ in 0..4 {
+        let mut changed = false;
+        for (m, c) in p.terms.clone() {
+            let [a] = m[..] else {
+                continue;
+            };
+            let Some(ch) = minmax::read_chain(g, a, false) else {
+                continue;
+            };
+            let min_like = (ch.op == Op::Min) == (c > 0);
+            let mut kept = Vec::new();
+            let mut kept_q = Vec::new();
+            for arm in &ch.arms {
+                let mut q = p.acc();
+                q.add(m.clone(), -c)?;
+                q.add_poly(arm, c)?;
+                let q = q.finish(g)?;
+                let never = minmax::nonneg(g, &q, w)?;
+                let always = !never && {
+                    let neg = Poly {
+                        terms: q.terms.iter().map(|(m, c)| (m.clone(), -c)).collect(),
+                        k: -q.k - 1,
+                    };
+                    minmax::nonneg(g, &neg, w)?
+                };
+                match (min_like, never, always) {
+                    (true, _, true) => return Some(Err(true)),
+                    (false, true, _) => return Some(Err(false)),
+                    (true, true, _) | (false, _, true) => {}
+                    _ => {
+                        kept.push(arm.clone());
+                        kept_q.push(q);
+                    }
+                }
+            }
+            if kept.len() == ch.arms.len() {
+                continue;
+            }
+            match kept.len() {
+                0 => return Some(Err(!min_like)),
+                1 => p = kept_q.pop().expect("one arm"),
+                _ => {
+                    let node = minmax::build_chain(
+                        g,
+                        &minmax::Chain {
+                            op: ch.op,
+                            arms: kept,
+                        },
+                    )?;
+                    let mut q = p.acc();
+                    q.add(m.clone(), -c)?;
+                    q.add(vec![node], c)?;
+                    p = q.finish(g)?;
+                }
+            }
+            changed = true;
+            break;
+        }
+        if !changed {
+            break;
+        }
+    }
+    Some(Ok(p))
 }
 
 /// `e < 0` in its smallest equivalent form: divided by the coefficients'
@@ -359,6 +482,25 @@ mod tests {
     fn a_quotient_against_its_base_is_a_remainder() {
         let v = "var x in [-50, 50]\nvar y in [-50, 50]";
         assert_eq!(simp(v, "x // 8 * 8 < x - y"), "y < x mod 8");
+    }
+
+    #[test]
+    fn comparisons_of_chains_are_decided_arm_by_arm() {
+        let v = "var x in [-20, 20]\nvar y in [-20, 20]\nvar z in [-20, 20]";
+        assert_eq!(simp(v, "x <= max(x, y)"), "true");
+        assert_eq!(simp(v, "max(x, y) < min(y, z)"), "false");
+        assert_eq!(simp(v, "min(x, 20) < min(x, 19)"), "false");
+        assert_eq!(simp(v, "max(x, 23) + 3 < max(x, 18)"), "false");
+    }
+
+    #[test]
+    fn arms_a_comparison_decides_drop_out() {
+        let v = "var x in [-20, 20]\nvar y in [-20, 20]\nvar z in [-20, 20]";
+        assert_eq!(simp(v, "min(x, 11) < 10"), "x < 10");
+        assert_eq!(simp(v, "x + 1 < max(x, 8)"), "x < 7");
+        assert_eq!(simp(v, "max(x, y) <= y"), "x <= y");
+        assert_eq!(simp(v, "min(z, y) < min(y, x)"), "z < min(x, y)");
+        assert_eq!(simp(v, "min(z, y) < min(y + 5, x)"), "min(y, z) < x");
     }
 
     #[test]
