@@ -13,8 +13,9 @@
 //! taken out again when the sum is built.
 //!
 //! A *split* is an atom of the shape `(x // a) mod b` (also `x mod b`,
-//! `x // a`, `x mod m // a`; `/` and `%` where `x >= 0`): digit `a..a*b`
-//! of `x`. Splits of one base `x` fuse the way digits do:
+//! `x // a`, `x mod m // a`, any chain of them taking whole digits; `/`
+//! and `%` alike, for either sign of `x`, since truncation is odd:
+//! [`Split`]): digit `a..a*b` of `x`. Splits of one base `x` fuse the way digits do:
 //! `(x // a) mod b * s + (x // (a*b)) mod c * (s*b) == (x // a) mod (b*c) * s`,
 //! down to `x` itself, which is then read into the sum.
 //!
@@ -80,7 +81,9 @@ fn nested_quotient(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     }
     let p = read(g, x)?;
     let mut inner = p.terms.iter().filter(|(m, c)| {
-        *c == 1 && m.len() == 1 && split_of(g, m[0]).is_some_and(|s| s.hi.is_none() && s.lo > 1)
+        *c == 1
+            && m.len() == 1
+            && split_of(g, m[0]).is_some_and(|s| s.hi.is_none() && s.lo > 1 && s.floor_exact(g))
     });
     let (q, _) = inner.next()?;
     if inner.next().is_some() {
@@ -604,7 +607,13 @@ pub fn fits_new(g: &Graph, source: NodeId, result: NodeId, w: Width) -> bool {
 
 /// Digits `lo..hi` of `base`: `(base // lo) mod (hi / lo)` (`base // lo`
 /// when `hi` is `None`), with `lo | hi`, both positive. `trunc`: written
-/// with `/` and `%`, which agree with the floor ops because `base >= 0`.
+/// with `/` and `%`. Truncating division is odd (`(-x) / c == -(x / c)`,
+/// `(-x) % c == -(x % c)` for `c > 0`), so a truncating split of `x` is
+/// `sign(x)` times the floor split of `|x|`: every identity between splits
+/// of one base that is linear in them (digit fusion, `x == (x / c) * c + x
+/// % c`) holds for both families, whatever the sign of the base, as long
+/// as the splits it relates are of one family. Where the base is
+/// non-negative the two families agree ([`Split::floor_exact`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Split {
     pub base: NodeId,
@@ -613,7 +622,23 @@ pub struct Split {
     pub trunc: bool,
 }
 
-/// The split an atom is, if any.
+impl Split {
+    /// The split equals the floor split of its digits: floor ops, or a
+    /// non-negative base (the families then agree).
+    pub fn floor_exact(&self, g: &Graph) -> bool {
+        !self.trunc || g.node(self.base).vmin >= 0
+    }
+
+    /// `self` and `o` may be related by the identities between splits:
+    /// one family, or both equal to floor splits.
+    pub fn compatible(&self, o: &Split, g: &Graph) -> bool {
+        self.trunc == o.trunc || (self.floor_exact(g) && o.floor_exact(g))
+    }
+}
+
+/// The split an atom is, if any: a chain of quotients and remainders of
+/// one family by positive constants, each taking whole digits of the one
+/// below (`x % 20 / 2 % 2` is digits `2..4` of `x`).
 pub fn split_of(g: &Graph, atom: NodeId) -> Option<Split> {
     let n = g.node(atom);
     if n.dtype != DType::Index {
@@ -625,50 +650,51 @@ pub fn split_of(g: &Graph, atom: NodeId) -> Option<Split> {
         _ => return None,
     };
     let pos_const = |id: NodeId| g.node(id).as_const().filter(|&c| c > 0).map(|c| c as i128);
-    let (x, c) = (n.src()[0], pos_const(n.src()[1])?);
-    let inner = g.node(x);
-    let inner_c = if inner.op == div || inner.op == rem {
-        pos_const(inner.src()[1])
-    } else {
-        None
+    // The chain of ops from the atom down to the base.
+    let mut chain: Vec<(NodeId, Op, i128)> = Vec::new();
+    let mut x = atom;
+    loop {
+        let xn = g.node(x);
+        if xn.op != div && xn.op != rem {
+            break;
+        }
+        let Some(c) = pos_const(xn.src()[1]) else {
+            break;
+        };
+        chain.push((x, xn.op, c));
+        x = xn.src()[0];
+    }
+    // Digits lo..hi of the base, from the bottom up; an op that does not
+    // take whole digits of the split below starts a new split on its
+    // operand.
+    let mut s = Split {
+        base: x,
+        lo: 1,
+        hi: None,
+        trunc,
     };
-    let s = if n.op == div {
-        match inner_c {
-            // (b mod m) // c with c | m: digits c..m
-            Some(m) if inner.op == rem && m % c == 0 => Split {
-                base: inner.src()[0],
-                lo: c,
-                hi: Some(m),
-                trunc,
-            },
-            _ => Split {
-                base: x,
-                lo: c,
+    for &(node, op, c) in chain.iter().rev() {
+        let next = |s: &Split| -> Option<Split> {
+            if s.hi.is_some_and(|h| (h / s.lo) % c != 0) {
+                return None;
+            }
+            let mut t = *s;
+            if op == div {
+                t.lo = s.lo.checked_mul(c)?;
+            } else {
+                t.hi = Some(s.lo.checked_mul(c)?);
+            }
+            t.hi.is_none_or(|h| h > t.lo).then_some(t)
+        };
+        s = match next(&s) {
+            Some(t) => t,
+            None => next(&Split {
+                base: g.node(node).src()[0],
+                lo: 1,
                 hi: None,
                 trunc,
-            },
-        }
-    } else {
-        match inner_c {
-            // (b // a) mod c: digits a..a*c
-            Some(a) if inner.op == div => Split {
-                base: inner.src()[0],
-                lo: a,
-                hi: Some(a.checked_mul(c)?),
-                trunc,
-            },
-            _ => Split {
-                base: x,
-                lo: 1,
-                hi: Some(c),
-                trunc,
-            },
-        }
-    };
-    // The truncating ops agree with the floor ones on a non-negative base
-    // (every intermediate value is then non-negative too).
-    if trunc && g.node(s.base).vmin < 0 {
-        return None;
+            })?,
+        };
     }
     Some(s)
 }
@@ -718,12 +744,41 @@ pub fn fuse(g: &mut Graph, acc: &mut Acc) -> Option<bool> {
         bases.sort_unstable();
         for base in bases {
             let mut group = by_base.remove(&base).expect("listed");
+            round |= shorten_group(g, acc, &mut group)?;
             round |= fuse_group(g, acc, base, &mut group)?;
             round |= convert_group(g, acc, base, &group)?;
         }
         if !round {
             break;
         }
+        changed = true;
+    }
+    Some(changed)
+}
+
+/// A split written with more divisions than its digits need (`x % 20 / 2
+/// % 2` is `x / 2 % 2`) is written with the fewest.
+fn shorten_group(
+    g: &mut Graph,
+    acc: &mut Acc,
+    group: &mut [(Split, NodeId, i128)],
+) -> Option<bool> {
+    let mut changed = false;
+    for t in group.iter_mut() {
+        let (s, atom, c) = *t;
+        let mut ops = 0;
+        let mut x = atom;
+        while x != s.base {
+            ops += 1;
+            x = g.node(x).src()[0];
+        }
+        if ops <= (s.lo > 1) as usize + s.hi.is_some() as usize {
+            continue;
+        }
+        let node = split_node(g, s)?;
+        acc.add(vec![atom], -c)?;
+        acc.add(vec![node], c)?;
+        t.1 = node;
         changed = true;
     }
     Some(changed)
@@ -742,7 +797,7 @@ fn fuse_group(
         for i in 0..group.len() {
             for j in 0..group.len() {
                 let ((a, an, ca), (b, bn, cb)) = (group[i], group[j]);
-                if i == j || a.hi != Some(b.lo) {
+                if i == j || a.hi != Some(b.lo) || !a.compatible(&b, g) {
                     continue;
                 }
                 if ca.checked_mul(b.lo / a.lo) != Some(cb) {
@@ -797,9 +852,9 @@ fn convert_group(
         }
         let c = q.lo;
         // A remainder by the same divisor.
-        if let Some(&(_, rn, s)) = group
-            .iter()
-            .find(|(r, rn, _)| r.lo == 1 && r.hi == Some(c) && acc.coef(&vec![*rn]) != 0)
+        if let Some(&(_, rn, s)) = group.iter().find(|(r, rn, _)| {
+            r.lo == 1 && r.hi == Some(c) && r.compatible(&q, g) && acc.coef(&vec![*rn]) != 0
+        })
         {
             acc.add(vec![rn], -s)?;
             add_base(g, acc, base, s)?;
@@ -920,6 +975,19 @@ mod tests {
         assert_eq!(simp(v, "x mod 4 * -2 + x // 4 mod 2 * -8"), "x mod 8 * -2");
         let v = "var r0 in [0, 7]\nvar r1 in [0, 7]";
         assert_eq!(simp(v, "(r0*2 + r1//4)*4 + r1 mod 4"), "r0 * 8 + r1");
+    }
+
+    #[test]
+    fn truncating_digits_fuse_for_either_sign() {
+        // Truncating splits are odd in their base: the identities hold.
+        let v = "var x in [-50, 50]\nvar y in [-50, 50]";
+        assert_eq!(simp(v, "x - x / 3 * 3"), "x % 3");
+        assert_eq!(simp(v, "x % 3 + (x / 6 * 6 + x / 3 % 2 * 3)"), "x");
+        assert_eq!(simp(v, "y - (y + x) / 5 * 5"), "(x + y) % 5 - x");
+        // A split written with more divisions than its digits need.
+        assert_eq!(simp(v, "x % 20 / 2 % 2 * 2"), "x / 2 % 2 * 2");
+        // The families do not mix on a signed base.
+        assert_eq!(simp(v, "x - x // 3 * 3 + x % 3"), "x mod 3 + x % 3");
     }
 
     #[test]
