@@ -31,6 +31,7 @@ pub mod ranges;
 pub mod rewrite;
 pub mod rules;
 pub mod semantics;
+pub mod symdiv;
 pub mod xla;
 
 /// What the unit tests of the rewrites share.

@@ -526,7 +526,21 @@ pub fn rng(g: &Graph, id: NodeId, w: Width) -> Range {
 /// costs the size of the new part, plus (only when the new part reaches a
 /// node it cannot place) the size of the source.
 pub fn fits_new(g: &Graph, source: NodeId, result: NodeId, w: Width) -> bool {
+    fits_new_dividing(g, source, result, w, &[])
+}
+
+/// [`fits_new`], where a new division may also divide by one of
+/// `divisors`: nodes the caller has shown to be non-zero wherever the
+/// source is defined (a factor `D` of a divisor `G * D` of the source).
+pub fn fits_new_dividing(
+    g: &Graph,
+    source: NodeId,
+    result: NodeId,
+    w: Width,
+    divisors: &[NodeId],
+) -> bool {
     let mut old: Option<FxHashSet<NodeId>> = None;
+    let extra = divisors;
     let mut divisors: Option<FxHashSet<NodeId>> = None;
     // The nodes of the result above the source's: found top-down.
     let mut new_nodes: Vec<NodeId> = Vec::new();
@@ -582,7 +596,7 @@ pub fn fits_new(g: &Graph, source: NodeId, result: NodeId, w: Width) -> bool {
                             .map(|x| g.node(x).src()[1])
                             .collect()
                     });
-                    if !divs.contains(&d) {
+                    if !divs.contains(&d) && !extra.contains(&d) {
                         return false;
                     }
                 }
