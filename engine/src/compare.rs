@@ -395,7 +395,9 @@ fn reduce_eq(mut p: Poly) -> Result<Poly, ()> {
 }
 
 /// Writes `e REL 0` back as a comparison of two sums with positive
-/// coefficients.
+/// coefficients: of the equivalent forms (`P < N + 3` or `P <= N + 2`, the
+/// constant on either side), the one with the fewest nodes (a constant the
+/// sides already hold costs none), the first on a tie.
 pub(crate) fn write(g: &mut Graph, rel: Rel, p: &Poly) -> Option<NodeId> {
     let pos: Vec<(Mono, i128)> = p.terms.iter().filter(|t| t.1 > 0).cloned().collect();
     let neg: Vec<(Mono, i128)> = p
@@ -413,43 +415,32 @@ pub(crate) fn write(g: &mut Graph, rel: Rel, p: &Poly) -> Option<NodeId> {
             },
         )
     };
-    let k = p.k;
-    match rel {
-        Rel::Lt => {
-            // P - N + k < 0: `P < -k` or `k < N` with one side empty,
-            // `P <= N` for k == -1, else the constant on the side where
-            // it is positive.
-            let (op, lk, rk) = if neg.is_empty() {
-                (Op::Lt, 0, -k)
-            } else if pos.is_empty() {
-                (Op::Lt, k, 0)
-            } else if k == -1 {
-                (Op::Le, 0, 0)
-            } else if k > 0 {
-                (Op::Lt, k, 0)
-            } else {
-                (Op::Lt, 0, -k)
-            };
-            let l = side(g, &pos, lk)?;
-            let r = side(g, &neg, rk)?;
-            Some(g.mk(op, &[l, r]))
+    // (op, constant of `P - N + k OP 0`): `<` with k, or `<=` with k + 1.
+    let forms: Vec<(Op, i128)> = match rel {
+        Rel::Lt => vec![(Op::Lt, p.k), (Op::Le, p.k.checked_add(1)?)],
+        Rel::Eq => vec![(Op::Eq, p.k)],
+        Rel::Ne => vec![(Op::Ne, p.k)],
+    };
+    let mut best: Option<(usize, NodeId)> = None;
+    for (op, k) in forms {
+        // The constant on the side where it is positive (the usual way),
+        // then on the other.
+        let first = if k > 0 { (k, 0) } else { (0, k.checked_neg()?) };
+        let mut places = vec![first];
+        if k != 0 {
+            places.push((first.1.checked_neg()?, first.0.checked_neg()?));
         }
-        Rel::Eq | Rel::Ne => {
-            let op = if rel == Rel::Eq { Op::Eq } else { Op::Ne };
-            let (lk, rk) = if neg.is_empty() {
-                (0, -k)
-            } else if pos.is_empty() {
-                (k, 0)
-            } else if k > 0 {
-                (k, 0)
-            } else {
-                (0, -k)
-            };
+        for (lk, rk) in places {
             let l = side(g, &pos, lk)?;
             let r = side(g, &neg, rk)?;
-            Some(g.mk(op, &[l, r]))
+            let node = g.mk(op, &[l, r]);
+            let cost = g.reachable(&[node]).len();
+            if best.is_none_or(|b| cost < b.0) {
+                best = Some((cost, node));
+            }
         }
     }
+    best.map(|b| b.1)
 }
 
 #[cfg(test)]
@@ -482,6 +473,13 @@ mod tests {
     fn a_quotient_against_its_base_is_a_remainder() {
         let v = "var x in [-50, 50]\nvar y in [-50, 50]";
         assert_eq!(simp(v, "x // 8 * 8 < x - y"), "y < x mod 8");
+    }
+
+    #[test]
+    fn a_comparison_is_written_with_the_constants_it_already_has() {
+        let v = "var x in [-20, 20]\nvar y in [-20, 20]";
+        assert_eq!(simp(v, "x <= (x + 2) // 4 * 4"), "(x + 2) mod 4 <= 2");
+        assert_eq!(simp(v, "x - y <= (x + 2) // 4 * 4"), "(x + 2) mod 4 <= y + 2");
     }
 
     #[test]

@@ -389,10 +389,46 @@ fn mono_node(g: &mut Graph, m: &[NodeId]) -> NodeId {
 /// order, the negative ones subtracted (`a - b*2`), the constant last
 /// (`+ k`); with no positive term, `k - a` or `-a - b`.
 pub fn build(g: &mut Graph, p: &Poly) -> Option<NodeId> {
-    build_terms(g, &p.terms, p.k)
+    let plain = build_terms(g, &p.terms, p.k, true)?;
+    // The terms' common factor taken out (`(y - z) * 5 + 3`), either sign,
+    // when that is smaller.
+    let cg = p.coef_gcd();
+    if p.terms.len() < 2 || cg <= 1 {
+        return Some(plain);
+    }
+    let mut best = (size(g, plain), plain);
+    for s in [cg, -cg] {
+        let inner: Vec<(Mono, i128)> = p.terms.iter().map(|(m, c)| (m.clone(), c / s)).collect();
+        let sum = build_terms(g, &inner, 0, true)?;
+        let sn = cnst(g, s)?;
+        let mut node = g.mk(Op::Mul, &[sum, sn]);
+        if p.k != 0 {
+            let kn = cnst(g, p.k)?;
+            node = g.mk(Op::Add, &[node, kn]);
+        }
+        let cost = size(g, node);
+        if cost < best.0 {
+            best = (cost, node);
+        }
+    }
+    Some(best.1)
 }
 
-fn build_terms(g: &mut Graph, terms: &[(Mono, i128)], k: i128) -> Option<NodeId> {
+/// Number of distinct nodes below `n` (a cost).
+fn size(g: &Graph, n: NodeId) -> usize {
+    g.reachable(&[n]).len()
+}
+
+/// `terms` and `k` built, the atom shared by the most monomials factored
+/// out; `both_signs`: the factored sum is built with either sign and the
+/// smaller kept (`x * (1 - y)`, not `-(x * (y - 1))`), else with its
+/// leading term positive.
+fn build_terms(
+    g: &mut Graph,
+    terms: &[(Mono, i128)],
+    k: i128,
+    both_signs: bool,
+) -> Option<NodeId> {
     // Factor the atom shared by the most monomials (at least two).
     let mut count: FxHashMap<NodeId, usize> = FxHashMap::default();
     for (m, _) in terms {
@@ -407,49 +443,59 @@ fn build_terms(g: &mut Graph, terms: &[(Mono, i128)], k: i128) -> Option<NodeId>
         .filter(|(_, &c)| c >= 2)
         .max_by(|(a, ca), (b, cb)| ca.cmp(cb).then_with(|| g.canonical_cmp(**b, **a)))
         .map(|(&a, _)| a);
-    let mut items: Vec<(NodeId, i128)> = Vec::new();
-    if let Some(a) = best {
-        let mut inner: Vec<(Mono, i128)> = Vec::new();
-        let mut inner_k = 0i128;
-        let mut rest: Vec<(Mono, i128)> = Vec::new();
+    let Some(a) = best else {
+        let mut items: Vec<(NodeId, i128)> = Vec::new();
         for (m, c) in terms {
-            match m.iter().position(|&x| x == a) {
-                Some(i) => {
-                    let mut cof = m.clone();
-                    cof.remove(i);
-                    if cof.is_empty() {
-                        inner_k += c;
-                    } else {
-                        inner.push((cof, *c));
-                    }
-                }
-                None => rest.push((m.clone(), *c)),
-            }
+            let node = mono_node(g, m);
+            items.push((node, *c));
         }
-        inner.sort_by(|x, y| mono_cmp(g, &x.0, &y.0));
-        // The factored sum leads with a positive term: x * (y - z), not
-        // x * (z - y) negated... unless all of it is negative.
-        let neg = match inner.first() {
-            Some((_, c)) => *c < 0,
-            None => inner_k < 0,
-        };
-        let sign = if neg { -1 } else { 1 };
-        let inner: Vec<(Mono, i128)> = inner.into_iter().map(|(m, c)| (m, c * sign)).collect();
-        let cof = build_terms(g, &inner, inner_k * sign)?;
+        return assemble(g, &items, k);
+    };
+    let mut inner: Vec<(Mono, i128)> = Vec::new();
+    let mut inner_k = 0i128;
+    let mut rest: Vec<(Mono, i128)> = Vec::new();
+    for (m, c) in terms {
+        match m.iter().position(|&x| x == a) {
+            Some(i) => {
+                let mut cof = m.clone();
+                cof.remove(i);
+                if cof.is_empty() {
+                    inner_k += c;
+                } else {
+                    inner.push((cof, *c));
+                }
+            }
+            None => rest.push((m.clone(), *c)),
+        }
+    }
+    inner.sort_by(|x, y| mono_cmp(g, &x.0, &y.0));
+    // The factored sum leads with a positive term: x * (y - z), not
+    // x * (z - y) negated... unless all of it is negative.
+    let neg = match inner.first() {
+        Some((_, c)) => *c < 0,
+        None => inner_k < 0,
+    };
+    let first = if neg { -1 } else { 1 };
+    let signs: &[i128] = if both_signs { &[first, -first] } else { &[first] };
+    let mut best: Option<(usize, NodeId)> = None;
+    for &sign in signs {
+        let flipped: Vec<(Mono, i128)> =
+            inner.iter().map(|(m, c)| (m.clone(), c * sign)).collect();
+        let cof = build_terms(g, &flipped, inner_k * sign, false)?;
         let prod = g.mk(Op::Mul, &[a, cof]);
-        items.push((prod, sign));
+        let mut items: Vec<(NodeId, i128)> = vec![(prod, sign)];
         for (m, c) in &rest {
             let node = mono_node(g, m);
             items.push((node, *c));
         }
         items.sort_by(|x, y| g.canonical_cmp(x.0, y.0));
-    } else {
-        for (m, c) in terms {
-            let node = mono_node(g, m);
-            items.push((node, *c));
+        let node = assemble(g, &items, k)?;
+        let cost = size(g, node);
+        if best.is_none_or(|b| cost < b.0) {
+            best = Some((cost, node));
         }
     }
-    assemble(g, &items, k)
+    best.map(|b| b.1)
 }
 
 /// `sum c_i * t_i + k` from built terms, in the order given.
@@ -974,6 +1020,17 @@ mod tests {
         let v = "var x in [0, 9]\nvar y in [0, 9]\nvar z in [0, 9]";
         assert_eq!(simp(v, "x * y + x * 10"), "x * (y + 10)");
         assert_eq!(simp(v, "(x - y) * z + y * z"), "x * z");
+    }
+
+    #[test]
+    fn a_sum_is_built_in_its_smallest_equivalent_shape() {
+        let v = "var x in [0, 9]\nvar y in [0, 9]\nvar z in [0, 9]";
+        // The terms' common factor comes out, with the cheaper sign.
+        assert_eq!(simp(v, "(x - y) * -2"), "(y - x) * 2");
+        assert_eq!(simp(v, "x * 3 + y * 9"), "(x + y * 3) * 3");
+        assert_eq!(simp(v, "y * 5 - (y + z) // 2 * 10"), "((y + z) mod 2 - z) * 5");
+        // A factored atom's cofactor with the cheaper sign.
+        assert_eq!(simp(v, "x - x * y"), "x * (1 - y)");
     }
 
     #[test]

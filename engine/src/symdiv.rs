@@ -84,6 +84,84 @@ fn multiple_of(n: &Poly, d: &Poly) -> Option<i128> {
     same.then_some(q)
 }
 
+/// `(Q, R)` with `n == Q * d + R`: `Q` collects the terms `f * M` of `n`
+/// with `m` inside `M` and `c | f`, for a monomial divisor `d = c * m`
+/// (nothing for another divisor).
+fn split_multiples(g: &Graph, n: &Poly, d: &Poly) -> Option<(Poly, Poly)> {
+    let mut q = Acc::default();
+    let mut r = Acc::default();
+    r.k = n.k;
+    match &d.terms[..] {
+        [(m, c)] if d.k == 0 => {
+            for (mn, f) in &n.terms {
+                match without(mn, m) {
+                    Some(rest) if f % c == 0 => q.add(rest, f / c)?,
+                    _ => r.add(mn.clone(), *f)?,
+                }
+            }
+        }
+        _ => {
+            for (mn, f) in &n.terms {
+                r.add(mn.clone(), *f)?;
+            }
+        }
+    }
+    Some((q.finish(g)?, r.finish(g)?))
+}
+
+/// `n` with each remainder `a mod e` by the divisor (`e == d` or `e ==
+/// -d`; `%` for `/`) written as `a - e * (a // e)` (exact in either
+/// family), for a monomial divisor: `x - x mod y` is `(x // y) * y`.
+/// `None` when there is none.
+fn expand_remainders(g: &mut Graph, n: &Poly, d: &Poly, trunc: bool) -> Option<Poly> {
+    let [(dm, dc)] = &d.terms[..] else {
+        return None;
+    };
+    if d.k != 0 {
+        return None;
+    }
+    let (qop, rop) = if trunc {
+        (Op::Div, Op::Rem)
+    } else {
+        (Op::FloorDiv, Op::Mod)
+    };
+    let mut acc = n.acc();
+    let mut any = false;
+    for (m, f) in &n.terms {
+        let [atom] = m[..] else {
+            continue;
+        };
+        let an = *g.node(atom);
+        if an.op != rop || an.maybe_invalid {
+            continue;
+        }
+        let (a, e) = (an.src()[0], an.src()[1]);
+        let Some(pe) = linear::read(g, e) else {
+            continue;
+        };
+        let s = match &pe.terms[..] {
+            [(em, ec)] if pe.k == 0 && em == dm && (ec == dc || *ec == -dc) => ec / dc,
+            _ => continue,
+        };
+        let Some(pa) = linear::read(g, a) else {
+            continue;
+        };
+        // f * (a mod e) == f * a - f * s * c * (m * (a // e)).
+        let qn = g.mk(qop, &[a, e]);
+        let mut qm = dm.clone();
+        qm.push(qn);
+        qm.sort_by(|x, y| g.canonical_cmp(*x, *y));
+        acc.add(m.clone(), -f)?;
+        acc.add_poly(&pa, *f)?;
+        acc.add(qm, f.checked_mul(s)?.checked_mul(*dc)?.checked_neg()?)?;
+        any = true;
+    }
+    if !any {
+        return None;
+    }
+    acc.finish(g)
+}
+
 /// `m` with the atoms of `part` taken out once each, if they are all in it.
 fn without(m: &Mono, part: &Mono) -> Option<Mono> {
     let mut rest = m.clone();
@@ -122,43 +200,24 @@ fn divide(
     pd: &Poly,
     w: Width,
 ) -> Option<(NodeId, Option<NodeId>)> {
-    // Multiples of a monomial divisor c * m.
-    let mut q = Acc::default();
-    let mut r = Acc::default();
-    r.k = pn.k;
-    match &pd.terms[..] {
-        [(m, c)] if pd.k == 0 => {
-            for (mn, f) in &pn.terms {
-                match without(mn, m) {
-                    Some(rest) if f % c == 0 => {
-                        if rest.is_empty() {
-                            q.k = q.k.checked_add(f / c)?;
-                        } else {
-                            q.add(rest, f / c)?;
-                        }
-                    }
-                    _ => r.add(mn.clone(), *f)?,
-                }
-            }
-        }
-        _ => {
-            for (mn, f) in &pn.terms {
-                r.add(mn.clone(), *f)?;
-            }
-        }
-    }
-    let q = q.finish(g)?;
-    let r = r.finish(g)?;
-    let took = !q.terms.is_empty() || q.k != 0;
-    if took && trunc {
-        // Truncation is floor division of |n| by |d| up to signs: n and R
-        // must have one sign.
+    // Multiples of a monomial divisor c * m; with the numerator's
+    // remainders by the divisor written out when that makes it a multiple.
+    let (q, r) = match expand_remainders(g, pn, pd, trunc) {
+        Some(e) => match split_multiples(g, &e, pd)? {
+            (q, r) if r.terms.is_empty() && r.k == 0 => (q, r),
+            _ => split_multiples(g, pn, pd)?,
+        },
+        None => split_multiples(g, pn, pd)?,
+    };
+    let (mut q, mut r) = (q, r);
+    let mut took = !q.terms.is_empty() || q.k != 0;
+    if took && trunc && (!r.terms.is_empty() || r.k != 0) {
+        // Truncation is floor division of |n| by |d| up to signs: unless
+        // the division is exact, n and R must have one sign.
         let nr = linear::rng(g, x, w);
         let rr = terms_range(g, &r.terms, r.k, w)?;
-        let pos = nr.lo >= 0 && rr.lo >= 0;
-        let neg = nr.hi <= 0 && rr.hi <= 0;
-        if !(pos || neg) {
-            return None;
+        if !((nr.lo >= 0 && rr.lo >= 0) || (nr.hi <= 0 && rr.hi <= 0)) {
+            (q, r, took) = (Poly::constant(0), pn.clone(), false);
         }
     }
     // The common factor G = gc * gm of R's terms (and constant) and d's.
@@ -252,6 +311,23 @@ mod tests {
         assert_eq!(simp(v, "x * 32 * x mod x"), "0");
         assert_eq!(simp(v, "(x * 2 + 1) // (-1 - x * 2)"), "-1");
         assert_eq!(simp(v, "(x * 2 + 1) % (x * 2 + 1)"), "0");
+    }
+
+    #[test]
+    fn a_numerator_less_its_remainder_is_a_multiple() {
+        let v = "var x in [-16, 16]\nvar y in [1, 16]";
+        assert_eq!(simp(v, "(x - x mod y) mod y"), "0");
+        assert_eq!(simp(v, "(x - x mod (y * -1)) mod y"), "0");
+        assert_eq!(simp(v, "(x + x * -1 mod y) mod y"), "0");
+        assert_eq!(simp(v, "(x - x % y) % y"), "0");
+        assert_eq!(simp(v, "(x - x mod y) // y"), "x // y");
+    }
+
+    #[test]
+    fn an_exact_truncating_division_needs_no_sign() {
+        let v = "var x in [-16, 16]\nvar y in [-16, 16]";
+        assert_eq!(simp(v, "x * (x * 32) % x"), "0");
+        assert_eq!(simp(v, "x * (y * 2) * 3 / (y * 3)"), "x * 2");
     }
 
     #[test]
