@@ -460,10 +460,10 @@ fn fold_divmod_congruence(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
     None
 }
 
-/// (5) g = gcd(f_1..f_n, c) > 1. With x = g*X + k and k = c*K + kr
-/// (0 <= kr < c), x' = X + kr // g: x // c == x' // (c/g) + K and
-/// x mod c == (x' mod (c/g)) * g + k mod g (the part of kr below g never
-/// reaches the next multiple of c). Truncation: x >= 0 and x' >= 0.
+/// (5) g = gcd(f_1..f_n, c) > 1. With x = g*X + k: x // c == (X + k // g)
+/// // (c/g) (the part of k below g never reaches the next multiple of g).
+/// With k = c*K + kr (0 <= kr < c) and x' = X + kr // g: x mod c == (x' mod
+/// (c/g)) * g + k mod g. Truncation: x >= 0 and the new numerator >= 0.
 fn gcd_with_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
     let c = cx.pos_c()?;
     if !cx.sign_ok() || cx.lin.terms.is_empty() {
@@ -474,32 +474,29 @@ fn gcd_with_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
         return None;
     }
     let k = cx.lin.k;
-    let kr = k.rem_euclid(c);
     let terms: Vec<(NodeId, i128)> = cx.lin.terms.iter().map(|&(t, f)| (t, f / gg)).collect();
+    let d = cnst(g, c / gg)?;
+    if cx.is_div {
+        let nx = build_lin(g, &terms, div_floor(k, gg)?)?;
+        if !cx.non_neg(g, nx) {
+            return None;
+        }
+        return Some(g.mk(cx.op(), &[nx, d]));
+    }
+    let kr = k.rem_euclid(c);
     let nx = build_lin(g, &terms, kr / gg)?;
     if !cx.non_neg(g, nx) {
         return None;
     }
-    let d = cnst(g, c / gg)?;
-    if cx.is_div {
-        let q = g.mk(cx.op(), &[nx, d]);
-        let kc = div_floor(k, c)?;
-        if kc == 0 {
-            return Some(q);
-        }
-        let kn = cnst(g, kc)?;
-        Some(g.mk(Op::Add, &[q, kn]))
-    } else {
-        let r = g.mk(cx.op(), &[nx, d]);
-        let gn = cnst(g, gg)?;
-        let scaled = g.mk(Op::Mul, &[r, gn]);
-        let s = k.rem_euclid(gg);
-        if s == 0 {
-            return Some(scaled);
-        }
-        let sn = cnst(g, s)?;
-        Some(g.mk(Op::Add, &[scaled, sn]))
+    let r = g.mk(cx.op(), &[nx, d]);
+    let gn = cnst(g, gg)?;
+    let scaled = g.mk(Op::Mul, &[r, gn]);
+    let s = k.rem_euclid(gg);
+    if s == 0 {
+        return Some(scaled);
     }
+    let sn = cnst(g, s)?;
+    Some(g.mk(Op::Add, &[scaled, sn]))
 }
 
 /// (6) g > 1 divides every coefficient, the constant and the divisor: the
@@ -530,8 +527,11 @@ fn divide_by_gcd(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
 
 /// (7) x == y*Q + R with Q collecting the parts of terms that are multiples
 /// of y: floor((y*Q + R) / y) == Q + floor(R / y) and (y*Q + R) mod y ==
-/// R mod y, for any signs and any y != 0. With a constant c > 0 a
-/// coefficient f splits as c * (f // c) + f mod c when that shrinks it.
+/// R mod y, for any signs and any y != 0. With a constant c > 0, a
+/// remainder's coefficients (and constant) shrink to f mod c; a quotient
+/// loses only terms whose coefficient is a multiple of c (taking part of a
+/// coefficient out adds a term and keeps one: the linear form takes
+/// quotients apart where that helps, [`crate::quotient`]).
 /// Truncation: x >= 0, R >= 0 and y > 0.
 fn factor_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
     if !cx.sign_ok() {
@@ -547,9 +547,12 @@ fn factor_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
             if c <= 0 {
                 return None;
             }
+            // A remainder loses every multiple of c; a quotient only
+            // whole terms.
             let split = |f: i128| -> Option<(i128, i128)> {
                 let (q, r) = (div_floor(f, c)?, mod_floor(f, c)?);
-                (q != 0 && r.abs() < f.abs()).then_some((q, r))
+                let whole = r == 0 || !cx.is_div;
+                (q != 0 && r.abs() < f.abs() && whole).then_some((q, r))
             };
             for &(t, f) in &cx.lin.terms {
                 match split(f) {
@@ -561,10 +564,11 @@ fn factor_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
                     None => rem.push((t, f)),
                 }
             }
-            if let Some((q, r)) = split(rk) {
-                changed = true;
-                qk = q;
-                rk = r;
+            if !cx.is_div {
+                if let Some((_, r)) = split(rk) {
+                    changed = true;
+                    rk = r;
+                }
             }
         }
         None => {

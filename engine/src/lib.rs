@@ -27,6 +27,7 @@ pub mod minmax;
 pub mod op;
 pub mod parse;
 pub mod print;
+pub mod quotient;
 pub mod ranges;
 pub mod rewrite;
 pub mod rules;

@@ -964,10 +964,11 @@ fn convert_group(
 /// already in it (or it cannot be built within the width).
 fn normalize(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     let mut acc = read_at(g, n, 0)?;
+    crate::quotient::residues(g, &mut acc, w)?;
     fuse(g, &mut acc)?;
     crate::minmax::in_sum(g, &mut acc, w)?;
     let p = acc.finish(g)?;
-    let out = build(g, &p)?;
+    let out = crate::quotient::build(g, &p, n, w)?;
     if out == n || !fits_new(g, n, out, w) {
         return None;
     }
