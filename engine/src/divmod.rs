@@ -529,8 +529,8 @@ fn divide_by_gcd(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
 /// of y: floor((y*Q + R) / y) == Q + floor(R / y) and (y*Q + R) mod y ==
 /// R mod y, for any signs and any y != 0. With a constant c > 0, a
 /// remainder's coefficients (and constant) shrink to f mod c; a quotient
-/// loses only terms whose coefficient is a multiple of c (taking part of a
-/// coefficient out adds a term and keeps one: the linear form takes
+/// loses only terms (and a constant) that are multiples of c (taking part
+/// of a coefficient out adds a term and keeps one: the linear form takes
 /// quotients apart where that helps, [`crate::quotient`]).
 /// Truncation: x >= 0, R >= 0 and y > 0.
 fn factor_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
@@ -564,11 +564,19 @@ fn factor_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
                     None => rem.push((t, f)),
                 }
             }
-            if !cx.is_div {
-                if let Some((_, r)) = split(rk) {
+            // A constant leaves a remainder by its multiples of c, a
+            // quotient when it is one.
+            match split(rk) {
+                Some((_, r)) if !cx.is_div => {
                     changed = true;
                     rk = r;
                 }
+                Some((q, 0)) => {
+                    changed = true;
+                    qk = q;
+                    rk = 0;
+                }
+                _ => {}
             }
         }
         None => {

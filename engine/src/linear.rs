@@ -68,9 +68,9 @@ pub fn rewrite(g: &mut Graph, n: NodeId, root: bool, w: Width) -> Option<(usize,
 /// and `d, e > 0`, `A + y // d == (A*d + y) // d`, so
 /// `(A + y // d) // e == (A*d + y) // (d*e)` (`(s0*2 + s1//64)//3` is
 /// `(s0*128 + s1)//192`): one division instead of two. Only where the
-/// declarative rules would not split the result back (no coefficient of
-/// `A` a multiple of `e`, its constant in `[0, e)`), with exactly one such
-/// term of coefficient 1. `/` stays `/` where both numerators are
+/// result would not be split back (no multiple of `d*e` in its numerator:
+/// [`crate::quotient::splits_again`]), with exactly one such term of
+/// coefficient 1. `/` stays `/` where both numerators are
 /// non-negative (then `/` is `//`).
 fn nested_quotient(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     let node = *g.node(n);
@@ -93,9 +93,6 @@ fn nested_quotient(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     let d = s.lo;
     let mut a = p.acc();
     a.add(q.clone(), -1)?;
-    if a.terms.values().any(|c| *c != 0 && c % e == 0) || !(0..e).contains(&a.k) {
-        return None;
-    }
     let a = a.finish(g)?;
     if a.terms.is_empty() && a.k == 0 {
         return None;
@@ -103,13 +100,18 @@ fn nested_quotient(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     let mut num = Acc::default();
     num.add_poly(&a, d)?;
     num.add_poly(&read(g, s.base)?, 1)?;
-    let nb = build(g, &num.finish(g)?)?;
+    let num = num.finish(g)?;
+    let de = d.checked_mul(e)?;
+    if crate::quotient::splits_again(&num, de) {
+        return None;
+    }
+    let nb = build(g, &num)?;
     let op = if node.op == Op::Div && g.node(nb).vmin >= 0 {
         Op::Div
     } else {
         Op::FloorDiv
     };
-    let de = cnst(g, d.checked_mul(e)?)?;
+    let de = cnst(g, de)?;
     let out = g.mk(op, &[nb, de]);
     if out == n || !fits_new(g, n, out, w) {
         return None;

@@ -3,11 +3,13 @@
 //!
 //! A *quotient atom* is `n // d` with `d > 0` a constant (also `n / d`
 //! where `n >= 0`: truncation is then floor division). In a sum it is read
-//! in its **residue form**: every coefficient and the constant of `n`
-//! reduced to `[0, d)`, the multiples taken out into the sum, since for an
-//! integer `A`, `(A*d + r) // d == A + r // d`:
-//! `(x*47 + 17) // 16` is `x*2 + 1 + (x*15 + 1) // 16`, so that
-//! `(x + 5) // 3 - (x + 2) // 3` is `1`.
+//! in its **residue form**, and so is a remainder atom `n mod d` (which
+//! drops the multiples, `(A*d + r) mod d == r mod d`, so that a quotient
+//! and a remainder of one numerator still share it): every coefficient of `n` reduced to its
+//! centered residue (`|r| <= d/2`) and the constant to `[0, d)`, the
+//! multiples taken out into the sum, since for an integer `A`, `(A*d + r)
+//! // d == A + r // d`: `(x*47 + 17) // 16` is `x*3 + 1 + (1 - x) // 16`,
+//! so that `(x + 5) // 3 - (x + 2) // 3` is `1`.
 //!
 //! It is written back in the cheapest of its equivalent forms (fewest
 //! nodes; the plain build first on a tie):
@@ -35,24 +37,33 @@ use crate::dtype::Width;
 use crate::ir::{Graph, NodeId, Op};
 use crate::linear::{self, fits_new, terms_range, Acc, Poly};
 
-/// A quotient atom `num op d`.
+/// A quotient atom `num op d` (or, with `rem`, a remainder atom).
 #[derive(Clone, Copy, Debug)]
 struct Quot {
     num: NodeId,
     d: i128,
-    /// Written with `/` (the numerator is then non-negative).
+    /// Written with `/` or `%` (the numerator is then non-negative).
     trunc: bool,
+    rem: bool,
 }
 
 impl Quot {
     fn of(g: &Graph, atom: NodeId) -> Option<Quot> {
+        let q = Quot::any(g, atom)?;
+        (!q.rem).then_some(q)
+    }
+
+    /// A quotient or a remainder atom.
+    fn any(g: &Graph, atom: NodeId) -> Option<Quot> {
         let n = g.node(atom);
         if n.maybe_invalid || n.dtype != crate::ir::DType::Index {
             return None;
         }
-        let trunc = match n.op {
-            Op::FloorDiv => false,
-            Op::Div => true,
+        let (trunc, rem) = match n.op {
+            Op::FloorDiv => (false, false),
+            Op::Div => (true, false),
+            Op::Mod => (false, true),
+            Op::Rem => (true, true),
             _ => return None,
         };
         let (num, dn) = (n.src()[0], n.src()[1]);
@@ -60,14 +71,20 @@ impl Quot {
         if trunc && g.node(num).vmin < 0 {
             return None;
         }
-        Some(Quot { num, d, trunc })
+        Some(Quot {
+            num,
+            d,
+            trunc,
+            rem,
+        })
     }
 
     fn op(&self) -> Op {
-        if self.trunc {
-            Op::Div
-        } else {
-            Op::FloorDiv
+        match (self.trunc, self.rem) {
+            (false, false) => Op::FloorDiv,
+            (true, false) => Op::Div,
+            (false, true) => Op::Mod,
+            (true, true) => Op::Rem,
         }
     }
 }
@@ -75,6 +92,13 @@ impl Quot {
 /// A numerator `p` a truncating quotient may have: never negative.
 fn non_negative(g: &Graph, p: &Poly, w: Width) -> bool {
     terms_range(g, &p.terms, p.k, w).is_some_and(|r| r.lo >= 0)
+}
+
+/// A numerator with a multiple of `d` in it (a term or the constant):
+/// division by `d` takes that out again (`fold_divmod_general`'s
+/// `factor_remainder`), so a merge must not build one.
+pub(crate) fn splits_again(p: &Poly, d: i128) -> bool {
+    p.terms.iter().any(|(_, c)| c % d == 0) || (p.k != 0 && p.k % d == 0)
 }
 
 /// `p op d` as a node (`None` when `p` is a constant: then the caller's
@@ -88,14 +112,15 @@ fn quotient_node(g: &mut Graph, p: &Poly, q: Quot) -> Option<NodeId> {
     Some(g.mk(q.op(), &[n, d]))
 }
 
-/// Reads the quotient atoms of `acc` in their residue form. Returns
-/// whether anything changed.
+/// Reads the quotient and remainder atoms of `acc` in their residue form
+/// (a remainder loses the multiples: `(A*d + r) mod d == r mod d`).
+/// Returns whether anything changed.
 pub(crate) fn residues(g: &mut Graph, acc: &mut Acc, w: Width) -> Option<bool> {
     let atoms: Vec<(NodeId, i128, Quot)> = acc
         .terms
         .iter()
         .filter(|(m, c)| **c != 0 && m.len() == 1)
-        .filter_map(|(m, c)| Some((m[0], *c, Quot::of(g, m[0])?)))
+        .filter_map(|(m, c)| Some((m[0], *c, Quot::any(g, m[0])?)))
         .collect();
     let mut changed = false;
     for (atom, c, q) in atoms {
@@ -105,8 +130,13 @@ pub(crate) fn residues(g: &mut Graph, acc: &mut Acc, w: Width) -> Option<bool> {
         let mut rest = Acc::default();
         let mut out = Acc::default();
         for (m, f) in &n.terms {
-            rest.add(m.clone(), f.rem_euclid(q.d))?;
-            out.add(m.clone(), f.div_euclid(q.d).checked_mul(c)?)?;
+            // The centered residue: a small negative coefficient stays.
+            let mut r = f.rem_euclid(q.d);
+            if 2 * r > q.d {
+                r -= q.d;
+            }
+            rest.add(m.clone(), r)?;
+            out.add(m.clone(), ((f - r) / q.d).checked_mul(c)?)?;
         }
         rest.k = n.k.rem_euclid(q.d);
         out.k = n.k.div_euclid(q.d).checked_mul(c)?;
@@ -118,14 +148,19 @@ pub(crate) fn residues(g: &mut Graph, acc: &mut Acc, w: Width) -> Option<bool> {
             continue;
         }
         acc.add(vec![atom], -c)?;
-        // A constant residue numerator is in [0, d): its quotient is 0.
-        if let Some(node) = quotient_node(g, &rest, q) {
-            acc.add(vec![node], c)?;
+        match quotient_node(g, &rest, q) {
+            Some(node) => acc.add(vec![node], c)?,
+            // A constant residue numerator r is in [0, d): r // d == 0,
+            // r mod d == r.
+            None if q.rem => acc.k = acc.k.checked_add(rest.k.checked_mul(c)?)?,
+            None => {}
         }
-        for (m, f) in out.terms {
-            acc.add(m, f)?;
+        if !q.rem {
+            for (m, f) in out.terms {
+                acc.add(m, f)?;
+            }
+            acc.k = acc.k.checked_add(out.k)?;
         }
-        acc.k = acc.k.checked_add(out.k)?;
         changed = true;
     }
     Some(changed)
@@ -245,8 +280,8 @@ fn merged(g: &mut Graph, p: &Poly, w: Width) -> Vec<NodeId> {
     };
     let mut rest = p.clone();
     rest.terms.remove(i);
-    // What goes in: nothing, the constant, the constant and the terms the
-    // numerator has.
+    // What goes in: nothing, the constant, the terms the numerator has,
+    // both.
     let mut ins: Vec<Poly> = vec![Poly::constant(0)];
     if rest.k != 0 {
         ins.push(Poly::constant(rest.k));
@@ -259,9 +294,15 @@ fn merged(g: &mut Graph, p: &Poly, w: Width) -> Vec<NodeId> {
         .collect();
     if !shared.is_empty() {
         ins.push(Poly {
-            terms: shared,
-            k: rest.k,
+            terms: shared.clone(),
+            k: 0,
         });
+        if rest.k != 0 {
+            ins.push(Poly {
+                terms: shared,
+                k: rest.k,
+            });
+        }
     }
     for t in ins {
         let Some(c) = merge(g, &rest, &n, &t, q, s, w) else {
@@ -297,7 +338,7 @@ fn merge(
         acc.add(vec![atom], c)?;
         linear::build(g, &acc.finish(g)?)
     };
-    if !q.trunc || non_negative(g, &num, w) {
+    if (!q.trunc || non_negative(g, &num, w)) && !splits_again(&num, q.d) {
         if let Some(atom) = quotient_node(g, &num, q) {
             out.extend(with(g, atom, s));
         }
@@ -308,6 +349,9 @@ fn merge(
         neg.add_poly(&num, -1)?;
         neg.k = neg.k.checked_add(q.d - 1)?;
         let neg = neg.finish(g)?;
+        if splits_again(&neg, q.d) {
+            return Some(out);
+        }
         if let Some(atom) = quotient_node(g, &neg, q) {
             out.extend(with(g, atom, 1));
         }
@@ -325,11 +369,17 @@ mod tests {
     fn quotients_differing_by_whole_multiples_combine() {
         assert_eq!(simp(V, "(x + 5) // 3 - (x + 2) // 3"), "1");
         assert_eq!(simp(V, "(x * 12 + y) // 5 - (x * 2 + y) // 5"), "x * 2");
+        // A remainder is read the same way, so the two still recombine.
+        assert_eq!(simp(V, "(x * 31 + 1) mod 18 + (x * 31 + 1) // 18 * 18"), "x * 31 + 1");
+        // A small negative coefficient stays as it is.
+        assert_eq!(simp(V, "y - (y - x) // 5 * 5"), "x + (y - x) mod 5");
     }
 
     #[test]
     fn a_quotient_takes_in_what_makes_it_smaller() {
         assert_eq!(simp(V, "(x * 47 + 17) // 16"), "(x * 47 + 17) // 16");
+        // Whole multiples of the divisor leave a lone quotient.
+        assert_eq!(simp(V, "(x + 4) // 2"), "x // 2 + 2");
         assert_eq!(simp(V, "(y + 1) // 2 + 1"), "(y + 3) // 2");
         assert_eq!(simp(V, "x * 2 + (x * 2 + y) // 5"), "(x * 12 + y) // 5");
         assert_eq!(simp(V, "x // 2 + (x mod 2 + 7) // 2"), "(x + 7) // 2");
@@ -339,6 +389,8 @@ mod tests {
     fn a_negated_quotient_is_a_quotient_of_the_negation() {
         assert_eq!(simp(V, "1 - (y + 1) // 2 - 1"), "-y // 2");
         assert_eq!(simp(V, "1 - (0 - y) // 5"), "(y + 9) // 5");
+        // A quotient of a negated quotient is one quotient.
+        assert_eq!(simp(V, "(x * -1 // 2 - 1) // 2"), "(-2 - x) // 4");
     }
 
     #[test]
