@@ -67,39 +67,53 @@ pub fn rewrite(g: &mut Graph, n: NodeId, root: bool, w: Width) -> Option<(usize,
 /// A quotient whose numerator holds a quotient term: for an integer `A`
 /// and `d, e > 0`, `A + y // d == (A*d + y) // d`, so
 /// `(A + y // d) // e == (A*d + y) // (d*e)` (`(s0*2 + s1//64)//3` is
-/// `(s0*128 + s1)//192`): one division instead of two. Only where the
+/// `(s0*128 + s1)//192`): one division instead of two. A negated term is
+/// a quotient too: `-(y // d) == (d - 1 - y) // d`, and so is a floor
+/// division by a negative `e`: `n // e == (-n) // (-e)` (`s0 // 2 // -7`
+/// is `(1 - s0) // 14`). Only where the
 /// result would not be split back (no multiple of `d*e` in its numerator:
 /// [`crate::quotient::splits_again`]), with exactly one such term of
 /// coefficient 1. `/` stays `/` where both numerators are
 /// non-negative (then `/` is `//`).
 fn nested_quotient(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     let node = *g.node(n);
-    let e = g.node(node.src()[1]).as_const().filter(|&e| e > 1)? as i128;
+    let mut e = g.node(node.src()[1]).as_const().filter(|&e| e > 1 || e < -1)? as i128;
     let x = node.src()[0];
-    if node.op == Op::Div && g.node(x).vmin < 0 {
+    if node.op == Op::Div && (g.node(x).vmin < 0 || e < 0) {
         return None;
     }
-    let p = read(g, x)?;
+    let mut p = read(g, x)?;
+    // By a negative divisor: n // e == (-n) // (-e).
+    if e < 0 {
+        e = e.checked_neg()?;
+        let mut neg = Acc::default();
+        neg.add_poly(&p, -1)?;
+        p = neg.finish(g)?;
+    }
     let mut inner = p.terms.iter().filter(|(m, c)| {
-        *c == 1
+        c.abs() == 1
             && m.len() == 1
             && split_of(g, m[0]).is_some_and(|s| s.hi.is_none() && s.lo > 1 && s.floor_exact(g))
     });
-    let (q, _) = inner.next()?;
+    let (q, c) = inner.next()?;
     if inner.next().is_some() {
         return None;
     }
     let s = split_of(g, q[0])?;
     let d = s.lo;
     let mut a = p.acc();
-    a.add(q.clone(), -1)?;
+    a.add(q.clone(), -c)?;
     let a = a.finish(g)?;
-    if a.terms.is_empty() && a.k == 0 {
+    if a.terms.is_empty() && a.k == 0 && *c == 1 {
         return None;
     }
+    // A negated quotient is a quotient: -(y // d) == (d - 1 - y) // d.
     let mut num = Acc::default();
     num.add_poly(&a, d)?;
-    num.add_poly(&read(g, s.base)?, 1)?;
+    num.add_poly(&read(g, s.base)?, *c)?;
+    if *c == -1 {
+        num.k = num.k.checked_add(d - 1)?;
+    }
     let num = num.finish(g)?;
     let de = d.checked_mul(e)?;
     if crate::quotient::splits_again(&num, de) {
@@ -785,28 +799,41 @@ pub fn split_node(g: &mut Graph, s: Split) -> Option<NodeId> {
 
 /// Fuses the splits of each base, converts between the remainder and
 /// the quotient where that saves a division, until nothing changes.
+/// A split of a sum with a quotient term counts as a split of the sum that
+/// quotient's numerator stands for ([`lift`]), and a split of one base as
+/// a split of another where their digits agree ([`rebase`]), so that digits
+/// of bases that differ by multiples fuse (XLA's `(d1*2 + d0 // 64) mod 3
+/// * 256 + d0 mod 64 * 4 + (d1*128 + d0) // 192 * 768 == d1*512 + d0*4`).
 /// Returns whether anything changed.
 pub fn fuse(g: &mut Graph, acc: &mut Acc) -> Option<bool> {
     let mut changed = false;
     // Each round can only read bases into the sum, which are smaller than
-    // the splits they came from, so the rounds end.
+    // the splits they came from, so the rounds end (and a round cap stops
+    // them regardless).
     for _ in 0..64 {
         let mut round = false;
-        // Splits by base.
-        let mut by_base: FxHashMap<NodeId, Vec<(Split, NodeId, i128)>> = FxHashMap::default();
+        let mut splits: Vec<(Split, NodeId, i128)> = Vec::new();
         for (m, &c) in &acc.terms {
             if m.len() != 1 || c == 0 {
                 continue;
             }
             if let Some(s) = split_of(g, m[0]) {
-                by_base.entry(s.base).or_default().push((s, m[0], c));
+                splits.push((s, m[0], c));
             }
         }
+        splits.sort_unstable_by_key(|t| t.1);
+        round |= shorten(g, acc, &mut splits)?;
+        // Splits by base.
+        let mut by_base: FxHashMap<NodeId, Vec<(Split, NodeId, i128)>> = FxHashMap::default();
+        for (s, atom, c) in splits {
+            let s = lift(g, s)?;
+            by_base.entry(s.base).or_default().push((s, atom, c));
+        }
+        rebase(g, &mut by_base)?;
         let mut bases: Vec<NodeId> = by_base.keys().copied().collect();
         bases.sort_unstable();
         for base in bases {
             let mut group = by_base.remove(&base).expect("listed");
-            round |= shorten_group(g, acc, &mut group)?;
             round |= fuse_group(g, acc, base, &mut group)?;
             round |= convert_group(g, acc, base, &group)?;
         }
@@ -818,15 +845,143 @@ pub fn fuse(g: &mut Graph, acc: &mut Acc) -> Option<bool> {
     Some(changed)
 }
 
+/// A floor split of a base `A + y // d` (one quotient term, coefficient
+/// 1) is the same digits, times `d`, of `A*d + y`: for an integer `A`,
+/// `A + y // d == (A*d + y) // d`. Lifted while it applies (a few times).
+fn lift(g: &mut Graph, mut s: Split) -> Option<Split> {
+    for _ in 0..4 {
+        if s.trunc {
+            break;
+        }
+        let Some(p) = read(g, s.base) else {
+            break;
+        };
+        let mut quots = p.terms.iter().filter(|(m, c)| {
+            *c == 1 && m.len() == 1 && {
+                let n = g.node(m[0]);
+                n.op == Op::FloorDiv
+                    && !n.maybe_invalid
+                    && g.node(n.src()[1]).as_const().is_some_and(|d| d > 1)
+            }
+        });
+        let (Some((q, _)), None) = (quots.next(), quots.next()) else {
+            break;
+        };
+        let qn = *g.node(q[0]);
+        let (y, d) = (qn.src()[0], g.node(qn.src()[1]).as_const()? as i128);
+        let mut a = p.acc();
+        a.add(q.clone(), -1)?;
+        let a = a.finish(g)?;
+        if a.terms.is_empty() {
+            break;
+        }
+        let mut b = Acc::default();
+        b.add_poly(&a, d)?;
+        b.add_poly(&read(g, y)?, 1)?;
+        let base = build(g, &b.finish(g)?)?;
+        s = Split {
+            base,
+            lo: s.lo.checked_mul(d)?,
+            hi: match s.hi {
+                Some(h) => Some(h.checked_mul(d)?),
+                None => None,
+            },
+            trunc: false,
+        };
+    }
+    Some(s)
+}
+
+/// Moves splits between the groups of a few bases where they are the same
+/// digits of the other base (floor splits, or equal to them): digits
+/// `lo..h` of `b1` are those of `b2` when `b1 - b2` is a multiple of `h`
+/// (`d0 mod 64 == (d1*128 + d0) mod 64`); digits `lo..hi` of `b1` are
+/// digits `lo*m..hi*m` of `b2` when `b2 == m*b1 + r` with `0 <= r < m`
+/// (`b1 == b2 // m`). Each split moves at most once.
+fn rebase(g: &mut Graph, by_base: &mut FxHashMap<NodeId, Vec<(Split, NodeId, i128)>>) -> Option<()> {
+    let mut bases: Vec<NodeId> = by_base.keys().copied().collect();
+    if bases.len() < 2 || bases.len() > 8 {
+        return Some(());
+    }
+    bases.sort_unstable();
+    let polys: Vec<Option<Poly>> = bases.iter().map(|&b| read(g, b)).collect();
+    let mut moved: FxHashSet<NodeId> = FxHashSet::default();
+    for (i, &b1) in bases.iter().enumerate() {
+        let Some(p1) = &polys[i] else {
+            continue;
+        };
+        let Some(group) = by_base.remove(&b1) else {
+            continue;
+        };
+        let mut keep = Vec::new();
+        for (s, atom, c) in group {
+            let target = if moved.contains(&atom) || !s.floor_exact(g) {
+                None
+            } else {
+                bases.iter().zip(&polys).find_map(|(&b2, p2)| {
+                    (b2 != b1).then_some(())?;
+                    same_digits(g, s, p1, p2.as_ref()?, b2)
+                })
+            };
+            match target {
+                Some(t) => {
+                    moved.insert(atom);
+                    by_base.entry(t.base).or_default().push((t, atom, c));
+                }
+                None => keep.push((s, atom, c)),
+            }
+        }
+        if !keep.is_empty() {
+            by_base.entry(b1).or_default().extend(keep);
+        }
+    }
+    Some(())
+}
+
+/// The digits of `s` (a split of the base read as `p1`) as a split of `b2`
+/// (read as `p2`), if [`rebase`]'s conditions show they are.
+fn same_digits(g: &Graph, s: Split, p1: &Poly, p2: &Poly, b2: NodeId) -> Option<Split> {
+    let multiple = |p: &Poly, h: i128| p.terms.iter().all(|t| t.1 % h == 0) && p.k % h == 0;
+    if let Some(h) = s.hi {
+        let mut d = p1.acc();
+        d.add_poly(p2, -1)?;
+        if multiple(&d.finish(g)?, h) {
+            return Some(Split {
+                base: b2,
+                trunc: false,
+                ..s
+            });
+        }
+    }
+    let (t, c1) = p1.terms.first()?;
+    let c2 = p2.terms.iter().find(|x| &x.0 == t)?.1;
+    if c2 % c1 != 0 || c2 / c1 < 2 {
+        return None;
+    }
+    let m = c2 / c1;
+    let mut r = p2.acc();
+    r.add_poly(p1, -m)?;
+    let r = r.finish(g)?;
+    let rr = terms_range(g, &r.terms, r.k, Width::W64)?;
+    if rr.lo < 0 || rr.hi >= m {
+        return None;
+    }
+    Some(Split {
+        base: b2,
+        lo: s.lo.checked_mul(m)?,
+        hi: match s.hi {
+            Some(h) => Some(h.checked_mul(m)?),
+            None => None,
+        },
+        trunc: false,
+    })
+}
+
 /// A split written with more divisions than its digits need (`x % 20 / 2
 /// % 2` is `x / 2 % 2`) is written with the fewest.
-fn shorten_group(
-    g: &mut Graph,
-    acc: &mut Acc,
-    group: &mut [(Split, NodeId, i128)],
-) -> Option<bool> {
+fn shorten(g: &mut Graph, acc: &mut Acc, splits: &mut [(Split, NodeId, i128)]) -> Option<bool> {
     let mut changed = false;
-    for t in group.iter_mut() {
+    for t in splits.iter_mut() {
         let (s, atom, c) = *t;
         let mut ops = 0;
         let mut x = atom;
@@ -901,7 +1056,8 @@ fn add_base(g: &Graph, acc: &mut Acc, base: NodeId, c: i128) -> Option<()> {
 /// - both present: `x mod c * s + (x // c) * t == x * s + (x // c) * (t -
 ///   s*c)` (one division fewer; `x // 2 + x mod 2 == x - x // 2`);
 /// - the quotient with `-s*c` and (most of) `s * x` present: `s * x - (x //
-///   c) * (s*c) == (x mod c) * s` (`x - x // 8 * 8 == x mod 8`).
+///   c) * (s*c) == (x mod c) * s` (`x - x // 8 * 8 == x mod 8`; a term of
+///   `x` counts where the sum has at least `s` times it).
 fn convert_group(
     g: &mut Graph,
     acc: &mut Acc,
@@ -931,9 +1087,13 @@ fn convert_group(
         let Some(bp) = read(g, base) else {
             continue;
         };
+        // A term counts as present where the sum has at least s times it
+        // (its coefficient then shrinks: `s0*7 - s0 // 3 * 12` is `s0*3 +
+        // s0 mod 3 * 4`).
         let (mut present, mut missing) = (0, 0);
         for (m, f) in &bp.terms {
-            if acc.coef(m) == f.checked_mul(s)? {
+            let (want, have) = (f.checked_mul(s)?, acc.coef(m));
+            if have == want || (have.signum() == want.signum() && have.abs() > want.abs()) {
                 present += 1;
             } else {
                 missing += 1;
@@ -1052,6 +1212,29 @@ mod tests {
     }
 
     #[test]
+    fn digits_of_bases_that_differ_by_multiples_fuse() {
+        // XLA's SimplifyReshape3: d1*2 + d0 // 64 is (d1*128 + d0) // 64,
+        // and d0 mod 64 is (d1*128 + d0) mod 64.
+        let v = "var d1 in [0, 3071]\nvar d0 in [0, 127]";
+        assert_eq!(
+            simp(v, "(d1 * 2 + d0 // 64) mod 3 * 256 + d0 mod 64 * 4 + (d1 * 128 + d0) // 192 * 768"),
+            "d1 * 512 + d0 * 4"
+        );
+        // d0 // 1536 is (d0*128 + d1) // 196608 for d1 in [0, 128).
+        let v = "var d0 in [0, 3071]\nvar d1 in [0, 127]";
+        assert_eq!(
+            simp(v, "d0 // 1536 * 786432 + (d0 * 2 + d1 // 64) // 3 mod 1024 * 768 + (d0 * 2 + d1 // 64) mod 3 * 256 + d1 mod 64 * 4"),
+            "d0 * 512 + d1 * 4"
+        );
+    }
+
+    #[test]
+    fn a_quotient_against_more_than_its_base_is_a_remainder() {
+        let v = "var d0 in [0, 1]\nvar s0 in [0, 3]";
+        assert_eq!(simp(v, "d0 - s0 // 3 * 12 + s0 * 7"), "d0 + s0 * 3 + s0 mod 3 * 4");
+    }
+
+    #[test]
     fn truncating_digits_fuse_for_either_sign() {
         // Truncating splits are odd in their base: the identities hold.
         let v = "var x in [-50, 50]\nvar y in [-50, 50]";
@@ -1075,6 +1258,9 @@ mod tests {
         // A coefficient that is a multiple of the divisor comes out instead.
         let v = "var s0 in [0, 100]\nvar s1 in [0, 1000]";
         assert_eq!(simp(v, "(s0 * 3 + s1 // 64) // 3"), "s0 + s1 // 192");
+        // A negated inner quotient, a negative outer divisor.
+        let v = "var s0 in [0, 1233]";
+        assert_eq!(simp(v, "s0 // 2 // -7"), "(1 - s0) // 14");
     }
 
     #[test]
