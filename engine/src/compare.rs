@@ -16,6 +16,8 @@
 //!   `[0, 8)`);
 //! - **non-negative terms**: `sum c_i t_i < m` with every `c_i >= m > 0`
 //!   and every `t_i >= 0` holds iff every `t_i` is 0, iff `sum t_i < 1`;
+//! - a remainder pinned to a value takes its numerator's constant along
+//!   (`(x + 31) mod 32 == 31` is `x mod 32 == 0`);
 //! - written back with the positive terms on one side and the negative on
 //!   the other, the constant where it needs no node (`x <= y` for
 //!   `x - y - 1 < 0`).
@@ -101,7 +103,7 @@ pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
     let p = match rel {
         Rel::Lt => reduce_lt(g, p, w),
         Rel::Eq | Rel::Ne => match reduce_eq(p) {
-            Ok(p) => p,
+            Ok(p) => pinned_remainder(g, &p).unwrap_or(p),
             Err(()) => {
                 let out = g.bool_const(rel == Rel::Ne);
                 return Some((DECIDED, out));
@@ -372,6 +374,44 @@ fn non_negative_terms(g: &Graph, p: &Poly, w: Width) -> Option<Poly> {
     })
 }
 
+/// `n mod d == v` for `0 <= v < d` with a constant `j` in `n`: the offset
+/// moves to the pinned value, `(n - j) mod d == (v - j) mod d` (Halide's
+/// `(x + 31) mod 32 == 31` is `x mod 32 == 0`).
+fn pinned_remainder(g: &mut Graph, p: &Poly) -> Option<Poly> {
+    let [(m, c)] = &p.terms[..] else {
+        return None;
+    };
+    let [a] = m[..] else {
+        return None;
+    };
+    let an = *g.node(a);
+    if an.op != Op::Mod || an.maybe_invalid || c.abs() != 1 {
+        return None;
+    }
+    let d = g.node(an.src()[1]).as_const().filter(|&d| d > 0)? as i128;
+    let v = -p.k * c;
+    if !(0..d).contains(&v) {
+        return None;
+    }
+    let n = linear::read(g, an.src()[0])?;
+    if n.k == 0 || n.terms.is_empty() {
+        return None;
+    }
+    let base = linear::build(
+        g,
+        &Poly {
+            terms: n.terms.clone(),
+            k: 0,
+        },
+    )?;
+    let dn = g.cnst(i64::try_from(d).ok()?, DType::Index);
+    let atom = g.mk(Op::Mod, &[base, dn]);
+    Some(Poly {
+        terms: vec![(vec![atom], 1)],
+        k: -(v - n.k).rem_euclid(d),
+    })
+}
+
 /// `e == 0` divided by the gcd of its coefficients (`Err` when that does
 /// not divide the constant: no solution), with the first term positive.
 fn reduce_eq(mut p: Poly) -> Result<Poly, ()> {
@@ -499,6 +539,13 @@ mod tests {
         assert_eq!(simp(v, "max(x, y) <= y"), "x <= y");
         assert_eq!(simp(v, "min(z, y) < min(y, x)"), "z < min(x, y)");
         assert_eq!(simp(v, "min(z, y) < min(y + 5, x)"), "min(y, z) < x");
+    }
+
+    #[test]
+    fn a_pinned_remainder_takes_the_offset_along() {
+        let v = "var x in [-40, 40]";
+        assert_eq!(simp(v, "(x + 31) mod 32 == 31"), "x mod 32 == 0");
+        assert_eq!(simp(v, "(x + 3) mod 14 != 1"), "x mod 14 != 12");
     }
 
     #[test]
