@@ -141,6 +141,18 @@ fn generate(rng: &mut Rng, target: usize) -> (Graph, NodeId) {
             let cc = k(&mut g, c);
             g.mk(op, &[x, cc])
         }
+        // gcd_with_remainder: a factor of c and a coefficient, the rest
+        // below it: (a*f + b) OP (f*m), b below f.
+        4 if rng.coin() => {
+            let f = rng.pick(&[2, 3, 4, 8]);
+            let m = rng.range(2, 5);
+            let (alo, ahi) = bounds(rng, 30);
+            let a = var(&mut g, "a", alo, ahi);
+            let b = var(&mut g, "b", 0, f - 1);
+            let x = lin(&mut g, &[(a, f), (b, 1)], 0);
+            let cc = k(&mut g, f * m);
+            g.mk(op, &[x, cc])
+        }
         // gcd_with_remainder: a common factor of coefficients and c.
         4 => {
             let gg = rng.pick(&[2, 3, 4]);
@@ -201,14 +213,16 @@ fn generate(rng: &mut Rng, target: usize) -> (Graph, NodeId) {
                 g.mk(op, &[x, n])
             }
         }
-        // nest_div_by_smallest_factor: (a*f + b) OP (f*m), b below f.
+        // nest_div_by_smallest_factor: (a*f + b*3 + k) OP (f*m) with b
+        // taking two values, so that the rest is not below f but the inner
+        // quotient by f folds (a line through two values).
         _ => {
-            let f = rng.pick(&[2, 3, 4, 8]);
+            let f = rng.pick(&[2, 4]);
             let m = rng.range(2, 5);
             let (alo, ahi) = bounds(rng, 30);
             let a = var(&mut g, "a", alo, ahi);
-            let b = var(&mut g, "b", 0, f - 1);
-            let x = lin(&mut g, &[(a, f), (b, 1)], 0);
+            let b = var(&mut g, "b", 0, 1);
+            let x = lin(&mut g, &[(a, f), (b, 3)], rng.range(0, f - 1));
             let cc = k(&mut g, f * m);
             g.mk(op, &[x, cc])
         }
@@ -252,14 +266,14 @@ fn every_divmod_general_rule_fires_50_times_and_every_firing_validates() {
         .iter()
         .position(|n| n == RULES[0])
         .expect("the algorithmic rules are registered");
-    let mut fired = [0usize; 8];
+    let mut fired = [0usize; RULES.len()];
     let mut failures: Vec<String> = Vec::new();
     let (mut smt, mut jit) = (0usize, 0usize);
     let mut rng = Rng(0x5eed_d1f0);
     let mut cases = 0;
     while fired.iter().any(|&c| c < 50) && cases < 40_000 {
         // Aim at the rules that are still short of 50.
-        let short: Vec<usize> = (0..8).filter(|&r| fired[r] < 50).collect();
+        let short: Vec<usize> = (0..RULES.len()).filter(|&r| fired[r] < 50).collect();
         let target = short[cases % short.len()];
         cases += 1;
         let (mut g, root) = generate(&mut rng, target);

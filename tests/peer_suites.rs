@@ -425,7 +425,7 @@ fn peer_suites_convert_soundly_and_the_engine_stays_sound_on_them() {
             .map(|c| run_case(file, w, c, seed_of(&c.name)))
             .collect();
         total_cases += outs.len();
-        let mut row = [0usize; 10];
+        let mut row = [0usize; 11];
         let mut caps = Vec::new();
         let mut vacuous = Vec::new();
         let mut work = Vec::new();
@@ -455,6 +455,7 @@ fn peer_suites_convert_soundly_and_the_engine_stays_sound_on_them() {
                 caps.push(format!("  {} (line {}): {cap}", o.name, o.line));
             }
             if o.engine_divmod > o.peer_divmod || o.engine_nodes > o.peer_nodes {
+                row[10] += 1;
                 work.push(format!(
                     "  {}  [div/mod {} vs {}, nodes {} vs {}]\n    input:  {}\n    engine: {}\n    peer:   {}",
                     o.name,
@@ -470,7 +471,7 @@ fn peer_suites_convert_soundly_and_the_engine_stays_sound_on_them() {
         }
         let suite = file.trim_end_matches(".cases");
         table.push(format!(
-            "{:<14} {:>3} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>8} {:>8}",
+            "{:<14} {:>3} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>6} {:>8} {:>8}",
             suite,
             w.0,
             row[0],
@@ -481,6 +482,7 @@ fn peer_suites_convert_soundly_and_the_engine_stays_sound_on_them() {
             row[5],
             row[6],
             row[7],
+            format!("{:.1}%", 100.0 * row[10] as f64 / row[0].max(1) as f64),
             row[8],
             row[9]
         ));
@@ -513,7 +515,7 @@ fn peer_suites_convert_soundly_and_the_engine_stays_sound_on_them() {
         println!("{block}\n");
     }
     println!(
-        "{:<14} {:>3} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>8} {:>8}",
+        "{:<14} {:>3} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>6} {:>8} {:>8}",
         "suite",
         "w",
         "cases",
@@ -524,6 +526,7 @@ fn peer_suites_convert_soundly_and_the_engine_stays_sound_on_them() {
         "same",
         "dm-eng",
         "dm-peer",
+        "worse",
         "sampled",
         "vacuous"
     );
@@ -533,6 +536,7 @@ fn peer_suites_convert_soundly_and_the_engine_stays_sound_on_them() {
     println!(
         "fewer/equal/more: distinct div/mod nodes (/ % // mod ceildiv) the engine leaves vs the peer's form; \
          same: structurally equal to the peer's form; dm-eng/dm-peer: div/mod nodes in all; \
+         worse: the share of cases where the engine leaves more div/mod or more nodes than the peer (listed above); \
          sampled: domains over {MAX_EXHAUSTIVE} points, checked at their corners plus {SAMPLES} samples \
          (the others exhaustively); vacuous: inputs undefined at every checked point"
     );

@@ -16,6 +16,8 @@
 //!   `[0, 8)`);
 //! - **non-negative terms**: `sum c_i t_i < m` with every `c_i >= m > 0`
 //!   and every `t_i >= 0` holds iff every `t_i` is 0, iff `sum t_i < 1`;
+//! - a remainder pinned to a value takes its numerator's constant along
+//!   (`(x + 31) mod 32 == 31` is `x mod 32 == 0`);
 //! - written back with the positive terms on one side and the negative on
 //!   the other, the constant where it needs no node (`x <= y` for
 //!   `x - y - 1 < 0`).
@@ -29,6 +31,7 @@ use crate::arith::{div_floor, gcd};
 use crate::dtype::Width;
 use crate::ir::{DType, Graph, NodeId, Op};
 use crate::linear::{self, fits_new, fuse, read_acc, terms_range, Mono, Poly};
+use crate::minmax;
 
 /// The sub-rule names, in the order [`rewrite`] returns indices into.
 pub const RULES: [&str; 2] = ["linear_compare", "linear_compare_decided"];
@@ -77,15 +80,30 @@ pub(crate) fn relation(g: &mut Graph, n: NodeId) -> Option<(Rel, Poly)> {
 
 /// Tries the comparison rewrites at `n`.
 pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
-    let (rel, p) = relation(g, n)?;
+    let (rel, mut p) = relation(g, n)?;
     if let Some(v) = decide(g, rel, &p, w) {
         let out = g.bool_const(v);
         return Some((DECIDED, out));
     }
+    if has_chain(g, &p) {
+        if let Some(v) = decide_ordered(g, rel, &p, w) {
+            let out = g.bool_const(v);
+            return Some((DECIDED, out));
+        }
+        if rel == Rel::Lt {
+            match through_chains(g, p, w)? {
+                Ok(q) => p = q,
+                Err(v) => {
+                    let out = g.bool_const(v);
+                    return Some((DECIDED, out));
+                }
+            }
+        }
+    }
     let p = match rel {
         Rel::Lt => reduce_lt(g, p, w),
         Rel::Eq | Rel::Ne => match reduce_eq(p) {
-            Ok(p) => p,
+            Ok(p) => pinned_remainder(g, &p).unwrap_or(p),
             Err(()) => {
                 let out = g.bool_const(rel == Rel::Ne);
                 return Some((DECIDED, out));
@@ -113,6 +131,113 @@ fn decide(g: &Graph, rel: Rel, p: &Poly, w: Width) -> Option<bool> {
         Rel::Eq | Rel::Ne if r.lo == 0 && r.hi == 0 => Some(rel == Rel::Eq),
         _ => None,
     }
+}
+
+/// `p` has a `min`/`max` term.
+fn has_chain(g: &Graph, p: &Poly) -> bool {
+    p.terms
+        .iter()
+        .any(|(m, _)| m.len() == 1 && matches!(g.node(m[0]).op, Op::Min | Op::Max))
+}
+
+/// The comparison's value when [`minmax::nonneg`] shows `e >= 0` or `e <=
+/// -1` (`e >= 1` or `e <= -1` for an equality): through the arms of its
+/// `min`/`max` terms (`x <= max(x, y)`, `min(x, 20) < min(x, 19)`).
+fn decide_ordered(g: &mut Graph, rel: Rel, p: &Poly, w: Width) -> Option<bool> {
+    let shifted = |p: &Poly, s: i128, k: i128| Poly {
+        terms: p.terms.iter().map(|(m, c)| (m.clone(), c * s)).collect(),
+        k: p.k * s + k,
+    };
+    // e <= -1: -e - 1 >= 0.
+    let below = minmax::nonneg(g, &shifted(p, -1, -1), w)?;
+    match rel {
+        Rel::Lt => {
+            if below {
+                return Some(true);
+            }
+            minmax::nonneg(g, p, w)?.then_some(false)
+        }
+        Rel::Eq | Rel::Ne => {
+            if below || minmax::nonneg(g, &shifted(p, 1, -1), w)? {
+                Some(rel == Rel::Ne)
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// `e < 0` through a `min`/`max` term `c * m` of `e`: where the term is a
+/// minimum of `c * arm_i` (`m` a `min` and `c > 0`, or a `max` and `c <
+/// 0`), `e < 0` iff some `e_i < 0` (`e_i`: the term replaced by `c *
+/// arm_i`); where it is a maximum, iff every `e_i < 0`. An `e_i` that is
+/// decided drops out (or decides `e`); one left is `e` itself, several
+/// are the chain of those arms (`min(x, 11) < 10` is `x < 10`,
+/// `min(z, y) < min(y + 5, x)` is `min(z, y) < x`). `Err(v)`: decided.
+fn through_chains(g: &mut Graph, mut p: Poly, w: Width) -> Option<Result<Poly, bool>> {
+    for _ in 0..4 {
+        let mut changed = false;
+        for (m, c) in p.terms.clone() {
+            let [a] = m[..] else {
+                continue;
+            };
+            let Some(ch) = minmax::read_chain(g, a, false) else {
+                continue;
+            };
+            let min_like = (ch.op == Op::Min) == (c > 0);
+            let mut kept = Vec::new();
+            let mut kept_q = Vec::new();
+            for arm in &ch.arms {
+                let mut q = p.acc();
+                q.add(m.clone(), -c)?;
+                q.add_poly(arm, c)?;
+                let q = q.finish(g)?;
+                let never = minmax::nonneg(g, &q, w)?;
+                let always = !never && {
+                    let neg = Poly {
+                        terms: q.terms.iter().map(|(m, c)| (m.clone(), -c)).collect(),
+                        k: -q.k - 1,
+                    };
+                    minmax::nonneg(g, &neg, w)?
+                };
+                match (min_like, never, always) {
+                    (true, _, true) => return Some(Err(true)),
+                    (false, true, _) => return Some(Err(false)),
+                    (true, true, _) | (false, _, true) => {}
+                    _ => {
+                        kept.push(arm.clone());
+                        kept_q.push(q);
+                    }
+                }
+            }
+            if kept.len() == ch.arms.len() {
+                continue;
+            }
+            match kept.len() {
+                0 => return Some(Err(!min_like)),
+                1 => p = kept_q.pop().expect("one arm"),
+                _ => {
+                    let node = minmax::build_chain(
+                        g,
+                        &minmax::Chain {
+                            op: ch.op,
+                            arms: kept,
+                        },
+                    )?;
+                    let mut q = p.acc();
+                    q.add(m.clone(), -c)?;
+                    q.add(vec![node], c)?;
+                    p = q.finish(g)?;
+                }
+            }
+            changed = true;
+            break;
+        }
+        if !changed {
+            break;
+        }
+    }
+    Some(Ok(p))
 }
 
 /// `e < 0` in its smallest equivalent form: divided by the coefficients'
@@ -249,6 +374,44 @@ fn non_negative_terms(g: &Graph, p: &Poly, w: Width) -> Option<Poly> {
     })
 }
 
+/// `n mod d == v` for `0 <= v < d` with a constant `j` in `n`: the offset
+/// moves to the pinned value, `(n - j) mod d == (v - j) mod d` (Halide's
+/// `(x + 31) mod 32 == 31` is `x mod 32 == 0`).
+fn pinned_remainder(g: &mut Graph, p: &Poly) -> Option<Poly> {
+    let [(m, c)] = &p.terms[..] else {
+        return None;
+    };
+    let [a] = m[..] else {
+        return None;
+    };
+    let an = *g.node(a);
+    if an.op != Op::Mod || an.maybe_invalid || c.abs() != 1 {
+        return None;
+    }
+    let d = g.node(an.src()[1]).as_const().filter(|&d| d > 0)? as i128;
+    let v = -p.k * c;
+    if !(0..d).contains(&v) {
+        return None;
+    }
+    let n = linear::read(g, an.src()[0])?;
+    if n.k == 0 || n.terms.is_empty() {
+        return None;
+    }
+    let base = linear::build(
+        g,
+        &Poly {
+            terms: n.terms.clone(),
+            k: 0,
+        },
+    )?;
+    let dn = g.cnst(i64::try_from(d).ok()?, DType::Index);
+    let atom = g.mk(Op::Mod, &[base, dn]);
+    Some(Poly {
+        terms: vec![(vec![atom], 1)],
+        k: -(v - n.k).rem_euclid(d),
+    })
+}
+
 /// `e == 0` divided by the gcd of its coefficients (`Err` when that does
 /// not divide the constant: no solution), with the first term positive.
 fn reduce_eq(mut p: Poly) -> Result<Poly, ()> {
@@ -272,7 +435,9 @@ fn reduce_eq(mut p: Poly) -> Result<Poly, ()> {
 }
 
 /// Writes `e REL 0` back as a comparison of two sums with positive
-/// coefficients.
+/// coefficients: of the equivalent forms (`P < N + 3` or `P <= N + 2`, the
+/// constant on either side), the one with the fewest nodes (a constant the
+/// sides already hold costs none), the first on a tie.
 pub(crate) fn write(g: &mut Graph, rel: Rel, p: &Poly) -> Option<NodeId> {
     let pos: Vec<(Mono, i128)> = p.terms.iter().filter(|t| t.1 > 0).cloned().collect();
     let neg: Vec<(Mono, i128)> = p
@@ -290,43 +455,32 @@ pub(crate) fn write(g: &mut Graph, rel: Rel, p: &Poly) -> Option<NodeId> {
             },
         )
     };
-    let k = p.k;
-    match rel {
-        Rel::Lt => {
-            // P - N + k < 0: `P < -k` or `k < N` with one side empty,
-            // `P <= N` for k == -1, else the constant on the side where
-            // it is positive.
-            let (op, lk, rk) = if neg.is_empty() {
-                (Op::Lt, 0, -k)
-            } else if pos.is_empty() {
-                (Op::Lt, k, 0)
-            } else if k == -1 {
-                (Op::Le, 0, 0)
-            } else if k > 0 {
-                (Op::Lt, k, 0)
-            } else {
-                (Op::Lt, 0, -k)
-            };
-            let l = side(g, &pos, lk)?;
-            let r = side(g, &neg, rk)?;
-            Some(g.mk(op, &[l, r]))
+    // (op, constant of `P - N + k OP 0`): `<` with k, or `<=` with k + 1.
+    let forms: Vec<(Op, i128)> = match rel {
+        Rel::Lt => vec![(Op::Lt, p.k), (Op::Le, p.k.checked_add(1)?)],
+        Rel::Eq => vec![(Op::Eq, p.k)],
+        Rel::Ne => vec![(Op::Ne, p.k)],
+    };
+    let mut best: Option<(usize, NodeId)> = None;
+    for (op, k) in forms {
+        // The constant on the side where it is positive (the usual way),
+        // then on the other.
+        let first = if k > 0 { (k, 0) } else { (0, k.checked_neg()?) };
+        let mut places = vec![first];
+        if k != 0 {
+            places.push((first.1.checked_neg()?, first.0.checked_neg()?));
         }
-        Rel::Eq | Rel::Ne => {
-            let op = if rel == Rel::Eq { Op::Eq } else { Op::Ne };
-            let (lk, rk) = if neg.is_empty() {
-                (0, -k)
-            } else if pos.is_empty() {
-                (k, 0)
-            } else if k > 0 {
-                (k, 0)
-            } else {
-                (0, -k)
-            };
+        for (lk, rk) in places {
             let l = side(g, &pos, lk)?;
             let r = side(g, &neg, rk)?;
-            Some(g.mk(op, &[l, r]))
+            let node = g.mk(op, &[l, r]);
+            let cost = g.reachable(&[node]).len();
+            if best.is_none_or(|b| cost < b.0) {
+                best = Some((cost, node));
+            }
         }
     }
+    best.map(|b| b.1)
 }
 
 #[cfg(test)]
@@ -359,6 +513,39 @@ mod tests {
     fn a_quotient_against_its_base_is_a_remainder() {
         let v = "var x in [-50, 50]\nvar y in [-50, 50]";
         assert_eq!(simp(v, "x // 8 * 8 < x - y"), "y < x mod 8");
+    }
+
+    #[test]
+    fn a_comparison_is_written_with_the_constants_it_already_has() {
+        let v = "var x in [-20, 20]\nvar y in [-20, 20]";
+        assert_eq!(simp(v, "x <= (x + 2) // 4 * 4"), "(x + 2) mod 4 <= 2");
+        assert_eq!(simp(v, "x - y <= (x + 2) // 4 * 4"), "(x + 2) mod 4 <= y + 2");
+    }
+
+    #[test]
+    fn comparisons_of_chains_are_decided_arm_by_arm() {
+        let v = "var x in [-20, 20]\nvar y in [-20, 20]\nvar z in [-20, 20]";
+        assert_eq!(simp(v, "x <= max(x, y)"), "true");
+        assert_eq!(simp(v, "max(x, y) < min(y, z)"), "false");
+        assert_eq!(simp(v, "min(x, 20) < min(x, 19)"), "false");
+        assert_eq!(simp(v, "max(x, 23) + 3 < max(x, 18)"), "false");
+    }
+
+    #[test]
+    fn arms_a_comparison_decides_drop_out() {
+        let v = "var x in [-20, 20]\nvar y in [-20, 20]\nvar z in [-20, 20]";
+        assert_eq!(simp(v, "min(x, 11) < 10"), "x < 10");
+        assert_eq!(simp(v, "x + 1 < max(x, 8)"), "x < 7");
+        assert_eq!(simp(v, "max(x, y) <= y"), "x <= y");
+        assert_eq!(simp(v, "min(z, y) < min(y, x)"), "z < min(x, y)");
+        assert_eq!(simp(v, "min(z, y) < min(y + 5, x)"), "min(y, z) < x");
+    }
+
+    #[test]
+    fn a_pinned_remainder_takes_the_offset_along() {
+        let v = "var x in [-40, 40]";
+        assert_eq!(simp(v, "(x + 31) mod 32 == 31"), "x mod 32 == 0");
+        assert_eq!(simp(v, "(x + 3) mod 14 != 1"), "x mod 14 != 12");
     }
 
     #[test]

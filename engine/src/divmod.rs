@@ -12,10 +12,10 @@
 //! | 1 | `remove_nested_mod` | MOD: a term `a % m` / `a mod m` with c dividing m becomes `a` |
 //! | 2 | `fold_binary_numerator` | one term taking two values: the line through both results |
 //! | 3 | `fold_divmod_congruence` | centered residues of the coefficients put the remainder in one bucket |
-//! | 4 | `gcd_with_remainder` | g = gcd(coefficients, c) > 1: divide it out, keeping the constant's part |
+//! | 4 | `gcd_with_remainder` | g > 1 divides c and some coefficients, the rest lies in one bucket of g: divide g out |
 //! | 5 | `divide_by_gcd` | g = gcd(coefficients, constant, divisor) > 1 divides everything exactly |
 //! | 6 | `factor_remainder` | terms that are multiples of the divisor (or of part of it) leave the division |
-//! | 7 | `nest_div_by_smallest_factor` | x // c == (x // f) // (c / f), and the MOD form, when the inner x // f folds |
+//! | 7 | `nest_div_by_smallest_factor` | x // c == (x // f) // (c / f), and the MOD form, when the inner x // f folds by another rule (one where the terms f does not divide do not lie in one bucket of f: `gcd_with_remainder` takes those) |
 //!
 //! Why each is right is stated next to it and, for congruence,
 //! gcd_with_remainder and factor_remainder, proved as a schema in
@@ -460,46 +460,63 @@ fn fold_divmod_congruence(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
     None
 }
 
-/// (5) g = gcd(f_1..f_n, c) > 1. With x = g*X + k and k = c*K + kr
-/// (0 <= kr < c), x' = X + kr // g: x // c == x' // (c/g) + K and
-/// x mod c == (x' mod (c/g)) * g + k mod g (the part of kr below g never
-/// reaches the next multiple of c). Truncation: x >= 0 and x' >= 0.
+/// (5) g > 1 divides c and the coefficients of some terms X (x = g*X + R,
+/// R the other terms and the constant) and R lies in one bucket [m*g,
+/// m*g + g): then x == g*(X + m) + r with 0 <= r < g, so x // c == (X + m)
+/// // (c/g) and x mod c == ((X + m) mod (c/g)) * g + (R - m*g) (the part of
+/// R below g never reaches the next multiple of g; XLA's `(d0 // 3 * 3 +
+/// d1 // 2) // 6` with `d1 // 2 < 3`). With R the constant alone, any R.
+/// The candidates for g: gcd(c, f_i) for each term, widened to the gcd of
+/// c and every coefficient it divides; the largest that works wins.
+/// Truncation: x >= 0 and the new numerator >= 0.
 fn gcd_with_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
     let c = cx.pos_c()?;
-    if !cx.sign_ok() || cx.lin.terms.is_empty() {
+    if !cx.sign_ok() || cx.lin.terms.is_empty() || cx.lin.terms.len() > 16 {
         return None;
     }
-    let gg = cx.lin.terms.iter().fold(c, |a, &(_, f)| gcd(a, f));
-    if gg <= 1 {
-        return None;
+    let mut cands: Vec<i128> = Vec::new();
+    for &(_, f) in &cx.lin.terms {
+        let g0 = gcd(c, f);
+        if g0 <= 1 {
+            continue;
+        }
+        let gg = cx
+            .lin
+            .terms
+            .iter()
+            .filter(|t| t.1 % g0 == 0)
+            .fold(c, |a, t| gcd(a, t.1));
+        cands.push(gg);
     }
-    let k = cx.lin.k;
-    let kr = k.rem_euclid(c);
-    let terms: Vec<(NodeId, i128)> = cx.lin.terms.iter().map(|&(t, f)| (t, f / gg)).collect();
-    let nx = build_lin(g, &terms, kr / gg)?;
-    if !cx.non_neg(g, nx) {
-        return None;
-    }
-    let d = cnst(g, c / gg)?;
-    if cx.is_div {
+    cands.sort_unstable_by(|a, b| b.cmp(a));
+    cands.dedup();
+    for gg in cands {
+        let (xs, rs): (Vec<(NodeId, i128)>, Vec<(NodeId, i128)>) =
+            cx.lin.terms.iter().partition(|t| t.1 % gg == 0);
+        let (lo, hi) = lin_range(g, &rs, cx.lin.k, cx.w)?;
+        let m = div_floor(lo, gg)?;
+        if div_floor(hi, gg)? != m {
+            continue;
+        }
+        let terms: Vec<(NodeId, i128)> = xs.iter().map(|&(t, f)| (t, f / gg)).collect();
+        let nx = build_lin(g, &terms, m)?;
+        if !cx.non_neg(g, nx) {
+            continue;
+        }
+        let d = cnst(g, c / gg)?;
         let q = g.mk(cx.op(), &[nx, d]);
-        let kc = div_floor(k, c)?;
-        if kc == 0 {
+        if cx.is_div {
             return Some(q);
         }
-        let kn = cnst(g, kc)?;
-        Some(g.mk(Op::Add, &[q, kn]))
-    } else {
-        let r = g.mk(cx.op(), &[nx, d]);
         let gn = cnst(g, gg)?;
-        let scaled = g.mk(Op::Mul, &[r, gn]);
-        let s = k.rem_euclid(gg);
-        if s == 0 {
+        let scaled = g.mk(Op::Mul, &[q, gn]);
+        let r = build_lin(g, &rs, cx.lin.k.checked_sub(m.checked_mul(gg)?)?)?;
+        if g.node(r).as_const() == Some(0) {
             return Some(scaled);
         }
-        let sn = cnst(g, s)?;
-        Some(g.mk(Op::Add, &[scaled, sn]))
+        return Some(g.mk(Op::Add, &[scaled, r]));
     }
+    None
 }
 
 /// (6) g > 1 divides every coefficient, the constant and the divisor: the
@@ -530,8 +547,11 @@ fn divide_by_gcd(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
 
 /// (7) x == y*Q + R with Q collecting the parts of terms that are multiples
 /// of y: floor((y*Q + R) / y) == Q + floor(R / y) and (y*Q + R) mod y ==
-/// R mod y, for any signs and any y != 0. With a constant c > 0 a
-/// coefficient f splits as c * (f // c) + f mod c when that shrinks it.
+/// R mod y, for any signs and any y != 0. With a constant c > 0, a
+/// remainder's coefficients (and constant) shrink to f mod c; a quotient
+/// loses only terms (and a constant) that are multiples of c (taking part
+/// of a coefficient out adds a term and keeps one: the linear form takes
+/// quotients apart where that helps, [`crate::quotient`]).
 /// Truncation: x >= 0, R >= 0 and y > 0.
 fn factor_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
     if !cx.sign_ok() {
@@ -547,9 +567,12 @@ fn factor_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
             if c <= 0 {
                 return None;
             }
+            // A remainder loses every multiple of c; a quotient only
+            // whole terms.
             let split = |f: i128| -> Option<(i128, i128)> {
                 let (q, r) = (div_floor(f, c)?, mod_floor(f, c)?);
-                (q != 0 && r.abs() < f.abs()).then_some((q, r))
+                let whole = r == 0 || !cx.is_div;
+                (q != 0 && r.abs() < f.abs() && whole).then_some((q, r))
             };
             for &(t, f) in &cx.lin.terms {
                 match split(f) {
@@ -561,10 +584,19 @@ fn factor_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
                     None => rem.push((t, f)),
                 }
             }
-            if let Some((q, r)) = split(rk) {
-                changed = true;
-                qk = q;
-                rk = r;
+            // A constant leaves a remainder by its multiples of c, a
+            // quotient when it is one.
+            match split(rk) {
+                Some((_, r)) if !cx.is_div => {
+                    changed = true;
+                    rk = r;
+                }
+                Some((q, 0)) => {
+                    changed = true;
+                    qk = q;
+                    rk = 0;
+                }
+                _ => {}
             }
         }
         None => {
@@ -737,15 +769,17 @@ mod tests {
         assert_eq!(fold(a, "(a*4 + 2) / 8").unwrap().0, "divide_by_gcd");
         let ab = "var a in [0, 9]\nvar b in [0, 9]";
         assert_eq!(fold(ab, "(a*8 + b*3) % 8").unwrap().0, "factor_remainder");
+        // A term below the common factor is a remainder too.
         let r = "var r1 in [0, 7]\nvar r2 in [0, 3]";
         assert_eq!(
             fold(r, "(r1*4 + r2) / 8").unwrap(),
-            ("nest_div_by_smallest_factor", "r1 / 2".into())
+            ("gcd_with_remainder", "r1 / 2".into())
         );
         assert_eq!(
             fold(r, "(r1*4 + r2) % 8").unwrap(),
-            ("nest_div_by_smallest_factor", "r1 % 2 * 4 + r2".into())
+            ("gcd_with_remainder", "r1 % 2 * 4 + r2".into())
         );
+
         let xy = "var x in [20, 23]\nvar y in [8, 10]";
         assert_eq!(fold(xy, "x / y").unwrap(), ("cancel_divmod", "2".into()));
     }
@@ -756,7 +790,7 @@ mod tests {
         let nb = "var n in [-10, 10]\nvar b in [0, 3]";
         assert_eq!(
             fold(nb, "(n*4 + b) // 12").unwrap(),
-            ("nest_div_by_smallest_factor", "n // 3".into())
+            ("gcd_with_remainder", "n // 3".into())
         );
         // Truncation keeps the non-negative guard there.
         assert_eq!(fold(nb, "(n*4 + b) / 12"), None);

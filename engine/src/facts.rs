@@ -312,7 +312,7 @@ fn pinned_digits(g: &Graph, facts: &mut Vec<Fact>, w: Width) -> bool {
         let [a] = m[..] else {
             return None;
         };
-        linear::split_of(g, a)
+        linear::split_of(g, a).filter(|s| s.floor_exact(g))
     };
     for i in 0..facts.len() {
         let Some(q) = single(&facts[i]) else {

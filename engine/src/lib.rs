@@ -28,10 +28,12 @@ pub mod minmax;
 pub mod op;
 pub mod parse;
 pub mod print;
+pub mod quotient;
 pub mod ranges;
 pub mod rewrite;
 pub mod rules;
 pub mod semantics;
+pub mod symdiv;
 pub mod xla;
 
 /// What the unit tests of the rewrites share.

@@ -13,8 +13,9 @@
 //! taken out again when the sum is built.
 //!
 //! A *split* is an atom of the shape `(x // a) mod b` (also `x mod b`,
-//! `x // a`, `x mod m // a`; `/` and `%` where `x >= 0`): digit `a..a*b`
-//! of `x`. Splits of one base `x` fuse the way digits do:
+//! `x // a`, `x mod m // a`, any chain of them taking whole digits; `/`
+//! and `%` alike, for either sign of `x`, since truncation is odd:
+//! [`Split`]): digit `a..a*b` of `x`. Splits of one base `x` fuse the way digits do:
 //! `(x // a) mod b * s + (x // (a*b)) mod c * (s*b) == (x // a) mod (b*c) * s`,
 //! down to `x` itself, which is then read into the sum.
 //!
@@ -66,47 +67,65 @@ pub fn rewrite(g: &mut Graph, n: NodeId, root: bool, w: Width) -> Option<(usize,
 /// A quotient whose numerator holds a quotient term: for an integer `A`
 /// and `d, e > 0`, `A + y // d == (A*d + y) // d`, so
 /// `(A + y // d) // e == (A*d + y) // (d*e)` (`(s0*2 + s1//64)//3` is
-/// `(s0*128 + s1)//192`): one division instead of two. Only where the
-/// declarative rules would not split the result back (no coefficient of
-/// `A` a multiple of `e`, its constant in `[0, e)`), with exactly one such
-/// term of coefficient 1. `/` stays `/` where both numerators are
+/// `(s0*128 + s1)//192`): one division instead of two. A negated term is
+/// a quotient too: `-(y // d) == (d - 1 - y) // d`, and so is a floor
+/// division by a negative `e`: `n // e == (-n) // (-e)` (`s0 // 2 // -7`
+/// is `(1 - s0) // 14`). Only where the
+/// result would not be split back (no multiple of `d*e` in its numerator:
+/// [`crate::quotient::splits_again`]), with exactly one such term of
+/// coefficient 1. `/` stays `/` where both numerators are
 /// non-negative (then `/` is `//`).
 fn nested_quotient(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     let node = *g.node(n);
-    let e = g.node(node.src()[1]).as_const().filter(|&e| e > 1)? as i128;
+    let mut e = g.node(node.src()[1]).as_const().filter(|&e| e > 1 || e < -1)? as i128;
     let x = node.src()[0];
-    if node.op == Op::Div && g.node(x).vmin < 0 {
+    if node.op == Op::Div && (g.node(x).vmin < 0 || e < 0) {
         return None;
     }
-    let p = read(g, x)?;
+    let mut p = read(g, x)?;
+    // By a negative divisor: n // e == (-n) // (-e).
+    if e < 0 {
+        e = e.checked_neg()?;
+        let mut neg = Acc::default();
+        neg.add_poly(&p, -1)?;
+        p = neg.finish(g)?;
+    }
     let mut inner = p.terms.iter().filter(|(m, c)| {
-        *c == 1 && m.len() == 1 && split_of(g, m[0]).is_some_and(|s| s.hi.is_none() && s.lo > 1)
+        c.abs() == 1
+            && m.len() == 1
+            && split_of(g, m[0]).is_some_and(|s| s.hi.is_none() && s.lo > 1 && s.floor_exact(g))
     });
-    let (q, _) = inner.next()?;
+    let (q, c) = inner.next()?;
     if inner.next().is_some() {
         return None;
     }
     let s = split_of(g, q[0])?;
     let d = s.lo;
     let mut a = p.acc();
-    a.add(q.clone(), -1)?;
-    if a.terms.values().any(|c| *c != 0 && c % e == 0) || !(0..e).contains(&a.k) {
-        return None;
-    }
+    a.add(q.clone(), -c)?;
     let a = a.finish(g)?;
-    if a.terms.is_empty() && a.k == 0 {
+    if a.terms.is_empty() && a.k == 0 && *c == 1 {
         return None;
     }
+    // A negated quotient is a quotient: -(y // d) == (d - 1 - y) // d.
     let mut num = Acc::default();
     num.add_poly(&a, d)?;
-    num.add_poly(&read(g, s.base)?, 1)?;
-    let nb = build(g, &num.finish(g)?)?;
+    num.add_poly(&read(g, s.base)?, *c)?;
+    if *c == -1 {
+        num.k = num.k.checked_add(d - 1)?;
+    }
+    let num = num.finish(g)?;
+    let de = d.checked_mul(e)?;
+    if crate::quotient::splits_again(&num, de) {
+        return None;
+    }
+    let nb = build(g, &num)?;
     let op = if node.op == Op::Div && g.node(nb).vmin >= 0 {
         Op::Div
     } else {
         Op::FloorDiv
     };
-    let de = cnst(g, d.checked_mul(e)?)?;
+    let de = cnst(g, de)?;
     let out = g.mk(op, &[nb, de]);
     if out == n || !fits_new(g, n, out, w) {
         return None;
@@ -386,10 +405,46 @@ fn mono_node(g: &mut Graph, m: &[NodeId]) -> NodeId {
 /// order, the negative ones subtracted (`a - b*2`), the constant last
 /// (`+ k`); with no positive term, `k - a` or `-a - b`.
 pub fn build(g: &mut Graph, p: &Poly) -> Option<NodeId> {
-    build_terms(g, &p.terms, p.k)
+    let plain = build_terms(g, &p.terms, p.k, true)?;
+    // The terms' common factor taken out (`(y - z) * 5 + 3`), either sign,
+    // when that is smaller.
+    let cg = p.coef_gcd();
+    if p.terms.len() < 2 || cg <= 1 {
+        return Some(plain);
+    }
+    let mut best = (size(g, plain), plain);
+    for s in [cg, -cg] {
+        let inner: Vec<(Mono, i128)> = p.terms.iter().map(|(m, c)| (m.clone(), c / s)).collect();
+        let sum = build_terms(g, &inner, 0, true)?;
+        let sn = cnst(g, s)?;
+        let mut node = g.mk(Op::Mul, &[sum, sn]);
+        if p.k != 0 {
+            let kn = cnst(g, p.k)?;
+            node = g.mk(Op::Add, &[node, kn]);
+        }
+        let cost = size(g, node);
+        if cost < best.0 {
+            best = (cost, node);
+        }
+    }
+    Some(best.1)
 }
 
-fn build_terms(g: &mut Graph, terms: &[(Mono, i128)], k: i128) -> Option<NodeId> {
+/// Number of distinct nodes below `n` (a cost).
+fn size(g: &Graph, n: NodeId) -> usize {
+    g.reachable(&[n]).len()
+}
+
+/// `terms` and `k` built, the atom shared by the most monomials factored
+/// out; `both_signs`: the factored sum is built with either sign and the
+/// smaller kept (`x * (1 - y)`, not `-(x * (y - 1))`), else with its
+/// leading term positive.
+fn build_terms(
+    g: &mut Graph,
+    terms: &[(Mono, i128)],
+    k: i128,
+    both_signs: bool,
+) -> Option<NodeId> {
     // Factor the atom shared by the most monomials (at least two).
     let mut count: FxHashMap<NodeId, usize> = FxHashMap::default();
     for (m, _) in terms {
@@ -404,49 +459,59 @@ fn build_terms(g: &mut Graph, terms: &[(Mono, i128)], k: i128) -> Option<NodeId>
         .filter(|(_, &c)| c >= 2)
         .max_by(|(a, ca), (b, cb)| ca.cmp(cb).then_with(|| g.canonical_cmp(**b, **a)))
         .map(|(&a, _)| a);
-    let mut items: Vec<(NodeId, i128)> = Vec::new();
-    if let Some(a) = best {
-        let mut inner: Vec<(Mono, i128)> = Vec::new();
-        let mut inner_k = 0i128;
-        let mut rest: Vec<(Mono, i128)> = Vec::new();
+    let Some(a) = best else {
+        let mut items: Vec<(NodeId, i128)> = Vec::new();
         for (m, c) in terms {
-            match m.iter().position(|&x| x == a) {
-                Some(i) => {
-                    let mut cof = m.clone();
-                    cof.remove(i);
-                    if cof.is_empty() {
-                        inner_k += c;
-                    } else {
-                        inner.push((cof, *c));
-                    }
-                }
-                None => rest.push((m.clone(), *c)),
-            }
+            let node = mono_node(g, m);
+            items.push((node, *c));
         }
-        inner.sort_by(|x, y| mono_cmp(g, &x.0, &y.0));
-        // The factored sum leads with a positive term: x * (y - z), not
-        // x * (z - y) negated... unless all of it is negative.
-        let neg = match inner.first() {
-            Some((_, c)) => *c < 0,
-            None => inner_k < 0,
-        };
-        let sign = if neg { -1 } else { 1 };
-        let inner: Vec<(Mono, i128)> = inner.into_iter().map(|(m, c)| (m, c * sign)).collect();
-        let cof = build_terms(g, &inner, inner_k * sign)?;
+        return assemble(g, &items, k);
+    };
+    let mut inner: Vec<(Mono, i128)> = Vec::new();
+    let mut inner_k = 0i128;
+    let mut rest: Vec<(Mono, i128)> = Vec::new();
+    for (m, c) in terms {
+        match m.iter().position(|&x| x == a) {
+            Some(i) => {
+                let mut cof = m.clone();
+                cof.remove(i);
+                if cof.is_empty() {
+                    inner_k += c;
+                } else {
+                    inner.push((cof, *c));
+                }
+            }
+            None => rest.push((m.clone(), *c)),
+        }
+    }
+    inner.sort_by(|x, y| mono_cmp(g, &x.0, &y.0));
+    // The factored sum leads with a positive term: x * (y - z), not
+    // x * (z - y) negated... unless all of it is negative.
+    let neg = match inner.first() {
+        Some((_, c)) => *c < 0,
+        None => inner_k < 0,
+    };
+    let first = if neg { -1 } else { 1 };
+    let signs: &[i128] = if both_signs { &[first, -first] } else { &[first] };
+    let mut best: Option<(usize, NodeId)> = None;
+    for &sign in signs {
+        let flipped: Vec<(Mono, i128)> =
+            inner.iter().map(|(m, c)| (m.clone(), c * sign)).collect();
+        let cof = build_terms(g, &flipped, inner_k * sign, false)?;
         let prod = g.mk(Op::Mul, &[a, cof]);
-        items.push((prod, sign));
+        let mut items: Vec<(NodeId, i128)> = vec![(prod, sign)];
         for (m, c) in &rest {
             let node = mono_node(g, m);
             items.push((node, *c));
         }
         items.sort_by(|x, y| g.canonical_cmp(x.0, y.0));
-    } else {
-        for (m, c) in terms {
-            let node = mono_node(g, m);
-            items.push((node, *c));
+        let node = assemble(g, &items, k)?;
+        let cost = size(g, node);
+        if best.is_none_or(|b| cost < b.0) {
+            best = Some((cost, node));
         }
     }
-    assemble(g, &items, k)
+    best.map(|b| b.1)
 }
 
 /// `sum c_i * t_i + k` from built terms, in the order given.
@@ -523,7 +588,21 @@ pub fn rng(g: &Graph, id: NodeId, w: Width) -> Range {
 /// costs the size of the new part, plus (only when the new part reaches a
 /// node it cannot place) the size of the source.
 pub fn fits_new(g: &Graph, source: NodeId, result: NodeId, w: Width) -> bool {
+    fits_new_dividing(g, source, result, w, &[])
+}
+
+/// [`fits_new`], where a new division may also divide by one of
+/// `divisors`: nodes the caller has shown to be non-zero wherever the
+/// source is defined (a factor `D` of a divisor `G * D` of the source).
+pub fn fits_new_dividing(
+    g: &Graph,
+    source: NodeId,
+    result: NodeId,
+    w: Width,
+    divisors: &[NodeId],
+) -> bool {
     let mut old: Option<FxHashSet<NodeId>> = None;
+    let extra = divisors;
     let mut divisors: Option<FxHashSet<NodeId>> = None;
     // The nodes of the result above the source's: found top-down.
     let mut new_nodes: Vec<NodeId> = Vec::new();
@@ -579,7 +658,7 @@ pub fn fits_new(g: &Graph, source: NodeId, result: NodeId, w: Width) -> bool {
                             .map(|x| g.node(x).src()[1])
                             .collect()
                     });
-                    if !divs.contains(&d) {
+                    if !divs.contains(&d) && !extra.contains(&d) {
                         return false;
                     }
                 }
@@ -604,7 +683,13 @@ pub fn fits_new(g: &Graph, source: NodeId, result: NodeId, w: Width) -> bool {
 
 /// Digits `lo..hi` of `base`: `(base // lo) mod (hi / lo)` (`base // lo`
 /// when `hi` is `None`), with `lo | hi`, both positive. `trunc`: written
-/// with `/` and `%`, which agree with the floor ops because `base >= 0`.
+/// with `/` and `%`. Truncating division is odd (`(-x) / c == -(x / c)`,
+/// `(-x) % c == -(x % c)` for `c > 0`), so a truncating split of `x` is
+/// `sign(x)` times the floor split of `|x|`: every identity between splits
+/// of one base that is linear in them (digit fusion, `x == (x / c) * c + x
+/// % c`) holds for both families, whatever the sign of the base, as long
+/// as the splits it relates are of one family. Where the base is
+/// non-negative the two families agree ([`Split::floor_exact`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Split {
     pub base: NodeId,
@@ -613,7 +698,23 @@ pub struct Split {
     pub trunc: bool,
 }
 
-/// The split an atom is, if any.
+impl Split {
+    /// The split equals the floor split of its digits: floor ops, or a
+    /// non-negative base (the families then agree).
+    pub fn floor_exact(&self, g: &Graph) -> bool {
+        !self.trunc || g.node(self.base).vmin >= 0
+    }
+
+    /// `self` and `o` may be related by the identities between splits:
+    /// one family, or both equal to floor splits.
+    pub fn compatible(&self, o: &Split, g: &Graph) -> bool {
+        self.trunc == o.trunc || (self.floor_exact(g) && o.floor_exact(g))
+    }
+}
+
+/// The split an atom is, if any: a chain of quotients and remainders of
+/// one family by positive constants, each taking whole digits of the one
+/// below (`x % 20 / 2 % 2` is digits `2..4` of `x`).
 pub fn split_of(g: &Graph, atom: NodeId) -> Option<Split> {
     let n = g.node(atom);
     if n.dtype != DType::Index {
@@ -625,50 +726,51 @@ pub fn split_of(g: &Graph, atom: NodeId) -> Option<Split> {
         _ => return None,
     };
     let pos_const = |id: NodeId| g.node(id).as_const().filter(|&c| c > 0).map(|c| c as i128);
-    let (x, c) = (n.src()[0], pos_const(n.src()[1])?);
-    let inner = g.node(x);
-    let inner_c = if inner.op == div || inner.op == rem {
-        pos_const(inner.src()[1])
-    } else {
-        None
+    // The chain of ops from the atom down to the base.
+    let mut chain: Vec<(NodeId, Op, i128)> = Vec::new();
+    let mut x = atom;
+    loop {
+        let xn = g.node(x);
+        if xn.op != div && xn.op != rem {
+            break;
+        }
+        let Some(c) = pos_const(xn.src()[1]) else {
+            break;
+        };
+        chain.push((x, xn.op, c));
+        x = xn.src()[0];
+    }
+    // Digits lo..hi of the base, from the bottom up; an op that does not
+    // take whole digits of the split below starts a new split on its
+    // operand.
+    let mut s = Split {
+        base: x,
+        lo: 1,
+        hi: None,
+        trunc,
     };
-    let s = if n.op == div {
-        match inner_c {
-            // (b mod m) // c with c | m: digits c..m
-            Some(m) if inner.op == rem && m % c == 0 => Split {
-                base: inner.src()[0],
-                lo: c,
-                hi: Some(m),
-                trunc,
-            },
-            _ => Split {
-                base: x,
-                lo: c,
+    for &(node, op, c) in chain.iter().rev() {
+        let next = |s: &Split| -> Option<Split> {
+            if s.hi.is_some_and(|h| (h / s.lo) % c != 0) {
+                return None;
+            }
+            let mut t = *s;
+            if op == div {
+                t.lo = s.lo.checked_mul(c)?;
+            } else {
+                t.hi = Some(s.lo.checked_mul(c)?);
+            }
+            t.hi.is_none_or(|h| h > t.lo).then_some(t)
+        };
+        s = match next(&s) {
+            Some(t) => t,
+            None => next(&Split {
+                base: g.node(node).src()[0],
+                lo: 1,
                 hi: None,
                 trunc,
-            },
-        }
-    } else {
-        match inner_c {
-            // (b // a) mod c: digits a..a*c
-            Some(a) if inner.op == div => Split {
-                base: inner.src()[0],
-                lo: a,
-                hi: Some(a.checked_mul(c)?),
-                trunc,
-            },
-            _ => Split {
-                base: x,
-                lo: 1,
-                hi: Some(c),
-                trunc,
-            },
-        }
-    };
-    // The truncating ops agree with the floor ones on a non-negative base
-    // (every intermediate value is then non-negative too).
-    if trunc && g.node(s.base).vmin < 0 {
-        return None;
+            })?,
+        };
     }
     Some(s)
 }
@@ -697,23 +799,37 @@ pub fn split_node(g: &mut Graph, s: Split) -> Option<NodeId> {
 
 /// Fuses the splits of each base, converts between the remainder and
 /// the quotient where that saves a division, until nothing changes.
+/// A split of a sum with a quotient term counts as a split of the sum that
+/// quotient's numerator stands for ([`lift`]), and a split of one base as
+/// a split of another where their digits agree ([`rebase`]), so that digits
+/// of bases that differ by multiples fuse (XLA's `(d1*2 + d0 // 64) mod 3
+/// * 256 + d0 mod 64 * 4 + (d1*128 + d0) // 192 * 768 == d1*512 + d0*4`).
 /// Returns whether anything changed.
 pub fn fuse(g: &mut Graph, acc: &mut Acc) -> Option<bool> {
     let mut changed = false;
     // Each round can only read bases into the sum, which are smaller than
-    // the splits they came from, so the rounds end.
+    // the splits they came from, so the rounds end (and a round cap stops
+    // them regardless).
     for _ in 0..64 {
         let mut round = false;
-        // Splits by base.
-        let mut by_base: FxHashMap<NodeId, Vec<(Split, NodeId, i128)>> = FxHashMap::default();
+        let mut splits: Vec<(Split, NodeId, i128)> = Vec::new();
         for (m, &c) in &acc.terms {
             if m.len() != 1 || c == 0 {
                 continue;
             }
             if let Some(s) = split_of(g, m[0]) {
-                by_base.entry(s.base).or_default().push((s, m[0], c));
+                splits.push((s, m[0], c));
             }
         }
+        splits.sort_unstable_by_key(|t| t.1);
+        round |= shorten(g, acc, &mut splits)?;
+        // Splits by base.
+        let mut by_base: FxHashMap<NodeId, Vec<(Split, NodeId, i128)>> = FxHashMap::default();
+        for (s, atom, c) in splits {
+            let s = lift(g, s)?;
+            by_base.entry(s.base).or_default().push((s, atom, c));
+        }
+        rebase(g, &mut by_base)?;
         let mut bases: Vec<NodeId> = by_base.keys().copied().collect();
         bases.sort_unstable();
         for base in bases {
@@ -724,6 +840,162 @@ pub fn fuse(g: &mut Graph, acc: &mut Acc) -> Option<bool> {
         if !round {
             break;
         }
+        changed = true;
+    }
+    Some(changed)
+}
+
+/// A floor split of a base `A + y // d` (one quotient term, coefficient
+/// 1) is the same digits, times `d`, of `A*d + y`: for an integer `A`,
+/// `A + y // d == (A*d + y) // d`. Lifted while it applies (a few times).
+fn lift(g: &mut Graph, mut s: Split) -> Option<Split> {
+    for _ in 0..4 {
+        if s.trunc {
+            break;
+        }
+        let Some(p) = read(g, s.base) else {
+            break;
+        };
+        let mut quots = p.terms.iter().filter(|(m, c)| {
+            *c == 1 && m.len() == 1 && {
+                let n = g.node(m[0]);
+                n.op == Op::FloorDiv
+                    && !n.maybe_invalid
+                    && g.node(n.src()[1]).as_const().is_some_and(|d| d > 1)
+            }
+        });
+        let (Some((q, _)), None) = (quots.next(), quots.next()) else {
+            break;
+        };
+        let qn = *g.node(q[0]);
+        let (y, d) = (qn.src()[0], g.node(qn.src()[1]).as_const()? as i128);
+        let mut a = p.acc();
+        a.add(q.clone(), -1)?;
+        let a = a.finish(g)?;
+        if a.terms.is_empty() {
+            break;
+        }
+        let mut b = Acc::default();
+        b.add_poly(&a, d)?;
+        b.add_poly(&read(g, y)?, 1)?;
+        let base = build(g, &b.finish(g)?)?;
+        s = Split {
+            base,
+            lo: s.lo.checked_mul(d)?,
+            hi: match s.hi {
+                Some(h) => Some(h.checked_mul(d)?),
+                None => None,
+            },
+            trunc: false,
+        };
+    }
+    Some(s)
+}
+
+/// Moves splits between the groups of a few bases where they are the same
+/// digits of the other base (floor splits, or equal to them): digits
+/// `lo..h` of `b1` are those of `b2` when `b1 - b2` is a multiple of `h`
+/// (`d0 mod 64 == (d1*128 + d0) mod 64`); digits `lo..hi` of `b1` are
+/// digits `lo*m..hi*m` of `b2` when `b2 == m*b1 + r` with `0 <= r < m`
+/// (`b1 == b2 // m`). Each split moves at most once.
+fn rebase(g: &mut Graph, by_base: &mut FxHashMap<NodeId, Vec<(Split, NodeId, i128)>>) -> Option<()> {
+    let mut bases: Vec<NodeId> = by_base.keys().copied().collect();
+    if bases.len() < 2 || bases.len() > 8 {
+        return Some(());
+    }
+    bases.sort_unstable();
+    let polys: Vec<Option<Poly>> = bases.iter().map(|&b| read(g, b)).collect();
+    let mut moved: FxHashSet<NodeId> = FxHashSet::default();
+    for (i, &b1) in bases.iter().enumerate() {
+        let Some(p1) = &polys[i] else {
+            continue;
+        };
+        let Some(group) = by_base.remove(&b1) else {
+            continue;
+        };
+        let mut keep = Vec::new();
+        for (s, atom, c) in group {
+            let target = if moved.contains(&atom) || !s.floor_exact(g) {
+                None
+            } else {
+                bases.iter().zip(&polys).find_map(|(&b2, p2)| {
+                    (b2 != b1).then_some(())?;
+                    same_digits(g, s, p1, p2.as_ref()?, b2)
+                })
+            };
+            match target {
+                Some(t) => {
+                    moved.insert(atom);
+                    by_base.entry(t.base).or_default().push((t, atom, c));
+                }
+                None => keep.push((s, atom, c)),
+            }
+        }
+        if !keep.is_empty() {
+            by_base.entry(b1).or_default().extend(keep);
+        }
+    }
+    Some(())
+}
+
+/// The digits of `s` (a split of the base read as `p1`) as a split of `b2`
+/// (read as `p2`), if [`rebase`]'s conditions show they are.
+fn same_digits(g: &Graph, s: Split, p1: &Poly, p2: &Poly, b2: NodeId) -> Option<Split> {
+    let multiple = |p: &Poly, h: i128| p.terms.iter().all(|t| t.1 % h == 0) && p.k % h == 0;
+    if let Some(h) = s.hi {
+        let mut d = p1.acc();
+        d.add_poly(p2, -1)?;
+        if multiple(&d.finish(g)?, h) {
+            return Some(Split {
+                base: b2,
+                trunc: false,
+                ..s
+            });
+        }
+    }
+    let (t, c1) = p1.terms.first()?;
+    let c2 = p2.terms.iter().find(|x| &x.0 == t)?.1;
+    if c2 % c1 != 0 || c2 / c1 < 2 {
+        return None;
+    }
+    let m = c2 / c1;
+    let mut r = p2.acc();
+    r.add_poly(p1, -m)?;
+    let r = r.finish(g)?;
+    let rr = terms_range(g, &r.terms, r.k, Width::W64)?;
+    if rr.lo < 0 || rr.hi >= m {
+        return None;
+    }
+    Some(Split {
+        base: b2,
+        lo: s.lo.checked_mul(m)?,
+        hi: match s.hi {
+            Some(h) => Some(h.checked_mul(m)?),
+            None => None,
+        },
+        trunc: false,
+    })
+}
+
+/// A split written with more divisions than its digits need (`x % 20 / 2
+/// % 2` is `x / 2 % 2`) is written with the fewest.
+fn shorten(g: &mut Graph, acc: &mut Acc, splits: &mut [(Split, NodeId, i128)]) -> Option<bool> {
+    let mut changed = false;
+    for t in splits.iter_mut() {
+        let (s, atom, c) = *t;
+        let mut ops = 0;
+        let mut x = atom;
+        while x != s.base {
+            ops += 1;
+            x = g.node(x).src()[0];
+        }
+        if ops <= (s.lo > 1) as usize + s.hi.is_some() as usize {
+            continue;
+        }
+        let node = split_node(g, s)?;
+        acc.add(vec![atom], -c)?;
+        acc.add(vec![node], c)?;
+        t.1 = node;
         changed = true;
     }
     Some(changed)
@@ -742,7 +1014,7 @@ fn fuse_group(
         for i in 0..group.len() {
             for j in 0..group.len() {
                 let ((a, an, ca), (b, bn, cb)) = (group[i], group[j]);
-                if i == j || a.hi != Some(b.lo) {
+                if i == j || a.hi != Some(b.lo) || !a.compatible(&b, g) {
                     continue;
                 }
                 if ca.checked_mul(b.lo / a.lo) != Some(cb) {
@@ -784,7 +1056,8 @@ fn add_base(g: &Graph, acc: &mut Acc, base: NodeId, c: i128) -> Option<()> {
 /// - both present: `x mod c * s + (x // c) * t == x * s + (x // c) * (t -
 ///   s*c)` (one division fewer; `x // 2 + x mod 2 == x - x // 2`);
 /// - the quotient with `-s*c` and (most of) `s * x` present: `s * x - (x //
-///   c) * (s*c) == (x mod c) * s` (`x - x // 8 * 8 == x mod 8`).
+///   c) * (s*c) == (x mod c) * s` (`x - x // 8 * 8 == x mod 8`; a term of
+///   `x` counts where the sum has at least `s` times it).
 fn convert_group(
     g: &mut Graph,
     acc: &mut Acc,
@@ -797,9 +1070,9 @@ fn convert_group(
         }
         let c = q.lo;
         // A remainder by the same divisor.
-        if let Some(&(_, rn, s)) = group
-            .iter()
-            .find(|(r, rn, _)| r.lo == 1 && r.hi == Some(c) && acc.coef(&vec![*rn]) != 0)
+        if let Some(&(_, rn, s)) = group.iter().find(|(r, rn, _)| {
+            r.lo == 1 && r.hi == Some(c) && r.compatible(&q, g) && acc.coef(&vec![*rn]) != 0
+        })
         {
             acc.add(vec![rn], -s)?;
             add_base(g, acc, base, s)?;
@@ -814,9 +1087,13 @@ fn convert_group(
         let Some(bp) = read(g, base) else {
             continue;
         };
+        // A term counts as present where the sum has at least s times it
+        // (its coefficient then shrinks: `s0*7 - s0 // 3 * 12` is `s0*3 +
+        // s0 mod 3 * 4`).
         let (mut present, mut missing) = (0, 0);
         for (m, f) in &bp.terms {
-            if acc.coef(m) == f.checked_mul(s)? {
+            let (want, have) = (f.checked_mul(s)?, acc.coef(m));
+            if have == want || (have.signum() == want.signum() && have.abs() > want.abs()) {
                 present += 1;
             } else {
                 missing += 1;
@@ -849,10 +1126,11 @@ fn convert_group(
 /// already in it (or it cannot be built within the width).
 fn normalize(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     let mut acc = read_at(g, n, 0)?;
+    crate::quotient::residues(g, &mut acc, w)?;
     fuse(g, &mut acc)?;
     crate::minmax::in_sum(g, &mut acc, w)?;
     let p = acc.finish(g)?;
-    let out = build(g, &p)?;
+    let out = crate::quotient::build(g, &p, n, w)?;
     if out == n || !fits_new(g, n, out, w) {
         return None;
     }
@@ -908,6 +1186,17 @@ mod tests {
     }
 
     #[test]
+    fn a_sum_is_built_in_its_smallest_equivalent_shape() {
+        let v = "var x in [0, 9]\nvar y in [0, 9]\nvar z in [0, 9]";
+        // The terms' common factor comes out, with the cheaper sign.
+        assert_eq!(simp(v, "(x - y) * -2"), "(y - x) * 2");
+        assert_eq!(simp(v, "x * 3 + y * 9"), "(x + y * 3) * 3");
+        assert_eq!(simp(v, "y * 5 - (y + z) // 2 * 10"), "((y + z) mod 2 - z) * 5");
+        // A factored atom's cofactor with the cheaper sign.
+        assert_eq!(simp(v, "x - x * y"), "x * (1 - y)");
+    }
+
+    #[test]
     fn digits_fuse_at_any_depth() {
         let v = "var x in [0, 10000]";
         assert_eq!(simp(v, "x mod 4 + (x // 4 mod 3) * 4"), "x mod 12");
@@ -923,6 +1212,42 @@ mod tests {
     }
 
     #[test]
+    fn digits_of_bases_that_differ_by_multiples_fuse() {
+        // XLA's SimplifyReshape3: d1*2 + d0 // 64 is (d1*128 + d0) // 64,
+        // and d0 mod 64 is (d1*128 + d0) mod 64.
+        let v = "var d1 in [0, 3071]\nvar d0 in [0, 127]";
+        assert_eq!(
+            simp(v, "(d1 * 2 + d0 // 64) mod 3 * 256 + d0 mod 64 * 4 + (d1 * 128 + d0) // 192 * 768"),
+            "d1 * 512 + d0 * 4"
+        );
+        // d0 // 1536 is (d0*128 + d1) // 196608 for d1 in [0, 128).
+        let v = "var d0 in [0, 3071]\nvar d1 in [0, 127]";
+        assert_eq!(
+            simp(v, "d0 // 1536 * 786432 + (d0 * 2 + d1 // 64) // 3 mod 1024 * 768 + (d0 * 2 + d1 // 64) mod 3 * 256 + d1 mod 64 * 4"),
+            "d0 * 512 + d1 * 4"
+        );
+    }
+
+    #[test]
+    fn a_quotient_against_more_than_its_base_is_a_remainder() {
+        let v = "var d0 in [0, 1]\nvar s0 in [0, 3]";
+        assert_eq!(simp(v, "d0 - s0 // 3 * 12 + s0 * 7"), "d0 + s0 * 3 + s0 mod 3 * 4");
+    }
+
+    #[test]
+    fn truncating_digits_fuse_for_either_sign() {
+        // Truncating splits are odd in their base: the identities hold.
+        let v = "var x in [-50, 50]\nvar y in [-50, 50]";
+        assert_eq!(simp(v, "x - x / 3 * 3"), "x % 3");
+        assert_eq!(simp(v, "x % 3 + (x / 6 * 6 + x / 3 % 2 * 3)"), "x");
+        assert_eq!(simp(v, "y - (y + x) / 5 * 5"), "(x + y) % 5 - x");
+        // A split written with more divisions than its digits need.
+        assert_eq!(simp(v, "x % 20 / 2 % 2 * 2"), "x / 2 % 2 * 2");
+        // The families do not mix on a signed base.
+        assert_eq!(simp(v, "x - x // 3 * 3 + x % 3"), "x mod 3 + x % 3");
+    }
+
+    #[test]
     fn a_quotient_of_a_quotient_term_is_one_division() {
         let v = "var s0 in [0, 100]\nvar s1 in [0, 127]";
         assert_eq!(
@@ -933,6 +1258,9 @@ mod tests {
         // A coefficient that is a multiple of the divisor comes out instead.
         let v = "var s0 in [0, 100]\nvar s1 in [0, 1000]";
         assert_eq!(simp(v, "(s0 * 3 + s1 // 64) // 3"), "s0 + s1 // 192");
+        // A negated inner quotient, a negative outer divisor.
+        let v = "var s0 in [0, 1233]";
+        assert_eq!(simp(v, "s0 // 2 // -7"), "(1 - s0) // 14");
     }
 
     #[test]

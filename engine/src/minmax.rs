@@ -49,27 +49,66 @@ fn flip(op: Op) -> Op {
     }
 }
 
-/// Reads a `min`/`max` chain rooted at `n`: its arms' linear forms.
-pub(crate) fn read_chain(g: &Graph, n: NodeId) -> Option<Chain> {
+/// Reads a `min`/`max` chain rooted at `n`: its arms' linear forms. With
+/// `flatten`, an arm `c * op'(b_j) + r` that is itself a chain of the same
+/// effective op (`op' == op` for `c > 0`, the other op for `c < 0`:
+/// `c * max(b_j) == min(c * b_j)`) contributes its arms `c * b_j + r`
+/// (`min(x, min(x, y) + 1)` has the arms `x`, `x + 1`, `y + 1`).
+pub(crate) fn read_chain(g: &Graph, n: NodeId, flatten: bool) -> Option<Chain> {
     let node = g.node(n);
     if !matches!(node.op, Op::Min | Op::Max) || node.dtype != DType::Index || node.maybe_invalid {
         return None;
     }
     let mut arms = Vec::new();
-    let mut stack = vec![n];
-    while let Some(x) = stack.pop() {
+    // (node, scale, offset): the arm is `scale * node + offset`.
+    let mut stack: Vec<(NodeId, i128, Option<Poly>)> = vec![(n, 1, None)];
+    while let Some((x, scale, off)) = stack.pop() {
         let xn = g.node(x);
-        if xn.op == node.op {
-            stack.push(xn.src()[1]);
-            stack.push(xn.src()[0]);
-        } else {
-            arms.push(linear::read(g, x)?);
-            if arms.len() > MAX_ARMS {
-                return None;
+        let op = if scale > 0 { node.op } else { flip(node.op) };
+        if xn.op == op {
+            stack.push((xn.src()[1], scale, off.clone()));
+            stack.push((xn.src()[0], scale, off));
+            continue;
+        }
+        let p = linear::read(g, x)?;
+        let mut acc = Acc::default();
+        acc.add_poly(&p, scale)?;
+        if let Some(o) = &off {
+            acc.add_poly(o, 1)?;
+        }
+        let arm = acc.finish(g)?;
+        if flatten {
+            if let Some((inner, c, rest)) = nested_chain(g, &arm, node.op) {
+                stack.push((inner, c, Some(rest)));
+                continue;
             }
+        }
+        arms.push(arm);
+        if arms.len() > MAX_ARMS {
+            return None;
         }
     }
     Some(Chain { op: node.op, arms })
+}
+
+/// The one chain term `c * m` of `p` whose effective op is `op` (`m`'s
+/// own op for `c > 0`, the other for `c < 0`), with the rest of `p`.
+fn nested_chain(g: &Graph, p: &Poly, op: Op) -> Option<(NodeId, i128, Poly)> {
+    let mut found = p.terms.iter().enumerate().filter(|(_, (m, c))| {
+        let [a] = m[..] else {
+            return false;
+        };
+        let an = g.node(a);
+        matches!(an.op, Op::Min | Op::Max) && !an.maybe_invalid && (an.op == op) == (*c > 0)
+    });
+    let (i, (m, c)) = found.next()?;
+    if found.next().is_some() {
+        return None;
+    }
+    let (a, c) = (m[0], *c);
+    let mut rest = p.clone();
+    rest.terms.remove(i);
+    Some((a, c, rest))
 }
 
 /// `a - b` as a poly.
@@ -79,63 +118,76 @@ fn diff(g: &Graph, a: &Poly, b: &Poly) -> Option<Poly> {
     acc.finish(g)
 }
 
-/// `a - b` as a poly, its splits fused (a quotient against its base is a
-/// remainder, whose range is known).
-fn fused_diff(g: &mut Graph, a: &Poly, b: &Poly) -> Option<Poly> {
-    let mut acc = a.acc();
-    acc.add_poly(b, -1)?;
-    linear::fuse(g, &mut acc)?;
-    acc.finish(g)
+/// How many differences one [`nonneg`] question may look at, and how many
+/// chains deep it may look: a bounded amount of work per question.
+const NONNEG_BUDGET: usize = 64;
+const NONNEG_DEPTH: u32 = 4;
+
+/// `p >= 0` wherever `p` is defined. Shown by the range of `p` (its splits
+/// fused: a quotient against its base is a remainder, whose range is
+/// known), else through one of its `min`/`max` terms `c * m`: where the
+/// term is a minimum of `c * arm_i` (`m` a `min` and `c > 0`, or a `max`
+/// and `c < 0`), `p >= 0` iff every `p_i` (the term replaced by `c *
+/// arm_i`) is; where it is a maximum, iff some `p_i` is (this direction
+/// only: sufficient). Sufficient, not necessary: `false` is "not shown".
+pub(crate) fn nonneg(g: &mut Graph, p: &Poly, w: Width) -> Option<bool> {
+    let mut budget = NONNEG_BUDGET;
+    nonneg_in(g, p, w, &mut budget, NONNEG_DEPTH)
 }
 
-/// `p` and, for each `min`/`max` term of it, `p` with that term replaced
-/// by one of its arms: lower bounds of `p` (`max(a, b) >= a`) when `lower`,
-/// upper bounds otherwise.
-fn relaxations(g: &Graph, p: &Poly, lower: bool) -> Vec<Poly> {
-    let mut out = vec![p.clone()];
-    for (m, c) in &p.terms {
-        let [a] = m[..] else {
-            continue;
-        };
-        let op = g.node(a).op;
-        let bounds_below = (op == Op::Max) == (*c > 0);
-        if !matches!(op, Op::Min | Op::Max) || bounds_below != lower {
-            continue;
-        }
-        let Some(ch) = read_chain(g, a) else {
-            continue;
-        };
-        for arm in &ch.arms {
-            let mut acc = p.acc();
-            if acc.add(m.clone(), -c).is_none() || acc.add_poly(arm, *c).is_none() {
-                continue;
-            }
-            if let Some(q) = acc.finish(g) {
-                out.push(q);
-            }
-            if out.len() >= 8 {
-                return out;
-            }
-        }
+fn nonneg_in(g: &mut Graph, p: &Poly, w: Width, budget: &mut usize, depth: u32) -> Option<bool> {
+    if *budget == 0 {
+        return Some(false);
     }
-    out
-}
-
-/// `a >= b` everywhere (`at_least`) or `a <= b` everywhere, by the range
-/// of a difference of bounds of the two.
-fn ordered(g: &mut Graph, a: &Poly, b: &Poly, at_least: bool, w: Width) -> Option<bool> {
-    for x in relaxations(g, a, at_least) {
-        for y in relaxations(g, b, !at_least) {
-            let d = fused_diff(g, &x, &y)?;
-            let Some(r) = terms_range(g, &d.terms, d.k, w) else {
+    *budget -= 1;
+    let mut acc = p.acc();
+    linear::fuse(g, &mut acc)?;
+    let p = acc.finish(g)?;
+    if terms_range(g, &p.terms, p.k, w).is_some_and(|r| r.lo >= 0) {
+        return Some(true);
+    }
+    if depth == 0 {
+        return Some(false);
+    }
+    // A minimum first (exact), else a maximum.
+    for want_min in [true, false] {
+        for (m, c) in &p.terms {
+            let [a] = m[..] else {
                 continue;
             };
-            if (at_least && r.lo >= 0) || (!at_least && r.hi <= 0) {
-                return Some(true);
+            let op = g.node(a).op;
+            let min_like = (op == Op::Min) == (*c > 0);
+            if !matches!(op, Op::Min | Op::Max) || min_like != want_min {
+                continue;
             }
+            let Some(ch) = read_chain(g, a, true) else {
+                continue;
+            };
+            let mut any = false;
+            for arm in &ch.arms {
+                let mut q = p.acc();
+                q.add(m.clone(), -c)?;
+                q.add_poly(arm, *c)?;
+                let q = q.finish(g)?;
+                let holds = nonneg_in(g, &q, w, budget, depth - 1)?;
+                if want_min && !holds {
+                    return Some(false);
+                }
+                if holds && !want_min {
+                    return Some(true);
+                }
+                any |= holds;
+            }
+            return Some(any);
         }
     }
     Some(false)
+}
+
+/// `a >= b` everywhere (`at_least`) or `a <= b` everywhere.
+fn ordered(g: &mut Graph, a: &Poly, b: &Poly, at_least: bool, w: Width) -> Option<bool> {
+    let d = if at_least { diff(g, a, b)? } else { diff(g, b, a)? };
+    nonneg(g, &d, w)
 }
 
 /// Drops dominated arms (for `min`, an arm at least another everywhere;
@@ -260,7 +312,7 @@ fn balance(g: &Graph, c: &Chain, outer: &Poly, coef: i128) -> Option<(Chain, Pol
 }
 
 /// Builds a chain: its arms in canonical order, folded left.
-fn build_chain(g: &mut Graph, c: &Chain) -> Option<NodeId> {
+pub(crate) fn build_chain(g: &mut Graph, c: &Chain) -> Option<NodeId> {
     let mut nodes = c
         .arms
         .iter()
@@ -410,8 +462,14 @@ fn simplest(g: &mut Graph, mut c: Chain, outer: &Poly, coef: i128, w: Width) -> 
 
 /// Tries the rewrites at a `min`/`max` chain root `n`.
 pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
-    let c = read_chain(g, n)?;
-    let out = simplest(g, c, &Poly::constant(0), 1, w)?;
+    let mut out = simplest(g, read_chain(g, n, false)?, &Poly::constant(0), 1, w)?;
+    // The chain with its nested chains flattened, when that is smaller
+    // (`min(x, min(x, y) + 1)` is `min(x, y + 1)`).
+    if let Some(flat) = read_chain(g, n, true).and_then(|c| simplest(g, c, &Poly::constant(0), 1, w)) {
+        if size(g, flat) < size(g, out) {
+            out = flat;
+        }
+    }
     // Never larger than the source: a rewrite that grows could be undone
     // by the linear form around it, and the two would loop.
     if out == n || size(g, out) > size(g, n) || !fits_new(g, n, out, w) {
@@ -442,7 +500,7 @@ pub(crate) fn in_sum(g: &mut Graph, acc: &mut Acc, w: Width) -> Option<bool> {
     let mut groups: Vec<(Chain, i128)> = Vec::new();
     let mut outer = acc.clone();
     for &(node, coef) in &chains {
-        let Some(c) = read_chain(g, node) else {
+        let Some(c) = read_chain(g, node, false) else {
             return Some(false);
         };
         outer.add(vec![node], -coef)?;
@@ -529,6 +587,23 @@ mod tests {
         assert_eq!(simp(V, "x - max(x + y, 0)"), "min(x, -y)");
         assert_eq!(simp(V, "min(x, y) - min(x + 10, y + 10)"), "-10");
         assert_eq!(simp(V, "max(x, y * 2) + min(x, y * 2)"), "x + y * 2");
+    }
+
+    #[test]
+    fn a_nested_chain_of_the_same_op_flattens_into_its_arms() {
+        assert_eq!(simp(V, "min(x, min(x, y) + 1)"), "min(x, y + 1)");
+        assert_eq!(simp(V, "max(max(y, x) - 1, x)"), "max(x, y + -1)");
+        assert_eq!(simp(V, "min(y + 3, min((y + 5) // 2, x) * 2)"), "min(x * 2, y + 3)");
+        // -max(a, b) is min(-a, -b).
+        assert_eq!(simp(V, "min(x, 3 - max(3 - x, y))"), "min(x, 3 - y)");
+    }
+
+    #[test]
+    fn chains_compare_arm_by_arm() {
+        // A bound of a minimum is a bound of each arm; of a maximum, of one.
+        let v = "var x in [1, 16]";
+        assert_eq!(simp(v, "min((x + 3) // 4 * 4, max(x, 4))"), "max(x, 4)");
+        assert_eq!(simp(V, "max(min(x, y + 1), min(x, y + 3))"), "min(x, y + 3)");
     }
 
     #[test]

@@ -139,8 +139,9 @@ const CAP_WINDOW: usize = 1_000;
 
 /// The algorithmic rule families, in the order they are tried after the
 /// declarative groups: each family's sub-rule names, in its own order.
-pub const ALGORITHMIC: [&[&str]; 6] = [
+pub const ALGORITHMIC: [&[&str]; 7] = [
     &crate::divmod::RULES,
+    &crate::symdiv::RULES,
     &crate::linear::RULES,
     &crate::compare::RULES,
     &crate::facts::RULES,
@@ -283,6 +284,12 @@ impl<'r> Simplifier<'r> {
             }
         }
         base += crate::divmod::RULES.len();
+        if op.is_divmod() {
+            if let Some((i, out)) = crate::symdiv::rewrite(g, n, self.width) {
+                return Some((base + i, out));
+            }
+        }
+        base += crate::symdiv::RULES.len();
         if let Some((i, out)) = crate::linear::rewrite(g, n, root, self.width) {
             if out != n {
                 return Some((base + i, out));
