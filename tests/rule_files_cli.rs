@@ -153,7 +153,7 @@ fn prove_and_gate_take_width_widths_and_rule_alike() {
     );
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("1 rule x 2 widths: 2 proved (1/1 at 8, 1/1 at 16)"),
+        out.contains("1 rule x 2 widths: 2 proved (1/1 at 8, 1/1 at 16; 1 rule width-generic)"),
         "{out}"
     );
     // `--rule NAME` picks rules in both (prove also takes bare names).
