@@ -50,7 +50,7 @@ fn a_rule_file_that_defines_nothing_is_an_error_for_every_command() {
     }
 }
 
-/// A file without a `group` header (as `verify/pending.rules`) is a group
+/// A file without a `group` header (as `verify/tests/hard.rules`) is a group
 /// named after the file: `prove` proves it, and every other command lays it
 /// over the built-in rules, tried after their groups. Each says so in the
 /// same note.
