@@ -113,6 +113,29 @@ fn every_command_reads_an_indexing_map_with_the_same_detector_and_a_flag_forces_
         assert_ne!(forced.status.code(), Some(0), "{cmd}: {out}");
         assert!(out.contains("-:1:1: expected `var`"), "{cmd}: {out}");
     }
+    // Forcing the syntax the detector picks changes nothing: the same exit
+    // status and output as detected.
+    for cmd in ["simplify", "check", "lower", "replay"] {
+        let detected = tileproof(&[cmd, "-"], map);
+        let forced = tileproof(&[cmd, "--input-format", "xla", "-"], map);
+        assert_eq!(forced.status.code(), detected.status.code(), "{cmd}");
+        assert_eq!(forced.stdout, detected.stdout, "{cmd}");
+        assert_eq!(forced.stderr, detected.stderr, "{cmd}");
+    }
+    // A text program forced as a map is a parse error at its first token,
+    // not a panic: exit 1 (replay names the case as failed: exit 2).
+    let program = "var x in [0, 9]\nexpr x + 0\n";
+    for (cmd, status) in [("simplify", 1), ("check", 1), ("lower", 1), ("replay", 2)] {
+        let forced = tileproof(&[cmd, "--input-format", "xla", "-"], program);
+        let out = String::from_utf8_lossy(&forced.stdout).to_string()
+            + &String::from_utf8_lossy(&forced.stderr);
+        assert_eq!(forced.status.code(), Some(status), "{cmd}: {out}");
+        assert!(
+            out.contains("-:1:1: expected `(`, found `var`"),
+            "{cmd}: {out}"
+        );
+        assert!(!out.contains("panicked"), "{cmd}: {out}");
+    }
     // A parenthesized expression is not a map: every command reads it as
     // the text format (and says what it expected).
     for cmd in ["simplify", "check", "lower", "replay"] {

@@ -161,6 +161,54 @@ fn replay_says_what_was_checked_and_require_proof_refuses_a_sampled_unproved_cas
     );
 }
 
+/// The case `--no-smt` does not reach: Z3 is asked and answers unknown. A
+/// timeout below a nanosecond is a zero duration, so the check is never
+/// started and the answer is unknown on every run (a 1e-9 s timeout is a
+/// race: Z3 decides this case before the watchdog's interrupt lands in
+/// about half the runs). The domain is too large to enumerate, so nothing
+/// else proves it.
+#[test]
+fn an_smt_unknown_on_a_sampled_case_is_ok_but_not_a_proof_under_require_proof() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("replay-smt-unknown");
+    std::fs::create_dir_all(&dir).unwrap();
+    let case = dir.join("big.txt");
+    std::fs::write(
+        &case,
+        "var x in [0, 1000000000000]\nvar y in [0, 1000000]\nexpr (x * 4 + y) // 4\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+            .args(["replay", "--timeout", "1e-10"])
+            .args(extra)
+            .arg(&case)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let checked = "(JIT: sampled, 262144 of 1.0e18 points; SMT unknown: ";
+    let (code, text) = run(&[]);
+    assert_eq!(code, Some(0), "nothing failed:\n{text}");
+    assert!(
+        text.starts_with(&format!("ok   {} at width 64 {checked}", case.display())),
+        "{text}"
+    );
+    assert!(text.contains("replayed 1 case: 1 ok, 0 failed"), "{text}");
+    let (code, text) = run(&["--require-proof"]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.starts_with(&format!("FAIL {} at width 64 {checked}", case.display()))
+            && text
+                .contains("not proved (--require-proof: the JIT sampled, and Z3 did not prove it)"),
+        "{text}"
+    );
+    assert!(text.contains("0 ok, 1 failed"), "{text}");
+}
+
 /// `replay -` reads the case from standard input as `replay FILE` reads the
 /// file: its `# width:` header sets the width of every check, the SMT
 /// validation's included (it used to validate standard input at 64 bits).

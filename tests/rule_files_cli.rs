@@ -31,6 +31,12 @@ fn a_rule_file_that_defines_nothing_is_an_error_for_every_command() {
     let case = d.join("case.txt");
     std::fs::write(&case, "var x in [0, 9]\nexpr x + 0\n").unwrap();
     let case = case.to_str().unwrap();
+    let artifact = d.join("crash-artifact");
+    std::fs::write(&artifact, [7u8; 64]).unwrap();
+    let artifact = artifact.to_str().unwrap();
+    let corpus = d.join("imported");
+    let _ = std::fs::remove_dir_all(&corpus);
+    let corpus = corpus.to_str().unwrap();
     for (name, text) in [
         ("empty.rules", ""),
         ("comments.rules", "# only a comment\n\n"),
@@ -40,7 +46,22 @@ fn a_rule_file_that_defines_nothing_is_an_error_for_every_command() {
         for args in [
             vec!["prove", "--no-cache"],
             vec!["simplify", case],
+            vec!["check", case],
             vec!["fuzz", "--cases", "1"],
+            vec!["replay", case],
+            // Bytes that decode to a case that passes every check (exit 2
+            // without a rule file): the error is the rule file's.
+            vec![
+                "import",
+                "--generator",
+                "tiled",
+                "--corpus",
+                corpus,
+                artifact,
+            ],
+            // Standard input is empty: without a rule file it serves
+            // nothing and exits 0.
+            vec!["serve"],
             vec!["gate", "--candidates-only", "--time", "1"],
         ] {
             let (code, out) = run(&args, &file);
@@ -48,6 +69,36 @@ fn a_rule_file_that_defines_nothing_is_an_error_for_every_command() {
             assert!(out.contains("the file defines no rules"), "{args:?}: {out}");
         }
     }
+    // Every command taking `--rules` is in the list above (a new one must
+    // join it): the commands are read from `tileproof --help`.
+    let help = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+            .args(args)
+            .output()
+            .expect("tileproof runs");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let top = help(&["--help"]);
+    let commands: Vec<&str> = top
+        .lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        // A command's line, not a continuation of its description.
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() >= 10, "{top}");
+    let with_rules: Vec<&str> = commands
+        .into_iter()
+        .filter(|c| help(&[c, "--help"]).contains("--rules <FILE>"))
+        .collect();
+    assert_eq!(
+        with_rules,
+        ["simplify", "prove", "check", "fuzz", "replay", "import", "serve", "gate"],
+        "the commands that take --rules (lower, bench do not)"
+    );
 }
 
 /// A file without a `group` header (as `verify/tests/hard.rules`) is a group

@@ -1,0 +1,312 @@
+//! The README's worked examples (the intro's trace, workflow 1 "Prove a new
+//! pattern before merging it" and workflow 4 "Reproduce a counterexample")
+//! are reproducible: the files they `cat` are shipped in `docs/examples/`
+//! with exactly the contents shown, and each command they run gives the
+//! exit status and the key lines shown. Transcripts that are deterministic
+//! (traces, replays, the finding file) must match the README line for line;
+//! of the others (`prove`, `fuzz`: Z3's values, times, case counts vary)
+//! the lines that do not vary must appear both in the README and in the
+//! output. When one of these tests fails after a change to the engine or
+//! to an output format, run the command from the repository root and paste
+//! its standard output into README.md.
+//!
+//! The gate command workflow 1 mentions is not run here (it takes tens of
+//! seconds; tests/gate_cli.rs covers a candidate rule in the gate).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn readme() -> String {
+    std::fs::read_to_string(root().join("README.md")).unwrap()
+}
+
+/// A directory of its own for one test, emptied first.
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("readme-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `tileproof ARGS` from the repository root, as the README does:
+/// the exit status and standard output (standard error, which carries the
+/// progress lines the README leaves out, is appended to failure messages).
+fn tileproof(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+        .current_dir(root())
+        .args(args)
+        .output()
+        .expect("tileproof runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+/// The lines the README shows after `$ COMMAND` (up to the next command or
+/// the end of the code block), without trailing blank lines.
+fn transcript(readme: &str, command: &str) -> Vec<String> {
+    let prompt = format!("$ {command}");
+    let mut lines = readme.lines();
+    assert!(
+        lines.any(|l| l == prompt),
+        "README.md no longer shows `{prompt}`"
+    );
+    let mut shown: Vec<String> = lines
+        .take_while(|l| !l.starts_with("$ ") && !l.starts_with("```"))
+        .map(str::to_string)
+        .collect();
+    while shown.last().is_some_and(|l| l.is_empty()) {
+        shown.pop();
+    }
+    shown
+}
+
+/// `out`'s lines, with the scratch corpus directory `dir` written as the
+/// README's `findings`.
+fn lines_as_shown(out: &str, dir: &Path) -> Vec<String> {
+    out.replace(&dir.display().to_string(), "findings")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether the README's prose says `phrase` (however its lines are
+/// wrapped).
+fn says(readme: &str, phrase: &str) -> bool {
+    let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    words(readme).contains(&words(phrase))
+}
+
+/// Asserts that `line` is in the README's transcript and in the output.
+fn shown_and_printed(shown: &[String], out: &str, line: &str) {
+    assert!(
+        shown.iter().any(|l| l == line),
+        "README.md's transcript lacks `{line}`:\n{}",
+        shown.join("\n")
+    );
+    assert!(
+        out.lines().any(|l| l == line),
+        "the output lacks `{line}` (README.md shows it):\n{out}"
+    );
+}
+
+#[test]
+fn the_shipped_example_files_are_the_ones_the_readme_shows() {
+    let readme = readme();
+    for name in ["tile.rules", "tile2.rules", "tile3.rules", "broken.rules"] {
+        let file = std::fs::read_to_string(root().join("docs/examples").join(name)).unwrap();
+        let shown = transcript(&readme, &format!("cat docs/examples/{name}"));
+        assert_eq!(
+            shown.join("\n") + "\n",
+            file,
+            "README.md's `cat docs/examples/{name}` is not the shipped file"
+        );
+    }
+    // The intro shows tiled.txt without a `cat`: it is its first text block.
+    let tiled = std::fs::read_to_string(root().join("docs/examples/tiled.txt")).unwrap();
+    assert!(
+        readme.contains(&format!("```text\n{tiled}```\n")),
+        "README.md's intro no longer shows docs/examples/tiled.txt as it is"
+    );
+}
+
+#[test]
+fn the_intro_trace_of_tiled_txt_is_what_simplify_prints() {
+    let cmd = "tileproof simplify --trace docs/examples/tiled.txt";
+    let (code, out, err) = tileproof(&cmd.split(' ').collect::<Vec<_>>()[1..]);
+    assert_eq!(code, 0, "{out}{err}");
+    // The point of the example: both roots reduced as the intro says.
+    assert!(
+        out.ends_with("expr where(r0 < 30, r0 * 4 + r1, invalid)\nexpr r0\n"),
+        "{out}"
+    );
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        transcript(&readme(), cmd),
+        "README.md's intro trace is out of date"
+    );
+}
+
+#[test]
+fn an_unguarded_tile_rule_fails_at_every_width_on_a_masked_lane() {
+    let readme = readme();
+    let cmd = "tileproof prove --rules docs/examples/tile.rules";
+    let shown = transcript(&readme, cmd);
+    let (code, out, err) = tileproof(&["prove", "--rules", "docs/examples/tile.rules"]);
+    assert_eq!(code, 2, "a failed rule exits 2:\n{out}{err}");
+    for w in [8, 16, 32, 64] {
+        assert!(
+            out.contains(&format!("FAILED floordiv_tile at width {w}\n")),
+            "{out}"
+        );
+        shown_and_printed(&shown, &out, &format!("width {w:>2}: 0/1 proved, 1 failed"));
+    }
+    for line in [
+        "counterexample to floordiv_tile at width 8: validity-differs",
+        "  b      = invalid  index invalid (range [0, 0])",
+        "    (a * C + b) // C                         = invalid",
+        "  confirmed by the interpreter: validity-differs (source invalid, target 0)",
+        "width-generic: 0 of 1 rule proved for every width >= 8 by one query; width by width: 1: the generic query has a model at some MAX",
+    ] {
+        shown_and_printed(&shown, &out, line);
+    }
+}
+
+#[test]
+fn requiring_a_valid_offset_gets_a_negative_offset_counterexample() {
+    let readme = readme();
+    let cmd = "tileproof prove --rules docs/examples/tile2.rules --width 8";
+    let shown = transcript(&readme, cmd);
+    let (code, out, err) = tileproof(&cmd.split(' ').collect::<Vec<_>>()[1..]);
+    assert_eq!(code, 2, "a failed rule exits 2:\n{out}{err}");
+    for line in [
+        "FAILED floordiv_tile at width 8",
+        "counterexample to floordiv_tile at width 8: value-differs",
+        "width  8: 0/1 proved, 1 failed",
+    ] {
+        shown_and_printed(&shown, &out, line);
+    }
+    // Z3 picks the values; the offset is negative whichever it picks.
+    let b: i64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("  b      = "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no value of b:\n{out}"));
+    assert!(b < 0, "{out}");
+    assert!(
+        out.contains("confirmed by the interpreter: value-differs"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_guarded_tile_rule_is_proved_by_one_width_generic_query() {
+    let readme = readme();
+    let cmd = "tileproof prove --rules docs/examples/tile3.rules";
+    let shown = transcript(&readme, cmd);
+    // A cache of its own: cold on the first run, as the README's is.
+    let dir = scratch("tile3-cache");
+    let cache = dir.to_str().unwrap();
+    let prove = || {
+        tileproof(&[
+            "prove",
+            "--rules",
+            "docs/examples/tile3.rules",
+            "--cache-dir",
+            cache,
+        ])
+    };
+    let (code, out, err) = prove();
+    assert_eq!(code, 0, "{out}{err}");
+    for w in [8, 16, 32, 64] {
+        shown_and_printed(
+            &shown,
+            &out,
+            &format!("width {w:>2}: 1/1 proved (1 by width-generic bounded-integer)"),
+        );
+    }
+    shown_and_printed(
+        &shown,
+        &out,
+        "width-generic: 1 of 1 rule proved for every width >= 8 by one query",
+    );
+    assert!(out.contains("; 0 of 4 from the cache;"), "{out}");
+    // The README says so of a second run.
+    let (code, out, err) = prove();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("; 4 of 4 from the cache;"), "{out}");
+    assert!(says(
+        &readme,
+        "(Run again, it says `4 of 4 from the cache`.)"
+    ));
+}
+
+/// Workflow 4 end to end: the campaign with the broken rule finds the
+/// README's case, whose file is the one shown; it replays as a failure with
+/// the broken rule and clean without it, with the traces shown; and `prove`
+/// refutes the broken rule itself.
+#[test]
+fn the_broken_rules_finding_is_found_replays_and_is_fixed_by_the_guard() {
+    let readme = readme();
+    // The README's `--corpus findings`, in a scratch directory (outputs
+    // are compared with its path written as `findings`).
+    let dir = scratch("findings");
+    let corpus = dir.to_str().unwrap();
+    let (code, out, err) = tileproof(&[
+        "fuzz",
+        "--rules",
+        "docs/examples/broken.rules",
+        "--seed",
+        "1",
+        "--generator",
+        "tiled",
+        "--cases",
+        "200",
+        "--max-findings",
+        "1",
+        "--corpus",
+        corpus,
+    ]);
+    assert_eq!(code, 2, "a campaign with findings exits 2:\n{out}{err}");
+    let shown = transcript(
+        &readme,
+        "tileproof fuzz --rules docs/examples/broken.rules --seed 1 --generator tiled --cases 200 --max-findings 1 --corpus findings",
+    );
+    let out = lines_as_shown(&out, &dir).join("\n");
+    for line in [
+        "  oracle in case 1 (tiled): findings/oracle-5ed3490493.txt",
+        "    value-differs (output 1) at r0 = 1; source (0), target (2) [exhaustive, failed at point 2 of 2]",
+    ] {
+        shown_and_printed(&shown, &out, line);
+    }
+
+    let finding = dir.join("oracle-5ed3490493.txt");
+    let text = std::fs::read_to_string(&finding)
+        .unwrap_or_else(|e| panic!("{}: {e}\n{out}", finding.display()));
+    assert_eq!(
+        lines_as_shown(&text, &dir),
+        transcript(&readme, "cat findings/oracle-5ed3490493.txt"),
+        "README.md's finding file is out of date"
+    );
+
+    let finding = finding.to_str().unwrap();
+    let broken = "docs/examples/broken.rules";
+    for (args, status) in [
+        (vec!["replay", "--rules", broken, finding], 2),
+        (vec!["simplify", "--trace", "--rules", broken, finding], 0),
+        (vec!["replay", finding], 0),
+        (vec!["simplify", "--trace", finding], 0),
+    ] {
+        let (code, out, err) = tileproof(&args);
+        assert_eq!(code, status, "{args:?}:\n{out}{err}");
+        let cmd = format!("tileproof {}", args.join(" ")).replace(corpus, "findings");
+        assert_eq!(
+            lines_as_shown(&out, &dir),
+            transcript(&readme, &cmd),
+            "README.md's `{cmd}` is out of date"
+        );
+    }
+
+    // The README's claim that prove refutes the broken rule at every width.
+    let (code, out, err) = tileproof(&["prove", "--rules", broken]);
+    assert_eq!(code, 2, "{out}{err}");
+    for w in [8, 16, 32, 64] {
+        assert!(
+            out.contains(&format!(
+                "counterexample to mod_in_range at width {w}: value-differs"
+            )),
+            "{out}"
+        );
+    }
+    assert!(says(
+        &readme,
+        "`tileproof prove --rules docs/examples/broken.rules` refutes the rule itself at every width"
+    ));
+}
