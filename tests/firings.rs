@@ -110,6 +110,7 @@ fn every_residue_firing_is_proved_at_width_64() {
         "where(x mod 4 == 1, (x + 3) // 2, invalid)",
         "where(x mod 4 == 3, x mod 2, invalid)",
         "where(x mod 6 == 5 && y < x, (x - 7) // 3 + (y * 4 + 2) mod 2, invalid)",
+        "where(10 < y && y mod 17 == 4 && y < 30 && y * 16 + 3 == x, where(x mod 2 == 0, 1237, y), invalid)",
     ];
     let simp = Simplifier::new(builtin());
     let names = simp.rule_names();

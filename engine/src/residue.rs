@@ -20,14 +20,19 @@
 //! - `residue_gate_index`: in `where(c, idx, invalid)`, each conjunct `a mod
 //!   C == r` of `c` says `a ≡ r (mod C)` where `c` holds; under it `idx`'s
 //!   remainders fold as above and `(b + k) // d` with `b ≡ r (mod m)`, `d |
-//!   m`, becomes `b // d + (r mod d + k) // d` (`b = d q + r mod d`).
+//!   m`, becomes `b // d + (r mod d + k) // d` (`b = d q + r mod d`). A
+//!   conjunct `a == b` gives each side the other's residue, and a node
+//!   whose residue leaves one value in the interval the conjuncts `a < k`,
+//!   `k <= a`, ... put it in is that constant (Halide's `y mod 17 == 4 &&
+//!   10 < y && y < 30` pins `y` to 21).
 //!
 //! **Lemma.** The first two replace a node by a value it has wherever it is
 //! a defined value, and are only taken when the node is never invalid nor
 //! unconstrained (so validity is kept); the result is a constant, defined
 //! everywhere. The third is gated.rs's lemma: `idx'` equals `idx` wherever
-//! `c` holds, `c` is unchanged, and every node it adds is checked defined
-//! at every point by [`fits_new`] against the global ranges.
+//! `c` holds (every fact it uses holds there), `c` is unchanged, and every
+//! node it adds is checked defined at every point by [`fits_new`] against
+//! the global ranges.
 //!
 //! Algorithmic: every firing is recorded under [`RULES`] and validated by
 //! the gate like the linear form's.
@@ -356,6 +361,26 @@ fn fact_of(g: &Graph, p: NodeId) -> Option<(NodeId, Res)> {
     Some((mn.src()[0], Res { m: c, r: k }))
 }
 
+/// The interval a conjunct `p` comparing `a` with a constant puts `a` in.
+fn interval_of(g: &Graph, p: NodeId, a: NodeId) -> Option<(i128, i128)> {
+    let pn = g.node(p);
+    let strict = match pn.op {
+        Op::Lt => 1,
+        Op::Le => 0,
+        _ => return None,
+    };
+    let [x, y] = [pn.src()[0], pn.src()[1]];
+    if x == a {
+        let k = g.node(y).as_const()? as i128;
+        Some((i128::MIN, k - strict))
+    } else if y == a {
+        let k = g.node(x).as_const()? as i128;
+        Some((k + strict, i128::MAX))
+    } else {
+        None
+    }
+}
+
 /// `where(c, idx, invalid)` with `idx` rewritten under the residue facts of
 /// `c`'s conjuncts.
 fn gated(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
@@ -368,8 +393,9 @@ fn gated(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     if cn.maybe_invalid || cn.maybe_unconstrained || ix.maybe_invalid || ix.maybe_unconstrained {
         return None;
     }
+    let parts = conjuncts(g, c)?;
     let mut facts: FxHashMap<NodeId, Res> = FxHashMap::default();
-    for p in conjuncts(g, c)? {
+    for &p in &parts {
         if let Some((a, r)) = fact_of(g, p) {
             // Two facts on one node: keep the finer when one refines the
             // other, else the first.
@@ -385,6 +411,44 @@ fn gated(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     if facts.is_empty() {
         return None;
     }
+    // An equality `a == b` gives each side the other's residue (under the
+    // remainder facts): both are the same value where the gate holds.
+    for &p in &parts {
+        let pn = *g.node(p);
+        if pn.op != Op::Eq || g.node(pn.src()[0]).dtype != DType::Index {
+            continue;
+        }
+        let [a, b] = [pn.src()[0], pn.src()[1]];
+        for (x, y) in [(a, b), (b, a)] {
+            if facts.contains_key(&x) || g.node(x).as_const().is_some() {
+                continue;
+            }
+            let ry = residue(g, y, &facts);
+            if ry.m != 1 {
+                facts.insert(x, ry);
+            }
+        }
+    }
+    // A residue and the interval the gate puts a node in can leave one
+    // value: the node is that constant where the gate holds.
+    let mut pins: FxHashMap<NodeId, i128> = FxHashMap::default();
+    for (&a, &res) in &facts {
+        if res.m == 0 {
+            pins.insert(a, res.r);
+            continue;
+        }
+        let own = rng(g, a, w);
+        let (mut lo, mut hi) = (own.lo, own.hi);
+        for &p in &parts {
+            if let Some((l, h)) = interval_of(g, p, a) {
+                (lo, hi) = (lo.max(l), hi.min(h));
+            }
+        }
+        let v = lo + (res.r - lo).rem_euclid(res.m);
+        if v <= hi && hi - v < res.m {
+            pins.insert(a, v);
+        }
+    }
     let order = g.post_order(idx, |_| false);
     if order.len() > MAX_GATED {
         return None;
@@ -394,7 +458,15 @@ fn gated(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
         let node = *g.node(id);
         let src: Vec<NodeId> = node.src().iter().map(|s| new[s]).collect();
         let rebuilt = g.with_src(id, &src);
-        let out = settle(g, id, &facts, &new).unwrap_or(rebuilt);
+        let pinned = match pins.get(&id) {
+            Some(&v) if node.dtype == DType::Index => {
+                Some(g.cnst(i64::try_from(v).ok()?, DType::Index))
+            }
+            _ => None,
+        };
+        let out = pinned
+            .or_else(|| settle(g, id, &facts, &new))
+            .unwrap_or(rebuilt);
         new.insert(id, out);
     }
     let new_idx = new[&idx];
@@ -521,6 +593,17 @@ mod tests {
         assert_eq!(
             simp(v, "where(x mod 4 == 3, x mod 2, invalid)"),
             "where(x mod 4 == 3, 1, invalid)"
+        );
+        // A remainder and an interval pin y; x = y * 16 + 3 is odd.
+        let v = "var x in [-600, 600]\nvar y in [-40, 40]";
+        assert_eq!(
+            simp(v, "where(y * 16 + 3 == x && y < 30 && y mod 17 == 4 && 10 < y, where(x mod 2 == 0, 1237, y), invalid)"),
+            "where(x == y * 16 + 3 && y < 30 && y mod 17 == 4 && 10 < y, 21, invalid)"
+        );
+        // Two values of the residue in the interval: y stays.
+        assert_eq!(
+            simp(v, "where(y mod 17 == 4 && -20 < y && y < 30, y, invalid)"),
+            "where(y < 30 && (y mod 17 == 4 && -20 < y), y, invalid)"
         );
         // Outside the gate the residue says nothing.
         assert_eq!(simp(v, "(x + 1) // 2"), "(x + 1) // 2");
