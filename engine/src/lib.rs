@@ -30,6 +30,7 @@ pub mod parse;
 pub mod print;
 pub mod quotient;
 pub mod ranges;
+pub mod residue;
 pub mod rewrite;
 pub mod rules;
 pub mod semantics;
