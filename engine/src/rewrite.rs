@@ -139,7 +139,7 @@ const CAP_WINDOW: usize = 1_000;
 
 /// The algorithmic rule families, in the order they are tried after the
 /// declarative groups: each family's sub-rule names, in its own order.
-pub const ALGORITHMIC: [&[&str]; 7] = [
+pub const ALGORITHMIC: [&[&str]; 8] = [
     &crate::divmod::RULES,
     &crate::symdiv::RULES,
     &crate::linear::RULES,
@@ -147,6 +147,7 @@ pub const ALGORITHMIC: [&[&str]; 7] = [
     &crate::facts::RULES,
     &crate::minmax::RULES,
     &crate::gated::RULES,
+    &crate::context::RULES,
 ];
 
 /// Every algorithmic rule name, in the order [`Simplifier::rule_names`]
@@ -322,6 +323,10 @@ impl<'r> Simplifier<'r> {
             if let Some((i, out)) = crate::gated::rewrite(g, n, self.width) {
                 return Some((base + i, out));
             }
+        }
+        base += crate::gated::RULES.len();
+        if let Some((i, out)) = crate::context::rewrite(g, n, root, self.width) {
+            return Some((base + i, out));
         }
         None
     }
