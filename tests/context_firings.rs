@@ -40,6 +40,14 @@ const INPUTS: &[&str] = &[
     "where(where(z < 0, x, invalid) < y, z, where(where(z < 0, x, invalid) < y, w, x) + 1)",
     "where(x < y, where(where(z < 0, x, invalid) < 1, w, where(x < y, w, 4)), 2)",
     "where(x < y, where(z < w, where(x < y, z, w), where(z < w, x, y)), where(w < z, x, w) // where(x < y, 0, 3))",
+    "max(x, where(x == 7, 1, x))",
+    "min(x, where(x == -7, -1, x))",
+    "max(x, where(x == -1, 1, x))",
+    "where(x == 3, x * y + x, y)",
+    "where(x != 3, x, 3)",
+    "where(3 == x, 3, x) + where(x != 3, where(x == 3, 1, 2), 3)",
+    "max(where(z < 0, x, invalid), where(x == 2, 5, where(z < 0, x, invalid)))",
+    "min(where(where(z < 0, x, invalid) == 2, 5, y), y)",
 ];
 
 #[test]

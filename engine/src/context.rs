@@ -10,6 +10,14 @@
 //!   `f` (`where(x < y, z, where(x < y, w, x) + 3) -> where(x < y, z, x +
 //!   3)`).
 //!
+//! - An equality with a constant that holds in an arm pins what it
+//!   compares: inside that arm the node is the constant (`where(x == 17,
+//!   x + y, y) -> where(x == 17, y + 17, y)`), and an arm that the
+//!   substitution turns into the other arm makes the `where` that arm
+//!   (`where(x == 17, 17, x) -> x`).
+//! - `max(a, where(c, t, a)) -> where(c, max(a, t), a)` (and `min`), so
+//!   that the condition reaches `a` (`max(x, where(x == 17, 1, x)) -> x`).
+//!
 //! An atom is matched up to negation and the complement of a comparison:
 //! `!a` is the negation of `a`, `y <= x` of `x < y`, `x != y` of `x == y`
 //! (and `y == x` is `x == y`). After a substitution the rebuilt parents
@@ -53,11 +61,19 @@ use crate::linear::fits_new;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The sub-rule names, in the order [`rewrite`] returns indices into.
-pub const RULES: [&str; 3] = ["context_and", "context_or", "context_where"];
+pub const RULES: [&str; 5] = [
+    "context_and",
+    "context_or",
+    "context_where",
+    "context_where_same_arms",
+    "context_minmax_where",
+];
 
 const AND: usize = 0;
 const OR: usize = 1;
 const WHERE: usize = 2;
+const SAME_ARMS: usize = 3;
+const MINMAX: usize = 4;
 
 /// How many nodes one substitution may visit before it gives up.
 const BUDGET: usize = 256;
@@ -110,6 +126,8 @@ fn atom(g: &Graph, mut n: NodeId) -> (Atom, bool) {
 #[derive(Default)]
 struct Known {
     counts: FxHashMap<Atom, [u32; 2]>,
+    /// Nodes pinned to a constant (`x == 17` holds, or `x != 17` fails).
+    values: FxHashMap<NodeId, i64>,
 }
 
 impl Known {
@@ -117,6 +135,22 @@ impl Known {
     fn add(&mut self, g: &Graph, n: NodeId, v: bool) {
         let (a, pol) = atom(g, n);
         self.counts.entry(a).or_default()[(v == pol) as usize] += 1;
+    }
+
+    /// Also records the value an equality that is `v` pins (`x == 17`
+    /// true, `x != 17` false): the compared node is then that constant.
+    fn add_value(&mut self, g: &Graph, n: NodeId, v: bool) {
+        let (a, pol) = atom(g, n);
+        if let Atom::Eq(l, r) = a {
+            if v == pol {
+                let (ln, rn) = (g.node(l), g.node(r));
+                match (ln.as_const(), rn.as_const()) {
+                    (None, Some(k)) => self.values.insert(l, k),
+                    (Some(k), None) => self.values.insert(r, k),
+                    _ => None,
+                };
+            }
+        }
     }
 
     fn remove(&mut self, g: &Graph, n: NodeId, v: bool) {
@@ -158,6 +192,7 @@ pub fn rewrite(g: &mut Graph, n: NodeId, root: bool, w: Width) -> Option<(usize,
     match g.node(n).op {
         Op::And | Op::Or if root => chain(g, n, w),
         Op::Where => select(g, n, w),
+        Op::Min | Op::Max => minmax(g, n),
         _ => None,
     }
 }
@@ -240,22 +275,36 @@ fn select(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
     if cn.maybe_unconstrained || cn.maybe_invalid {
         return None;
     }
-    let arm = |g: &mut Graph, e: NodeId, v: bool, chain_op: Op| -> NodeId {
-        let en = g.node(e);
-        if en.maybe_unconstrained || matches!(en.op, Op::Const(_) | Op::Var(_) | Op::Invalid) {
-            return e;
-        }
+    let facts = |g: &Graph, v: bool, chain_op: Op| -> Known {
         let mut known = Known::default();
         known.add(g, c, v);
+        known.add_value(g, c, v);
         if cn.op == chain_op {
             for p in operands(g, c, chain_op, Some(MAX_FACTS)) {
                 known.add(g, p, v);
+                known.add_value(g, p, v);
             }
         }
-        subst(g, e, &known, None).unwrap_or(e)
+        known
     };
-    let nt = arm(g, t, true, Op::And);
-    let nf = arm(g, f, false, Op::Or);
+    let (kt, kf) = (facts(g, true, Op::And), facts(g, false, Op::Or));
+    let arm = |g: &mut Graph, e: NodeId, known: &Known| -> NodeId {
+        let en = g.node(e);
+        if en.maybe_unconstrained || matches!(en.op, Op::Const(_) | Op::Invalid) {
+            return e;
+        }
+        subst(g, e, known, None).unwrap_or(e)
+    };
+    // One arm is the other under the condition: where that arm is
+    // selected the other has its value, so the other is the whole (the
+    // other must not be unconstrained: the substitution only refines it).
+    for (keep, other, known) in [(f, t, &kt), (t, f, &kf)] {
+        if !g.node(keep).maybe_unconstrained && arm(g, keep, known) == other && keep != other {
+            return Some((SAME_ARMS, keep));
+        }
+    }
+    let nt = arm(g, t, &kt);
+    let nf = arm(g, f, &kf);
     if nt == t && nf == f {
         return None;
     }
@@ -270,11 +319,11 @@ fn select(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
 /// replaced by it, constants folded upwards. `None` when the walk would
 /// visit more than [`BUDGET`] nodes. Iterative: no recursion on depth.
 fn subst(g: &mut Graph, root: NodeId, known: &Known, own: Option<(Atom, bool)>) -> Option<NodeId> {
-    if known.counts.is_empty() {
+    if known.counts.is_empty() && known.values.is_empty() {
         return None;
     }
     // Post-order over the nodes not replaced outright.
-    let mut order: Vec<(NodeId, Option<bool>)> = Vec::new();
+    let mut order: Vec<(NodeId, Option<Fixed>)> = Vec::new();
     let mut seen: FxHashSet<NodeId> = FxHashSet::default();
     let mut stack = vec![(root, false)];
     while let Some((id, ready)) = stack.pop() {
@@ -289,7 +338,11 @@ fn subst(g: &mut Graph, root: NodeId, known: &Known, own: Option<(Atom, bool)>) 
             return None;
         }
         if let Some(v) = known.node_value(g, id, own) {
-            order.push((id, Some(v)));
+            order.push((id, Some(Fixed::Bool(v))));
+            continue;
+        }
+        if let Some(&k) = known.values.get(&id) {
+            order.push((id, Some(Fixed::Int(k))));
             continue;
         }
         stack.push((id, true));
@@ -298,7 +351,11 @@ fn subst(g: &mut Graph, root: NodeId, known: &Known, own: Option<(Atom, bool)>) 
     let mut new: FxHashMap<NodeId, NodeId> = FxHashMap::default();
     for (id, v) in order {
         let out = match v {
-            Some(v) => g.bool_const(v),
+            Some(Fixed::Bool(v)) => g.bool_const(v),
+            Some(Fixed::Int(k)) => {
+                let dtype = g.node(id).dtype;
+                g.cnst(k, dtype)
+            }
             None => {
                 let node = *g.node(id);
                 let src: Vec<NodeId> = node.src().iter().map(|s| new[s]).collect();
@@ -312,6 +369,50 @@ fn subst(g: &mut Graph, root: NodeId, known: &Known, own: Option<(Atom, bool)>) 
         new.insert(id, out);
     }
     Some(new[&root])
+}
+
+/// What a node is replaced by.
+#[derive(Clone, Copy)]
+enum Fixed {
+    Bool(bool),
+    Int(i64),
+}
+
+/// `min(a, where(c, t, a)) -> where(c, min(a, t), a)` (and with the arms
+/// or operands swapped, and for `max`): where `c` holds both are `min(a,
+/// t)`, where it fails both are `min(a, a)`, which is `a` (invalid or
+/// unconstrained with it). `c` must not be unconstrained (the source would
+/// be invalid where `a` is, the target unconstrained). No node is added,
+/// and `min`/`max` are never undefined; inside the arm the condition then
+/// pins what it compares (`where(x == 17, max(x, 1), x)` becomes
+/// `where(x == 17, 17, x)`, then `x`).
+fn minmax(g: &mut Graph, n: NodeId) -> Option<(usize, NodeId)> {
+    let node = *g.node(n);
+    for (a, b) in [
+        (node.src()[0], node.src()[1]),
+        (node.src()[1], node.src()[0]),
+    ] {
+        let bn = *g.node(b);
+        if bn.op != Op::Where {
+            continue;
+        }
+        let (c, t, f) = (bn.src()[0], bn.src()[1], bn.src()[2]);
+        let cn = g.node(c);
+        if cn.maybe_unconstrained || cn.maybe_invalid {
+            continue;
+        }
+        let out = if f == a {
+            let m = g.mk(node.op, &[a, t]);
+            g.mk(Op::Where, &[c, m, a])
+        } else if t == a {
+            let m = g.mk(node.op, &[a, f]);
+            g.mk(Op::Where, &[c, a, m])
+        } else {
+            continue;
+        };
+        return Some((MINMAX, out));
+    }
+    None
 }
 
 /// Node `id` over new operands `src`, with a constant `!`, `&&`, `||`
@@ -421,6 +522,29 @@ mod tests {
         assert_eq!(
             super::rewrite(&mut p.graph, p.outputs[0], true, Width::W64),
             None
+        );
+    }
+
+    #[test]
+    fn an_equality_condition_pins_its_operand_in_the_arm() {
+        let v = "var x in [-20, 20]\nvar y in [-20, 20]";
+        assert_eq!(
+            simp(v, "where(x == 17, x + y, y)"),
+            "where(x == 17, y + 17, y)"
+        );
+        // The arm that is the other under the condition is the whole.
+        assert_eq!(simp(v, "where(x == 17, 17, x)"), "x");
+        assert_eq!(simp(v, "where(x != 3, x, 3)"), "x");
+    }
+
+    #[test]
+    fn min_or_max_with_a_where_that_keeps_its_operand_moves_into_the_arm() {
+        let v = "var x in [-20, 20]";
+        assert_eq!(simp(v, "max(x, where(x == 17, 1, x))"), "x");
+        assert_eq!(simp(v, "min(x, where(x == -17, -1, x))"), "x");
+        assert_eq!(
+            simp(v, "max(x, where(x == -1, 1, x))"),
+            "where(x == -1, 1, x)"
         );
     }
 }
