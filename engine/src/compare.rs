@@ -519,7 +519,10 @@ mod tests {
     fn a_comparison_is_written_with_the_constants_it_already_has() {
         let v = "var x in [-20, 20]\nvar y in [-20, 20]";
         assert_eq!(simp(v, "x <= (x + 2) // 4 * 4"), "(x + 2) mod 4 <= 2");
-        assert_eq!(simp(v, "x - y <= (x + 2) // 4 * 4"), "(x + 2) mod 4 <= y + 2");
+        assert_eq!(
+            simp(v, "x - y <= (x + 2) // 4 * 4"),
+            "(x + 2) mod 4 <= y + 2"
+        );
     }
 
     #[test]

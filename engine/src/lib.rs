@@ -14,6 +14,7 @@
 
 pub mod arith;
 pub mod compare;
+pub mod context;
 pub mod deep;
 pub mod divmod;
 pub mod dtype;

@@ -77,7 +77,10 @@ pub fn rewrite(g: &mut Graph, n: NodeId, root: bool, w: Width) -> Option<(usize,
 /// non-negative (then `/` is `//`).
 fn nested_quotient(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     let node = *g.node(n);
-    let mut e = g.node(node.src()[1]).as_const().filter(|&e| e > 1 || e < -1)? as i128;
+    let mut e = g
+        .node(node.src()[1])
+        .as_const()
+        .filter(|&e| e > 1 || e < -1)? as i128;
     let x = node.src()[0];
     if node.op == Op::Div && (g.node(x).vmin < 0 || e < 0) {
         return None;
@@ -439,12 +442,7 @@ fn size(g: &Graph, n: NodeId) -> usize {
 /// out; `both_signs`: the factored sum is built with either sign and the
 /// smaller kept (`x * (1 - y)`, not `-(x * (y - 1))`), else with its
 /// leading term positive.
-fn build_terms(
-    g: &mut Graph,
-    terms: &[(Mono, i128)],
-    k: i128,
-    both_signs: bool,
-) -> Option<NodeId> {
+fn build_terms(g: &mut Graph, terms: &[(Mono, i128)], k: i128, both_signs: bool) -> Option<NodeId> {
     // Factor the atom shared by the most monomials (at least two).
     let mut count: FxHashMap<NodeId, usize> = FxHashMap::default();
     for (m, _) in terms {
@@ -492,11 +490,14 @@ fn build_terms(
         None => inner_k < 0,
     };
     let first = if neg { -1 } else { 1 };
-    let signs: &[i128] = if both_signs { &[first, -first] } else { &[first] };
+    let signs: &[i128] = if both_signs {
+        &[first, -first]
+    } else {
+        &[first]
+    };
     let mut best: Option<(usize, NodeId)> = None;
     for &sign in signs {
-        let flipped: Vec<(Mono, i128)> =
-            inner.iter().map(|(m, c)| (m.clone(), c * sign)).collect();
+        let flipped: Vec<(Mono, i128)> = inner.iter().map(|(m, c)| (m.clone(), c * sign)).collect();
         let cof = build_terms(g, &flipped, inner_k * sign, false)?;
         let prod = g.mk(Op::Mul, &[a, cof]);
         let mut items: Vec<(NodeId, i128)> = vec![(prod, sign)];
@@ -898,7 +899,10 @@ fn lift(g: &mut Graph, mut s: Split) -> Option<Split> {
 /// (`d0 mod 64 == (d1*128 + d0) mod 64`); digits `lo..hi` of `b1` are
 /// digits `lo*m..hi*m` of `b2` when `b2 == m*b1 + r` with `0 <= r < m`
 /// (`b1 == b2 // m`). Each split moves at most once.
-fn rebase(g: &mut Graph, by_base: &mut FxHashMap<NodeId, Vec<(Split, NodeId, i128)>>) -> Option<()> {
+fn rebase(
+    g: &mut Graph,
+    by_base: &mut FxHashMap<NodeId, Vec<(Split, NodeId, i128)>>,
+) -> Option<()> {
     let mut bases: Vec<NodeId> = by_base.keys().copied().collect();
     if bases.len() < 2 || bases.len() > 8 {
         return Some(());
@@ -1072,8 +1076,7 @@ fn convert_group(
         // A remainder by the same divisor.
         if let Some(&(_, rn, s)) = group.iter().find(|(r, rn, _)| {
             r.lo == 1 && r.hi == Some(c) && r.compatible(&q, g) && acc.coef(&vec![*rn]) != 0
-        })
-        {
+        }) {
             acc.add(vec![rn], -s)?;
             add_base(g, acc, base, s)?;
             acc.add(vec![qn], s.checked_mul(c)?.checked_neg()?)?;
@@ -1191,7 +1194,10 @@ mod tests {
         // The terms' common factor comes out, with the cheaper sign.
         assert_eq!(simp(v, "(x - y) * -2"), "(y - x) * 2");
         assert_eq!(simp(v, "x * 3 + y * 9"), "(x + y * 3) * 3");
-        assert_eq!(simp(v, "y * 5 - (y + z) // 2 * 10"), "((y + z) mod 2 - z) * 5");
+        assert_eq!(
+            simp(v, "y * 5 - (y + z) // 2 * 10"),
+            "((y + z) mod 2 - z) * 5"
+        );
         // A factored atom's cofactor with the cheaper sign.
         assert_eq!(simp(v, "x - x * y"), "x * (1 - y)");
     }
@@ -1217,7 +1223,10 @@ mod tests {
         // and d0 mod 64 is (d1*128 + d0) mod 64.
         let v = "var d1 in [0, 3071]\nvar d0 in [0, 127]";
         assert_eq!(
-            simp(v, "(d1 * 2 + d0 // 64) mod 3 * 256 + d0 mod 64 * 4 + (d1 * 128 + d0) // 192 * 768"),
+            simp(
+                v,
+                "(d1 * 2 + d0 // 64) mod 3 * 256 + d0 mod 64 * 4 + (d1 * 128 + d0) // 192 * 768"
+            ),
             "d1 * 512 + d0 * 4"
         );
         // d0 // 1536 is (d0*128 + d1) // 196608 for d1 in [0, 128).
@@ -1231,7 +1240,10 @@ mod tests {
     #[test]
     fn a_quotient_against_more_than_its_base_is_a_remainder() {
         let v = "var d0 in [0, 1]\nvar s0 in [0, 3]";
-        assert_eq!(simp(v, "d0 - s0 // 3 * 12 + s0 * 7"), "d0 + s0 * 3 + s0 mod 3 * 4");
+        assert_eq!(
+            simp(v, "d0 - s0 // 3 * 12 + s0 * 7"),
+            "d0 + s0 * 3 + s0 mod 3 * 4"
+        );
     }
 
     #[test]

@@ -186,7 +186,11 @@ fn nonneg_in(g: &mut Graph, p: &Poly, w: Width, budget: &mut usize, depth: u32) 
 
 /// `a >= b` everywhere (`at_least`) or `a <= b` everywhere.
 fn ordered(g: &mut Graph, a: &Poly, b: &Poly, at_least: bool, w: Width) -> Option<bool> {
-    let d = if at_least { diff(g, a, b)? } else { diff(g, b, a)? };
+    let d = if at_least {
+        diff(g, a, b)?
+    } else {
+        diff(g, b, a)?
+    };
     nonneg(g, &d, w)
 }
 
@@ -465,7 +469,9 @@ pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
     let mut out = simplest(g, read_chain(g, n, false)?, &Poly::constant(0), 1, w)?;
     // The chain with its nested chains flattened, when that is smaller
     // (`min(x, min(x, y) + 1)` is `min(x, y + 1)`).
-    if let Some(flat) = read_chain(g, n, true).and_then(|c| simplest(g, c, &Poly::constant(0), 1, w)) {
+    if let Some(flat) =
+        read_chain(g, n, true).and_then(|c| simplest(g, c, &Poly::constant(0), 1, w))
+    {
         if size(g, flat) < size(g, out) {
             out = flat;
         }
@@ -593,7 +599,10 @@ mod tests {
     fn a_nested_chain_of_the_same_op_flattens_into_its_arms() {
         assert_eq!(simp(V, "min(x, min(x, y) + 1)"), "min(x, y + 1)");
         assert_eq!(simp(V, "max(max(y, x) - 1, x)"), "max(x, y + -1)");
-        assert_eq!(simp(V, "min(y + 3, min((y + 5) // 2, x) * 2)"), "min(x * 2, y + 3)");
+        assert_eq!(
+            simp(V, "min(y + 3, min((y + 5) // 2, x) * 2)"),
+            "min(x * 2, y + 3)"
+        );
         // -max(a, b) is min(-a, -b).
         assert_eq!(simp(V, "min(x, 3 - max(3 - x, y))"), "min(x, 3 - y)");
     }
@@ -603,7 +612,10 @@ mod tests {
         // A bound of a minimum is a bound of each arm; of a maximum, of one.
         let v = "var x in [1, 16]";
         assert_eq!(simp(v, "min((x + 3) // 4 * 4, max(x, 4))"), "max(x, 4)");
-        assert_eq!(simp(V, "max(min(x, y + 1), min(x, y + 3))"), "min(x, y + 3)");
+        assert_eq!(
+            simp(V, "max(min(x, y + 1), min(x, y + 3))"),
+            "min(x, y + 3)"
+        );
     }
 
     #[test]

@@ -71,12 +71,7 @@ impl Quot {
         if trunc && g.node(num).vmin < 0 {
             return None;
         }
-        Some(Quot {
-            num,
-            d,
-            trunc,
-            rem,
-        })
+        Some(Quot { num, d, trunc, rem })
     }
 
     fn op(&self) -> Op {
@@ -253,10 +248,7 @@ fn pair(g: &mut Graph, p: &Poly, hi: Quot, lo: Quot, s: i128, w: Width) -> Optio
         return None;
     }
     let node = quotient_node(g, &num, hi)?;
-    let (ah, al) = (
-        g.mk(hi.op(), &[hi.num, dn]),
-        g.mk(lo.op(), &[lo.num, dn]),
-    );
+    let (ah, al) = (g.mk(hi.op(), &[hi.num, dn]), g.mk(lo.op(), &[lo.num, dn]));
     let mut acc = p.acc();
     acc.add(vec![ah], -s)?;
     acc.add(vec![al], s)?;
@@ -370,7 +362,10 @@ mod tests {
         assert_eq!(simp(V, "(x + 5) // 3 - (x + 2) // 3"), "1");
         assert_eq!(simp(V, "(x * 12 + y) // 5 - (x * 2 + y) // 5"), "x * 2");
         // A remainder is read the same way, so the two still recombine.
-        assert_eq!(simp(V, "(x * 31 + 1) mod 18 + (x * 31 + 1) // 18 * 18"), "x * 31 + 1");
+        assert_eq!(
+            simp(V, "(x * 31 + 1) mod 18 + (x * 31 + 1) // 18 * 18"),
+            "x * 31 + 1"
+        );
         // A small negative coefficient stays as it is.
         assert_eq!(simp(V, "y - (y - x) // 5 * 5"), "x + (y - x) mod 5");
     }

@@ -139,7 +139,7 @@ const CAP_WINDOW: usize = 1_000;
 
 /// The algorithmic rule families, in the order they are tried after the
 /// declarative groups: each family's sub-rule names, in its own order.
-pub const ALGORITHMIC: [&[&str]; 8] = [
+pub const ALGORITHMIC: [&[&str]; 9] = [
     &crate::divmod::RULES,
     &crate::symdiv::RULES,
     &crate::linear::RULES,
@@ -148,6 +148,7 @@ pub const ALGORITHMIC: [&[&str]; 8] = [
     &crate::minmax::RULES,
     &crate::gated::RULES,
     &crate::residue::RULES,
+    &crate::context::RULES,
 ];
 
 /// Every algorithmic rule name, in the order [`Simplifier::rule_names`]
@@ -329,6 +330,10 @@ impl<'r> Simplifier<'r> {
             if out != n {
                 return Some((base + i, out));
             }
+        }
+        base += crate::residue::RULES.len();
+        if let Some((i, out)) = crate::context::rewrite(g, n, root, self.width) {
+            return Some((base + i, out));
         }
         None
     }

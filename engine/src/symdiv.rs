@@ -337,7 +337,10 @@ mod tests {
         assert_eq!(simp(v, "x * 32 * x mod (x * y)"), "x * (x * 32 mod y)");
         assert_eq!(simp(v, "x * (y * 2) * 3 // (y * 3 * z)"), "x * 2 // z");
         // The factor's monomial divides the divisor to a constant.
-        assert_eq!(simp(v, "y * x * 32 * (x * z) mod (y * (x * 6))"), "x * (x * z mod 3) * y * 2");
+        assert_eq!(
+            simp(v, "y * x * 32 * (x * z) mod (y * (x * 6))"),
+            "x * (x * z mod 3) * y * 2"
+        );
         let v = "var a in [-10, 10]\nvar d1 in [1, 10]\nvar b in [-10, 10]\nvar d2 in [-10, -1]";
         assert_eq!(
             simp(v, "(3 * a * d1 + 9 * b * d1) // (3 * d1 * d2)"),

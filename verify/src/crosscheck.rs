@@ -227,14 +227,17 @@ pub fn cross_check(
             seconds: secs(),
         };
     };
-    let encoding = format!("bounded-integer, Z3's own queries (bitvector at width {WIDTH}: {bv_reason})");
+    let encoding =
+        format!("bounded-integer, Z3's own queries (bitvector at width {WIDTH}: {bv_reason})");
     for smt in integer() {
         match run_cvc5(&smt, timeout) {
             Answer::Unsat => {}
             Answer::Sat => return disagrees(encoding, "in Z3's own integer query"),
             Answer::Unknown(reason) => {
                 return CrossCheck::NotCrossChecked {
-                    reason: format!("cvc5: bitvector at width {WIDTH}: {bv_reason}; integer: {reason}"),
+                    reason: format!(
+                        "cvc5: bitvector at width {WIDTH}: {bv_reason}; integer: {reason}"
+                    ),
                     seconds: secs(),
                 }
             }

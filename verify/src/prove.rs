@@ -226,12 +226,9 @@ pub fn cross_check_results(rules: &[&Rule], opts: &Options, results: &mut [RuleR
         .map(|r| {
             let mine = results.iter().filter(|x| x.rule == r.name);
             let all_proved = mine.clone().all(|x| matches!(x.verdict, Verdict::Proved));
-            (all_proved && mine.count() > 0)
-                .then(|| {
-                    crate::crosscheck::cross_check(r, opts.timeout, &|| {
-                        integer_obligations(r, opts)
-                    })
-                })
+            (all_proved && mine.count() > 0).then(|| {
+                crate::crosscheck::cross_check(r, opts.timeout, &|| integer_obligations(r, opts))
+            })
         })
         .collect();
     for (rule, check) in rules.iter().zip(checks) {
@@ -331,10 +328,7 @@ pub fn width_generic_obstacle(rule: &Rule) -> Option<String> {
         match p {
             Pat::Op(op, _, args) => {
                 if matches!(op, Op::Shl | Op::Shr | Op::BitAnd | Op::Cast) {
-                    return Some(format!(
-                        "its `{}` depends on the width's bits",
-                        op.name()
-                    ));
+                    return Some(format!("its `{}` depends on the width's bits", op.name()));
                 }
                 todo.extend(args);
             }
@@ -651,7 +645,10 @@ fn solve_query(
                         .as_i64()
                 });
                 let at = max.map_or(String::new(), |m| format!(" at MAX = {m}"));
-                return Outcome::Unknown(format!("its {} condition has a model{at}", failure.name()));
+                return Outcome::Unknown(format!(
+                    "its {} condition has a model{at}",
+                    failure.name()
+                ));
             }
             SatResult::Sat => {
                 let model = minimize(&solver, &q, opts.timeout, opts.seed)
