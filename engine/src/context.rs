@@ -441,6 +441,16 @@ fn fold(g: &mut Graph, id: NodeId, src: &[NodeId]) -> NodeId {
                 return if c { src[1] } else { src[2] };
             }
         }
+        // A pinned operand meeting a constant (`max(-1, 6)` once `x == -1`
+        // is known) folds, so that the arms can compare equal.
+        op @ (Op::Min | Op::Max) => {
+            let (a, b) = (g.node(src[0]).as_const(), g.node(src[1]).as_const());
+            if let (Some(a), Some(b)) = (a, b) {
+                let v = if op == Op::Min { a.min(b) } else { a.max(b) };
+                let dtype = g.node(id).dtype;
+                return g.cnst(v, dtype);
+            }
+        }
         _ => {}
     }
     g.with_src(id, src)
@@ -458,6 +468,14 @@ mod tests {
         assert_eq!(simp(B, "b0 && (b0 && b1)"), "b0 && b1");
         assert_eq!(simp(B, "b1 && b2 && !(b1 ^ true)"), "b1 && b2");
         assert_eq!(simp(XY, "x < y && (x < y || b2 || b1)"), "x < y");
+    }
+
+    #[test]
+    fn an_arm_that_is_the_other_once_the_pinned_value_folds_is_the_whole() {
+        assert_eq!(simp(XY, "max(where(x == -1, 1, x), 6)"), "max(x, 6)");
+        assert_eq!(simp(XY, "min(where(x == 1, -1, x), -6)"), "min(x, -6)");
+        // max(-1, 0) is 0, not 1: the arms differ and the where stays.
+        assert_ne!(simp(XY, "max(where(x == -1, 1, x), 0)"), "max(x, 0)");
     }
 
     #[test]
