@@ -281,7 +281,7 @@ fn print_width_generic(results: &[RuleResult]) {
             .iter()
             .filter(|r| r.rule == *n && !r.width_generic)
             .flat_map(|r| &r.notes)
-            .find_map(|note| note.strip_prefix("proved width by width: "));
+            .find_map(|note| note.strip_prefix("checked width by width: "));
         if let Some(note) = note {
             // The kind of reason, not each rule's detail.
             let kind = if note.starts_with("its `") || note.starts_with("its literal") {

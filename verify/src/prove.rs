@@ -258,7 +258,7 @@ pub fn prove_rule_widths(
     let mut attempt_seconds = 0.0;
     if !opts.per_width && !covered.is_empty() {
         match width_generic_obstacle(rule) {
-            Some(why) => generic_note = Some(format!("proved width by width: {why}")),
+            Some(why) => generic_note = Some(format!("checked width by width: {why}")),
             None => match prove_generic(rule, opts) {
                 Ok((cached, seconds)) => {
                     let rows: Vec<RuleResult> = opts
@@ -298,7 +298,7 @@ pub fn prove_rule_widths(
                 }
                 Err((why, seconds)) => {
                     attempt_seconds = seconds;
-                    generic_note = Some(format!("proved width by width: {why}"));
+                    generic_note = Some(format!("checked width by width: {why}"));
                 }
             },
         }
