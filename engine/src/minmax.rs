@@ -284,9 +284,20 @@ fn balance(g: &Graph, c: &Chain, outer: &Poly, coef: i128) -> Option<(Chain, Pol
     for m in &monos {
         let o = coef_of(outer, m);
         let a: Vec<i128> = c.arms.iter().map(|p| coef_of(p, m)).collect();
+        // An arm that is a bare constant costs one node whatever its
+        // value, so its constant counts as zero (`max(y, -1) + 4` stays,
+        // not `max(y + 1, 0) + 3`).
+        let bare: Vec<bool> = c
+            .arms
+            .iter()
+            .map(|p| m.is_none() && p.terms.is_empty())
+            .collect();
         let zeros = |t: i128| {
             (o.checked_sub(coef.saturating_mul(t)) == Some(0)) as usize
-                + a.iter().filter(|&&x| x + t == 0).count()
+                + a.iter()
+                    .zip(&bare)
+                    .filter(|&(&x, &b)| b || x + t == 0)
+                    .count()
         };
         let mut cands: Vec<i128> = vec![0];
         if o % coef == 0 {
@@ -583,6 +594,12 @@ mod tests {
         assert_eq!(simp(V, "min(min(min(x, y), z), y)"), "min(min(x, y), z)");
         assert_eq!(simp(V, "min(x, (x + 3) // 4 * 4)"), "x");
         assert_eq!(simp(V, "min(x, max(x, y))"), "x");
+    }
+
+    #[test]
+    fn a_bare_constant_arm_keeps_the_constant_outside() {
+        assert_eq!(simp(V, "max(y, -1) + 4"), "max(y, -1) + 4");
+        assert_eq!(simp(V, "min(x + 3, 2) - 3"), "min(x, -1)");
     }
 
     #[test]
