@@ -264,8 +264,11 @@ fn shift(g: &Graph, c: &Chain, s: &Poly) -> Option<Chain> {
 /// min(arms)`), terms moved so that the most coefficients are zero: per
 /// monomial `m`, `outer_m + coef * min(a_i,m)` is written `(outer_m -
 /// coef*t) + coef * min(a_i,m + t)` with `t` among the values that zero one
-/// of them; ties keep `t = 0` first, then the smaller `t`.
-fn balance(g: &Graph, c: &Chain, outer: &Poly, coef: i128) -> Option<(Chain, Poly)> {
+/// of them; ties keep `t = 0` first, then the smaller `t`. For the
+/// constant, every tied `t` is a variant (returned in that order): which
+/// one builds smallest depends on the shape around it (`2 - max(x, 2)`
+/// against `-max(x - 2, 0)`), so the caller builds each.
+fn balance(g: &Graph, c: &Chain, outer: &Poly, coef: i128) -> Option<Vec<(Chain, Poly)>> {
     let mut monos: Vec<Option<Mono>> = vec![None];
     for p in c.arms.iter().chain(std::iter::once(outer)) {
         for (m, _) in &p.terms {
@@ -281,6 +284,7 @@ fn balance(g: &Graph, c: &Chain, outer: &Poly, coef: i128) -> Option<(Chain, Pol
         }
     };
     let mut move_in = Acc::default();
+    let mut constant_ts: Vec<i128> = vec![0];
     for m in &monos {
         let o = coef_of(outer, m);
         let a: Vec<i128> = c.arms.iter().map(|p| coef_of(p, m)).collect();
@@ -304,26 +308,40 @@ fn balance(g: &Graph, c: &Chain, outer: &Poly, coef: i128) -> Option<(Chain, Pol
             cands.push(o / coef);
         }
         cands.extend(a.iter().map(|x| -x));
-        let best = cands
-            .iter()
-            .copied()
-            .max_by(|&x, &y| {
-                zeros(x)
-                    .cmp(&zeros(y))
-                    .then((x == 0).cmp(&(y == 0)))
-                    .then(y.cmp(&x))
-            })
-            .expect("candidates");
+        let order = |&x: &i128, &y: &i128| {
+            zeros(x)
+                .cmp(&zeros(y))
+                .then((x == 0).cmp(&(y == 0)))
+                .then(y.cmp(&x))
+        };
+        let best = cands.iter().copied().max_by(order).expect("candidates");
+        if m.is_none() {
+            cands.sort_by(|x, y| order(y, x));
+            cands.dedup();
+            constant_ts = cands
+                .into_iter()
+                .filter(|&t| zeros(t) == zeros(best))
+                .collect();
+            continue;
+        }
         if best != 0 {
             move_in.add(m.clone().unwrap_or_default(), best)?;
         }
     }
-    let t = move_in.finish(g)?;
-    // Arms gain t, the outside loses coef * t.
-    let arms = shift(g, c, &negate(&t))?;
-    let mut out = outer.acc();
-    out.add_poly(&t, coef.checked_neg()?)?;
-    Some((arms, out.finish(g)?))
+    let mut variants = Vec::new();
+    for k in constant_ts {
+        let mut mv = move_in.clone();
+        if k != 0 {
+            mv.add(Mono::default(), k)?;
+        }
+        let t = mv.finish(g)?;
+        // Arms gain t, the outside loses coef * t.
+        let arms = shift(g, c, &negate(&t))?;
+        let mut out = outer.acc();
+        out.add_poly(&t, coef.checked_neg()?)?;
+        variants.push((arms, out.finish(g)?));
+    }
+    Some(variants)
 }
 
 /// Builds a chain: its arms in canonical order, folded left.
@@ -456,20 +474,22 @@ fn simplest(g: &mut Graph, mut c: Chain, outer: &Poly, coef: i128, w: Width) -> 
         let Some(cs) = coef.checked_mul(s) else {
             continue;
         };
-        let Some((inner, rest)) = balance(g, &inner, outer, cs) else {
+        let Some(variants) = balance(g, &inner, outer, cs) else {
             continue;
         };
-        let Some(node) = build_best(g, &inner) else {
-            continue;
-        };
-        let mut acc = rest.acc();
-        acc.add(vec![node], cs)?;
-        let Some(total) = acc.finish(g).and_then(|p| linear::build(g, &p)) else {
-            continue;
-        };
-        let cost = size(g, total);
-        if best.is_none_or(|b| cost < b.0) {
-            best = Some((cost, total));
+        for (inner, rest) in variants {
+            let Some(node) = build_best(g, &inner) else {
+                continue;
+            };
+            let mut acc = rest.acc();
+            acc.add(vec![node], cs)?;
+            let Some(total) = acc.finish(g).and_then(|p| linear::build(g, &p)) else {
+                continue;
+            };
+            let cost = size(g, total);
+            if best.is_none_or(|b| cost < b.0) {
+                best = Some((cost, total));
+            }
         }
     }
     best.map(|b| b.1)
@@ -600,6 +620,13 @@ mod tests {
     fn a_bare_constant_arm_keeps_the_constant_outside() {
         assert_eq!(simp(V, "max(y, -1) + 4"), "max(y, -1) + 4");
         assert_eq!(simp(V, "min(x + 3, 2) - 3"), "min(x, -1)");
+    }
+
+    #[test]
+    fn the_constant_goes_where_the_sum_builds_smallest() {
+        // -max(x - 2, 0) and min(2 - x, 0) are a node larger.
+        assert_eq!(simp(V, "min(x, 2) - x"), "2 - max(x, 2)");
+        assert_eq!(simp(V, "max(x, 2) - x"), "2 - min(x, 2)");
     }
 
     #[test]
