@@ -45,6 +45,9 @@ const INPUTS: &[&str] = &[
     "max(x, where(x == -1, 1, x))",
     "where(x == 3, x * y + x, y)",
     "where(x != 3, x, 3)",
+    // Nested selects on one condition swap so that their arms factor.
+    "where(x * x == 16, where(y < 0, -(x // -y), x // y), where(y < 0, -(z // -y), z // y))",
+    "where(b0, where(x < y, z + 1, w mod 3), where(x < y, z + 2, x mod 3))",
     "where(3 == x, 3, x) + where(x != 3, where(x == 3, 1, 2), 3)",
     "max(where(z < 0, x, invalid), where(x == 2, 5, where(z < 0, x, invalid)))",
     "min(where(where(z < 0, x, invalid) == 2, 5, y), y)",

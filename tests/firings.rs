@@ -98,7 +98,6 @@ fn every_residue_firing_is_proved_at_width_64() {
     // The residue rewrites (engine/src/residue.rs) on the Halide cases they
     // were written for, over full-width variables, so that a node they add
     // that could overflow where the gate fails would be refuted.
-    const FULL: &str = "[-9223372036854775808, 9223372036854775807]";
     let cases = [
         "max(min(x * 8, 32), y * 16) mod 4 == 0",
         "where(4 < x, x * 9 + 1, y * 6 - 2) mod 3 == 1",
@@ -112,6 +111,19 @@ fn every_residue_firing_is_proved_at_width_64() {
         "where(x mod 6 == 5 && y < x, (x - 7) // 3 + (y * 4 + 2) mod 2, invalid)",
         "where(10 < y && y mod 17 == 4 && y < 30 && y * 16 + 3 == x, where(x mod 2 == 0, 1237, y), invalid)",
     ];
+    let fired = firings_proved_at_64("residue_", &cases);
+    let all: std::collections::BTreeSet<String> = engine::residue::RULES
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(fired, all, "every residue rule fired");
+}
+
+/// The firings of the rules named `prefix*` while simplifying each case
+/// (over full-width `x`, `y`), each proved by Z3 at width 64; the names
+/// that fired.
+fn firings_proved_at_64(prefix: &str, cases: &[&str]) -> std::collections::BTreeSet<String> {
+    const FULL: &str = "[-9223372036854775808, 9223372036854775807]";
     let simp = Simplifier::new(builtin());
     let names = simp.rule_names();
     let mut fired = std::collections::BTreeSet::new();
@@ -121,7 +133,7 @@ fn every_residue_firing_is_proved_at_width_64() {
         let out = simp.simplify(&mut p.graph, &p.outputs, true).unwrap();
         for f in &out.trace {
             let name = names[f.rule].as_str();
-            if !name.starts_with("residue_") {
+            if !name.starts_with(prefix) {
                 continue;
             }
             fired.insert(name.to_string());
@@ -141,9 +153,19 @@ fn every_residue_firing_is_proved_at_width_64() {
             );
         }
     }
-    let all: std::collections::BTreeSet<String> = engine::residue::RULES
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    assert_eq!(fired, all, "every residue rule fired");
+    fired
+}
+
+#[test]
+fn every_arm_narrowing_firing_is_proved_at_width_64() {
+    // gate_narrow_arms on Halide's select of a signed division, and on arms
+    // whose narrowed bounds settle a remainder and a min; over full-width
+    // variables, so a new node that could overflow would be refuted.
+    let cases = [
+        "where(x * 2 + 1 < 0, -(-1 // -(x * 2 + 1)), -1 // (x * 2 + 1))",
+        "where(x < 8, where(0 <= x, x mod 8, y), min(x, 7) + y)",
+        "where(y <= x, (x - y) // (x - y + 1), x + 1)",
+    ];
+    let fired = firings_proved_at_64("gate_narrow_arms", &cases);
+    assert!(fired.contains("gate_narrow_arms"), "it fired: {fired:?}");
 }

@@ -61,12 +61,13 @@ use crate::linear::fits_new;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The sub-rule names, in the order [`rewrite`] returns indices into.
-pub const RULES: [&str; 5] = [
+pub const RULES: [&str; 6] = [
     "context_and",
     "context_or",
     "context_where",
     "context_where_same_arms",
     "context_minmax_where",
+    "context_where_swap",
 ];
 
 const AND: usize = 0;
@@ -74,6 +75,7 @@ const OR: usize = 1;
 const WHERE: usize = 2;
 const SAME_ARMS: usize = 3;
 const MINMAX: usize = 4;
+const SWAP: usize = 5;
 
 /// How many nodes one substitution may visit before it gives up.
 const BUDGET: usize = 256;
@@ -191,7 +193,7 @@ impl Known {
 pub fn rewrite(g: &mut Graph, n: NodeId, root: bool, w: Width) -> Option<(usize, NodeId)> {
     match g.node(n).op {
         Op::And | Op::Or if root => chain(g, n, w),
-        Op::Where => select(g, n, w),
+        Op::Where => select(g, n, w).or_else(|| swap(g, n)),
         Op::Min | Op::Max => minmax(g, n),
         _ => None,
     }
@@ -313,6 +315,50 @@ fn select(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
         return None;
     }
     Some((WHERE, result))
+}
+
+/// `where(c, where(d, a, b), where(d, e, f))` is `where(d, where(c, a, e),
+/// where(c, b, f))` (both select by the pair of conditions, never invalid
+/// nor unconstrained; a `where` is always defined), done where the new
+/// inner pairs share their head, so that the declarative `where_factor_*`
+/// rules take it out (Halide's `select(c, x / y, z / y)` after its signed
+/// division was expanded), and the old pairs do not, so that it never
+/// swaps back.
+fn swap(g: &mut Graph, n: NodeId) -> Option<(usize, NodeId)> {
+    let node = *g.node(n);
+    let (c, t, f) = (node.src()[0], node.src()[1], node.src()[2]);
+    let (tn, fnode) = (*g.node(t), *g.node(f));
+    if tn.op != Op::Where || fnode.op != Op::Where || tn.src()[0] != fnode.src()[0] {
+        return None;
+    }
+    let d = tn.src()[0];
+    let clean = |x: NodeId| {
+        let xn = g.node(x);
+        !xn.maybe_invalid && !xn.maybe_unconstrained
+    };
+    if c == d || !clean(c) || !clean(d) {
+        return None;
+    }
+    let (a, b, e, h) = (tn.src()[1], tn.src()[2], fnode.src()[1], fnode.src()[2]);
+    let shared = |p: NodeId, q: NodeId| {
+        let (pn, qn) = (g.node(p), g.node(q));
+        if pn.op != qn.op {
+            return false;
+        }
+        let (ps, qs) = (pn.src(), qn.src());
+        match pn.op {
+            Op::Neg => true,
+            Op::Add | Op::Mul | Op::Sub => ps[0] == qs[0] || ps[1] == qs[1],
+            Op::Mod | Op::FloorDiv => ps[1] == qs[1],
+            _ => false,
+        }
+    };
+    if !(shared(a, e) && shared(b, h)) || (shared(a, b) && shared(e, h)) {
+        return None;
+    }
+    let ae = g.mk(Op::Where, &[c, a, e]);
+    let bh = g.mk(Op::Where, &[c, b, h]);
+    Some((SWAP, g.mk(Op::Where, &[d, ae, bh])))
 }
 
 /// `root` with every bool node whose value `known` gives (but `own`)

@@ -40,10 +40,15 @@ use crate::ranges::{clamp, transfer, Range};
 use rustc_hash::FxHashMap;
 
 /// The sub-rule names, in the order [`rewrite`] returns indices into.
-pub const RULES: [&str; 2] = ["gate_narrow_index", "gate_narrow_condition"];
+pub const RULES: [&str; 3] = [
+    "gate_narrow_index",
+    "gate_narrow_condition",
+    "gate_narrow_arms",
+];
 
 const NARROW: usize = 0;
 const CONDITION: usize = 1;
+const ARMS: usize = 2;
 
 /// Bounds on nodes that hold wherever the gate holds.
 type Bounds = FxHashMap<NodeId, Range>;
@@ -60,7 +65,7 @@ pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
     }
     let (c, idx, f) = (node.src()[0], node.src()[1], node.src()[2]);
     if g.node(f).op != Op::Invalid {
-        return None;
+        return arms(g, n, w);
     }
     let (cn, ix) = (*g.node(c), *g.node(idx));
     // Facts from a comparison of an invalid value are no facts, and an
@@ -113,6 +118,55 @@ pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
         return None;
     }
     Some((if new_idx != idx { NARROW } else { CONDITION }, out))
+}
+
+/// `where(c, t, f)` with both arms values: `t` narrowed by the conjuncts
+/// of `c`, `f` by the negation of `c` when `c` is one `<` or `<=`.
+///
+/// **Lemma.** With `c` never invalid nor unconstrained, `t'` equal to `t`
+/// wherever `c` holds and `f'` equal to `f` wherever it fails, the `where`
+/// selects the same value at every point; `t` and `f` are never invalid
+/// nor unconstrained (the narrowing's own premise), and every node the
+/// rewrite adds is checked defined everywhere ([`fits_new`]), since both
+/// arms are evaluated at every point.
+fn arms(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
+    let node = *g.node(n);
+    let (c, t, f) = (node.src()[0], node.src()[1], node.src()[2]);
+    let clean = |g: &Graph, x: NodeId| {
+        let xn = g.node(x);
+        !xn.maybe_invalid && !xn.maybe_unconstrained
+    };
+    if !clean(g, c) || !clean(g, t) || !clean(g, f) {
+        return None;
+    }
+    let parts = conjuncts(g, c);
+    if parts.len() > MAX_CONJUNCTS {
+        return None;
+    }
+    let bt = bounds(g, &parts, w);
+    let nt = narrow(g, t, &bt, w).unwrap_or(t);
+    // !(a < b) is b <= a, !(a <= b) is b < a.
+    let cn = *g.node(c);
+    let negated = match cn.op {
+        Op::Lt => Some(g.mk(Op::Le, &[cn.src()[1], cn.src()[0]])),
+        Op::Le => Some(g.mk(Op::Lt, &[cn.src()[1], cn.src()[0]])),
+        _ => None,
+    };
+    let nf = match negated {
+        Some(nc) => {
+            let bf = bounds(g, &[nc], w);
+            narrow(g, f, &bf, w).unwrap_or(f)
+        }
+        None => f,
+    };
+    if nt == t && nf == f {
+        return None;
+    }
+    let out = g.mk(Op::Where, &[c, nt, nf]);
+    if out == n || !fits_new(g, n, out, w) {
+        return None;
+    }
+    Some((ARMS, out))
 }
 
 /// The bounds the comparisons `parts` put on atoms where all hold,
@@ -428,6 +482,23 @@ mod tests {
             simp(v, "where(g + r < 57 && g + r >= 1, g * 3 + r, invalid)"),
             "where(g + r < 57 && 0 < g + r, g * 3 + r, invalid)"
         );
+    }
+
+    #[test]
+    fn each_arm_of_a_select_is_narrowed_by_its_side_of_the_condition() {
+        // Halide's check_algebra: -1 // (x*2 + 1) is -1 for x >= 0, and
+        // the then-arm's divisor is at least 1 for x < 0.
+        let v = "var x in [-16, 16]";
+        assert_eq!(
+            simp(
+                v,
+                "where(x * 2 + 1 < 0, -(-1 // -(x * 2 + 1)), -1 // (x * 2 + 1))"
+            ),
+            "where(x < 0, 1, -1)"
+        );
+        // An equality says nothing about the else arm's bounds.
+        let out = simp(v, "where(x == 0, 5, -1 // (x * 2 + 1))");
+        assert!(out.contains("//"), "{out}");
     }
 
     #[test]
