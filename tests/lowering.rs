@@ -4,8 +4,8 @@
 //! above the oracle's limit), gates included: the lowered root stands for
 //! `where(gate, index(value), invalid)`.
 
-use engine::ir::{DType, NodeId};
-use engine::lower::{as_index, lower, Select};
+use engine::ir::DType;
+use engine::lower::{as_roots, lower, Select};
 use engine::parse::parse_program;
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
@@ -36,7 +36,7 @@ fn lowered_generated_cases_agree_with_the_abstract_program_under_the_jit() {
                 continue;
             };
             lowered += 1;
-            let tgt: Vec<NodeId> = ts.iter().map(|&t| as_index(g, t)).collect();
+            let tgt = as_roots(g, &out.roots, &ts);
             i64_nodes += g
                 .reachable(&tgt)
                 .iter()
@@ -70,7 +70,7 @@ fn a_wrong_dtype_selection_is_caught_by_the_jit() {
     for (select, ok) in [(Select::Ranges, true), (Select::ForceI32, false)] {
         let ts = lower(&mut p.graph, &p.outputs, select).unwrap();
         assert!(ts[0].gate.is_some());
-        let tgt = vec![as_index(&mut p.graph, ts[0])];
+        let tgt = as_roots(&mut p.graph, &p.outputs, &ts);
         let rep = check_jit(&p.graph, &p.outputs, &tgt, &cfg()).unwrap();
         assert_eq!(rep.refines(), ok, "{select:?}: {rep}");
     }
@@ -113,4 +113,24 @@ fn fixed_seed_campaigns_with_lowering_checks_report_no_finding() {
             fired.join(", ")
         );
     }
+}
+
+/// A concrete root is compared in its own dtype: `i32(-129)` at 8 bits is
+/// an `i32` value, not an `index` that would have to fit 8 bits (the
+/// `lower` findings of `fuzz --width 8` before the fix).
+#[test]
+fn a_concrete_root_is_compared_in_its_own_dtype_at_a_narrow_width() {
+    let mut p =
+        parse_program("var r in [0, 3]\nexpr i32(-129)\nexpr i64(r) * i64(-300)\n").unwrap();
+    let ts = lower(&mut p.graph, &p.outputs, Select::Ranges).unwrap();
+    let tgt = as_roots(&mut p.graph, &p.outputs, &ts);
+    for (&s, &t) in p.outputs.iter().zip(&tgt) {
+        assert_eq!(p.graph.node(s).dtype, p.graph.node(t).dtype);
+    }
+    let narrow = OracleConfig {
+        width: engine::dtype::Width(8),
+        ..cfg()
+    };
+    let rep = check_jit(&p.graph, &p.outputs, &tgt, &narrow).unwrap();
+    assert!(rep.refines(), "{rep}");
 }

@@ -99,22 +99,33 @@ pub fn lower(g: &mut Graph, roots: &[NodeId], select: Select) -> Result<Vec<Term
     Ok(out)
 }
 
-/// The abstract value a lowered root stands for, as one `index` node:
-/// `where(gate, index(value), invalid)` (or `index(value)`): what the
-/// lowered program is compared with.
-pub fn as_index(g: &mut Graph, t: Terminal) -> NodeId {
-    let v = if g.node(t.value).dtype == DType::Bool {
-        t.value
-    } else {
-        g.cast(DType::Index, t.value)
-    };
-    match t.gate {
-        None => v,
-        Some(c) => {
-            let inv = g.invalid();
-            g.mk(Op::Where, &[c, v, inv])
-        }
-    }
+/// The abstract values the lowered roots `ts` of `roots` stand for, each
+/// in its root's dtype: `where(gate, index(value), invalid)` (or
+/// `index(value)`) for an `index` root, the value itself for a bool or a
+/// concrete (`i32`, `i64`) root: what the lowered program is compared
+/// with. A concrete root is not cast to `index`: at a narrow width that
+/// cast could overflow where the root never had to fit (`i32(-129)` at
+/// 8 bits).
+pub fn as_roots(g: &mut Graph, roots: &[NodeId], ts: &[Terminal]) -> Vec<NodeId> {
+    roots
+        .iter()
+        .zip(ts)
+        .map(|(&root, t)| {
+            let dtype = g.node(root).dtype;
+            let v = if dtype == DType::Index && g.node(t.value).dtype != DType::Index {
+                g.cast(DType::Index, t.value)
+            } else {
+                t.value
+            };
+            match t.gate {
+                None => v,
+                Some(c) => {
+                    let inv = g.invalid();
+                    g.mk(Op::Where, &[c, v, inv])
+                }
+            }
+        })
+        .collect()
 }
 
 struct Lower {
@@ -299,7 +310,7 @@ mod tests {
     fn lower_and_compare(text: &str, select: Select) -> Result<(Graph, Vec<Terminal>), Vec<i128>> {
         let mut p = parse_program(text).unwrap();
         let ts = lower(&mut p.graph, &p.outputs, select).unwrap();
-        let tgt: Vec<NodeId> = ts.iter().map(|&t| as_index(&mut p.graph, t)).collect();
+        let tgt = as_roots(&mut p.graph, &p.outputs, &ts);
         if let Some((point, _)) = first_failure(&p.graph, &p.outputs, &tgt, Width::W64) {
             return Err(point);
         }

@@ -654,10 +654,10 @@ fn jit_check(g: &Graph, src: &[NodeId], tgt: &[NodeId], cfg: &CheckConfig) -> Op
 /// (the JIT compiles the lowered program with its concrete dtypes, so an
 /// i32 intermediate that overflows wraps, as on hardware).
 fn lower_check(g: &mut Graph, tgt: &[NodeId], cfg: &CheckConfig) -> Option<CheckFailure> {
-    use engine::lower::{as_index, lower, Select};
+    use engine::lower::{as_roots, lower, Select};
     // `invalid` below a root has no concrete form: not lowerable, no finding.
     let ts = lower(g, tgt, Select::Ranges).ok()?;
-    let lowered: Vec<NodeId> = ts.iter().map(|&t| as_index(g, t)).collect();
+    let lowered = as_roots(g, tgt, &ts);
     match oracle::check_jit(g, tgt, &lowered, &cfg.oracle()) {
         Ok(rep) => rep.failure.as_ref().map(|f| CheckFailure {
             kind: Kind::Lower,

@@ -1,7 +1,6 @@
 //! `tileproof lower`: index dtype lowering of a file's expressions.
 
-use engine::ir::NodeId;
-use engine::lower::{as_index, lower, show, Select};
+use engine::lower::{as_roots, lower, show, Select};
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
 use fuzz::oracle::{check_cheapest, OracleConfig};
@@ -57,7 +56,7 @@ pub fn run(a: Args) -> ExitCode {
     // The lowered program, with its concrete widths (i32 wraps in 32
     // bits), against the abstract one over the whole domain (sampled when
     // large).
-    let tgt: Vec<NodeId> = terminals.iter().map(|&t| as_index(g, t)).collect();
+    let tgt = as_roots(g, &prog.outputs, &terminals);
     match check_cheapest(g, &prog.outputs, &tgt, &OracleConfig::default()) {
         Ok((rep, by)) if rep.refines() => {
             println!("# checked by {by} against the source: {rep}");
