@@ -411,8 +411,8 @@ fn centered(f: i128, c: i128) -> (i128, bool) {
     }
 }
 
-/// (4) With r_i == f_i (mod c) (centered), x == c * (sum (f_i - r_i)/c * t_i
-/// + (k - k mod c)/c) + rem, rem = sum r_i t_i + k mod c. If rem lies in one
+/// (4) With r_i == f_i (mod c) (centered), x == c * (sum (f_i - r_i)/c *
+/// t_i plus (k - k mod c)/c) + rem, rem = sum r_i t_i + k mod c. If rem lies in one
 /// bucket [b*c, b*c + c): DIV -> that sum + b, MOD -> rem - b*c. Exact for
 /// floor; for truncation where x >= 0. On a tie (|r| == c/2) both signs are
 /// tried, the non-negative one first.

@@ -80,7 +80,7 @@ fn nested_quotient(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     let mut e = g
         .node(node.src()[1])
         .as_const()
-        .filter(|&e| e > 1 || e < -1)? as i128;
+        .filter(|&e| !(-1..=1).contains(&e))? as i128;
     let x = node.src()[0];
     if node.op == Op::Div && (g.node(x).vmin < 0 || e < 0) {
         return None;
@@ -803,8 +803,9 @@ pub fn split_node(g: &mut Graph, s: Split) -> Option<NodeId> {
 /// A split of a sum with a quotient term counts as a split of the sum that
 /// quotient's numerator stands for ([`lift`]), and a split of one base as
 /// a split of another where their digits agree ([`rebase`]), so that digits
-/// of bases that differ by multiples fuse (XLA's `(d1*2 + d0 // 64) mod 3
-/// * 256 + d0 mod 64 * 4 + (d1*128 + d0) // 192 * 768 == d1*512 + d0*4`).
+/// of bases that differ by multiples fuse (XLA's
+/// `(d1*2 + d0 // 64) mod 3 * 256 + d0 mod 64 * 4 + (d1*128 + d0) // 192 * 768`
+/// is `d1*512 + d0*4`).
 /// Returns whether anything changed.
 pub fn fuse(g: &mut Graph, acc: &mut Acc) -> Option<bool> {
     let mut changed = false;
@@ -846,8 +847,8 @@ pub fn fuse(g: &mut Graph, acc: &mut Acc) -> Option<bool> {
     Some(changed)
 }
 
-/// A floor split of a base `A + y // d` (one quotient term, coefficient
-/// 1) is the same digits, times `d`, of `A*d + y`: for an integer `A`,
+/// A floor split of a base `A + y // d` (one quotient term, of
+/// coefficient one) is the same digits, times `d`, of `A*d + y`: for an integer `A`,
 /// `A + y // d == (A*d + y) // d`. Lifted while it applies (a few times).
 fn lift(g: &mut Graph, mut s: Split) -> Option<Split> {
     for _ in 0..4 {

@@ -89,8 +89,10 @@ fn multiple_of(n: &Poly, d: &Poly) -> Option<i128> {
 /// (nothing for another divisor).
 fn split_multiples(g: &Graph, n: &Poly, d: &Poly) -> Option<(Poly, Poly)> {
     let mut q = Acc::default();
-    let mut r = Acc::default();
-    r.k = n.k;
+    let mut r = Acc {
+        k: n.k,
+        ..Acc::default()
+    };
     match &d.terms[..] {
         [(m, c)] if d.k == 0 => {
             for (mn, f) in &n.terms {

@@ -462,10 +462,7 @@ impl Prims for Jit<'_, '_> {
         }
         let w = self.m.width;
         let a = self.val(args[0]);
-        let y = match args.get(1) {
-            Some(&y) => Some(self.val(y)),
-            None => None,
-        };
+        let y = args.get(1).map(|&y| self.val(y));
         let b = &mut *self.b;
         let (val, ovf) = match (op, dt) {
             (Op::Min, _) => (b.ins().smin(a, y.unwrap()), Cond::Const(false)),

@@ -178,7 +178,7 @@ pub fn queries(rule: &Rule) -> Vec<String> {
                 .collect();
             let s = Solver::new();
             s.assert(&q.premise);
-            s.assert(&Bool::or(&conds));
+            s.assert(Bool::or(&conds));
             s.to_smt2()
         })
         .collect()

@@ -738,7 +738,7 @@ pub fn pow2_term(k: &Int) -> Int {
 /// facts about the very term the encoding uses.
 pub fn bitand_term(x: &Int, y: &Int, bits: u32) -> Int {
     BV::from_int(x, bits)
-        .bvand(&BV::from_int(y, bits))
+        .bvand(BV::from_int(y, bits))
         .to_int(true)
 }
 

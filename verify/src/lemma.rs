@@ -292,7 +292,7 @@ impl Lemmas {
                 Err(e) => return done("refused", e.to_string(), false),
             }
         }
-        facts.extend(gcds.facts.drain(..));
+        facts.append(&mut gcds.facts);
         let premise = conj(&facts);
         let negated = Bool::and(&[stated.antecedent.clone(), stated.conclusion.not()]);
         let key = crate::cache::Query::new("lemma", &[&premise.to_string(), &negated.to_string()]);
@@ -495,7 +495,7 @@ impl Lemmas {
                 Err(e) => refused.push(format!("{} ({e})", u.name)),
             }
         }
-        facts.extend(gcds.facts.drain(..));
+        facts.append(&mut gcds.facts);
         (facts, refused)
     }
 }

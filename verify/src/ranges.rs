@@ -193,13 +193,13 @@ fn prove_transfer_bits(
         let hi = BV::new_const(format!("hi{i}"), PROOF_BITS);
         for b in [&lo, &hi] {
             premise.push(bv_lit(blo, PROOF_BITS).bvsle(b));
-            premise.push(b.bvsle(&bv_lit(bhi, PROOF_BITS)));
+            premise.push(b.bvsle(bv_lit(bhi, PROOF_BITS)));
         }
         let (n, _) = enc.fresh_num(&format!("x{i}"), adt);
         let Num::B(x) = &n else {
             unreachable!("bitvector mode")
         };
-        premise.push(lo.bvsle(&wide(x)));
+        premise.push(lo.bvsle(wide(x)));
         premise.push(wide(x).bvsle(&hi));
         points.push((format!("x{i}"), wide(x), lo.clone(), hi.clone()));
         ranges.push(Range::new(ZB(lo), ZB(hi)));
@@ -311,8 +311,8 @@ fn remainder_period(op: Op, u1: &Int, u2: &Int, v: &Int) -> Bool {
     let q = |u: &Int| Z::divmod(quotient_of(op), &Z(u.clone()), &Z(v.clone())).0;
     let r = |u: &Int| Z::divmod(op, &Z(u.clone()), &Z(v.clone())).0;
     let zero = Int::from_i64(0);
-    Bool::and(&[v.eq(&zero).not(), q(u1).eq(&q(u2))])
-        .implies(Int::sub(&[&r(u2), &r(u1)]).eq(&Int::sub(&[u2, u1])))
+    Bool::and(&[v.eq(&zero).not(), q(u1).eq(q(u2))])
+        .implies(Int::sub(&[&r(u2), &r(u1)]).eq(Int::sub(&[u2, u1])))
 }
 
 /// The remainder lemma at dividend `u`, divisor `v`.

@@ -67,12 +67,8 @@ impl Infer {
             }
             (x, y) => x.clone().or(y.clone()),
         };
-        if name.is_some() && fixed.is_some() {
-            return Err(format!(
-                "type variable `{}` would be fixed to {}",
-                name.unwrap(),
-                fixed.unwrap()
-            ));
+        if let (Some(name), Some(fixed)) = (&name, &fixed) {
+            return Err(format!("type variable `{name}` would be fixed to {fixed}"));
         }
         self.parent[b] = a;
         self.fixed[a] = fixed;

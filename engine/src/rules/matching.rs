@@ -209,9 +209,9 @@ fn match_pat(g: &Graph, rule: &Rule, p: &Pat, n: NodeId, b: &mut Binding, k: &mu
                 match b.nodes[*v] {
                     Some(bound) => bound == n && k(b),
                     None => {
-                        if pv.is_const && node.as_const().is_none() {
-                            false
-                        } else if !ty_matches(pv.ty, node.dtype, rule, b, &mut undo) {
+                        if (pv.is_const && node.as_const().is_none())
+                            || !ty_matches(pv.ty, node.dtype, rule, b, &mut undo)
+                        {
                             false
                         } else {
                             b.nodes[*v] = Some(n);
