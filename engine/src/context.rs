@@ -199,27 +199,6 @@ pub fn rewrite(g: &mut Graph, n: NodeId, root: bool, w: Width) -> Option<(usize,
     }
 }
 
-/// The operands of the `op` chain at `n` (itself if it is not one), in
-/// order, at most `max` of them when `max` is given (a prefix is still a
-/// set of true facts).
-fn operands(g: &Graph, n: NodeId, op: Op, max: Option<usize>) -> Vec<NodeId> {
-    let mut parts = Vec::new();
-    let mut stack = vec![n];
-    while let Some(x) = stack.pop() {
-        if max.is_some_and(|m| parts.len() >= m) {
-            break;
-        }
-        let xn = g.node(x);
-        if xn.op == op {
-            stack.push(xn.src()[1]);
-            stack.push(xn.src()[0]);
-        } else {
-            parts.push(x);
-        }
-    }
-    parts
-}
-
 /// Each operand of an `&&` (`||`) chain under the others: true (false)
 /// inside them.
 fn chain(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
@@ -228,7 +207,7 @@ fn chain(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
         return None;
     }
     let is_and = node.op == Op::And;
-    let parts = operands(g, n, node.op, None);
+    let (parts, _) = g.chain_operands(n, node.op, usize::MAX);
     let mut known = Known::default();
     for &p in &parts {
         known.add(g, p, is_and);
@@ -282,7 +261,8 @@ fn select(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
         known.add(g, c, v);
         known.add_value(g, c, v);
         if cn.op == chain_op {
-            for p in operands(g, c, chain_op, Some(MAX_FACTS)) {
+            // A prefix of the chain is still a set of true facts.
+            for p in g.chain_operands(c, chain_op, MAX_FACTS).0 {
                 known.add(g, p, v);
                 known.add_value(g, p, v);
             }

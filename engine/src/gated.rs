@@ -57,6 +57,9 @@ type Bounds = FxHashMap<NodeId, Range>;
 /// conjunct is narrowed by all the others, which is quadratic.
 const MAX_CONJUNCTS: usize = 16;
 
+/// Arms of a select larger than this are not narrowed ([`arms`]).
+const MAX_ARM: usize = 256;
+
 /// Tries the gate rewrites at `n`, a `where(c, idx, invalid)`.
 pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
     let node = *g.node(n);
@@ -73,8 +76,8 @@ pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
     if cn.maybe_invalid || cn.maybe_unconstrained || ix.maybe_invalid || ix.maybe_unconstrained {
         return None;
     }
-    let mut parts = conjuncts(g, c);
-    if parts.len() > MAX_CONJUNCTS {
+    let (mut parts, whole) = g.chain_operands(c, Op::And, MAX_CONJUNCTS);
+    if !whole {
         return None;
     }
     // Each conjunct under the others (as they are by then): the chain
@@ -139,8 +142,15 @@ fn arms(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
     if !clean(g, c) || !clean(g, t) || !clean(g, f) {
         return None;
     }
-    let parts = conjuncts(g, c);
-    if parts.len() > MAX_CONJUNCTS {
+    // Each arm is walked: a large one is left alone, so that a deep chain
+    // of selects costs linear time.
+    if g.post_order_within(t, MAX_ARM, |_| false).is_none()
+        || g.post_order_within(f, MAX_ARM, |_| false).is_none()
+    {
+        return None;
+    }
+    let (parts, whole) = g.chain_operands(c, Op::And, MAX_CONJUNCTS);
+    if !whole {
         return None;
     }
     let bt = bounds(g, &parts, w);
@@ -181,23 +191,6 @@ fn bounds(g: &mut Graph, parts: &[NodeId], w: Width) -> Bounds {
         }
     }
     b
-}
-
-/// The operands of the `&&` chain at `c` (itself if it is not one), in
-/// order.
-fn conjuncts(g: &Graph, c: NodeId) -> Vec<NodeId> {
-    let mut parts = Vec::new();
-    let mut stack = vec![c];
-    while let Some(x) = stack.pop() {
-        let xn = g.node(x);
-        if xn.op == Op::And {
-            stack.push(xn.src()[1]);
-            stack.push(xn.src()[0]);
-        } else {
-            parts.push(x);
-        }
-    }
-    parts
 }
 
 /// The bounds a comparison `p` puts on atoms where it holds: `lo <= sum

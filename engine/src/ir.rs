@@ -418,6 +418,28 @@ impl Graph {
         self.intern(n.op, n.dtype, src)
     }
 
+    /// The operands of the `op` chain at `n` (`n` itself if it is not one),
+    /// left to right, at most `max` of them, and whether that is all of
+    /// them. Iterative; a caller that needs the whole chain gives up on a
+    /// long one rather than walk it at every node.
+    pub fn chain_operands(&self, n: NodeId, op: Op, max: usize) -> (Vec<NodeId>, bool) {
+        let mut parts = Vec::new();
+        let mut stack = vec![n];
+        while let Some(x) = stack.pop() {
+            if parts.len() >= max {
+                return (parts, false);
+            }
+            let xn = self.node(x);
+            if xn.op == op {
+                stack.push(xn.src()[1]);
+                stack.push(xn.src()[0]);
+            } else {
+                parts.push(x);
+            }
+        }
+        (parts, true)
+    }
+
     /// Every node reachable from `roots`, in increasing (topological) order.
     /// Costs time in the size of the sub-graph, not of the graph: the
     /// rewriter asks this of small sub-expressions of large graphs.
@@ -458,6 +480,19 @@ impl Graph {
     /// order, so that each step finds its operands done and the depth of a
     /// graph is not limited by the thread's stack.
     pub fn post_order(&self, root: NodeId, done: impl Fn(NodeId) -> bool) -> Vec<NodeId> {
+        self.post_order_within(root, usize::MAX, done)
+            .expect("no bound")
+    }
+
+    /// [`Self::post_order`], or `None` as soon as it passes `max` nodes: a
+    /// pass that walks what is below each node gives up on a large one
+    /// after `max` steps, so that it costs linear time over a deep graph.
+    pub fn post_order_within(
+        &self,
+        root: NodeId,
+        max: usize,
+        done: impl Fn(NodeId) -> bool,
+    ) -> Option<Vec<NodeId>> {
         let mut seen: rustc_hash::FxHashSet<NodeId> = rustc_hash::FxHashSet::default();
         let mut out = Vec::new();
         // (node, its operands are out)
@@ -470,10 +505,13 @@ impl Graph {
             if done(id) || !seen.insert(id) {
                 continue;
             }
+            if seen.len() > max {
+                return None;
+            }
             stack.push((id, true));
             stack.extend(self.node(id).src().iter().rev().map(|&s| (s, false)));
         }
-        out
+        Some(out)
     }
 
     /// Copies the subgraph of `roots` in `from` into `self`, mapping

@@ -317,25 +317,6 @@ fn decide(g: &Graph, n: NodeId, w: Width) -> Option<bool> {
     }
 }
 
-/// The operands of the `&&` chain at `c`, or `None` past [`MAX_CONJUNCTS`].
-fn conjuncts(g: &Graph, c: NodeId) -> Option<Vec<NodeId>> {
-    let mut parts = Vec::new();
-    let mut stack = vec![c];
-    while let Some(x) = stack.pop() {
-        let xn = g.node(x);
-        if xn.op == Op::And {
-            stack.push(xn.src()[1]);
-            stack.push(xn.src()[0]);
-        } else {
-            parts.push(x);
-        }
-        if parts.len() + stack.len() > MAX_CONJUNCTS {
-            return None;
-        }
-    }
-    Some(parts)
-}
-
 /// `a ≡ r (mod C)` from a conjunct `a mod C == r` (either side).
 fn fact_of(g: &Graph, p: NodeId) -> Option<(NodeId, Res)> {
     let pn = g.node(p);
@@ -393,7 +374,10 @@ fn gated(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     if cn.maybe_invalid || cn.maybe_unconstrained || ix.maybe_invalid || ix.maybe_unconstrained {
         return None;
     }
-    let parts = conjuncts(g, c)?;
+    let (parts, whole) = g.chain_operands(c, Op::And, MAX_CONJUNCTS);
+    if !whole {
+        return None;
+    }
     let mut facts: FxHashMap<NodeId, Res> = FxHashMap::default();
     for &p in &parts {
         if let Some((a, r)) = fact_of(g, p) {
@@ -449,10 +433,7 @@ fn gated(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
             pins.insert(a, v);
         }
     }
-    let order = g.post_order(idx, |_| false);
-    if order.len() > MAX_GATED {
-        return None;
-    }
+    let order = g.post_order_within(idx, MAX_GATED, |_| false)?;
     let mut new: FxHashMap<NodeId, NodeId> = FxHashMap::default();
     for id in order {
         let node = *g.node(id);
