@@ -383,10 +383,240 @@ def meaningless_everywhere(case, width, unspecified=False):
     return True
 
 
+# ---- the backend: run and reproducer requests ----------------------------------
+
+class CompileError(Exception):
+    """The peer's compiler rejected the expressions (a `compile_error`)."""
+
+
+class Backend:
+    """What an adapter implements to offer `run` and `reproducer` requests
+    (docs/protocol.md, section 5). `names` are the backends it offers (the
+    hello's `backends`).
+
+    - `compile(case, name)` builds the case's trees in the peer's IR
+      literally and compiles them with backend `name`; raises CompileError
+      when the peer's compiler rejects them, Unsupported when this backend
+      cannot compile them as written. Runs in a child process.
+    - `run(kernel, points)` evaluates the compiled kernel at each point (a
+      tuple of variable values in the case's order) and returns one list of
+      values per point: an int, a bool, or INVALID for a masked lane. Runs in
+      a child process: a trap kills the child, not the adapter.
+    - `reproducer(case, name, point, expected, klass)` returns the text of a
+      standalone script (section 5 of docs/protocol.md).
+    """
+
+    names = ()
+
+    def compile(self, case, name):
+        raise NotImplementedError
+
+    def run(self, kernel, points):
+        raise NotImplementedError
+
+    def reproducer(self, case, name, point, expected, klass):
+        raise Unsupported("this adapter writes no reproducers")
+
+
+INVALID = "invalid"
+
+# Seconds one child process may take (compile and run).
+CHILD_TIMEOUT = 120.0
+
+
+def _signal_name(num):
+    import signal
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def _in_child(work, timeout):
+    """Runs `work(emit)` in a forked child; `emit(obj)` sends one JSON
+    object to the parent. Returns (objects, how) where `how` is None for a
+    normal exit, ("signal", NAME) when the child was killed by a signal, or
+    ("timeout", seconds)."""
+    import select
+    import signal
+    import time
+    r, w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(r)
+        code = 0
+        try:
+            def emit(obj):
+                data = (json.dumps(obj, separators=(",", ":")) + "\n").encode()
+                while data:
+                    data = data[os.write(w, data):]
+            work(emit)
+        except BaseException as e:  # noqa: BLE001 - reported to the parent
+            try:
+                msg = f"{type(e).__name__}: {e}"
+                os.write(w, (json.dumps({"child_error": msg[:4000]}) + "\n").encode())
+                traceback.print_exc(file=sys.stderr)
+            except BaseException:  # noqa: BLE001
+                pass
+            code = 1
+        finally:
+            try:
+                sys.stderr.flush()
+            finally:
+                os._exit(code)
+    os.close(w)
+    buf, objs, how = b"", [], None
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            os.kill(pid, signal.SIGKILL)
+            how = ("timeout", timeout)
+            break
+        ready, _, _ = select.select([r], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            objs.append(json.loads(line))
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    if how is None and os.WIFSIGNALED(status):
+        how = ("signal", _signal_name(os.WTERMSIG(status)))
+    return objs, how
+
+
+def _value(v):
+    if v is INVALID or v == INVALID:
+        return INVALID
+    if isinstance(v, bool):
+        return v
+    return int(v)
+
+
+def evaluate(backend, case, name, points, timeout=CHILD_TIMEOUT):
+    """The answer to a `run` request (without its id): the kernel compiled
+    and run in a child process; if that child dies by a signal while
+    running, each point again in a child of its own, so that each trap is
+    attributed to its point."""
+    points = [tuple(p) for p in points]
+
+    def whole(emit):
+        kernel = backend.compile(case, name)
+        emit({"compiled": True})
+        emit({"values": [[_value(v) for v in vals] for vals in backend.run(kernel, points)]})
+
+    def outcome(objs):
+        for o in objs:
+            if "child_error" in o:
+                return o
+        return None
+
+    def compile_failure(objs, how):
+        """A compile that failed, as an answer, or None."""
+        err = outcome(objs)
+        if not any(o.get("compiled") for o in objs):
+            if err is not None:
+                return _classify_child_error(err["child_error"])
+            if how is not None and how[0] == "signal":
+                return {"compile_error": f"the compiler was killed by {how[1]}"}
+            if how is not None:
+                return {"compile_error": f"compiling took over {how[1]:.0f} s"}
+        return None
+
+    objs, how = _in_child(whole, timeout)
+    failed = compile_failure(objs, how)
+    if failed is not None:
+        return failed
+    for o in objs:
+        if "values" in o:
+            if len(o["values"]) != len(points):
+                return {"error": f"adapter: {len(o['values'])} results for {len(points)} points"}
+            return {"results": [{"values": vals} for vals in o["values"]]}
+    err = outcome(objs)
+    if err is not None and how is None:
+        return {"error": f"adapter: running the kernel raised {err['child_error']}"}
+    # The batch died (or timed out): each point alone.
+    results = []
+    for p in points:
+        def one(emit, p=p):
+            kernel = backend.compile(case, name)
+            emit({"compiled": True})
+            emit({"values": [[_value(v) for v in backend.run(kernel, [p])[0]]]})
+        objs, how = _in_child(one, timeout)
+        vals = [o["values"][0] for o in objs if "values" in o]
+        if vals:
+            results.append({"values": vals[0]})
+        elif how is not None and how[0] == "signal" and any(o.get("compiled") for o in objs):
+            results.append({"trap": how[1]})
+        elif how is not None and how[0] == "timeout":
+            results.append({"timeout": how[1]})
+        else:
+            failed = compile_failure(objs, how)
+            if failed is not None:
+                return failed
+            err = outcome(objs)
+            return {"error": f"adapter: running the kernel at {list(p)} failed: "
+                             f"{err['child_error'] if err else how}"}
+    return {"results": results}
+
+
+def _classify_child_error(msg):
+    """A child's exception text as an answer: Unsupported and CompileError
+    keep their meaning across the process boundary."""
+    for cls, key in ((Unsupported, "unsupported"), (CompileError, "compile_error")):
+        prefix = cls.__name__ + ": "
+        if msg.startswith(prefix):
+            return {key: msg[len(prefix):]}
+    return {"error": f"adapter: {msg}"}
+
+
+def _check_run_request(case, spec, names):
+    if not isinstance(spec, dict):
+        raise BadRequest("`run`/`reproducer` must be an object")
+    name = spec.get("backend")
+    if name not in names:
+        raise BadRequest(f"unknown backend {name!r} (this adapter has {', '.join(names) or 'none'})")
+    for t in case.trees:
+        type_of(t, case.var)  # any tileproof op: answers are run too
+
+    def point(p):
+        if not isinstance(p, list) or len(p) != len(case.vars) or not all(is_int(x) for x in p):
+            raise BadRequest(f"a point is a list of {len(case.vars)} integers (one per var), got {json.dumps(p)[:80]}")
+        return tuple(p)
+    return name, point
+
+
+def _answer_backend_request(backend, case, obj):
+    """The answer (without id) to a `run` or `reproducer` request."""
+    names = list(backend.names) if backend is not None else []
+    if "run" in obj:
+        name, point = _check_run_request(case, obj["run"], names)
+        pts = obj["run"].get("points")
+        if not isinstance(pts, list):
+            raise BadRequest("`run.points` must be a list")
+        return evaluate(backend, case, name, [point(p) for p in pts])
+    spec = obj["reproducer"]
+    name, point = _check_run_request(case, spec, names)
+    if backend is None:
+        raise Unsupported("this adapter writes no reproducers")
+    expected = spec.get("expected")
+    return {"script": backend.reproducer(case, name, point(spec.get("point")), expected, spec.get("class"))}
+
+
 # ---- the loop ----------------------------------------------------------------
 
-def serve(out, hello, simplify, width=None):
+def serve(out, hello, simplify, width=None, backend=None):
     """Writes the hello, then answers requests until stdin closes.
+
+    `backend` (a Backend, optional) answers `run` and `reproducer`
+    requests; its names go into the hello's `backends`.
 
     `simplify(case)` returns one tree per input tree, or raises Unsupported.
     Any other exception is the peer's: answered `unsupported` when the source
@@ -395,6 +625,9 @@ def serve(out, hello, simplify, width=None):
     """
     ops = set(hello["profile"]["ops"])
     unspecified = hello["profile"].get("partial_ops") == "unspecified"
+    if backend is not None and backend.names:
+        hello = dict(hello, backends=list(backend.names),
+                     reproducer=type(backend).reproducer is not Backend.reproducer)
     send(out, hello)
     stdin = sys.stdin
     while True:
@@ -412,6 +645,9 @@ def serve(out, hello, simplify, width=None):
             if isinstance(obj, dict) and is_int(obj.get("id")):
                 rid = obj["id"]
             case = Case(obj)
+            if "run" in obj or "reproducer" in obj:
+                send(out, dict(_answer_backend_request(backend, case, obj), id=rid))
+                continue
             for t in case.trees:
                 type_of(t, case.var, ops)
             try:
