@@ -40,6 +40,10 @@ Back from TVM: GT/GE read as swapped LT/LE; EQ/NE on bools as (not) xor;
 Cast int->bool as `x != 0`, bool->int as `where(b, 1, 0)`, to the same dtype
 as nothing; every other node (other casts, Call, Let, ...) and any
 int dtype other than the chosen one gives `unsupported`.
+
+Backends (`run`, `reproducer`; docs/protocol.md section 5): `llvm` (the
+expressions compiled literally for the CPU) and `pipeline` (TVM's
+unmodified pipeline), in tvm_backend.py.
 """
 
 import argparse
@@ -61,6 +65,7 @@ from importlib.metadata import version  # noqa: E402
 import tvm  # noqa: E402,F401
 from tvm import ir, tirx  # noqa: E402
 from tvm.sym import Analyzer  # noqa: E402
+from tvm_backend import TVMBackend  # noqa: E402
 
 DT = ARGS.dtype
 BITS = 64 if DT == "int64" else 32
@@ -109,7 +114,11 @@ def build(tree, env):
         if t[0] == "bool":
             return tirx.const(t[1], "bool")
         raise tp.Unsupported("TVM has no invalid value")
-    return tp.fold(tree, leaf, lambda op, args: BUILD[op](*args))
+    def node(op, args):
+        if op not in BUILD:  # an answer sent back by `run` may use any tileproof op
+            raise tp.Unsupported(f"TVM has no node for `{op}`")
+        return BUILD[op](*args)
+    return tp.fold(tree, leaf, node)
 
 
 BIN = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Min: "min", tirx.Max: "max",
@@ -179,6 +188,18 @@ class Back:
         raise tp.Unsupported(f"the result has a {k.__name__} node, which has no tileproof equivalent")
 
 
+def bind_range(v):
+    """(begin, end) of the half-open Range index variable `v` is bound to,
+    or None when it stays unbound."""
+    if not (LO <= v.lo and v.hi < HI):
+        raise tp.Unsupported(f"the range of `{v.name}` does not fit {DT} (as a half-open TVM Range)")
+    # TVM computes a Range's extent (end - begin) in DT without an
+    # overflow check: a wider range would reach the analyzer as a
+    # garbage bound (`[-2^62, 2^62]` binds as max -2^63 + 1). Such a
+    # variable stays unbound: TVM then knows less, which is sound.
+    return (v.lo, v.hi + 1) if v.hi + 1 - v.lo < HI else None
+
+
 def simplify(case):
     az = Analyzer()
     env = {}
@@ -188,15 +209,10 @@ def simplify(case):
             # simply knows less than tileproof, which is sound to assume.
             env[v.name] = tirx.Var(v.name, "bool")
             continue
-        if not (LO <= v.lo and v.hi < HI):
-            raise tp.Unsupported(f"the range of `{v.name}` does not fit {DT} (as a half-open TVM Range)")
         x = tirx.Var(v.name, DT)
-        # TVM computes a Range's extent (end - begin) in DT without an
-        # overflow check: a wider range would reach the analyzer as a
-        # garbage bound (`[-2^62, 2^62]` binds as max -2^63 + 1). Such a
-        # variable stays unbound: TVM then knows less, which is sound.
-        if v.hi + 1 - v.lo < HI:
-            az.bind(x, ir.Range(const(v.lo), const(v.hi + 1)))
+        r = bind_range(v)
+        if r is not None:
+            az.bind(x, ir.Range(const(r[0]), const(r[1])))
         env[v.name] = x
     exprs = [build(t, env) for t in case.trees]
     run = getattr(az, ENTRY)
@@ -206,4 +222,5 @@ def simplify(case):
 
 if __name__ == "__main__":
     sys.setrecursionlimit(20000)
-    sys.exit(tp.serve(OUT, HELLO, simplify, width=BITS))
+    backend = TVMBackend(DT, ENTRY, build, bind_range, HELLO["version"])
+    sys.exit(tp.serve(OUT, HELLO, simplify, width=BITS, backend=backend))
