@@ -140,18 +140,23 @@ class TinygradBackend(tp.Backend):
     def prepare(self, name):
         if name in self.prepared:
             return
+        # CACHELEVEL=0 as in compile_kernel: the adapter must not open tinygrad's on-disk cache (forked children
+        # would share the connection)
         with harness.Context(DEV=f"CPU:{harness.RENDERERS[name]}", CACHELEVEL=0):
             try:
                 ren = harness.Device["CPU"].renderer
             except Exception as e:  # noqa: BLE001 - the machine lacks what the renderer needs
                 raise RuntimeError(f"tinygrad's {name} renderer cannot start ({type(e).__name__}: {e}); "
                                    "adapters/setup-venv.sh checks what it needs (clang, libLLVM)") from e
+            x, y, p = (harness.UOp.variable("x", -8, 8), harness.UOp.variable("y", -8, 8),
+                       harness.UOp.variable("p", False, True, harness.dtypes.bool))
+            sink, _ = harness.kernel([x, y, p], warmup_exprs(x, y, p))
+            harness.to_program(harness.lower(sink, ren), ren)  # compiled, never run
         if threading.active_count() > 1:
             raise RuntimeError("tinygrad started a thread: forking the adapter for `run` would be unsafe")
-        x, y, p = (harness.UOp.variable("x", -8, 8), harness.UOp.variable("y", -8, 8),
-                   harness.UOp.variable("p", False, True, harness.dtypes.bool))
-        sink, _ = harness.kernel([x, y, p], warmup_exprs(x, y, p))
-        harness.to_program(harness.lower(sink, ren), ren)  # compiled, never run
+        from tinygrad import helpers
+        if helpers._db_connection is not None:
+            raise RuntimeError("tinygrad opened its on-disk cache in the adapter: forked children would share it")
         self.prepared.add(name)
 
     def compile(self, case, name):
