@@ -1,27 +1,29 @@
 #!/usr/bin/env python3
 """Checks the backends of tileproof peer adapters (docs/protocol.md, section 5). Stdlib only.
 
-    python3 adapters/test_backends.py [--python PATH] [--only NAME] [--random N] [--seed S] [--points N]
+    python3 adapters/test_backends.py [--python PATH] [--only NAME] [--random N] [--seed S] [--points N] [--strict]
     python3 adapters/test_backends.py --cmd 'python3 my_adapter.py'
 
 For every adapter whose hello offers `backends`, and every backend, with the
 curated cases and N random ones of test_adapters.py (within the profile):
 
-- the case is run at the points of its domain (all of them, or a fixed sample
-  of --points): wherever tileproof's reference evaluator says the source is
-  defined, the backend's value must be tileproof's (`invalid` for a masked
-  lane, anything where the value is unconstrained). A value that differs
-  fails the run (the backend does not compile literally, or the peer's
-  compiler is wrong); a trap where the source is defined is printed as a
-  PROFILE note: the peer's compiled code does worse than its profile's
-  `partial_ops` says;
-- the adapter's own answer to the case is run at the same points; where it
-  disagrees with the source's run (or with tileproof's value for a source
-  the backend cannot compile), it is printed as CONFIRMED: a finding the
-  peer's compiled code shows;
-- a reproducer is asked for the first confirmed finding and must be a script;
-- the time of each `run` request (compile and run, in the adapter's children)
-  is measured: the median per backend is printed.
+- the case's source is run at the points of its domain (all of them, or a
+  fixed sample of --points) and compared, wherever tileproof's reference
+  evaluator says it is defined, with tileproof's value (`invalid` for a
+  masked lane; anything where the value is unconstrained). Notes: PROFILE,
+  the compiled code traps where the profile's `partial_ops` promises a value;
+  MISMATCH, a value differs (the peer's compiler is wrong, or the backend is
+  not literal); COMPILE, the peer's compiler rejects the source;
+- the adapter's own answer to the case is run at the same points, and
+  compared with the source's run (or tileproof's value for a source the
+  backend cannot compile) where that run is tileproof's: CONFIRMED, a
+  finding the peer's compiled code shows; a reproducer is asked for the
+  first one and must be a script;
+- the median time of a `run` request (compile and run, in the adapter's
+  children) per backend.
+
+A protocol violation, an `error` answer or a dead adapter fails the run;
+with --strict, a MISMATCH too.
 """
 
 import argparse

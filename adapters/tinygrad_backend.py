@@ -211,11 +211,11 @@ class TinygradBackend(tp.Backend):
         where = ", ".join(f"{v.name} = {x}" for v, x in zip(case.vars, point))
         head = [
             "#!/usr/bin/env python3",
-            f'"""tinygrad {tp_version()}: `{entry}` (tileproof finding, class {klass}, adapter --entry {self.entry}'
+            f'"""tinygrad {tp_version()}, `{entry}`: a tileproof finding (class {klass}; adapter --entry {self.entry}'
             f" --vars {self.vars_mode}).",
-            "Builds the input, prints tinygrad's answer" + ("; exits 1 while the simplifier raises, else 0." + '"""'
-            if crash_only else f", compiles both literally (tinygrad's codegen minus its optimizer and every symbolic"
-            f"\npass: the harness) with DEV=CPU:{harness.RENDERERS[name]}, runs them at {where} in a child process;"
+            "Builds the input and prints tinygrad's answer" + ("; exits 1 while the simplifier raises, else 0." + '"""'
+            if crash_only else f"; compiles both literally (the harness: tinygrad's codegen minus its optimizer and"
+            f"\nevery symbolic pass) with DEV=CPU:{harness.RENDERERS[name]}, runs them at {where} in a child process;"
             ' exits 1 while they differ."""'),
             "import json, os, signal, sys" if not crash_only else "import sys",
             "from tinygrad.uop.symbolic import sym" if self.entry == "sym" else None]
@@ -233,9 +233,10 @@ class TinygradBackend(tp.Backend):
             body.append('print("the simplifier no longer raises")')
         else:
             body += OUTCOME.format(vars=", ".join(py[v.name] for v in case.vars), point=list(point), name=name).split("\n")
-            body.append("src = outcome(source)" if compilable else
-                        f"src = {{'values': {list(expected)!r}}}  # tileproof's value: tinygrad never compiles an Invalid "
-                        "under arithmetic as written")
+            body += ["src = outcome(source)"] if compilable else [
+                f"src = {{'values': {list(expected)!r}}}",
+                'print("(the input has an Invalid under arithmetic, which tinygrad never compiles as written: its values '
+                "below are tileproof's)\")"]
             body += ["ans = outcome(answer)",
                      f'print(f"at {where} on DEV=CPU:{harness.RENDERERS[name]}:\\n  input:    {{src}}\\n  tinygrad: {{ans}}")',
                      "sys.exit(int(src != ans))"]
