@@ -1,14 +1,17 @@
 #!/bin/sh
 # Creates the venv that runs tileproof's peer adapters and installs the pinned
 # peers (adapters/requirements.txt) into it, then checks that each peer
-# imports at its pinned version and that each adapter says hello.
+# imports at its pinned version, that tinygrad's three CPU renderers compile
+# and run a kernel (clang and libLLVM are the machine's), and that each
+# adapter says hello.
 #
 #   adapters/setup-venv.sh [VENV]      (default: .venv-peers at the repo root,
 #                                       or $TILEPROOF_PEERS_VENV)
 #   PYTHON=python3.12 adapters/setup-venv.sh   (the interpreter to use; >= 3.11)
 #
-# Exits nonzero, naming the peer, if any peer cannot be installed or imported:
-# nothing is skipped silently.
+# Exits nonzero, naming the peer (or what the machine lacks: clang, libLLVM),
+# if any peer cannot be installed, imported or compile: nothing is skipped
+# silently.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -61,6 +64,18 @@ check tinygrad "$(grep -E '^tinygrad==' "$req")" \
   "from tinygrad.uop.symbolic import sym; from tinygrad.uop.ops import UOp"
 check apache-tvm "$(grep -E '^apache-tvm==' "$req")" \
   "from tvm import tirx, ir; from tvm.sym import Analyzer; Analyzer().simplify(tirx.const(1, 'int64'))"
+
+# tinygrad's backend (`run` and `reproducer` requests) compiles with the
+# machine's clang (its CPU device needs it whatever the renderer) and loads
+# libLLVM for its LLVM renderer: each renderer must compile and run a kernel
+# (the check names what is missing).
+if out=$("$py" "$here/tinygrad_backend.py" --check 2>&1); then
+  echo "setup-venv: ok: tinygrad backends: $out"
+else
+  echo "setup-venv: FAILED: tinygrad backends:" >&2
+  echo "$out" | sed 's/^/  /' >&2
+  status=1
+fi
 
 # Each adapter must start and say hello (it exits when stdin closes).
 for a in tinygrad_adapter.py tvm_adapter.py; do

@@ -404,9 +404,17 @@ class Backend:
       a child process: a trap kills the child, not the adapter.
     - `reproducer(case, name, point, expected, klass)` returns the text of a
       standalone script (section 5 of docs/protocol.md).
+    - `prepare(name)` (optional) runs in the adapter process before the
+      children of a `run` request are forked: it loads once what every child
+      would otherwise load again (a compiler library, a device). It must not
+      run compiled code (a trap would kill the adapter), must be cheap when
+      called again, and may raise CompileError or Unsupported like `compile`.
     """
 
     names = ()
+
+    def prepare(self, name):
+        pass
 
     def compile(self, case, name):
         raise NotImplementedError
@@ -506,6 +514,10 @@ def evaluate(backend, case, name, points, timeout=CHILD_TIMEOUT):
     running, each point again in a child of its own, so that each trap is
     attributed to its point."""
     points = [tuple(p) for p in points]
+    try:
+        backend.prepare(name)
+    except CompileError as e:
+        return {"compile_error": str(e)}
 
     def whole(emit):
         kernel = backend.compile(case, name)

@@ -40,6 +40,10 @@ a >= 0 and b > 0: exact either way), `min` -> `minimum` (tinygrad spells it
 `==` -> `(a != b) != True`, `!` -> `a != True`, `where` -> WHERE, `invalid`
 -> `UOp.invalid()` (CONST Invalid).
 
+The backend (docs/protocol.md, section 5): `run` and `reproducer` requests for
+tinygrad's three CPU renderers, `clang`, `llvm` and `x86`, which compile the
+expressions literally (no symbolic pass): tinygrad_backend.py.
+
 Back from tinygrad: every op that can appear maps exactly or the answer is
 `unsupported`. Integer XOR only ever comes from `minimum`: `a ^ -1` is
 exactly `-1 - a` on unbounded integers, and `max(a^-1, b^-1)^-1` is read back
@@ -233,7 +237,8 @@ class Back:
         raise tp.Unsupported(f"the result has the op {op} ({dt}), which has no tileproof equivalent")
 
 
-def simplify(case):
+def make_vars(case):
+    """The case's variables as tinygrad UOps -> (name -> UOp, UOp -> name, RANGE axis -> name)."""
     env, names, ranges = {}, {}, {}
     for i, v in enumerate(case.vars):
         if v.dtype == "bool":
@@ -246,6 +251,11 @@ def simplify(case):
         env[v.name] = u
         if u.op is not Ops.RANGE:
             names[u] = v.name
+    return env, names, ranges
+
+
+def simplify(case):
+    env, names, ranges = make_vars(case)
     roots = [build(t, env) for t in case.trees]
     sink = UOp.sink(*roots)
     out = graph_rewrite(sink, sym, name="tileproof") if ARGS.entry == "sym" else sink.simplify()
@@ -256,5 +266,7 @@ def simplify(case):
 
 
 if __name__ == "__main__":
+    from tinygrad_backend import TinygradBackend
     sys.setrecursionlimit(20000)
-    sys.exit(tp.serve(OUT, HELLO, simplify, width=None))
+    sys.exit(tp.serve(OUT, HELLO, simplify, width=None,
+                      backend=TinygradBackend(make_vars, build, ARGS.entry, ARGS.vars)))

@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""Checks the backends of tileproof peer adapters (docs/protocol.md, section 5). Stdlib only.
+
+    python3 adapters/test_backends.py [--python PATH] [--only NAME] [--random N] [--seed S] [--points N] [--strict]
+    python3 adapters/test_backends.py --cmd 'python3 my_adapter.py'
+
+For every adapter whose hello offers `backends`, and every backend, with the
+curated cases and N random ones of test_adapters.py (within the profile):
+
+- the case's source is run at the points of its domain (all of them, or a
+  fixed sample of --points) and compared, wherever tileproof's reference
+  evaluator says it is defined, with tileproof's value (`invalid` for a
+  masked lane; anything where the value is unconstrained). Notes: PROFILE,
+  the compiled code traps where the profile's `partial_ops` promises a value;
+  MISMATCH, a value differs (the peer's compiler is wrong, or the backend is
+  not literal); COMPILE, the peer's compiler rejects the source;
+- the adapter's own answer to the case is run at the same points, and
+  compared with the source's run (or tileproof's value for a source the
+  backend cannot compile) where that run is tileproof's: CONFIRMED, a
+  finding the peer's compiled code shows; a reproducer is asked for the
+  first one and must be a script;
+- the median time of a `run` request (compile and run, in the adapter's
+  children) per backend.
+
+A protocol violation, an `error` answer or a dead adapter fails the run;
+with --strict, a MISMATCH too.
+"""
+
+import argparse
+import json
+import os
+import random
+import shlex
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_adapters as ta  # noqa: E402
+
+
+def sample_points(vars_, limit, seed):
+    pts = list(ta.domain(vars_)) if _size(vars_) <= limit else None
+    if pts is not None:
+        return [list(p) for p in pts]
+    rng = random.Random(seed)
+    corners = [[v["lo"] for v in vars_], [v["hi"] for v in vars_]]
+    return corners + [[rng.randint(v["lo"], v["hi"]) for v in vars_] for _ in range(limit - 2)]
+
+
+def _size(vars_):
+    n = 1
+    for v in vars_:
+        n *= v["hi"] - v["lo"] + 1
+    return n
+
+
+def env_of(vars_, pt):
+    return {v["name"]: (bool(x) if v["dtype"] == "bool" else x) for v, x in zip(vars_, pt)}
+
+
+def same(ref, got):
+    """Whether a backend value `got` is tileproof's value `ref`."""
+    if ref is ta.UNC:
+        return True
+    if ref is ta.INV or got == "invalid":
+        return ref is ta.INV and got == "invalid"
+    return type(ref) is type(got) and ref == got
+
+
+class Report:
+    def __init__(self):
+        self.runs = self.points = 0
+        self.times = []
+        self.failures, self.reasons = [], {}
+        self.notes = {"PROFILE": [], "MISMATCH": [], "COMPILE": []}
+        self.confirmed = []
+
+
+def check(peer, backend, case, prof, pts, rep, label, rid):
+    """Runs the source and the adapter's answer of `case` on `backend`."""
+    width, unspec = ta.width_of(prof), prof.get("partial_ops") == "unspecified"
+
+    def run(trees, what):
+        """-> the results, or a string: why there are none (unsupported, compile_error)."""
+        req = dict(case, id=next(rid), trees=trees, exprs=[ta.show(t) for t in trees],
+                   run={"backend": backend, "points": pts})
+        line, dt = peer.ask(req)
+        ans = json.loads(line)
+        rep.runs += 1
+        rep.times.append(dt)
+        if "results" in ans and len(ans["results"]) == len(pts):
+            return ans["results"]
+        if "unsupported" in ans:
+            key = ans["unsupported"][:90]
+            rep.reasons[key] = rep.reasons.get(key, 0) + 1
+            return "unsupported"
+        if "compile_error" in ans:
+            if what == "source":
+                rep.notes["COMPILE"].append(f"{label}: {' ; '.join(case['exprs'])}: {ans['compile_error'][:200]}")
+            return "compile_error: " + ans["compile_error"][:200]
+        rep.failures.append(f"{label}: {what}: {line[:300]}")
+        return "error"
+
+    src = run(case["trees"], "source")
+    refs, good = [], []  # tileproof's values; whether the source's compiled values are tileproof's
+    for k, pt in enumerate(pts):
+        env = env_of(case["vars"], pt)
+        try:
+            ref = [ta.evaluate(t, env, width, unspec) for t in case["trees"]]
+        except ta.Undefined:
+            ref = None
+        refs.append(ref)
+        good.append(ref is not None and ta.UNC not in ref)  # where a partial op is, a trap is a PROFILE note
+        if ref is None or isinstance(src, str):
+            continue
+        rep.points += 1
+        res = src[k]
+        if "values" not in res:
+            good[k] = False
+            rep.notes["PROFILE"].append(f"{label}: {' ; '.join(case['exprs'])} at {env}: {res} where tileproof's "
+                                        f"value is {ref} (partial_ops: {prof.get('partial_ops', 'undefined')})")
+        elif not all(same(r, g) for r, g in zip(ref, res["values"])):
+            good[k] = False
+            rep.notes["MISMATCH"].append(f"{label}: {' ; '.join(case['exprs'])} at {env}: {res['values']}, "
+                                         f"tileproof's value {ref}")
+    line, _ = peer.ask(dict(case, id=next(rid)))
+    ans = json.loads(line)
+    trees = ans.get("trees") or ([ta.parse(e) for e in ans["exprs"]] if "exprs" in ans else None)
+    if trees is None or trees == case["trees"]:
+        return
+    tgt = run(trees, "answer")
+    if isinstance(tgt, str):
+        if tgt.startswith("compile_error") and not (isinstance(src, str) and src.startswith("compile_error")):
+            rep.confirmed.append((label, case, trees, f"the answer does not compile ({tgt[15:]})", None, None))
+        return
+    for k, (pt, t, ref) in enumerate(zip(pts, tgt, refs)):
+        if not good[k]:
+            continue  # the source means nothing here, or its own compiled code is not tileproof's
+        want = src[k]["values"] if not isinstance(src, str) else ["invalid" if r is ta.INV else r for r in ref]
+        if "values" not in t or not all(r is ta.UNC or w == g for r, w, g in zip(ref, want, t["values"])):
+            rep.confirmed.append((label, case, trees, f"at {env_of(case['vars'], pt)}: source {want}, answer {t}",
+                                  pt, want))
+            return
+
+
+def test_adapter(label, cmd, args, logdir):
+    print(f"== {label}: {cmd}")
+    peer = ta.Peer(cmd, os.path.join(logdir, label.replace(" ", "_") + ".stderr"), args.timeout)
+    hello = json.loads(peer.readline(args.timeout))
+    backends = hello.get("backends") or []
+    if not backends:
+        print("  no backends")
+        peer.close()
+        return 0
+    prof = hello["profile"]
+    rid = iter(range(1, 1 << 30))
+    failed = 0
+    cases = []
+    for name, vars_, exprs in ta.CURATED:
+        case = ta.make_case(0, vars_, exprs)
+        if ta.fits_profile(case, prof):
+            cases.append((name, case))
+    rng = random.Random(args.seed)
+    cases += [(f"random #{k}", ta.random_case(rng, 0, prof)) for k in range(args.random)]
+    for backend in backends:
+        rep = Report()
+        t0 = time.perf_counter()
+        for label, case in cases:
+            case = {k: case[k] for k in ("vars", "exprs", "trees")}
+            check(peer, backend, case, prof, sample_points(case["vars"], args.points, args.seed), rep, label, rid)
+        med = statistics.median(rep.times[1:] or rep.times) * 1000 if rep.times else 0.0
+        print(f"  {backend}: {len(cases)} cases, {rep.runs} run requests, {rep.points} points checked, "
+              f"median {med:.0f} ms per run request (first, with prepare: {rep.times[0] * 1000 if rep.times else 0:.0f} ms), "
+              f"{time.perf_counter() - t0:.1f} s")
+        for reason, n in sorted(rep.reasons.items(), key=lambda kv: -kv[1]):
+            print(f"    unsupported x{n}: {reason}")
+        for kind, notes in rep.notes.items():
+            for n in notes[:args.show]:
+                print(f"    {kind} {n}")
+            if len(notes) > args.show:
+                print(f"    ... {len(notes) - args.show} more {kind} notes")
+        for c in rep.confirmed[:args.show]:
+            print(f"    CONFIRMED {c[0]}: {' ; '.join(c[1]['exprs'])}  =>  {' ; '.join(ta.show(t) for t in c[2])}: {c[3]}")
+        first = next((c for c in rep.confirmed if c[4] is not None), None)
+        if first is not None and hello.get("reproducer"):
+            label, case, _, _, pt, want = first
+            line, _ = peer.ask(dict(case, id=next(rid), reproducer={"backend": backend, "point": list(pt),
+                                                                   "expected": want, "class": "value-differs"}))
+            if "script" not in json.loads(line):
+                rep.failures.append(f"{label}: reproducer: {line[:300]}")
+        for f in rep.failures:
+            print(f"    FAIL {f}")
+        failed += bool(rep.failures) or (args.strict and bool(rep.notes["MISMATCH"]))
+    rc = peer.close()
+    if rc != 0:
+        print(f"  FAIL exit code {rc}")
+        failed += 1
+    return failed
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Check tileproof peer adapters' backends (run, reproducer).")
+    default_py = os.path.join(ta.ROOT, ".venv-peers", "bin", "python")
+    ap.add_argument("--python", default=default_py if os.path.exists(default_py) else sys.executable)
+    ap.add_argument("--random", type=int, default=50, help="random cases (default 50)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--points", type=int, default=64, help="points per case at most (default 64)")
+    ap.add_argument("--only", help="only the adapters whose label contains this")
+    ap.add_argument("--cmd", action="append", help="test this adapter command instead of the built-in list")
+    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per request")
+    ap.add_argument("--show", type=int, default=5, help="notes and findings printed per backend (default 5)")
+    ap.add_argument("--strict", action="store_true", help="fail on MISMATCH notes too")
+    args = ap.parse_args()
+    py = shlex.quote(args.python)
+    a = lambda f: shlex.quote(os.path.join(ta.HERE, f))  # noqa: E731
+    adapters = [("tinygrad sym", f"{py} {a('tinygrad_adapter.py')}"),
+                ("tvm simplify int64", f"{py} {a('tvm_adapter.py')}")]
+    if args.cmd:
+        adapters = [(c, c) for c in args.cmd]
+    if args.only:
+        adapters = [x for x in adapters if args.only in x[0]]
+    logdir = tempfile.mkdtemp(prefix="tileproof-backends-")
+    print(f"adapter python: {args.python}; stderr logs in {logdir}")
+    failed = sum(test_adapter(label, cmd, args, logdir) for label, cmd in adapters)
+    print(f"backends: {'FAILED' if failed else 'ok'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
