@@ -615,9 +615,14 @@ def _answer_backend_request(backend, case, obj):
             raise BadRequest("`run.points` must be a list")
         return evaluate(backend, case, name, [point(p) for p in pts])
     spec = obj["reproducer"]
-    name, point = _check_run_request(case, spec, names)
     if backend is None:
         raise Unsupported("this adapter writes no reproducers")
+    if isinstance(spec, dict) and spec.get("backend") is None and spec.get("class") == "peer-crash":
+        # A crash of the simplifier needs no backend: the script only calls it.
+        _, point = _check_run_request(case, dict(spec, backend=None), [None])
+        name = None
+    else:
+        name, point = _check_run_request(case, spec, names)
     expected = spec.get("expected")
     return {"script": backend.reproducer(case, name, point(spec.get("point")), expected, spec.get("class"))}
 

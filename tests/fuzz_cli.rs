@@ -61,6 +61,8 @@ fn fuzz_finds_a_broken_rule_and_replay_reproduces_it() {
         &c,
         "--max-findings",
         "1",
+        "--max-causes",
+        "1",
         "--validate-every",
         "0",
     ]);
@@ -130,6 +132,8 @@ fn a_finding_that_cannot_be_written_is_printed_whole_and_fails_the_run() {
         "--corpus",
         &corpus,
         "--max-findings",
+        "1",
+        "--max-causes",
         "1",
         "--validate-every",
         "0",

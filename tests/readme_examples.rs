@@ -249,7 +249,7 @@ fn the_broken_rules_finding_is_found_replays_and_is_fixed_by_the_guard() {
         "tiled",
         "--cases",
         "200",
-        "--max-findings",
+        "--max-causes",
         "1",
         "--corpus",
         corpus,
@@ -257,7 +257,7 @@ fn the_broken_rules_finding_is_found_replays_and_is_fixed_by_the_guard() {
     assert_eq!(code, 2, "a campaign with findings exits 2:\n{out}{err}");
     let shown = transcript(
         &readme,
-        "tileproof fuzz --rules docs/examples/broken.rules --seed 1 --generator tiled --cases 200 --max-findings 1 --corpus findings",
+        "tileproof fuzz --rules docs/examples/broken.rules --seed 1 --generator tiled --cases 200 --max-causes 1 --corpus findings",
     );
     let out = lines_as_shown(&out, &dir).join("\n");
     for line in [

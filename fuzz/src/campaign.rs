@@ -27,11 +27,17 @@
 //! matter most (measured there). `variants: false` turns this off.
 //!
 //! **Findings.** Every failed check of a case counts as a finding of its
-//! kind. The first `max_findings` are shrunk (see [`crate::shrink`]) while
-//! they still fail the same check, and written to the corpus directory
-//! (see [`crate::corpus`]) before they are reported.
+//! kind. A finding is shrunk (see [`crate::shrink`]) while it still fails
+//! the same check, classified by the peer's own compiled code (for a peer
+//! with backends, see [`crate::confirm`]), and grouped by cause (a
+//! [`Bucket`], see [`crate::bucket`]); at most `max_findings` per bucket
+//! are written to the corpus directory (see [`crate::corpus`]) before they
+//! are reported, the rest are counted in their bucket. A finding whose
+//! unshrunk shape was already shrunk into a bucket joins it unshrunk.
 
-use crate::checks::{self, CheckConfig, Kind, KindSet, Validator};
+use crate::backend::ReproducerSpec;
+use crate::checks::{self, CheckConfig, Confirm, Kind, KindSet, Validator};
+use crate::confirm::{Class, Confirmation};
 use crate::corpus::{self, Entry};
 use crate::generate::{Case, Generator};
 use crate::mutate::{self, Rng, Variant};
@@ -44,7 +50,7 @@ use engine::parse::Program;
 use engine::rewrite::{Simplifier, DEFAULT_CAP};
 use engine::rules::RuleSet;
 use rayon::prelude::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -159,9 +165,12 @@ pub struct CampaignConfig {
     pub corpus: Option<PathBuf>,
     /// Predicate evaluations a shrink may take (0: do not shrink).
     pub shrink_steps: usize,
-    /// Shrink and write at most this many findings, then stop the campaign
-    /// at the end of the batch (`None`: no limit).
+    /// Write at most this many findings per cause ([`Bucket`]); the rest
+    /// are counted in their bucket (`None`: no limit).
     pub max_findings: Option<usize>,
+    /// Stop at the end of the batch in which this many distinct causes
+    /// were found (`None`: run the whole budget).
+    pub max_causes: Option<usize>,
     /// Also check one variant of every case (see [`crate::mutate`]).
     pub variants: bool,
     /// Cases per batch. Fixed (not derived from the thread count) so that
@@ -185,6 +194,7 @@ impl Default for CampaignConfig {
             corpus: None,
             shrink_steps: 2000,
             max_findings: None,
+            max_causes: None,
             variants: true,
             batch: 64,
         }
@@ -257,6 +267,10 @@ pub struct Finding {
     /// The corpus file could not be written: the error, and the whole file
     /// it would have held (so that the finding is not lost).
     pub unwritten: Option<(String, String)>,
+    /// Against a peer: its class by the peer's own compiled code.
+    pub class: Option<Confirmation>,
+    /// Its cause signature (see [`Bucket`]), once shrunk or matched.
+    pub bucket: Option<String>,
 }
 
 /// Why a campaign stopped.
@@ -264,7 +278,26 @@ pub struct Finding {
 pub enum Stop {
     Cases,
     Time,
-    Findings,
+    /// `max_causes` distinct causes were found.
+    Causes,
+}
+
+/// The findings of one cause ([`crate::bucket::signature`]).
+#[derive(Clone, Debug)]
+pub struct Bucket {
+    pub signature: String,
+    pub kind: Kind,
+    /// The class of its findings against a peer.
+    pub class: Option<Class>,
+    /// Findings of this cause: shrunk into it, or of an unshrunk shape
+    /// already shrunk into it.
+    pub count: u64,
+    /// Findings written to the corpus (at most `max_findings`).
+    pub written: usize,
+    /// The first finding's shrunk case (`var`, `expr`, `expect` lines).
+    pub first_case: String,
+    /// Where the first finding was written.
+    pub first_path: Option<PathBuf>,
 }
 
 /// What a campaign did.
@@ -286,6 +319,11 @@ pub struct Summary {
     pub stop: Stop,
     /// Failed checks by kind (every one, shrunk or not).
     pub by_kind: BTreeMap<Kind, u64>,
+    /// Findings against a peer by class (those shrunk or matched to a
+    /// bucket).
+    pub by_class: BTreeMap<Class, u64>,
+    /// The causes met, in the order they were first found.
+    pub buckets: Vec<Bucket>,
     /// The findings, in case-number order; the first `max_findings` are
     /// shrunk and written. Beyond [`MAX_LISTED_FINDINGS`], findings that
     /// are not recorded are only counted (in `by_kind`), so that a long
@@ -435,14 +473,17 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         elapsed: Duration::ZERO,
         stop: Stop::Cases,
         by_kind: BTreeMap::new(),
+        by_class: BTreeMap::new(),
+        buckets: Vec::new(),
         findings: Vec::new(),
         rule_counts: vec![0; names.len()],
         rule_names: names,
         case_numbers: Vec::new(),
         digest: 0xcbf2_9ce4_8422_2325,
     };
-    let mut recorded = 0usize;
     let mut seen: std::collections::HashSet<(Kind, String)> = std::collections::HashSet::new();
+    // Unshrunk shapes already bucketed, and their bucket.
+    let mut shapes: HashMap<String, usize> = HashMap::new();
     let mut next_j = 0u64;
     let batch = cfg.batch.max(1) as u64;
     loop {
@@ -454,8 +495,8 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
             s.stop = Stop::Time;
             break;
         }
-        if cfg.max_findings.is_some_and(|m| recorded >= m) {
-            s.stop = Stop::Findings;
+        if cfg.max_causes.is_some_and(|m| s.buckets.len() >= m) {
+            s.stop = Stop::Causes;
             break;
         }
         let end = cfg.cases.map_or(next_j + batch, |n| n.min(next_j + batch));
@@ -471,7 +512,10 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         next_j = end;
 
         // Fold in case order; pick the findings to shrink and record.
-        let mut todo: Vec<(usize, &CaseRun, &Tried, Kind)> = Vec::new();
+        let mut todo: Vec<(usize, &CaseRun, &Tried, Kind, String)> = Vec::new();
+        // Findings whose unshrunk shape is being prepared in this batch:
+        // they join that one's bucket.
+        let mut pending: HashMap<String, Vec<usize>> = HashMap::new();
         for r in &runs {
             s.cases += 1;
             if cfg.cases.is_some() {
@@ -489,17 +533,36 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
             for sub in &r.subjects {
                 for f in &sub.failures {
                     *s.by_kind.entry(f.kind).or_default() += 1;
+                    // The same unshrunk shape as a finding already
+                    // bucketed: counted there, not shrunk again.
+                    let shape = format!(
+                        "{}: {}",
+                        f.kind,
+                        crate::bucket::abstract_shape(&sub.graph, &sub.roots)
+                    );
+                    let known = shapes.get(&shape).copied();
+                    if let Some(b) = known {
+                        s.buckets[b].count += 1;
+                        if let Some(c) = s.buckets[b].class {
+                            *s.by_class.entry(c).or_default() += 1;
+                        }
+                        continue;
+                    }
                     // A failure whose message was recorded already (a peer
                     // raising the same exception on case after case) is
                     // counted, not shrunk and written again.
                     let fresh = seen.insert((f.kind, f.message.clone()));
-                    let record_it =
-                        fresh && cfg.max_findings.is_none_or(|m| recorded + todo.len() < m);
-                    if !record_it && s.findings.len() >= MAX_LISTED_FINDINGS {
+                    let waiting = pending.contains_key(&shape);
+                    let record_it = fresh && !waiting && !sub.roots.is_empty();
+                    if !record_it && !waiting && s.findings.len() >= MAX_LISTED_FINDINGS {
                         continue;
                     }
+                    let idx = s.findings.len();
                     if record_it {
-                        todo.push((s.findings.len(), r, sub, f.kind));
+                        todo.push((idx, r, sub, f.kind, shape.clone()));
+                        pending.insert(shape, Vec::new());
+                    } else if waiting {
+                        pending.get_mut(&shape).expect("waiting").push(idx);
                     }
                     s.findings.push(Finding {
                         kind: f.kind,
@@ -522,42 +585,82 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
                         found_after: Duration::ZERO,
                         note: None,
                         unwritten: None,
+                        class: None,
+                        bucket: None,
                     });
                 }
             }
         }
         // Shrink in parallel, write in order (a finding is reported only
         // once its file is on disk).
-        let done: Vec<(usize, Option<Prepared>)> = todo
+        let done: Vec<(usize, String, Prepared)> = todo
             .par_iter()
-            .map(|&(idx, r, sub, kind)| {
-                let rec =
-                    (!sub.roots.is_empty()).then(|| record(cfg, subject, hooks, r, sub, kind));
-                (idx, rec)
+            .map(|&(idx, r, sub, kind, ref shape)| {
+                (idx, shape.clone(), record(cfg, subject, hooks, r, sub, kind, deadline))
             })
             .collect();
         let mut new_findings = Vec::new();
-        for (idx, rec) in done {
-            recorded += 1;
+        for (idx, shape, rec) in done {
+            let b = match s.buckets.iter().position(|b| b.signature == rec.entry.bucket) {
+                Some(b) => b,
+                // A new cause beyond `max_causes` (found in the batch that
+                // reached the limit) is counted by kind, not kept.
+                None if cfg.max_causes.is_some_and(|m| s.buckets.len() >= m) => {
+                    let f = &mut s.findings[idx];
+                    f.note = Some("a further cause, beyond --max-causes: not written".into());
+                    f.found_after = start.elapsed();
+                    new_findings.push(f.clone());
+                    continue;
+                }
+                None => {
+                    s.buckets.push(Bucket {
+                        signature: rec.entry.bucket.clone(),
+                        kind: rec.entry.kind,
+                        class: rec.entry.class.as_ref().map(|c| c.class),
+                        count: 0,
+                        written: 0,
+                        first_case: rec.entry.body.clone(),
+                        first_path: None,
+                    });
+                    s.buckets.len() - 1
+                }
+            };
+            shapes.insert(shape.clone(), b);
+            let joined = pending.remove(&shape).unwrap_or_default();
+            s.buckets[b].count += 1 + joined.len() as u64;
+            if let Some(c) = &rec.entry.class {
+                *s.by_class.entry(c.class).or_default() += 1 + joined.len() as u64;
+            }
+            for &j in &joined {
+                s.findings[j].bucket = Some(rec.entry.bucket.clone());
+                s.findings[j].class = rec.entry.class.clone();
+            }
             let f = &mut s.findings[idx];
-            if let Some(rec) = rec {
-                f.message = rec.entry.message.clone();
-                f.point = rec.entry.point.clone();
-                f.rules = rec.entry.rules.clone();
-                f.shrunk = Some(rec.entry.body.clone());
-                f.shrink = rec.stats;
-                f.note = rec.note;
-                if let Some(dir) = &cfg.corpus {
-                    match corpus::save(dir, &rec.entry) {
-                        Ok(saved) => {
-                            f.path = Some(saved.path);
-                            f.new_file = saved.new;
+            f.message = rec.entry.message.clone();
+            f.point = rec.entry.point.clone();
+            f.rules = rec.entry.rules.clone();
+            f.shrunk = Some(rec.entry.body.clone());
+            f.shrink = rec.stats;
+            f.note = rec.note;
+            f.class = rec.entry.class.clone();
+            f.bucket = Some(rec.entry.bucket.clone());
+            let room = cfg
+                .max_findings
+                .is_none_or(|m| s.buckets[b].written < m);
+            if let (Some(dir), true) = (&cfg.corpus, room) {
+                match corpus::save(dir, &rec.entry) {
+                    Ok(saved) => {
+                        if s.buckets[b].first_path.is_none() {
+                            s.buckets[b].first_path = Some(saved.path.clone());
                         }
-                        Err(e) => {
-                            let text = rec.entry.render(&dir.join(rec.entry.file_name()));
-                            f.unwritten =
-                                Some((format!("cannot write to {}: {e}", dir.display()), text));
-                        }
+                        s.buckets[b].written += 1;
+                        f.path = Some(saved.path);
+                        f.new_file = saved.new;
+                    }
+                    Err(e) => {
+                        let text = rec.entry.render(&dir.join(rec.entry.file_name()));
+                        f.unwritten =
+                            Some((format!("cannot write to {}: {e}", dir.display()), text));
                     }
                 }
             }
@@ -605,8 +708,17 @@ pub fn kinds_for(kind: Kind) -> KindSet {
 /// shrinking a peer's finding runs the peer on every candidate),
 /// then builds the corpus entry from the shrunk case, checked again after
 /// a round trip through text (the text is what the corpus keeps).
-/// `shrink_steps == 0` keeps the case as it is. Shared by campaigns and
-/// `tileproof import`.
+/// `shrink_steps == 0` keeps the case as it is; past `deadline` shrinking
+/// stops where it is.
+///
+/// Against a peer with backends (and `check.confirm` on), the finding is
+/// classified by the peer's compiled code first; a real bug (a wrong
+/// value, a trap, a compile error) is shrunk only through candidates that
+/// still show that class on the backend that showed it, so the shrunk case
+/// is the same bug and not a smaller model-only look-alike. The shrunk
+/// case is classified again on every backend, and a bug gets the peer's
+/// reproducer script. Shared by campaigns and `tileproof import`.
+#[allow(clippy::too_many_arguments)]
 pub fn prepare_finding(
     program: &Program,
     kind: Kind,
@@ -615,27 +727,53 @@ pub fn prepare_finding(
     validator: Option<&Validator<'_>>,
     shrink_steps: usize,
     origin: String,
+    deadline: Option<Instant>,
 ) -> Prepared {
     let mut ccfg = check.clone();
     ccfg.kinds = kinds_for(kind);
+    ccfg.confirm = Confirm::Off;
     // A shrunk case must stay one the subject accepts (a peer's profile):
     // else shrinking finds a case it was never meant to take (a bare
     // `invalid` for tinygrad) and blames it.
     let profile = subject.profile();
-    let fails = |p: &Program| {
-        profile.covers(&p.graph, &p.outputs)
-            && checks::check(&p.graph, &p.outputs, subject, &ccfg, validator).failed(kind)
-    };
     let original = Program {
         graph: program.graph.clone(),
         outputs: program.outputs.clone(),
         expects: Vec::new(),
         header: Vec::new(),
     };
+    // The class to keep while shrinking, and the backend that shows it.
+    let keep = (kind == Kind::Oracle && check.confirm != Confirm::Off)
+        .then(|| {
+            let mut full = ccfg.clone();
+            full.confirm = check.confirm.clone();
+            checks::check(&original.graph, &original.outputs, subject, &full, validator).class
+        })
+        .flatten()
+        .filter(|c| matches!(c.class, Class::WrongValue | Class::Trap | Class::CompileError))
+        .and_then(|c| c.backend.clone().map(|b| (c.class, b)));
+    let shrink_cfg = match &keep {
+        Some((_, b)) => CheckConfig {
+            confirm: Confirm::Only(b.clone()),
+            ..ccfg.clone()
+        },
+        None => ccfg.clone(),
+    };
+    let still_fails = |p: &Program| {
+        if !profile.covers(&p.graph, &p.outputs) {
+            return false;
+        }
+        let c = checks::check(&p.graph, &p.outputs, subject, &shrink_cfg, validator);
+        c.failed(kind)
+            && keep
+                .as_ref()
+                .is_none_or(|(class, _)| c.class.as_ref().is_some_and(|x| x.class == *class))
+    };
+    let fails = |p: &Program| deadline.is_none_or(|d| Instant::now() < d) && still_fails(p);
     // Shrinking a hang would wait out the timeout on every candidate.
     let shrink_steps = if kind == Kind::Hang { 0 } else { shrink_steps };
     let (mut chosen, stats) = if shrink_steps > 0 {
-        let (p, st) = shrink::shrink(&original, fails, shrink_steps);
+        let (p, st) = shrink::shrink(&original, &fails, shrink_steps);
         (p, Some(st))
     } else {
         (original.clone(), None)
@@ -645,7 +783,7 @@ pub fn prepare_finding(
         let text = corpus::case_body(&p.graph, &p.outputs, None);
         engine::parse::parse_program(&text)
             .ok()
-            .filter(|q| fails(q))
+            .filter(|q| still_fails(q))
     };
     match round_trip(&chosen) {
         Some(p) => chosen = p,
@@ -661,14 +799,53 @@ pub fn prepare_finding(
             None => note = Some("this case does not fail after a round trip through text".into()),
         },
     }
-    let checked = checks::check(&chosen.graph, &chosen.outputs, subject, &ccfg, validator);
+    let mut final_cfg = ccfg.clone();
+    final_cfg.confirm = check.confirm.clone();
+    let checked = checks::check(&chosen.graph, &chosen.outputs, subject, &final_cfg, validator);
     let mut entry = Entry::from_checked(&checked, kind, subject, check.width, origin);
     if !checked.failed(kind) {
         // Only reachable through a nondeterministic check; say so rather
         // than write a case that claims a failure it does not show.
         entry.message = format!("(did not fail again when re-checked) {}", entry.message);
     }
+    entry.reproducer = reproducer(subject, &checked, &mut note);
     Prepared { entry, stats, note }
+}
+
+/// The peer's reproducer script for a confirmed bug of `checked`, when it
+/// writes one; a failure to get it becomes a note.
+fn reproducer(subject: &dyn Subject, checked: &checks::Checked, note: &mut Option<String>) -> Option<String> {
+    let c = checked.class.as_ref()?;
+    if !matches!(
+        c.class,
+        Class::WrongValue | Class::Trap | Class::CompileError | Class::PeerCrash
+    ) {
+        return None;
+    }
+    let backend = match c.class {
+        Class::PeerCrash => None,
+        _ => Some(c.backend.clone()?),
+    };
+    let env = c.env.clone().or_else(|| {
+        checked
+            .failures
+            .iter()
+            .find_map(|f| f.env.clone())
+            .or_else(|| Some(checked.graph.vars().iter().map(|d| d.lo).collect()))
+    })?;
+    let spec = ReproducerSpec {
+        backend,
+        env,
+        expected: c.expected.clone(),
+        class: c.class.name().to_string(),
+    };
+    match subject.reproducer(&checked.graph, &checked.src, &spec) {
+        Ok(script) => script,
+        Err(e) => {
+            *note = Some(format!("no reproducer: {e}"));
+            None
+        }
+    }
 }
 
 /// [`prepare_finding`] for a campaign's finding.
@@ -679,6 +856,7 @@ fn record(
     r: &CaseRun,
     sub: &Tried,
     kind: Kind,
+    deadline: Option<Instant>,
 ) -> Prepared {
     let mut ccfg = cfg.check.clone();
     ccfg.seed = r.case_seed;
@@ -712,6 +890,7 @@ fn record(
         validator,
         cfg.shrink_steps,
         origin,
+        deadline,
     )
 }
 
@@ -761,6 +940,8 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
     run.validated = validate && hooks.validator.is_some();
     let mut ccfg = cfg.check.clone();
     ccfg.seed = case_seed;
+    // A finding is classified once, when it is recorded.
+    ccfg.confirm = Confirm::Off;
     let checked = checks::check(
         &case.graph,
         &case.roots,

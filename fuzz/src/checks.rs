@@ -22,125 +22,21 @@
 //! propagated: a fuzzer that dies on the first panic loses the rest of the
 //! campaign.
 
+use crate::confirm::{Class, Confirmation};
 use crate::jit::CompiledEval;
 use crate::oracle::{self, Domain, OracleConfig};
 use crate::subject::{Answer, Subject};
 use engine::dtype::Width;
 use engine::interp::{self, Evaluator, Val};
 use engine::ir::{Graph, NodeId};
-use engine::print;
 use engine::semantics::Model;
 use std::cell::{Cell, RefCell};
 use std::fmt;
+
+pub use crate::kind::{Kind, KindSet};
+pub use crate::message::{one_line, short, short_expr, SHORT};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
-
-/// What a finding found: the name of the check that failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Kind {
-    Cap,
-    Oracle,
-    Range,
-    Idempotent,
-    Jit,
-    Validate,
-    Lower,
-    Panic,
-    /// A peer answered `error` on a case it should accept.
-    PeerError,
-    /// A peer exited or closed its output.
-    Crash,
-    /// A peer did not answer within the per-case timeout.
-    Hang,
-    /// A peer wrote something that is not a valid answer.
-    Garbage,
-}
-
-impl Kind {
-    pub const ALL: [Kind; 12] = [
-        Kind::Cap,
-        Kind::Oracle,
-        Kind::Range,
-        Kind::Idempotent,
-        Kind::Jit,
-        Kind::Validate,
-        Kind::Lower,
-        Kind::Panic,
-        Kind::PeerError,
-        Kind::Crash,
-        Kind::Hang,
-        Kind::Garbage,
-    ];
-
-    /// The name used in reports and corpus file names.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Cap => "cap",
-            Kind::Oracle => "oracle",
-            Kind::Range => "range",
-            Kind::Idempotent => "idempotent",
-            Kind::Jit => "jit",
-            Kind::Validate => "validate",
-            Kind::Lower => "lower",
-            Kind::Panic => "panic",
-            Kind::PeerError => "peer-error",
-            Kind::Crash => "crash",
-            Kind::Hang => "hang",
-            Kind::Garbage => "garbage",
-        }
-    }
-
-    /// Kinds that a subject reports about itself (the engine's cap, a
-    /// peer's failures): they always count, whatever checks are selected.
-    pub fn is_subject_failure(self) -> bool {
-        matches!(
-            self,
-            Kind::Cap | Kind::Panic | Kind::PeerError | Kind::Crash | Kind::Hang | Kind::Garbage
-        )
-    }
-
-    pub fn from_name(s: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.name() == s)
-    }
-
-    fn bit(self) -> u16 {
-        1 << (self as u16)
-    }
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A set of check kinds to run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct KindSet(u16);
-
-impl KindSet {
-    /// Every check (validation still needs a validator to run).
-    pub const ALL: KindSet = KindSet(0xffff);
-    /// Only the checks that cannot be skipped: `cap` and `panic`.
-    pub const NONE: KindSet = KindSet(0);
-
-    /// Just `kind` (plus `cap` and `panic`, which always run).
-    pub fn only(kind: Kind) -> KindSet {
-        KindSet(kind.bit())
-    }
-
-    pub fn with(self, kind: Kind) -> KindSet {
-        KindSet(self.0 | kind.bit())
-    }
-
-    pub fn without(self, kind: Kind) -> KindSet {
-        KindSet(self.0 & !kind.bit())
-    }
-
-    pub fn contains(self, kind: Kind) -> bool {
-        kind.is_subject_failure() || self.0 & kind.bit() != 0
-    }
-}
 
 /// What the validator hook said about a source and its simplification.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -180,6 +76,50 @@ pub struct CheckConfig {
     /// Let the oracle split a domain across cores.
     pub parallel: bool,
     pub kinds: KindSet,
+    /// Confirm an oracle finding against a peer on its backends
+    /// ([`crate::confirm`]): compiles with the peer's compiler, so off
+    /// where a case is checked many times (shrinking).
+    pub confirm: Confirm,
+}
+
+/// Which of a peer's backends confirm an oracle finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Confirm {
+    Off,
+    /// Every backend the peer offers.
+    All,
+    /// Only this one (the backend that showed a bug, while shrinking it).
+    Only(String),
+}
+
+/// How many failing points a finding is confirmed at.
+pub const CONFIRM_POINTS: usize = 8;
+
+/// The verdict under a profile's own, relaxed model, recorded beside the
+/// strict one (tinygrad declares partial ops unspecified).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Relaxed {
+    /// What the profile relaxes (`partial_ops: unspecified`).
+    pub what: String,
+    /// The answer refines the source under the relaxed model too (on what
+    /// the oracle walked).
+    pub holds: bool,
+    /// One line: the relaxed oracle's report.
+    pub report: String,
+}
+
+impl Relaxed {
+    /// The `# relaxed:` header line.
+    pub fn header(&self) -> String {
+        if self.holds {
+            format!(
+                "{}: refines ({}); the strict model and the backend decide",
+                self.what, self.report
+            )
+        } else {
+            format!("{}: fails too: {}", self.what, self.report)
+        }
+    }
 }
 
 impl Default for CheckConfig {
@@ -192,6 +132,7 @@ impl Default for CheckConfig {
             seed: 0,
             parallel: true,
             kinds: KindSet::ALL,
+            confirm: Confirm::Off,
         }
     }
 }
@@ -260,6 +201,12 @@ pub struct Checked {
     pub validation: Option<Validation>,
     /// What the JIT oracle walked, when it ran.
     pub oracle: Option<oracle::Report>,
+    /// The verdict under the profile's relaxed model, for an oracle
+    /// finding against a subject that declares one.
+    pub relaxed: Option<Relaxed>,
+    /// For a finding against a peer: its class, by the peer's own compiled
+    /// code where it was run ([`crate::confirm`]).
+    pub class: Option<Confirmation>,
 }
 
 impl Checked {
@@ -367,6 +314,8 @@ pub fn check(
         unsupported: None,
         validation: None,
         oracle: None,
+        relaxed: None,
+        class: None,
     };
     if let Err(msg) = catch(|| run_checks(&mut out, subject, cfg, validate)) {
         out.failures
@@ -390,22 +339,30 @@ fn run_checks(
         Err(refusal) => {
             // A peer that raises, hangs or exits on a case whose source
             // means nothing at any point (undefined, or a root
-            // unconstrained, at every point) owes nothing (the protocol's triage
-            // rule, applied here to what an adapter cannot triage itself:
-            // `1 << 2^40` makes Python compute forever).
-            let model = Model {
-                width: cfg.width,
-                ..subject.profile().model()
+            // unconstrained, at every point) owes nothing (the protocol's
+            // triage rule, applied here to what an adapter cannot triage
+            // itself: `1 << 2^40` makes Python compute forever). Nothing
+            // is excused that the profile's own model finds meaningful.
+            let profile = subject.profile();
+            let meaningless = |m: Model| {
+                let m = Model {
+                    width: cfg.width,
+                    ..m
+                };
+                oracle::meaningful_somewhere(&out.graph, &out.src, m, 1 << 16) == Some(false)
             };
             let excused = matches!(refusal.kind, Kind::PeerError | Kind::Hang | Kind::Crash)
-                && oracle::meaningful_somewhere(&out.graph, &out.src, model, 1 << 16)
-                    == Some(false);
+                && meaningless(profile.model())
+                && profile.relaxed().is_none_or(meaningless);
             if excused {
                 out.unsupported = Some(format!(
                     "the source means nothing at any point and the simplifier failed ({})",
                     refusal.kind
                 ));
             } else {
+                if subject.engine().is_none() {
+                    out.class = Some(subject_failure_class(subject, &out.graph, &out.src, &refusal));
+                }
                 out.failures
                     .push(CheckFailure::new(refusal.kind, one_line(&refusal.message)));
             }
@@ -455,6 +412,12 @@ fn run_checks(
                         point: Some(f.point.clone()),
                         env: Some(f.env.clone()),
                     });
+                    if let Some(m) = subject.profile().relaxed() {
+                        out.relaxed = relaxed_verdict(g, src, &tgt, m, &oracle_cfg);
+                    }
+                    if subject.engine().is_none() {
+                        out.class = Some(classify_oracle(subject, g, src, &tgt, f, cfg));
+                    }
                 }
                 out.oracle = Some(rep);
             }
@@ -525,6 +488,109 @@ fn run_checks(
             out.validation = Some(val);
         }
     }
+}
+
+/// The class of a subject's failure on a case (a peer raising, hanging,
+/// writing garbage): no backend is needed to tell.
+fn subject_failure_class(
+    subject: &dyn Subject,
+    g: &Graph,
+    src: &[NodeId],
+    refusal: &crate::subject::Refusal,
+) -> Confirmation {
+    if !subject.profile().covers(g, src) {
+        return outside_language(subject);
+    }
+    let class = match refusal.kind {
+        Kind::Hang => Class::Hang,
+        Kind::Garbage => Class::Garbage,
+        _ => Class::PeerCrash,
+    };
+    Confirmation::without_backend(
+        class,
+        format!(
+            "the simplifier failed on an input that means something at some point: {}",
+            crate::checks::short(&one_line(&refusal.message))
+        ),
+    )
+}
+
+fn outside_language(subject: &dyn Subject) -> Confirmation {
+    Confirmation::without_backend(
+        Class::OutsideInputLanguage,
+        format!(
+            "the input is not one {}'s own pipeline builds (its profile)",
+            subject.name()
+        ),
+    )
+}
+
+/// The class of an oracle finding against a peer: by its backends at the
+/// failing points when `cfg.confirm` says so, else unconfirmed.
+fn classify_oracle(
+    subject: &dyn Subject,
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    f: &oracle::FailingPoint,
+    cfg: &CheckConfig,
+) -> Confirmation {
+    if !subject.profile().covers(g, src) {
+        return outside_language(subject);
+    }
+    let only = match &cfg.confirm {
+        Confirm::Off => {
+            return Confirmation::without_backend(
+                Class::Unconfirmed,
+                "not run on the peer's backend (confirmation off)",
+            )
+        }
+        Confirm::All => None,
+        Confirm::Only(b) => Some(b.as_str()),
+    };
+    if subject.backends().is_empty() {
+        return Confirmation::without_backend(
+            Class::Unconfirmed,
+            format!("{} offers no backend to run it on", subject.name()),
+        );
+    }
+    let model = Model {
+        width: cfg.width,
+        ..subject.profile().confirm_model()
+    };
+    let envs = crate::confirm::failing_points(g, src, tgt, model, Some(&f.env), CONFIRM_POINTS);
+    let ub = f
+        .replay
+        .as_ref()
+        .and_then(|r| r.tgt.as_ref().err())
+        .map(|u| u.reason);
+    let flagged = format!(
+        "tileproof's model flagged {}: {}",
+        f.failure,
+        crate::confirm::model_part(Some(f.failure), ub)
+    );
+    crate::confirm::confirm(subject, g, src, tgt, &envs, model, &flagged, only)
+}
+
+/// The oracle's verdict under a profile's relaxed model `m`.
+fn relaxed_verdict(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    m: Model,
+    cfg: &OracleConfig,
+) -> Option<Relaxed> {
+    let rcfg = OracleConfig {
+        partial: m.partial,
+        unbounded: m.unbounded,
+        ..cfg.clone()
+    };
+    let rep = oracle::check_jit(g, src, tgt, &rcfg).ok()?;
+    Some(Relaxed {
+        what: format!("partial_ops {}", m.partial.name()),
+        holds: rep.failure.is_none(),
+        report: rep.to_string(),
+    })
 }
 
 /// The probe points of `roots`: every point of a small domain, else
@@ -691,26 +757,3 @@ fn show_roots(g: &Graph, roots: &[NodeId]) -> String {
     format!("`{}`", parts.join("`, `"))
 }
 
-/// Node `id` printed and cut like [`short`], in time bounded by that
-/// length (a node of a long chain prints as the whole chain).
-pub fn short_expr(g: &Graph, id: NodeId) -> String {
-    print::expr_short(g, id, SHORT)
-}
-
-/// The longest text [`short`] leaves as it is.
-pub const SHORT: usize = 120;
-
-/// An expression cut to a length that keeps a message on one line.
-pub fn short(s: &str) -> String {
-    if s.chars().count() <= SHORT {
-        s.to_string()
-    } else {
-        let cut: String = s.chars().take(SHORT - 3).collect();
-        format!("{cut}...")
-    }
-}
-
-/// Newlines folded into spaces: messages go into `#` header lines.
-pub fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}

@@ -31,6 +31,7 @@
 //! leaves either the whole case or nothing, and never a torn file.
 
 use crate::checks::{self, CheckConfig, Checked, Kind, KindSet, Validator};
+use crate::confirm::Confirmation;
 use crate::subject::{Engine, Subject};
 use engine::dtype::Width;
 use engine::input::Syntax;
@@ -72,6 +73,16 @@ pub struct Entry {
     pub reproduce_args: String,
     /// The case: `var`, `expr` and (optionally) `expect` lines.
     pub body: String,
+    /// For a finding against a peer: its class by the peer's own compiled
+    /// code (the `# backend:` header line).
+    pub class: Option<Confirmation>,
+    /// The verdict under the profile's relaxed model (`# relaxed:`).
+    pub relaxed: Option<String>,
+    /// The cause signature ([`crate::bucket::signature`]).
+    pub bucket: String,
+    /// A standalone script that shows the bug with only the peer's own
+    /// code, written beside the case (`NAME.py`).
+    pub reproducer: Option<String>,
 }
 
 impl Entry {
@@ -85,6 +96,10 @@ impl Entry {
         origin: String,
     ) -> Entry {
         let fail = checked.failure(kind).or(checked.failures.first()).cloned();
+        let failure = (kind == Kind::Oracle)
+            .then(|| checked.oracle.as_ref().and_then(|o| o.failure.as_ref()))
+            .flatten()
+            .map(|f| f.failure);
         Entry {
             kind,
             message: fail
@@ -102,7 +117,24 @@ impl Entry {
             subject: subject.name(),
             reproduce_args: subject.reproduce_args(),
             body: case_body(&checked.graph, &checked.src, checked.tgt.as_deref()),
+            class: checked.class.clone(),
+            relaxed: checked.relaxed.as_ref().map(|r| r.header()),
+            bucket: crate::bucket::signature(
+                &checked.graph,
+                &checked.src,
+                kind,
+                failure,
+                checked.class.as_ref().map(|c| c.class),
+            ),
+            reproducer: None,
         }
+    }
+
+    /// The subdirectory of a peer's corpus this finding is kept in: its
+    /// class's, for the classes kept apart from the bugs (`model-only`,
+    /// `outside-input-language`).
+    pub fn subdir(&self) -> Option<&'static str> {
+        self.class.as_ref().and_then(|c| c.class.subdir())
     }
 
     /// The file name: the kind and a hash of the `var`/`expr` lines.
@@ -127,6 +159,15 @@ impl Entry {
             h.push(format!("point: {p}"));
         }
         h.push(format!("simplifier: {}", self.subject));
+        if let Some(c) = &self.class {
+            h.push(format!("backend: {}", checks::one_line(&c.header())));
+            for line in &c.backends {
+                h.push(format!("  {}", checks::one_line(line)));
+            }
+        }
+        if let Some(r) = &self.relaxed {
+            h.push(format!("relaxed: {}", checks::one_line(r)));
+        }
         let rules: Vec<String> = self
             .rules
             .iter()
@@ -214,15 +255,29 @@ pub struct Saved {
     pub new: bool,
 }
 
-/// Writes `entry` into `dir` (created if missing), atomically.
+/// Writes `entry` into `dir` (created if missing; its class's
+/// subdirectory for a finding kept apart from the bugs), atomically, and
+/// its reproducer beside it.
 pub fn save(dir: &Path, entry: &Entry) -> io::Result<Saved> {
-    fs::create_dir_all(dir)?;
+    let dir = match entry.subdir() {
+        Some(sub) => dir.join(sub),
+        None => dir.to_path_buf(),
+    };
+    fs::create_dir_all(&dir)?;
     let path = dir.join(entry.file_name());
     if path.exists() {
         return Ok(Saved { path, new: false });
     }
+    if let Some(script) = &entry.reproducer {
+        write_atomic(&reproducer_path(&path), script)?;
+    }
     write_atomic(&path, &entry.render(&path))?;
     Ok(Saved { path, new: true })
+}
+
+/// Where the reproducer of the case at `case` lives: beside it, `.py`.
+pub fn reproducer_path(case: &Path) -> PathBuf {
+    case.with_extension("py")
 }
 
 /// Writes `text` to `path` through a temporary file in the same directory
@@ -424,8 +479,12 @@ pub enum Replayer<'a> {
         rules: &'a RuleSet,
         rule_files: &'a [String],
     },
-    /// A simplifier under test, as it is.
-    Subject(&'a dyn Subject),
+    /// A simplifier under test, as it is; `confirm`: its findings are run
+    /// on its backends and classified ([`crate::confirm`]).
+    Subject {
+        subject: &'a dyn Subject,
+        confirm: bool,
+    },
 }
 
 /// Re-simplifies the `expr` lines of `p` and checks the answer at `width`:
@@ -438,7 +497,10 @@ pub fn replay(
     width: Width,
     validate: Option<&Validator<'_>>,
 ) -> Result<Replay, CorpusError> {
-    let cfg = replay_config(width);
+    let mut cfg = replay_config(width);
+    if let Replayer::Subject { confirm: true, .. } = who {
+        cfg.confirm = checks::Confirm::All;
+    }
     let checked = match who {
         Replayer::Engine { rules, rule_files } => {
             let mut simp = Simplifier::new(rules);
@@ -446,11 +508,13 @@ pub fn replay(
             let engine = Engine::new(simp, rule_files.to_vec());
             checks::check(&p.graph, &p.outputs, &engine, &cfg, validate)
         }
-        Replayer::Subject(s) => checks::check(&p.graph, &p.outputs, s, &cfg, validate),
+        Replayer::Subject { subject, .. } => {
+            checks::check(&p.graph, &p.outputs, subject, &cfg, validate)
+        }
     };
     let fired = match who {
         Replayer::Engine { rules, .. } => checked.fired(Simplifier::new(rules).rule_names()),
-        Replayer::Subject(s) => checked.fired(s.rule_names()),
+        Replayer::Subject { subject, .. } => checked.fired(subject.rule_names()),
     };
     Ok(Replay {
         width,
@@ -482,9 +546,9 @@ impl<'a> Replayer<'a> {
     pub fn model(&self, w: engine::dtype::Width) -> engine::semantics::Model {
         match self {
             Replayer::Engine { .. } => w.into(),
-            Replayer::Subject(s) => engine::semantics::Model {
+            Replayer::Subject { subject, .. } => engine::semantics::Model {
                 width: w,
-                ..s.profile().model()
+                ..subject.profile().model()
             },
         }
     }
@@ -493,7 +557,7 @@ impl<'a> Replayer<'a> {
     pub fn name(&self) -> String {
         match self {
             Replayer::Engine { .. } => crate::subject::engine_name(),
-            Replayer::Subject(s) => s.name(),
+            Replayer::Subject { subject, .. } => subject.name(),
         }
     }
 
@@ -506,7 +570,8 @@ impl<'a> Replayer<'a> {
     }
 }
 
-/// What replaying one case file found (what `replay` and `gate` print).
+/// What replaying one case file found (what `replay`, `check` and `gate`
+/// print).
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct CaseReport {
     pub path: String,
@@ -517,8 +582,13 @@ pub struct CaseReport {
     pub recorded: Option<String>,
     /// The simplifier the header records (`# simplifier: NAME VERSION`).
     pub recorded_subject: Option<String>,
+    /// The class the header records (`# backend: CLASS ...`).
+    pub recorded_class: Option<String>,
     /// The kinds of the checks that failed now (empty when ok).
     pub found: Vec<String>,
+    /// The simplifier's answer, one expression per root (empty when it
+    /// failed or declined).
+    pub answer: Vec<String>,
     /// The validator's verdict (`equivalent`, `counterexample`, `unknown`,
     /// ...), when it ran.
     pub smt: Option<String>,
@@ -527,6 +597,14 @@ pub struct CaseReport {
     /// `vacuous`). An `ok` case that is not `proved` was sampled, with no
     /// proof (the validator unknown or off).
     pub proved: bool,
+    /// For a finding against a peer: its class now (`wrong-value`, ...).
+    pub class: Option<String>,
+    /// The class with what showed it (the `# backend:` line it would get),
+    /// and one line per backend tried.
+    pub backend: Option<String>,
+    pub backends: Vec<String>,
+    /// The verdict under the profile's relaxed model (`# relaxed:`).
+    pub relaxed: Option<String>,
     /// The one-line summary, saying what was checked: `ok   FILE at width
     /// W (JIT: exhaustive, 12 points; SMT: equivalent)` or `FAIL FILE ...`.
     pub line: String,
@@ -534,6 +612,39 @@ pub struct CaseReport {
     /// there in both forms (newline-terminated lines; empty when ok).
     pub detail: String,
     pub seconds: f64,
+}
+
+impl CaseReport {
+    fn new(path: String) -> CaseReport {
+        CaseReport {
+            path,
+            width: None,
+            ok: false,
+            recorded: None,
+            recorded_subject: None,
+            recorded_class: None,
+            found: Vec::new(),
+            answer: Vec::new(),
+            smt: None,
+            proved: false,
+            class: None,
+            backend: None,
+            backends: Vec::new(),
+            relaxed: None,
+            line: String::new(),
+            detail: String::new(),
+            seconds: 0.0,
+        }
+    }
+
+    /// The verdict in one word: what `check` and `replay` agree on.
+    pub fn verdict(&self) -> &'static str {
+        match (self.ok, self.proved) {
+            (true, true) => "proved",
+            (true, false) => "sampled",
+            (false, _) => "fails",
+        }
+    }
 }
 
 /// Replays one file: simplified again by `who`, checked by the JIT oracle
@@ -550,32 +661,50 @@ pub fn replay_case(
     validate: Option<&Validator<'_>>,
 ) -> CaseReport {
     let start = std::time::Instant::now();
-    let mut rep = CaseReport {
-        path: path.display().to_string(),
-        width: None,
-        ok: false,
-        recorded: None,
-        recorded_subject: None,
-        found: Vec::new(),
-        smt: None,
-        proved: false,
-        line: String::new(),
-        detail: String::new(),
-        seconds: 0.0,
-    };
-    let r = read_as(path, syntax).and_then(|prog| {
-        rep.recorded = header_value(&prog, "tileproof finding").map(str::to_string);
-        rep.recorded_subject = header_value(&prog, "simplifier").map(str::to_string);
+    match read_as(path, syntax) {
+        Ok(prog) => judge(&prog, path, who, width, validate),
+        Err(e) => {
+            let mut rep = CaseReport::new(path.display().to_string());
+            rep.line = format!("FAIL {e}");
+            rep.seconds = start.elapsed().as_secs_f64();
+            rep
+        }
+    }
+}
+
+/// The one judgement of a case's `expr` lines simplified by `who` (what
+/// `replay` and `check --simplifier` both print): the checks of
+/// [`replay`], the validator, the class of a finding against a peer, and
+/// for a failure every node's value at the failing point. `path` labels
+/// the report and resolves a `# simplify-width:` header.
+pub fn judge(
+    prog: &Program,
+    path: &Path,
+    who: Replayer<'_>,
+    width: Option<Width>,
+    validate: Option<&Validator<'_>>,
+) -> CaseReport {
+    let start = std::time::Instant::now();
+    let mut rep = CaseReport::new(path.display().to_string());
+    rep.recorded = header_value(prog, "tileproof finding").map(str::to_string);
+    rep.recorded_subject = header_value(prog, "simplifier").map(str::to_string);
+    rep.recorded_class = header_value(prog, "backend").map(|b| {
+        b.split([' ', ':'])
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    });
+    let r = (|| {
         let default = match who {
             Replayer::Engine { .. } => Width::W64,
-            Replayer::Subject(s) => s.profile().width(),
+            Replayer::Subject { subject, .. } => subject.profile().width(),
         };
         let w = match width {
             Some(w) => w,
-            None => case_width(&prog, path)?.unwrap_or(default),
+            None => case_width(prog, path)?.unwrap_or(default),
         };
-        replay(&prog, path, who, w, validate)
-    });
+        replay(prog, path, who, w, validate)
+    })();
     let r = match r {
         Ok(r) => r,
         Err(e) => {
@@ -591,6 +720,15 @@ pub fn replay_case(
             rep.found.push(f.kind.name().to_string());
         }
     }
+    if let Some(t) = &r.checked.tgt {
+        rep.answer = t.iter().map(|&id| print::expr(&r.checked.graph, id)).collect();
+    }
+    if let Some(c) = &r.checked.class {
+        rep.class = Some(c.class.name().to_string());
+        rep.backend = Some(c.header());
+        rep.backends = c.backends.clone();
+    }
+    rep.relaxed = r.checked.relaxed.as_ref().map(|x| x.header());
     let val = r.checked.validation.as_ref();
     rep.smt = val.map(|v| v.verdict.clone());
     let jit = r.checked.oracle.as_ref();
@@ -632,6 +770,15 @@ pub fn replay_case(
     let d = &mut rep.detail;
     for f in &r.checked.failures {
         d.push_str(&format!("  {f}\n"));
+    }
+    if let Some(b) = &rep.backend {
+        d.push_str(&format!("  backend: {b}\n"));
+        for line in &rep.backends {
+            d.push_str(&format!("    {line}\n"));
+        }
+    }
+    if let Some(x) = &rep.relaxed {
+        d.push_str(&format!("  relaxed: {x}\n"));
     }
     // The failing point: from the checks, else from the validator.
     let env: Option<Vec<i128>> = r

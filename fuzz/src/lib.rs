@@ -7,8 +7,13 @@
 //!   function that checks refinement over the whole iteration domain.
 //! - [`checks`]: the per-case checks (oracle, ranges, idempotence, JIT
 //!   versus interpreter, an optional validator hook, caught panics).
+//! - [`kind`]: what a finding found (the failed check's name).
+//! - [`confirm`]: a finding against a peer classified by its own compiled code.
+//! - [`message`]: one-line messages for reports and headers.
 //! - [`subject`]: the simplifier under test: the engine, or a peer
 //!   ([`peer`]: a child process speaking the line protocol).
+//! - [`backend`]: what a peer's own compiled code computes (`run`).
+//! - [`bucket`]: findings grouped by cause (a signature per finding).
 //! - [`campaign`]: parallel, reproducible campaigns of generated cases.
 //! - [`mutate`]: variants a campaign derives from each case.
 //! - [`shrink`]: graph-level shrinking of a failing case.
@@ -17,12 +22,17 @@
 //! - [`targets`]: the bodies of the cargo-fuzz (libFuzzer) targets.
 //! - [`rng`]: deterministic randomness (splitmix64) for all of the above.
 
+pub mod backend;
+pub mod bucket;
 pub mod campaign;
 pub mod checks;
+pub mod confirm;
 pub mod corpus;
 pub mod firings;
 pub mod generate;
 pub mod jit;
+pub mod kind;
+pub mod message;
 pub mod mutate;
 pub mod oracle;
 pub mod peer;

@@ -15,7 +15,8 @@
 //! use either. Answers are built into the case's graph with the engine's
 //! typing, so an ill-typed answer is garbage, not a crash of tileproof.
 
-use crate::checks::Kind;
+use crate::kind::Kind;
+use crate::backend::{self, PointRun, ReproducerSpec, Run};
 use crate::subject::{Answer, Integers, Profile, Refusal, Subject};
 use engine::dtype::{DType, Width};
 use engine::ir::{Graph, NodeId, Op};
@@ -37,6 +38,11 @@ pub const PROTOCOL: u64 = 1;
 /// How long a process may take to write its hello (a peer library can take
 /// seconds to import).
 pub const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long a `run` or `reproducer` request may take: it compiles with
+/// the peer's compiler, in child processes, and re-runs each point alone
+/// after a trap.
+pub const RUN_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Lines of a process's standard error kept for reports.
 const STDERR_LINES: usize = 20;
@@ -108,6 +114,8 @@ pub enum Malformed {
     NotAnInteger(Value),
     #[error("`{0}`: not a bool")]
     NotABool(Value),
+    #[error("`{0}` is not a run result (values, trap or timeout)")]
+    NotAResult(Value),
     #[error("`{0}`: not a name")]
     NotAName(Value),
     #[error("`{0}` is not a variable of the case")]
@@ -132,6 +140,10 @@ struct Hello {
     name: String,
     version: String,
     profile: HelloProfile,
+    #[serde(default)]
+    backends: Vec<String>,
+    #[serde(default)]
+    reproducer: bool,
 }
 
 #[derive(Deserialize)]
@@ -143,6 +155,27 @@ struct HelloProfile {
     bool_vars: bool,
     #[serde(default)]
     partial_ops: Option<String>,
+    #[serde(default)]
+    input_language: InputLanguage,
+}
+
+/// What inputs the peer's own pipeline builds (docs/protocol.md).
+#[derive(Deserialize)]
+struct InputLanguage {
+    #[serde(default = "yes")]
+    invalid_compared: bool,
+}
+
+impl Default for InputLanguage {
+    fn default() -> Self {
+        InputLanguage {
+            invalid_compared: true,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Deserialize)]
@@ -261,6 +294,10 @@ pub struct Peer {
     /// Processes started after the first (restarts after a hang, crash or
     /// garbage, and extra workers).
     pub started: AtomicU64,
+    /// The backends it compiles on (the hello's `backends`).
+    backends: Vec<String>,
+    /// It answers `reproducer` requests.
+    reproducer: bool,
 }
 
 impl Peer {
@@ -306,6 +343,8 @@ impl Peer {
             pool: Mutex::new(vec![p]),
             next_id: AtomicU64::new(1),
             started: AtomicU64::new(0),
+            backends: hello.backends,
+            reproducer: hello.reproducer,
         })
     }
 
@@ -342,6 +381,60 @@ impl Peer {
     fn give_back(&self, p: Process) {
         self.pool.lock().unwrap_or_else(|e| e.into_inner()).push(p);
     }
+
+    /// Sends one request line and reads the answer line, within `timeout`.
+    /// The process is the caller's to give back once the answer is read;
+    /// one that hung or exited is dropped here and the failure returned.
+    fn exchange(&self, line: &str, timeout: Duration) -> Result<(Process, String), Refusal> {
+        let mut p = self.process()?;
+        let refusal = |kind: Kind, message: String| Refusal { kind, message };
+        if writeln!(p.stdin, "{line}")
+            .and_then(|_| p.stdin.flush())
+            .is_err()
+        {
+            let tail = p.stderr_tail();
+            p.kill();
+            return Err(refusal(
+                Kind::Crash,
+                format!("the adapter stopped reading its input{tail}"),
+            ));
+        }
+        match p.lines.recv_timeout(timeout) {
+            Ok(Ok(answer)) => Ok((p, answer)),
+            Err(RecvTimeoutError::Timeout) => {
+                let tail = p.stderr_tail();
+                p.kill();
+                Err(refusal(
+                    Kind::Hang,
+                    format!(
+                        "no answer within {:.1} s (the adapter was killed and is restarted){tail}",
+                        timeout.as_secs_f64()
+                    ),
+                ))
+            }
+            Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
+                let tail = p.stderr_tail();
+                let status = p
+                    .child
+                    .wait()
+                    .map_or_else(|e| e.to_string(), |s| s.to_string());
+                Err(refusal(
+                    Kind::Crash,
+                    format!("the adapter exited ({status}) before answering{tail}"),
+                ))
+            }
+        }
+    }
+
+    /// A line that is not a valid answer: the stream's state is unknown
+    /// after it, so a fresh process takes the next request.
+    fn garbage(&self, p: Process, why: Malformed, answer: &str) -> Refusal {
+        p.kill();
+        Refusal {
+            kind: Kind::Garbage,
+            message: format!("{why}: {}", clip(answer)),
+        }
+    }
 }
 
 /// The semantics profile a hello declares.
@@ -374,13 +467,14 @@ fn profile_of(h: &HelloProfile) -> Result<Profile, Malformed> {
         integers,
         bool_vars: h.bool_vars,
         concrete_dtypes: false,
+        invalid_compared: h.input_language.invalid_compared,
         partial,
     })
 }
 
 /// A line cut for a message.
 fn clip(s: &str) -> String {
-    crate::checks::short(&crate::checks::one_line(s))
+    crate::message::short(&crate::message::one_line(s))
 }
 
 impl Subject for Peer {
@@ -398,65 +492,101 @@ impl Subject for Peer {
 
     fn simplify(&self, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let line = request(g, roots, id);
+        let line = request(g, roots, id, None);
         if line.len() > MAX_REQUEST_BYTES {
             return Ok(Answer::Unsupported(format!(
                 "the case is {} bytes as a request (at most {MAX_REQUEST_BYTES} are sent)",
                 line.len()
             )));
         }
-        let mut p = self.process()?;
-        let refusal = |kind: Kind, message: String| Refusal { kind, message };
-        if writeln!(p.stdin, "{line}")
-            .and_then(|_| p.stdin.flush())
-            .is_err()
-        {
-            let tail = p.stderr_tail();
-            p.kill();
-            return Err(refusal(
-                Kind::Crash,
-                format!("the adapter stopped reading its input{tail}"),
-            ));
-        }
-        let answer = match p.lines.recv_timeout(self.timeout) {
-            Ok(Ok(answer)) => answer,
-            Err(RecvTimeoutError::Timeout) => {
-                let tail = p.stderr_tail();
-                p.kill();
-                return Err(refusal(
-                    Kind::Hang,
-                    format!(
-                        "no answer within {:.1} s (the adapter was killed and is restarted){tail}",
-                        self.timeout.as_secs_f64()
-                    ),
-                ));
-            }
-            Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
-                let tail = p.stderr_tail();
-                let status = p
-                    .child
-                    .wait()
-                    .map_or_else(|e| e.to_string(), |s| s.to_string());
-                return Err(refusal(
-                    Kind::Crash,
-                    format!("the adapter exited ({status}) before answering{tail}"),
-                ));
-            }
-        };
+        let (p, answer) = self.exchange(&line, self.timeout)?;
         match read_answer(g, roots, id, &answer) {
             Ok(result) => {
                 self.give_back(p);
                 match result {
                     Reply::Answer(a) => Ok(a),
-                    Reply::Error(e) => Err(refusal(Kind::PeerError, e)),
+                    Reply::Error(e) => Err(Refusal {
+                        kind: Kind::PeerError,
+                        message: e,
+                    }),
                 }
             }
-            Err(why) => {
-                // The stream's state is unknown after garbage: a fresh
-                // process takes the next case.
-                p.kill();
-                Err(refusal(Kind::Garbage, format!("{why}: {}", clip(&answer))))
+            Err(why) => Err(self.garbage(p, why, &answer)),
+        }
+    }
+
+    fn backends(&self) -> &[String] {
+        &self.backends
+    }
+
+    fn run(
+        &self,
+        g: &Graph,
+        roots: &[NodeId],
+        backend: &str,
+        points: &[Vec<i64>],
+    ) -> Result<Run, Refusal> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let vars = g.reachable_vars(roots);
+        let pts: Vec<Vec<i64>> = points
+            .iter()
+            .map(|env| vars.iter().map(|&v| env[v as usize]).collect())
+            .collect();
+        let line = request(
+            g,
+            roots,
+            id,
+            Some(("run", json!({"backend": backend, "points": pts}))),
+        );
+        let (p, answer) = self.exchange(&line, RUN_TIMEOUT.max(self.timeout))?;
+        match read_run(&answer, id, roots.len(), points.len()) {
+            Ok(Ok(run)) => {
+                self.give_back(p);
+                Ok(run)
             }
+            Ok(Err(e)) => {
+                self.give_back(p);
+                Err(Refusal {
+                    kind: Kind::PeerError,
+                    message: format!("the adapter failed to run it on {backend}: {e}"),
+                })
+            }
+            Err(why) => Err(self.garbage(p, why, &answer)),
+        }
+    }
+
+    fn reproducer(
+        &self,
+        g: &Graph,
+        roots: &[NodeId],
+        spec: &ReproducerSpec,
+    ) -> Result<Option<String>, Refusal> {
+        if !self.reproducer {
+            return Ok(None);
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let vars = g.reachable_vars(roots);
+        let point: Vec<i64> = vars.iter().map(|&v| spec.env[v as usize]).collect();
+        let line = request(
+            g,
+            roots,
+            id,
+            Some((
+                "reproducer",
+                json!({"backend": spec.backend, "point": point, "expected": spec.expected,
+                       "class": spec.class}),
+            )),
+        );
+        let (p, answer) = self.exchange(&line, RUN_TIMEOUT.max(self.timeout))?;
+        match read_script(&answer, id) {
+            Ok(script) => {
+                self.give_back(p);
+                script.map(Some).map_err(|e| Refusal {
+                    kind: Kind::PeerError,
+                    message: format!("the adapter wrote no reproducer: {e}"),
+                })
+            }
+            Err(why) => Err(self.garbage(p, why, &answer)),
         }
     }
 
@@ -465,8 +595,9 @@ impl Subject for Peer {
     }
 }
 
-/// The request line for case `id`.
-fn request(g: &Graph, roots: &[NodeId], id: u64) -> String {
+/// The request line for case `id`, with an extra request field (`run`,
+/// `reproducer`) when given.
+fn request(g: &Graph, roots: &[NodeId], id: u64, extra: Option<(&str, Value)>) -> String {
     let mut used: Vec<u32> = g
         .reachable(roots)
         .into_iter()
@@ -486,7 +617,11 @@ fn request(g: &Graph, roots: &[NodeId], id: u64) -> String {
         .collect();
     let exprs: Vec<String> = roots.iter().map(|&r| print::expr(g, r)).collect();
     let trees: Vec<Value> = roots.iter().map(|&r| tree(g, r)).collect();
-    json!({"id": id, "vars": vars, "exprs": exprs, "trees": trees}).to_string()
+    let mut req = json!({"id": id, "vars": vars, "exprs": exprs, "trees": trees});
+    if let Some((key, value)) = extra {
+        req[key] = value;
+    }
+    req.to_string()
 }
 
 /// A node as a protocol tree.
@@ -573,6 +708,107 @@ fn read_answer(g: &mut Graph, roots: &[NodeId], id: u64, line: &str) -> Result<R
         roots: built,
         counts: Vec::new(),
     }))
+}
+
+/// Reads the answer to `run` request `id` over `roots` expressions at
+/// `points` points: the run, or the adapter's own `error`; `Err` when the
+/// line is not a valid answer.
+fn read_run(
+    line: &str,
+    id: u64,
+    roots: usize,
+    points: usize,
+) -> Result<Result<Run, String>, Malformed> {
+    #[derive(Deserialize)]
+    struct RunResponse {
+        id: Option<Value>,
+        results: Option<Vec<Value>>,
+        compile_error: Option<String>,
+        unsupported: Option<String>,
+        error: Option<String>,
+    }
+    let r: RunResponse = serde_json::from_str(line).map_err(Malformed::NotAnAnswer)?;
+    if r.id.as_ref().and_then(Value::as_u64) != Some(id) {
+        return Err(Malformed::WrongId {
+            got: r.id,
+            want: id,
+        });
+    }
+    if let Some(e) = r.error {
+        return Ok(Err(e));
+    }
+    if let Some(e) = r.compile_error {
+        return Ok(Ok(Run::CompileError(e)));
+    }
+    if let Some(u) = r.unsupported {
+        return Ok(Ok(Run::Unsupported(u)));
+    }
+    let results = r.results.ok_or(Malformed::Empty)?;
+    if results.len() != points {
+        return Err(Malformed::Count {
+            got: results.len(),
+            what: "results",
+            want: points,
+        });
+    }
+    let point = |v: &Value| -> Result<PointRun, Malformed> {
+        if let Some(sig) = v.get("trap").and_then(Value::as_str) {
+            return Ok(PointRun::Trap(sig.to_string()));
+        }
+        if let Some(t) = v.get("timeout").and_then(Value::as_f64) {
+            return Ok(PointRun::Timeout(t));
+        }
+        let vals = v
+            .get("values")
+            .and_then(Value::as_array)
+            .ok_or_else(|| Malformed::NotAResult(v.clone()))?;
+        if vals.len() != roots {
+            return Err(Malformed::Count {
+                got: vals.len(),
+                what: "values",
+                want: roots,
+            });
+        }
+        vals.iter()
+            .map(|x| match x {
+                Value::Bool(b) => Ok(backend::Value::Bool(*b)),
+                Value::String(s) if s == "invalid" => Ok(backend::Value::Invalid),
+                Value::Number(n) => n
+                    .as_i64()
+                    .map(|i| backend::Value::Int(i as i128))
+                    .or_else(|| n.as_u64().map(|u| backend::Value::Int(u as i128)))
+                    .ok_or_else(|| Malformed::NotAnInteger(x.clone())),
+                _ => Err(Malformed::NotAResult(x.clone())),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(PointRun::Values)
+    };
+    let runs = results.iter().map(point).collect::<Result<Vec<_>, _>>()?;
+    Ok(Ok(Run::Results(runs)))
+}
+
+/// Reads the answer to `reproducer` request `id`: the script, or why the
+/// adapter wrote none; `Err` when the line is not a valid answer.
+fn read_script(line: &str, id: u64) -> Result<Result<String, String>, Malformed> {
+    #[derive(Deserialize)]
+    struct ScriptResponse {
+        id: Option<Value>,
+        script: Option<String>,
+        unsupported: Option<String>,
+        error: Option<String>,
+    }
+    let r: ScriptResponse = serde_json::from_str(line).map_err(Malformed::NotAnAnswer)?;
+    if r.id.as_ref().and_then(Value::as_u64) != Some(id) {
+        return Err(Malformed::WrongId {
+            got: r.id,
+            want: id,
+        });
+    }
+    match (r.script, r.unsupported.or(r.error)) {
+        (Some(s), _) => Ok(Ok(s)),
+        (None, Some(e)) => Ok(Err(e)),
+        (None, None) => Err(Malformed::Empty),
+    }
 }
 
 /// Builds a protocol tree into `g` (the case's variables are declared
@@ -680,6 +916,7 @@ pub fn serve(
             },
             "bool_vars": prof.bool_vars,
             "partial_ops": prof.partial.name(),
+            "input_language": {"invalid_compared": prof.invalid_compared},
         }
     });
     writeln!(output, "{hello}")?;
@@ -748,7 +985,7 @@ mod tests {
             "var r0 in [0, 7]\nvar c: bool\nexpr where(c, (r0 * 4 + 3) // 4, invalid)\n",
         )
         .unwrap();
-        let line = request(&p.graph, &p.outputs, 7);
+        let line = request(&p.graph, &p.outputs, 7, None);
         let v: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["id"], 7);
         assert_eq!(v["exprs"][0], "where(c, (r0 * 4 + 3) // 4, invalid)");

@@ -10,7 +10,8 @@
 //! its answers are judged at the profile's width: a finding must be a real
 //! disagreement under the subject's own semantics.
 
-use crate::checks::Kind;
+use crate::backend::{ReproducerSpec, Run};
+use crate::kind::Kind;
 use engine::dtype::{DType, Width};
 use engine::ir::{Graph, NodeId, Op, VarDecl};
 use engine::op::Part;
@@ -50,8 +51,17 @@ pub struct Profile {
     /// It accepts `i32`/`i64` values and casts (the engine); a peer speaks
     /// `index` and `bool` only.
     pub concrete_dtypes: bool,
-    /// What a division by zero or an out-of-range shift does in its
-    /// semantics (undefined in tileproof's and TVM's).
+    /// Its own pipeline may compare a value that may be `invalid` (the
+    /// engine's may). tinygrad's never does: a comparison of a gated value
+    /// is not an input it is built for, so campaigns do not spend time on
+    /// it, and a finding on one is `outside-input-language`.
+    pub invalid_compared: bool,
+    /// What the subject declares a division by zero or an out-of-range
+    /// shift to do (undefined in tileproof's and TVM's semantics; an
+    /// unspecified value in tinygrad's). Answers are judged under the
+    /// strict model first ([`Profile::model`]); a relaxation is recorded
+    /// beside that verdict ([`Profile::relaxed`]), and the peer's backend
+    /// decides.
     pub partial: Partial,
 }
 
@@ -66,25 +76,39 @@ impl Profile {
             integers: Integers::Fixed(width),
             bool_vars: true,
             concrete_dtypes: true,
+            invalid_compared: true,
             partial: Partial::Undefined,
         }
     }
 
-    /// The model answers are checked under (by the JIT oracle).
+    /// The model answers are judged under (by the JIT oracle): strict,
+    /// whatever the profile declares of partial ops (a division by zero or
+    /// an out-of-range shift is undefined anywhere, as in the engine's own
+    /// semantics), with the profile's integers.
     pub fn model(&self) -> Model {
         Model {
             width: self.width(),
-            partial: self.partial,
+            partial: Partial::Undefined,
             unbounded: self.integers == Integers::Unbounded,
         }
     }
 
-    /// The model a failing point is confirmed under (by the interpreter).
+    /// The profile's own, relaxed model, when it declares one that differs
+    /// from the strict model (tinygrad: partial ops give an unspecified
+    /// value): its verdict is recorded beside the strict one.
+    pub fn relaxed(&self) -> Option<Model> {
+        (self.partial != Partial::Undefined).then(|| Model {
+            partial: self.partial,
+            ..self.model()
+        })
+    }
+
+    /// The model a failing point is confirmed under (by the interpreter):
+    /// the strict model at [`Profile::confirm_width`].
     pub fn confirm_model(&self) -> Model {
         Model {
             width: self.confirm_width(),
-            partial: self.partial,
-            unbounded: self.integers == Integers::Unbounded,
+            ..self.model()
         }
     }
 
@@ -122,7 +146,15 @@ impl Profile {
                 && (self.concrete_dtypes || matches!(n.dtype, DType::Index | DType::Bool))
                 && (self.bool_vars || !matches!((n.op, n.dtype), (Op::Var(_), DType::Bool)))
                 && (self.bare_invalid || !self.bare_invalid_operand(g, id))
+                && (self.invalid_compared || !self.compares_invalid(g, id))
         })
+    }
+
+    /// `id` is a comparison with an operand that may be `invalid`.
+    fn compares_invalid(&self, g: &Graph, id: NodeId) -> bool {
+        let n = g.node(id);
+        n.op.class() == engine::op::Class::Compare
+            && n.src().iter().any(|&s| g.node(s).maybe_invalid)
     }
 
     /// `id` takes `invalid` itself as an operand other than a `where` arm.
@@ -164,6 +196,14 @@ impl Profile {
                 for (i, s) in src.iter_mut().enumerate() {
                     if out.node(*s).op == Op::Invalid && !(n.op == Op::Where && i > 0) {
                         *s = out.cnst(0, DType::Index);
+                    }
+                }
+            }
+            if !self.invalid_compared && n.op.class() == engine::op::Class::Compare {
+                // A comparison sees its operands with their gates opened.
+                for s in src.iter_mut() {
+                    if out.node(*s).maybe_invalid {
+                        *s = without_invalid(&mut out, *s);
                     }
                 }
             }
@@ -261,6 +301,22 @@ impl Profile {
     }
 }
 
+/// `id` rebuilt in `g` with every `invalid` below it replaced by 0.
+fn without_invalid(g: &mut Graph, id: NodeId) -> NodeId {
+    let mut map: FxHashMap<NodeId, NodeId> = FxHashMap::default();
+    for n in g.reachable(&[id]) {
+        let node = *g.node(n);
+        let new = if node.op == Op::Invalid {
+            g.cnst(0, DType::Index)
+        } else {
+            let src: Vec<NodeId> = node.src().iter().map(|s| map[s]).collect();
+            g.with_src(n, &src)
+        };
+        map.insert(n, new);
+    }
+    map[&id]
+}
+
 /// A subject's answer to one case.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Answer {
@@ -303,6 +359,35 @@ pub trait Subject: Sync {
     /// finding's `# reproduce:` line): `--rules FILE` for candidate rules,
     /// `--simplifier CMD` for a peer.
     fn reproduce_args(&self) -> String;
+    /// The backends its own compiled code can be run on (a peer's `run`
+    /// capability); empty when it has none.
+    fn backends(&self) -> &[String] {
+        &[]
+    }
+    /// Compiles `roots` of `g` literally with `backend` and evaluates them
+    /// at each point (an environment indexed like `g`'s variable table).
+    fn run(
+        &self,
+        _g: &Graph,
+        _roots: &[NodeId],
+        backend: &str,
+        _points: &[Vec<i64>],
+    ) -> Result<Run, Refusal> {
+        Ok(Run::Unsupported(format!(
+            "{} has no backend `{backend}`",
+            self.name()
+        )))
+    }
+    /// A standalone script that shows a finding on `roots` (the source)
+    /// with only the subject's own code; `None` when it writes none.
+    fn reproducer(
+        &self,
+        _g: &Graph,
+        _roots: &[NodeId],
+        _spec: &ReproducerSpec,
+    ) -> Result<Option<String>, Refusal> {
+        Ok(None)
+    }
 }
 
 /// tileproof's engine as a subject.
@@ -400,6 +485,7 @@ mod tests {
             integers: Integers::Fixed(Width(32)),
             bool_vars: false,
             concrete_dtypes: false,
+            invalid_compared: true,
             partial: Partial::Undefined,
         }
     }
@@ -442,6 +528,24 @@ mod tests {
             "var x in [0, 9]\nexpr where(x < 3, x, invalid) + where(0 <= x, 1, 0)\nexpr 0 + 1\n"
         );
         assert!(prof.covers(&g, &roots));
+    }
+
+    #[test]
+    fn a_peer_that_never_compares_invalid_gets_its_comparisons_ungated() {
+        let p = parse_program(
+            "var x in [0, 9]\nexpr where(where(x < 3, x, invalid) < 2, 1, 0)\nexpr where(x < 3, x, invalid) + 1\n",
+        )
+        .unwrap();
+        let mut prof = profile(&[Op::Add, Op::Lt, Op::Where], true);
+        assert!(prof.covers(&p.graph, &p.outputs));
+        prof.invalid_compared = false;
+        assert!(!prof.covers(&p.graph, &p.outputs));
+        let (g, roots) = prof.project(&p.graph, &p.outputs);
+        assert!(prof.covers(&g, &roots));
+        assert_eq!(
+            engine::print::program(&g, &roots),
+            "var x in [0, 9]\nexpr where(where(x < 3, x, 0) < 2, 1, 0)\nexpr where(x < 3, x, invalid) + 1\n"
+        );
     }
 
     #[test]

@@ -32,6 +32,10 @@ fn entry(body: &str) -> Entry {
         subject: "tileproof engine".into(),
         reproduce_args: String::new(),
         body: body.into(),
+        class: None,
+        relaxed: None,
+        bucket: "oracle value-differs: v0 % C".into(),
+        reproducer: None,
     }
 }
 

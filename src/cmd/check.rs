@@ -6,8 +6,10 @@ use super::{exit, parse_timeout, parse_width, SubjectArgs, Under};
 use engine::dtype::Width;
 use engine::ir::NodeId;
 use engine::parse::Program;
-use fuzz::corpus::node_values;
-use fuzz::subject::{Answer, Subject};
+use super::fuzz::smt_validator;
+use fuzz::checks::Validator;
+use fuzz::corpus::{judge, node_values, CaseReport, Replayer};
+use fuzz::subject::Subject;
 use std::process::ExitCode;
 use verify::check::{check, CheckResult};
 
@@ -54,6 +56,19 @@ pub fn header_width(p: &Program) -> Option<u32> {
     })
 }
 
+/// The verdict of a judged answer in words: `proved`, `sampled (not
+/// proved)` or `fails`, with its class against a peer.
+pub fn verdict_line(r: &CaseReport) -> String {
+    let word = match r.verdict() {
+        "sampled" => "sampled (not proved: unknown)".to_string(),
+        w => w.to_string(),
+    };
+    match &r.class {
+        Some(c) => format!("{word} ({c})"),
+        None => word,
+    }
+}
+
 pub fn run(a: Args) -> ExitCode {
     exit("check", run_check(a))
 }
@@ -75,35 +90,49 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
         Some(w) => parse_width(w)?,
         None => peer_width.unwrap_or(Width::W64),
     };
-    let engine = under.as_ref().and_then(|u| u.engine(width));
-    let subject: Option<&dyn Subject> = match (&under, &engine) {
-        (Some(Under::Peer(p)), _) => Some(p),
-        (_, Some(e)) => Some(e),
-        _ => None,
-    };
-    let target: Vec<NodeId> = match subject {
-        Some(s) => match s.simplify(&mut prog.graph, &prog.outputs.clone()) {
-            Ok(Answer::Simplified { roots, .. }) => roots,
-            Ok(Answer::Unsupported(why)) => {
-                println!("{}: the simplifier declined the case: {why}", s.name());
-                return Ok(ExitCode::from(2));
+    if let Some(under) = &under {
+        // A simplifier's answer: the one judgement `replay` makes too.
+        let who = match under {
+            Under::Engine(rules, files) => Replayer::Engine {
+                rules,
+                rule_files: files,
+            },
+            Under::Peer(p) => Replayer::Subject {
+                subject: p,
+                confirm: !a.subject.no_confirm,
+            },
+        };
+        let smt = smt_validator(who.model(width), timeout);
+        let r = judge(
+            &prog,
+            std::path::Path::new(&a.file),
+            who,
+            Some(width),
+            Some(&smt as &Validator<'_>),
+        );
+        if a.json {
+            println!("{}", serde_json::json!({ "file": a.file, "width": width.0, "target": r.answer, "verdict": r.verdict(), "report": r }));
+        } else {
+            for t in &r.answer {
+                println!("answer {t}");
             }
-            Err(refusal) => {
-                println!("{}: {refusal}", s.name());
-                return Ok(ExitCode::from(2));
-            }
-        },
-        None => {
-            anyhow::ensure!(
-                prog.expects.len() == prog.outputs.len(),
-                "{}: {} but {}; check compares them pairwise",
-                a.file,
-                engine::print::count(prog.outputs.len(), "`expr` line"),
-                engine::print::count(prog.expects.len(), "`expect` line")
-            );
-            prog.expects.clone()
+            super::replay::print_report(&r);
+            println!("verdict: {}", verdict_line(&r));
         }
-    };
+        return Ok(if r.ok && r.proved {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(2)
+        });
+    }
+    anyhow::ensure!(
+        prog.expects.len() == prog.outputs.len(),
+        "{}: {} but {}; check compares them pairwise",
+        a.file,
+        engine::print::count(prog.outputs.len(), "`expr` line"),
+        engine::print::count(prog.expects.len(), "`expect` line")
+    );
+    let target = prog.expects.clone();
     prog.expects = target.clone();
     let r = match check(&prog.graph, &prog.outputs, &target, width, timeout) {
         CheckResult::Unknown { reason } => enumerated(&prog, &target, width, reason),
@@ -119,11 +148,6 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
             serde_json::json!({ "file": a.file, "width": width.0, "target": answer, "result": r })
         );
     } else {
-        if under.is_some() {
-            for &t in &target {
-                println!("answer {}", engine::print::expr(&prog.graph, t));
-            }
-        }
         report(&r, &prog, width);
     }
     Ok(match r {

@@ -75,9 +75,15 @@ pub struct Args {
     /// Z3 timeout per query of a validation, in seconds.
     #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
     pub validate_timeout: f64,
-    /// Shrink and write at most this many findings, then stop.
-    #[arg(long, default_value_t = 20, value_name = "N")]
+    /// Write at most this many findings of one cause (a bucket: the shrunk
+    /// case with names and constants abstracted, the failure and its
+    /// class); the others are counted in their bucket.
+    #[arg(long, default_value_t = 3, value_name = "N")]
     pub max_findings: usize,
+    /// Stop once this many distinct causes were found (at the end of the
+    /// batch; default: run the whole budget).
+    #[arg(long, value_name = "N")]
+    pub max_causes: Option<usize>,
     /// Checks a shrink may run per finding (0: do not shrink).
     #[arg(long, default_value_t = 2000, value_name = "N")]
     pub shrink_steps: usize,
@@ -146,6 +152,10 @@ pub fn smt_validator(
     move |g, src, tgt| validation_of(g, &check(g, src, tgt, model, timeout))
 }
 
+fn checks_short(s: &str) -> String {
+    fuzz::message::short(s)
+}
+
 fn clock_seed() -> u64 {
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -204,12 +214,14 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
         check: CheckConfig {
             width: check_width,
             kinds: KindSet::ALL,
+            confirm: under.confirm(a.subject.no_confirm),
             ..CheckConfig::default()
         },
         validate_every: a.validate_every,
         corpus: Some(corpus_dir.clone()),
         shrink_steps: a.shrink_steps,
         max_findings: Some(a.max_findings),
+        max_causes: a.max_causes,
         variants: !a.no_variants,
         ..CampaignConfig::default()
     };
@@ -318,8 +330,31 @@ pub fn summary_json(s: &campaign::Summary, width: Width) -> serde_json::Value {
                 "path": f.path.as_ref().map(|p| p.display().to_string()),
                 "new_file": f.new_file,
                 "note": f.note,
+                "class": f.class.as_ref().map(|c| c.class.name()),
+                "backend": f.class.as_ref().map(|c| c.header()),
+                "bucket": f.bucket,
             })
         })
+        .collect();
+    let buckets: Vec<serde_json::Value> = s
+        .buckets
+        .iter()
+        .map(|b| {
+            json!({
+                "signature": b.signature,
+                "kind": b.kind.name(),
+                "class": b.class.map(|c| c.name()),
+                "count": b.count,
+                "written": b.written,
+                "first_case": b.first_case,
+                "first_path": b.first_path.as_ref().map(|p| p.display().to_string()),
+            })
+        })
+        .collect();
+    let by_class: serde_json::Map<String, serde_json::Value> = s
+        .by_class
+        .iter()
+        .map(|(c, n)| (c.name().to_string(), json!(n)))
         .collect();
     json!({
         "simplifier": s.subject,
@@ -335,6 +370,8 @@ pub fn summary_json(s: &campaign::Summary, width: Width) -> serde_json::Value {
         "stop": stop_name(s.stop),
         "findings": s.total_findings(),
         "findings_by_kind": by_kind,
+        "findings_by_class": by_class,
+        "buckets": buckets,
         "finding_list": findings,
         "rules_covered": s.rules_covered(),
         "rules_total": s.rule_names.len(),
@@ -348,7 +385,7 @@ pub fn stop_name(s: Stop) -> &'static str {
     match s {
         Stop::Cases => "case budget",
         Stop::Time => "time budget",
-        Stop::Findings => "finding limit",
+        Stop::Causes => "cause limit",
     }
 }
 
@@ -374,6 +411,34 @@ fn print_summary(s: &campaign::Summary, width: Width) {
             format!(" ({})", kinds.join(", "))
         }
     );
+    if !s.by_class.is_empty() {
+        let classes: Vec<String> = s.by_class.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        let bugs: u64 = s
+            .by_class
+            .iter()
+            .filter(|(c, _)| c.is_bug())
+            .map(|(_, n)| n)
+            .sum();
+        say!(
+            "by the peer's compiled code: {} ({bugs} real: wrong-value, trap, compile-error, peer-crash, hang)",
+            classes.join(", ")
+        );
+    }
+    if !s.buckets.is_empty() {
+        say!("causes ({}):", s.buckets.len());
+        for b in &s.buckets {
+            let first = b.first_case.lines().filter(|l| l.starts_with("expr")).collect::<Vec<_>>();
+            say!(
+                "  {:>5}x  {}{}",
+                b.count,
+                b.class.map_or_else(|| b.kind.name().to_string(), |c| format!("{} {c}", b.kind)),
+                b.first_path
+                    .as_ref()
+                    .map_or_else(String::new, |p| format!(": {}", p.display()))
+            );
+            say!("           {}", checks_short(&first.join(" ; ")));
+        }
+    }
     for f in &s.findings {
         let Some(path) = &f.path else { continue };
         say!(
@@ -391,6 +456,9 @@ fn print_summary(s: &campaign::Summary, width: Width) {
             }
         );
         say!("    {}", f.message);
+        if let Some(c) = &f.class {
+            say!("    backend: {}", c.header());
+        }
         if let Some(n) = &f.note {
             say!("    note: {n}");
         }
@@ -398,7 +466,7 @@ fn print_summary(s: &campaign::Summary, width: Width) {
     let written = s.findings.iter().filter(|f| f.path.is_some()).count() as u64;
     let unwritten = s.total_findings() - written;
     if unwritten > 0 {
-        say!("  {unwritten} more not written (see --max-findings, or a write error above)");
+        say!("  {unwritten} more not written (--max-findings per cause, or a write error above)");
     }
     if s.rule_names.is_empty() {
         // A peer: what it answered and what it declined.

@@ -109,7 +109,7 @@ pub struct Args {
     /// firing recorded is validated).
     #[arg(long, default_value_t = 2000, value_name = "N")]
     pub firing_cases: u64,
-    /// Shrink and write at most this many findings per campaign.
+    /// Write at most this many findings of one cause per campaign.
     #[arg(long, default_value_t = 5, value_name = "N")]
     pub max_findings: usize,
     /// Where campaign findings are written (move the ones worth keeping

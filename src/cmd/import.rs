@@ -124,6 +124,7 @@ fn import(a: Args) -> anyhow::Result<ExitCode> {
         validator,
         a.shrink_steps,
         origin,
+        None,
     );
     if let Some(n) = &prepared.note {
         say!("note: {n}");

@@ -96,6 +96,12 @@ pub struct SubjectArgs {
     /// the engine does not have is tried after the built-in ones).
     #[arg(long = "rules", value_name = "FILE")]
     pub rules: Vec<String>,
+    /// Do not run a peer's findings on its backends (its own compiled
+    /// code); they are then `unconfirmed`. By default every finding against
+    /// a peer whose adapter offers backends is confirmed there and
+    /// classified (wrong-value, trap, compile-error, model-only, ...).
+    #[arg(long, requires = "simplifier")]
+    pub no_confirm: bool,
 }
 
 /// A loaded simplifier under test.
@@ -111,10 +117,18 @@ impl SubjectArgs {
             Some(cmd) => {
                 let t = parse_timeout(self.peer_timeout).context("--peer-timeout")?;
                 let peer = Peer::start(cmd, t)?;
+                let backends = ::fuzz::subject::Subject::backends(&peer);
                 eprintln!(
-                    "tileproof: testing {} (`{cmd}`), judged at width {}",
+                    "tileproof: testing {} (`{cmd}`), judged at width {} under the strict model{}",
                     ::fuzz::subject::Subject::name(&peer),
-                    ::fuzz::subject::Subject::profile(&peer).width()
+                    ::fuzz::subject::Subject::profile(&peer).width(),
+                    if backends.is_empty() {
+                        "; it offers no backend: findings stay unconfirmed".to_string()
+                    } else if self.no_confirm {
+                        "; --no-confirm: findings stay unconfirmed".to_string()
+                    } else {
+                        format!("; findings confirmed on its backends: {}", backends.join(", "))
+                    }
                 );
                 Ok(Under::Peer(peer))
             }
@@ -136,6 +150,17 @@ impl Under {
                 Some(Engine::new(simp, files.clone()))
             }
             Under::Peer(_) => None,
+        }
+    }
+
+    /// How findings are confirmed on the subject's own compiled code: on
+    /// every backend of a peer that offers some, unless `--no-confirm`.
+    pub fn confirm(&self, no_confirm: bool) -> ::fuzz::checks::Confirm {
+        match self {
+            Under::Peer(p) if !no_confirm && !::fuzz::subject::Subject::backends(p).is_empty() => {
+                ::fuzz::checks::Confirm::All
+            }
+            _ => ::fuzz::checks::Confirm::Off,
         }
     }
 

@@ -84,7 +84,10 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
             rules,
             rule_files: files,
         },
-        Under::Peer(p) => Replayer::Subject(p),
+        Under::Peer(p) => Replayer::Subject {
+            subject: p,
+            confirm: !a.subject.no_confirm,
+        },
     };
     let mut failed = Vec::new();
     for f in &files {
@@ -107,8 +110,7 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
             );
             false
         } else {
-            say!("{}", r.line);
-            let _ = write!(std::io::stdout(), "{}", r.detail);
+            print_report(&r);
             r.ok
         };
         if !passed {
@@ -138,8 +140,18 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// A case's verdict line and, for a failure, what failed, its class and
+/// every node's value at the point (what `replay` and `check
+/// --simplifier` print: one judgement, [`fuzz::corpus::judge`]).
+pub fn print_report(r: &fuzz::corpus::CaseReport) {
+    say!("{}", r.line);
+    let _ = write!(std::io::stdout(), "{}", r.detail);
+}
+
 /// For `--expect-findings`: whether the case still fails the check its
-/// header records, as one line starting `still` when it does.
+/// header records (and, where the header records a class, still shows
+/// that class on the peer's backends), as one line starting `still` when
+/// it does.
 fn still_found(r: &fuzz::corpus::CaseReport, now_under: &str) -> String {
     let now = if r.found.is_empty() {
         "passes".to_string()
@@ -165,7 +177,15 @@ fn still_found(r: &fuzz::corpus::CaseReport, now_under: &str) -> String {
             "FAIL {}: no `# tileproof finding:` header to expect (it {now})",
             r.path
         ),
-        Some(k) if r.found.contains(k) => format!("still {k:<11} {}", r.path),
+        Some(k) if r.found.contains(k) => match (&r.recorded_class, &r.class) {
+            (Some(was), Some(now)) if was != now => format!(
+                "FAIL {}: recorded {k} {was}, but the peer's compiled code now says {now}: {}",
+                r.path,
+                r.backend.as_deref().unwrap_or_default()
+            ),
+            (Some(was), _) => format!("still {k:<11} {was:<14} {}", r.path),
+            (None, _) => format!("still {k:<11} {}", r.path),
+        },
         Some(k) => format!("FAIL {}: recorded {k}, but it {now} now", r.path),
     }
 }
@@ -181,7 +201,7 @@ pub fn case_check_width(
 ) -> engine::dtype::Width {
     let default = match who {
         Replayer::Engine { .. } => engine::dtype::Width::W64,
-        Replayer::Subject(s) => s.profile().width(),
+        Replayer::Subject { subject, .. } => subject.profile().width(),
     };
     given.unwrap_or_else(|| {
         corpus::read_as(path, syntax)

@@ -1,0 +1,83 @@
+//! What a peer's own compiled code computes: the answers of the protocol's
+//! optional `run` request (docs/protocol.md, section 5), and what a
+//! `reproducer` request asks for. A finding against a peer is judged by
+//! these, not by tileproof's model of the peer (see [`crate::confirm`]).
+
+use serde::Serialize;
+use std::fmt;
+
+/// One expression's value at one point, as the compiled code gives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Value {
+    Int(i128),
+    Bool(bool),
+    /// A masked lane: the compiled code does not access memory there.
+    #[serde(serialize_with = "invalid_text")]
+    Invalid,
+}
+
+fn invalid_text<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str("invalid")
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Int(v) => write!(f, "{v}"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Invalid => f.write_str("invalid"),
+        }
+    }
+}
+
+/// What running the compiled expressions did at one point.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PointRun {
+    /// One value per expression.
+    Values(Vec<Value>),
+    /// Killed by this signal (`SIGFPE`).
+    Trap(String),
+    /// Did not finish within this many seconds.
+    Timeout(f64),
+}
+
+impl fmt::Display for PointRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PointRun::Values(v) if v.len() == 1 => write!(f, "{}", v[0]),
+            PointRun::Values(v) => {
+                let parts: Vec<String> = v.iter().map(Value::to_string).collect();
+                write!(f, "({})", parts.join(", "))
+            }
+            PointRun::Trap(sig) => write!(f, "trap ({sig})"),
+            PointRun::Timeout(s) => write!(f, "no result within {s:.0} s"),
+        }
+    }
+}
+
+/// The answer to a `run` request.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Run {
+    /// One result per point, in order.
+    Results(Vec<PointRun>),
+    /// The peer's compiler rejected the expressions.
+    CompileError(String),
+    /// This backend cannot compile the expressions as written.
+    Unsupported(String),
+}
+
+/// What a `reproducer` request asks the adapter to write a script for.
+#[derive(Clone, Debug)]
+pub struct ReproducerSpec {
+    /// The backend to compile on (none for a `peer-crash`: the script only
+    /// calls the simplifier).
+    pub backend: Option<String>,
+    /// The failing point, indexed like the graph's variable table.
+    pub env: Vec<i64>,
+    /// The source's values there (by the backend, else by tileproof's
+    /// interpreter), for a source the backend cannot compile as written.
+    pub expected: Vec<Value>,
+    /// The finding's class name (`wrong-value`, `trap`, ...).
+    pub class: String,
+}

@@ -1,0 +1,114 @@
+//! Findings grouped by cause.
+//!
+//! A campaign against a peer with one systematic bug finds it again and
+//! again in different clothes; a maintainer wants one report per cause, and
+//! a campaign must not spend its budget on the first cause it met. A
+//! finding's cause signature is its shrunk source with names and constants
+//! abstracted (variables numbered by first use, every integer literal `C`),
+//! the failure (the failed check, and for the oracle how the answer fails
+//! to refine), and its class by the peer's compiled code. Shrinking makes
+//! two findings of one cause print alike; abstracting constants makes
+//! `x >> 64` and `x >> 70` one bucket.
+
+use crate::confirm::Class;
+use crate::kind::Kind;
+use engine::ir::{Graph, NodeId};
+use engine::print;
+use engine::semantics::Failure;
+
+/// `roots` of `g` printed with variables renamed `v0, v1, ...` in order of
+/// first appearance and every integer literal written `C`.
+pub fn abstract_shape(g: &Graph, roots: &[NodeId]) -> String {
+    let names: Vec<String> = g.vars().iter().map(|d| d.name.clone()).collect();
+    let mut renamed: Vec<String> = Vec::new();
+    let mut out = String::new();
+    for (i, &r) in roots.iter().enumerate() {
+        if i > 0 {
+            out.push_str("; ");
+        }
+        let text = print::expr(g, r);
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c.is_ascii_alphabetic() || c == '_' {
+                let mut word = c.to_string();
+                while let Some(&d) = chars.peek() {
+                    if d.is_ascii_alphanumeric() || d == '_' {
+                        word.push(d);
+                        chars.next();
+                    } else {
+                        break;
+                    }
+                }
+                if names.contains(&word) {
+                    let k = match renamed.iter().position(|n| *n == word) {
+                        Some(k) => k,
+                        None => {
+                            renamed.push(word);
+                            renamed.len() - 1
+                        }
+                    };
+                    out.push_str(&format!("v{k}"));
+                } else {
+                    out.push_str(&word);
+                }
+            } else if c.is_ascii_digit() {
+                while chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+                    chars.next();
+                }
+                out.push('C');
+            } else {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// The cause signature of a finding of `kind` on `src` (the shrunk
+/// source): `oracle value-differs wrong-value: where(v0 >> C == C, v0, C)`.
+pub fn signature(
+    g: &Graph,
+    src: &[NodeId],
+    kind: Kind,
+    failure: Option<Failure>,
+    class: Option<Class>,
+) -> String {
+    let mut head = kind.name().to_string();
+    if let Some(f) = failure {
+        head.push(' ');
+        head.push_str(f.name());
+    }
+    if let Some(c) = class {
+        head.push(' ');
+        head.push_str(c.name());
+    }
+    format!("{head}: {}", abstract_shape(g, src))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::parse::parse_program;
+
+    fn shape(text: &str) -> String {
+        let p = parse_program(text).unwrap();
+        abstract_shape(&p.graph, &p.outputs)
+    }
+
+    #[test]
+    fn names_and_constants_are_abstracted_so_one_cause_is_one_bucket() {
+        let a = shape("var r0 in [0, 64]\nexpr where(1 >> r0 == 0, r0, 0)\n");
+        let b = shape("var x in [0, 70]\nexpr where(3 >> x == 0, x, 0)\n");
+        assert_eq!(a, b);
+        assert_eq!(a, "where(C >> v0 == C, v0, C)");
+    }
+
+    #[test]
+    fn different_shapes_are_different_buckets() {
+        let a = shape("var x in [0, 9]\nexpr x // 3\n");
+        let b = shape("var x in [0, 9]\nexpr x mod 3\n");
+        assert_ne!(a, b);
+        let two = shape("var x in [0, 9]\nvar y in [0, 9]\nexpr y + x\n");
+        assert_eq!(two, "v0 + v1");
+    }
+}

@@ -1,0 +1,518 @@
+//! Confirming a finding on the peer's own compiled code.
+//!
+//! The oracle judges a peer's answer under tileproof's (strict) model of the
+//! peer: a fast, exhaustive first filter that explains itself. The last word
+//! on a peer's bug is what the peer's compiled code does, so every finding
+//! against a peer gets exactly one [`Class`]: the source and the answer are
+//! compiled literally by the peer's own compiler (the protocol's `run`
+//! request, [`crate::backend`]) and run side by side at the failing points.
+//!
+//! | class                    | when                                                             |
+//! |--------------------------|------------------------------------------------------------------|
+//! | `wrong-value`            | the compiled answer differs from the compiled source where the source runs |
+//! | `trap`                   | the compiled answer crashes where the source does not             |
+//! | `compile-error`          | the peer's compiler rejects the answer, not the source           |
+//! | `model-only`             | every backend agrees with the source at every point checked       |
+//! | `peer-crash`             | the simplifier raised (or its adapter died) on an input defined somewhere |
+//! | `hang`                   | the simplifier did not answer in time                            |
+//! | `garbage`                | the adapter wrote something that is not an answer                |
+//! | `outside-input-language` | the input is not one the peer's own pipeline builds (its profile) |
+//! | `unconfirmed`            | no backend could run it (none offered, or `--no-confirm`)        |
+//!
+//! Where a backend cannot compile the *source* as written (tinygrad compiles
+//! an `invalid` under arithmetic only after its rewriter moved it), the
+//! source's values come from tileproof's interpreter, and the report says
+//! so. Backends are tried in the order the peer lists them; the class is
+//! the most severe any of them shows (a wrong value, then a trap, then a
+//! compile error), and the backend that showed it is named.
+
+use crate::backend::{PointRun, Run, Value};
+use crate::oracle::Domain;
+use crate::subject::Subject;
+use engine::interp::{self, Evaluator, PointCheck, Val};
+use engine::ir::{Graph, NodeId};
+use engine::print;
+use engine::semantics::{Failure, Model, Ub};
+use std::fmt;
+
+/// What a finding against a peer is, by the peer's own compiled code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Class {
+    WrongValue,
+    Trap,
+    CompileError,
+    ModelOnly,
+    PeerCrash,
+    Hang,
+    Garbage,
+    OutsideInputLanguage,
+    Unconfirmed,
+}
+
+impl Class {
+    pub const ALL: [Class; 9] = [
+        Class::WrongValue,
+        Class::Trap,
+        Class::CompileError,
+        Class::ModelOnly,
+        Class::PeerCrash,
+        Class::Hang,
+        Class::Garbage,
+        Class::OutsideInputLanguage,
+        Class::Unconfirmed,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::WrongValue => "wrong-value",
+            Class::Trap => "trap",
+            Class::CompileError => "compile-error",
+            Class::ModelOnly => "model-only",
+            Class::PeerCrash => "peer-crash",
+            Class::Hang => "hang",
+            Class::Garbage => "garbage",
+            Class::OutsideInputLanguage => "outside-input-language",
+            Class::Unconfirmed => "unconfirmed",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Class> {
+        Class::ALL.into_iter().find(|c| c.name() == s)
+    }
+
+    /// A real bug of the peer, shown by its own code: what a maintainer
+    /// acts on. `model-only` and `outside-input-language` findings are kept
+    /// apart from these; `unconfirmed` ones are suspicions.
+    pub fn is_bug(self) -> bool {
+        matches!(
+            self,
+            Class::WrongValue | Class::Trap | Class::CompileError | Class::PeerCrash | Class::Hang
+        )
+    }
+
+    /// The corpus subdirectory a finding of this class is kept in, when it
+    /// is not kept with the bugs.
+    pub fn subdir(self) -> Option<&'static str> {
+        match self {
+            Class::ModelOnly | Class::OutsideInputLanguage => Some(self.name()),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A finding's class, with what showed it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Confirmation {
+    pub class: Class,
+    /// The backend that showed it (for a bug found by running code).
+    pub backend: Option<String>,
+    /// One line: what the compiled code did, or why nothing was run
+    /// (`source 1, target 0 at r0 = 1`).
+    pub summary: String,
+    /// One line per backend tried, saying what it did.
+    pub backends: Vec<String>,
+    /// The point shown, indexed like the graph's variable table.
+    pub env: Option<Vec<i64>>,
+    /// The source's values there (by the backend, else the interpreter).
+    pub expected: Vec<Value>,
+}
+
+impl Confirmation {
+    /// A class that needs no backend (a peer's error, hang or garbage; an
+    /// input outside its language; no backend to run).
+    pub fn without_backend(class: Class, summary: impl Into<String>) -> Confirmation {
+        Confirmation {
+            class,
+            backend: None,
+            summary: summary.into(),
+            backends: Vec::new(),
+            env: None,
+            expected: Vec::new(),
+        }
+    }
+
+    /// The `# backend:` header line: `wrong-value (llvm): source 1, target
+    /// 0 at r0 = 1`.
+    pub fn header(&self) -> String {
+        match &self.backend {
+            Some(b) => format!("{} ({b}): {}", self.class, self.summary),
+            None => format!("{}: {}", self.class, self.summary),
+        }
+    }
+}
+
+/// What one backend showed.
+#[derive(Clone, Debug)]
+enum Verdict {
+    WrongValue {
+        env: Vec<i64>,
+        src: Vec<Option<Value>>,
+        tgt: Vec<Value>,
+    },
+    Trap {
+        env: Vec<i64>,
+        signal: String,
+        src: Vec<Option<Value>>,
+    },
+    CompileError(String),
+    /// The answer computes the source's values at this many points.
+    Agrees(usize),
+    /// Nothing to conclude (why).
+    Nothing(String),
+}
+
+impl Verdict {
+    fn rank(&self) -> u8 {
+        match self {
+            Verdict::WrongValue { .. } => 0,
+            Verdict::Trap { .. } => 1,
+            Verdict::CompileError(_) => 2,
+            Verdict::Agrees(_) => 3,
+            Verdict::Nothing(_) => 4,
+        }
+    }
+}
+
+/// The interpreter's values of `roots` at `env` under `model` (`None` for
+/// an unconstrained value, which any value refines); `None` where the
+/// evaluation is undefined.
+fn interp_values(g: &Graph, roots: &[NodeId], env: &[i64], model: Model) -> Option<Vec<Option<Value>>> {
+    let env: Vec<i128> = env.iter().map(|&v| v as i128).collect();
+    let vals = interp::eval(g, roots, &env, model).ok()?;
+    Some(
+        vals.into_iter()
+            .map(|v| match v {
+                Val::Int(i) => Some(Value::Int(i)),
+                Val::Bool(b) => Some(Value::Bool(b)),
+                Val::Invalid => Some(Value::Invalid),
+                Val::Unconstrained => None,
+            })
+            .collect(),
+    )
+}
+
+fn show_values(vals: &[Option<Value>]) -> String {
+    let parts: Vec<String> = vals
+        .iter()
+        .map(|v| v.map_or_else(|| "any".to_string(), |v| v.to_string()))
+        .collect();
+    if parts.len() == 1 {
+        parts[0].clone()
+    } else {
+        format!("({})", parts.join(", "))
+    }
+}
+
+fn show_point(g: &Graph, roots: &[NodeId], env: &[i64]) -> String {
+    let named: Vec<(String, i64)> = g
+        .reachable_vars(roots)
+        .into_iter()
+        .map(|v| (g.var(v).name.clone(), env[v as usize]))
+        .collect();
+    if named.is_empty() {
+        "every point".to_string()
+    } else {
+        print::point(g, &named)
+    }
+}
+
+/// Runs the source and the target on `backend` at `envs` and says what it
+/// shows. `model` gives the source's values where the backend cannot
+/// compile the source as written.
+fn on_backend(
+    subject: &dyn Subject,
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    envs: &[Vec<i64>],
+    model: Model,
+    backend: &str,
+) -> (Verdict, String) {
+    let mut notes = Vec::new();
+    // The source's values per point (None: the point does not count).
+    let src_vals: Vec<Option<Vec<Option<Value>>>> = match subject.run(g, src, backend, envs) {
+        Ok(Run::Results(rs)) => rs
+            .into_iter()
+            .zip(envs)
+            .map(|(r, env)| match r {
+                PointRun::Values(v) => {
+                    let by_backend: Vec<Option<Value>> = v.into_iter().map(Some).collect();
+                    if let Some(i) = interp_values(g, src, env, model) {
+                        let differs = i
+                            .iter()
+                            .zip(&by_backend)
+                            .any(|(a, b)| a.is_some() && a != b);
+                        if differs && notes.is_empty() {
+                            notes.push(format!(
+                                "the compiled source gives {} where tileproof's interpreter gives {} (at {}): an adapter or semantics mismatch",
+                                show_values(&by_backend),
+                                show_values(&i),
+                                show_point(g, src, env)
+                            ));
+                        }
+                    }
+                    Some(by_backend)
+                }
+                // Where the source itself does not run, nothing is owed.
+                PointRun::Trap(_) | PointRun::Timeout(_) => None,
+            })
+            .collect(),
+        Ok(Run::Unsupported(why)) | Ok(Run::CompileError(why)) => {
+            notes.push(format!(
+                "the source by tileproof's interpreter ({backend} cannot compile it as written: {})",
+                crate::message::short(&crate::message::one_line(&why))
+            ));
+            envs.iter()
+                .map(|env| interp_values(g, src, env, model))
+                .collect()
+        }
+        Err(e) => {
+            return (
+                Verdict::Nothing(format!("the source did not run: {e}")),
+                String::new(),
+            )
+        }
+    };
+    let verdict = match subject.run(g, tgt, backend, envs) {
+        Ok(Run::Results(rs)) => {
+            let mut agree = 0;
+            let mut found = None;
+            for ((r, env), sv) in rs.into_iter().zip(envs).zip(&src_vals) {
+                let Some(sv) = sv else { continue };
+                match r {
+                    PointRun::Values(tv) => {
+                        let differs = sv.iter().zip(&tv).any(|(s, t)| s.is_some_and(|s| s != *t));
+                        if differs {
+                            found = Some(Verdict::WrongValue {
+                                env: env.clone(),
+                                src: sv.clone(),
+                                tgt: tv,
+                            });
+                            break;
+                        }
+                        agree += 1;
+                    }
+                    PointRun::Trap(signal) => {
+                        found = found.or(Some(Verdict::Trap {
+                            env: env.clone(),
+                            signal,
+                            src: sv.clone(),
+                        }));
+                    }
+                    PointRun::Timeout(s) => notes.push(format!(
+                        "the answer did not finish within {s:.0} s at {}",
+                        show_point(g, src, env)
+                    )),
+                }
+            }
+            found.unwrap_or_else(|| {
+                if agree > 0 {
+                    Verdict::Agrees(agree)
+                } else {
+                    Verdict::Nothing("no point where the compiled source runs".into())
+                }
+            })
+        }
+        Ok(Run::CompileError(msg)) => Verdict::CompileError(crate::message::short(
+            &crate::message::one_line(&msg),
+        )),
+        Ok(Run::Unsupported(why)) => Verdict::Nothing(format!(
+            "cannot compile the answer as written: {}",
+            crate::message::short(&crate::message::one_line(&why))
+        )),
+        Err(e) => Verdict::Nothing(format!("the answer did not run: {e}")),
+    };
+    (verdict, notes.join("; "))
+}
+
+/// Why tileproof's model flagged a point the backend computes right: the
+/// part of the model that differs from the machine.
+pub fn model_part(failure: Option<Failure>, ub: Option<Ub>) -> String {
+    match (failure, ub) {
+        (_, Some(Ub::IndexOverflow)) => {
+            "an index overflow, undefined in the model, wraps to the source's value".into()
+        }
+        (_, Some(Ub::DivByZero)) => {
+            "a division by zero, undefined in the model, is not executed or does not trap (the optimiser removed it, or it is in an arm or lane that is not computed)".into()
+        }
+        (_, Some(Ub::ShiftAmount)) => {
+            "an out-of-range shift, undefined in the model, gives the source's value".into()
+        }
+        (_, Some(Ub::DivOverflow)) => {
+            "MIN / -1, undefined in the model, gives the source's value".into()
+        }
+        (Some(f), None) => format!("the model's {f} does not show in the compiled code"),
+        (None, None) => "the model's verdict does not show in the compiled code".into(),
+    }
+}
+
+/// Confirms a finding on every backend of `subject` (or only `only`):
+/// the source `src` and the answer `tgt` compiled and run at `envs` (the
+/// failing points, each indexed like `g`'s variable table). `model` is the
+/// strict model (the source's values where a backend cannot compile it);
+/// `flagged` says what the model found (for a `model-only` verdict).
+pub fn confirm(
+    subject: &dyn Subject,
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    envs: &[Vec<i64>],
+    model: Model,
+    flagged: &str,
+    only: Option<&str>,
+) -> Confirmation {
+    let backends: Vec<&String> = subject
+        .backends()
+        .iter()
+        .filter(|b| only.is_none_or(|o| o == b.as_str()))
+        .collect();
+    if backends.is_empty() {
+        return Confirmation::without_backend(
+            Class::Unconfirmed,
+            format!("{} has no backend to run it on", subject.name()),
+        );
+    }
+    let mut best: Option<(Verdict, &str)> = None;
+    let mut lines = Vec::new();
+    let mut agreed = Vec::new();
+    for b in backends {
+        let (v, notes) = on_backend(subject, g, src, tgt, envs, model, b);
+        let said = match &v {
+            Verdict::WrongValue { env, src: s, tgt: t } => format!(
+                "wrong value: source {}, answer {} at {}",
+                show_values(s),
+                show_values(&t.iter().copied().map(Some).collect::<Vec<_>>()),
+                show_point(g, src, env)
+            ),
+            Verdict::Trap { env, signal, .. } => {
+                format!("the answer traps ({signal}) at {}", show_point(g, src, env))
+            }
+            Verdict::CompileError(m) => format!("the answer does not compile: {m}"),
+            Verdict::Agrees(n) => {
+                agreed.push(b.clone());
+                format!("agrees with the source at {}", print::count(*n, "point"))
+            }
+            Verdict::Nothing(why) => format!("no verdict: {why}"),
+        };
+        lines.push(if notes.is_empty() {
+            format!("{b}: {said}")
+        } else {
+            format!("{b}: {said} ({notes})")
+        });
+        if best.as_ref().is_none_or(|(bv, _)| v.rank() < bv.rank()) {
+            best = Some((v, b));
+        }
+    }
+    let (v, b) = best.expect("at least one backend");
+    let mut c = Confirmation {
+        class: Class::Unconfirmed,
+        backend: Some(b.to_string()),
+        summary: String::new(),
+        backends: lines,
+        env: None,
+        expected: Vec::new(),
+    };
+    let expected = |s: &[Option<Value>]| s.iter().map(|v| v.unwrap_or(Value::Int(0))).collect();
+    match v {
+        Verdict::WrongValue { env, src: s, tgt: t } => {
+            c.class = Class::WrongValue;
+            c.summary = format!(
+                "source {}, target {} at {}",
+                show_values(&s),
+                show_values(&t.iter().copied().map(Some).collect::<Vec<_>>()),
+                show_point(g, src, &env)
+            );
+            c.expected = expected(&s);
+            c.env = Some(env);
+        }
+        Verdict::Trap { env, signal, src: s } => {
+            c.class = Class::Trap;
+            c.summary = format!(
+                "source {}, target traps ({signal}) at {}",
+                show_values(&s),
+                show_point(g, src, &env)
+            );
+            c.expected = expected(&s);
+            c.env = Some(env);
+        }
+        Verdict::CompileError(m) => {
+            c.class = Class::CompileError;
+            c.summary = format!("the answer does not compile, the source does: {m}");
+            c.env = envs.first().cloned();
+            c.expected = envs
+                .first()
+                .and_then(|e| interp_values(g, src, e, model))
+                .map(|s| expected(&s))
+                .unwrap_or_default();
+        }
+        Verdict::Agrees(_) => {
+            c.class = Class::ModelOnly;
+            c.backend = None;
+            c.summary = format!(
+                "{} compute{} the source's value at every point checked ({}); {}",
+                agreed.join(", "),
+                if agreed.len() == 1 { "s" } else { "" },
+                print::count(envs.len(), "point"),
+                flagged
+            );
+        }
+        Verdict::Nothing(why) => {
+            c.backend = None;
+            c.summary = format!("no backend could judge it: {why}");
+        }
+    }
+    c
+}
+
+/// Up to `limit` points where `tgt` does not refine `src` under `model`,
+/// `first` (the oracle's point) first: every point of a domain of at most
+/// 2^16 points is tried, else 2^14 samples. Each is indexed like `g`'s
+/// variable table.
+pub fn failing_points(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    model: Model,
+    first: Option<&[i64]>,
+    limit: usize,
+) -> Vec<Vec<i64>> {
+    const EXHAUSTIVE: u128 = 1 << 16;
+    const SAMPLES: u64 = 1 << 14;
+    let mut out: Vec<Vec<i64>> = first.map(|f| vec![f.to_vec()]).unwrap_or_default();
+    let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
+    let domain = Domain::new(g, &all);
+    let exhaustive = domain.size() <= EXHAUSTIVE;
+    let n = if exhaustive {
+        domain.size() as u64
+    } else {
+        SAMPLES
+    };
+    let (mut es, mut et) = (Evaluator::new(g, src, model), Evaluator::new(g, tgt, model));
+    let mut point = vec![0i64; domain.len()];
+    for k in 0..n {
+        if out.len() >= limit {
+            break;
+        }
+        if exhaustive {
+            domain.decode(k, &mut point);
+        } else {
+            domain.sample(0x5EED, k, &mut point);
+        }
+        let env = domain.env(g, &point);
+        if out.contains(&env) {
+            continue;
+        }
+        let e128: Vec<i128> = env.iter().map(|&v| v as i128).collect();
+        let Ok(s) = es.eval(&e128) else { continue };
+        if let PointCheck::Fails(_) = interp::check_point(Ok(s), et.eval(&e128)) {
+            out.push(env);
+        }
+    }
+    out
+}
