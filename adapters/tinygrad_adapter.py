@@ -83,8 +83,13 @@ HELLO = {
     # `where(c, a // y, invalid)`) and its own z3 validator (uop/validate.py)
     # treats division as total: a division by zero in a lane is an
     # unspecified value there, not undefined behaviour of the whole program.
+    # tileproof judges strictly first and records this relaxation beside its
+    # verdict; the compiled code decides (the X86 renderer traps there).
+    # Its pipeline builds `invalid` only as the masked arm of an index
+    # `where`, and never compares a gated value (that would make a
+    # bool-typed Invalid): such inputs are outside its input language.
     "profile": {"ops": OPS, "invalid": True, "integers": "unbounded", "bool_vars": True,
-                "partial_ops": "unspecified"},
+                "partial_ops": "unspecified", "input_language": {"invalid_compared": False}},
 }
 
 IDX = dtypes.weakint

@@ -205,10 +205,7 @@ fn misbehaving(mode: &str, kind: &str) {
     ]);
     let out = text(&o);
     assert_eq!(o.status.code(), Some(2), "{out}");
-    assert!(
-        out.contains("stopped by the case budget"),
-        "{out}"
-    );
+    assert!(out.contains("stopped by the case budget"), "{out}");
     assert!(
         out.contains(&format!("({kind} ")),
         "no {kind} finding:\n{out}"

@@ -35,7 +35,6 @@
 //! are reported, the rest are counted in their bucket. A finding whose
 //! unshrunk shape was already shrunk into a bucket joins it unshrunk.
 
-use crate::backend::ReproducerSpec;
 use crate::checks::{self, CheckConfig, Confirm, Kind, KindSet, Validator};
 use crate::confirm::{Class, Confirmation};
 use crate::corpus::{self, Entry};
@@ -386,6 +385,18 @@ struct Tried {
     failures: Vec<checks::CheckFailure>,
 }
 
+/// A finding to shrink, classify and record: its index in the summary's
+/// findings, where it failed, and the group of findings that join its
+/// bucket (by its unshrunk shape and its message, `keys`).
+struct ToRecord<'r> {
+    idx: usize,
+    run: &'r CaseRun,
+    sub: &'r Tried,
+    kind: Kind,
+    group: usize,
+    keys: [String; 2],
+}
+
 /// The outcome of one case, before findings are shrunk. Only subjects with
 /// failures are kept.
 struct CaseRun {
@@ -481,9 +492,8 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         case_numbers: Vec::new(),
         digest: 0xcbf2_9ce4_8422_2325,
     };
-    let mut seen: std::collections::HashSet<(Kind, String)> = std::collections::HashSet::new();
-    // Unshrunk shapes already bucketed, and their bucket.
-    let mut shapes: HashMap<String, usize> = HashMap::new();
+    // Unshrunk shapes and messages already bucketed, and their bucket.
+    let mut joins: HashMap<String, usize> = HashMap::new();
     let mut next_j = 0u64;
     let batch = cfg.batch.max(1) as u64;
     loop {
@@ -512,10 +522,11 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         next_j = end;
 
         // Fold in case order; pick the findings to shrink and record.
-        let mut todo: Vec<(usize, &CaseRun, &Tried, Kind, String)> = Vec::new();
-        // Findings whose unshrunk shape is being prepared in this batch:
-        // they join that one's bucket.
-        let mut pending: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut todo: Vec<ToRecord> = Vec::new();
+        // Findings with the shape or message of one being prepared in this
+        // batch (its group): they join its bucket.
+        let mut pending: HashMap<String, usize> = HashMap::new();
+        let mut groups: Vec<(Vec<usize>, u64)> = Vec::new();
         for r in &runs {
             s.cases += 1;
             if cfg.cases.is_some() {
@@ -533,36 +544,50 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
             for sub in &r.subjects {
                 for f in &sub.failures {
                     *s.by_kind.entry(f.kind).or_default() += 1;
-                    // The same unshrunk shape as a finding already
-                    // bucketed: counted there, not shrunk again.
-                    let shape = format!(
-                        "{}: {}",
-                        f.kind,
-                        crate::bucket::abstract_shape(&sub.graph, &sub.roots)
-                    );
-                    let known = shapes.get(&shape).copied();
-                    if let Some(b) = known {
+                    // A failure of an unshrunk shape, or with a message,
+                    // already shrunk into a bucket (a peer raising the same
+                    // exception case after case) joins that bucket: counted
+                    // there, not shrunk and written again.
+                    let keys = [
+                        format!(
+                            "shape {}: {}",
+                            f.kind,
+                            crate::bucket::abstract_shape(&sub.graph, &sub.roots)
+                        ),
+                        format!("message {}: {}", f.kind, f.message),
+                    ];
+                    if let Some(b) = keys.iter().find_map(|k| joins.get(k).copied()) {
                         s.buckets[b].count += 1;
                         if let Some(c) = s.buckets[b].class {
                             *s.by_class.entry(c).or_default() += 1;
                         }
                         continue;
                     }
-                    // A failure whose message was recorded already (a peer
-                    // raising the same exception on case after case) is
-                    // counted, not shrunk and written again.
-                    let fresh = seen.insert((f.kind, f.message.clone()));
-                    let waiting = pending.contains_key(&shape);
-                    let record_it = fresh && !waiting && !sub.roots.is_empty();
-                    if !record_it && !waiting && s.findings.len() >= MAX_LISTED_FINDINGS {
-                        continue;
-                    }
+                    let group = keys.iter().find_map(|k| pending.get(k).copied());
+                    let record_it = group.is_none() && !sub.roots.is_empty();
                     let idx = s.findings.len();
                     if record_it {
-                        todo.push((idx, r, sub, f.kind, shape.clone()));
-                        pending.insert(shape, Vec::new());
-                    } else if waiting {
-                        pending.get_mut(&shape).expect("waiting").push(idx);
+                        let g = groups.len();
+                        groups.push((Vec::new(), 0));
+                        for k in &keys {
+                            pending.insert(k.clone(), g);
+                        }
+                        todo.push(ToRecord {
+                            idx,
+                            run: r,
+                            sub,
+                            kind: f.kind,
+                            group: g,
+                            keys,
+                        });
+                    } else if let Some(g) = group {
+                        if s.findings.len() >= MAX_LISTED_FINDINGS {
+                            groups[g].1 += 1;
+                            continue;
+                        }
+                        groups[g].0.push(idx);
+                    } else if s.findings.len() >= MAX_LISTED_FINDINGS {
+                        continue;
                     }
                     s.findings.push(Finding {
                         kind: f.kind,
@@ -593,15 +618,24 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         }
         // Shrink in parallel, write in order (a finding is reported only
         // once its file is on disk).
-        let done: Vec<(usize, String, Prepared)> = todo
+        let done: Vec<(usize, usize, [String; 2], Prepared)> = todo
             .par_iter()
-            .map(|&(idx, r, sub, kind, ref shape)| {
-                (idx, shape.clone(), record(cfg, subject, hooks, r, sub, kind, deadline))
+            .map(|t| {
+                (
+                    t.idx,
+                    t.group,
+                    t.keys.clone(),
+                    record(cfg, subject, hooks, t.run, t.sub, t.kind, deadline),
+                )
             })
             .collect();
         let mut new_findings = Vec::new();
-        for (idx, shape, rec) in done {
-            let b = match s.buckets.iter().position(|b| b.signature == rec.entry.bucket) {
+        for (idx, group, keys, rec) in done {
+            let b = match s
+                .buckets
+                .iter()
+                .position(|b| b.signature == rec.entry.bucket)
+            {
                 Some(b) => b,
                 // A new cause beyond `max_causes` (found in the batch that
                 // reached the limit) is counted by kind, not kept.
@@ -625,11 +659,14 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
                     s.buckets.len() - 1
                 }
             };
-            shapes.insert(shape.clone(), b);
-            let joined = pending.remove(&shape).unwrap_or_default();
-            s.buckets[b].count += 1 + joined.len() as u64;
+            for k in keys {
+                joins.insert(k, b);
+            }
+            let (joined, unlisted) = std::mem::take(&mut groups[group]);
+            let n = 1 + joined.len() as u64 + unlisted;
+            s.buckets[b].count += n;
             if let Some(c) = &rec.entry.class {
-                *s.by_class.entry(c.class).or_default() += 1 + joined.len() as u64;
+                *s.by_class.entry(c.class).or_default() += n;
             }
             for &j in &joined {
                 s.findings[j].bucket = Some(rec.entry.bucket.clone());
@@ -644,9 +681,7 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
             f.note = rec.note;
             f.class = rec.entry.class.clone();
             f.bucket = Some(rec.entry.bucket.clone());
-            let room = cfg
-                .max_findings
-                .is_none_or(|m| s.buckets[b].written < m);
+            let room = cfg.max_findings.is_none_or(|m| s.buckets[b].written < m);
             if let (Some(dir), true) = (&cfg.corpus, room) {
                 match corpus::save(dir, &rec.entry) {
                     Ok(saved) => {
@@ -747,10 +782,22 @@ pub fn prepare_finding(
         .then(|| {
             let mut full = ccfg.clone();
             full.confirm = check.confirm.clone();
-            checks::check(&original.graph, &original.outputs, subject, &full, validator).class
+            checks::check(
+                &original.graph,
+                &original.outputs,
+                subject,
+                &full,
+                validator,
+            )
+            .class
         })
         .flatten()
-        .filter(|c| matches!(c.class, Class::WrongValue | Class::Trap | Class::CompileError))
+        .filter(|c| {
+            matches!(
+                c.class,
+                Class::WrongValue | Class::Trap | Class::CompileError
+            )
+        })
         .and_then(|c| c.backend.clone().map(|b| (c.class, b)));
     let shrink_cfg = match &keep {
         Some((_, b)) => CheckConfig {
@@ -801,51 +848,21 @@ pub fn prepare_finding(
     }
     let mut final_cfg = ccfg.clone();
     final_cfg.confirm = check.confirm.clone();
-    let checked = checks::check(&chosen.graph, &chosen.outputs, subject, &final_cfg, validator);
+    let checked = checks::check(
+        &chosen.graph,
+        &chosen.outputs,
+        subject,
+        &final_cfg,
+        validator,
+    );
     let mut entry = Entry::from_checked(&checked, kind, subject, check.width, origin);
     if !checked.failed(kind) {
         // Only reachable through a nondeterministic check; say so rather
         // than write a case that claims a failure it does not show.
         entry.message = format!("(did not fail again when re-checked) {}", entry.message);
     }
-    entry.reproducer = reproducer(subject, &checked, &mut note);
+    entry.reproducer = corpus::reproducer(subject, &checked, &mut note);
     Prepared { entry, stats, note }
-}
-
-/// The peer's reproducer script for a confirmed bug of `checked`, when it
-/// writes one; a failure to get it becomes a note.
-fn reproducer(subject: &dyn Subject, checked: &checks::Checked, note: &mut Option<String>) -> Option<String> {
-    let c = checked.class.as_ref()?;
-    if !matches!(
-        c.class,
-        Class::WrongValue | Class::Trap | Class::CompileError | Class::PeerCrash
-    ) {
-        return None;
-    }
-    let backend = match c.class {
-        Class::PeerCrash => None,
-        _ => Some(c.backend.clone()?),
-    };
-    let env = c.env.clone().or_else(|| {
-        checked
-            .failures
-            .iter()
-            .find_map(|f| f.env.clone())
-            .or_else(|| Some(checked.graph.vars().iter().map(|d| d.lo).collect()))
-    })?;
-    let spec = ReproducerSpec {
-        backend,
-        env,
-        expected: c.expected.clone(),
-        class: c.class.name().to_string(),
-    };
-    match subject.reproducer(&checked.graph, &checked.src, &spec) {
-        Ok(script) => script,
-        Err(e) => {
-            *note = Some(format!("no reproducer: {e}"));
-            None
-        }
-    }
 }
 
 /// [`prepare_finding`] for a campaign's finding.

@@ -113,7 +113,7 @@ impl Relaxed {
     pub fn header(&self) -> String {
         if self.holds {
             format!(
-                "{}: refines ({}); the strict model and the backend decide",
+                "{}: {}; the strict model and the backend decide",
                 self.what, self.report
             )
         } else {
@@ -361,7 +361,9 @@ fn run_checks(
                 ));
             } else {
                 if subject.engine().is_none() {
-                    out.class = Some(subject_failure_class(subject, &out.graph, &out.src, &refusal));
+                    out.class = Some(subject_failure_class(
+                        subject, &out.graph, &out.src, &refusal,
+                    ));
                 }
                 out.failures
                     .push(CheckFailure::new(refusal.kind, one_line(&refusal.message)));
@@ -756,4 +758,3 @@ fn show_roots(g: &Graph, roots: &[NodeId]) -> String {
     let parts: Vec<String> = roots.iter().map(|&r| short_expr(g, r)).collect();
     format!("`{}`", parts.join("`, `"))
 }
-

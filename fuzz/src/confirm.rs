@@ -182,7 +182,12 @@ impl Verdict {
 /// The interpreter's values of `roots` at `env` under `model` (`None` for
 /// an unconstrained value, which any value refines); `None` where the
 /// evaluation is undefined.
-fn interp_values(g: &Graph, roots: &[NodeId], env: &[i64], model: Model) -> Option<Vec<Option<Value>>> {
+fn interp_values(
+    g: &Graph,
+    roots: &[NodeId],
+    env: &[i64],
+    model: Model,
+) -> Option<Vec<Option<Value>>> {
     let env: Vec<i128> = env.iter().map(|&v| v as i128).collect();
     let vals = interp::eval(g, roots, &env, model).ok()?;
     Some(
@@ -235,8 +240,11 @@ fn on_backend(
     backend: &str,
 ) -> (Verdict, String) {
     let mut notes = Vec::new();
+    let source = subject.run(g, src, backend, envs);
+    // A compile error of the answer counts only where the source compiles.
+    let source_compiles = !matches!(source, Ok(Run::CompileError(_)));
     // The source's values per point (None: the point does not count).
-    let src_vals: Vec<Option<Vec<Option<Value>>>> = match subject.run(g, src, backend, envs) {
+    let src_vals: Vec<Option<Vec<Option<Value>>>> = match source {
         Ok(Run::Results(rs)) => rs
             .into_iter()
             .zip(envs)
@@ -319,8 +327,12 @@ fn on_backend(
                 }
             })
         }
-        Ok(Run::CompileError(msg)) => Verdict::CompileError(crate::message::short(
-            &crate::message::one_line(&msg),
+        Ok(Run::CompileError(msg)) if source_compiles => {
+            Verdict::CompileError(crate::message::short(&crate::message::one_line(&msg)))
+        }
+        Ok(Run::CompileError(msg)) => Verdict::Nothing(format!(
+            "neither the source nor the answer compiles: {}",
+            crate::message::short(&crate::message::one_line(&msg))
         )),
         Ok(Run::Unsupported(why)) => Verdict::Nothing(format!(
             "cannot compile the answer as written: {}",
@@ -357,6 +369,7 @@ pub fn model_part(failure: Option<Failure>, ub: Option<Ub>) -> String {
 /// failing points, each indexed like `g`'s variable table). `model` is the
 /// strict model (the source's values where a backend cannot compile it);
 /// `flagged` says what the model found (for a `model-only` verdict).
+#[allow(clippy::too_many_arguments)]
 pub fn confirm(
     subject: &dyn Subject,
     g: &Graph,
@@ -384,7 +397,11 @@ pub fn confirm(
     for b in backends {
         let (v, notes) = on_backend(subject, g, src, tgt, envs, model, b);
         let said = match &v {
-            Verdict::WrongValue { env, src: s, tgt: t } => format!(
+            Verdict::WrongValue {
+                env,
+                src: s,
+                tgt: t,
+            } => format!(
                 "wrong value: source {}, answer {} at {}",
                 show_values(s),
                 show_values(&t.iter().copied().map(Some).collect::<Vec<_>>()),
@@ -420,7 +437,11 @@ pub fn confirm(
     };
     let expected = |s: &[Option<Value>]| s.iter().map(|v| v.unwrap_or(Value::Int(0))).collect();
     match v {
-        Verdict::WrongValue { env, src: s, tgt: t } => {
+        Verdict::WrongValue {
+            env,
+            src: s,
+            tgt: t,
+        } => {
             c.class = Class::WrongValue;
             c.summary = format!(
                 "source {}, target {} at {}",
@@ -431,7 +452,11 @@ pub fn confirm(
             c.expected = expected(&s);
             c.env = Some(env);
         }
-        Verdict::Trap { env, signal, src: s } => {
+        Verdict::Trap {
+            env,
+            signal,
+            src: s,
+        } => {
             c.class = Class::Trap;
             c.summary = format!(
                 "source {}, target traps ({signal}) at {}",
@@ -515,4 +540,97 @@ pub fn failing_points(
         }
     }
     out
+}
+
+/// What a backend computed for an expression, compared with tileproof's
+/// interpreter (see [`agreement`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Agreement {
+    /// Points where the interpreter finds the source meaningful and the
+    /// backend gives the same values.
+    pub agreed: usize,
+    /// The backend could not compile the expressions as written (why).
+    pub unsupported: Option<String>,
+    /// The peer's compiler rejected (or died on) the literal expressions:
+    /// a limit of its code generator on inputs its pipeline never feeds it
+    /// unsimplified, not a disagreement on what they mean.
+    pub compile_error: Option<String>,
+    /// Where the backend differs from the interpreter: a wrong value or a
+    /// trap where the interpreter finds a meaning (one line).
+    pub disagreement: Option<String>,
+}
+
+/// Whether `backend` of `subject` computes what tileproof's interpreter
+/// computes for `roots` at `envs`, under `model`, at every point where the
+/// interpreter finds them defined (a root unconstrained there is anything).
+/// A disagreement is a bug in the adapter, in tileproof's semantics, or in
+/// the peer's code generator, never the simplifier's: nothing is
+/// simplified.
+pub fn agreement(
+    subject: &dyn Subject,
+    backend: &str,
+    g: &Graph,
+    roots: &[NodeId],
+    envs: &[Vec<i64>],
+    model: Model,
+) -> Agreement {
+    let mut a = Agreement::default();
+    let expected: Vec<Option<Vec<Option<Value>>>> = envs
+        .iter()
+        .map(|e| interp_values(g, roots, e, model))
+        .collect();
+    if expected.iter().all(Option::is_none) {
+        return a;
+    }
+    let run = match subject.run(g, roots, backend, envs) {
+        Ok(r) => r,
+        Err(e) => {
+            a.disagreement = Some(format!("the adapter failed: {e}"));
+            return a;
+        }
+    };
+    let results = match run {
+        Run::Results(r) => r,
+        Run::Unsupported(why) => {
+            a.unsupported = Some(why);
+            return a;
+        }
+        Run::CompileError(msg) => {
+            a.compile_error = Some(crate::message::short(&crate::message::one_line(&msg)));
+            return a;
+        }
+    };
+    for ((r, env), want) in results.into_iter().zip(envs).zip(&expected) {
+        let Some(want) = want else { continue };
+        let at = show_point(g, roots, env);
+        match r {
+            PointRun::Values(got) => {
+                if want
+                    .iter()
+                    .zip(&got)
+                    .any(|(w, g)| w.is_some_and(|w| w != *g))
+                {
+                    a.disagreement = Some(format!(
+                        "at {at} the backend gives {} where tileproof's interpreter gives {}",
+                        show_values(&got.into_iter().map(Some).collect::<Vec<_>>()),
+                        show_values(want)
+                    ));
+                    return a;
+                }
+                a.agreed += 1;
+            }
+            PointRun::Trap(sig) => {
+                a.disagreement = Some(format!(
+                    "at {at} the backend traps ({sig}) where tileproof's interpreter gives {}",
+                    show_values(want)
+                ));
+                return a;
+            }
+            PointRun::Timeout(s) => {
+                a.disagreement = Some(format!("at {at} the backend ran over {s:.0} s"));
+                return a;
+            }
+        }
+    }
+    a
 }

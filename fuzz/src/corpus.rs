@@ -30,8 +30,9 @@
 //! directory, synced, then renamed), so a campaign killed with `kill -9`
 //! leaves either the whole case or nothing, and never a torn file.
 
+use crate::backend::ReproducerSpec;
 use crate::checks::{self, CheckConfig, Checked, Kind, KindSet, Validator};
-use crate::confirm::Confirmation;
+use crate::confirm::{Class, Confirmation};
 use crate::subject::{Engine, Subject};
 use engine::dtype::Width;
 use engine::input::Syntax;
@@ -210,6 +211,46 @@ impl Entry {
     }
 }
 
+/// The peer's reproducer script for a confirmed bug of `checked`, when it
+/// writes one; a failure to get it becomes a note.
+pub fn reproducer(
+    subject: &dyn Subject,
+    checked: &checks::Checked,
+    note: &mut Option<String>,
+) -> Option<String> {
+    let c = checked.class.as_ref()?;
+    if !matches!(
+        c.class,
+        Class::WrongValue | Class::Trap | Class::CompileError | Class::PeerCrash
+    ) {
+        return None;
+    }
+    let backend = match c.class {
+        Class::PeerCrash => None,
+        _ => Some(c.backend.clone()?),
+    };
+    let env = c.env.clone().or_else(|| {
+        checked
+            .failures
+            .iter()
+            .find_map(|f| f.env.clone())
+            .or_else(|| Some(checked.graph.vars().iter().map(|d| d.lo).collect()))
+    })?;
+    let spec = ReproducerSpec {
+        backend,
+        env,
+        expected: c.expected.clone(),
+        class: c.class.name().to_string(),
+    };
+    match subject.reproducer(&checked.graph, &checked.src, &spec) {
+        Ok(script) => script,
+        Err(e) => {
+            *note = Some(format!("no reproducer: {e}"));
+            None
+        }
+    }
+}
+
 /// The case as text: the variables either form uses, one `expr` line per
 /// source root and one `expect` line per target root.
 pub fn case_body(g: &Graph, src: &[NodeId], tgt: Option<&[NodeId]>) -> String {
@@ -327,17 +368,28 @@ pub fn is_temp_file(path: &Path) -> bool {
 }
 
 /// The case files `path` names: the file itself, or a directory's `*.txt`
-/// files in name order.
+/// files in name order, then those of its class subdirectories (a peer's
+/// `model-only/` and `outside-input-language/` findings).
 pub fn files(path: &Path) -> io::Result<Vec<PathBuf>> {
     if !path.is_dir() {
         fs::metadata(path)?;
         return Ok(vec![path.to_path_buf()]);
     }
-    let mut out: Vec<PathBuf> = fs::read_dir(path)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "txt"))
-        .collect();
-    out.sort();
+    let txt = |dir: &Path| -> io::Result<Vec<PathBuf>> {
+        let mut out: Vec<PathBuf> = fs::read_dir(dir)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "txt"))
+            .collect();
+        out.sort();
+        Ok(out)
+    };
+    let mut out = txt(path)?;
+    for sub in Class::ALL.iter().filter_map(|c| c.subdir()) {
+        let d = path.join(sub);
+        if d.is_dir() {
+            out.extend(txt(&d)?);
+        }
+    }
     Ok(out)
 }
 
@@ -605,6 +657,9 @@ pub struct CaseReport {
     pub backends: Vec<String>,
     /// The verdict under the profile's relaxed model (`# relaxed:`).
     pub relaxed: Option<String>,
+    /// For a confirmed bug of a peer: the peer's reproducer script.
+    #[serde(skip)]
+    pub reproducer: Option<String>,
     /// The one-line summary, saying what was checked: `ok   FILE at width
     /// W (JIT: exhaustive, 12 points; SMT: equivalent)` or `FAIL FILE ...`.
     pub line: String,
@@ -631,6 +686,7 @@ impl CaseReport {
             backend: None,
             backends: Vec::new(),
             relaxed: None,
+            reproducer: None,
             line: String::new(),
             detail: String::new(),
             seconds: 0.0,
@@ -688,12 +744,8 @@ pub fn judge(
     let mut rep = CaseReport::new(path.display().to_string());
     rep.recorded = header_value(prog, "tileproof finding").map(str::to_string);
     rep.recorded_subject = header_value(prog, "simplifier").map(str::to_string);
-    rep.recorded_class = header_value(prog, "backend").map(|b| {
-        b.split([' ', ':'])
-            .next()
-            .unwrap_or_default()
-            .to_string()
-    });
+    rep.recorded_class = header_value(prog, "backend")
+        .map(|b| b.split([' ', ':']).next().unwrap_or_default().to_string());
     let r = (|| {
         let default = match who {
             Replayer::Engine { .. } => Width::W64,
@@ -721,7 +773,10 @@ pub fn judge(
         }
     }
     if let Some(t) = &r.checked.tgt {
-        rep.answer = t.iter().map(|&id| print::expr(&r.checked.graph, id)).collect();
+        rep.answer = t
+            .iter()
+            .map(|&id| print::expr(&r.checked.graph, id))
+            .collect();
     }
     if let Some(c) = &r.checked.class {
         rep.class = Some(c.class.name().to_string());
@@ -729,6 +784,17 @@ pub fn judge(
         rep.backends = c.backends.clone();
     }
     rep.relaxed = r.checked.relaxed.as_ref().map(|x| x.header());
+    if let Replayer::Subject {
+        subject,
+        confirm: true,
+    } = who
+    {
+        let mut note = None;
+        rep.reproducer = reproducer(subject, &r.checked, &mut note);
+        if let Some(n) = note {
+            rep.detail.push_str(&format!("  note: {n}\n"));
+        }
+    }
     let val = r.checked.validation.as_ref();
     rep.smt = val.map(|v| v.verdict.clone());
     let jit = r.checked.oracle.as_ref();
@@ -813,6 +879,86 @@ pub fn judge(
     }
     rep.seconds = start.elapsed().as_secs_f64();
     rep
+}
+
+/// Rewrites a kept finding against a peer with its class as `rep` (a
+/// [`judge`] of it) found it: its `# backend:` and `# relaxed:` lines
+/// replaced, the file moved into its class's subdirectory of the peer's
+/// corpus (or out of it), its reproducer written beside it (or a stale one
+/// removed). Returns where the file is now.
+pub fn reclassify(path: &Path, rep: &CaseReport) -> io::Result<PathBuf> {
+    let text = fs::read_to_string(path)?;
+    let mut lines: Vec<String> = Vec::new();
+    let mut in_backend = false;
+    for line in text.lines() {
+        if line.starts_with("# backend:") {
+            in_backend = true;
+            continue;
+        }
+        if in_backend && line.starts_with("#   ") {
+            continue;
+        }
+        in_backend = false;
+        if line.starts_with("# relaxed:") {
+            continue;
+        }
+        lines.push(line.to_string());
+    }
+    let mut header = Vec::new();
+    if let Some(b) = &rep.backend {
+        header.push(format!("# backend: {}", checks::one_line(b)));
+        for l in &rep.backends {
+            header.push(format!("#   {}", checks::one_line(l)));
+        }
+    }
+    if let Some(r) = &rep.relaxed {
+        header.push(format!("# relaxed: {}", checks::one_line(r)));
+    }
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("# simplifier:"))
+        .map_or(0, |i| i + 1);
+    lines.splice(at..at, header);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let in_subdir = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| Class::ALL.iter().any(|c| c.subdir() == Some(n)));
+    let base = if in_subdir {
+        dir.parent().unwrap_or(Path::new("."))
+    } else {
+        dir
+    };
+    let class = rep.class.as_deref().and_then(Class::from_name);
+    let new_dir = match class.and_then(Class::subdir) {
+        Some(sub) => base.join(sub),
+        None => base.to_path_buf(),
+    };
+    fs::create_dir_all(&new_dir)?;
+    let new_path = new_dir.join(path.file_name().unwrap_or_default());
+    let (old_shown, new_shown) = (path.display().to_string(), new_path.display().to_string());
+    let mut out = String::new();
+    for l in &lines {
+        if l.starts_with("# reproduce:") {
+            out.push_str(&l.replace(&old_shown, &new_shown));
+        } else {
+            out.push_str(l);
+        }
+        out.push('\n');
+    }
+    write_atomic(&new_path, &out)?;
+    let old_script = reproducer_path(path);
+    match &rep.reproducer {
+        Some(script) => write_atomic(&reproducer_path(&new_path), script)?,
+        None => {
+            let _ = fs::remove_file(reproducer_path(&new_path));
+        }
+    }
+    if new_path != path {
+        fs::remove_file(path)?;
+        let _ = fs::remove_file(old_script);
+    }
+    Ok(new_path)
 }
 
 /// The value of every node of both sides at a point, one per line, source

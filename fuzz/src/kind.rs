@@ -111,4 +111,3 @@ impl KindSet {
         kind.is_subject_failure() || self.0 & kind.bit() != 0
     }
 }
-

@@ -15,8 +15,8 @@
 //! use either. Answers are built into the case's graph with the engine's
 //! typing, so an ill-typed answer is garbage, not a crash of tileproof.
 
-use crate::kind::Kind;
 use crate::backend::{self, PointRun, ReproducerSpec, Run};
+use crate::kind::Kind;
 use crate::subject::{Answer, Integers, Profile, Refusal, Subject};
 use engine::dtype::{DType, Width};
 use engine::ir::{Graph, NodeId, Op};

@@ -2,11 +2,11 @@
 //! file's `expect` lines against its `expr` lines, or a peer's answer
 //! against them (`--simplifier CMD`).
 
+use super::fuzz::smt_validator;
 use super::{exit, parse_timeout, parse_width, SubjectArgs, Under};
 use engine::dtype::Width;
 use engine::ir::NodeId;
 use engine::parse::Program;
-use super::fuzz::smt_validator;
 use fuzz::checks::Validator;
 use fuzz::corpus::{judge, node_values, CaseReport, Replayer};
 use fuzz::subject::Subject;
@@ -111,7 +111,10 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
             Some(&smt as &Validator<'_>),
         );
         if a.json {
-            println!("{}", serde_json::json!({ "file": a.file, "width": width.0, "target": r.answer, "verdict": r.verdict(), "report": r }));
+            println!(
+                "{}",
+                serde_json::json!({ "file": a.file, "width": width.0, "target": r.answer, "verdict": r.verdict(), "report": r })
+            );
         } else {
             for t in &r.answer {
                 println!("answer {t}");

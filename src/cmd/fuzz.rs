@@ -427,11 +427,16 @@ fn print_summary(s: &campaign::Summary, width: Width) {
     if !s.buckets.is_empty() {
         say!("causes ({}):", s.buckets.len());
         for b in &s.buckets {
-            let first = b.first_case.lines().filter(|l| l.starts_with("expr")).collect::<Vec<_>>();
+            let first = b
+                .first_case
+                .lines()
+                .filter(|l| l.starts_with("expr"))
+                .collect::<Vec<_>>();
             say!(
                 "  {:>5}x  {}{}",
                 b.count,
-                b.class.map_or_else(|| b.kind.name().to_string(), |c| format!("{} {c}", b.kind)),
+                b.class
+                    .map_or_else(|| b.kind.name().to_string(), |c| format!("{} {c}", b.kind)),
                 b.first_path
                     .as_ref()
                     .map_or_else(String::new, |p| format!(": {}", p.display()))

@@ -127,7 +127,10 @@ impl SubjectArgs {
                     } else if self.no_confirm {
                         "; --no-confirm: findings stay unconfirmed".to_string()
                     } else {
-                        format!("; findings confirmed on its backends: {}", backends.join(", "))
+                        format!(
+                            "; findings confirmed on its backends: {}",
+                            backends.join(", ")
+                        )
                     }
                 );
                 Ok(Under::Peer(peer))

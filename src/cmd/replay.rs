@@ -52,6 +52,13 @@ pub struct Args {
     /// asks for a proof by enumeration) fails.
     #[arg(long, conflicts_with = "expect_findings")]
     pub require_proof: bool,
+    /// Re-classify kept findings against a peer by its compiled code, in
+    /// place: each file's `# backend:` and `# relaxed:` lines rewritten,
+    /// the file moved into its class's subdirectory (`model-only/`,
+    /// `outside-input-language/`) or out of it, and its reproducer script
+    /// written beside it. Needs --simplifier (and its backends).
+    #[arg(long, requires = "simplifier", conflicts_with_all = ["require_proof", "no_confirm"])]
+    pub reclassify: bool,
     #[command(flatten)]
     pub subject: SubjectArgs,
 }
@@ -99,6 +106,20 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
         let validator = (!a.no_smt).then_some(&smt as &Validator<'_>);
         // The width as given, so that a bad `# width:` header is reported.
         let r = replay_case(f, syntax, who, width, validator);
+        if a.reclassify && f.as_os_str() != "-" {
+            let now = fuzz::corpus::reclassify(f, &r)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
+            say!(
+                "classified {} as {}{}",
+                now.display(),
+                r.class.as_deref().unwrap_or("nothing (no finding)"),
+                if r.reproducer.is_some() {
+                    ", reproducer beside it"
+                } else {
+                    ""
+                }
+            );
+        }
         let passed = if a.expect_findings {
             let verdict = still_found(&r, &who.name());
             say!("{verdict}");

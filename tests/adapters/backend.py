@@ -2,7 +2,7 @@
 """A fake peer with a fake backend, for tileproof's own tests of finding
 classification (docs/protocol.md, section 5). Stdlib only.
 
-    backend.py MODE
+    backend.py MODE [BACKEND,...]
 
 The simplifier answers every case unchanged except for one deliberate
 rewrite, chosen by MODE:
@@ -20,6 +20,7 @@ rewrite, chosen by MODE:
                 and the backends have no ceildiv: the answer does not compile
     raise       raises on any case with a floor division
 
+The backends offered are `eager,lazy` unless a second argument names some.
 Backends `eager` and `lazy` evaluate trees with 64-bit wrapping arithmetic
 and a SIGFPE on a division by zero, as a CPU does; `invalid` only as the
 masked arm of a top-level gate (anything else: unsupported). Reproducers
@@ -76,7 +77,7 @@ def trunc_div(a, b):
 
 
 class Fake(tp.Backend):
-    names = ("eager", "lazy")
+    names = tuple(sys.argv[2].split(",")) if len(sys.argv) > 2 else ("eager", "lazy")
 
     def compile(self, case, name):
         for t in case.trees:

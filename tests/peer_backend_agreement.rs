@@ -1,0 +1,126 @@
+//! The peers' backends compile literally: on a few hundred random cases per
+//! peer (the campaigns' generators, projected onto each profile), the
+//! source compiled by the peer's own compiler computes what tileproof's
+//! interpreter computes at every point where the source is defined. A
+//! disagreement is a bug in the adapter, in tileproof's semantics or in the
+//! peer's code generator (nothing is simplified here), and is reported as
+//! that. Sources the peer's compiler rejects as written (TVM's LLVM code
+//! generator on `true ^ true`, say: its pipeline would have folded it) are
+//! counted and listed, not disagreements. Needs the pinned peers (`sh adapters/setup-venv.sh`): ignored by a
+//! plain `cargo test`; `.ci/run` runs it with `--ignored`.
+
+use engine::semantics::Model;
+use fuzz::confirm::agreement;
+use fuzz::generate::{Case, Generator};
+use fuzz::oracle::Domain;
+use fuzz::peer::Peer;
+use fuzz::subject::Subject;
+use std::path::Path;
+use std::time::Duration;
+
+/// Cases per peer configuration (`TILEPROOF_AGREEMENT_CASES` to change).
+fn cases() -> u64 {
+    std::env::var("TILEPROOF_AGREEMENT_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200)
+}
+
+/// Points of each case sent to the backend: the whole domain up to this
+/// many, else a sample.
+const POINTS: u64 = 32;
+
+fn check_peer(adapter: &str) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join(".venv-peers/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run sh adapters/setup-venv.sh",
+        python.display()
+    );
+    let cmd = format!(
+        "{} {}",
+        python.display(),
+        root.join("adapters").join(adapter).display()
+    );
+    let peer = Peer::start(&cmd, Duration::from_secs(60)).expect("the adapter starts");
+    let backends = peer.backends().to_vec();
+    assert!(!backends.is_empty(), "{cmd} offers no backend");
+    let profile = peer.profile().clone();
+    let model = Model {
+        width: profile.width(),
+        ..profile.model()
+    };
+    let (mut agreed, mut unsupported, mut bad, mut rejected) =
+        (0usize, 0usize, Vec::new(), Vec::new());
+    for k in 0..cases() {
+        let generator = Generator::ALL[(k % 2) as usize];
+        let case = Case::from_seed(generator, fuzz::rng::mix(0xA6EE, k));
+        let (g, roots) = profile.project(&case.graph, &case.roots);
+        let domain = Domain::new(&g, &roots);
+        let n = domain.size().min(POINTS as u128) as u64;
+        let mut point = vec![0i64; domain.len()];
+        let envs: Vec<Vec<i64>> = (0..n)
+            .map(|i| {
+                if domain.size() <= POINTS as u128 {
+                    domain.decode(i, &mut point);
+                } else {
+                    domain.sample(k, i, &mut point);
+                }
+                domain.env(&g, &point)
+            })
+            .collect();
+        for b in &backends {
+            let a = agreement(&peer, b, &g, &roots, &envs, model);
+            agreed += a.agreed;
+            if a.unsupported.is_some() {
+                unsupported += 1;
+            }
+            if let Some(e) = a.compile_error {
+                rejected.push(format!("{b}: case {k}: {e}"));
+            }
+            if let Some(d) = a.disagreement {
+                bad.push(format!(
+                    "{b}: case {k} ({generator:?}):\n{}  {d}",
+                    engine::print::program(&g, &roots)
+                ));
+            }
+        }
+    }
+    eprintln!(
+        "{}: {} cases x {} backends: {agreed} points agree, {unsupported} runs not compilable as written, {} rejected by the peer's compiler, {} disagreements",
+        peer.name(),
+        cases(),
+        backends.len(),
+        rejected.len(),
+        bad.len()
+    );
+    for r in &rejected {
+        eprintln!("  rejected: {r}");
+    }
+    assert!(
+        bad.is_empty(),
+        "{}: the literal compile disagrees with the interpreter:\n{}",
+        peer.name(),
+        bad.join("\n")
+    );
+    assert!(agreed > 0, "{}: no point was compared", peer.name());
+}
+
+#[test]
+#[ignore = "needs the pinned peers: sh adapters/setup-venv.sh, then cargo test --release --test peer_backend_agreement -- --ignored"]
+fn tvm_int64_compiles_literally() {
+    check_peer("tvm_adapter.py");
+}
+
+#[test]
+#[ignore = "needs the pinned peers: sh adapters/setup-venv.sh, then cargo test --release --test peer_backend_agreement -- --ignored"]
+fn tvm_int32_compiles_literally() {
+    check_peer("tvm_adapter.py --dtype int32");
+}
+
+#[test]
+#[ignore = "needs the pinned peers: sh adapters/setup-venv.sh, then cargo test --release --test peer_backend_agreement -- --ignored"]
+fn tinygrad_compiles_literally() {
+    check_peer("tinygrad_adapter.py");
+}
