@@ -78,7 +78,9 @@ ENTRY = {"simplify": "simplify", "canonical": "canonical_simplify", "rewrite": "
 
 HELLO = {
     "tileproof": tp.PROTOCOL,
-    "name": f"tvm.{ENTRY}",
+    # The dtype is part of the name (int64, the default, is left out): a
+    # finding at int32 is not one at int64, and their corpora are apart.
+    "name": f"tvm.{ENTRY}" + ("" if DT == "int64" else f".{DT}"),
     "version": version("apache-tvm"),
     "profile": {"ops": OPS, "invalid": False, "integers": DT, "bool_vars": True},
 }
@@ -190,14 +192,15 @@ class Back:
 
 def bind_range(v):
     """(begin, end) of the half-open Range index variable `v` is bound to,
-    or None when it stays unbound."""
-    if not (LO <= v.lo and v.hi < HI):
-        raise tp.Unsupported(f"the range of `{v.name}` does not fit {DT} (as a half-open TVM Range)")
-    # TVM computes a Range's extent (end - begin) in DT without an
-    # overflow check: a wider range would reach the analyzer as a
-    # garbage bound (`[-2^62, 2^62]` binds as max -2^63 + 1). Such a
-    # variable stays unbound: TVM then knows less, which is sound.
-    return (v.lo, v.hi + 1) if v.hi + 1 - v.lo < HI else None
+    or None when it stays unbound (TVM then knows less, which is sound).
+    Unbound: a range that is the whole dtype or reaches its top (the
+    half-open end would not fit DT), or reaches outside DT (no value of a
+    DT variable is there), or is wider than a Range can hold: TVM computes a
+    Range's extent (end - begin) in DT without an overflow check, so
+    `[-2^62, 2^62]` would bind as max -2^63 + 1."""
+    if v.lo < LO or v.hi >= HI or v.hi + 1 - v.lo >= HI:
+        return None
+    return (v.lo, v.hi + 1)
 
 
 def simplify(case):

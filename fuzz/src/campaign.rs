@@ -59,8 +59,11 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GeneratorChoice {
     One(Generator),
-    /// Both, one or the other per case (see the module documentation).
+    /// Tiled or expression, one or the other per case (see the module
+    /// documentation).
     Both,
+    /// Any of the generators, one per case, each a quarter of the cases.
+    All,
 }
 
 impl GeneratorChoice {
@@ -71,6 +74,9 @@ impl GeneratorChoice {
             GeneratorChoice::Both => {
                 Generator::ALL[(mix(seed ^ 0x6E4E_C01D_0000_0001, k) >> 63) as usize]
             }
+            GeneratorChoice::All => {
+                Generator::ALL[(mix(seed ^ 0x6E4E_C01D_0000_0001, k) >> 62) as usize]
+            }
         }
     }
 
@@ -78,6 +84,7 @@ impl GeneratorChoice {
         match self {
             GeneratorChoice::One(g) => g.name(),
             GeneratorChoice::Both => "both",
+            GeneratorChoice::All => "all",
         }
     }
 }
@@ -87,10 +94,15 @@ impl FromStr for GeneratorChoice {
 
     fn from_str(s: &str) -> Result<GeneratorChoice, String> {
         match s {
-            "tiled" => Ok(GeneratorChoice::One(Generator::Tiled)),
-            "expr" => Ok(GeneratorChoice::One(Generator::Expr)),
             "both" => Ok(GeneratorChoice::Both),
-            _ => Err(format!("unknown generator `{s}` (use tiled, expr or both)")),
+            "all" => Ok(GeneratorChoice::All),
+            _ => Generator::by_name(s)
+                .map(GeneratorChoice::One)
+                .ok_or_else(|| {
+                    format!(
+                        "unknown generator `{s}` (use tiled, expr, splitsum, seeded, both or all)"
+                    )
+                }),
         }
     }
 }
@@ -182,7 +194,7 @@ impl Default for CampaignConfig {
         CampaignConfig {
             seed: 0,
             shard: Shard::WHOLE,
-            generator: GeneratorChoice::Both,
+            generator: GeneratorChoice::All,
             cases: None,
             time: None,
             jobs: None,
@@ -969,7 +981,7 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
     add_counts(&mut run.counts, &checked.counts);
     run.tally(&checked);
     let variant = if cfg.variants {
-        checks::catch(|| derive(&case, &checked, case_seed)).unwrap_or(None)
+        checks::catch(|| derive(&case, &checked, case_seed, profile.width())).unwrap_or(None)
     } else {
         None
     };
@@ -1014,6 +1026,7 @@ fn derive(
     case: &Case,
     checked: &checks::Checked,
     case_seed: u64,
+    width: Width,
 ) -> Option<(Variant, Graph, Vec<NodeId>)> {
     let mut rng = Rng::new(case_seed ^ 0x005E_ED0F_7A41_A175);
     let first = rng.below(Variant::ALL.len());
@@ -1025,6 +1038,7 @@ fn derive(
                 Some(tgt) => mutate::discard(&checked.graph, tgt, &mut rng),
                 None => None,
             },
+            Variant::Extremes => mutate::extremes(&case.graph, &case.roots, &mut rng, width),
         };
         if let Some((g, roots)) = built {
             return Some((v, g, roots));

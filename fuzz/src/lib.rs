@@ -10,6 +10,7 @@
 //! - [`kind`]: what a finding found (the failed check's name).
 //! - [`confirm`]: a finding against a peer classified by its own compiled code.
 //! - [`message`]: one-line messages for reports and headers.
+//! - [`suite`]: the peers' converted test suites, embedded (the seeds).
 //! - [`subject`]: the simplifier under test: the engine, or a peer
 //!   ([`peer`]: a child process speaking the line protocol).
 //! - [`backend`]: what a peer's own compiled code computes (`run`).
@@ -39,4 +40,5 @@ pub mod peer;
 pub mod rng;
 pub mod shrink;
 pub mod subject;
+pub mod suite;
 pub mod targets;

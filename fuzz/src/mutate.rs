@@ -14,6 +14,12 @@
 //! - [`Variant::Signed`]: the case with some variables' ranges shifted to
 //!   straddle zero (`[0, 7]` becomes `[-4, 3]`): negative numerators for
 //!   the truncating division family, as padding offsets and flips produce.
+//! - [`Variant::Extremes`]: constants and variable ranges drawn from the
+//!   pool of the subject's width: its MIN, MAX and their neighbours, 0, ±1,
+//!   powers of two and their neighbours, tile sizes; ranges crossing zero,
+//!   starting at MIN, ending at MAX, or the whole dtype. Rewrites that
+//!   negate, subtract or compare with a constant go wrong there, and the
+//!   generators seldom go there.
 //! - [`Variant::Discard`]: the *simplified* form with one subterm `t` put in
 //!   a context that a rule can discard it from (`t * 0`, `t % 1`, `0 // t`,
 //!   `t - t`, `t && false`, ...), preferring subterms that may be invalid
@@ -34,15 +40,17 @@ use std::fmt;
 pub enum Variant {
     Signed,
     Discard,
+    Extremes,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 2] = [Variant::Signed, Variant::Discard];
+    pub const ALL: [Variant; 3] = [Variant::Signed, Variant::Discard, Variant::Extremes];
 
     pub fn name(self) -> &'static str {
         match self {
             Variant::Signed => "signed",
             Variant::Discard => "discard",
+            Variant::Extremes => "extremes",
         }
     }
 }
@@ -86,6 +94,94 @@ pub fn rebuild(
     }
     let roots = roots.iter().map(|r| map[r.index()]).collect();
     Some((out, roots))
+}
+
+/// The pool of constants at `width`: the extremes and their neighbours, 0,
+/// ±1, ±2, a few powers of two (and their neighbours, and negated), tile
+/// sizes.
+pub fn constant_pool(width: engine::dtype::Width, rng: &mut Rng) -> Vec<i64> {
+    let (min, max) = (width.min() as i64, width.max() as i64);
+    let mut pool = vec![
+        min,
+        min + 1,
+        min + 2,
+        max - 2,
+        max - 1,
+        max,
+        0,
+        1,
+        -1,
+        2,
+        -2,
+    ];
+    pool.extend([3, 4, 8, 16, 32, 64, 128, 256]);
+    for _ in 0..4 {
+        let p = 1i64 << (1 + rng.below(width.0 as usize - 2));
+        pool.extend([p - 1, p, p + 1, -p]);
+    }
+    pool
+}
+
+/// The case with one or two of its `index` constants replaced from the
+/// [`constant_pool`] of `width`, or one of its `index` variables given an
+/// extreme range (crossing zero, starting at MIN, ending at MAX, or the
+/// whole dtype), or both. `None` when it has neither constants nor
+/// variables.
+pub fn extremes(
+    g: &Graph,
+    roots: &[NodeId],
+    rng: &mut Rng,
+    width: engine::dtype::Width,
+) -> Option<(Graph, Vec<NodeId>)> {
+    let nodes = g.reachable(roots);
+    let consts: Vec<NodeId> = nodes
+        .iter()
+        .copied()
+        .filter(|&id| g.node(id).dtype == DType::Index && matches!(g.node(id).op, Op::Const(_)))
+        .collect();
+    let vars: Vec<u32> = g
+        .reachable_vars(roots)
+        .into_iter()
+        .filter(|&v| g.var(v).dtype == DType::Index)
+        .collect();
+    if consts.is_empty() && vars.is_empty() {
+        return None;
+    }
+    let pool = constant_pool(width, rng);
+    let mut replaced: Vec<(NodeId, i64)> = Vec::new();
+    let what = rng.below(3);
+    if !consts.is_empty() && (what != 1 || vars.is_empty()) {
+        for _ in 0..1 + rng.below(2) {
+            replaced.push((consts[rng.below(consts.len())], pool[rng.below(pool.len())]));
+        }
+    }
+    let mut ranged: Option<(u32, i64, i64)> = None;
+    if !vars.is_empty() && (what != 0 || consts.is_empty()) {
+        let v = vars[rng.below(vars.len())];
+        let d = g.var(v);
+        let (min, max) = (width.min() as i64, width.max() as i64);
+        let span = (d.hi as i128 - d.lo as i128).clamp(0, 1 << 20) as i64;
+        ranged = Some(match rng.below(4) {
+            0 => (v, -(span / 2) - 1, span / 2 + 1),
+            1 => (v, min, min + span),
+            2 => (v, max - span, max),
+            _ => (v, min, max),
+        });
+    }
+    rebuild(
+        g,
+        roots,
+        |v, d| match ranged {
+            Some((u, lo, hi)) if u == v => (lo, hi),
+            _ => (d.lo, d.hi),
+        },
+        |out, old, new| {
+            Some(match replaced.iter().find(|(id, _)| *id == old) {
+                Some(&(_, c)) => out.cnst(c, DType::Index),
+                None => new,
+            })
+        },
+    )
 }
 
 /// The case with a random nonempty subset of its integer variables that

@@ -55,8 +55,11 @@ pub struct Args {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Which generator: tiled, expr or both.
-    #[arg(long, default_value = "both", value_name = "GEN")]
+    /// Which generator: tiled (tensor views), expr (expression trees),
+    /// splitsum (comparisons, min/max, where over split sums of both
+    /// division families), seeded (the peers' own test cases, edited past
+    /// their rules' conditions), both (tiled and expr) or all.
+    #[arg(long, default_value = "all", value_name = "GEN")]
     pub generator: GeneratorChoice,
     /// Where findings are written (default: corpus/, or corpus/peers/NAME
     /// for a peer).

@@ -1,5 +1,6 @@
-//! The two case generators of the fuzzer: tiled tensor views and random
-//! expression trees.
+//! The case generators of the fuzzer: tiled tensor views, random
+//! expression trees, split sums (the canonical simplifiers' territory) and
+//! the peers' own test cases, edited (seeded).
 //!
 //! Each generator is split in two halves so that libFuzzer and the test
 //! suite drive the *same* definition:
@@ -20,9 +21,13 @@
 //! The tiled-view generator is [`tiled`], the expression generator [`expr`].
 
 mod expr;
+mod seeded;
+mod splitsum;
 mod tiled;
 
 pub use expr::*;
+pub use seeded::*;
+pub use splitsum::*;
 pub use tiled::*;
 
 use crate::rng::seed_bytes;
@@ -67,23 +72,45 @@ pub(crate) fn arb_family(u: &mut Unstructured<'_>) -> arbitrary::Result<Family> 
     Ok(Family::PAIRED[i as usize])
 }
 
-/// The two generators.
+/// The generators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Arbitrary)]
 pub enum Generator {
     /// Tensor views linearized to a buffer index, then tiled.
     Tiled,
     /// Random expression trees over every op.
     Expr,
+    /// Comparisons, min/max, where and products over split sums of both
+    /// division families (the canonical simplifiers' territory).
+    SplitSum,
+    /// The peers' own test cases, edited just past their rules' conditions.
+    Seeded,
 }
 
 impl Generator {
-    pub const ALL: [Generator; 2] = [Generator::Tiled, Generator::Expr];
+    pub const ALL: [Generator; 4] = [
+        Generator::Tiled,
+        Generator::Expr,
+        Generator::SplitSum,
+        Generator::Seeded,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Generator::Tiled => "tiled",
             Generator::Expr => "expr",
+            Generator::SplitSum => "splitsum",
+            Generator::Seeded => "seeded",
         }
+    }
+
+    pub fn by_name(s: &str) -> Option<Generator> {
+        Generator::ALL.into_iter().find(|g| g.name() == s)
+    }
+
+    /// Its cases' roots are always integers (the index generators); the
+    /// others may have a comparison for a root.
+    pub fn int_roots(self) -> bool {
+        matches!(self, Generator::Tiled | Generator::Expr)
     }
 }
 
@@ -157,11 +184,13 @@ impl fmt::Display for Case {
     }
 }
 
-/// A genome of either generator.
+/// A genome of any generator.
 #[derive(Clone, Debug, PartialEq, Eq, Arbitrary)]
 pub enum Genome {
     Tiled(TiledGenome),
     Expr(ExprGenome),
+    SplitSum(SplitSumGenome),
+    Seeded(SeededGenome),
 }
 
 impl Genome {
@@ -169,6 +198,8 @@ impl Genome {
         match self {
             Genome::Tiled(_) => Generator::Tiled,
             Genome::Expr(_) => Generator::Expr,
+            Genome::SplitSum(_) => Generator::SplitSum,
+            Genome::Seeded(_) => Generator::Seeded,
         }
     }
 
@@ -180,6 +211,8 @@ impl Genome {
         Ok(match generator {
             Generator::Tiled => Genome::Tiled(TiledGenome::arbitrary(u)?),
             Generator::Expr => Genome::Expr(ExprGenome::arbitrary(u)?),
+            Generator::SplitSum => Genome::SplitSum(SplitSumGenome::arbitrary(u)?),
+            Generator::Seeded => Genome::Seeded(SeededGenome::arbitrary(u)?),
         })
     }
 
@@ -208,6 +241,8 @@ pub fn build(genome: &Genome) -> Case {
     match genome {
         Genome::Tiled(t) => t.build(),
         Genome::Expr(e) => e.build(),
+        Genome::SplitSum(s) => s.build(),
+        Genome::Seeded(s) => s.build(),
     }
 }
 
@@ -239,5 +274,10 @@ pub fn strategy(generator: Generator) -> BoxedStrategy<Genome> {
     match generator {
         Generator::Tiled => tiled_strategy().prop_map(Genome::Tiled).boxed(),
         Generator::Expr => expr_strategy().prop_map(Genome::Expr).boxed(),
+        // Drawn from a seed: their fields are bounded choices, not
+        // quantities proptest could shrink meaningfully.
+        g @ (Generator::SplitSum | Generator::Seeded) => proptest::prelude::any::<u64>()
+            .prop_map(move |s| Genome::from_seed(g, s))
+            .boxed(),
     }
 }
