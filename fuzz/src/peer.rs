@@ -29,7 +29,7 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 /// The protocol version this side speaks.
@@ -193,6 +193,16 @@ struct Process {
     stdin: ChildStdin,
     lines: Receiver<io::Result<String>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// The peer's count of live processes, released when this one ends.
+    slot: Option<Arc<Slots>>,
+}
+
+/// How many adapter processes a peer runs at most, and how many are alive
+/// (idle in the pool or serving a request).
+struct Slots {
+    live: Mutex<usize>,
+    freed: Condvar,
+    max: usize,
 }
 
 impl Process {
@@ -241,6 +251,7 @@ impl Process {
             stdin,
             lines,
             stderr: tail,
+            slot: None,
         })
     }
 
@@ -279,6 +290,10 @@ impl Process {
 impl Drop for Process {
     fn drop(&mut self) {
         self.kill_group();
+        if let Some(slots) = &self.slot {
+            *slots.live.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+            slots.freed.notify_one();
+        }
     }
 }
 
@@ -290,7 +305,13 @@ pub struct Peer {
     profile: Profile,
     /// Idle processes, ready for a case.
     pool: Mutex<Vec<Process>>,
+    /// The cap on live processes (`--peer-jobs`).
+    slots: Arc<Slots>,
     next_id: AtomicU64,
+    /// Time spent waiting for answers to simplification requests, and how
+    /// many were answered: the peer's share of a campaign.
+    busy_nanos: AtomicU64,
+    requests: AtomicU64,
     /// Processes started after the first (restarts after a hang, crash or
     /// garbage, and extra workers).
     pub started: AtomicU64,
@@ -335,12 +356,22 @@ impl Peer {
             return Err(bad(Malformed::Protocol(hello.tileproof)));
         }
         let profile = profile_of(&hello.profile).map_err(bad)?;
+        let slots = Arc::new(Slots {
+            live: Mutex::new(1),
+            freed: Condvar::new(),
+            max: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        });
+        let mut p = p;
+        p.slot = Some(Arc::clone(&slots));
         Ok(Peer {
             cmd: cmd.to_string(),
             timeout,
             name: format!("{} {}", hello.name, hello.version),
             profile,
             pool: Mutex::new(vec![p]),
+            slots,
+            busy_nanos: AtomicU64::new(0),
+            requests: AtomicU64::new(0),
             next_id: AtomicU64::new(1),
             started: AtomicU64::new(0),
             backends: hello.backends,
@@ -353,17 +384,75 @@ impl Peer {
         &self.cmd
     }
 
-    /// An idle process, or a fresh one (whose hello is read and checked).
+    /// At most `n` adapter processes at a time (`--peer-jobs`; default one
+    /// per core): a request waits for an idle one beyond that.
+    pub fn with_processes(mut self, n: usize) -> Peer {
+        let live = *self.slots.live.lock().unwrap_or_else(|e| e.into_inner());
+        let slots = Arc::new(Slots {
+            live: Mutex::new(live),
+            freed: Condvar::new(),
+            max: n.max(1),
+        });
+        for p in self
+            .pool
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter_mut()
+        {
+            p.slot = Some(Arc::clone(&slots));
+        }
+        self.slots = slots;
+        self
+    }
+
+    /// The cap on live adapter processes.
+    pub fn processes(&self) -> usize {
+        self.slots.max
+    }
+
+    /// Seconds spent waiting for simplification answers, and how many
+    /// were answered.
+    pub fn busy(&self) -> (f64, u64) {
+        (
+            self.busy_nanos.load(Ordering::Relaxed) as f64 * 1e-9,
+            self.requests.load(Ordering::Relaxed),
+        )
+    }
+
+    /// An idle process, or a fresh one (whose hello is read and checked)
+    /// while fewer than the cap are alive; else waits for one.
     fn process(&self) -> Result<Process, Refusal> {
-        if let Some(p) = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop() {
-            return Ok(p);
+        loop {
+            if let Some(p) = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+                return Ok(p);
+            }
+            let mut live = self.slots.live.lock().unwrap_or_else(|e| e.into_inner());
+            if *live < self.slots.max {
+                *live += 1;
+                break;
+            }
+            // Woken when a process is given back or ends; the timeout covers
+            // a give-back that raced with this wait.
+            let _ = self
+                .slots
+                .freed
+                .wait_timeout(live, Duration::from_millis(50))
+                .unwrap_or_else(|e| e.into_inner());
         }
         self.started.fetch_add(1, Ordering::Relaxed);
         let crash = |message: String| Refusal {
             kind: Kind::Crash,
             message,
         };
-        let p = Process::spawn(&self.cmd).map_err(|e| crash(e.to_string()))?;
+        let mut p = match Process::spawn(&self.cmd) {
+            Ok(p) => p,
+            Err(e) => {
+                *self.slots.live.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+                self.slots.freed.notify_one();
+                return Err(crash(e.to_string()));
+            }
+        };
+        p.slot = Some(Arc::clone(&self.slots));
         match p.lines.recv_timeout(START_TIMEOUT) {
             Ok(Ok(line)) if serde_json::from_str::<Hello>(&line).is_ok() => Ok(p),
             Ok(Ok(line)) => Err(crash(format!(
@@ -380,6 +469,7 @@ impl Peer {
 
     fn give_back(&self, p: Process) {
         self.pool.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+        self.slots.freed.notify_one();
     }
 
     /// Sends one request line and reads the answer line, within `timeout`.
@@ -499,7 +589,12 @@ impl Subject for Peer {
                 line.len()
             )));
         }
-        let (p, answer) = self.exchange(&line, self.timeout)?;
+        let start = std::time::Instant::now();
+        let exchanged = self.exchange(&line, self.timeout);
+        self.busy_nanos
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        let (p, answer) = exchanged?;
         match read_answer(g, roots, id, &answer) {
             Ok(result) => {
                 self.give_back(p);

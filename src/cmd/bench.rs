@@ -325,7 +325,17 @@ fn bench_peers(simplifiers: &[String], cases: u64, jobs: Option<usize>) {
         match fuzz::peer::Peer::start(cmd, Duration::from_secs(10)) {
             Ok(p) => {
                 let label = format!("{} (`{cmd}`)", fuzz::subject::Subject::name(&p));
+                let t = Instant::now();
                 report_peer(&label, &cfg, &p, base);
+                let (busy, answers) = p.busy();
+                let workers = cfg
+                    .jobs
+                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+                say!(
+                    "      the peer's share: {:.0}% of the {workers} workers' time waiting for its {answers} answers ({:.2} ms per answer)",
+                    100.0 * busy / (t.elapsed().as_secs_f64() * workers as f64).max(1e-9),
+                    1e3 * busy / answers.max(1) as f64
+                );
             }
             Err(e) => say!("peers: {e}"),
         }

@@ -206,13 +206,20 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
         (None, Some(_)) => None,
         (None, None) => Some(Duration::from_secs(60)),
     };
+    let mut jobs = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if let Under::Peer(p) = &under {
+        // Each worker waits on its adapter: as many workers as adapters.
+        jobs = jobs.max(p.processes());
+    }
     let cfg = CampaignConfig {
         seed,
         shard: a.shard.unwrap_or(Shard::WHOLE),
         generator: a.generator,
         cases: a.cases,
         time,
-        jobs: a.jobs,
+        jobs: Some(jobs),
         simplify_width: width,
         check: CheckConfig {
             width: check_width,
@@ -228,9 +235,6 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
         variants: !a.no_variants,
         ..CampaignConfig::default()
     };
-    let jobs = a
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     eprintln!(
         "tileproof fuzz: {}; seed {seed}, shard {}, generator {}, width {check_width}, {}, {}, corpus {}",
         subject.name(),
@@ -257,7 +261,14 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
     display.finish();
     if let Under::Peer(p) = &under {
         let restarts = p.started.load(std::sync::atomic::Ordering::Relaxed);
-        eprintln!("tileproof fuzz: {restarts} adapter process(es) started after the first");
+        let (busy, requests) = p.busy();
+        eprintln!(
+            "tileproof fuzz: {restarts} adapter process(es) started after the first; the peer's share: {:.0}% of the {jobs} workers' time waiting for {} answers ({:.1} ms per answer; at most {} adapter processes)",
+            100.0 * busy / (s.elapsed.as_secs_f64() * jobs as f64).max(1e-9),
+            requests,
+            1e3 * busy / (requests.max(1) as f64),
+            p.processes()
+        );
     }
 
     if a.json {

@@ -87,6 +87,11 @@ pub struct SubjectArgs {
     /// (e.g. `python3 adapters/tinygrad_adapter.py`).
     #[arg(long, value_name = "CMD", conflicts_with = "rules")]
     pub simplifier: Option<String>,
+    /// Adapter processes a peer runs at once (default: one per core). A
+    /// campaign runs at least as many workers, since each waits on its
+    /// adapter: the peer, not tileproof, bounds a campaign's rate.
+    #[arg(long, value_name = "N", requires = "simplifier")]
+    pub peer_jobs: Option<usize>,
     /// Seconds a peer may take on one case before it counts as a hang (it
     /// is then killed and restarted).
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
@@ -116,7 +121,11 @@ impl SubjectArgs {
         match &self.simplifier {
             Some(cmd) => {
                 let t = parse_timeout(self.peer_timeout).context("--peer-timeout")?;
-                let peer = Peer::start(cmd, t)?;
+                anyhow::ensure!(self.peer_jobs != Some(0), "--peer-jobs must be at least 1");
+                let mut peer = Peer::start(cmd, t)?;
+                if let Some(n) = self.peer_jobs {
+                    peer = peer.with_processes(n);
+                }
                 let backends = ::fuzz::subject::Subject::backends(&peer);
                 eprintln!(
                     "tileproof: testing {} (`{cmd}`), judged at width {} under the strict model{}",
