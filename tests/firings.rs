@@ -112,7 +112,7 @@ fn every_residue_firing_is_proved_at_width_64() {
         "where(10 < y && y mod 17 == 4 && y < 30 && y * 16 + 3 == x, where(x mod 2 == 0, 1237, y), invalid)",
     ];
     let fired = firings_proved_at_64("residue_", &cases);
-    let all: std::collections::BTreeSet<String> = engine::residue::RULES
+    let all: std::collections::BTreeSet<String> = engine::passes::residue::RULES
         .iter()
         .map(|s| s.to_string())
         .collect();

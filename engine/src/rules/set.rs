@@ -3,7 +3,7 @@
 
 use super::ast::Rule;
 use super::parse::{parse_rule, statements};
-use crate::parse::{Cursor, ParseError, Span};
+use crate::text::parse::{Cursor, ParseError, Span};
 
 /// Why a rule file or rule set could not be read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -32,11 +32,11 @@
 //!   the source evaluates it wherever it is defined). [`fits_width`] checks
 //!   that with exact interval arithmetic, not the clamped node ranges.
 
-use crate::arith::{div_floor, exact, gcd, mod_floor};
-use crate::dtype::Width;
+use crate::ir::arith::{div_floor, exact, gcd, mod_floor};
+use crate::ir::dtype::Width;
+use crate::ir::op::Family;
+use crate::ir::ranges::{transfer, Range};
 use crate::ir::{DType, Graph, NodeId, Op};
-use crate::op::Family;
-use crate::ranges::{transfer, Range};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The sub-rule names, in priority order; [`fold_divmod_general`] returns
@@ -551,7 +551,7 @@ fn divide_by_gcd(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
 /// remainder's coefficients (and constant) shrink to f mod c; a quotient
 /// loses only terms (and a constant) that are multiples of c (taking part
 /// of a coefficient out adds a term and keeps one: the linear form takes
-/// quotients apart where that helps, [`crate::quotient`]).
+/// quotients apart where that helps, [`crate::algebra::quotient`]).
 /// Truncation: x >= 0, R >= 0 and y > 0.
 fn factor_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
     if !cx.sign_ok() {
@@ -716,9 +716,9 @@ fn nest_div_by_smallest_factor(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interp::first_failure;
-    use crate::parse::parse_program;
-    use crate::print;
+    use crate::meaning::interp::first_failure;
+    use crate::text::parse::parse_program;
+    use crate::text::print;
 
     /// Runs the pass once at the root of `src`; returns (rule, printed
     /// result), after checking the result against the source at every point
