@@ -192,6 +192,13 @@ impl<'r> Simplifier<'r> {
         &self.names
     }
 
+    /// Whether rule `rule` (indexed like [`Simplifier::rule_names`]) is an
+    /// algorithmic pass's ([`crate::passes::PASSES`]), not a declarative
+    /// rule's: its firings are validated one by one, not proved once.
+    pub fn is_algorithmic(&self, rule: usize) -> bool {
+        rule >= self.declarative
+    }
+
     /// Rule `rule` puts a node into a canonical form: if its result comes
     /// back at the same node (another rule undid part of it), it is not
     /// taken again, so the two cannot loop.

@@ -17,9 +17,10 @@
 //!   in a canonical form the rewriter does not take twice at one node;
 //! - **quiet where it does not apply**: `None`, not its input.
 //!
-//! Adding a pass is its file here and one row of [`PASSES`]: the rewriter
-//! tries the rows in order after the declarative groups, the firings are
-//! named from the row, and the gate validates every rule of every row.
+//! Adding a pass is its file here, one row of [`PASSES`] and its fire cases
+//! (`fire_cases.txt`, [`fire_cases`]): the rewriter tries the rows in order
+//! after the declarative groups, the firings are named from the row, and
+//! the gate validates a firing of every rule of every row on its cases.
 
 pub mod compare;
 pub mod context;
@@ -160,4 +161,96 @@ pub fn rules() -> impl Iterator<Item = &'static str> {
 /// The pass a rule name belongs to, if it is an algorithmic rule.
 pub fn pass_of(rule: &str) -> Option<&'static Pass> {
     PASSES.iter().find(|p| p.rules.contains(&rule))
+}
+
+/// One fire case: a program (`var` lines and one `expr`) whose
+/// simplification fires `rule`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FireCase {
+    pub rule: String,
+    pub program: String,
+}
+
+/// A line of `fire_cases.txt` that is not a case.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("fire_cases.txt line {line}: {what}")]
+pub struct FireCaseError {
+    pub line: usize,
+    pub what: String,
+}
+
+/// The fire cases of every algorithmic rule (`fire_cases.txt`), in file
+/// order.
+pub fn fire_cases() -> Result<Vec<FireCase>, FireCaseError> {
+    let mut out = Vec::new();
+    let mut rule: Option<&str> = None;
+    let mut vars = String::new();
+    for (i, line) in include_str!("fire_cases.txt").lines().enumerate() {
+        let t = line.trim();
+        let err = |what: String| FireCaseError { line: i + 1, what };
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = t.strip_prefix("rule ") {
+            let name = name.trim();
+            if pass_of(name).is_none() {
+                return Err(err(format!("no algorithmic rule named `{name}`")));
+            }
+            rule = Some(name);
+            vars.clear();
+        } else if t.starts_with("var ") {
+            vars.push_str(t);
+            vars.push('\n');
+        } else if let Some(expr) = t.strip_prefix("fires ") {
+            let rule = rule.ok_or_else(|| err("a case before any `rule` line".into()))?;
+            out.push(FireCase {
+                rule: rule.to_string(),
+                program: format!("{vars}expr {}\n", expr.trim()),
+            });
+        } else {
+            return Err(err(format!("not a `rule`, `var` or `fires` line: `{t}`")));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rewrite::Simplifier;
+    use crate::rules::builtin;
+    use crate::text::parse::parse_program;
+
+    #[test]
+    fn every_algorithmic_rule_fires_on_its_fire_cases() {
+        let simp = Simplifier::new(builtin());
+        let mut missing: Vec<&str> = rules().collect();
+        let mut failures = Vec::new();
+        for case in fire_cases().unwrap() {
+            let mut p = parse_program(&case.program).unwrap();
+            let roots = p.outputs.clone();
+            let out = simp.simplify(&mut p.graph, &roots, true).unwrap();
+            let fired = out
+                .trace
+                .iter()
+                .any(|f| simp.rule_names()[f.rule] == case.rule);
+            if fired {
+                missing.retain(|r| *r != case.rule);
+            } else {
+                failures.push(format!("{} does not fire on {}", case.rule, case.program));
+            }
+        }
+        assert!(failures.is_empty(), "{failures:#?}");
+        assert!(missing.is_empty(), "rules without a fire case: {missing:?}");
+    }
+
+    #[test]
+    fn a_pass_is_found_by_each_of_its_rule_names() {
+        for pass in &PASSES {
+            for rule in pass.rules {
+                assert_eq!(pass_of(rule).map(|p| p.name), Some(pass.name));
+            }
+        }
+        assert!(pass_of("mod_in_range").is_none());
+    }
 }
