@@ -249,7 +249,7 @@ fn offset(g: &Graph, c: &Chain) -> Option<Poly> {
 }
 
 /// Subtracts `s` from every arm.
-fn shift(g: &Graph, c: &Chain, s: &Poly) -> Option<Chain> {
+pub fn shift(g: &Graph, c: &Chain, s: &Poly) -> Option<Chain> {
     let arms = c
         .arms
         .iter()

@@ -22,6 +22,7 @@
 //! after the declarative groups, the firings are named from the row, and
 //! the gate validates a firing of every rule of every row on its cases.
 
+pub mod absorb;
 pub mod compare;
 pub mod context;
 pub mod divmod;
@@ -85,7 +86,7 @@ pub struct Pass {
 
 /// Every algorithmic pass, in the order the rewriter tries them after the
 /// declarative groups (the first that fires wins).
-pub const PASSES: [Pass; 9] = [
+pub const PASSES: [Pass; 10] = [
     Pass {
         name: "divmod",
         rules: &divmod::RULES,
@@ -127,6 +128,13 @@ pub const PASSES: [Pass; 9] = [
         at: At::Whole,
         canonicalizing: true,
         run: |g, n, _, w| minmax::rewrite(g, n, w),
+    },
+    Pass {
+        name: "absorb",
+        rules: &absorb::RULES,
+        at: At::Whole,
+        canonicalizing: true,
+        run: |g, n, _, w| absorb::rewrite(g, n, w),
     },
     Pass {
         name: "gated",
