@@ -127,3 +127,38 @@ pub fn fits_new_dividing(
     }
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::parse::parse_program;
+
+    #[test]
+    fn a_new_node_past_the_width_is_rejected() {
+        let mut p = parse_program("var a in [0, 4611686018427387903]\nexpr a\n").unwrap();
+        let (g, a) = (&mut p.graph, p.outputs[0]);
+        let two = g.cnst(2, DType::Index);
+        let four = g.cnst(4, DType::Index);
+        let a2 = g.mk(Op::Mul, &[a, two]);
+        let a4 = g.mk(Op::Mul, &[a, four]);
+        // a * 2 <= 2^63 - 2 fits 64 bits; a * 4 does not (though its
+        // clamped node range looks as if it did).
+        assert!(fits_new(g, a, a2, Width::W64));
+        assert!(!fits_new(g, a, a4, Width::W64));
+        // A node the source already computes is defined wherever the
+        // source is: no check.
+        assert!(fits_new(g, a4, a4, Width::W64));
+        // At width 8 even a * 2 overflows.
+        let mut p = parse_program("var a in [0, 100]\nexpr a\n").unwrap();
+        let (g, a) = (&mut p.graph, p.outputs[0]);
+        let two = g.cnst(2, DType::Index);
+        let a2 = g.mk(Op::Mul, &[a, two]);
+        assert!(fits_new(g, a, a2, Width::W64));
+        assert!(!fits_new(g, a, a2, Width(8)));
+        // A new division by a divisor that may be zero is rejected.
+        let b = g.declare_var("b", DType::Index, -1, 1).unwrap();
+        let b = g.var_node(b);
+        let q = g.mk(Op::FloorDiv, &[a, b]);
+        assert!(!fits_new(g, a, q, Width::W64));
+    }
+}
