@@ -173,7 +173,11 @@ enum Job<'a> {
 /// and validates each distinct one with `validator` (the CLI's: Z3 at the
 /// width the engine simplifies at), an undecided one by enumeration (see
 /// [`settle`]). The fire cases are all run whatever the budget; the
-/// generated cases only until it runs out.
+/// generated cases only until it runs out. The fire cases run on the
+/// built-in rules (with `simp`'s width and cap): an algorithmic rule's
+/// soundness does not depend on the declarative rules around it, and a
+/// candidate rule laid over them could rewrite a fire case before the rule
+/// it is for sees it.
 pub fn validate_firings(
     simp: &Simplifier,
     algorithmic: &[bool],
@@ -205,6 +209,21 @@ pub fn validate_firings(
     let deadline = start + budget;
     // (rule index, case text) -> index into `out.distinct`.
     let mut seen: HashMap<(usize, String), usize> = HashMap::new();
+    let mut builtin = Simplifier::new(engine::rules::builtin());
+    builtin.width = simp.width;
+    builtin.cap = simp.cap;
+    // A built-in rule index -> the index of the same algorithmic rule in
+    // `simp`, for the rules `algorithmic` marks.
+    let to_simp: Vec<Option<usize>> = builtin
+        .rule_names()
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            builtin.is_algorithmic(i).then(|| {
+                names.iter().enumerate().position(|(j, m)| algorithmic[j] && m == n)
+            })?
+        })
+        .collect();
     let mut next = 0;
     let mut fire = fire_cases.iter().map(Job::Fire).peekable();
     while fire.peek().is_some() || (next < cases && Instant::now() < deadline) {
@@ -239,26 +258,30 @@ pub fn validate_firings(
                     ),
                 };
                 checks::catch(|| {
-                    let (mut graph, roots) = match job {
-                        Job::Fire(f) => {
-                            let p = engine::parse::parse_program(&f.program)
-                                .unwrap_or_else(|e| panic!("the fire case does not parse: {e}"));
-                            (p.graph, p.outputs)
-                        }
-                        Job::Generated(g, k) => {
-                            let case = Case::from_seed(g, mix(seed, k));
-                            (case.graph, case.roots)
-                        }
-                    };
-                    let run = simp.simplify(&mut graph, &roots, true);
+                    // The case, the simplifier it runs on, and its rule
+                    // indices mapped to `simp`'s algorithmic ones.
+                    let (mut graph, roots, on, index): (_, _, _, &dyn Fn(usize) -> Option<usize>) =
+                        match job {
+                            Job::Fire(f) => {
+                                let p = engine::parse::parse_program(&f.program).unwrap_or_else(
+                                    |e| panic!("the fire case does not parse: {e}"),
+                                );
+                                (p.graph, p.outputs, &builtin, &|r| to_simp[r])
+                            }
+                            Job::Generated(g, k) => {
+                                let case = Case::from_seed(g, mix(seed, k));
+                                (case.graph, case.roots, simp, &|r| algorithmic[r].then_some(r))
+                            }
+                        };
+                    let run = on.simplify(&mut graph, &roots, true);
                     run.map(|o| {
                         o.trace
                             .iter()
-                            .filter(|f| algorithmic[f.rule])
-                            .map(|f| {
+                            .filter_map(|f| {
+                                let rule = index(f.rule)?;
                                 let body =
                                     crate::corpus::case_body(&graph, &[f.before], Some(&[f.after]));
-                                (f.rule, body)
+                                Some((rule, body))
                             })
                             .collect::<Vec<_>>()
                     })
