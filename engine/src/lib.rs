@@ -31,7 +31,7 @@ pub mod rewrite;
 // (`engine::parse`, `engine::dtype`), whatever layer holds it.
 pub use ir::{arith, dtype, op, ranges};
 pub use meaning::{interp, semantics};
-pub use text::{input, parse, print, xla};
+pub use text::{input, parse, print, suite, xla};
 
 /// What the unit tests of the rewrites share.
 #[cfg(test)]

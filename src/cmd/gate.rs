@@ -291,9 +291,9 @@ fn select<'s>(set: &'s RuleSet, candidates: &RuleSet, a: &Args) -> anyhow::Resul
     if a.candidates_only {
         // clap requires `--rules`, and a file defines at least one rule.
         let names: Vec<String> = candidates.rules().map(|r| r.name.clone()).collect();
-        return super::prove::select(set, &names);
+        return Ok(set.select(&names)?);
     }
-    super::prove::select(set, &a.rule)
+    Ok(set.select(&a.rule)?)
 }
 
 fn with_verdict(results: &[RuleResult], verdict: &str) -> usize {
