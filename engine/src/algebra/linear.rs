@@ -26,6 +26,7 @@ use std::cmp::Ordering;
 
 /// A sum, product or negation of `index`: its operands are read into its
 /// own linear form, so they are inner sums, not linear roots.
+#[inline]
 pub fn is_linear_op(op: Op, dtype: DType) -> bool {
     dtype == DType::Index && matches!(op, Op::Add | Op::Sub | Op::Neg | Op::Mul)
 }

@@ -23,7 +23,7 @@ pub const RULES: [&str; 1] = ["quotient_absorb_chain"];
 /// Tries the rewrite at a sum `n` read whole.
 pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
     let node = *g.node(n);
-    if !is_linear_op(node.op, node.dtype) || node.maybe_invalid {
+    if !is_linear_op(node.op, node.dtype) || node.maybe_invalid || !has_chain_quotient(g, n) {
         return None;
     }
     let p = linear::read(g, n)?;
@@ -47,6 +47,35 @@ pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
         return None;
     }
     Some((0, best))
+}
+
+/// Whether the sum at `n` may have a term `(m + r) // d` with `m` a `min`
+/// or `max`: a look at the sum's and its quotients' first `+ - *` nodes,
+/// far cheaper than reading the linear form (no allocation), so that a sum
+/// without one (nearly every sum) costs the pass little. Past [`SCAN`]
+/// nodes it answers yes, and the linear form decides.
+fn has_chain_quotient(g: &Graph, n: NodeId) -> bool {
+    let mut budget = SCAN;
+    scan(g, n, false, &mut budget)
+}
+
+/// Nodes [`has_chain_quotient`] looks at before it gives up and says yes.
+/// A sum is a DAG: a walk of its paths is bounded by this, not by its size.
+const SCAN: u32 = 64;
+
+fn scan(g: &Graph, x: NodeId, in_quotient: bool, budget: &mut u32) -> bool {
+    if *budget == 0 {
+        return true;
+    }
+    *budget -= 1;
+    let xn = g.node(x);
+    if in_quotient && matches!(xn.op, Op::Min | Op::Max) {
+        return true;
+    }
+    if !in_quotient && xn.op == Op::FloorDiv {
+        return scan(g, xn.src()[0], true, budget);
+    }
+    is_linear_op(xn.op, xn.dtype) && xn.src().iter().any(|&c| scan(g, c, in_quotient, budget))
 }
 
 /// The sum `p` with the terms that cancel in a chain of quotient `q`'s

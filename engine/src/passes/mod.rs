@@ -58,6 +58,7 @@ pub enum At {
 impl At {
     /// Whether a pass of this kind is tried at a node of `op`; `whole`: the
     /// node is read whole.
+    #[inline]
     pub fn applies(self, op: Op, whole: bool) -> bool {
         match self {
             At::Any => true,
