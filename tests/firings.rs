@@ -17,17 +17,19 @@ fn marked(simp: &Simplifier, names: &[&str]) -> Vec<bool> {
         .collect()
 }
 
-/// `verify::check` at width 64 as the validator.
+/// `verify::check` at width 64: the validator.
+fn smt(g: &engine::ir::Graph, s: &[engine::ir::NodeId], t: &[engine::ir::NodeId]) -> Validation {
+    let r = check(g, s, t, engine::dtype::Width::W64, Duration::from_secs(10));
+    Validation {
+        verdict: r.name().to_string(),
+        detail: None,
+        fails: matches!(r, CheckResult::Counterexample { .. }),
+        point: None,
+    }
+}
+
+/// The generated cases of a gate run (no fire cases), validated by [`smt`].
 fn validate(simp: &Simplifier, alg: &[bool]) -> Firings {
-    let smt = |g: &engine::ir::Graph, s: &[engine::ir::NodeId], t: &[engine::ir::NodeId]| {
-        let r = check(g, s, t, engine::dtype::Width::W64, Duration::from_secs(10));
-        Validation {
-            verdict: r.name().to_string(),
-            detail: None,
-            fails: matches!(r, CheckResult::Counterexample { .. }),
-            point: None,
-        }
-    };
     validate_firings(simp, alg, &[], 1, 300, Duration::from_secs(60), &smt)
 }
 
@@ -92,15 +94,6 @@ fn every_algorithmic_rule_is_validated_on_its_fire_cases_alone() {
     let alg: Vec<bool> = (0..simp.rule_names().len())
         .map(|i| simp.is_algorithmic(i))
         .collect();
-    let smt = |g: &engine::ir::Graph, s: &[engine::ir::NodeId], t: &[engine::ir::NodeId]| {
-        let r = check(g, s, t, engine::dtype::Width::W64, Duration::from_secs(10));
-        Validation {
-            verdict: r.name().to_string(),
-            detail: None,
-            fails: matches!(r, CheckResult::Counterexample { .. }),
-            point: None,
-        }
-    };
     let cases = engine::passes::fire_cases().unwrap();
     // No generated case: the fire cases alone reach every rule.
     let f = validate_firings(&simp, &alg, &cases, 1, 0, Duration::ZERO, &smt);
@@ -134,7 +127,7 @@ fn no_algorithmic_rule_means_no_firing_work() {
 
 #[test]
 fn every_residue_firing_is_proved_at_width_64() {
-    // The residue rewrites (engine/src/residue.rs) on the Halide cases they
+    // The residue rewrites (engine/src/passes/residue.rs) on the Halide cases they
     // were written for, over full-width variables, so that a node they add
     // that could overflow where the gate fails would be refuted.
     let cases = [
