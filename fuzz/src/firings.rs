@@ -220,7 +220,10 @@ pub fn validate_firings(
         .enumerate()
         .map(|(i, n)| {
             builtin.is_algorithmic(i).then(|| {
-                names.iter().enumerate().position(|(j, m)| algorithmic[j] && m == n)
+                names
+                    .iter()
+                    .enumerate()
+                    .position(|(j, m)| algorithmic[j] && m == n)
             })?
         })
         .collect();
@@ -263,14 +266,17 @@ pub fn validate_firings(
                     let (mut graph, roots, on, index): (_, _, _, &dyn Fn(usize) -> Option<usize>) =
                         match job {
                             Job::Fire(f) => {
-                                let p = engine::parse::parse_program(&f.program).unwrap_or_else(
-                                    |e| panic!("the fire case does not parse: {e}"),
-                                );
+                                let p =
+                                    engine::parse::parse_program(&f.program).unwrap_or_else(|e| {
+                                        panic!("the fire case does not parse: {e}")
+                                    });
                                 (p.graph, p.outputs, &builtin, &|r| to_simp[r])
                             }
                             Job::Generated(g, k) => {
                                 let case = Case::from_seed(g, mix(seed, k));
-                                (case.graph, case.roots, simp, &|r| algorithmic[r].then_some(r))
+                                (case.graph, case.roots, simp, &|r| {
+                                    algorithmic[r].then_some(r)
+                                })
                             }
                         };
                     let run = on.simplify(&mut graph, &roots, true);
