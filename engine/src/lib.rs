@@ -17,11 +17,15 @@
 // layers listed before it.
 pub mod deep;
 pub mod ir;
+
 pub mod meaning;
-pub mod rules;
+
 pub mod text;
 
+pub mod rules;
+
 pub mod algebra;
+
 pub mod passes;
 
 pub mod lower;
