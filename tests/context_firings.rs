@@ -1,4 +1,4 @@
-//! Context substitution (`engine::context`) on inputs made to exercise it:
+//! Context substitution (`engine::passes::context`) on inputs made to exercise it:
 //! every firing of its sub-rules is checked by the verifier, as the gate's
 //! firings stage does for the generators' cases (whose random conditions
 //! rarely repeat an atom, so this is where `context_and`/`context_or` fire).
@@ -101,7 +101,7 @@ fn every_context_firing_on_repeated_conditions_validates() {
         );
     }
     eprintln!("context firings: {fired:?}");
-    for rule in engine::context::RULES {
+    for rule in engine::passes::context::RULES {
         assert!(fired.contains_key(rule), "{rule} never fired: {fired:?}");
     }
 }

@@ -8,10 +8,10 @@
 //! its domain has at most 2^20 points, by the JIT oracle over the whole
 //! domain. Every rule must fire at least 50 times, with zero failures.
 
-use engine::divmod::RULES;
 use engine::dtype::Width;
 use engine::ir::{DType, Graph, NodeId, Op};
 use engine::parse::parse_program;
+use engine::passes::divmod::RULES;
 use engine::print;
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;

@@ -105,7 +105,7 @@ fn fixed_seed_campaigns_with_lowering_checks_report_no_finding() {
         let fired: Vec<String> = s
             .fired()
             .into_iter()
-            .filter(|(n, _)| engine::divmod::RULES.contains(n))
+            .filter(|(n, _)| engine::passes::divmod::RULES.contains(n))
             .map(|(n, c)| format!("{n} {c}"))
             .collect();
         println!(

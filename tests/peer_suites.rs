@@ -28,17 +28,10 @@ use engine::parse::parse_program;
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
 use engine::semantics::Failure as Obligation;
+use engine::suite::{Suite, SuiteCase, SUITE_FILES};
 use fuzz::oracle::Domain;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
-
-const SUITES: [&str; 5] = [
-    "tinygrad.cases",
-    "tvm_rewrite.cases",
-    "tvm_canonical.cases",
-    "xla.cases",
-    "halide.cases",
-];
 
 /// Domains up to this many points are checked exhaustively.
 const MAX_EXHAUSTIVE: u128 = 65_536;
@@ -51,54 +44,12 @@ fn peers_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers")
 }
 
-/// One `case` block of a suite file.
-struct RawCase {
-    name: String,
-    /// 1-based line of the `case` line.
-    line: usize,
-    /// The lines after it, up to the next `case`, with `peer` read as `expect`.
-    body: String,
-}
-
-/// The suite's width (`# width: N` in the header) and its cases.
-fn read_suite(path: &Path) -> (Width, Vec<RawCase>) {
+/// A suite file read with the one `.cases` reader ([`engine::suite`]);
+/// a file that does not read fails the test, naming it.
+fn read_suite(path: &Path) -> Suite {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let mut width = None;
-    let mut cases: Vec<RawCase> = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if cases.is_empty() {
-            if let Some(w) = line.strip_prefix("# width:") {
-                width = Some(Width(w.trim().parse().unwrap_or_else(|_| {
-                    panic!("{}:{}: bad width `{}`", path.display(), i + 1, w.trim())
-                })));
-            }
-        }
-        if let Some(name) = line.strip_prefix("case ") {
-            cases.push(RawCase {
-                name: name.trim().to_string(),
-                line: i + 1,
-                body: String::new(),
-            });
-            continue;
-        }
-        if let Some(c) = cases.last_mut() {
-            let trimmed = line.trim_start();
-            let line = match trimmed.strip_prefix("peer ") {
-                Some(rest) => format!("expect {rest}"),
-                None => line.to_string(),
-            };
-            c.body.push_str(&line);
-            c.body.push('\n');
-        }
-    }
-    let width = width.unwrap_or_else(|| panic!("{}: no `# width: N` header", path.display()));
-    assert!(
-        Width::ALL.contains(&width),
-        "{}: width {width} is not one of 8, 16, 32, 64",
-        path.display()
-    );
-    (width, cases)
+    engine::suite::read_suite(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 // ---- evaluation -------------------------------------------------------------------
@@ -311,7 +262,7 @@ struct Outcome {
     equal: bool,
 }
 
-fn run_case(file: &str, w: Width, c: &RawCase, seed: u64) -> Outcome {
+fn run_case(file: &str, w: Width, c: &SuiteCase, seed: u64) -> Outcome {
     let mut out = Outcome {
         name: c.name.clone(),
         line: c.line,
@@ -411,9 +362,9 @@ fn peer_suites_convert_soundly_and_the_engine_stays_sound_on_them() {
     let mut table: Vec<String> = Vec::new();
     let mut worklists: Vec<String> = Vec::new();
     let mut total_cases = 0;
-    for file in SUITES {
+    for file in SUITE_FILES {
         let path = peers_dir().join(file);
-        let (w, cases) = read_suite(&path);
+        let Suite { width: w, cases } = read_suite(&path);
         let mut names = std::collections::HashSet::new();
         for c in &cases {
             if !names.insert(c.name.as_str()) {

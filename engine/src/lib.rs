@@ -2,9 +2,10 @@
 //!
 //! Text flows one way: [`parse`] builds nodes in a hash-consed [`ir::Graph`]
 //! (each node gets its value range from [`ranges`] when built), [`rewrite`]
-//! applies the declarative rules of [`rules`] (and the algorithmic ones of
-//! [`divmod`]) to a fixed point, and [`print`] writes the result back in
-//! input syntax; [`lower`] turns `index` into `i32`/`i64`.
+//! applies the declarative rules of [`rules`] and the algorithmic passes of
+//! [`passes`] (computing with [`algebra`]) to a fixed point, and [`print`]
+//! writes the result back in input syntax; [`lower`] turns `index` into
+//! `i32`/`i64`.
 //!
 //! Every op is a row of [`op::OPS`]; what it means is [`semantics`], written
 //! once over primitives that [`interp`] (the definition, on exact integers)
@@ -12,40 +13,38 @@
 //!
 //! The engine knows nothing of Z3 or Cranelift.
 
-pub mod arith;
-pub mod compare;
-pub mod context;
+// Layers, bottom to top; a module imports only from its own layer and the
+// layers listed before it.
 pub mod deep;
-pub mod divmod;
-pub mod dtype;
-pub mod facts;
-pub mod gated;
-pub mod input;
-pub mod interp;
 pub mod ir;
-pub mod linear;
-pub mod lower;
-pub mod minmax;
-pub mod op;
-pub mod parse;
-pub mod print;
-pub mod quotient;
-pub mod ranges;
-pub mod residue;
-pub mod rewrite;
+
+pub mod meaning;
+
+pub mod text;
+
 pub mod rules;
-pub mod semantics;
-pub mod symdiv;
-pub mod xla;
+
+pub mod algebra;
+
+pub mod passes;
+
+pub mod lower;
+pub mod rewrite;
+
+// The crates above the engine name each module by its concept
+// (`engine::parse`, `engine::dtype`), whatever layer holds it.
+pub use ir::{arith, dtype, op, ranges};
+pub use meaning::{interp, semantics};
+pub use text::{input, parse, print, suite, xla};
 
 /// What the unit tests of the rewrites share.
 #[cfg(test)]
 pub(crate) mod testing {
-    use crate::dtype::Width;
-    use crate::interp::first_failure;
-    use crate::parse::parse_program;
-    use crate::print;
+    use crate::ir::dtype::Width;
+    use crate::meaning::interp::first_failure;
     use crate::rules::builtin;
+    use crate::text::parse::parse_program;
+    use crate::text::print;
 
     /// Simplifies `src` (over the variables `vars`) with the whole rewriter,
     /// checks the result against the source over the (small) domain, and

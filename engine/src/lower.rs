@@ -259,7 +259,7 @@ impl Lower {
 /// topological order, leaves first), then one `expr` line per root with its
 /// dtype, and its `gate` when it has one.
 pub fn show(g: &Graph, terminals: &[Terminal]) -> String {
-    use crate::print::expr;
+    use crate::text::print::expr;
     let mut out = String::new();
     let roots: Vec<NodeId> = terminals
         .iter()
@@ -275,13 +275,13 @@ pub fn show(g: &Graph, terminals: &[Terminal]) -> String {
         .filter(|&id| !matches!(g.node(id).op, Op::Const(_) | Op::Var(_)))
         .collect();
     for &id in listed.iter().take(NODE_ROWS) {
-        let line = crate::print::expr_short(g, id, 120);
+        let line = crate::text::print::expr_short(g, id, 120);
         out.push_str(&format!("#   {:<5} {line}\n", g.node(id).dtype.name()));
     }
     if listed.len() > NODE_ROWS {
         out.push_str(&format!(
             "#   ... and {} not shown\n",
-            crate::print::count(listed.len() - NODE_ROWS, "more node")
+            crate::text::print::count(listed.len() - NODE_ROWS, "more node")
         ));
     }
     for t in terminals {
@@ -300,9 +300,9 @@ pub fn show(g: &Graph, terminals: &[Terminal]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dtype::Width;
-    use crate::interp::first_failure;
-    use crate::parse::parse_program;
+    use crate::ir::dtype::Width;
+    use crate::meaning::interp::first_failure;
+    use crate::text::parse::parse_program;
 
     /// Lowers the program's roots and compares lowered and abstract at
     /// every point with the interpreter; `Err` names the first failing
@@ -326,9 +326,9 @@ mod tests {
         .unwrap();
         assert_eq!(ts.len(), 1);
         let gate = ts[0].gate.expect("a gate");
-        assert_eq!(crate::print::expr(&g, gate), "i32(r) < i32(8)");
+        assert_eq!(crate::text::print::expr(&g, gate), "i32(r) < i32(8)");
         assert_eq!(
-            crate::print::expr(&g, ts[0].value),
+            crate::text::print::expr(&g, ts[0].value),
             "i32(r) * i32(4) + i32(1)"
         );
         assert_eq!(g.node(ts[0].value).dtype, DType::I32);

@@ -6,11 +6,10 @@
 //! memoized per node, so a shared subterm is simplified once and the result
 //! is a fixed point: no rule applies anywhere in it.
 //!
-//! After the declarative groups come the algorithmic rules ([`ALGORITHMIC`]):
-//! `fold_divmod_general`'s eight sub-rules ([`crate::divmod`]) at every
-//! division node, then the canonical linear form ([`crate::linear`]) and
-//! the rewrites built on it. Their firings are recorded like declarative
-//! ones, under the sub-rule's name (after the declarative names in
+//! After the declarative groups come the algorithmic passes, in the order
+//! of their registry ([`crate::passes::PASSES`]), each where its row says
+//! it applies. Their firings are recorded like declarative ones, under the
+//! sub-rule's name (after the declarative names in
 //! [`Simplifier::rule_names`]), so that the gate validates each one.
 //!
 //! **Roots of chains.** A sum is read into its linear form whole, at its
@@ -31,8 +30,10 @@
 //! error naming the rules that kept firing; the rewriter never returns a
 //! half-simplified result as if it were done.
 
-use crate::dtype::Width;
-use crate::ir::{DType, Graph, NodeId, Op};
+use crate::algebra::linear::is_linear_op;
+use crate::ir::dtype::Width;
+use crate::ir::{Graph, NodeId, Op};
+use crate::passes::PASSES;
 use crate::rules::RuleSet;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -112,12 +113,15 @@ pub struct Simplifier<'r> {
     /// Maximum firings per call, plus [`CAP_PER_NODE`] for every distinct
     /// node of the input.
     pub cap: usize,
-    /// Also run the algorithmic rules ([`crate::divmod`]) after the
+    /// Also run the algorithmic passes ([`crate::passes`]) after the
     /// declarative groups. On by default.
     pub algorithmic: bool,
     /// Number of declarative rules: algorithmic rule `i` is recorded as
     /// `declarative + i`.
     declarative: usize,
+    /// Per rule (indexed like `names`): its result is a canonical form,
+    /// not taken twice at one node ([`crate::passes::Pass::canonicalizing`]).
+    canonical: Vec<bool>,
     /// The width `index` has where the result will run: guards, bounds and
     /// computed constants are judged at it, as the proofs at that width
     /// assume. 64 unless the target's index is narrower.
@@ -137,32 +141,6 @@ pub const CAP_PER_NODE: usize = 8;
 /// How many of the most recent firings a cap error looks at.
 const CAP_WINDOW: usize = 1_000;
 
-/// The algorithmic rule families, in the order they are tried after the
-/// declarative groups: each family's sub-rule names, in its own order.
-pub const ALGORITHMIC: [&[&str]; 9] = [
-    &crate::divmod::RULES,
-    &crate::symdiv::RULES,
-    &crate::linear::RULES,
-    &crate::compare::RULES,
-    &crate::facts::RULES,
-    &crate::minmax::RULES,
-    &crate::gated::RULES,
-    &crate::residue::RULES,
-    &crate::context::RULES,
-];
-
-/// Every algorithmic rule name, in the order [`Simplifier::rule_names`]
-/// lists them after the declarative ones.
-pub fn algorithmic_rules() -> impl Iterator<Item = &'static str> {
-    ALGORITHMIC.iter().flat_map(|f| f.iter().copied())
-}
-
-/// A sum, product or negation of `index`: its operands are read into its
-/// own linear form, so they are inner sums, not linear roots.
-pub fn is_linear_op(op: Op, dtype: DType) -> bool {
-    dtype == DType::Index && matches!(op, Op::Add | Op::Sub | Op::Neg | Op::Mul)
-}
-
 /// Whether `child`, an operand of `parent`, is read as part of its
 /// parent's whole (an inner sum of a sum, a link of a `&&`, `||`, `min` or
 /// `max` chain) rather than as a root of its own.
@@ -177,7 +155,7 @@ impl<'r> Simplifier<'r> {
         let mut flat = Vec::new();
         let mut dispatch = Vec::new();
         for (gi, group) in rules.groups.iter().enumerate() {
-            let mut by_op: Vec<Vec<usize>> = vec![Vec::new(); crate::op::OPS.len()];
+            let mut by_op: Vec<Vec<usize>> = vec![Vec::new(); crate::ir::op::OPS.len()];
             let mut any = Vec::new();
             for (ri, rule) in group.rules.iter().enumerate() {
                 let idx = flat.len();
@@ -191,7 +169,11 @@ impl<'r> Simplifier<'r> {
             dispatch.push((by_op, any));
         }
         let declarative = names.len();
-        names.extend(algorithmic_rules().map(|s| s.to_string()));
+        let mut canonical = vec![false; declarative];
+        for pass in &PASSES {
+            names.extend(pass.rules.iter().map(|s| s.to_string()));
+            canonical.extend(pass.rules.iter().map(|_| pass.canonicalizing));
+        }
         Simplifier {
             rules,
             names,
@@ -200,6 +182,7 @@ impl<'r> Simplifier<'r> {
             cap: DEFAULT_CAP,
             algorithmic: true,
             declarative,
+            canonical,
             width: Width::W64,
         }
     }
@@ -209,11 +192,18 @@ impl<'r> Simplifier<'r> {
         &self.names
     }
 
+    /// Whether rule `rule` (indexed like [`Simplifier::rule_names`]) is an
+    /// algorithmic pass's ([`crate::passes::PASSES`]), not a declarative
+    /// rule's: its firings are validated one by one, not proved once.
+    pub fn is_algorithmic(&self, rule: usize) -> bool {
+        rule >= self.declarative
+    }
+
     /// Rule `rule` puts a node into a canonical form: if its result comes
     /// back at the same node (another rule undid part of it), it is not
     /// taken again, so the two cannot loop.
     fn is_canonicalizing(&self, rule: usize) -> bool {
-        rule >= self.declarative + crate::divmod::RULES.len()
+        self.canonical[rule]
     }
 
     /// Simplifies `roots`. With `trace`, every firing is recorded.
@@ -279,61 +269,17 @@ impl<'r> Simplifier<'r> {
         if !self.algorithmic {
             return None;
         }
+        // A pass that returns its input has not fired.
         let mut base = self.declarative;
-        if op.is_divmod() {
-            if let Some((i, out)) = crate::divmod::fold_divmod_general(g, n, self.width) {
-                return Some((base + i, out));
-            }
-        }
-        base += crate::divmod::RULES.len();
-        if op.is_divmod() {
-            if let Some((i, out)) = crate::symdiv::rewrite(g, n, self.width) {
-                return Some((base + i, out));
-            }
-        }
-        base += crate::symdiv::RULES.len();
-        if let Some((i, out)) = crate::linear::rewrite(g, n, root, self.width) {
-            if out != n {
-                return Some((base + i, out));
-            }
-        }
-        base += crate::linear::RULES.len();
-        if let Some((i, out)) = crate::compare::rewrite(g, n, self.width) {
-            if out != n {
-                return Some((base + i, out));
-            }
-        }
-        base += crate::compare::RULES.len();
-        if root {
-            if let Some((i, out)) = crate::facts::rewrite(g, n, self.width) {
-                if out != n {
-                    return Some((base + i, out));
+        for pass in &PASSES {
+            if pass.at.applies(op, root) {
+                if let Some((i, out)) = (pass.run)(g, n, root, self.width) {
+                    if out != n {
+                        return Some((base + i, out));
+                    }
                 }
             }
-        }
-        base += crate::facts::RULES.len();
-        if root {
-            if let Some((i, out)) = crate::minmax::rewrite(g, n, self.width) {
-                if out != n {
-                    return Some((base + i, out));
-                }
-            }
-        }
-        base += crate::minmax::RULES.len();
-        if op == Op::Where {
-            if let Some((i, out)) = crate::gated::rewrite(g, n, self.width) {
-                return Some((base + i, out));
-            }
-        }
-        base += crate::gated::RULES.len();
-        if let Some((i, out)) = crate::residue::rewrite(g, n, self.width) {
-            if out != n {
-                return Some((base + i, out));
-            }
-        }
-        base += crate::residue::RULES.len();
-        if let Some((i, out)) = crate::context::rewrite(g, n, root, self.width) {
-            return Some((base + i, out));
+            base += pass.rules.len();
         }
         None
     }

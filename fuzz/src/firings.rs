@@ -1,8 +1,10 @@
 //! Validating the firings of algorithmic rules: the rewrites that are Rust
-//! code (`engine::divmod` and any rule not written in the DSL) are not
-//! proved once like declarative rules, so every firing over a fixed-seed run
-//! of both generators is recorded and checked by the validator (the CLI
-//! plugs in `verify::check`, SMT over the variables' bounds). A firing the
+//! code (the engine's passes, `engine::passes::PASSES`) are not proved once
+//! like declarative rules, so every firing is recorded and checked by the
+//! validator (the CLI plugs in `verify::check`, SMT over the variables'
+//! bounds): first on every rule's fire cases (`engine::passes::fire_cases`,
+//! so that every rule fires), then over a fixed-seed run of both
+//! generators. A rule with no validated firing has not been validated. A firing the
 //! validator cannot decide (a solver timeout on a loaded machine) is
 //! settled by the JIT oracle when its domain is small enough to walk whole:
 //! an exhaustive walk is a proof at that width, a sample never is. This is
@@ -14,6 +16,7 @@ use crate::generate::{Case, Generator};
 use crate::oracle;
 use engine::dtype::Width;
 use engine::ir::{Graph, NodeId};
+use engine::passes::FireCase;
 use engine::rewrite::Simplifier;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -29,6 +32,23 @@ pub struct Firing {
     /// How many times it fired (equal text) over the run.
     pub count: u64,
     pub result: Validation,
+}
+
+impl Firing {
+    /// The validator (or an exhaustive walk) confirmed it.
+    pub fn validated(&self) -> bool {
+        !self.result.fails && self.result.verdict != "unknown"
+    }
+}
+
+/// One algorithmic rule's firings over a run.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RuleTally {
+    pub rule: String,
+    /// Distinct firings recorded.
+    pub fired: usize,
+    /// Of them, validated.
+    pub validated: usize,
 }
 
 /// What validating the firings found.
@@ -48,9 +68,32 @@ impl Firings {
     /// Firings the validator did not confirm: a counterexample, or an
     /// unknown (never a pass).
     pub fn failed(&self) -> impl Iterator<Item = &Firing> {
-        self.distinct
+        self.distinct.iter().filter(|f| !f.validated())
+    }
+
+    /// Per algorithmic rule, in the simplifier's order: its distinct
+    /// firings and how many validated.
+    pub fn per_rule(&self) -> Vec<RuleTally> {
+        self.rules
             .iter()
-            .filter(|f| f.result.fails || f.result.verdict == "unknown")
+            .map(|r| {
+                let mine = self.distinct.iter().filter(|f| &f.rule == r);
+                RuleTally {
+                    rule: r.clone(),
+                    fired: mine.clone().count(),
+                    validated: mine.filter(|f| f.validated()).count(),
+                }
+            })
+            .collect()
+    }
+
+    /// The rules with no validated firing: not validated by this run.
+    pub fn unvalidated(&self) -> Vec<String> {
+        self.per_rule()
+            .into_iter()
+            .filter(|t| t.validated == 0)
+            .map(|t| t.rule)
+            .collect()
     }
 
     pub fn counterexamples(&self) -> usize {
@@ -115,14 +158,30 @@ fn settle(g: &Graph, src: &[NodeId], tgt: &[NodeId], width: Width, v: Validation
     }
 }
 
-/// Simplifies fixed-seed cases of both generators with tracing, collects
-/// every firing of the rules `algorithmic` marks (indexed like
-/// `simp.rule_names()`), and validates each distinct one with `validator`
-/// (the CLI's: Z3 at the width the engine simplifies at), an undecided one
-/// by enumeration (see [`settle`]).
+/// Where the firings of one batch come from.
+#[derive(Clone, Copy)]
+enum Job<'a> {
+    /// A rule's fire case.
+    Fire(&'a FireCase),
+    /// Case `k` of a generator.
+    Generated(Generator, u64),
+}
+
+/// Simplifies `fire_cases`, then fixed-seed cases of both generators, with
+/// tracing, collects every firing of the rules `algorithmic` marks (indexed
+/// like `simp.rule_names()`; the gate marks [`Simplifier::is_algorithmic`]),
+/// and validates each distinct one with `validator` (the CLI's: Z3 at the
+/// width the engine simplifies at), an undecided one by enumeration (see
+/// [`settle`]). The fire cases are all run whatever the budget; the
+/// generated cases only until it runs out. The fire cases run on the
+/// built-in rules (with `simp`'s width and cap): an algorithmic rule's
+/// soundness does not depend on the declarative rules around it, and a
+/// candidate rule laid over them could rewrite a fire case before the rule
+/// it is for sees it.
 pub fn validate_firings(
     simp: &Simplifier,
     algorithmic: &[bool],
+    fire_cases: &[FireCase],
     seed: u64,
     cases: u64,
     budget: Duration,
@@ -150,34 +209,85 @@ pub fn validate_firings(
     let deadline = start + budget;
     // (rule index, case text) -> index into `out.distinct`.
     let mut seen: HashMap<(usize, String), usize> = HashMap::new();
+    let mut builtin = Simplifier::new(engine::rules::builtin());
+    builtin.width = simp.width;
+    builtin.cap = simp.cap;
+    // A built-in rule index -> the index of the same algorithmic rule in
+    // `simp`, for the rules `algorithmic` marks.
+    let to_simp: Vec<Option<usize>> = builtin
+        .rule_names()
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            builtin.is_algorithmic(i).then(|| {
+                names
+                    .iter()
+                    .enumerate()
+                    .position(|(j, m)| algorithmic[j] && m == n)
+            })?
+        })
+        .collect();
     let mut next = 0;
-    while next < cases && Instant::now() < deadline {
-        let end = (next + BATCH).min(cases);
-        // Case k of each generator, generators interleaved.
-        let jobs: Vec<(Generator, u64)> = (next..end)
-            .flat_map(|k| Generator::ALL.into_iter().map(move |g| (g, k)))
-            .collect();
-        next = end;
+    let mut fire = fire_cases.iter().map(Job::Fire).peekable();
+    while fire.peek().is_some() || (next < cases && Instant::now() < deadline) {
+        let jobs: Vec<Job> = if fire.peek().is_some() {
+            fire.by_ref().take(BATCH as usize).collect()
+        } else {
+            let end = (next + BATCH).min(cases);
+            // Case k of each generator, generators interleaved.
+            let jobs = (next..end)
+                .flat_map(|k| {
+                    Generator::ALL
+                        .into_iter()
+                        .map(move |g| Job::Generated(g, k))
+                })
+                .collect();
+            next = end;
+            jobs
+        };
         let per_case: Vec<Result<Vec<(usize, String)>, String>> = jobs
             .par_iter()
-            .map(|&(g, k)| {
-                let case_seed = mix(seed, k);
-                let name = format!(
-                    "{} case {k} (seed {seed}, Case::from_seed({g:?}, {case_seed:#x}))",
-                    g.name()
-                );
+            .map(|&job| {
+                let name = match job {
+                    Job::Fire(f) => format!(
+                        "the fire case of {}: {}",
+                        f.rule,
+                        f.program.trim_end().replace('\n', "; ")
+                    ),
+                    Job::Generated(g, k) => format!(
+                        "{} case {k} (seed {seed}, Case::from_seed({g:?}, {:#x}))",
+                        g.name(),
+                        mix(seed, k)
+                    ),
+                };
                 checks::catch(|| {
-                    let case = Case::from_seed(g, case_seed);
-                    let mut graph = case.graph.clone();
-                    let run = simp.simplify(&mut graph, &case.roots, true);
+                    // The case, the simplifier it runs on, and its rule
+                    // indices mapped to `simp`'s algorithmic ones.
+                    let (mut graph, roots, on, index): (_, _, _, &dyn Fn(usize) -> Option<usize>) =
+                        match job {
+                            Job::Fire(f) => {
+                                let p =
+                                    engine::parse::parse_program(&f.program).unwrap_or_else(|e| {
+                                        panic!("the fire case does not parse: {e}")
+                                    });
+                                (p.graph, p.outputs, &builtin, &|r| to_simp[r])
+                            }
+                            Job::Generated(g, k) => {
+                                let case = Case::from_seed(g, mix(seed, k));
+                                (case.graph, case.roots, simp, &|r| {
+                                    algorithmic[r].then_some(r)
+                                })
+                            }
+                        };
+                    let run = on.simplify(&mut graph, &roots, true);
                     run.map(|o| {
                         o.trace
                             .iter()
-                            .filter(|f| algorithmic[f.rule])
-                            .map(|f| {
+                            .filter_map(|f| {
+                                let rule = index(f.rule)?;
                                 let body =
                                     crate::corpus::case_body(&graph, &[f.before], Some(&[f.after]));
-                                (f.rule, body)
+                                Some((rule, body))
                             })
                             .collect::<Vec<_>>()
                     })

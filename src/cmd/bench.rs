@@ -453,37 +453,29 @@ fn bench_scaling() {
     }
 }
 
-/// The peers' converted suites, read like `tests/peer_suites.rs` does:
-/// per suite, each case's input program.
+/// The peers' converted suites (`tests/peers`, read by
+/// [`engine::suite::read_suite`]): per suite, each case's program (its
+/// input as outputs; the peer's form is not simplified).
 fn peer_suite_cases() -> Vec<(String, Vec<engine::parse::Program>)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers");
     let mut out = Vec::new();
-    for file in [
-        "tinygrad.cases",
-        "tvm_rewrite.cases",
-        "tvm_canonical.cases",
-        "xla.cases",
-        "halide.cases",
-    ] {
-        let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
-            say!("suites: cannot read {}", dir.join(file).display());
-            continue;
-        };
-        let mut bodies: Vec<String> = Vec::new();
-        for line in text.lines() {
-            if line.starts_with("case ") {
-                bodies.push(String::new());
-            } else if let Some(b) = bodies.last_mut() {
-                // The input only: the peer's form is not simplified.
-                if !line.trim_start().starts_with("peer ") {
-                    b.push_str(line);
-                    b.push('\n');
-                }
+    for file in engine::suite::SUITE_FILES {
+        let path = dir.join(file);
+        let suite = match std::fs::read_to_string(&path).map(|t| engine::suite::read_suite(&t)) {
+            Ok(Ok(suite)) => suite,
+            Ok(Err(e)) => {
+                say!("suites: {}: {e}", path.display());
+                continue;
             }
-        }
-        let progs = bodies
+            Err(e) => {
+                say!("suites: cannot read {}: {e}", path.display());
+                continue;
+            }
+        };
+        let progs = suite
+            .cases
             .iter()
-            .filter_map(|b| engine::parse::parse_program(b).ok())
+            .filter_map(|c| engine::parse::parse_program(&c.body).ok())
             .collect();
         out.push((file.trim_end_matches(".cases").to_string(), progs));
     }

@@ -5,11 +5,11 @@
 //! 1. **prove**: every rule (built-in, with `--rules` files laid over them)
 //!    at each width, through the proof cache (`tileproof prove`'s code);
 //! 2. **corpus**: every corpus case replayed (`tileproof replay`'s code);
-//! 3. **firings**: every recorded firing of a rule that is not declarative
-//!    (a name in the simplifier that no rule file defines: the algorithmic
-//!    rules) over a fixed-seed run of both generators, validated with
-//!    `verify::check`; declarative rules need no per-firing check, stage 1
-//!    proved them;
+//! 3. **firings**: every recorded firing of an algorithmic rule (a rule of
+//!    the engine's pass registry), on every rule's fire cases and then over
+//!    a fixed-seed run of both generators, validated with `verify::check`;
+//!    a rule with no validated firing fails the stage; declarative rules
+//!    need no per-firing check, stage 1 proved them;
 //! 4. **campaigns**: a fixed-seed smoke campaign of each generator
 //!    (`fuzz::campaign`, as `tileproof fuzz` runs it).
 //!
@@ -231,18 +231,16 @@ fn gate(a: Args) -> anyhow::Result<bool> {
 
     let deadline = Instant::now() + budget;
     let simp = Simplifier::new(&set);
-    // A declarative rule is one the rule set (the DSL files) defines; any
-    // other name the simplifier fires under is Rust code.
-    let algorithmic: Vec<bool> = simp
-        .rule_names()
-        .iter()
-        .map(|n| set.rule(n).is_none())
+    let algorithmic: Vec<bool> = (0..simp.rule_names().len())
+        .map(|i| simp.is_algorithmic(i))
         .collect();
+    let fire_cases = engine::passes::fire_cases()?;
     let validator = smt_validator(Width::W64, timeout);
     let firings = pool.install(|| {
         validate_firings(
             &simp,
             &algorithmic,
+            &fire_cases,
             a.seed,
             a.firing_cases,
             budget / 3,
@@ -293,9 +291,9 @@ fn select<'s>(set: &'s RuleSet, candidates: &RuleSet, a: &Args) -> anyhow::Resul
     if a.candidates_only {
         // clap requires `--rules`, and a file defines at least one rule.
         let names: Vec<String> = candidates.rules().map(|r| r.name.clone()).collect();
-        return super::prove::select(set, &names);
+        return Ok(set.select(&names)?);
     }
-    super::prove::select(set, &a.rule)
+    Ok(set.select(&a.rule)?)
 }
 
 fn with_verdict(results: &[RuleResult], verdict: &str) -> usize {
@@ -419,10 +417,22 @@ fn print_firings(f: &Firings) {
     for e in &f.errors {
         say!("FIRING run error: {e}");
     }
+    let tallies = f.per_rule();
+    for t in tallies.iter().filter(|t| t.validated == 0) {
+        say!(
+            "FIRING {} not validated: {}",
+            t.rule,
+            if t.fired == 0 {
+                "it never fired (add a fire case to engine/src/passes/fire_cases.txt)".to_string()
+            } else {
+                format!("none of its {} validated", count(t.fired, "firing"))
+            }
+        );
+    }
     let counter = f.counterexamples();
     let unknown = f.unknown();
     say!(
-        "firings   {} ({} distinct) of {} in {}: {} validated ({} by enumeration), {}, {} unknown, {}; {:.1} s",
+        "firings   {} ({} distinct) of {} in {}: {} validated ({} by enumeration), {}, {} unknown, {}; {:.1} s; {} of {} algorithmic rules validated",
         count(f.total, "algorithmic firing"),
         f.distinct.len(),
         count(f.rules.len(), "algorithmic rule"),
@@ -432,7 +442,9 @@ fn print_firings(f: &Firings) {
         count(counter, "counterexample"),
         unknown,
         count(f.errors.len(), "error"),
-        f.seconds
+        f.seconds,
+        tallies.iter().filter(|t| t.validated > 0).count(),
+        tallies.len()
     );
 }
 
@@ -567,6 +579,14 @@ fn problems(r: &Report) -> Vec<String> {
             shorten(&bad)
         ));
     }
+    let never = r.firings.unvalidated();
+    if !never.is_empty() {
+        p.push(format!(
+            "{} with no validated firing: {}",
+            count(never.len(), "algorithmic rule"),
+            shorten(&never)
+        ));
+    }
     if !r.firings.errors.is_empty() {
         p.push(format!(
             "{} the simplifier could not finish",
@@ -647,6 +667,7 @@ fn json_report(r: &Report, a: &Args, problems: &[String], seconds: f64) -> Value
         },
         "firings": {
             "algorithmic_rules": r.firings.rules,
+            "per_rule": r.firings.per_rule(),
             "cases": r.firings.cases,
             "firings": r.firings.total,
             "distinct": r.firings.distinct.len(),
@@ -685,7 +706,8 @@ fn junit_suites(r: &Report) -> Vec<Suite> {
             })
             .collect(),
     });
-    // One case per algorithmic rule: its failing firings, if any.
+    // One case per algorithmic rule: its failing firings, if any; a rule
+    // with no validated firing fails too (it has not been validated).
     let mut by_rule: BTreeMap<&str, Vec<&Firing>> = r
         .firings
         .rules
@@ -695,6 +717,7 @@ fn junit_suites(r: &Report) -> Vec<Suite> {
     for f in r.firings.failed() {
         by_rule.entry(f.rule.as_str()).or_default().push(f);
     }
+    let never = r.firings.unvalidated();
     suites.push(Suite {
         name: "algorithmic-firings".into(),
         cases: by_rule
@@ -703,8 +726,14 @@ fn junit_suites(r: &Report) -> Vec<Suite> {
                 classname: "firings".into(),
                 name: rule.to_string(),
                 seconds: 0.0,
-                outcome: if bad.is_empty() {
+                outcome: if bad.is_empty() && !never.contains(&rule.to_string()) {
                     Outcome::Passed
+                } else if bad.is_empty() {
+                    Outcome::Failure {
+                        kind: "firing".into(),
+                        message: format!("{rule} never fired: no firing to validate"),
+                        text: String::new(),
+                    }
                 } else {
                     Outcome::Failure {
                         kind: "firing".into(),

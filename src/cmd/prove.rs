@@ -100,20 +100,6 @@ pub fn load_rules(files: &[String]) -> anyhow::Result<RuleSet> {
     Ok(super::load_rule_files(files)?.candidates)
 }
 
-/// Picks the rules named (all when none are).
-pub fn select<'a>(set: &'a RuleSet, names: &[String]) -> anyhow::Result<Vec<&'a Rule>> {
-    if names.is_empty() {
-        return Ok(set.rules().collect());
-    }
-    names
-        .iter()
-        .map(|n| {
-            set.rule(n)
-                .ok_or_else(|| anyhow::anyhow!("no rule named `{n}`"))
-        })
-        .collect()
-}
-
 pub fn options(
     width: &[u32],
     timeout: f64,
@@ -424,7 +410,7 @@ fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
     super::remove_stale_reports(a.junit.iter())?;
     let set = load_rules(&a.rules)?;
     let names: Vec<String> = a.names.iter().chain(&a.rule).cloned().collect();
-    let rules = select(&set, &names)?;
+    let rules = set.select(&names)?;
     if a.cross_check && verify::crosscheck::cvc5_version().is_none() {
         anyhow::bail!(
             "--cross-check needs cvc5, and `{}` does not run (install it: apt-get install cvc5, or point TILEPROOF_CVC5 at it)",

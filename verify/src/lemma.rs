@@ -224,7 +224,7 @@ impl Lemmas {
         // them beside the rules, on the same cores. This is the lemma's own
         // time, whatever query first asked for it (a nested deadline
         // replaces the caller's until it returns).
-        let own = Instant::now() + timeout * crate::prove::QUERY_FACTOR;
+        let own = Instant::now() + timeout * crate::solver::QUERY_FACTOR;
         let r = crate::solver::with_deadline(own, || self.prove(&self.lemmas[i], timeout, cache));
         *slot = Some(r.clone());
         r

@@ -23,7 +23,9 @@ use crate::crosscheck::CrossCheck;
 use crate::encode::{Enc, Mode};
 use crate::lemma::Lemmas;
 use crate::query::RuleQuery;
-use crate::solver::{check_with_hints, check_within, out_of_time, unknown_reason, with_deadline};
+use crate::solver::{
+    check_with_hints, check_within, out_of_time, unknown_reason, with_deadline, QUERY_FACTOR,
+};
 use engine::ir::{DType, Op};
 use engine::rules::Rule;
 use rayon::prelude::*;
@@ -76,17 +78,6 @@ impl Default for Options {
         }
     }
 }
-
-/// How many solver timeouts one rule at one width may take in all: the
-/// wall time of a query is at most `QUERY_FACTOR * timeout` plus the time
-/// to build it and read a counterexample (a fraction of a second). Not 1:
-/// a query runs several checks (vacuity, three obligations, a case split,
-/// a retry with another seed), and a hard built-in rule takes up to 5
-/// timeouts in all at the default 10 s on a 2-core machine
-/// (floor_nested_div_add at 64 bits: 41.6 s and 49.6 s), more under load: 6
-/// left it unknown (60 s) in a run of the built-in set beside two other
-/// builds. 10 keeps a margin of 2.
-pub const QUERY_FACTOR: u32 = 10;
 
 /// The verdict for one rule at one width (over all its type instances).
 #[derive(Clone, Debug, Serialize)]

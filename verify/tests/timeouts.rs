@@ -6,7 +6,8 @@
 
 use engine::rules::RuleSet;
 use std::time::{Duration, Instant};
-use verify::prove::{prove_rule, Options, Verdict, QUERY_FACTOR};
+use verify::prove::{prove_rule, Options, Verdict};
+use verify::solver::QUERY_FACTOR;
 
 fn hard() -> RuleSet {
     engine::rules::candidates(&[(

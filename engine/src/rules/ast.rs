@@ -2,7 +2,7 @@
 //! sides), guards, and the rule itself, with its pattern and type
 //! variables.
 
-use crate::ir::{DType, Op};
+use crate::ir::{DType, NodeId, Op};
 
 /// The dtype of a pattern node: fixed, or a type variable of the rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -233,7 +233,7 @@ pub struct LemmaUse {
     /// Arguments, expressions over the rule's pattern variables (`None`:
     /// every assignment of the rule's integer pattern variables to the
     /// lemma's parameters).
-    pub args: Option<Vec<crate::parse::Ast>>,
+    pub args: Option<Vec<crate::text::parse::Ast>>,
 }
 
 /// One declarative rule.
@@ -307,4 +307,12 @@ pub fn resolve_ty(t: Ty, types: &[Option<DType>]) -> DType {
         Ty::Fixed(d) => d,
         Ty::Var(k) => types[k].expect("every type variable is bound by the left side"),
     }
+}
+
+/// The bindings of one match: a node per pattern variable, a dtype per type
+/// variable.
+#[derive(Clone, Debug)]
+pub struct Binding {
+    pub nodes: Vec<Option<NodeId>>,
+    pub types: Vec<Option<DType>>,
 }

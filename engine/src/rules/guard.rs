@@ -10,10 +10,9 @@
 //! domain cannot compute (an empty range, a value beyond `i128`): the rule
 //! then does not fire, which is always safe.
 
-use super::ast::{resolve_ty, Guard, Helper, IExpr, Rule, Ty};
-use super::matching::Binding;
-use crate::arith::{exact, gcd, is_pow2, log2};
-use crate::dtype::Width;
+use super::ast::{resolve_ty, Binding, Guard, Helper, IExpr, Rule, Ty};
+use crate::ir::arith::{exact, gcd, is_pow2, log2};
+use crate::ir::dtype::Width;
 use crate::ir::{Graph, Node, Op};
 
 /// The values a guard is evaluated on, and the primitives it needs.

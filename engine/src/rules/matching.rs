@@ -6,19 +6,11 @@
 //! first binding whose guard holds (evaluated by [`super::guard`]) and
 //! whose computed constants are defined gives the replacement.
 
-use super::ast::{resolve_ty, Pat, Rule, Ty};
+use super::ast::{resolve_ty, Binding, Pat, Rule, Ty};
 use super::guard::{helper, holds_at, range_at, AtMatch, GVal};
-use crate::dtype::Width;
-use crate::interp::{self, Val};
+use crate::ir::dtype::Width;
 use crate::ir::{DType, Graph, NodeId, Op};
-
-/// The bindings of one match: a node per pattern variable, a dtype per type
-/// variable.
-#[derive(Clone, Debug)]
-pub struct Binding {
-    pub nodes: Vec<Option<NodeId>>,
-    pub types: Vec<Option<DType>>,
-}
+use crate::meaning::interp::{self, Val};
 
 impl Rule {
     fn new_binding(&self) -> Binding {

@@ -32,8 +32,8 @@ pub mod parse;
 pub mod set;
 pub mod show;
 
-pub use ast::{resolve_ty, Guard, Helper, IExpr, LemmaUse, Pat, PatVar, Rule, Ty, TyVar};
-pub use matching::{eval_computed, Binding, InstantiateError};
+pub use ast::{resolve_ty, Binding, Guard, Helper, IExpr, LemmaUse, Pat, PatVar, Rule, Ty, TyVar};
+pub use matching::{eval_computed, InstantiateError};
 pub use set::{
     builtin, builtin_with, candidates, load_builtin, load_candidates, load_lowering, Group, Loaded,
     RuleError, RuleSet, BUILTIN_FILES, BUILTIN_ORDER, LOWERING_FILES,

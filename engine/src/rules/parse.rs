@@ -4,9 +4,9 @@
 
 use super::ast::{Guard, Helper, IExpr, LemmaUse, Pat, PatVar, Rule, Ty, TyVar};
 use super::infer::Infer;
+use crate::ir::op::Class;
 use crate::ir::{DType, Op};
-use crate::op::Class;
-use crate::parse::{lex_line, names, Ast, AstKind, Cursor, PResult, ParseError, Span, Tok};
+use crate::text::parse::{lex_line, names, Ast, AstKind, Cursor, PResult, ParseError, Span, Tok};
 use rustc_hash::FxHashMap;
 
 /// Joins indented continuation lines to the line they continue; yields the
@@ -505,7 +505,10 @@ impl RuleParser {
                         } else {
                             Err(ParseError::new(
                                 sp,
-                                format!("`{name}` takes {}", crate::print::count(n, "argument")),
+                                format!(
+                                    "`{name}` takes {}",
+                                    crate::text::print::count(n, "argument")
+                                ),
                             ))
                         }
                     };
@@ -749,7 +752,7 @@ impl RuleParser {
                         } else {
                             Err(ParseError::new(
                                 sp,
-                                format!("`{n}` takes {}", crate::print::count(k, "argument")),
+                                format!("`{n}` takes {}", crate::text::print::count(k, "argument")),
                             ))
                         }
                     };

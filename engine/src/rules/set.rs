@@ -3,7 +3,7 @@
 
 use super::ast::Rule;
 use super::parse::{parse_rule, statements};
-use crate::parse::{Cursor, ParseError, Span};
+use crate::text::parse::{Cursor, ParseError, Span};
 
 /// Why a rule file or rule set could not be read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -18,6 +18,9 @@ pub enum RuleError {
     /// the engine would silently do nothing.
     #[error("{0}: the file defines no rules")]
     NoRules(String),
+    /// A rule asked for by name that the set does not have.
+    #[error("no rule named `{0}`")]
+    NoSuchRule(String),
 }
 
 /// A named group of rules, tried in file order.
@@ -41,6 +44,17 @@ impl RuleSet {
 
     pub fn rule(&self, name: &str) -> Option<&Rule> {
         self.rules().find(|r| r.name == name)
+    }
+
+    /// The rules named, in the order named; every rule when none is.
+    pub fn select(&self, names: &[String]) -> Result<Vec<&Rule>, RuleError> {
+        if names.is_empty() {
+            return Ok(self.rules().collect());
+        }
+        names
+            .iter()
+            .map(|n| self.rule(n).ok_or_else(|| RuleError::NoSuchRule(n.clone())))
+            .collect()
     }
 
     pub fn len(&self) -> usize {

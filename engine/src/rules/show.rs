@@ -1,8 +1,8 @@
 //! Patterns and templates printed back in rule syntax, for reports.
 
 use super::ast::{Pat, Rule, Ty};
+use crate::ir::op::{Level, Syntax};
 use crate::ir::DType;
-use crate::op::{Level, Syntax};
 
 /// Binding strength of a pattern when printed.
 fn level(p: &Pat) -> Level {

@@ -29,15 +29,16 @@
 //! - every node a result adds (one the source does not contain) must have an
 //!   exact range inside the width's `index` range, so the target cannot
 //!   overflow where the source did not (a source node that is reused cannot:
-//!   the source evaluates it wherever it is defined). [`fits_width`] checks
-//!   that with exact interval arithmetic, not the clamped node ranges.
+//!   the source evaluates it wherever it is defined). [`fits_new`], the
+//!   check every pass makes, does that with exact interval arithmetic, not
+//!   the clamped node ranges.
 
-use crate::arith::{div_floor, exact, gcd, mod_floor};
-use crate::dtype::Width;
+use crate::algebra::defined::{self, fits_new};
+use crate::algebra::linear::cnst;
+use crate::ir::arith::{div_floor, exact, gcd, mod_floor};
+use crate::ir::dtype::Width;
+use crate::ir::op::Family;
 use crate::ir::{DType, Graph, NodeId, Op};
-use crate::op::Family;
-use crate::ranges::{transfer, Range};
-use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The sub-rule names, in priority order; [`fold_divmod_general`] returns
 /// an index into this list.
@@ -115,13 +116,11 @@ fn fit64(v: i128) -> Option<i128> {
     (i64::MIN as i128 <= v && v <= i64::MAX as i128).then_some(v)
 }
 
-/// A node's range as seen at width `w` (a defined `index` value fits W
-/// bits); `None` when empty.
+/// A node's range at width `w` ([`defined::rng`]) as bounds; `None` when
+/// empty.
 fn rng(g: &Graph, id: NodeId, w: Width) -> Option<(i128, i128)> {
-    let n = g.node(id);
-    let (tlo, thi) = w.dtype_bounds(n.dtype);
-    let (lo, hi) = ((n.vmin as i128).max(tlo), (n.vmax as i128).min(thi));
-    (!n.range_empty() && lo <= hi).then_some((lo, hi))
+    let r = defined::rng(g, id, w);
+    (!r.is_empty()).then_some((r.lo, r.hi))
 }
 
 /// The range of `sum f_i * t_i + k` by interval arithmetic.
@@ -134,11 +133,6 @@ fn lin_range(g: &Graph, terms: &[(NodeId, i128)], k: i128, w: Width) -> Option<(
         hi = hi.checked_add(p.max(q))?;
     }
     Some((lo, hi))
-}
-
-/// The node of a constant; `None` if it leaves 64 bits.
-fn cnst(g: &mut Graph, v: i128) -> Option<NodeId> {
-    Some(g.cnst(i64::try_from(v).ok()?, DType::Index))
 }
 
 /// Builds `sum f_i * t_i + k`.
@@ -167,47 +161,6 @@ fn build_lin(g: &mut Graph, terms: &[(NodeId, i128)], k: i128) -> Option<NodeId>
             g.mk(Op::Add, &[s, c])
         }
     })
-}
-
-/// Every node of `result` that `source` does not contain has an exact
-/// range (interval arithmetic from the source's nodes, whose values are
-/// defined wherever the source is) inside W-bit `index`, and no new
-/// division can divide by zero. Then the target is defined wherever the
-/// source is.
-pub fn fits_width(g: &Graph, source: NodeId, result: NodeId, w: Width) -> bool {
-    let old: FxHashSet<NodeId> = g.reachable(&[source]).into_iter().collect();
-    let mut exact: FxHashMap<NodeId, Range> = FxHashMap::default();
-    for id in g.reachable(&[result]) {
-        let n = g.node(id);
-        let r = if old.contains(&id) {
-            match rng(g, id, w) {
-                Some((lo, hi)) => Range::new(lo, hi),
-                // A source node with no value: the source never has one
-                // there either, so nothing is added.
-                None => Range::empty(),
-            }
-        } else {
-            match n.op {
-                Op::Const(c) => Range::point(c as i128),
-                Op::Var(_) | Op::Invalid => return false,
-                op => {
-                    let args: Vec<Range> = n.src().iter().map(|s| exact[s]).collect();
-                    if op.is_divmod() && args[1].contains(0) {
-                        return false;
-                    }
-                    transfer(op, &args)
-                }
-            }
-        };
-        if n.dtype == DType::Index && !old.contains(&id) && !r.is_empty() {
-            let (lo, hi) = w.dtype_bounds(DType::Index);
-            if r.lo < lo || r.hi > hi {
-                return false;
-            }
-        }
-        exact.insert(id, r);
-    }
-    true
 }
 
 /// Tries the eight rules at `n`; the first that fires gives `(rule index
@@ -253,7 +206,7 @@ pub fn fold_divmod_general(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize,
     ];
     for (i, f) in FNS.iter().enumerate() {
         if let Some(out) = f(&cx, g) {
-            if out != n && fits_width(g, n, out, w) {
+            if out != n && fits_new(g, n, out, w) {
                 return Some((i, out));
             }
         }
@@ -551,7 +504,7 @@ fn divide_by_gcd(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
 /// remainder's coefficients (and constant) shrink to f mod c; a quotient
 /// loses only terms (and a constant) that are multiples of c (taking part
 /// of a coefficient out adds a term and keeps one: the linear form takes
-/// quotients apart where that helps, [`crate::quotient`]).
+/// quotients apart where that helps, [`crate::algebra::quotient`]).
 /// Truncation: x >= 0, R >= 0 and y > 0.
 fn factor_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
     if !cx.sign_ok() {
@@ -716,9 +669,9 @@ fn nest_div_by_smallest_factor(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interp::first_failure;
-    use crate::parse::parse_program;
-    use crate::print;
+    use crate::meaning::interp::first_failure;
+    use crate::text::parse::parse_program;
+    use crate::text::print;
 
     /// Runs the pass once at the root of `src`; returns (rule, printed
     /// result), after checking the result against the source at every point
@@ -801,34 +754,5 @@ mod tests {
             "fold_divmod_congruence"
         );
         assert!(fold(ab, "(a*2 + b*40 + -40) / 40").is_none_or(|r| r.0 != "fold_divmod_congruence"));
-    }
-
-    #[test]
-    fn a_new_node_past_the_width_is_rejected() {
-        let mut p = parse_program("var a in [0, 4611686018427387903]\nexpr a\n").unwrap();
-        let (g, a) = (&mut p.graph, p.outputs[0]);
-        let two = g.cnst(2, DType::Index);
-        let four = g.cnst(4, DType::Index);
-        let a2 = g.mk(Op::Mul, &[a, two]);
-        let a4 = g.mk(Op::Mul, &[a, four]);
-        // a * 2 <= 2^63 - 2 fits 64 bits; a * 4 does not (though its
-        // clamped node range looks as if it did).
-        assert!(fits_width(g, a, a2, Width::W64));
-        assert!(!fits_width(g, a, a4, Width::W64));
-        // A node the source already computes is defined wherever the
-        // source is: no check.
-        assert!(fits_width(g, a4, a4, Width::W64));
-        // At width 8 even a * 2 overflows.
-        let mut p = parse_program("var a in [0, 100]\nexpr a\n").unwrap();
-        let (g, a) = (&mut p.graph, p.outputs[0]);
-        let two = g.cnst(2, DType::Index);
-        let a2 = g.mk(Op::Mul, &[a, two]);
-        assert!(fits_width(g, a, a2, Width::W64));
-        assert!(!fits_width(g, a, a2, Width(8)));
-        // A new division by a divisor that may be zero is rejected.
-        let b = g.declare_var("b", DType::Index, -1, 1).unwrap();
-        let b = g.var_node(b);
-        let q = g.mk(Op::FloorDiv, &[a, b]);
-        assert!(!fits_width(g, a, q, Width::W64));
     }
 }

@@ -1,7 +1,7 @@
 //! The reference interpreter: the definition of the semantics.
 //!
-//! It implements [`crate::semantics`]'s primitives on exact integers (all
-//! arithmetic in `i128` with [`crate::arith`], overflow detected, never
+//! It implements [`crate::meaning::semantics`]'s primitives on exact integers (all
+//! arithmetic in `i128` with [`crate::ir::arith`], overflow detected, never
 //! wrapped by accident) and plain `bool`s; the SMT encodings and the JIT
 //! implement the same primitives and are tested against this module, op by
 //! op.
@@ -15,11 +15,11 @@
 //! undefined, the evaluation as a whole is [`Undefined`], whichever arm of a
 //! `where` it sits in, because hardware evaluates both arms.
 
-use crate::arith::{exact, wrap};
-use crate::dtype::{DType, Width};
+use crate::ir::arith::{exact, wrap};
+use crate::ir::dtype::{DType, Width};
+use crate::ir::op::Op;
 use crate::ir::{Graph, NodeId};
-use crate::op::Op;
-use crate::semantics::{self, Failure, Model, Prims, Sem, Ub, Value};
+use crate::meaning::semantics::{self, Failure, Model, Prims, Sem, Ub, Value};
 use std::fmt;
 
 /// The value of one node in one evaluation.
@@ -175,7 +175,7 @@ fn from_sem(s: Sem<i128, bool>) -> Val {
 }
 
 /// Applies one non-leaf operation to operand values under model `m` (or a
-/// width), by [`crate::semantics::apply`]. `dtype` is the result dtype,
+/// width), by [`crate::meaning::semantics::apply`]. `dtype` is the result dtype,
 /// `arg_dts` the operands' dtypes.
 pub fn apply(
     op: Op,
@@ -433,7 +433,7 @@ pub fn first_failure(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::parse_program;
+    use crate::text::parse::parse_program;
 
     #[test]
     fn an_evaluator_reused_across_points_gives_what_a_fresh_evaluation_gives() {

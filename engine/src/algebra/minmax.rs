@@ -1,7 +1,7 @@
 //! `min` and `max` through the linear form.
 //!
 //! A chain of one op (`min(min(a, b), c)`) is read as its set of arms, each
-//! a linear form ([`crate::linear`]). Then:
+//! a linear form ([`crate::algebra::linear`]). Then:
 //!
 //! - **duplicates and dominated arms** drop out: for `min`, an arm `b` with
 //!   `b - a >= 0` everywhere (the range of the difference's linear form) is
@@ -23,20 +23,18 @@
 //! Algorithmic, validated per firing; only where no arm can be invalid
 //! (arms are dropped and duplicated).
 
-use crate::arith::gcd;
-use crate::dtype::Width;
+use crate::algebra::digits::fuse;
+use crate::algebra::linear::{self, terms_range, Acc, Mono, Poly};
+use crate::ir::arith::gcd;
+use crate::ir::dtype::Width;
 use crate::ir::{DType, Graph, NodeId, Op};
-use crate::linear::{self, fits_new, terms_range, Acc, Mono, Poly};
-
-/// The sub-rule names, in the order [`rewrite`] returns indices into.
-pub const RULES: [&str; 1] = ["linear_minmax"];
 
 /// Chains longer than this are left alone (dominance compares every pair).
 const MAX_ARMS: usize = 16;
 
 /// A `min` or `max` of linear arms.
 #[derive(Clone, Debug)]
-pub(crate) struct Chain {
+pub struct Chain {
     pub op: Op,
     pub arms: Vec<Poly>,
 }
@@ -54,7 +52,7 @@ fn flip(op: Op) -> Op {
 /// effective op (`op' == op` for `c > 0`, the other op for `c < 0`:
 /// `c * max(b_j) == min(c * b_j)`) contributes its arms `c * b_j + r`
 /// (`min(x, min(x, y) + 1)` has the arms `x`, `x + 1`, `y + 1`).
-pub(crate) fn read_chain(g: &Graph, n: NodeId, flatten: bool) -> Option<Chain> {
+pub fn read_chain(g: &Graph, n: NodeId, flatten: bool) -> Option<Chain> {
     let node = g.node(n);
     if !matches!(node.op, Op::Min | Op::Max) || node.dtype != DType::Index || node.maybe_invalid {
         return None;
@@ -130,7 +128,7 @@ const NONNEG_DEPTH: u32 = 4;
 /// and `c < 0`), `p >= 0` iff every `p_i` (the term replaced by `c *
 /// arm_i`) is; where it is a maximum, iff some `p_i` is (this direction
 /// only: sufficient). Sufficient, not necessary: `false` is "not shown".
-pub(crate) fn nonneg(g: &mut Graph, p: &Poly, w: Width) -> Option<bool> {
+pub fn nonneg(g: &mut Graph, p: &Poly, w: Width) -> Option<bool> {
     let mut budget = NONNEG_BUDGET;
     nonneg_in(g, p, w, &mut budget, NONNEG_DEPTH)
 }
@@ -141,7 +139,7 @@ fn nonneg_in(g: &mut Graph, p: &Poly, w: Width, budget: &mut usize, depth: u32) 
     }
     *budget -= 1;
     let mut acc = p.acc();
-    linear::fuse(g, &mut acc)?;
+    fuse(g, &mut acc)?;
     let p = acc.finish(g)?;
     if terms_range(g, &p.terms, p.k, w).is_some_and(|r| r.lo >= 0) {
         return Some(true);
@@ -251,7 +249,7 @@ fn offset(g: &Graph, c: &Chain) -> Option<Poly> {
 }
 
 /// Subtracts `s` from every arm.
-fn shift(g: &Graph, c: &Chain, s: &Poly) -> Option<Chain> {
+pub fn shift(g: &Graph, c: &Chain, s: &Poly) -> Option<Chain> {
     let arms = c
         .arms
         .iter()
@@ -345,7 +343,7 @@ fn balance(g: &Graph, c: &Chain, outer: &Poly, coef: i128) -> Option<Vec<(Chain,
 }
 
 /// Builds a chain: its arms in canonical order, folded left.
-pub(crate) fn build_chain(g: &mut Graph, c: &Chain) -> Option<NodeId> {
+pub fn build_chain(g: &mut Graph, c: &Chain) -> Option<NodeId> {
     let mut nodes = c
         .arms
         .iter()
@@ -362,7 +360,7 @@ pub(crate) fn build_chain(g: &mut Graph, c: &Chain) -> Option<NodeId> {
 }
 
 /// Number of distinct nodes below `n` (a cost).
-fn size(g: &Graph, n: NodeId) -> usize {
+pub fn size(g: &Graph, n: NodeId) -> usize {
     g.reachable(&[n]).len()
 }
 
@@ -446,7 +444,7 @@ fn through_divisor(g: &mut Graph, c: &Chain) -> Option<NodeId> {
 /// pruned; then, for a factor `s` among 1, -1 and the arms' common factor
 /// `g` (either sign), `coef*s * op'(arms / s)` (`op'` flipped for a
 /// negative `s`) with terms balanced against `outer`; the smallest built.
-fn simplest(g: &mut Graph, mut c: Chain, outer: &Poly, coef: i128, w: Width) -> Option<NodeId> {
+pub fn simplest(g: &mut Graph, mut c: Chain, outer: &Poly, coef: i128, w: Width) -> Option<NodeId> {
     prune(g, &mut c, w)?;
     if c.arms.len() == 1 {
         let mut acc = outer.acc();
@@ -495,33 +493,13 @@ fn simplest(g: &mut Graph, mut c: Chain, outer: &Poly, coef: i128, w: Width) -> 
     best.map(|b| b.1)
 }
 
-/// Tries the rewrites at a `min`/`max` chain root `n`.
-pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
-    let mut out = simplest(g, read_chain(g, n, false)?, &Poly::constant(0), 1, w)?;
-    // The chain with its nested chains flattened, when that is smaller
-    // (`min(x, min(x, y) + 1)` is `min(x, y + 1)`).
-    if let Some(flat) =
-        read_chain(g, n, true).and_then(|c| simplest(g, c, &Poly::constant(0), 1, w))
-    {
-        if size(g, flat) < size(g, out) {
-            out = flat;
-        }
-    }
-    // Never larger than the source: a rewrite that grows could be undone
-    // by the linear form around it, and the two would loop.
-    if out == n || size(g, out) > size(g, n) || !fits_new(g, n, out, w) {
-        return None;
-    }
-    Some((0, out))
-}
-
 /// In a sum: `min`/`max` terms that are equal up to an offset merge
 /// (each is compared in its canonical offset), `min(a, b) + max(a, b)` is
 /// `a + b`, and then either the one `min`/`max` term with coefficient 1 or
 /// -1 takes the sum's other terms that make it smaller ([`balance`]), or,
 /// with several, each is written in its own simplest form. Returns whether
 /// the sum changed.
-pub(crate) fn in_sum(g: &mut Graph, acc: &mut Acc, w: Width) -> Option<bool> {
+pub fn in_sum(g: &mut Graph, acc: &mut Acc, w: Width) -> Option<bool> {
     let is_chain =
         |g: &Graph, m: &Mono| m.len() == 1 && matches!(g.node(m[0]).op, Op::Min | Op::Max);
     let chains: Vec<(NodeId, i128)> = acc
@@ -599,74 +577,4 @@ pub(crate) fn in_sum(g: &mut Graph, acc: &mut Acc, w: Width) -> Option<bool> {
 /// The same arms, in any order.
 fn same_arms(a: &[Poly], b: &[Poly]) -> bool {
     a.len() == b.len() && a.iter().all(|x| b.contains(x)) && b.iter().all(|x| a.contains(x))
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::simp;
-
-    const V: &str = "var x in [-12, 12]\nvar y in [-12, 12]\nvar z in [-12, 12]";
-
-    #[test]
-    fn dominated_and_repeated_arms_drop_out() {
-        assert_eq!(simp(V, "min(x + 1, x + 10)"), "x + 1");
-        assert_eq!(simp(V, "max(1 - x, 2 - x)"), "2 - x");
-        assert_eq!(simp(V, "min(min(min(x, y), z), y)"), "min(min(x, y), z)");
-        assert_eq!(simp(V, "min(x, (x + 3) // 4 * 4)"), "x");
-        assert_eq!(simp(V, "min(x, max(x, y))"), "x");
-    }
-
-    #[test]
-    fn a_bare_constant_arm_keeps_the_constant_outside() {
-        assert_eq!(simp(V, "max(y, -1) + 4"), "max(y, -1) + 4");
-        assert_eq!(simp(V, "min(x + 3, 2) - 3"), "min(x, -1)");
-    }
-
-    #[test]
-    fn the_constant_goes_where_the_sum_builds_smallest() {
-        // -max(x - 2, 0) and min(2 - x, 0) are a node larger.
-        assert_eq!(simp(V, "min(x, 2) - x"), "2 - max(x, 2)");
-        assert_eq!(simp(V, "max(x, 2) - x"), "2 - min(x, 2)");
-    }
-
-    #[test]
-    fn common_terms_move_to_the_smaller_side() {
-        assert_eq!(simp(V, "min(x, y - z) + z"), "min(x + z, y)");
-        assert_eq!(simp(V, "min(x + 2, y + 3) - 2"), "min(x, y + 1)");
-        assert_eq!(simp(V, "min(x + y, x + z)"), "x + min(y, z)");
-        assert_eq!(simp(V, "x - max(x + y, 0)"), "min(x, -y)");
-        assert_eq!(simp(V, "min(x, y) - min(x + 10, y + 10)"), "-10");
-        assert_eq!(simp(V, "max(x, y * 2) + min(x, y * 2)"), "x + y * 2");
-    }
-
-    #[test]
-    fn a_nested_chain_of_the_same_op_flattens_into_its_arms() {
-        assert_eq!(simp(V, "min(x, min(x, y) + 1)"), "min(x, y + 1)");
-        assert_eq!(simp(V, "max(max(y, x) - 1, x)"), "max(x, y + -1)");
-        assert_eq!(
-            simp(V, "min(y + 3, min((y + 5) // 2, x) * 2)"),
-            "min(x * 2, y + 3)"
-        );
-        // -max(a, b) is min(-a, -b).
-        assert_eq!(simp(V, "min(x, 3 - max(3 - x, y))"), "min(x, 3 - y)");
-    }
-
-    #[test]
-    fn chains_compare_arm_by_arm() {
-        // A bound of a minimum is a bound of each arm; of a maximum, of one.
-        let v = "var x in [1, 16]";
-        assert_eq!(simp(v, "min((x + 3) // 4 * 4, max(x, 4))"), "max(x, 4)");
-        assert_eq!(
-            simp(V, "max(min(x, y + 1), min(x, y + 3))"),
-            "min(x, y + 3)"
-        );
-    }
-
-    #[test]
-    fn factors_and_divisors_come_out() {
-        assert_eq!(simp(V, "min(x * 4 + 8, y * 4)"), "min(x + 2, y) * 4");
-        assert_eq!(simp(V, "min(x * -2, 4)"), "max(x, -2) * -2");
-        assert_eq!(simp(V, "min(x // 10, y // 10)"), "min(x, y) // 10");
-        assert_eq!(simp(V, "min(x // 4 + 2, y // 4)"), "min(x + 8, y) // 4");
-    }
 }

@@ -33,9 +33,10 @@
 //! negated. Algorithmic: these are steps of the linear form's
 //! normalization, recorded and validated as its firings.
 
-use crate::dtype::Width;
+use crate::algebra::defined::fits_new;
+use crate::algebra::linear::{self, terms_range, Acc, Poly};
+use crate::ir::dtype::Width;
 use crate::ir::{Graph, NodeId, Op};
-use crate::linear::{self, fits_new, terms_range, Acc, Poly};
 
 /// A quotient atom `num op d` (or, with `rem`, a remainder atom).
 #[derive(Clone, Copy, Debug)]

@@ -5,16 +5,16 @@
 //!
 //! The parser, the printer, the rule DSL, the XLA reader and printer, IR
 //! typing, the generators and the tests read this table; no other place
-//! lists ops. What an op *means* is [`crate::semantics`], written once over
+//! lists ops. What an op *means* is [`crate::meaning::semantics`], written once over
 //! the primitives each implementation (interpreter, SMT, JIT) provides.
 //!
 //! Adding an op: a variant and a row here, its primitives in the three
 //! implementations (`arith` in the interpreter, the SMT encodings and the
-//! JIT), a range transfer function in [`crate::ranges`] (proved by
+//! JIT), a range transfer function in [`crate::ir::ranges`] (proved by
 //! `verify::ranges`), and, for an op with an operand-dependent undefined
-//! case, a line in [`crate::semantics::apply`].
+//! case, a line in [`crate::meaning::semantics::apply`].
 
-use crate::dtype::DType;
+use crate::ir::dtype::DType;
 use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
 

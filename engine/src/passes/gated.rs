@@ -31,12 +31,12 @@
 //! Algorithmic: every firing is recorded under [`RULES`] and validated by
 //! the gate like the linear form's.
 
-use crate::compare::relation;
-use crate::dtype::Width;
-use crate::facts::{read_rel, Read};
+use crate::algebra::defined::{fits_new, rng};
+use crate::algebra::linear;
+use crate::algebra::relation::{read_rel, relation, Read};
+use crate::ir::dtype::Width;
+use crate::ir::ranges::{clamp, transfer, Range};
 use crate::ir::{DType, Graph, NodeId, Op};
-use crate::linear::{fits_new, rng};
-use crate::ranges::{clamp, transfer, Range};
 use rustc_hash::FxHashMap;
 
 /// The sub-rule names, in the order [`rewrite`] returns indices into.
@@ -53,7 +53,7 @@ const ARMS: usize = 2;
 /// Bounds on nodes that hold wherever the gate holds.
 type Bounds = FxHashMap<NodeId, Range>;
 
-/// Conjunct chains longer than this are left to [`crate::facts`]: each
+/// Conjunct chains longer than this are left to [`crate::passes::facts`]: each
 /// conjunct is narrowed by all the others, which is quadratic.
 const MAX_CONJUNCTS: usize = 16;
 
@@ -206,18 +206,18 @@ fn bounds_of(g: &mut Graph, p: NodeId, w: Width) -> Vec<(NodeId, Range)> {
     if key.len() > 1 {
         // The key itself, as the linear form builds it: the node a
         // normalized sum in `idx` is.
-        let poly = crate::linear::Poly {
+        let poly = linear::Poly {
             terms: key.clone(),
             k: 0,
         };
-        if let Some(kn) = crate::linear::build(g, &poly) {
+        if let Some(kn) = linear::build(g, &poly) {
             out.push((kn, Range::new(lo, hi)));
         }
     }
     let ranges: Vec<Option<Range>> = key
         .iter()
         .map(|(m, c)| {
-            let r = crate::linear::mono_range(g, m, w)?;
+            let r = linear::mono_range(g, m, w)?;
             let (a, b) = (r.lo.checked_mul(*c)?, r.hi.checked_mul(*c)?);
             Some(Range::new(a.min(b), a.max(b)))
         })
@@ -253,7 +253,7 @@ fn bounds_of(g: &mut Graph, p: NodeId, w: Width) -> Vec<(NodeId, Range)> {
 }
 
 fn floor_div(a: i128, b: i128) -> i128 {
-    crate::arith::div_floor(a, b).unwrap_or(if (a < 0) != (b < 0) {
+    crate::ir::arith::div_floor(a, b).unwrap_or(if (a < 0) != (b < 0) {
         i128::MIN / 4
     } else {
         i128::MAX / 4
@@ -338,8 +338,8 @@ fn settle(
     match node.op {
         Op::Mod => {
             let c = g.node(old[1]).as_const().filter(|&c| c > 0)? as i128;
-            let m = crate::arith::div_floor(a.lo, c)?;
-            if crate::arith::div_floor(a.hi, c)? != m {
+            let m = crate::ir::arith::div_floor(a.lo, c)?;
+            if crate::ir::arith::div_floor(a.hi, c)? != m {
                 return None;
             }
             if m == 0 {
@@ -373,6 +373,7 @@ fn settle(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::testing::simp;
 
     #[test]
@@ -496,19 +497,19 @@ mod tests {
 
     #[test]
     fn a_new_node_must_be_defined_where_the_gate_fails() {
-        use crate::dtype::Width;
-        use crate::parse::parse_program;
+        use crate::ir::dtype::Width;
+        use crate::text::parse::parse_program;
         // Under the gate x mod 8 is x - 8; but x - 8 at x = MIN (a lane the
         // gate masks, still evaluated) would overflow: left alone.
         let src = "var x in [-9223372036854775808, 15]\nexpr where(8 <= x, x mod 8, invalid)\n";
         let mut p = parse_program(src).unwrap();
-        assert_eq!(super::rewrite(&mut p.graph, p.outputs[0], Width::W64), None);
+        assert_eq!(rewrite(&mut p.graph, p.outputs[0], Width::W64), None);
         let src = "var x in [-100, 15]\nexpr where(8 <= x, x mod 8, invalid)\n";
         let mut p = parse_program(src).unwrap();
-        let (rule, out) = super::rewrite(&mut p.graph, p.outputs[0], Width::W64).unwrap();
+        let (rule, out) = rewrite(&mut p.graph, p.outputs[0], Width::W64).unwrap();
         assert_eq!(super::RULES[rule], "gate_narrow_index");
         assert_eq!(
-            crate::print::expr(&p.graph, out),
+            crate::text::print::expr(&p.graph, out),
             "where(8 <= x, x + -8, invalid)"
         );
     }

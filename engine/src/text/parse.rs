@@ -11,8 +11,8 @@
 //! an [`Ast`]), so a chain or nesting of any length is read: the only limit
 //! is memory.
 
+use crate::ir::op::{infix_op, prefix_op, punctuation, Class, Level};
 use crate::ir::{DType, Graph, NodeId, Op};
-use crate::op::{infix_op, prefix_op, punctuation, Class, Level};
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -745,7 +745,7 @@ impl<'a> Flat<'a> {
                 if args.len() != n {
                     return err(format!(
                         "`{name}` takes {}, got {}",
-                        crate::print::count(n, "argument"),
+                        crate::text::print::count(n, "argument"),
                         args.len()
                     ));
                 }
@@ -952,9 +952,9 @@ pub fn tokens() -> Vec<&'static str> {
     for op in Op::all() {
         let i = op.info();
         let main = match i.syntax {
-            crate::op::Syntax::Infix(s, _) | crate::op::Syntax::Prefix(s) => Some(s),
-            crate::op::Syntax::Call(s) => Some(s),
-            crate::op::Syntax::Leaf | crate::op::Syntax::Cast => None,
+            crate::ir::op::Syntax::Infix(s, _) | crate::ir::op::Syntax::Prefix(s) => Some(s),
+            crate::ir::op::Syntax::Call(s) => Some(s),
+            crate::ir::op::Syntax::Leaf | crate::ir::op::Syntax::Cast => None,
         };
         t.extend([main, i.alias, i.swapped, i.call].into_iter().flatten());
     }
@@ -992,7 +992,7 @@ mod tests {
     #[test]
     fn the_fuzz_dictionary_holds_every_spelling_the_lexer_knows() {
         let t = tokens();
-        for p in crate::op::punctuation() {
+        for p in crate::ir::op::punctuation() {
             assert!(t.contains(&p), "`{p}` missing");
         }
         for op in Op::all() {

@@ -2,8 +2,8 @@
 //! command uses to tell them apart (docs/formats.md): the text format
 //! (`var`, `expr`, `expect` lines) and XLA indexing maps.
 
-use crate::parse::{parse_program, PResult, Program};
-use crate::xla::{looks_like_map, parse_map, XlaMap};
+use crate::text::parse::{parse_program, PResult, Program};
+use crate::text::xla::{looks_like_map, parse_map, XlaMap};
 
 /// The syntax of an input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

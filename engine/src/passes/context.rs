@@ -55,9 +55,9 @@
 //! Nothing recurses on depth. Algorithmic: every firing is recorded under
 //! [`RULES`] and validated by the gate.
 
-use crate::dtype::Width;
+use crate::algebra::defined::fits_new;
+use crate::ir::dtype::Width;
 use crate::ir::{DType, Graph, NodeId, Op};
-use crate::linear::fits_new;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The sub-rule names, in the order [`rewrite`] returns indices into.
@@ -484,6 +484,7 @@ fn fold(g: &mut Graph, id: NodeId, src: &[NodeId]) -> NodeId {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::testing::simp;
 
     const B: &str = "var b0: bool\nvar b1: bool\nvar b2: bool";
@@ -545,28 +546,22 @@ mod tests {
 
     #[test]
     fn a_new_node_must_be_defined_where_the_context_fails() {
-        use crate::dtype::Width;
-        use crate::parse::parse_program;
+        use crate::ir::dtype::Width;
+        use crate::text::parse::parse_program;
         // In the false arm w + 1 replaces where(x < y, x, w) + 1; at w = MAX
         // (where x < y selects x) w + 1 would overflow: left alone.
         let src = "var x in [0, 3]\nvar y in [0, 3]\nvar w in [0, 9223372036854775807]\nexpr where(x < y, 0, where(x < y, x, w) + 1)\n";
         let mut p = parse_program(src).unwrap();
-        assert_eq!(
-            super::rewrite(&mut p.graph, p.outputs[0], true, Width::W64),
-            None
-        );
+        assert_eq!(rewrite(&mut p.graph, p.outputs[0], true, Width::W64), None);
     }
 
     #[test]
     fn a_condition_that_may_be_unconstrained_is_not_a_fact() {
-        use crate::dtype::Width;
-        use crate::parse::parse_program;
+        use crate::ir::dtype::Width;
+        use crate::text::parse::parse_program;
         let src = "var x in [0, 3]\nvar y in [0, 3]\nexpr where(where(y < 2, x, invalid) < 1, 5, where(where(y < 2, x, invalid) < 1, 6, 7))\n";
         let mut p = parse_program(src).unwrap();
-        assert_eq!(
-            super::rewrite(&mut p.graph, p.outputs[0], true, Width::W64),
-            None
-        );
+        assert_eq!(rewrite(&mut p.graph, p.outputs[0], true, Width::W64), None);
     }
 
     #[test]

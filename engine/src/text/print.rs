@@ -1,8 +1,8 @@
 //! The printer: writes nodes in input syntax, with the fewest parentheses
 //! the parser needs to read the same node back.
 
+use crate::ir::op::{Level, Syntax};
 use crate::ir::{DType, Graph, NodeId, Op};
-use crate::op::{Level, Syntax};
 use std::fmt::Write;
 
 /// Binding strength of a node's op when printed: its infix level, prefix,
@@ -163,8 +163,8 @@ pub fn count<N: TryInto<u128> + Copy + std::fmt::Display>(n: N, noun: &str) -> S
 
 /// A variable's value as the input syntax writes it: `true`/`false` for a
 /// bool, the number otherwise.
-pub fn value(dtype: crate::dtype::DType, v: i128) -> String {
-    if dtype == crate::dtype::DType::Bool {
+pub fn value(dtype: crate::ir::dtype::DType, v: i128) -> String {
+    if dtype == crate::ir::dtype::DType::Bool {
         (v != 0).to_string()
     } else {
         v.to_string()

@@ -19,9 +19,9 @@
 //! supported: they restrict the domain in a way the engine's variable
 //! bounds cannot express, and are reported as an error, not dropped.
 
+use crate::ir::op::Level;
 use crate::ir::{DType, Graph, NodeId, Op};
-use crate::op::Level;
-use crate::parse::{
+use crate::text::parse::{
     build, lex_line, Ast, AstKind, Cursor, PResult, ParseError, Program, Span, Tok,
 };
 use std::fmt::Write;
@@ -343,7 +343,7 @@ pub fn print_map(m: &XlaMap, roots: &[NodeId]) -> Result<String, NoXlaSyntax> {
     }
     let mut res = Vec::new();
     for &r in roots {
-        res.push(expr(g, r).ok_or_else(|| NoXlaSyntax(crate::print::expr(g, r)))?);
+        res.push(expr(g, r).ok_or_else(|| NoXlaSyntax(crate::text::print::expr(g, r)))?);
     }
     let _ = writeln!(out, " -> ({}),", res.join(", "));
     out.push_str("domain:\n");
@@ -385,7 +385,7 @@ mod tests {
         .unwrap();
         let g = &m.program.graph;
         assert_eq!(
-            crate::print::expr(g, m.program.outputs[0]),
+            crate::text::print::expr(g, m.program.outputs[0]),
             "(d0 * 100 + d1 * 10) // 100"
         );
     }

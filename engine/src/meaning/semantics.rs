@@ -6,14 +6,14 @@
 //! the integer ops' values with their overflow conditions). Three
 //! implementations provide the primitives and nothing else:
 //!
-//! - the reference interpreter ([`crate::interp`]) on exact `i128`s and
+//! - the reference interpreter ([`crate::meaning::interp`]) on exact `i128`s and
 //!   `bool`s: the definition;
 //! - the verifier (`verify::encode`) on Z3 terms, bit-exact bitvectors or
 //!   integers bounded to the width;
 //! - the fuzzer's JIT (`fuzz::jit`) on Cranelift values, folding what is
 //!   known at compile time.
 //!
-//! A test compares the three on every op of [`crate::op::OPS`] for every
+//! A test compares the three on every op of [`crate::ir::op::OPS`] for every
 //! 8-bit operand pair and every operand state (`tests/semantics_agree.rs`).
 //!
 //! ## The rules (docs/semantics.md)
@@ -68,8 +68,8 @@
 //! [`refinement`] is the other half of the contract: where a target fails
 //! to refine a source.
 
-use crate::dtype::{DType, Width};
-use crate::op::{Class, Op};
+use crate::ir::dtype::{DType, Width};
+use crate::ir::op::{Class, Op};
 use std::fmt;
 
 /// What a partial op (a division by zero, a shift by an amount out of

@@ -9,11 +9,12 @@
 //! a topological order; the interpreter and the printers rely on that.
 //!
 //! The value range (`vmin`/`vmax`) and the may-be-invalid flag of a node are
-//! computed once, when the node is built (see [`crate::ranges`]).
+//! computed once, when the node is built (see [`crate::ir::ranges`]).
 
-pub use crate::dtype::DType;
-use crate::op::Class;
-pub use crate::op::Op;
+use crate::ir::dtype::DType;
+use crate::ir::op::Class;
+use crate::ir::op::Op;
+use crate::ir::ranges;
 use rustc_hash::FxHashMap;
 
 /// Index of a node in its [`Graph`].
@@ -333,7 +334,7 @@ impl Graph {
         if let Some(&id) = self.dedup.get(&key) {
             return id;
         }
-        let (vmin, vmax) = crate::ranges::node_range(self, op, dtype, src);
+        let (vmin, vmax) = node_range(self, op, dtype, src);
         let maybe_invalid = op == Op::Invalid || src.iter().any(|&c| self.node(c).maybe_invalid);
         let maybe_unconstrained = src.iter().any(|&c| {
             let n = self.node(c);
@@ -534,5 +535,32 @@ impl Graph {
             map.insert(id, new);
         }
         Ok(roots.iter().map(|r| map[r]).collect())
+    }
+}
+
+/// The range of a node of `op` over operands `src` (already in `g`), by
+/// the transfer functions of [`crate::ir::ranges`].
+fn node_range(g: &Graph, op: Op, dtype: DType, src: &[NodeId]) -> (i64, i64) {
+    let args: Vec<ranges::Range> = src
+        .iter()
+        .map(|&s| {
+            let n = g.node(s);
+            ranges::Range::new(n.vmin as i128, n.vmax as i128)
+        })
+        .collect();
+    let exact = match op {
+        Op::Const(c) => ranges::Range::point(c as i128),
+        Op::Var(v) => {
+            let d = g.var(v);
+            ranges::Range::new(d.lo as i128, d.hi as i128)
+        }
+        Op::Invalid => ranges::Range::empty(),
+        _ => ranges::transfer(op, &args),
+    };
+    let r = ranges::clamp(&exact, dtype);
+    if r.is_empty() {
+        (1, 0)
+    } else {
+        (r.lo as i64, r.hi as i64)
     }
 }

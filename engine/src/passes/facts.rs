@@ -1,7 +1,7 @@
 //! Conjunctions and disjunctions of linear facts.
 //!
 //! Each comparison of a chain of `&&` (or of `||`) is read as a fact about
-//! a linear *key* ([`crate::compare`]'s relation, divided by the gcd of its
+//! a linear *key* ([`crate::algebra::relation`], divided by the gcd of its
 //! coefficients and signed so that its first coefficient is positive): an
 //! interval `lo <= key <= hi` and points `key != v`. The facts about one
 //! key are combined:
@@ -20,11 +20,13 @@
 //! Algorithmic, validated per firing; comparisons of possibly invalid
 //! operands are not facts (they are unconstrained there).
 
-use crate::arith::{div_floor, gcd};
-use crate::compare::{relation, write, Rel};
-use crate::dtype::Width;
+use crate::algebra::defined::fits_new;
+use crate::algebra::digits::{split_of, Split};
+use crate::algebra::linear::{self, terms_range, Mono, Poly};
+use crate::algebra::relation::{read_rel, relation, write, Read, Rel};
+use crate::ir::arith::{div_floor, gcd};
+use crate::ir::dtype::Width;
 use crate::ir::{DType, Graph, NodeId, Op};
-use crate::linear::{self, fits_new, terms_range, Mono, Poly, Split};
 
 /// The sub-rule names, in the order [`rewrite`] returns indices into.
 pub const RULES: [&str; 2] = ["linear_facts_and", "linear_facts_or"];
@@ -63,51 +65,6 @@ impl Fact {
         self.not.sort_unstable();
         self.not.dedup();
     }
-}
-
-/// `e REL 0` as (key, interval of the key where it holds, or the point it
-/// excludes). `None` for a relation with no terms.
-pub(crate) enum Read {
-    /// `lo <= key <= hi`.
-    In(Vec<(Mono, i128)>, i128, i128),
-    /// `key != v`.
-    Not(Vec<(Mono, i128)>, i128),
-    /// Never or always.
-    Const(bool),
-}
-
-/// Reads `e REL 0`: `e = G*s*key + k` with `key` the terms divided by their
-/// gcd `G > 0` and signed `s` so that the first coefficient is positive.
-pub(crate) fn read_rel(rel: Rel, p: &Poly) -> Option<Read> {
-    if p.terms.is_empty() {
-        return None;
-    }
-    let gg = p.terms.iter().fold(0, |a, t| gcd(a, t.1));
-    let s = if p.terms[0].1 < 0 { -1 } else { 1 };
-    let key: Vec<(Mono, i128)> = p
-        .terms
-        .iter()
-        .map(|(m, c)| (m.clone(), c / gg * s))
-        .collect();
-    let k = p.k;
-    const INF: i128 = i128::MAX / 4;
-    Some(match rel {
-        // s*G*key + k < 0.
-        Rel::Lt if s > 0 => Read::In(key, -INF, div_floor(-k - 1, gg)?),
-        Rel::Lt => Read::In(key, div_floor(k, gg)? + 1, INF),
-        Rel::Eq | Rel::Ne => {
-            // s*G*key == -k.
-            if k % gg != 0 {
-                return Some(Read::Const(rel == Rel::Ne));
-            }
-            let v = -k / gg * s;
-            if rel == Rel::Eq {
-                Read::In(key, v, v)
-            } else {
-                Read::Not(key, v)
-            }
-        }
-    })
 }
 
 /// Tries the fact rewrites at a chain root `n` (an `&&` or `||` whose
@@ -312,7 +269,7 @@ fn pinned_digits(g: &Graph, facts: &mut Vec<Fact>, w: Width) -> bool {
         let [a] = m[..] else {
             return None;
         };
-        linear::split_of(g, a).filter(|s| s.floor_exact(g))
+        split_of(g, a).filter(|s| s.floor_exact(g))
     };
     for i in 0..facts.len() {
         let Some(q) = single(&facts[i]) else {
@@ -371,7 +328,7 @@ fn pinned_digits(g: &Graph, facts: &mut Vec<Fact>, w: Width) -> bool {
 }
 
 fn div_ceil(a: i128, b: i128) -> Option<i128> {
-    crate::arith::div_ceil(a, b)
+    crate::ir::arith::div_ceil(a, b)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //!
 //! `a < b`, `a <= b`, `a == b` and `a != b` are read as one linear form
 //! `e = a - b` compared with 0 (`a <= b` as `e - 1 < 0`), normalized like a
-//! sum ([`crate::linear`]: like terms cancel, splits fuse, a quotient and
+//! sum ([`crate::algebra::linear`]: like terms cancel, splits fuse, a quotient and
 //! its base become a remainder), then:
 //!
 //! - **decided** when the range of `e` (interval arithmetic over its atoms)
@@ -27,56 +27,19 @@
 //! comparison of an invalid operand is unconstrained, and these move
 //! terms between operands).
 
-use crate::arith::{div_floor, gcd};
-use crate::dtype::Width;
+use crate::algebra::defined::fits_new;
+use crate::algebra::linear::{self, terms_range, Mono, Poly};
+use crate::algebra::minmax;
+use crate::algebra::relation::{relation, write, Rel};
+use crate::ir::arith::{div_floor, gcd};
+use crate::ir::dtype::Width;
 use crate::ir::{DType, Graph, NodeId, Op};
-use crate::linear::{self, fits_new, fuse, read_acc, terms_range, Mono, Poly};
-use crate::minmax;
 
 /// The sub-rule names, in the order [`rewrite`] returns indices into.
 pub const RULES: [&str; 2] = ["linear_compare", "linear_compare_decided"];
 
 const COMPARE: usize = 0;
 const DECIDED: usize = 1;
-
-/// What is compared with 0.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Rel {
-    /// `e < 0`.
-    Lt,
-    /// `e == 0`.
-    Eq,
-    /// `e != 0`.
-    Ne,
-}
-
-/// A comparison of two `index` operands that cannot be invalid, as `e REL
-/// 0` with `e` normalized (`a <= b` as `a - b - 1 < 0`).
-pub(crate) fn relation(g: &mut Graph, n: NodeId) -> Option<(Rel, Poly)> {
-    let node = *g.node(n);
-    if !node.op.is_comparison() || node.maybe_invalid {
-        return None;
-    }
-    let (a, b) = (node.src()[0], node.src()[1]);
-    if g.node(a).dtype != DType::Index {
-        return None;
-    }
-    let mut e = read_acc(g, a)?;
-    let rb = linear::read(g, b)?;
-    e.add_poly(&rb, -1)?;
-    let rel = match node.op {
-        Op::Lt => Rel::Lt,
-        Op::Le => {
-            e.k = e.k.checked_sub(1)?;
-            Rel::Lt
-        }
-        Op::Eq => Rel::Eq,
-        Op::Ne => Rel::Ne,
-        _ => return None,
-    };
-    fuse(g, &mut e)?;
-    Some((rel, e.finish(g)?))
-}
 
 /// Tries the comparison rewrites at `n`.
 pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
@@ -432,55 +395,6 @@ fn reduce_eq(mut p: Poly) -> Result<Poly, ()> {
         p.k = -p.k;
     }
     Ok(p)
-}
-
-/// Writes `e REL 0` back as a comparison of two sums with positive
-/// coefficients: of the equivalent forms (`P < N + 3` or `P <= N + 2`, the
-/// constant on either side), the one with the fewest nodes (a constant the
-/// sides already hold costs none), the first on a tie.
-pub(crate) fn write(g: &mut Graph, rel: Rel, p: &Poly) -> Option<NodeId> {
-    let pos: Vec<(Mono, i128)> = p.terms.iter().filter(|t| t.1 > 0).cloned().collect();
-    let neg: Vec<(Mono, i128)> = p
-        .terms
-        .iter()
-        .filter(|t| t.1 < 0)
-        .map(|(m, c)| (m.clone(), -c))
-        .collect();
-    let side = |g: &mut Graph, terms: &[(Mono, i128)], k: i128| -> Option<NodeId> {
-        linear::build(
-            g,
-            &Poly {
-                terms: terms.to_vec(),
-                k,
-            },
-        )
-    };
-    // (op, constant of `P - N + k OP 0`): `<` with k, or `<=` with k + 1.
-    let forms: Vec<(Op, i128)> = match rel {
-        Rel::Lt => vec![(Op::Lt, p.k), (Op::Le, p.k.checked_add(1)?)],
-        Rel::Eq => vec![(Op::Eq, p.k)],
-        Rel::Ne => vec![(Op::Ne, p.k)],
-    };
-    let mut best: Option<(usize, NodeId)> = None;
-    for (op, k) in forms {
-        // The constant on the side where it is positive (the usual way),
-        // then on the other.
-        let first = if k > 0 { (k, 0) } else { (0, k.checked_neg()?) };
-        let mut places = vec![first];
-        if k != 0 {
-            places.push((first.1.checked_neg()?, first.0.checked_neg()?));
-        }
-        for (lk, rk) in places {
-            let l = side(g, &pos, lk)?;
-            let r = side(g, &neg, rk)?;
-            let node = g.mk(op, &[l, r]);
-            let cost = g.reachable(&[node]).len();
-            if best.is_none_or(|b| cost < b.0) {
-                best = Some((cost, node));
-            }
-        }
-    }
-    best.map(|b| b.1)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! range analysis and the algorithmic rules all compute with these; none of
 //! them wraps by accident (a result that does not fit `i128` is `None`).
 
-use crate::op::Op;
+use crate::ir::op::Op;
 
 /// Truncating division (toward zero). `None` for a zero divisor or a
 /// quotient `i128` cannot hold.

@@ -3,7 +3,7 @@
 //! canonical `x * 32 * x mod x -> 0`).
 //!
 //! At `n // d`, `n mod d`, `n / d` or `n % d` with a divisor that is not a
-//! constant, both are read as linear forms ([`crate::linear`]):
+//! constant, both are read as linear forms ([`crate::algebra::linear`]):
 //!
 //! - **a multiple**: `n == q * d` for a constant `q` is `q` (remainder 0);
 //! - **multiples of a monomial divisor** `d = c * m` leave the division:
@@ -23,10 +23,11 @@
 //! validated per firing; only where neither operand can be invalid (terms
 //! are dropped and duplicated).
 
-use crate::arith::gcd;
-use crate::dtype::Width;
+use crate::algebra::defined::{fits_new_dividing, rng};
+use crate::algebra::linear::{self, terms_range, Acc, Mono, Poly};
+use crate::ir::arith::gcd;
+use crate::ir::dtype::Width;
 use crate::ir::{DType, Graph, NodeId, Op};
-use crate::linear::{self, fits_new_dividing, terms_range, Acc, Mono, Poly};
 
 /// The sub-rule names, in the order [`rewrite`] returns indices into.
 pub const RULES: [&str; 1] = ["symbolic_divisor"];
@@ -216,7 +217,7 @@ fn divide(
     if took && trunc && (!r.terms.is_empty() || r.k != 0) {
         // Truncation is floor division of |n| by |d| up to signs: unless
         // the division is exact, n and R must have one sign.
-        let nr = linear::rng(g, x, w);
+        let nr = rng(g, x, w);
         let rr = terms_range(g, &r.terms, r.k, w)?;
         if !((nr.lo >= 0 && rr.lo >= 0) || (nr.hi <= 0 && rr.hi <= 0)) {
             (q, r, took) = (Poly::constant(0), pn.clone(), false);

@@ -14,8 +14,9 @@
 //! terms to prove each one sound (`verify::ranges`). A property test also
 //! checks them against the interpreter.
 
-use crate::arith::{div_ceil, div_floor, div_trunc, mod_floor, pow2, rem_trunc};
-use crate::ir::{DType, Graph, NodeId, Op};
+use crate::ir::arith::{div_ceil, div_floor, div_trunc, mod_floor, pow2, rem_trunc};
+use crate::ir::dtype::DType;
+use crate::ir::op::Op;
 
 /// The arithmetic the transfer functions are written in. `Cond` is what a
 /// comparison gives; [`Arith::select`] is the only branch, so that a
@@ -182,32 +183,6 @@ impl<T: Arith> Range<T> {
 
     fn is_point(&self) -> T::Cond {
         self.lo.eq(&self.hi)
-    }
-}
-
-/// The range of a node of `op` over operands `src` (already in `g`).
-pub(crate) fn node_range(g: &Graph, op: Op, dtype: DType, src: &[NodeId]) -> (i64, i64) {
-    let args: Vec<Range> = src
-        .iter()
-        .map(|&s| {
-            let n = g.node(s);
-            Range::new(n.vmin as i128, n.vmax as i128)
-        })
-        .collect();
-    let exact = match op {
-        Op::Const(c) => Range::point(c as i128),
-        Op::Var(v) => {
-            let d = g.var(v);
-            Range::new(d.lo as i128, d.hi as i128)
-        }
-        Op::Invalid => Range::empty(),
-        _ => transfer(op, &args),
-    };
-    let r = clamp(&exact, dtype);
-    if r.is_empty() {
-        (1, 0)
-    } else {
-        (r.lo as i64, r.hi as i64)
     }
 }
 

@@ -1,0 +1,487 @@
+//! The canonical linear form of `index` expressions.
+//!
+//! An expression is read as a sum of (constant coefficient x monomial)
+//! terms plus a constant ([`Poly`]), the way TVM's canonical simplifier,
+//! XLA's affine expressions and MLIR's affine maps see index arithmetic. A
+//! monomial is a product of *atoms*: anything that is not a sum, a
+//! difference, a negation or a product (a variable, a division, a `min`,
+//! a `where`, ...). Like terms are merged, constants folded, and the terms
+//! kept in a total order (the graph's canonical order on their atoms), so
+//! that two equal sums build one node. Products of sums are expanded (up to
+//! a size bound) so that terms cancel across them, and common factors are
+//! taken out again when the sum is built.
+//!
+//! Every pass that does arithmetic on sums reads and builds them here;
+//! digit splits are [`crate::algebra::digits`], quotients
+//! [`crate::algebra::quotient`], and whether a result is defined
+//! [`crate::algebra::defined`].
+
+use crate::algebra::defined::rng;
+use crate::ir::arith::gcd;
+use crate::ir::dtype::Width;
+use crate::ir::ranges::{transfer, Range};
+use crate::ir::{DType, Graph, NodeId, Op};
+use rustc_hash::FxHashMap;
+use std::cmp::Ordering;
+
+/// A sum, product or negation of `index`: its operands are read into its
+/// own linear form, so they are inner sums, not linear roots.
+#[inline]
+pub fn is_linear_op(op: Op, dtype: DType) -> bool {
+    dtype == DType::Index && matches!(op, Op::Add | Op::Sub | Op::Neg | Op::Mul)
+}
+
+// ---- the form ---------------------------------------------------------------------
+
+/// A product of atoms in canonical order (an atom may repeat); never empty
+/// in a [`Poly`] term.
+pub type Mono = Vec<NodeId>;
+
+/// `sum c_i * m_i + k`: distinct monomials, non-zero coefficients, in
+/// canonical order; every coefficient and `k` fit 64 bits.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Poly {
+    pub terms: Vec<(Mono, i128)>,
+    pub k: i128,
+}
+
+/// A poly under construction: monomial -> coefficient.
+#[derive(Clone, Debug, Default)]
+pub struct Acc {
+    pub terms: FxHashMap<Mono, i128>,
+    pub k: i128,
+}
+
+impl Acc {
+    pub fn add(&mut self, m: Mono, c: i128) -> Option<()> {
+        if c == 0 {
+            return Some(());
+        }
+        if m.is_empty() {
+            self.k = self.k.checked_add(c)?;
+            return Some(());
+        }
+        let e = self.terms.entry(m).or_insert(0);
+        *e = e.checked_add(c)?;
+        Some(())
+    }
+
+    /// Adds `c * p`.
+    pub fn add_poly(&mut self, p: &Poly, c: i128) -> Option<()> {
+        for (m, f) in &p.terms {
+            self.add(m.clone(), f.checked_mul(c)?)?;
+        }
+        self.k = self.k.checked_add(p.k.checked_mul(c)?)?;
+        Some(())
+    }
+
+    /// The coefficient of a monomial (0 when absent).
+    pub fn coef(&self, m: &Mono) -> i128 {
+        self.terms.get(m).copied().unwrap_or(0)
+    }
+
+    /// The finished poly: zero terms dropped, canonical order; `None` if a
+    /// coefficient leaves 64 bits.
+    pub fn finish(self, g: &Graph) -> Option<Poly> {
+        let mut terms: Vec<(Mono, i128)> = self.terms.into_iter().filter(|t| t.1 != 0).collect();
+        if terms.iter().any(|t| !fits64(t.1)) || !fits64(self.k) {
+            return None;
+        }
+        terms.sort_by(|a, b| mono_cmp(g, &a.0, &b.0));
+        Some(Poly { terms, k: self.k })
+    }
+}
+
+impl Poly {
+    pub fn constant(k: i128) -> Poly {
+        Poly {
+            terms: Vec::new(),
+            k,
+        }
+    }
+
+    pub fn is_const(&self) -> bool {
+        self.terms.is_empty()
+    }
+
+    pub fn acc(&self) -> Acc {
+        let mut a = Acc {
+            terms: FxHashMap::default(),
+            k: self.k,
+        };
+        for (m, c) in &self.terms {
+            a.terms.insert(m.clone(), *c);
+        }
+        a
+    }
+
+    /// The gcd of the coefficients (not the constant); 0 for a constant.
+    pub fn coef_gcd(&self) -> i128 {
+        self.terms.iter().fold(0, |a, t| gcd(a, t.1))
+    }
+}
+
+fn fits64(v: i128) -> bool {
+    i64::MIN as i128 <= v && v <= i64::MAX as i128
+}
+
+/// The canonical order of monomials: atom by atom in the graph's canonical
+/// order, then the shorter first.
+pub fn mono_cmp(g: &Graph, a: &Mono, b: &Mono) -> Ordering {
+    for (&x, &y) in a.iter().zip(b) {
+        let c = g.canonical_cmp(x, y);
+        if c != Ordering::Equal {
+            return c;
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+// ---- reading ----------------------------------------------------------------------
+
+/// Products of sums are expanded at most this many levels deep, and only
+/// while the expansion has at most [`PRODUCT_TERMS`] terms; a larger
+/// product stays one atom.
+const PRODUCT_DEPTH: u32 = 3;
+const PRODUCT_TERMS: usize = 16;
+
+/// How a node contributes to the linear form of its parent.
+enum Kind {
+    Const(i128),
+    Add(NodeId, NodeId),
+    Sub(NodeId, NodeId),
+    Neg(NodeId),
+    /// `x * c`.
+    Scale(NodeId, i128),
+    /// A product of two non-constants.
+    Product(NodeId, NodeId),
+    Atom,
+}
+
+fn kind(g: &Graph, n: NodeId) -> Kind {
+    let node = g.node(n);
+    if node.dtype != DType::Index {
+        return Kind::Atom;
+    }
+    let s = node.src();
+    match node.op {
+        Op::Const(c) => Kind::Const(c as i128),
+        Op::Add => Kind::Add(s[0], s[1]),
+        Op::Sub => Kind::Sub(s[0], s[1]),
+        Op::Neg => Kind::Neg(s[0]),
+        Op::Mul => match (g.node(s[0]).as_const(), g.node(s[1]).as_const()) {
+            (_, Some(c)) => Kind::Scale(s[0], c as i128),
+            (Some(c), _) => Kind::Scale(s[1], c as i128),
+            _ => Kind::Product(s[0], s[1]),
+        },
+        _ => Kind::Atom,
+    }
+}
+
+/// Reads an `index` expression as a [`Poly`]; `None` if a coefficient
+/// leaves 64 bits (or the node is not `index`).
+pub fn read(g: &Graph, root: NodeId) -> Option<Poly> {
+    read_at(g, root, 0)?.finish(g)
+}
+
+/// Reads an `index` expression into an [`Acc`], to be added to.
+pub fn read_acc(g: &Graph, root: NodeId) -> Option<Acc> {
+    read_at(g, root, 0)
+}
+
+/// The linear form of `root`, unfinished. The sub-graph of sums, products
+/// by constants and negations below `root` is a DAG: each node's
+/// coefficient is the sum over its parents, so nodes are visited parents
+/// first (decreasing id: a node is built after its operands) and each once,
+/// whatever the sharing.
+fn read_at(g: &Graph, root: NodeId, depth: u32) -> Option<Acc> {
+    if g.node(root).dtype != DType::Index {
+        return None;
+    }
+    let mut acc = Acc::default();
+    let mut coef: FxHashMap<NodeId, i128> = FxHashMap::default();
+    let mut nodes = Vec::new();
+    let mut stack = vec![root];
+    coef.insert(root, 0);
+    while let Some(n) = stack.pop() {
+        nodes.push(n);
+        let kids: [Option<NodeId>; 2] = match kind(g, n) {
+            Kind::Add(a, b) | Kind::Sub(a, b) => [Some(a), Some(b)],
+            Kind::Neg(a) | Kind::Scale(a, _) => [Some(a), None],
+            _ => [None, None],
+        };
+        for c in kids.into_iter().flatten() {
+            if let std::collections::hash_map::Entry::Vacant(e) = coef.entry(c) {
+                e.insert(0);
+                stack.push(c);
+            }
+        }
+    }
+    nodes.sort_unstable_by(|a, b| b.cmp(a));
+    coef.insert(root, 1);
+    for n in nodes {
+        let c = coef[&n];
+        if c == 0 {
+            continue;
+        }
+        let mut push = |x: NodeId, f: i128| -> Option<()> {
+            let e = coef.get_mut(&x).expect("collected above");
+            *e = e.checked_add(f)?;
+            Some(())
+        };
+        match kind(g, n) {
+            Kind::Const(v) => acc.k = acc.k.checked_add(c.checked_mul(v)?)?,
+            Kind::Add(a, b) => {
+                push(a, c)?;
+                push(b, c)?;
+            }
+            Kind::Sub(a, b) => {
+                push(a, c)?;
+                push(b, c.checked_neg()?)?;
+            }
+            Kind::Neg(a) => push(a, c.checked_neg()?)?,
+            Kind::Scale(a, f) => push(a, c.checked_mul(f)?)?,
+            Kind::Product(a, b) => match expand(g, a, b, depth) {
+                Some(p) => {
+                    for (m, f) in p.terms {
+                        acc.add(m, f.checked_mul(c)?)?;
+                    }
+                    acc.k = acc.k.checked_add(p.k.checked_mul(c)?)?;
+                }
+                None => acc.add(vec![n], c)?,
+            },
+            Kind::Atom => acc.add(vec![n], c)?,
+        }
+    }
+    Some(acc)
+}
+
+/// `a * b` as a poly, when small enough.
+fn expand(g: &Graph, a: NodeId, b: NodeId, depth: u32) -> Option<Acc> {
+    if depth >= PRODUCT_DEPTH {
+        return None;
+    }
+    let pa = read_at(g, a, depth + 1)?;
+    let pb = read_at(g, b, depth + 1)?;
+    let size = |p: &Acc| p.terms.len() + (p.k != 0) as usize;
+    if size(&pa) * size(&pb) > PRODUCT_TERMS {
+        return None;
+    }
+    let with_k = |p: &Acc| -> Vec<(Mono, i128)> {
+        let mut v: Vec<(Mono, i128)> = p.terms.iter().map(|(m, c)| (m.clone(), *c)).collect();
+        if p.k != 0 {
+            v.push((Vec::new(), p.k));
+        }
+        v
+    };
+    let mut out = Acc::default();
+    for (ma, ca) in with_k(&pa) {
+        for (mb, cb) in with_k(&pb) {
+            let mut m: Mono = ma.iter().chain(&mb).copied().collect();
+            m.sort_by(|x, y| g.canonical_cmp(*x, *y));
+            out.add(m, ca.checked_mul(cb)?)?;
+        }
+    }
+    Some(out)
+}
+
+// ---- building ---------------------------------------------------------------------
+
+pub fn cnst(g: &mut Graph, v: i128) -> Option<NodeId> {
+    Some(g.cnst(i64::try_from(v).ok()?, DType::Index))
+}
+
+/// The node of a monomial: its atoms multiplied left to right.
+fn mono_node(g: &mut Graph, m: &[NodeId]) -> NodeId {
+    let mut it = m.iter().copied();
+    let first = it.next().expect("a monomial has an atom");
+    it.fold(first, |acc, a| g.mk(Op::Mul, &[acc, a]))
+}
+
+/// Builds a poly in canonical shape: common atoms factored out of products
+/// (`x*y + x*10` is `x * (y + 10)`), then the positive terms summed in
+/// order, the negative ones subtracted (`a - b*2`), the constant last
+/// (`+ k`); with no positive term, `k - a` or `-a - b`.
+pub fn build(g: &mut Graph, p: &Poly) -> Option<NodeId> {
+    let plain = build_terms(g, &p.terms, p.k, true)?;
+    // The terms' common factor taken out (`(y - z) * 5 + 3`), either sign,
+    // when that is smaller.
+    let cg = p.coef_gcd();
+    if p.terms.len() < 2 || cg <= 1 {
+        return Some(plain);
+    }
+    let mut best = (size(g, plain), plain);
+    for s in [cg, -cg] {
+        let inner: Vec<(Mono, i128)> = p.terms.iter().map(|(m, c)| (m.clone(), c / s)).collect();
+        let sum = build_terms(g, &inner, 0, true)?;
+        let sn = cnst(g, s)?;
+        let mut node = g.mk(Op::Mul, &[sum, sn]);
+        if p.k != 0 {
+            let kn = cnst(g, p.k)?;
+            node = g.mk(Op::Add, &[node, kn]);
+        }
+        let cost = size(g, node);
+        if cost < best.0 {
+            best = (cost, node);
+        }
+    }
+    Some(best.1)
+}
+
+/// Number of distinct nodes below `n` (a cost).
+fn size(g: &Graph, n: NodeId) -> usize {
+    g.reachable(&[n]).len()
+}
+
+/// `terms` and `k` built, the atom shared by the most monomials factored
+/// out; `both_signs`: the factored sum is built with either sign and the
+/// smaller kept (`x * (1 - y)`, not `-(x * (y - 1))`), else with its
+/// leading term positive.
+fn build_terms(g: &mut Graph, terms: &[(Mono, i128)], k: i128, both_signs: bool) -> Option<NodeId> {
+    // Factor the atom shared by the most monomials (at least two).
+    let mut count: FxHashMap<NodeId, usize> = FxHashMap::default();
+    for (m, _) in terms {
+        let mut seen: Vec<NodeId> = m.clone();
+        seen.dedup();
+        for a in seen {
+            *count.entry(a).or_default() += 1;
+        }
+    }
+    let best = count
+        .iter()
+        .filter(|(_, &c)| c >= 2)
+        .max_by(|(a, ca), (b, cb)| ca.cmp(cb).then_with(|| g.canonical_cmp(**b, **a)))
+        .map(|(&a, _)| a);
+    let Some(a) = best else {
+        let mut items: Vec<(NodeId, i128)> = Vec::new();
+        for (m, c) in terms {
+            let node = mono_node(g, m);
+            items.push((node, *c));
+        }
+        return assemble(g, &items, k);
+    };
+    let mut inner: Vec<(Mono, i128)> = Vec::new();
+    let mut inner_k = 0i128;
+    let mut rest: Vec<(Mono, i128)> = Vec::new();
+    for (m, c) in terms {
+        match m.iter().position(|&x| x == a) {
+            Some(i) => {
+                let mut cof = m.clone();
+                cof.remove(i);
+                if cof.is_empty() {
+                    inner_k += c;
+                } else {
+                    inner.push((cof, *c));
+                }
+            }
+            None => rest.push((m.clone(), *c)),
+        }
+    }
+    inner.sort_by(|x, y| mono_cmp(g, &x.0, &y.0));
+    // The factored sum leads with a positive term: x * (y - z), not
+    // x * (z - y) negated... unless all of it is negative.
+    let neg = match inner.first() {
+        Some((_, c)) => *c < 0,
+        None => inner_k < 0,
+    };
+    let first = if neg { -1 } else { 1 };
+    let signs: &[i128] = if both_signs {
+        &[first, -first]
+    } else {
+        &[first]
+    };
+    let mut best: Option<(usize, NodeId)> = None;
+    for &sign in signs {
+        let flipped: Vec<(Mono, i128)> = inner.iter().map(|(m, c)| (m.clone(), c * sign)).collect();
+        let cof = build_terms(g, &flipped, inner_k * sign, false)?;
+        let prod = g.mk(Op::Mul, &[a, cof]);
+        let mut items: Vec<(NodeId, i128)> = vec![(prod, sign)];
+        for (m, c) in &rest {
+            let node = mono_node(g, m);
+            items.push((node, *c));
+        }
+        items.sort_by(|x, y| g.canonical_cmp(x.0, y.0));
+        let node = assemble(g, &items, k)?;
+        let cost = size(g, node);
+        if best.is_none_or(|b| cost < b.0) {
+            best = Some((cost, node));
+        }
+    }
+    best.map(|b| b.1)
+}
+
+/// `sum c_i * t_i + k` from built terms, in the order given.
+fn assemble(g: &mut Graph, items: &[(NodeId, i128)], k: i128) -> Option<NodeId> {
+    let scaled = |g: &mut Graph, t: NodeId, c: i128| -> Option<NodeId> {
+        if c == 1 {
+            Some(t)
+        } else {
+            let cn = cnst(g, c)?;
+            Some(g.mk(Op::Mul, &[t, cn]))
+        }
+    };
+    let mut sum: Option<NodeId> = None;
+    for &(t, c) in items.iter().filter(|t| t.1 > 0) {
+        let term = scaled(g, t, c)?;
+        sum = Some(match sum {
+            None => term,
+            Some(s) => g.mk(Op::Add, &[s, term]),
+        });
+    }
+    let mut negs = items.iter().filter(|t| t.1 < 0).copied();
+    if sum.is_none() {
+        if k != 0 {
+            sum = Some(cnst(g, k)?);
+        } else if let Some((t, c)) = negs.next() {
+            sum = Some(if c == -1 {
+                g.mk(Op::Neg, &[t])
+            } else {
+                scaled(g, t, c)?
+            });
+        }
+        let mut s = sum.unwrap_or(cnst(g, 0)?);
+        for (t, c) in negs {
+            let term = scaled(g, t, c.checked_neg()?)?;
+            s = g.mk(Op::Sub, &[s, term]);
+        }
+        return Some(s);
+    }
+    let mut s = sum.expect("a positive term");
+    for (t, c) in negs {
+        let term = scaled(g, t, c.checked_neg()?)?;
+        s = g.mk(Op::Sub, &[s, term]);
+    }
+    if k != 0 {
+        let kn = cnst(g, k)?;
+        s = g.mk(Op::Add, &[s, kn]);
+    }
+    Some(s)
+}
+
+/// The range of a monomial's value at width `w`, by interval arithmetic
+/// over its atoms' ranges.
+pub fn mono_range(g: &Graph, m: &[NodeId], w: Width) -> Option<Range> {
+    let mut r = Range::point(1);
+    for &a in m {
+        let ar = rng(g, a, w);
+        if ar.is_empty() {
+            return None;
+        }
+        r = transfer(Op::Mul, &[r, ar]);
+    }
+    Some(r)
+}
+
+/// The range of `sum c_i * m_i + k` (without its constant when `with_k` is
+/// false), by interval arithmetic; `None` when a term never has a value or
+/// a bound leaves `i128`.
+pub fn terms_range(g: &Graph, terms: &[(Mono, i128)], k: i128, w: Width) -> Option<Range> {
+    let (mut lo, mut hi) = (k, k);
+    for (m, c) in terms {
+        let r = mono_range(g, m, w)?;
+        let (p, q) = (r.lo.checked_mul(*c)?, r.hi.checked_mul(*c)?);
+        lo = lo.checked_add(p.min(q))?;
+        hi = hi.checked_add(p.max(q))?;
+    }
+    Some(Range::new(lo, hi))
+}

@@ -1,0 +1,144 @@
+//! Comparisons of `index` operands as linear relations, and the facts they
+//! state: `a < b`, `a <= b`, `a == b` and `a != b` read as one linear form
+//! `e = a - b` compared with 0 ([`relation`]), written back with the
+//! positive terms on one side and the negative on the other ([`write`]),
+//! and read as a fact about a linear key ([`read_rel`]). The comparison,
+//! fact and gate passes all read relations here.
+
+use crate::algebra::digits::fuse;
+use crate::algebra::linear::{self, read_acc, Mono, Poly};
+use crate::ir::arith::{div_floor, gcd};
+use crate::ir::{DType, Graph, NodeId, Op};
+
+/// What is compared with 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rel {
+    /// `e < 0`.
+    Lt,
+    /// `e == 0`.
+    Eq,
+    /// `e != 0`.
+    Ne,
+}
+
+/// A comparison of two `index` operands that cannot be invalid, as `e REL
+/// 0` with `e` normalized (`a <= b` as `a - b - 1 < 0`).
+pub fn relation(g: &mut Graph, n: NodeId) -> Option<(Rel, Poly)> {
+    let node = *g.node(n);
+    if !node.op.is_comparison() || node.maybe_invalid {
+        return None;
+    }
+    let (a, b) = (node.src()[0], node.src()[1]);
+    if g.node(a).dtype != DType::Index {
+        return None;
+    }
+    let mut e = read_acc(g, a)?;
+    let rb = linear::read(g, b)?;
+    e.add_poly(&rb, -1)?;
+    let rel = match node.op {
+        Op::Lt => Rel::Lt,
+        Op::Le => {
+            e.k = e.k.checked_sub(1)?;
+            Rel::Lt
+        }
+        Op::Eq => Rel::Eq,
+        Op::Ne => Rel::Ne,
+        _ => return None,
+    };
+    fuse(g, &mut e)?;
+    Some((rel, e.finish(g)?))
+}
+
+/// Writes `e REL 0` back as a comparison of two sums with positive
+/// coefficients: of the equivalent forms (`P < N + 3` or `P <= N + 2`, the
+/// constant on either side), the one with the fewest nodes (a constant the
+/// sides already hold costs none), the first on a tie.
+pub fn write(g: &mut Graph, rel: Rel, p: &Poly) -> Option<NodeId> {
+    let pos: Vec<(Mono, i128)> = p.terms.iter().filter(|t| t.1 > 0).cloned().collect();
+    let neg: Vec<(Mono, i128)> = p
+        .terms
+        .iter()
+        .filter(|t| t.1 < 0)
+        .map(|(m, c)| (m.clone(), -c))
+        .collect();
+    let side = |g: &mut Graph, terms: &[(Mono, i128)], k: i128| -> Option<NodeId> {
+        linear::build(
+            g,
+            &Poly {
+                terms: terms.to_vec(),
+                k,
+            },
+        )
+    };
+    // (op, constant of `P - N + k OP 0`): `<` with k, or `<=` with k + 1.
+    let forms: Vec<(Op, i128)> = match rel {
+        Rel::Lt => vec![(Op::Lt, p.k), (Op::Le, p.k.checked_add(1)?)],
+        Rel::Eq => vec![(Op::Eq, p.k)],
+        Rel::Ne => vec![(Op::Ne, p.k)],
+    };
+    let mut best: Option<(usize, NodeId)> = None;
+    for (op, k) in forms {
+        // The constant on the side where it is positive (the usual way),
+        // then on the other.
+        let first = if k > 0 { (k, 0) } else { (0, k.checked_neg()?) };
+        let mut places = vec![first];
+        if k != 0 {
+            places.push((first.1.checked_neg()?, first.0.checked_neg()?));
+        }
+        for (lk, rk) in places {
+            let l = side(g, &pos, lk)?;
+            let r = side(g, &neg, rk)?;
+            let node = g.mk(op, &[l, r]);
+            let cost = g.reachable(&[node]).len();
+            if best.is_none_or(|b| cost < b.0) {
+                best = Some((cost, node));
+            }
+        }
+    }
+    best.map(|b| b.1)
+}
+
+/// `e REL 0` as (key, interval of the key where it holds, or the point it
+/// excludes). `None` for a relation with no terms.
+pub enum Read {
+    /// `lo <= key <= hi`.
+    In(Vec<(Mono, i128)>, i128, i128),
+    /// `key != v`.
+    Not(Vec<(Mono, i128)>, i128),
+    /// Never or always.
+    Const(bool),
+}
+
+/// Reads `e REL 0`: `e = G*s*key + k` with `key` the terms divided by their
+/// gcd `G > 0` and signed `s` so that the first coefficient is positive.
+pub fn read_rel(rel: Rel, p: &Poly) -> Option<Read> {
+    if p.terms.is_empty() {
+        return None;
+    }
+    let gg = p.terms.iter().fold(0, |a, t| gcd(a, t.1));
+    let s = if p.terms[0].1 < 0 { -1 } else { 1 };
+    let key: Vec<(Mono, i128)> = p
+        .terms
+        .iter()
+        .map(|(m, c)| (m.clone(), c / gg * s))
+        .collect();
+    let k = p.k;
+    const INF: i128 = i128::MAX / 4;
+    Some(match rel {
+        // s*G*key + k < 0.
+        Rel::Lt if s > 0 => Read::In(key, -INF, div_floor(-k - 1, gg)?),
+        Rel::Lt => Read::In(key, div_floor(k, gg)? + 1, INF),
+        Rel::Eq | Rel::Ne => {
+            // s*G*key == -k.
+            if k % gg != 0 {
+                return Some(Read::Const(rel == Rel::Ne));
+            }
+            let v = -k / gg * s;
+            if rel == Rel::Eq {
+                Read::In(key, v, v)
+            } else {
+                Read::Not(key, v)
+            }
+        }
+    })
+}

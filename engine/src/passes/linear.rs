@@ -1,0 +1,256 @@
+//! The linear form's rewrites: a sum normalized at its root
+//! (`linear_normalize`: like terms merged, products expanded and factored,
+//! digit splits fused, quotients read in their residue form, terms moved
+//! between a `min`/`max` and the sum around it, the result built in its
+//! cheapest shape) and a quotient of a sum with a quotient term as one
+//! quotient (`linear_nested_quotient`).
+//!
+//! Every rewrite here is algorithmic: the rewriter records each firing
+//! under the sub-rule's name ([`RULES`]) and the gate validates every one
+//! (SMT over the bounds, the JIT over the domain).
+//!
+//! Soundness beyond the identities:
+//! - a rewrite drops, duplicates and moves terms, so it applies only where
+//!   no term can be invalid (nor, therefore, unconstrained);
+//! - every node the result adds must have an exact range inside the
+//!   width's `index` range, and a new division must divide by a divisor the
+//!   source divides by ([`fits_new`]), so that the result is defined
+//!   wherever the source is.
+
+use crate::algebra::defined::fits_new;
+use crate::algebra::digits::{fuse, split_of};
+use crate::algebra::linear::{build, cnst, is_linear_op, read, read_acc, Acc};
+use crate::algebra::{minmax, quotient};
+use crate::ir::dtype::Width;
+use crate::ir::{DType, Graph, NodeId, Op};
+
+/// The sub-rule names, in the order [`rewrite`] returns indices into.
+pub const RULES: [&str; 2] = ["linear_normalize", "linear_nested_quotient"];
+
+/// Index of each sub-rule in [`RULES`].
+const NORMALIZE: usize = 0;
+const NESTED_QUOTIENT: usize = 1;
+
+/// Tries the linear form's rewrites at `n`: `(index into RULES, result)`.
+/// `root`: `n` is a linear root (the rewriter's notion: its parent is not a
+/// sum, product or negation), where a sum is normalized.
+pub fn rewrite(g: &mut Graph, n: NodeId, root: bool, w: Width) -> Option<(usize, NodeId)> {
+    let node = *g.node(n);
+    if node.maybe_invalid {
+        return None;
+    }
+    if root && is_linear_op(node.op, node.dtype) {
+        return normalize(g, n, w).map(|r| (NORMALIZE, r));
+    }
+    if matches!(node.op, Op::FloorDiv | Op::Div) && node.dtype == DType::Index {
+        return nested_quotient(g, n, w).map(|r| (NESTED_QUOTIENT, r));
+    }
+    None
+}
+
+/// A quotient whose numerator holds a quotient term: for an integer `A`
+/// and `d, e > 0`, `A + y // d == (A*d + y) // d`, so
+/// `(A + y // d) // e == (A*d + y) // (d*e)` (`(s0*2 + s1//64)//3` is
+/// `(s0*128 + s1)//192`): one division instead of two. A negated term is
+/// a quotient too: `-(y // d) == (d - 1 - y) // d`, and so is a floor
+/// division by a negative `e`: `n // e == (-n) // (-e)` (`s0 // 2 // -7`
+/// is `(1 - s0) // 14`). Only where the
+/// result would not be split back (no multiple of `d*e` in its numerator:
+/// [`quotient::splits_again`]), with exactly one such term of
+/// coefficient 1. `/` stays `/` where both numerators are
+/// non-negative (then `/` is `//`).
+fn nested_quotient(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
+    let node = *g.node(n);
+    let mut e = g
+        .node(node.src()[1])
+        .as_const()
+        .filter(|&e| !(-1..=1).contains(&e))? as i128;
+    let x = node.src()[0];
+    if node.op == Op::Div && (g.node(x).vmin < 0 || e < 0) {
+        return None;
+    }
+    let mut p = read(g, x)?;
+    // By a negative divisor: n // e == (-n) // (-e).
+    if e < 0 {
+        e = e.checked_neg()?;
+        let mut neg = Acc::default();
+        neg.add_poly(&p, -1)?;
+        p = neg.finish(g)?;
+    }
+    let mut inner = p.terms.iter().filter(|(m, c)| {
+        c.abs() == 1
+            && m.len() == 1
+            && split_of(g, m[0]).is_some_and(|s| s.hi.is_none() && s.lo > 1 && s.floor_exact(g))
+    });
+    let (q, c) = inner.next()?;
+    if inner.next().is_some() {
+        return None;
+    }
+    let s = split_of(g, q[0])?;
+    let d = s.lo;
+    let mut a = p.acc();
+    a.add(q.clone(), -c)?;
+    let a = a.finish(g)?;
+    if a.terms.is_empty() && a.k == 0 && *c == 1 {
+        return None;
+    }
+    // A negated quotient is a quotient: -(y // d) == (d - 1 - y) // d.
+    let mut num = Acc::default();
+    num.add_poly(&a, d)?;
+    num.add_poly(&read(g, s.base)?, *c)?;
+    if *c == -1 {
+        num.k = num.k.checked_add(d - 1)?;
+    }
+    let num = num.finish(g)?;
+    let de = d.checked_mul(e)?;
+    if quotient::splits_again(&num, de) {
+        return None;
+    }
+    let nb = build(g, &num)?;
+    let op = if node.op == Op::Div && g.node(nb).vmin >= 0 {
+        Op::Div
+    } else {
+        Op::FloorDiv
+    };
+    let de = cnst(g, de)?;
+    let out = g.mk(op, &[nb, de]);
+    if out == n || !fits_new(g, n, out, w) {
+        return None;
+    }
+    Some(out)
+}
+
+// ---- normalization ----------------------------------------------------------------
+
+/// The canonical form of the sum rooted at `n`: like terms merged,
+/// constants folded, splits fused, in canonical order. `None` when `n` is
+/// already in it (or it cannot be built within the width).
+fn normalize(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
+    let mut acc = read_acc(g, n)?;
+    quotient::residues(g, &mut acc, w)?;
+    fuse(g, &mut acc)?;
+    minmax::in_sum(g, &mut acc, w)?;
+    let p = acc.finish(g)?;
+    let out = quotient::build(g, &p, n, w)?;
+    if out == n || !fits_new(g, n, out, w) {
+        return None;
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::simp;
+
+    #[test]
+    fn like_terms_cancel_across_a_difference() {
+        let v = "var x in [0, 9]\nvar y in [0, 9]\nvar z in [0, 9]";
+        assert_eq!(simp(v, "(x + y) - (x + z)"), "y - z");
+        assert_eq!(simp(v, "(x - 10) + (10 - z)"), "x - z");
+        assert_eq!(simp(v, "x - (x + y)"), "-y");
+        assert_eq!(simp(v, "x * 3 - x"), "x * 2");
+    }
+
+    #[test]
+    fn common_factors_come_out_of_products() {
+        let v = "var x in [0, 9]\nvar y in [0, 9]\nvar z in [0, 9]";
+        assert_eq!(simp(v, "x * y + x * 10"), "x * (y + 10)");
+        assert_eq!(simp(v, "(x - y) * z + y * z"), "x * z");
+    }
+
+    #[test]
+    fn a_sum_is_built_in_its_smallest_equivalent_shape() {
+        let v = "var x in [0, 9]\nvar y in [0, 9]\nvar z in [0, 9]";
+        // The terms' common factor comes out, with the cheaper sign.
+        assert_eq!(simp(v, "(x - y) * -2"), "(y - x) * 2");
+        assert_eq!(simp(v, "x * 3 + y * 9"), "(x + y * 3) * 3");
+        assert_eq!(
+            simp(v, "y * 5 - (y + z) // 2 * 10"),
+            "((y + z) mod 2 - z) * 5"
+        );
+        // A factored atom's cofactor with the cheaper sign.
+        assert_eq!(simp(v, "x - x * y"), "x * (1 - y)");
+    }
+
+    #[test]
+    fn digits_fuse_at_any_depth() {
+        let v = "var x in [0, 10000]";
+        assert_eq!(simp(v, "x mod 4 + (x // 4 mod 3) * 4"), "x mod 12");
+        assert_eq!(simp(v, "x // 4 mod 3 + (x // 12) * 3"), "x // 4");
+        assert_eq!(
+            simp(v, "x // 3 mod 224 * 3 + x mod 3 + x // 672 * 672"),
+            "x"
+        );
+        assert_eq!(simp(v, "x mod 4 * 3 + x // 4 mod 2 * 12"), "x mod 8 * 3");
+        assert_eq!(simp(v, "x mod 4 * -2 + x // 4 mod 2 * -8"), "x mod 8 * -2");
+        let v = "var r0 in [0, 7]\nvar r1 in [0, 7]";
+        assert_eq!(simp(v, "(r0*2 + r1//4)*4 + r1 mod 4"), "r0 * 8 + r1");
+    }
+
+    #[test]
+    fn digits_of_bases_that_differ_by_multiples_fuse() {
+        // XLA's SimplifyReshape3: d1*2 + d0 // 64 is (d1*128 + d0) // 64,
+        // and d0 mod 64 is (d1*128 + d0) mod 64.
+        let v = "var d1 in [0, 3071]\nvar d0 in [0, 127]";
+        assert_eq!(
+            simp(
+                v,
+                "(d1 * 2 + d0 // 64) mod 3 * 256 + d0 mod 64 * 4 + (d1 * 128 + d0) // 192 * 768"
+            ),
+            "d1 * 512 + d0 * 4"
+        );
+        // d0 // 1536 is (d0*128 + d1) // 196608 for d1 in [0, 128).
+        let v = "var d0 in [0, 3071]\nvar d1 in [0, 127]";
+        assert_eq!(
+            simp(v, "d0 // 1536 * 786432 + (d0 * 2 + d1 // 64) // 3 mod 1024 * 768 + (d0 * 2 + d1 // 64) mod 3 * 256 + d1 mod 64 * 4"),
+            "d0 * 512 + d1 * 4"
+        );
+    }
+
+    #[test]
+    fn a_quotient_against_more_than_its_base_is_a_remainder() {
+        let v = "var d0 in [0, 1]\nvar s0 in [0, 3]";
+        assert_eq!(
+            simp(v, "d0 - s0 // 3 * 12 + s0 * 7"),
+            "d0 + s0 * 3 + s0 mod 3 * 4"
+        );
+    }
+
+    #[test]
+    fn truncating_digits_fuse_for_either_sign() {
+        // Truncating splits are odd in their base: the identities hold.
+        let v = "var x in [-50, 50]\nvar y in [-50, 50]";
+        assert_eq!(simp(v, "x - x / 3 * 3"), "x % 3");
+        assert_eq!(simp(v, "x % 3 + (x / 6 * 6 + x / 3 % 2 * 3)"), "x");
+        assert_eq!(simp(v, "y - (y + x) / 5 * 5"), "(x + y) % 5 - x");
+        // A split written with more divisions than its digits need.
+        assert_eq!(simp(v, "x % 20 / 2 % 2 * 2"), "x / 2 % 2 * 2");
+        // The families do not mix on a signed base.
+        assert_eq!(simp(v, "x - x // 3 * 3 + x % 3"), "x mod 3 + x % 3");
+    }
+
+    #[test]
+    fn a_quotient_of_a_quotient_term_is_one_division() {
+        let v = "var s0 in [0, 100]\nvar s1 in [0, 127]";
+        assert_eq!(
+            simp(v, "(s0 * 2 + s1 // 64) // 3"),
+            "(s0 * 128 + s1) // 192"
+        );
+        assert_eq!(simp(v, "(s0 * 2 + s1 // 64) / 3"), "(s0 * 128 + s1) / 192");
+        // A coefficient that is a multiple of the divisor comes out instead.
+        let v = "var s0 in [0, 100]\nvar s1 in [0, 1000]";
+        assert_eq!(simp(v, "(s0 * 3 + s1 // 64) // 3"), "s0 + s1 // 192");
+        // A negated inner quotient, a negative outer divisor.
+        let v = "var s0 in [0, 1233]";
+        assert_eq!(simp(v, "s0 // 2 // -7"), "(1 - s0) // 14");
+    }
+
+    #[test]
+    fn a_remainder_and_its_quotient_share_one_division() {
+        let v = "var x in [-50, 50]";
+        assert_eq!(simp(v, "x // 3 + x mod 3"), "x - x // 3 * 2");
+        // By 2 it is a ceiling: the declarative `floor_half_ceil`.
+        assert_eq!(simp(v, "x // 2 + x mod 2"), "(x + 1) // 2");
+        assert_eq!(simp(v, "x - x // 8 * 8"), "x mod 8");
+    }
+}

@@ -1,0 +1,224 @@
+//! The algorithmic passes, and their one registry ([`PASSES`]).
+//!
+//! A pass is a rewrite written in Rust rather than in the rule DSL: it
+//! reads a node through [`crate::algebra`] and returns a smaller or more
+//! canonical node of the same value. **The contract** every pass keeps
+//! (the rewriter relies on it, the gate checks it per firing):
+//!
+//! - **sound per firing**: the result refines the node it replaces (the
+//!   semantics' refinement: defined wherever the node is, invalid exactly
+//!   where it is, equal where it is a value). A pass that drops, moves or
+//!   duplicates operands only does so where none can be invalid, and
+//!   checks every node it adds with [`crate::algebra::defined`];
+//! - **named per sub-rule**: it returns `(i, result)` with `i` an index
+//!   into its row's `rules`, the name the firing is recorded and validated
+//!   under (so each sub-rule is validated, and reported, on its own);
+//! - **terminating**: a result is smaller, or (a `canonicalizing` pass)
+//!   in a canonical form the rewriter does not take twice at one node;
+//! - **quiet where it does not apply**: `None`, not its input.
+//!
+//! Adding a pass is its file here, one row of [`PASSES`] and its fire cases
+//! (`fire_cases.txt`, [`fire_cases`]): the rewriter tries the rows in order
+//! after the declarative groups, the firings are named from the row, and
+//! the gate validates a firing of every rule of every row on its cases.
+
+pub mod absorb;
+pub mod compare;
+pub mod context;
+pub mod divmod;
+pub mod facts;
+pub mod gated;
+pub mod linear;
+pub mod minmax;
+pub mod residue;
+pub mod symdiv;
+
+use crate::ir::dtype::Width;
+use crate::ir::{Graph, NodeId, Op};
+
+/// A pass at a node: `(graph, node, the node is read whole, width)` to
+/// `(index into the row's rules, result)`.
+pub type PassFn = fn(&mut Graph, NodeId, bool, Width) -> Option<(usize, NodeId)>;
+
+/// The nodes a pass is tried at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum At {
+    /// Every node.
+    Any,
+    /// A division or remainder (either family).
+    Division,
+    /// A `where`.
+    Where,
+    /// A node read whole: the root of a sum, or of an `&&`, `||`, `min` or
+    /// `max` chain (its parent is not the same chain), as the rewriter
+    /// reads chains (see [`crate::rewrite`]).
+    Whole,
+}
+
+impl At {
+    /// Whether a pass of this kind is tried at a node of `op`; `whole`: the
+    /// node is read whole.
+    #[inline]
+    pub fn applies(self, op: Op, whole: bool) -> bool {
+        match self {
+            At::Any => true,
+            At::Division => op.is_divmod(),
+            At::Where => op == Op::Where,
+            At::Whole => whole,
+        }
+    }
+}
+
+/// One algorithmic pass.
+#[derive(Clone, Copy, Debug)]
+pub struct Pass {
+    /// The pass's name (its module's).
+    pub name: &'static str,
+    /// Its sub-rules, the names its firings are recorded under; the pass
+    /// returns an index into this list.
+    pub rules: &'static [&'static str],
+    /// Where it is tried.
+    pub at: At,
+    /// Its results are canonical forms: one that comes back at the same
+    /// node (another rule undid part of it) is not taken again.
+    pub canonicalizing: bool,
+    pub run: PassFn,
+}
+
+/// Every algorithmic pass, in the order the rewriter tries them after the
+/// declarative groups (the first that fires wins).
+pub const PASSES: [Pass; 10] = [
+    Pass {
+        name: "divmod",
+        rules: &divmod::RULES,
+        at: At::Division,
+        canonicalizing: false,
+        run: |g, n, _, w| divmod::fold_divmod_general(g, n, w),
+    },
+    Pass {
+        name: "symdiv",
+        rules: &symdiv::RULES,
+        at: At::Division,
+        canonicalizing: true,
+        run: |g, n, _, w| symdiv::rewrite(g, n, w),
+    },
+    Pass {
+        name: "linear",
+        rules: &linear::RULES,
+        at: At::Any,
+        canonicalizing: true,
+        run: linear::rewrite,
+    },
+    Pass {
+        name: "compare",
+        rules: &compare::RULES,
+        at: At::Any,
+        canonicalizing: true,
+        run: |g, n, _, w| compare::rewrite(g, n, w),
+    },
+    Pass {
+        name: "facts",
+        rules: &facts::RULES,
+        at: At::Whole,
+        canonicalizing: true,
+        run: |g, n, _, w| facts::rewrite(g, n, w),
+    },
+    Pass {
+        name: "minmax",
+        rules: &minmax::RULES,
+        at: At::Whole,
+        canonicalizing: true,
+        run: |g, n, _, w| minmax::rewrite(g, n, w),
+    },
+    Pass {
+        name: "absorb",
+        rules: &absorb::RULES,
+        at: At::Whole,
+        canonicalizing: true,
+        run: |g, n, _, w| absorb::rewrite(g, n, w),
+    },
+    Pass {
+        name: "gated",
+        rules: &gated::RULES,
+        at: At::Where,
+        canonicalizing: true,
+        run: |g, n, _, w| gated::rewrite(g, n, w),
+    },
+    Pass {
+        name: "residue",
+        rules: &residue::RULES,
+        at: At::Any,
+        canonicalizing: true,
+        run: |g, n, _, w| residue::rewrite(g, n, w),
+    },
+    Pass {
+        name: "context",
+        rules: &context::RULES,
+        at: At::Any,
+        canonicalizing: true,
+        run: context::rewrite,
+    },
+];
+
+/// Every algorithmic rule name, in registry order (the order
+/// [`crate::rewrite::Simplifier::rule_names`] lists them after the
+/// declarative ones).
+pub fn rules() -> impl Iterator<Item = &'static str> {
+    PASSES.iter().flat_map(|p| p.rules.iter().copied())
+}
+
+/// The pass a rule name belongs to, if it is an algorithmic rule.
+pub fn pass_of(rule: &str) -> Option<&'static Pass> {
+    PASSES.iter().find(|p| p.rules.contains(&rule))
+}
+
+/// One fire case: a program (`var` lines and one `expr`) whose
+/// simplification fires `rule`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FireCase {
+    pub rule: String,
+    pub program: String,
+}
+
+/// A line of `fire_cases.txt` that is not a case.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("fire_cases.txt line {line}: {what}")]
+pub struct FireCaseError {
+    pub line: usize,
+    pub what: String,
+}
+
+/// The fire cases of every algorithmic rule (`fire_cases.txt`), in file
+/// order.
+pub fn fire_cases() -> Result<Vec<FireCase>, FireCaseError> {
+    let mut out = Vec::new();
+    let mut rule: Option<&str> = None;
+    let mut vars = String::new();
+    for (i, line) in include_str!("fire_cases.txt").lines().enumerate() {
+        let t = line.trim();
+        let err = |what: String| FireCaseError { line: i + 1, what };
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = t.strip_prefix("rule ") {
+            let name = name.trim();
+            if pass_of(name).is_none() {
+                return Err(err(format!("no algorithmic rule named `{name}`")));
+            }
+            rule = Some(name);
+            vars.clear();
+        } else if t.starts_with("var ") {
+            vars.push_str(t);
+            vars.push('\n');
+        } else if let Some(expr) = t.strip_prefix("fires ") {
+            let rule = rule.ok_or_else(|| err("a case before any `rule` line".into()))?;
+            out.push(FireCase {
+                rule: rule.to_string(),
+                program: format!("{vars}expr {}\n", expr.trim()),
+            });
+        } else {
+            return Err(err(format!("not a `rule`, `var` or `fires` line: `{t}`")));
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,10 @@
+//! Programs as text: the text format ([`parse`], [`print`]), XLA indexing
+//! maps ([`xla`]) and the one input detector every command reads a program
+//! with ([`input`]), and the peer-suite format ([`suite`]). Built on
+//! [`crate::ir`] only.
+
+pub mod input;
+pub mod parse;
+pub mod print;
+pub mod suite;
+pub mod xla;
