@@ -28,9 +28,10 @@
 //! the JIT is tested against, and the baseline of the points/second
 //! benchmark.
 
+use crate::batch::{self, Arg, BatchEval};
 use crate::jit::{
-    and, check_width, compile_function, fold_any, mem, not, or, ptr_type, Cond, JitCode, JitError,
-    Lower, UbCond,
+    and, check_width, compile_function, fold_any, mem, not, or, ptr_type, CompiledEval, Cond,
+    JitCode, JitError, Lower, UbCond,
 };
 use crate::rng::hash64;
 use cranelift_codegen::ir::{condcodes::IntCC, types, InstBuilder, Value};
@@ -289,6 +290,18 @@ impl Domain {
         env
     }
 
+    /// Steps `point` to the next point in row-major order (an odometer,
+    /// last variable fastest; the last point wraps to the first).
+    fn step(&self, point: &mut [i64]) {
+        for k in (0..self.len()).rev() {
+            if point[k] < self.hi[k] {
+                point[k] += 1;
+                return;
+            }
+            point[k] = self.lo[k];
+        }
+    }
+
     fn named(&self, point: &[i64]) -> Vec<(String, i64)> {
         self.names
             .iter()
@@ -514,6 +527,44 @@ impl CompiledOracle {
     }
 }
 
+/// The nodes of two forms, which form each node belongs to, and each
+/// variable's slot in the domain.
+struct Forms {
+    /// Every node either form reaches, in increasing id order.
+    union: Vec<NodeId>,
+    in_src: Vec<bool>,
+    in_tgt: Vec<bool>,
+    /// Indexed by variable; `usize::MAX` for variables neither form uses.
+    slot: Vec<usize>,
+}
+
+impl Forms {
+    fn new(g: &Graph, src: &[NodeId], tgt: &[NodeId], domain: &Domain) -> Forms {
+        let mut in_src = vec![false; g.len()];
+        let mut in_tgt = vec![false; g.len()];
+        for id in g.reachable(src) {
+            in_src[id.index()] = true;
+        }
+        for id in g.reachable(tgt) {
+            in_tgt[id.index()] = true;
+        }
+        let union: Vec<NodeId> = (0..g.len())
+            .filter(|&i| in_src[i] || in_tgt[i])
+            .map(|i| NodeId(i as u32))
+            .collect();
+        let mut slot = vec![usize::MAX; g.vars().len()];
+        for (k, &v) in domain.vars.iter().enumerate() {
+            slot[v as usize] = k;
+        }
+        Forms {
+            union,
+            in_src,
+            in_tgt,
+            slot,
+        }
+    }
+}
+
 /// Emits the oracle loop. See [`OracleFn`] for the contract.
 fn build_oracle(
     g: &Graph,
@@ -523,24 +574,12 @@ fn build_oracle(
     domain: &Domain,
     plan: Plan,
 ) -> Result<(JitCode, *const u8), JitError> {
-    let src_order = g.reachable(src);
-    let tgt_order = g.reachable(tgt);
-    let mut in_src = vec![false; g.len()];
-    let mut in_tgt = vec![false; g.len()];
-    for id in &src_order {
-        in_src[id.index()] = true;
-    }
-    for id in &tgt_order {
-        in_tgt[id.index()] = true;
-    }
-    let union: Vec<NodeId> = (0..g.len())
-        .filter(|&i| in_src[i] || in_tgt[i])
-        .map(|i| NodeId(i as u32))
-        .collect();
-    let mut slot = vec![usize::MAX; g.vars().len()];
-    for (k, &v) in domain.vars.iter().enumerate() {
-        slot[v as usize] = k;
-    }
+    let Forms {
+        union,
+        in_src,
+        in_tgt,
+        slot,
+    } = Forms::new(g, src, tgt, domain);
     let n = domain.len();
     let sampled = matches!(plan, Plan::Sampled(_));
     let ptr = ptr_type()?;
@@ -693,6 +732,172 @@ fn pick(b: &mut FunctionBuilder<'_>, c: Cond, x: Value, y: Value) -> Value {
     }
 }
 
+// ---- the batched oracle ---------------------------------------------------------------
+
+/// Exhaustive domains of at most this many points are checked by the
+/// batched evaluator ([`crate::batch`]) instead of compiled code: the
+/// same points, the same verdict, no compiling. Compiling costs about
+/// 10 to 50 us per node, the batched evaluator about 1 to 3 ns per node
+/// and point (measured by `tileproof bench oracle`), so below a few
+/// thousand points it is the faster.
+pub const BATCH_POINTS: u64 = 4096;
+
+/// Whether [`check_jit`] runs the batched evaluator for `plan`.
+fn batched(plan: Plan) -> bool {
+    matches!(plan, Plan::Exhaustive(n) if n <= BATCH_POINTS)
+}
+
+/// The comparison of two forms as a batched program: the same
+/// conditions as [`build_oracle`]'s function, per lane.
+struct BatchOracle {
+    prog: batch::Program,
+    /// The target fails to refine the source at this point.
+    failing: Arg,
+    tgt_ub: Arg,
+    /// Per root: (fails, fails because of validity).
+    checks: Vec<(Arg, Arg)>,
+}
+
+impl BatchOracle {
+    fn new(g: &Graph, src: &[NodeId], tgt: &[NodeId], m: Model, domain: &Domain) -> BatchOracle {
+        let forms = Forms::new(g, src, tgt, domain);
+        let mut b = batch::Builder::new(m.width);
+        let mut lower = batch::Lower::new(g, m);
+        let (mut src_ub, mut tgt_ub) = (Arg::K(0), Arg::K(0));
+        lower.lower(
+            &mut b,
+            &forms.union,
+            &mut |b, v| b.load(forms.slot[v as usize] as u32),
+            true,
+            &mut |b, u| {
+                if forms.in_src[u.node.index()] {
+                    src_ub = b.or(src_ub, u.cond);
+                }
+                if forms.in_tgt[u.node.index()] {
+                    tgt_ub = b.or(tgt_ub, u.cond);
+                }
+            },
+        );
+        let mut checks = Vec::with_capacity(src.len());
+        for (&s_id, &t_id) in src.iter().zip(tgt) {
+            if s_id == t_id {
+                checks.push((Arg::K(0), Arg::K(0)));
+                continue;
+            }
+            let (s, t) = (lower.get(s_id).clone(), lower.get(t_id).clone());
+            let dt = g.node(s_id).dtype;
+            let (validity, value) =
+                semantics::refinement(&mut lower.prims(&mut b, s_id), &s, &t, dt);
+            let bad = b.or(validity, value);
+            checks.push((bad, validity));
+        }
+        let any_bad = checks.iter().fold(Arg::K(0), |acc, c| b.or(acc, c.0));
+        let src_def = b.not(src_ub);
+        let t_fails = b.or(tgt_ub, any_bad);
+        let failing = b.and(src_def, t_fails);
+        let mut keep = vec![failing, tgt_ub];
+        keep.extend(checks.iter().flat_map(|c| [c.0, c.1]));
+        BatchOracle {
+            prog: b.finish(&keep),
+            failing,
+            tgt_ub,
+            checks,
+        }
+    }
+
+    /// The first of the first `total` points of `domain` (row-major) where
+    /// the target fails.
+    fn first_failure(&self, domain: &Domain, total: u64) -> Option<RawFail> {
+        if self.failing == Arg::K(0) {
+            return None;
+        }
+        let l = self.prog.lanes();
+        let nv = domain.len();
+        let mut m = self.prog.machine();
+        let mut inputs = vec![0i64; nv * l];
+        let mut point = vec![0i64; nv];
+        domain.decode(0, &mut point);
+        let mut start = 0u64;
+        while start < total {
+            let n = (total - start).min(l as u64) as usize;
+            for i in 0..n {
+                for (k, &x) in point.iter().enumerate() {
+                    inputs[k * l + i] = x;
+                }
+                domain.step(&mut point);
+            }
+            m.run(&inputs, n);
+            if let Some(i) = (0..n).find(|&i| m.holds(self.failing, i)) {
+                // The verdict and root as the compiled function's failure
+                // block picks them.
+                let (failure, root) = if m.holds(self.tgt_ub, i) {
+                    (Failure::TargetUndefined, None)
+                } else {
+                    let r = (0..self.checks.len())
+                        .find(|&r| m.holds(self.checks[r].0, i))
+                        .expect("a failing point has a failing root");
+                    let failure = if m.holds(self.checks[r].1, i) {
+                        Failure::ValidityDiffers
+                    } else {
+                        Failure::ValueDiffers
+                    };
+                    (failure, Some(r))
+                };
+                return Some(RawFail {
+                    index: start + i as u64,
+                    failure,
+                    root,
+                });
+            }
+            start += n as u64;
+        }
+        None
+    }
+}
+
+/// A single-point evaluator of both forms (the source's roots, then the
+/// target's): the one [`check_jit`] walks the forms' domain with, so that
+/// a check of it against the interpreter checks what judged the case.
+pub enum PointEval {
+    Jit(CompiledEval),
+    Batch(BatchEval),
+}
+
+impl PointEval {
+    /// The roots' values at `env` (indexed like the graph's variable
+    /// table), or why the evaluation is undefined.
+    pub fn eval(&self, env: &[i64]) -> Result<Vec<Val>, Undefined> {
+        match self {
+            PointEval::Jit(c) => c.eval(env),
+            PointEval::Batch(b) => b.eval(env),
+        }
+    }
+
+    pub fn checker(&self) -> Checker {
+        match self {
+            PointEval::Jit(_) => Checker::Jit,
+            PointEval::Batch(_) => Checker::Batch,
+        }
+    }
+}
+
+/// The [`PointEval`] of the evaluator [`check_jit`] runs for `src` and
+/// `tgt` under `cfg`.
+pub fn point_evaluator(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    cfg: &OracleConfig,
+) -> Result<PointEval, JitError> {
+    let (_, plan) = domain_and_plan(g, src, tgt, cfg)?;
+    let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
+    Ok(if batched(plan) {
+        PointEval::Batch(BatchEval::new(g, &all, cfg.model()))
+    } else {
+        PointEval::Jit(CompiledEval::new(g, &all, cfg.model())?)
+    })
+}
+
 // ---- entry points ----------------------------------------------------------------------
 
 /// Copies `tgt` of `gt` into a clone of `gs` (variables are matched by
@@ -710,16 +915,66 @@ pub fn merge_graphs(
 }
 
 /// Does `tgt` refine `src` on the whole domain (or a sample of it)? The JIT
-/// oracle. A failure comes with the interpreter's replay of that point.
+/// oracle; an exhaustive domain of at most [`BATCH_POINTS`] points is
+/// walked by the batched evaluator instead (the same points in the same
+/// order, the same verdict, nothing compiled). A failure comes with the
+/// interpreter's replay of that point.
 pub fn check_jit(
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
     cfg: &OracleConfig,
 ) -> Result<Report, JitError> {
-    let oracle = CompiledOracle::new(g, src, tgt, cfg)?;
-    let mut rep = oracle.run(g);
-    drop(oracle);
+    Ok(check_fast(g, src, tgt, cfg)?.0)
+}
+
+/// [`check_jit`], and which evaluator walked the domain.
+fn check_fast(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    cfg: &OracleConfig,
+) -> Result<(Report, Checker), JitError> {
+    let (domain, plan) = domain_and_plan(g, src, tgt, cfg)?;
+    let (mut rep, checker) = if batched(plan) {
+        (run_batched(g, src, tgt, cfg, &domain, plan), Checker::Batch)
+    } else {
+        let oracle = CompiledOracle::new(g, src, tgt, cfg)?;
+        (oracle.run(g), Checker::Jit)
+    };
+    if let Some(f) = &mut rep.failure {
+        f.replay = Some(replay(g, src, tgt, &f.env, cfg.model()));
+    }
+    Ok((rep, checker))
+}
+
+/// The batched oracle's report of `plan` (an exhaustive one), without a
+/// replay.
+fn run_batched(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    cfg: &OracleConfig,
+    domain: &Domain,
+    plan: Plan,
+) -> Report {
+    let raw = BatchOracle::new(g, src, tgt, cfg.model(), domain).first_failure(domain, plan.total());
+    report(g, domain, plan, cfg.seed, raw)
+}
+
+/// [`check_jit`] with the batched evaluator whatever the domain's size (a
+/// sampled domain is compiled as usual): for benchmarks and tests.
+pub fn check_batched(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    cfg: &OracleConfig,
+) -> Result<Report, JitError> {
+    let (domain, plan) = domain_and_plan(g, src, tgt, cfg)?;
+    if matches!(plan, Plan::Sampled(_)) {
+        return check_jit(g, src, tgt, cfg);
+    }
+    let mut rep = run_batched(g, src, tgt, cfg, &domain, plan);
     if let Some(f) = &mut rep.failure {
         f.replay = Some(replay(g, src, tgt, &f.env, cfg.model()));
     }
@@ -730,6 +985,8 @@ pub fn check_jit(
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Checker {
     Jit,
+    /// The batched evaluator ([`crate::batch`]).
+    Batch,
     Interpreter,
 }
 
@@ -737,6 +994,7 @@ impl fmt::Display for Checker {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Checker::Jit => "the JIT",
+            Checker::Batch => "the batched evaluator",
             Checker::Interpreter => "the interpreter",
         })
     }
@@ -749,9 +1007,10 @@ impl fmt::Display for Checker {
 /// point, so below a few hundred points interpreting is never the slower.
 pub const INTERP_POINTS: u64 = 256;
 
-/// [`check_jit`], or [`check_interp`] (the same points, the same verdict)
-/// when the forms have more than [`crate::jit::LARGE_FUNCTION`] nodes and
-/// the plan at most [`INTERP_POINTS`] points.
+/// [`check_jit`] (compiled or batched), or [`check_interp`] (the same
+/// points, the same verdict) when the forms have more than
+/// [`crate::jit::LARGE_FUNCTION`] nodes and the plan at most
+/// [`INTERP_POINTS`] points.
 pub fn check_cheapest(
     g: &Graph,
     src: &[NodeId],
@@ -766,7 +1025,7 @@ pub fn check_cheapest(
             return Ok((check_interp(g, src, tgt, cfg)?, Checker::Interpreter));
         }
     }
-    Ok((check_jit(g, src, tgt, cfg)?, Checker::Jit))
+    check_fast(g, src, tgt, cfg)
 }
 
 /// [`check_jit`] for forms in two graphs (see [`merge_graphs`]); the
