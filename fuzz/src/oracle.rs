@@ -34,7 +34,7 @@ use crate::jit::{
     JitCode, JitError, Lower, UbCond,
 };
 use crate::rng::hash64;
-use cranelift_codegen::ir::{condcodes::IntCC, types, InstBuilder, Value};
+use cranelift_codegen::ir::{condcodes::IntCC, types, Block, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 use engine::dtype::Width;
 use engine::interp::{self, Evaluator, PointCheck, Undefined, Val};
@@ -565,7 +565,9 @@ impl Forms {
     }
 }
 
-/// Emits the oracle loop. See [`OracleFn`] for the contract.
+/// Emits the oracle loop. See [`OracleFn`] for the contract. An
+/// exhaustive walk goes row by row ([`build_rows`]); samples, and forms
+/// without variables, point by point.
 fn build_oracle(
     g: &Graph,
     src: &[NodeId],
@@ -574,12 +576,10 @@ fn build_oracle(
     domain: &Domain,
     plan: Plan,
 ) -> Result<(JitCode, *const u8), JitError> {
-    let Forms {
-        union,
-        in_src,
-        in_tgt,
-        slot,
-    } = Forms::new(g, src, tgt, domain);
+    let forms = Forms::new(g, src, tgt, domain);
+    if matches!(plan, Plan::Exhaustive(_)) && !domain.is_empty() {
+        return build_rows(g, src, tgt, m, domain, &forms);
+    }
     let n = domain.len();
     let sampled = matches!(plan, Plan::Sampled(_));
     let ptr = ptr_type()?;
@@ -591,23 +591,9 @@ fn build_oracle(
         let fail = b.create_block();
         let latch = b.create_block();
         let exit = b.create_block();
-        // The odometer: one block per variable, last variable first.
-        let odometer: Vec<_> = if sampled {
-            Vec::new()
-        } else {
-            (0..n).map(|_| b.create_block()).collect()
-        };
-        let next = odometer.last().copied().unwrap_or(latch);
 
-        // entry: the loop counter, and the odometer's starting point.
+        // entry: the loop counter.
         let iv = b.declare_var(types::I64);
-        let vars: Vec<_> = (0..n).map(|_| b.declare_var(types::I64)).collect();
-        if !sampled {
-            for (k, &var) in vars.iter().enumerate() {
-                let x = b.ins().load(types::I64, mem(), pts, 8 * k as i32);
-                b.def_var(var, x);
-            }
-        }
         let zero = b.ins().iconst(types::I64, 0);
         b.def_var(iv, zero);
         b.ins().jump(header, &[]);
@@ -618,7 +604,8 @@ fn build_oracle(
         let done = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, count);
         b.ins().brif(done, exit, &[], body, &[]);
 
-        // body: evaluate both forms at the current point.
+        // body: evaluate both forms at point i (a row of `pts` when
+        // sampled; the one point of a domain without variables).
         b.switch_to_block(body);
         let point: Vec<Value> = if sampled {
             let off = b.ins().imul_imm_s(i, 8 * n as i64);
@@ -627,89 +614,19 @@ fn build_oracle(
                 .map(|k| b.ins().load(types::I64, mem(), row, 8 * k as i32))
                 .collect()
         } else {
-            vars.iter().map(|&v| b.use_var(v)).collect()
+            (0..n)
+                .map(|k| b.ins().load(types::I64, mem(), pts, 8 * k as i32))
+                .collect()
         };
         let mut lower = Lower::new(g, m);
-        let mut env = |_: &mut FunctionBuilder<'_>, v: u32| point[slot[v as usize]];
-        let (mut src_ub, mut tgt_ub) = (Cond::Const(false), Cond::Const(false));
-        let mut any_ub = |b: &mut FunctionBuilder<'_>, u: UbCond| {
-            if in_src[u.node.index()] {
-                src_ub = or(b, src_ub, u.cond);
-            }
-            if in_tgt[u.node.index()] {
-                tgt_ub = or(b, tgt_ub, u.cond);
-            }
-        };
-        lower.lower(b, &union, &mut env, true, &mut any_ub);
-        // Per root: (fails, fails because of validity).
-        let mut checks: Vec<(Cond, Cond)> = Vec::with_capacity(src.len());
-        for (&s_id, &t_id) in src.iter().zip(tgt) {
-            if s_id == t_id {
-                checks.push((Cond::Const(false), Cond::Const(false)));
-                continue;
-            }
-            let (s, t) = (lower.get(s_id).clone(), lower.get(t_id).clone());
-            let (validity, value) =
-                semantics::refinement(&mut lower.prims(b, s_id), &s.sem, &t.sem, s.dtype);
-            let bad = or(b, validity, value);
-            checks.push((bad, validity));
-        }
-        let any_bad = fold_any(b, checks.iter().map(|c| c.0));
-        let src_def = not(b, src_ub);
-        let t_fails = or(b, tgt_ub, any_bad);
-        let failing = and(b, src_def, t_fails);
+        let mut env = |_: &mut FunctionBuilder<'_>, v: u32| point[forms.slot[v as usize]];
+        let mut ub = SideUb::new(&forms);
+        lower.lower(b, &forms.union, &mut env, true, &mut |b, u| ub.add(b, u));
+        let (checks, failing) = refinement_checks(b, &mut lower, src, tgt, &ub);
+        branch(b, failing, fail, latch);
 
-        match failing {
-            Cond::Const(false) => {
-                b.ins().jump(next, &[]);
-            }
-            Cond::Const(true) => {
-                b.ins().jump(fail, &[]);
-            }
-            Cond::Dyn(c) => {
-                b.ins().brif(c, fail, &[], next, &[]);
-            }
-        }
-
-        // fail: which verdict, which root (the first failing one).
         b.switch_to_block(fail);
-        b.set_cold_block(fail);
-        let mut verdict = b.ins().iconst(types::I64, 0);
-        let mut root = b.ins().iconst(types::I64, -1);
-        for (r, &(bad, validity)) in checks.iter().enumerate().rev() {
-            let vcode = {
-                let (a, c) = (
-                    b.ins().iconst(types::I64, V_VALIDITY),
-                    b.ins().iconst(types::I64, V_VALUE),
-                );
-                pick(b, validity, a, c)
-            };
-            verdict = pick(b, bad, vcode, verdict);
-            let rv = b.ins().iconst(types::I64, r as i64);
-            root = pick(b, bad, rv, root);
-        }
-        let tu = b.ins().iconst(types::I64, V_TARGET_UNDEFINED);
-        verdict = pick(b, tgt_ub, tu, verdict);
-        let none = b.ins().iconst(types::I64, -1);
-        root = pick(b, tgt_ub, none, root);
-        b.ins().store(mem(), verdict, out, 0);
-        b.ins().store(mem(), root, out, 8);
-        b.ins().return_(&[i]);
-
-        // next: step to the following point (odometer, last variable
-        // fastest; comparing before incrementing cannot overflow at
-        // hi == i64::MAX), then the latch.
-        for k in (0..odometer.len()).rev() {
-            b.switch_to_block(odometer[k]);
-            let x = b.use_var(vars[k]);
-            let wrap = b.ins().icmp_imm_s(IntCC::Equal, x, domain.hi[k]);
-            let x1 = b.ins().iadd_imm_s(x, 1);
-            let lo = b.ins().iconst(types::I64, domain.lo[k]);
-            let nx = b.ins().select(wrap, lo, x1);
-            b.def_var(vars[k], nx);
-            let carry = if k == 0 { latch } else { odometer[k - 1] };
-            b.ins().brif(wrap, carry, &[], latch, &[]);
-        }
+        emit_fail(b, fail, &checks, ub.tgt, out, i);
 
         // latch: i += 1.
         b.switch_to_block(latch);
@@ -721,6 +638,250 @@ fn build_oracle(
         b.ins().return_(&[count]);
         Ok(())
     })
+}
+
+/// The exhaustive walk, row by row: a row is a run of points where only
+/// the last (fastest) variable changes. The nodes that do not depend on
+/// that variable are computed once per row, outside the inner loop, which
+/// evaluates the rest point by point and leaves at the first failing one.
+/// `pts` holds the starting point; an odometer steps the other variables
+/// between rows.
+fn build_rows(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    m: Model,
+    domain: &Domain,
+    forms: &Forms,
+) -> Result<(JitCode, *const u8), JitError> {
+    let n = domain.len();
+    let last = n - 1;
+    // Which nodes depend on the last variable (operands come first).
+    let mut inner = vec![false; g.len()];
+    for &id in &forms.union {
+        let node = g.node(id);
+        inner[id.index()] = match node.op {
+            engine::ir::Op::Var(v) => forms.slot[v as usize] == last,
+            _ => node.src().iter().any(|s| inner[s.index()]),
+        };
+    }
+    let (per_row, per_point): (Vec<NodeId>, Vec<NodeId>) =
+        forms.union.iter().partition(|id| !inner[id.index()]);
+    let ptr = ptr_type()?;
+
+    compile_function(&[ptr, types::I64, ptr], |b, args| {
+        let (pts, count, out) = (args[0], args[1], args[2]);
+        let header = b.create_block();
+        let row = b.create_block();
+        let inner_loop = b.create_block();
+        let next = b.create_block();
+        let fail = b.create_block();
+        let after = b.create_block();
+        let exit = b.create_block();
+        // The odometer of the other variables, last of them first.
+        let odometer: Vec<_> = (0..last).map(|_| b.create_block()).collect();
+
+        // entry: the loop counter and the starting point.
+        let iv = b.declare_var(types::I64);
+        let jv = b.declare_var(types::I64);
+        let vars: Vec<_> = (0..n).map(|_| b.declare_var(types::I64)).collect();
+        for (k, &var) in vars.iter().enumerate() {
+            let x = b.ins().load(types::I64, mem(), pts, 8 * k as i32);
+            b.def_var(var, x);
+        }
+        let zero = b.ins().iconst(types::I64, 0);
+        b.def_var(iv, zero);
+        b.ins().jump(header, &[]);
+
+        // header: i < count?
+        b.switch_to_block(header);
+        let i = b.use_var(iv);
+        let done = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, count);
+        b.ins().brif(done, exit, &[], row, &[]);
+
+        // row: the nodes the last variable does not reach, and the row's
+        // length: up to the last variable's bound, at most what is left of
+        // `count` (as unsigned differences: hi - x0 may exceed i64::MAX).
+        b.switch_to_block(row);
+        let point: Vec<Value> = vars.iter().map(|&v| b.use_var(v)).collect();
+        let x0 = point[last];
+        let mut lower = Lower::new(g, m);
+        let mut ub = SideUb::new(forms);
+        let mut outer_env = |_: &mut FunctionBuilder<'_>, v: u32| point[forms.slot[v as usize]];
+        lower.lower(b, &per_row, &mut outer_env, true, &mut |b, u| ub.add(b, u));
+        let hi = b.ins().iconst(types::I64, domain.hi[last]);
+        let to_hi = b.ins().isub(hi, x0);
+        let left = b.ins().isub(count, i);
+        let left = b.ins().iadd_imm_s(left, -1);
+        let steps = b.ins().umin(to_hi, left);
+        b.def_var(jv, zero);
+        b.ins().jump(inner_loop, &[]);
+
+        // inner loop: point j of the row.
+        b.switch_to_block(inner_loop);
+        let j = b.use_var(jv);
+        let x = b.ins().iadd(x0, j);
+        let mut inner_env = |_: &mut FunctionBuilder<'_>, v: u32| {
+            let k = forms.slot[v as usize];
+            if k == last {
+                x
+            } else {
+                point[k]
+            }
+        };
+        lower.lower(b, &per_point, &mut inner_env, true, &mut |b, u| {
+            ub.add(b, u)
+        });
+        let (checks, failing) = refinement_checks(b, &mut lower, src, tgt, &ub);
+        branch(b, failing, fail, next);
+
+        b.switch_to_block(fail);
+        let at = b.ins().iadd(i, j);
+        emit_fail(b, fail, &checks, ub.tgt, out, at);
+
+        // next: j < steps, the row goes on.
+        b.switch_to_block(next);
+        let more = b.ins().icmp(IntCC::UnsignedLessThan, j, steps);
+        let j1 = b.ins().iadd_imm_s(j, 1);
+        b.def_var(jv, j1);
+        b.ins().brif(more, inner_loop, &[], after, &[]);
+
+        // after: i += the row's length; the last variable wraps to its
+        // lower bound (and the odometer carries) when the row reached its
+        // bound, else the count is used up and the loop ends.
+        b.switch_to_block(after);
+        let len = b.ins().iadd_imm_s(steps, 1);
+        let i1 = b.ins().iadd(i, len);
+        b.def_var(iv, i1);
+        let wrapped = b.ins().icmp(IntCC::Equal, steps, to_hi);
+        let lo = b.ins().iconst(types::I64, domain.lo[last]);
+        let moved = b.ins().iadd(x0, len);
+        let nx = b.ins().select(wrapped, lo, moved);
+        b.def_var(vars[last], nx);
+        let carry = odometer.last().copied().unwrap_or(header);
+        b.ins().brif(wrapped, carry, &[], header, &[]);
+
+        // The odometer: compare before incrementing (no overflow at
+        // hi == i64::MAX); a wrap carries into the variable before.
+        for k in (0..odometer.len()).rev() {
+            b.switch_to_block(odometer[k]);
+            let x = b.use_var(vars[k]);
+            let wrap = b.ins().icmp_imm_s(IntCC::Equal, x, domain.hi[k]);
+            let x1 = b.ins().iadd_imm_s(x, 1);
+            let lo = b.ins().iconst(types::I64, domain.lo[k]);
+            let nx = b.ins().select(wrap, lo, x1);
+            b.def_var(vars[k], nx);
+            let carry = if k == 0 { header } else { odometer[k - 1] };
+            b.ins().brif(wrap, carry, &[], header, &[]);
+        }
+
+        b.switch_to_block(exit);
+        b.ins().return_(&[count]);
+        Ok(())
+    })
+}
+
+/// The undefinedness of each form, folded as nodes are lowered.
+struct SideUb<'f> {
+    forms: &'f Forms,
+    src: Cond,
+    tgt: Cond,
+}
+
+impl<'f> SideUb<'f> {
+    fn new(forms: &'f Forms) -> SideUb<'f> {
+        SideUb {
+            forms,
+            src: Cond::Const(false),
+            tgt: Cond::Const(false),
+        }
+    }
+
+    fn add(&mut self, b: &mut FunctionBuilder<'_>, u: UbCond) {
+        if self.forms.in_src[u.node.index()] {
+            self.src = or(b, self.src, u.cond);
+        }
+        if self.forms.in_tgt[u.node.index()] {
+            self.tgt = or(b, self.tgt, u.cond);
+        }
+    }
+}
+
+/// Per root: (fails, fails because of validity); and whether the point
+/// fails: the source is defined and the target undefined or some root
+/// fails.
+fn refinement_checks(
+    b: &mut FunctionBuilder<'_>,
+    lower: &mut Lower<'_>,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    ub: &SideUb<'_>,
+) -> (Vec<(Cond, Cond)>, Cond) {
+    let mut checks: Vec<(Cond, Cond)> = Vec::with_capacity(src.len());
+    for (&s_id, &t_id) in src.iter().zip(tgt) {
+        if s_id == t_id {
+            checks.push((Cond::Const(false), Cond::Const(false)));
+            continue;
+        }
+        let (s, t) = (lower.get(s_id).clone(), lower.get(t_id).clone());
+        let (validity, value) =
+            semantics::refinement(&mut lower.prims(b, s_id), &s.sem, &t.sem, s.dtype);
+        let bad = or(b, validity, value);
+        checks.push((bad, validity));
+    }
+    let any_bad = fold_any(b, checks.iter().map(|c| c.0));
+    let src_def = not(b, ub.src);
+    let t_fails = or(b, ub.tgt, any_bad);
+    (checks, and(b, src_def, t_fails))
+}
+
+/// Jumps to `fail` where `failing` holds, else to `next`.
+fn branch(b: &mut FunctionBuilder<'_>, failing: Cond, fail: Block, next: Block) {
+    match failing {
+        Cond::Const(false) => {
+            b.ins().jump(next, &[]);
+        }
+        Cond::Const(true) => {
+            b.ins().jump(fail, &[]);
+        }
+        Cond::Dyn(c) => {
+            b.ins().brif(c, fail, &[], next, &[]);
+        }
+    }
+}
+
+/// The failure block (current): which verdict, which root (the first
+/// failing one), written to `out`; returns `index`.
+fn emit_fail(
+    b: &mut FunctionBuilder<'_>,
+    fail: Block,
+    checks: &[(Cond, Cond)],
+    tgt_ub: Cond,
+    out: Value,
+    index: Value,
+) {
+    b.set_cold_block(fail);
+    let mut verdict = b.ins().iconst(types::I64, 0);
+    let mut root = b.ins().iconst(types::I64, -1);
+    for (r, &(bad, validity)) in checks.iter().enumerate().rev() {
+        let vcode = {
+            let (a, c) = (
+                b.ins().iconst(types::I64, V_VALIDITY),
+                b.ins().iconst(types::I64, V_VALUE),
+            );
+            pick(b, validity, a, c)
+        };
+        verdict = pick(b, bad, vcode, verdict);
+        let rv = b.ins().iconst(types::I64, r as i64);
+        root = pick(b, bad, rv, root);
+    }
+    let tu = b.ins().iconst(types::I64, V_TARGET_UNDEFINED);
+    verdict = pick(b, tgt_ub, tu, verdict);
+    let none = b.ins().iconst(types::I64, -1);
+    root = pick(b, tgt_ub, none, root);
+    b.ins().store(mem(), verdict, out, 0);
+    b.ins().store(mem(), root, out, 8);
+    b.ins().return_(&[index]);
 }
 
 /// `c ? x : y`, folded when `c` is known.
@@ -958,7 +1119,8 @@ fn run_batched(
     domain: &Domain,
     plan: Plan,
 ) -> Report {
-    let raw = BatchOracle::new(g, src, tgt, cfg.model(), domain).first_failure(domain, plan.total());
+    let raw =
+        BatchOracle::new(g, src, tgt, cfg.model(), domain).first_failure(domain, plan.total());
     report(g, domain, plan, cfg.seed, raw)
 }
 
