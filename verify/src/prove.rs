@@ -38,10 +38,18 @@ use z3::{SatResult, Solver};
 #[derive(Clone, Debug)]
 pub struct Options {
     pub widths: Vec<u32>,
-    /// Per solver call; one rule at one width (all its type instances,
-    /// encodings, case splits and retries together) gets at most
-    /// [`QUERY_FACTOR`] times this.
+    /// Per solver call; one query (a rule at one width: all its type
+    /// instances, encodings, case splits and retries together, or its
+    /// width-generic query) gets at most [`Options::query_timeout`].
     pub timeout: Duration,
+    /// The wall-clock bound of one query, its building included; `None`:
+    /// [`QUERY_FACTOR`] times [`Options::timeout`]. A query that runs out
+    /// of it is unknown.
+    pub query_timeout: Option<Duration>,
+    /// No query runs past this instant (a whole run's budget): a query
+    /// that would start later is unknown without being tried, one running
+    /// then is cut short, unknown.
+    pub deadline: Option<Instant>,
     pub cache: Option<crate::cache::Cache>,
     /// Write every query as an SMT-LIB2 file here.
     pub smt2_dir: Option<PathBuf>,
@@ -67,6 +75,8 @@ impl Default for Options {
         Options {
             widths: vec![8, 16, 32, 64],
             timeout: Duration::from_secs(10),
+            query_timeout: None,
+            deadline: None,
             cache: None,
             smt2_dir: None,
             seed: 0,
@@ -87,6 +97,30 @@ impl Default for Options {
 /// left it unknown (60 s) in a run of the built-in set beside two other
 /// builds. 10 keeps a margin of 2.
 pub const QUERY_FACTOR: u32 = 10;
+
+impl Options {
+    /// When a query that starts at `start` must end: its own bound, or
+    /// the run's deadline if sooner (`None`: a bound too large to add is
+    /// none).
+    pub fn query_deadline(&self, start: Instant) -> Option<Instant> {
+        let bound = self
+            .query_timeout
+            .or_else(|| self.timeout.checked_mul(QUERY_FACTOR))
+            .and_then(|b| start.checked_add(b));
+        match (bound, self.deadline) {
+            (Some(b), Some(d)) => Some(b.min(d)),
+            (b, d) => b.or(d),
+        }
+    }
+
+    /// Why a query that would start now is not tried: the run's deadline
+    /// has passed.
+    fn past_deadline(&self) -> Option<String> {
+        self.deadline
+            .filter(|&d| Instant::now() >= d)
+            .map(|_| "out of time: the run's budget ran out before this query started".to_string())
+    }
+}
 
 /// The verdict for one rule at one width (over all its type instances).
 #[derive(Clone, Debug, Serialize)]
@@ -355,15 +389,12 @@ fn prove_generic(rule: &Rule, opts: &Options) -> Result<(bool, f64), (String, f6
     if let Some(why) = over_smt_limit(rule) {
         return Err((why, 0.0));
     }
-    for u in &rule.lemmas {
-        opts.lemmas
-            .result(&u.name, opts.timeout, opts.cache.as_ref());
+    prove_lemmas(rule, opts);
+    if let Some(why) = opts.past_deadline() {
+        return Err((why, 0.0));
     }
     let start = Instant::now();
-    let deadline = opts
-        .timeout
-        .checked_mul(QUERY_FACTOR)
-        .and_then(|b| start.checked_add(b));
+    let deadline = opts.query_deadline(start);
     let mut all_cached = true;
     for types in &rule.instances() {
         let solve = || solve_query(rule, types, Enc::generic(), opts, false, &mut Vec::new());
@@ -389,20 +420,26 @@ fn prove_generic(rule: &Rule, opts: &Options) -> Result<(bool, f64), (String, f6
 
 /// Proves one rule at one width, over all its type instances.
 pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
-    // The lemmas it cites, each proved once per process on its own (with
-    // its own time), before this query's time starts.
-    for u in &rule.lemmas {
-        opts.lemmas
-            .result(&u.name, opts.timeout, opts.cache.as_ref());
-    }
+    prove_lemmas(rule, opts);
     let start = Instant::now();
     let mut notes = Vec::new();
-    // A timeout too large to add is no bound.
-    let deadline = opts
-        .timeout
-        .checked_mul(QUERY_FACTOR)
-        .and_then(|b| start.checked_add(b));
+    let deadline = opts.query_deadline(start);
     let instances = rule.instances();
+    if let Some(reason) = opts.past_deadline() {
+        return RuleResult {
+            rule: rule.name.clone(),
+            width,
+            verdict: Verdict::Unknown { reason },
+            method: Mode::Int.name(),
+            cached: false,
+            instances: instances.len(),
+            seconds: 0.0,
+            notes,
+            cross_check: CrossCheck::NotRun,
+            width_generic: false,
+            generic_attempt_seconds: 0.0,
+        };
+    }
     let mut method = Mode::Bv;
     let mut all_cached = true;
     let mut vacuous = 0;
@@ -457,6 +494,22 @@ pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
         cross_check: CrossCheck::NotRun,
         width_generic: false,
         generic_attempt_seconds: 0.0,
+    }
+}
+
+/// Proves the lemmas `rule` cites, each once per process on its own (with
+/// its own time), before the rule's query time starts; within the run's
+/// deadline.
+fn prove_lemmas(rule: &Rule, opts: &Options) {
+    let prove = || {
+        for u in &rule.lemmas {
+            opts.lemmas
+                .result(&u.name, opts.timeout, opts.cache.as_ref());
+        }
+    };
+    match opts.deadline {
+        Some(d) => with_deadline(d, prove),
+        None => prove(),
     }
 }
 
@@ -546,7 +599,7 @@ fn prove_instance(
 }
 
 fn out_of_time_reason() -> String {
-    format!("out of time: the query's {QUERY_FACTOR} timeouts ran out before this attempt")
+    "out of time: the query's time ran out before this attempt".to_string()
 }
 
 /// Whether some encoding's query of this instance is in the proof cache:
