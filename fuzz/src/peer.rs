@@ -465,8 +465,9 @@ impl Subject for Peer {
     }
 }
 
-/// The request line for case `id`.
-fn request(g: &Graph, roots: &[NodeId], id: u64) -> String {
+/// The request line for case `id` (also what `tileproof bench` gives
+/// its TVM timing script).
+pub fn request(g: &Graph, roots: &[NodeId], id: u64) -> String {
     let mut used: Vec<u32> = g
         .reachable(roots)
         .into_iter()
