@@ -35,7 +35,7 @@ use crate::jit::{
 };
 use crate::rng::hash64;
 use cranelift_codegen::ir::{condcodes::IntCC, types, Block, InstBuilder, Value};
-use cranelift_frontend::FunctionBuilder;
+use cranelift_frontend::{FunctionBuilder, Variable};
 use engine::dtype::Width;
 use engine::interp::{self, Evaluator, PointCheck, Undefined, Val};
 use engine::ir::{Graph, NodeId};
@@ -592,17 +592,7 @@ fn build_oracle(
         let latch = b.create_block();
         let exit = b.create_block();
 
-        // entry: the loop counter.
-        let iv = b.declare_var(types::I64);
-        let zero = b.ins().iconst(types::I64, 0);
-        b.def_var(iv, zero);
-        b.ins().jump(header, &[]);
-
-        // header: i < count?
-        b.switch_to_block(header);
-        let i = b.use_var(iv);
-        let done = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, count);
-        b.ins().brif(done, exit, &[], body, &[]);
+        let (iv, i) = loop_header(b, count, header, body, exit);
 
         // body: evaluate both forms at point i (a row of `pts` when
         // sampled; the one point of a domain without variables).
@@ -681,23 +671,14 @@ fn build_rows(
         // The odometer of the other variables, last of them first.
         let odometer: Vec<_> = (0..last).map(|_| b.create_block()).collect();
 
-        // entry: the loop counter and the starting point.
-        let iv = b.declare_var(types::I64);
+        // entry: the starting point, then the loop counter.
         let jv = b.declare_var(types::I64);
         let vars: Vec<_> = (0..n).map(|_| b.declare_var(types::I64)).collect();
         for (k, &var) in vars.iter().enumerate() {
             let x = b.ins().load(types::I64, mem(), pts, 8 * k as i32);
             b.def_var(var, x);
         }
-        let zero = b.ins().iconst(types::I64, 0);
-        b.def_var(iv, zero);
-        b.ins().jump(header, &[]);
-
-        // header: i < count?
-        b.switch_to_block(header);
-        let i = b.use_var(iv);
-        let done = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, count);
-        b.ins().brif(done, exit, &[], row, &[]);
+        let (iv, i) = loop_header(b, count, header, row, exit);
 
         // row: the nodes the last variable does not reach, and the row's
         // length: up to the last variable's bound, at most what is left of
@@ -714,6 +695,7 @@ fn build_rows(
         let left = b.ins().isub(count, i);
         let left = b.ins().iadd_imm_s(left, -1);
         let steps = b.ins().umin(to_hi, left);
+        let zero = b.ins().iconst(types::I64, 0);
         b.def_var(jv, zero);
         b.ins().jump(inner_loop, &[]);
 
@@ -779,6 +761,27 @@ fn build_rows(
         b.ins().return_(&[count]);
         Ok(())
     })
+}
+
+/// In the entry block: the loop counter `i`, 0, then a jump to `header`,
+/// which goes on to `body` while `i < count`, else to `exit`. Returns the
+/// counter and its value in the header (where the builder is left).
+fn loop_header(
+    b: &mut FunctionBuilder<'_>,
+    count: Value,
+    header: Block,
+    body: Block,
+    exit: Block,
+) -> (Variable, Value) {
+    let iv = b.declare_var(types::I64);
+    let zero = b.ins().iconst(types::I64, 0);
+    b.def_var(iv, zero);
+    b.ins().jump(header, &[]);
+    b.switch_to_block(header);
+    let i = b.use_var(iv);
+    let done = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, count);
+    b.ins().brif(done, exit, &[], body, &[]);
+    (iv, i)
 }
 
 /// The undefinedness of each form, folded as nodes are lowered.
@@ -1020,7 +1023,7 @@ impl BatchOracle {
 /// target's): the one [`check_jit`] walks the forms' domain with, so that
 /// a check of it against the interpreter checks what judged the case.
 pub enum PointEval {
-    Jit(CompiledEval),
+    Jit(Box<CompiledEval>),
     Batch(BatchEval),
 }
 
@@ -1055,7 +1058,7 @@ pub fn point_evaluator(
     Ok(if batched(plan) {
         PointEval::Batch(BatchEval::new(g, &all, cfg.model()))
     } else {
-        PointEval::Jit(CompiledEval::new(g, &all, cfg.model())?)
+        PointEval::Jit(Box::new(CompiledEval::new(g, &all, cfg.model())?))
     })
 }
 

@@ -268,9 +268,6 @@ fn bench_oracle() {
             return;
         };
         let agree = if jit == int { "agree" } else { "DISAGREE" };
-        if !parallel {
-            jit_per_core(&g, &case.roots, &tgt, &cfg);
-        }
         say!(
             "oracle, {}: JIT {:.3e} points/s ({:.1} ms incl. compiling), interpreter {:.3e} points/s ({:.0} ms); JIT/interpreter {:.0}x; both {}: {}",
             if parallel {
@@ -286,6 +283,9 @@ fn bench_oracle() {
             agree,
             jit
         );
+        if !parallel {
+            jit_per_core(&g, &case.roots, &tgt, &cfg);
+        }
     }
 }
 
@@ -675,7 +675,7 @@ fn bench_tvm(python: Option<&str>) {
             let (mut e, mut t): (Vec<f64>, Vec<f64>) = both.iter().copied().unzip();
             let ((em, ep), (tm, tp)) = (median_p90(&mut e), median_p90(&mut t));
             say!(
-                "simplify per case, engine vs TVM ({} cases both take; {unsupported} TVM does not): engine median {:.1} us, p90 {:.1} us; TVM Analyzer.simplify (from Python, FFI included) median {:.1} us, p90 {:.1} us; engine/TVM {:.2}x at the median, {:.2}x at p90",
+                "simplify per case, engine vs TVM ({} cases both take; {unsupported} TVM does not): engine median {:.1} us, p90 {:.1} us; TVM Analyzer.simplify (from Python, FFI included) median {:.1} us, p90 {:.1} us; the engine takes {:.2}x TVM's time at the median, {:.2}x at p90",
                 both.len(),
                 em * 1e6,
                 ep * 1e6,
