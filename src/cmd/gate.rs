@@ -188,7 +188,7 @@ fn gate(a: Args) -> anyhow::Result<bool> {
     let left = || run_deadline.map(|d| d.saturating_duration_since(Instant::now()));
     let out_of_budget = || left().is_some_and(|l| l.is_zero());
     let within_budget = |f: &dyn Fn() -> Validation| match run_deadline {
-        Some(d) => verify::solver::with_deadline(d, f),
+        Some(d) => verify::solver::with_budget(d, f),
         None => f(),
     };
     let mut unreached: Vec<String> = Vec::new();

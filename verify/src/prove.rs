@@ -245,7 +245,9 @@ pub fn prove_all(
         .par_iter()
         .flat_map_iter(|r| prove_rule_widths(r, opts, progress))
         .collect();
-    if opts.cross_check {
+    // Past the run's budget the second opinion is not asked for (the
+    // rules keep `cross_check: not run`).
+    if opts.cross_check && opts.past_deadline().is_none() {
         cross_check_results(rules, opts, &mut results);
     }
     results
@@ -386,6 +388,10 @@ pub fn width_generic_obstacle(rule: &Rule) -> Option<String> {
 /// spent. A satisfiable generic query is not a counterexample (its model
 /// may be no real width): the per-width proofs find the real one.
 fn prove_generic(rule: &Rule, opts: &Options) -> Result<(bool, f64), (String, f64)> {
+    within_budget(opts, || prove_generic_within(rule, opts))
+}
+
+fn prove_generic_within(rule: &Rule, opts: &Options) -> Result<(bool, f64), (String, f64)> {
     if let Some(why) = over_smt_limit(rule) {
         return Err((why, 0.0));
     }
@@ -420,6 +426,10 @@ fn prove_generic(rule: &Rule, opts: &Options) -> Result<(bool, f64), (String, f6
 
 /// Proves one rule at one width, over all its type instances.
 pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
+    within_budget(opts, || prove_rule_within(rule, width, opts))
+}
+
+fn prove_rule_within(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
     prove_lemmas(rule, opts);
     let start = Instant::now();
     let mut notes = Vec::new();
@@ -498,18 +508,20 @@ pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
 }
 
 /// Proves the lemmas `rule` cites, each once per process on its own (with
-/// its own time), before the rule's query time starts; within the run's
-/// deadline.
+/// its own time), before the rule's query time starts.
 fn prove_lemmas(rule: &Rule, opts: &Options) {
-    let prove = || {
-        for u in &rule.lemmas {
-            opts.lemmas
-                .result(&u.name, opts.timeout, opts.cache.as_ref());
-        }
-    };
+    for u in &rule.lemmas {
+        opts.lemmas
+            .result(&u.name, opts.timeout, opts.cache.as_ref());
+    }
+}
+
+/// Runs `f` within the run's budget ([`Options::deadline`]), which the
+/// lemmas' own time does not lift.
+fn within_budget<T>(opts: &Options, f: impl FnOnce() -> T) -> T {
     match opts.deadline {
-        Some(d) => with_deadline(d, prove),
-        None => prove(),
+        Some(d) => crate::solver::with_budget(d, f),
+        None => f(),
     }
 }
 
