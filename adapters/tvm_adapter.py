@@ -204,6 +204,15 @@ def bind_range(v):
 
 
 def simplify(case):
+    az, env, exprs = analyzer_and_exprs(case)
+    run = getattr(az, ENTRY)
+    back = Back(env)
+    return [back(run(e)) for e in exprs]
+
+
+def analyzer_and_exprs(case):
+    """The case's variables bound in a fresh Analyzer, and its expressions
+    as TIR (also what bench/tvm_simplify.py times)."""
     az = Analyzer()
     env = {}
     for v in case.vars:
@@ -217,10 +226,7 @@ def simplify(case):
         if r is not None:
             az.bind(x, ir.Range(const(r[0]), const(r[1])))
         env[v.name] = x
-    exprs = [build(t, env) for t in case.trees]
-    run = getattr(az, ENTRY)
-    back = Back(env)
-    return [back(run(e)) for e in exprs]
+    return az, env, [build(t, env) for t in case.trees]
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 //! `tileproof gate` end to end: an unsound candidate rule fails it (named,
 //! with a counterexample, as a failed JUnit test case and in the JSON
 //! report, and through the corpus case of the bug it reintroduces); a sound
-//! candidate passes it; bad arguments are errors, not panics.
+//! candidate passes it; bad arguments are errors, not panics; `--budget`
+//! ends the gate, failing it with what it did not reach.
 //!
 //! Proofs are restricted to the candidate's rules at width 8 and the
 //! campaigns to a couple of seconds, so each run takes seconds.
@@ -253,4 +254,30 @@ fn prove_writes_a_junit_report_with_the_counterexample() {
             .unwrap_or_else(|| panic!("{xml}"));
         assert!(good.ends_with("/>"), "{good}");
     }
+}
+
+/// `--budget` ends the whole gate when its user said: every rule proved
+/// cold takes far longer than 2 s, so the run stops proving at its budget,
+/// skips the stages it cannot reach and fails, naming what it did not reach
+/// (unknown, never proved).
+#[test]
+fn a_budget_ends_the_gate_and_what_it_did_not_reach_fails_it() {
+    let dir = temp_dir("budget");
+    let start = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+        .current_dir(root())
+        .args(["gate", "--budget", "2", "--no-cache", "--time", "5"])
+        .arg("--findings")
+        .arg(dir.join("findings"))
+        .output()
+        .unwrap();
+    let took = start.elapsed();
+    let t = text(&out);
+    println!("gate --budget 2: {took:.2?}");
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert!(t.contains("the run's budget ran out"), "{t}");
+    assert!(t.contains("out of budget: "), "{t}");
+    assert!(t.contains("the tiled campaign did not run"), "{t}");
+    // Generous: a loaded machine starts the process and its threads late.
+    assert!(took.as_secs_f64() < 12.0, "{took:?} with a budget of 2 s");
 }

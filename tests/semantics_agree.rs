@@ -1,6 +1,7 @@
 //! The three semantics agree: the reference interpreter, the SMT encodings
 //! (bitvector, integers bounded to 8 bits, and the width-generic integers
-//! with their MAX at 127) and the Cranelift JIT, on
+//! with their MAX at 127), the Cranelift JIT and the batched evaluator
+//! (`fuzz::batch`, which the oracle runs on small domains), on
 //! every integer op and both division families, for all 65,536 pairs of
 //! 8-bit operands, under the contract's model and each variation a peer
 //! can declare (partial ops unspecified, unbounded integers:
@@ -17,6 +18,7 @@ use engine::interp::{apply, Val};
 use engine::ir::{DType, Graph, NodeId, Op};
 use engine::op::Class;
 use engine::semantics::{Model as Semantics, Partial};
+use fuzz::batch::BatchEval;
 use fuzz::jit::CompiledEval;
 use verify::encode::{model_bool, model_int, Enc, Mode, Num, SVal, Term};
 use verify::poly::Poly;
@@ -184,6 +186,7 @@ fn check_op(op: Op, kinds: &[Kind], result: DType, sem: Semantics) -> usize {
         g.mk(op, &jit_args)
     };
     let jit = CompiledEval::new(&g, &[root], sem).expect("compiles");
+    let batch = BatchEval::new(&g, &[root], sem);
     let arg_dts: Vec<DType> = jit_args.iter().map(|&a| g.node(a).dtype).collect();
 
     // Every combination of operand values.
@@ -265,18 +268,25 @@ fn check_op(op: Op, kinds: &[Kind], result: DType, sem: Semantics) -> usize {
             }
         }
     }
-    for vals in &points {
+    // The batched evaluator runs every point in blocks of lanes, as the
+    // oracle does.
+    let envs: Vec<Vec<i64>> = points.iter().map(|vals| jit_env(vals)).collect();
+    let batched = batch.eval_many(&envs);
+    for (vals, by_batch) in points.iter().zip(&batched) {
         let want = apply(op, result, vals, &arg_dts, sem).map_err(|_| ());
         let got = jit.eval(&jit_env(vals)).map(|v| v[0]).map_err(|_| ());
-        if got != want {
-            failures.push(format!(
-                "jit {} ({}) on {:?}: interpreter {:?}, jit {:?}",
-                op.name(),
-                label(sem),
-                vals,
-                want,
-                got
-            ));
+        let got_batch = by_batch.as_ref().map(|v| v[0]).map_err(|_| ());
+        for (who, got) in [("jit", got), ("batched evaluator", got_batch)] {
+            if got != want {
+                failures.push(format!(
+                    "{who} {} ({}) on {:?}: interpreter {:?}, {who} {:?}",
+                    op.name(),
+                    label(sem),
+                    vals,
+                    want,
+                    got
+                ));
+            }
         }
     }
     assert!(
@@ -348,7 +358,7 @@ fn typings() -> Vec<(Op, Vec<Kind>, DType)> {
 }
 
 #[test]
-fn interpreter_smt_and_jit_agree_on_every_op_of_the_table() {
+fn interpreter_smt_jit_and_batched_evaluator_agree_on_every_op_of_the_table() {
     use rayon::prelude::*;
     let cases: Vec<(Op, Vec<Kind>, DType, Semantics)> = typings()
         .into_iter()

@@ -187,6 +187,10 @@ pub struct CampaignConfig {
     /// Cases per batch. Fixed (not derived from the thread count) so that
     /// where a campaign stops does not depend on the machine.
     pub batch: usize,
+    /// Check only cases whose domain has at most this many points (after
+    /// projection); the others are generated, then skipped and counted in
+    /// [`Summary::skipped`] (`tileproof bench`'s small-domain figure).
+    pub domain_limit: Option<u128>,
 }
 
 impl Default for CampaignConfig {
@@ -208,6 +212,7 @@ impl Default for CampaignConfig {
             max_causes: None,
             variants: true,
             batch: 64,
+            domain_limit: None,
         }
     }
 }
@@ -326,6 +331,9 @@ pub struct Summary {
     pub shard: Shard,
     pub generator: GeneratorChoice,
     pub cases: u64,
+    /// Cases generated but not checked: their domain is over
+    /// [`CampaignConfig::domain_limit`] (not in `cases`).
+    pub skipped: u64,
     pub elapsed: Duration,
     pub stop: Stop,
     /// Failed checks by kind (every one, shrunk or not).
@@ -422,6 +430,8 @@ struct CaseRun {
     /// Programs the subject answered, and the reasons it declined others.
     answered: u64,
     unsupported: Vec<String>,
+    /// Over the domain limit: not checked.
+    skipped: bool,
 }
 
 impl CaseRun {
@@ -493,6 +503,7 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         shard: cfg.shard,
         generator: cfg.generator,
         cases: 0,
+        skipped: 0,
         elapsed: Duration::ZERO,
         stop: Stop::Cases,
         by_kind: BTreeMap::new(),
@@ -540,6 +551,10 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         let mut pending: HashMap<String, usize> = HashMap::new();
         let mut groups: Vec<(Vec<usize>, u64)> = Vec::new();
         for r in &runs {
+            if r.skipped {
+                s.skipped += 1;
+                continue;
+            }
             s.cases += 1;
             if cfg.cases.is_some() {
                 s.case_numbers.push(r.k);
@@ -939,6 +954,7 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
         validated: false,
         answered: 0,
         unsupported: Vec::new(),
+        skipped: false,
     };
     let profile = subject.profile();
     let case = match checks::catch(|| {
@@ -964,6 +980,10 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
             return run;
         }
     };
+    if cfg.domain_limit.is_some_and(|m| case.domain_size() > m) {
+        run.skipped = true;
+        return run;
+    }
     run.text = case.program();
     let validate = cfg.validate_every > 0 && j % cfg.validate_every == 0;
     run.validated = validate && hooks.validator.is_some();

@@ -12,7 +12,7 @@
 //! | `oracle`     | the JIT oracle finds a point where the target does not refine the source (whole domain, or sampled above [`CheckConfig::max_exhaustive`] points) |
 //! | `range`      | at a probe point, some node's interpreted value lies outside its `[vmin, vmax]` |
 //! | `idempotent` | simplifying the simplified form changes it                  |
-//! | `jit`        | at a probe point, [`CompiledEval`] and `interp::eval` disagree (or the JIT cannot compile) |
+//! | `jit`        | at a probe point, the oracle's evaluator for the case (the JIT's [`crate::jit::CompiledEval`], or the batched evaluator for small domains: [`oracle::point_evaluator`]) and `interp::eval` disagree (or the JIT cannot compile) |
 //! | `validate`   | the validator hook (SMT, supplied by the CLI) reports a failure |
 //! | `lower`      | the simplified form lowered to i32/i64 ([`engine::lower`]), compiled with its concrete widths, differs from it somewhere in the domain (forms with `invalid` below a root are not lowerable and are skipped) |
 //! | `panic`      | anything above panicked                                     |
@@ -23,7 +23,6 @@
 //! campaign.
 
 use crate::confirm::{Class, Confirmation};
-use crate::jit::CompiledEval;
 use crate::oracle::{self, Domain, OracleConfig};
 use crate::subject::{Answer, Subject};
 use engine::dtype::Width;
@@ -681,11 +680,12 @@ fn range_check(
     None
 }
 
-/// The JIT's single-point evaluator agrees with the interpreter on both
+/// The single-point evaluator of what the oracle walks the domain with
+/// (the JIT, or the batched evaluator) agrees with the interpreter on both
 /// forms at the probe points.
 fn jit_check(g: &Graph, src: &[NodeId], tgt: &[NodeId], cfg: &CheckConfig) -> Option<CheckFailure> {
     let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
-    let compiled = match CompiledEval::new(g, &all, cfg.width) {
+    let compiled = match oracle::point_evaluator(g, src, tgt, &cfg.oracle()) {
         Ok(c) => c,
         Err(e) => {
             return Some(CheckFailure::new(
@@ -705,8 +705,9 @@ fn jit_check(g: &Graph, src: &[NodeId], tgt: &[NodeId], cfg: &CheckConfig) -> Op
             return Some(CheckFailure {
                 kind: Kind::Jit,
                 message: format!(
-                    "at {} the JIT gives {} but the interpreter {}",
+                    "at {} {} gives {} but the interpreter {}",
                     engine::print::point(g, &point),
+                    compiled.checker(),
                     show_eval(g, &by_jit),
                     show_eval(g, &by_interp)
                 ),

@@ -3,6 +3,8 @@
 //! - [`generate`]: the two case generators (tiled views, expression trees).
 //! - [`jit`]: compiles engine graphs to native code with the exact
 //!   semantics of `engine::interp` (single-point evaluator for tests).
+//! - [`batch`]: the batched evaluator: graphs evaluated over blocks of
+//!   points without compiling (small domains).
 //! - [`oracle`]: compiles an original and a simplified form into one
 //!   function that checks refinement over the whole iteration domain.
 //! - [`checks`]: the per-case checks (oracle, ranges, idempotence, JIT
@@ -24,6 +26,7 @@
 //! - [`rng`]: deterministic randomness (splitmix64) for all of the above.
 
 pub mod backend;
+pub mod batch;
 pub mod bucket;
 pub mod campaign;
 pub mod checks;

@@ -28,13 +28,14 @@
 //! the JIT is tested against, and the baseline of the points/second
 //! benchmark.
 
+use crate::batch::{self, Arg, BatchEval};
 use crate::jit::{
-    and, check_width, compile_function, fold_any, mem, not, or, ptr_type, Cond, JitCode, JitError,
-    Lower, UbCond,
+    and, check_width, compile_function, fold_any, mem, not, or, ptr_type, CompiledEval, Cond,
+    JitCode, JitError, Lower, UbCond,
 };
 use crate::rng::hash64;
-use cranelift_codegen::ir::{condcodes::IntCC, types, InstBuilder, Value};
-use cranelift_frontend::FunctionBuilder;
+use cranelift_codegen::ir::{condcodes::IntCC, types, Block, InstBuilder, Value};
+use cranelift_frontend::{FunctionBuilder, Variable};
 use engine::dtype::Width;
 use engine::interp::{self, Evaluator, PointCheck, Undefined, Val};
 use engine::ir::{Graph, NodeId};
@@ -289,6 +290,18 @@ impl Domain {
         env
     }
 
+    /// Steps `point` to the next point in row-major order (an odometer,
+    /// last variable fastest; the last point wraps to the first).
+    fn step(&self, point: &mut [i64]) {
+        for k in (0..self.len()).rev() {
+            if point[k] < self.hi[k] {
+                point[k] += 1;
+                return;
+            }
+            point[k] = self.lo[k];
+        }
+    }
+
     fn named(&self, point: &[i64]) -> Vec<(String, i64)> {
         self.names
             .iter()
@@ -514,7 +527,47 @@ impl CompiledOracle {
     }
 }
 
-/// Emits the oracle loop. See [`OracleFn`] for the contract.
+/// The nodes of two forms, which form each node belongs to, and each
+/// variable's slot in the domain.
+struct Forms {
+    /// Every node either form reaches, in increasing id order.
+    union: Vec<NodeId>,
+    in_src: Vec<bool>,
+    in_tgt: Vec<bool>,
+    /// Indexed by variable; `usize::MAX` for variables neither form uses.
+    slot: Vec<usize>,
+}
+
+impl Forms {
+    fn new(g: &Graph, src: &[NodeId], tgt: &[NodeId], domain: &Domain) -> Forms {
+        let mut in_src = vec![false; g.len()];
+        let mut in_tgt = vec![false; g.len()];
+        for id in g.reachable(src) {
+            in_src[id.index()] = true;
+        }
+        for id in g.reachable(tgt) {
+            in_tgt[id.index()] = true;
+        }
+        let union: Vec<NodeId> = (0..g.len())
+            .filter(|&i| in_src[i] || in_tgt[i])
+            .map(|i| NodeId(i as u32))
+            .collect();
+        let mut slot = vec![usize::MAX; g.vars().len()];
+        for (k, &v) in domain.vars.iter().enumerate() {
+            slot[v as usize] = k;
+        }
+        Forms {
+            union,
+            in_src,
+            in_tgt,
+            slot,
+        }
+    }
+}
+
+/// Emits the oracle loop. See [`OracleFn`] for the contract. An
+/// exhaustive walk goes row by row ([`build_rows`]); samples, and forms
+/// without variables, point by point.
 fn build_oracle(
     g: &Graph,
     src: &[NodeId],
@@ -523,23 +576,9 @@ fn build_oracle(
     domain: &Domain,
     plan: Plan,
 ) -> Result<(JitCode, *const u8), JitError> {
-    let src_order = g.reachable(src);
-    let tgt_order = g.reachable(tgt);
-    let mut in_src = vec![false; g.len()];
-    let mut in_tgt = vec![false; g.len()];
-    for id in &src_order {
-        in_src[id.index()] = true;
-    }
-    for id in &tgt_order {
-        in_tgt[id.index()] = true;
-    }
-    let union: Vec<NodeId> = (0..g.len())
-        .filter(|&i| in_src[i] || in_tgt[i])
-        .map(|i| NodeId(i as u32))
-        .collect();
-    let mut slot = vec![usize::MAX; g.vars().len()];
-    for (k, &v) in domain.vars.iter().enumerate() {
-        slot[v as usize] = k;
+    let forms = Forms::new(g, src, tgt, domain);
+    if matches!(plan, Plan::Exhaustive(_)) && !domain.is_empty() {
+        return build_rows(g, src, tgt, m, domain, &forms);
     }
     let n = domain.len();
     let sampled = matches!(plan, Plan::Sampled(_));
@@ -552,34 +591,11 @@ fn build_oracle(
         let fail = b.create_block();
         let latch = b.create_block();
         let exit = b.create_block();
-        // The odometer: one block per variable, last variable first.
-        let odometer: Vec<_> = if sampled {
-            Vec::new()
-        } else {
-            (0..n).map(|_| b.create_block()).collect()
-        };
-        let next = odometer.last().copied().unwrap_or(latch);
 
-        // entry: the loop counter, and the odometer's starting point.
-        let iv = b.declare_var(types::I64);
-        let vars: Vec<_> = (0..n).map(|_| b.declare_var(types::I64)).collect();
-        if !sampled {
-            for (k, &var) in vars.iter().enumerate() {
-                let x = b.ins().load(types::I64, mem(), pts, 8 * k as i32);
-                b.def_var(var, x);
-            }
-        }
-        let zero = b.ins().iconst(types::I64, 0);
-        b.def_var(iv, zero);
-        b.ins().jump(header, &[]);
+        let (iv, i) = loop_header(b, count, header, body, exit);
 
-        // header: i < count?
-        b.switch_to_block(header);
-        let i = b.use_var(iv);
-        let done = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, count);
-        b.ins().brif(done, exit, &[], body, &[]);
-
-        // body: evaluate both forms at the current point.
+        // body: evaluate both forms at point i (a row of `pts` when
+        // sampled; the one point of a domain without variables).
         b.switch_to_block(body);
         let point: Vec<Value> = if sampled {
             let off = b.ins().imul_imm_s(i, 8 * n as i64);
@@ -588,89 +604,19 @@ fn build_oracle(
                 .map(|k| b.ins().load(types::I64, mem(), row, 8 * k as i32))
                 .collect()
         } else {
-            vars.iter().map(|&v| b.use_var(v)).collect()
+            (0..n)
+                .map(|k| b.ins().load(types::I64, mem(), pts, 8 * k as i32))
+                .collect()
         };
         let mut lower = Lower::new(g, m);
-        let mut env = |_: &mut FunctionBuilder<'_>, v: u32| point[slot[v as usize]];
-        let (mut src_ub, mut tgt_ub) = (Cond::Const(false), Cond::Const(false));
-        let mut any_ub = |b: &mut FunctionBuilder<'_>, u: UbCond| {
-            if in_src[u.node.index()] {
-                src_ub = or(b, src_ub, u.cond);
-            }
-            if in_tgt[u.node.index()] {
-                tgt_ub = or(b, tgt_ub, u.cond);
-            }
-        };
-        lower.lower(b, &union, &mut env, true, &mut any_ub);
-        // Per root: (fails, fails because of validity).
-        let mut checks: Vec<(Cond, Cond)> = Vec::with_capacity(src.len());
-        for (&s_id, &t_id) in src.iter().zip(tgt) {
-            if s_id == t_id {
-                checks.push((Cond::Const(false), Cond::Const(false)));
-                continue;
-            }
-            let (s, t) = (lower.get(s_id).clone(), lower.get(t_id).clone());
-            let (validity, value) =
-                semantics::refinement(&mut lower.prims(b, s_id), &s.sem, &t.sem, s.dtype);
-            let bad = or(b, validity, value);
-            checks.push((bad, validity));
-        }
-        let any_bad = fold_any(b, checks.iter().map(|c| c.0));
-        let src_def = not(b, src_ub);
-        let t_fails = or(b, tgt_ub, any_bad);
-        let failing = and(b, src_def, t_fails);
+        let mut env = |_: &mut FunctionBuilder<'_>, v: u32| point[forms.slot[v as usize]];
+        let mut ub = SideUb::new(&forms);
+        lower.lower(b, &forms.union, &mut env, true, &mut |b, u| ub.add(b, u));
+        let (checks, failing) = refinement_checks(b, &mut lower, src, tgt, &ub);
+        branch(b, failing, fail, latch);
 
-        match failing {
-            Cond::Const(false) => {
-                b.ins().jump(next, &[]);
-            }
-            Cond::Const(true) => {
-                b.ins().jump(fail, &[]);
-            }
-            Cond::Dyn(c) => {
-                b.ins().brif(c, fail, &[], next, &[]);
-            }
-        }
-
-        // fail: which verdict, which root (the first failing one).
         b.switch_to_block(fail);
-        b.set_cold_block(fail);
-        let mut verdict = b.ins().iconst(types::I64, 0);
-        let mut root = b.ins().iconst(types::I64, -1);
-        for (r, &(bad, validity)) in checks.iter().enumerate().rev() {
-            let vcode = {
-                let (a, c) = (
-                    b.ins().iconst(types::I64, V_VALIDITY),
-                    b.ins().iconst(types::I64, V_VALUE),
-                );
-                pick(b, validity, a, c)
-            };
-            verdict = pick(b, bad, vcode, verdict);
-            let rv = b.ins().iconst(types::I64, r as i64);
-            root = pick(b, bad, rv, root);
-        }
-        let tu = b.ins().iconst(types::I64, V_TARGET_UNDEFINED);
-        verdict = pick(b, tgt_ub, tu, verdict);
-        let none = b.ins().iconst(types::I64, -1);
-        root = pick(b, tgt_ub, none, root);
-        b.ins().store(mem(), verdict, out, 0);
-        b.ins().store(mem(), root, out, 8);
-        b.ins().return_(&[i]);
-
-        // next: step to the following point (odometer, last variable
-        // fastest; comparing before incrementing cannot overflow at
-        // hi == i64::MAX), then the latch.
-        for k in (0..odometer.len()).rev() {
-            b.switch_to_block(odometer[k]);
-            let x = b.use_var(vars[k]);
-            let wrap = b.ins().icmp_imm_s(IntCC::Equal, x, domain.hi[k]);
-            let x1 = b.ins().iadd_imm_s(x, 1);
-            let lo = b.ins().iconst(types::I64, domain.lo[k]);
-            let nx = b.ins().select(wrap, lo, x1);
-            b.def_var(vars[k], nx);
-            let carry = if k == 0 { latch } else { odometer[k - 1] };
-            b.ins().brif(wrap, carry, &[], latch, &[]);
-        }
+        emit_fail(b, fail, &checks, ub.tgt, out, i);
 
         // latch: i += 1.
         b.switch_to_block(latch);
@@ -684,6 +630,263 @@ fn build_oracle(
     })
 }
 
+/// The exhaustive walk, row by row: a row is a run of points where only
+/// the last (fastest) variable changes. The nodes that do not depend on
+/// that variable are computed once per row, outside the inner loop, which
+/// evaluates the rest point by point and leaves at the first failing one.
+/// `pts` holds the starting point; an odometer steps the other variables
+/// between rows.
+fn build_rows(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    m: Model,
+    domain: &Domain,
+    forms: &Forms,
+) -> Result<(JitCode, *const u8), JitError> {
+    let n = domain.len();
+    let last = n - 1;
+    // Which nodes depend on the last variable (operands come first).
+    let mut inner = vec![false; g.len()];
+    for &id in &forms.union {
+        let node = g.node(id);
+        inner[id.index()] = match node.op {
+            engine::ir::Op::Var(v) => forms.slot[v as usize] == last,
+            _ => node.src().iter().any(|s| inner[s.index()]),
+        };
+    }
+    let (per_row, per_point): (Vec<NodeId>, Vec<NodeId>) =
+        forms.union.iter().partition(|id| !inner[id.index()]);
+    let ptr = ptr_type()?;
+
+    compile_function(&[ptr, types::I64, ptr], |b, args| {
+        let (pts, count, out) = (args[0], args[1], args[2]);
+        let header = b.create_block();
+        let row = b.create_block();
+        let inner_loop = b.create_block();
+        let next = b.create_block();
+        let fail = b.create_block();
+        let after = b.create_block();
+        let exit = b.create_block();
+        // The odometer of the other variables, last of them first.
+        let odometer: Vec<_> = (0..last).map(|_| b.create_block()).collect();
+
+        // entry: the starting point, then the loop counter.
+        let jv = b.declare_var(types::I64);
+        let vars: Vec<_> = (0..n).map(|_| b.declare_var(types::I64)).collect();
+        for (k, &var) in vars.iter().enumerate() {
+            let x = b.ins().load(types::I64, mem(), pts, 8 * k as i32);
+            b.def_var(var, x);
+        }
+        let (iv, i) = loop_header(b, count, header, row, exit);
+
+        // row: the nodes the last variable does not reach, and the row's
+        // length: up to the last variable's bound, at most what is left of
+        // `count` (as unsigned differences: hi - x0 may exceed i64::MAX).
+        b.switch_to_block(row);
+        let point: Vec<Value> = vars.iter().map(|&v| b.use_var(v)).collect();
+        let x0 = point[last];
+        let mut lower = Lower::new(g, m);
+        let mut ub = SideUb::new(forms);
+        let mut outer_env = |_: &mut FunctionBuilder<'_>, v: u32| point[forms.slot[v as usize]];
+        lower.lower(b, &per_row, &mut outer_env, true, &mut |b, u| ub.add(b, u));
+        let hi = b.ins().iconst(types::I64, domain.hi[last]);
+        let to_hi = b.ins().isub(hi, x0);
+        let left = b.ins().isub(count, i);
+        let left = b.ins().iadd_imm_s(left, -1);
+        let steps = b.ins().umin(to_hi, left);
+        let zero = b.ins().iconst(types::I64, 0);
+        b.def_var(jv, zero);
+        b.ins().jump(inner_loop, &[]);
+
+        // inner loop: point j of the row.
+        b.switch_to_block(inner_loop);
+        let j = b.use_var(jv);
+        let x = b.ins().iadd(x0, j);
+        let mut inner_env = |_: &mut FunctionBuilder<'_>, v: u32| {
+            let k = forms.slot[v as usize];
+            if k == last {
+                x
+            } else {
+                point[k]
+            }
+        };
+        lower.lower(b, &per_point, &mut inner_env, true, &mut |b, u| {
+            ub.add(b, u)
+        });
+        let (checks, failing) = refinement_checks(b, &mut lower, src, tgt, &ub);
+        branch(b, failing, fail, next);
+
+        b.switch_to_block(fail);
+        let at = b.ins().iadd(i, j);
+        emit_fail(b, fail, &checks, ub.tgt, out, at);
+
+        // next: j < steps, the row goes on.
+        b.switch_to_block(next);
+        let more = b.ins().icmp(IntCC::UnsignedLessThan, j, steps);
+        let j1 = b.ins().iadd_imm_s(j, 1);
+        b.def_var(jv, j1);
+        b.ins().brif(more, inner_loop, &[], after, &[]);
+
+        // after: i += the row's length; the last variable wraps to its
+        // lower bound (and the odometer carries) when the row reached its
+        // bound, else the count is used up and the loop ends.
+        b.switch_to_block(after);
+        let len = b.ins().iadd_imm_s(steps, 1);
+        let i1 = b.ins().iadd(i, len);
+        b.def_var(iv, i1);
+        let wrapped = b.ins().icmp(IntCC::Equal, steps, to_hi);
+        let lo = b.ins().iconst(types::I64, domain.lo[last]);
+        let moved = b.ins().iadd(x0, len);
+        let nx = b.ins().select(wrapped, lo, moved);
+        b.def_var(vars[last], nx);
+        let carry = odometer.last().copied().unwrap_or(header);
+        b.ins().brif(wrapped, carry, &[], header, &[]);
+
+        // The odometer: compare before incrementing (no overflow at
+        // hi == i64::MAX); a wrap carries into the variable before.
+        for k in (0..odometer.len()).rev() {
+            b.switch_to_block(odometer[k]);
+            let x = b.use_var(vars[k]);
+            let wrap = b.ins().icmp_imm_s(IntCC::Equal, x, domain.hi[k]);
+            let x1 = b.ins().iadd_imm_s(x, 1);
+            let lo = b.ins().iconst(types::I64, domain.lo[k]);
+            let nx = b.ins().select(wrap, lo, x1);
+            b.def_var(vars[k], nx);
+            let carry = if k == 0 { header } else { odometer[k - 1] };
+            b.ins().brif(wrap, carry, &[], header, &[]);
+        }
+
+        b.switch_to_block(exit);
+        b.ins().return_(&[count]);
+        Ok(())
+    })
+}
+
+/// In the entry block: the loop counter `i`, 0, then a jump to `header`,
+/// which goes on to `body` while `i < count`, else to `exit`. Returns the
+/// counter and its value in the header (where the builder is left).
+fn loop_header(
+    b: &mut FunctionBuilder<'_>,
+    count: Value,
+    header: Block,
+    body: Block,
+    exit: Block,
+) -> (Variable, Value) {
+    let iv = b.declare_var(types::I64);
+    let zero = b.ins().iconst(types::I64, 0);
+    b.def_var(iv, zero);
+    b.ins().jump(header, &[]);
+    b.switch_to_block(header);
+    let i = b.use_var(iv);
+    let done = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, count);
+    b.ins().brif(done, exit, &[], body, &[]);
+    (iv, i)
+}
+
+/// The undefinedness of each form, folded as nodes are lowered.
+struct SideUb<'f> {
+    forms: &'f Forms,
+    src: Cond,
+    tgt: Cond,
+}
+
+impl<'f> SideUb<'f> {
+    fn new(forms: &'f Forms) -> SideUb<'f> {
+        SideUb {
+            forms,
+            src: Cond::Const(false),
+            tgt: Cond::Const(false),
+        }
+    }
+
+    fn add(&mut self, b: &mut FunctionBuilder<'_>, u: UbCond) {
+        if self.forms.in_src[u.node.index()] {
+            self.src = or(b, self.src, u.cond);
+        }
+        if self.forms.in_tgt[u.node.index()] {
+            self.tgt = or(b, self.tgt, u.cond);
+        }
+    }
+}
+
+/// Per root: (fails, fails because of validity); and whether the point
+/// fails: the source is defined and the target undefined or some root
+/// fails.
+fn refinement_checks(
+    b: &mut FunctionBuilder<'_>,
+    lower: &mut Lower<'_>,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    ub: &SideUb<'_>,
+) -> (Vec<(Cond, Cond)>, Cond) {
+    let mut checks: Vec<(Cond, Cond)> = Vec::with_capacity(src.len());
+    for (&s_id, &t_id) in src.iter().zip(tgt) {
+        if s_id == t_id {
+            checks.push((Cond::Const(false), Cond::Const(false)));
+            continue;
+        }
+        let (s, t) = (lower.get(s_id).clone(), lower.get(t_id).clone());
+        let (validity, value) =
+            semantics::refinement(&mut lower.prims(b, s_id), &s.sem, &t.sem, s.dtype);
+        let bad = or(b, validity, value);
+        checks.push((bad, validity));
+    }
+    let any_bad = fold_any(b, checks.iter().map(|c| c.0));
+    let src_def = not(b, ub.src);
+    let t_fails = or(b, ub.tgt, any_bad);
+    (checks, and(b, src_def, t_fails))
+}
+
+/// Jumps to `fail` where `failing` holds, else to `next`.
+fn branch(b: &mut FunctionBuilder<'_>, failing: Cond, fail: Block, next: Block) {
+    match failing {
+        Cond::Const(false) => {
+            b.ins().jump(next, &[]);
+        }
+        Cond::Const(true) => {
+            b.ins().jump(fail, &[]);
+        }
+        Cond::Dyn(c) => {
+            b.ins().brif(c, fail, &[], next, &[]);
+        }
+    }
+}
+
+/// The failure block (current): which verdict, which root (the first
+/// failing one), written to `out`; returns `index`.
+fn emit_fail(
+    b: &mut FunctionBuilder<'_>,
+    fail: Block,
+    checks: &[(Cond, Cond)],
+    tgt_ub: Cond,
+    out: Value,
+    index: Value,
+) {
+    b.set_cold_block(fail);
+    let mut verdict = b.ins().iconst(types::I64, 0);
+    let mut root = b.ins().iconst(types::I64, -1);
+    for (r, &(bad, validity)) in checks.iter().enumerate().rev() {
+        let vcode = {
+            let (a, c) = (
+                b.ins().iconst(types::I64, V_VALIDITY),
+                b.ins().iconst(types::I64, V_VALUE),
+            );
+            pick(b, validity, a, c)
+        };
+        verdict = pick(b, bad, vcode, verdict);
+        let rv = b.ins().iconst(types::I64, r as i64);
+        root = pick(b, bad, rv, root);
+    }
+    let tu = b.ins().iconst(types::I64, V_TARGET_UNDEFINED);
+    verdict = pick(b, tgt_ub, tu, verdict);
+    let none = b.ins().iconst(types::I64, -1);
+    root = pick(b, tgt_ub, none, root);
+    b.ins().store(mem(), verdict, out, 0);
+    b.ins().store(mem(), root, out, 8);
+    b.ins().return_(&[index]);
+}
+
 /// `c ? x : y`, folded when `c` is known.
 fn pick(b: &mut FunctionBuilder<'_>, c: Cond, x: Value, y: Value) -> Value {
     match c {
@@ -691,6 +894,172 @@ fn pick(b: &mut FunctionBuilder<'_>, c: Cond, x: Value, y: Value) -> Value {
         Cond::Const(false) => y,
         Cond::Dyn(v) => b.ins().select(v, x, y),
     }
+}
+
+// ---- the batched oracle ---------------------------------------------------------------
+
+/// Exhaustive domains of at most this many points are checked by the
+/// batched evaluator ([`crate::batch`]) instead of compiled code: the
+/// same points, the same verdict, no compiling. Compiling costs about
+/// 10 to 50 us per node, the batched evaluator about 1 to 3 ns per node
+/// and point (measured by `tileproof bench oracle`), so below a few
+/// thousand points it is the faster.
+pub const BATCH_POINTS: u64 = 4096;
+
+/// Whether [`check_jit`] runs the batched evaluator for `plan`.
+fn batched(plan: Plan) -> bool {
+    matches!(plan, Plan::Exhaustive(n) if n <= BATCH_POINTS)
+}
+
+/// The comparison of two forms as a batched program: the same
+/// conditions as [`build_oracle`]'s function, per lane.
+struct BatchOracle {
+    prog: batch::Program,
+    /// The target fails to refine the source at this point.
+    failing: Arg,
+    tgt_ub: Arg,
+    /// Per root: (fails, fails because of validity).
+    checks: Vec<(Arg, Arg)>,
+}
+
+impl BatchOracle {
+    fn new(g: &Graph, src: &[NodeId], tgt: &[NodeId], m: Model, domain: &Domain) -> BatchOracle {
+        let forms = Forms::new(g, src, tgt, domain);
+        let mut b = batch::Builder::new(m.width);
+        let mut lower = batch::Lower::new(g, m);
+        let (mut src_ub, mut tgt_ub) = (Arg::K(0), Arg::K(0));
+        lower.lower(
+            &mut b,
+            &forms.union,
+            &mut |b, v| b.load(forms.slot[v as usize] as u32),
+            true,
+            &mut |b, u| {
+                if forms.in_src[u.node.index()] {
+                    src_ub = b.or(src_ub, u.cond);
+                }
+                if forms.in_tgt[u.node.index()] {
+                    tgt_ub = b.or(tgt_ub, u.cond);
+                }
+            },
+        );
+        let mut checks = Vec::with_capacity(src.len());
+        for (&s_id, &t_id) in src.iter().zip(tgt) {
+            if s_id == t_id {
+                checks.push((Arg::K(0), Arg::K(0)));
+                continue;
+            }
+            let (s, t) = (lower.get(s_id).clone(), lower.get(t_id).clone());
+            let dt = g.node(s_id).dtype;
+            let (validity, value) =
+                semantics::refinement(&mut lower.prims(&mut b, s_id), &s, &t, dt);
+            let bad = b.or(validity, value);
+            checks.push((bad, validity));
+        }
+        let any_bad = checks.iter().fold(Arg::K(0), |acc, c| b.or(acc, c.0));
+        let src_def = b.not(src_ub);
+        let t_fails = b.or(tgt_ub, any_bad);
+        let failing = b.and(src_def, t_fails);
+        let mut keep = vec![failing, tgt_ub];
+        keep.extend(checks.iter().flat_map(|c| [c.0, c.1]));
+        BatchOracle {
+            prog: b.finish(&keep),
+            failing,
+            tgt_ub,
+            checks,
+        }
+    }
+
+    /// The first of the first `total` points of `domain` (row-major) where
+    /// the target fails.
+    fn first_failure(&self, domain: &Domain, total: u64) -> Option<RawFail> {
+        if self.failing == Arg::K(0) {
+            return None;
+        }
+        let l = self.prog.lanes();
+        let nv = domain.len();
+        let mut m = self.prog.machine();
+        let mut inputs = vec![0i64; nv * l];
+        let mut point = vec![0i64; nv];
+        domain.decode(0, &mut point);
+        let mut start = 0u64;
+        while start < total {
+            let n = (total - start).min(l as u64) as usize;
+            for i in 0..n {
+                for (k, &x) in point.iter().enumerate() {
+                    inputs[k * l + i] = x;
+                }
+                domain.step(&mut point);
+            }
+            m.run(&inputs, n);
+            if let Some(i) = (0..n).find(|&i| m.holds(self.failing, i)) {
+                // The verdict and root as the compiled function's failure
+                // block picks them.
+                let (failure, root) = if m.holds(self.tgt_ub, i) {
+                    (Failure::TargetUndefined, None)
+                } else {
+                    let r = (0..self.checks.len())
+                        .find(|&r| m.holds(self.checks[r].0, i))
+                        .expect("a failing point has a failing root");
+                    let failure = if m.holds(self.checks[r].1, i) {
+                        Failure::ValidityDiffers
+                    } else {
+                        Failure::ValueDiffers
+                    };
+                    (failure, Some(r))
+                };
+                return Some(RawFail {
+                    index: start + i as u64,
+                    failure,
+                    root,
+                });
+            }
+            start += n as u64;
+        }
+        None
+    }
+}
+
+/// A single-point evaluator of both forms (the source's roots, then the
+/// target's): the one [`check_jit`] walks the forms' domain with, so that
+/// a check of it against the interpreter checks what judged the case.
+pub enum PointEval {
+    Jit(Box<CompiledEval>),
+    Batch(BatchEval),
+}
+
+impl PointEval {
+    /// The roots' values at `env` (indexed like the graph's variable
+    /// table), or why the evaluation is undefined.
+    pub fn eval(&self, env: &[i64]) -> Result<Vec<Val>, Undefined> {
+        match self {
+            PointEval::Jit(c) => c.eval(env),
+            PointEval::Batch(b) => b.eval(env),
+        }
+    }
+
+    pub fn checker(&self) -> Checker {
+        match self {
+            PointEval::Jit(_) => Checker::Jit,
+            PointEval::Batch(_) => Checker::Batch,
+        }
+    }
+}
+
+/// The [`PointEval`] of the evaluator [`check_jit`] runs for `src` and
+/// `tgt` under `cfg`.
+pub fn point_evaluator(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    cfg: &OracleConfig,
+) -> Result<PointEval, JitError> {
+    let (_, plan) = domain_and_plan(g, src, tgt, cfg)?;
+    let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
+    Ok(if batched(plan) {
+        PointEval::Batch(BatchEval::new(g, &all, cfg.model()))
+    } else {
+        PointEval::Jit(Box::new(CompiledEval::new(g, &all, cfg.model())?))
+    })
 }
 
 // ---- entry points ----------------------------------------------------------------------
@@ -710,16 +1079,67 @@ pub fn merge_graphs(
 }
 
 /// Does `tgt` refine `src` on the whole domain (or a sample of it)? The JIT
-/// oracle. A failure comes with the interpreter's replay of that point.
+/// oracle; an exhaustive domain of at most [`BATCH_POINTS`] points is
+/// walked by the batched evaluator instead (the same points in the same
+/// order, the same verdict, nothing compiled). A failure comes with the
+/// interpreter's replay of that point.
 pub fn check_jit(
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
     cfg: &OracleConfig,
 ) -> Result<Report, JitError> {
-    let oracle = CompiledOracle::new(g, src, tgt, cfg)?;
-    let mut rep = oracle.run(g);
-    drop(oracle);
+    Ok(check_fast(g, src, tgt, cfg)?.0)
+}
+
+/// [`check_jit`], and which evaluator walked the domain.
+fn check_fast(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    cfg: &OracleConfig,
+) -> Result<(Report, Checker), JitError> {
+    let (domain, plan) = domain_and_plan(g, src, tgt, cfg)?;
+    let (mut rep, checker) = if batched(plan) {
+        (run_batched(g, src, tgt, cfg, &domain, plan), Checker::Batch)
+    } else {
+        let oracle = CompiledOracle::new(g, src, tgt, cfg)?;
+        (oracle.run(g), Checker::Jit)
+    };
+    if let Some(f) = &mut rep.failure {
+        f.replay = Some(replay(g, src, tgt, &f.env, cfg.model()));
+    }
+    Ok((rep, checker))
+}
+
+/// The batched oracle's report of `plan` (an exhaustive one), without a
+/// replay.
+fn run_batched(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    cfg: &OracleConfig,
+    domain: &Domain,
+    plan: Plan,
+) -> Report {
+    let raw =
+        BatchOracle::new(g, src, tgt, cfg.model(), domain).first_failure(domain, plan.total());
+    report(g, domain, plan, cfg.seed, raw)
+}
+
+/// [`check_jit`] with the batched evaluator whatever the domain's size (a
+/// sampled domain is compiled as usual): for benchmarks and tests.
+pub fn check_batched(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    cfg: &OracleConfig,
+) -> Result<Report, JitError> {
+    let (domain, plan) = domain_and_plan(g, src, tgt, cfg)?;
+    if matches!(plan, Plan::Sampled(_)) {
+        return check_jit(g, src, tgt, cfg);
+    }
+    let mut rep = run_batched(g, src, tgt, cfg, &domain, plan);
     if let Some(f) = &mut rep.failure {
         f.replay = Some(replay(g, src, tgt, &f.env, cfg.model()));
     }
@@ -730,6 +1150,8 @@ pub fn check_jit(
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Checker {
     Jit,
+    /// The batched evaluator ([`crate::batch`]).
+    Batch,
     Interpreter,
 }
 
@@ -737,6 +1159,7 @@ impl fmt::Display for Checker {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Checker::Jit => "the JIT",
+            Checker::Batch => "the batched evaluator",
             Checker::Interpreter => "the interpreter",
         })
     }
@@ -749,9 +1172,10 @@ impl fmt::Display for Checker {
 /// point, so below a few hundred points interpreting is never the slower.
 pub const INTERP_POINTS: u64 = 256;
 
-/// [`check_jit`], or [`check_interp`] (the same points, the same verdict)
-/// when the forms have more than [`crate::jit::LARGE_FUNCTION`] nodes and
-/// the plan at most [`INTERP_POINTS`] points.
+/// [`check_jit`] (compiled or batched), or [`check_interp`] (the same
+/// points, the same verdict) when the forms have more than
+/// [`crate::jit::LARGE_FUNCTION`] nodes and the plan at most
+/// [`INTERP_POINTS`] points.
 pub fn check_cheapest(
     g: &Graph,
     src: &[NodeId],
@@ -766,7 +1190,7 @@ pub fn check_cheapest(
             return Ok((check_interp(g, src, tgt, cfg)?, Checker::Interpreter));
         }
     }
-    Ok((check_jit(g, src, tgt, cfg)?, Checker::Jit))
+    check_fast(g, src, tgt, cfg)
 }
 
 /// [`check_jit`] for forms in two graphs (see [`merge_graphs`]); the

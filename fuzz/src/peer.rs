@@ -691,8 +691,9 @@ impl Subject for Peer {
 }
 
 /// The request line for case `id`, with an extra request field (`run`,
-/// `reproducer`) when given.
-fn request(g: &Graph, roots: &[NodeId], id: u64, extra: Option<(&str, Value)>) -> String {
+/// `reproducer`) when given (also what `tileproof bench` gives its TVM
+/// timing script).
+pub fn request(g: &Graph, roots: &[NodeId], id: u64, extra: Option<(&str, Value)>) -> String {
     let mut used: Vec<u32> = g
         .reachable(roots)
         .into_iter()

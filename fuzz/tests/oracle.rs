@@ -1,13 +1,15 @@
 //! The domain oracle finds known differences, accepts equal forms, and
 //! agrees with the interpreter-based comparison (same points, same order,
-//! same first failure), exhaustive and sampled.
+//! same first failure), exhaustive and sampled; on small domains, where
+//! `check_jit` runs the batched evaluator, the compiled oracle agrees too.
 
 use engine::dtype::Width;
 use engine::interp::{PointCheck, Val};
 use engine::ir::{DType, Graph, NodeId, Op};
 use engine::semantics::Failure;
 use fuzz::oracle::{
-    check_interp, check_interp_graphs, check_jit, check_jit_graphs, Domain, OracleConfig, Report,
+    check_interp, check_interp_graphs, check_jit, check_jit_graphs, CompiledOracle, Domain,
+    OracleConfig, Report,
 };
 
 fn var(g: &mut Graph, name: &str, lo: i64, hi: i64) -> NodeId {
@@ -23,11 +25,19 @@ fn cfg(w: u32) -> OracleConfig {
     OracleConfig::at_width(Width(w))
 }
 
-/// Runs both oracles and checks they report exactly the same thing.
+/// Runs the oracles (`check_jit`, batched on small domains; the compiled
+/// oracle; the interpreter) and checks they report exactly the same thing.
 fn both(g: &Graph, src: &[NodeId], tgt: &[NodeId], cfg: &OracleConfig) -> Report {
     let jit = check_jit(g, src, tgt, cfg).unwrap();
     let int = check_interp(g, src, tgt, cfg).unwrap();
     assert_eq!(jit, int, "JIT oracle and interpreter disagree");
+    // The compiled oracle attaches no replay.
+    let mut bare = jit.clone();
+    if let Some(f) = &mut bare.failure {
+        f.replay = None;
+    }
+    let compiled = CompiledOracle::new(g, src, tgt, cfg).unwrap().run(g);
+    assert_eq!(compiled, bare, "compiled and batched oracles disagree");
     if let Some(f) = &jit.failure {
         assert_eq!(
             f.replay.as_ref().unwrap().check,

@@ -6,9 +6,20 @@
 //!   generator), on one thread and on every core;
 //! - `oracle`: points per second of the JIT oracle and of the interpreter
 //!   oracle on the same case (a fixed tiled case of 2^18..2^21 points,
-//!   against its simplified form), and their ratio;
-//! - `campaign`: cases per second of a campaign of `--seconds` per
-//!   generator (built-in rules, no SMT, no corpus writes);
+//!   against its simplified form), and their ratio; the JIT's compile
+//!   time apart from its run, its points per second per core and the
+//!   projected time of a 2^32-point sweep; the batched evaluator on the
+//!   same case;
+//! - `campaign`: cases per second (and per core) of a campaign of
+//!   `--seconds` per generator (built-in rules, no SMT, no corpus
+//!   writes), and of one over the cases whose domains have at most 4,096
+//!   points;
+//! - `tvm`: simplify per case, the engine against TVM's
+//!   `Analyzer.simplify` on TVM's own arith tests
+//!   (tests/peers/tvm_rewrite.cases and tvm_canonical.cases): the
+//!   engine's `Simplifier::simplify` in process on a fresh clone of each
+//!   parsed graph (parsing timed apart), TVM's from Python
+//!   (bench/tvm_simplify.py with the venv of `--tvm-python`);
 //! - `peers`: cases per second of one fixed campaign against the engine in
 //!   process, the engine over the peer protocol (`tileproof serve`: the
 //!   protocol's own cost) and every `--simplifier` given, side by side;
@@ -25,7 +36,7 @@ use engine::rewrite::Simplifier;
 use engine::rules::builtin;
 use fuzz::campaign::{self, mix, CampaignConfig, GeneratorChoice, Hooks};
 use fuzz::generate::{Case, Generator};
-use fuzz::oracle::{check_interp, check_jit, OracleConfig};
+use fuzz::oracle::{check_batched, check_interp, check_jit, CompiledOracle, OracleConfig};
 use rayon::prelude::*;
 use std::io::Write;
 use std::process::ExitCode;
@@ -39,6 +50,7 @@ pub enum What {
     Peers,
     Scaling,
     Suites,
+    Tvm,
     All,
 }
 
@@ -65,6 +77,10 @@ pub struct Args {
     /// Cases of the `peers` campaign.
     #[arg(long, default_value_t = 300, value_name = "N")]
     pub peer_cases: u64,
+    /// The Python of the peers' venv (adapters/setup-venv.sh), for `bench
+    /// tvm` (default: `.venv-peers/bin/python` in the repository).
+    #[arg(long, value_name = "PATH")]
+    pub tvm_python: Option<String>,
 }
 
 /// The seed every benchmark case is drawn from: fixed, so figures compare.
@@ -121,6 +137,9 @@ pub fn run(a: Args) -> ExitCode {
         }
         if matches!(a.what, What::Suites | What::All) {
             bench_suites();
+        }
+        if matches!(a.what, What::Tvm | What::All) {
+            bench_tvm(a.tvm_python.as_deref());
         }
     });
     ExitCode::SUCCESS
@@ -264,30 +283,91 @@ fn bench_oracle() {
             agree,
             jit
         );
+        if !parallel {
+            jit_per_core(&g, &case.roots, &tgt, &cfg);
+        }
     }
 }
 
+/// The compiled oracle on one core, its compiling and its run timed
+/// apart: points per second of the run, and what a sweep of 2^32 points
+/// (one i32 variable) would take at that rate; then the batched evaluator
+/// on the same case.
+fn jit_per_core(g: &Graph, src: &[NodeId], tgt: &[NodeId], cfg: &OracleConfig) {
+    let t = Instant::now();
+    let Ok(oracle) = CompiledOracle::new(g, src, tgt, cfg) else {
+        say!("oracle: the case does not compile");
+        return;
+    };
+    let compile = t.elapsed().as_secs_f64();
+    // At least half a second of running, for a stable rate.
+    let (mut runs, mut elapsed, mut points) = (0u32, 0.0, 0u64);
+    while elapsed < 0.5 || runs < 2 {
+        let t = Instant::now();
+        points += oracle.run(g).points;
+        elapsed += t.elapsed().as_secs_f64();
+        runs += 1;
+    }
+    let rate = points as f64 / elapsed;
+    say!(
+        "oracle JIT per core: {rate:.3e} points/s running ({:.1} ms to compile); a 2^32-point sweep: {:.1} s per core",
+        compile * 1e3,
+        (1u64 << 32) as f64 / rate
+    );
+    let t = Instant::now();
+    match check_batched(g, src, tgt, cfg) {
+        Ok(r) => {
+            let s = t.elapsed().as_secs_f64();
+            say!(
+                "oracle batched evaluator per core: {:.3e} points/s (nothing compiled; {}: {})",
+                r.points as f64 / s,
+                if r.refines() { "agrees" } else { "reports" },
+                r
+            );
+        }
+        Err(e) => say!("oracle batched evaluator: {e}"),
+    }
+}
+
+/// The domain size of the small-domain campaign figure.
+const SMALL_DOMAIN: u128 = 4096;
+
 fn bench_campaign(seconds: f64, jobs: Option<usize>) {
+    let threads = jobs.unwrap_or_else(rayon::current_num_threads).max(1);
     for g in Generator::ALL {
-        let cfg = CampaignConfig {
-            seed: BENCH_SEED,
-            generator: GeneratorChoice::One(g),
-            time: Some(Duration::from_secs_f64(seconds)),
-            jobs,
-            shrink_steps: 0,
-            ..CampaignConfig::default()
-        };
-        match campaign::run(&cfg, builtin(), &Hooks::default()) {
-            Ok(s) => say!(
-                "campaign {g}: {:.0} cases/s ({} cases in {:.1} s, each with a variant; {} of {} rules fired; {} findings)",
-                s.cases_per_sec(),
-                s.cases,
-                s.elapsed.as_secs_f64(),
-                s.rules_covered(),
-                s.rule_names.len(),
-                s.total_findings()
-            ),
-            Err(e) => say!("campaign {g}: {e}"),
+        for limit in [None, Some(SMALL_DOMAIN)] {
+            let cfg = CampaignConfig {
+                seed: BENCH_SEED,
+                generator: GeneratorChoice::One(g),
+                time: Some(Duration::from_secs_f64(seconds)),
+                jobs,
+                shrink_steps: 0,
+                domain_limit: limit,
+                ..CampaignConfig::default()
+            };
+            let label = match limit {
+                None => format!("campaign {g}"),
+                Some(m) => format!("campaign {g}, domains <= {m} points"),
+            };
+            match campaign::run(&cfg, builtin(), &Hooks::default()) {
+                Ok(s) => say!(
+                    "{label}: {:.0} cases/s, {:.0} per core ({} cases in {:.1} s on {}, each with a variant{}; {} of {} rules fired; {} findings)",
+                    s.cases_per_sec(),
+                    s.cases_per_sec() / threads as f64,
+                    s.cases,
+                    s.elapsed.as_secs_f64(),
+                    engine::print::count(threads, "thread"),
+                    if s.skipped > 0 {
+                        format!("; {} larger cases skipped", s.skipped)
+                    } else {
+                        String::new()
+                    },
+                    s.rules_covered(),
+                    s.rule_names.len(),
+                    s.total_findings()
+                ),
+                Err(e) => say!("{label}: {e}"),
+            }
         }
     }
 }
@@ -453,33 +533,17 @@ fn bench_scaling() {
     }
 }
 
-/// The peers' converted suites (`tests/peers`, read by
-/// [`engine::suite::read_suite`]): per suite, each case's program (its
-/// input as outputs; the peer's form is not simplified).
+/// The peers' converted suites (embedded, read by the one reader
+/// [`engine::suite::read_suite`] through [`fuzz::suite`]): per suite, each
+/// case's input program.
 fn peer_suite_cases() -> Vec<(String, Vec<engine::parse::Program>)> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers");
-    let mut out = Vec::new();
-    for file in engine::suite::SUITE_FILES {
-        let path = dir.join(file);
-        let suite = match std::fs::read_to_string(&path).map(|t| engine::suite::read_suite(&t)) {
-            Ok(Ok(suite)) => suite,
-            Ok(Err(e)) => {
-                say!("suites: {}: {e}", path.display());
-                continue;
-            }
-            Err(e) => {
-                say!("suites: cannot read {}: {e}", path.display());
-                continue;
-            }
-        };
-        let progs = suite
-            .cases
-            .iter()
-            .filter_map(|c| engine::parse::parse_program(&c.body).ok())
-            .collect();
-        out.push((file.trim_end_matches(".cases").to_string(), progs));
-    }
-    out
+    fuzz::suite::all()
+        .iter()
+        .map(|(name, suite)| {
+            let progs = suite.cases.iter().filter_map(fuzz::suite::input).collect();
+            (name.to_string(), progs)
+        })
+        .collect()
 }
 
 fn bench_suites() {
@@ -504,4 +568,148 @@ fn bench_suites() {
             s * 1e6 / exprs.max(1) as f64
         );
     }
+}
+
+/// The TVM suites' cases: each input program, with the seconds its text
+/// took to parse.
+fn tvm_cases() -> Vec<(engine::parse::Program, f64)> {
+    fuzz::suite::all()
+        .iter()
+        .filter(|(name, _)| name.starts_with("tvm_"))
+        .flat_map(|(_, suite)| &suite.cases)
+        .filter_map(|c| {
+            let t = Instant::now();
+            let p = fuzz::suite::input(c)?;
+            Some((p, t.elapsed().as_secs_f64()))
+        })
+        .collect()
+}
+
+/// The median and 90th percentile of `v` (sorted here).
+fn median_p90(v: &mut [f64]) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.9))
+}
+
+/// Simplify per case on TVM's own arith tests: the engine in process
+/// (each case on a fresh clone of its parsed graph, the median of
+/// repeated runs) against TVM's `Analyzer.simplify` timed from Python on
+/// the same cases, side by side with the ratio.
+fn bench_tvm(python: Option<&str>) {
+    let cases = tvm_cases();
+    if cases.is_empty() {
+        say!("simplify per case, engine vs TVM: no TVM suite cases read");
+        return;
+    }
+    let simp = Simplifier::new(builtin());
+    let engine: Vec<f64> = cases
+        .iter()
+        .map(|(p, _)| {
+            let mut runs: Vec<f64> = (0..15)
+                .map(|_| {
+                    let mut g = p.graph.clone();
+                    let t = Instant::now();
+                    let _ = simp.simplify(&mut g, &p.outputs, false);
+                    t.elapsed().as_secs_f64()
+                })
+                .collect();
+            median_p90(&mut runs).0
+        })
+        .collect();
+    let mut parse: Vec<f64> = cases.iter().map(|c| c.1).collect();
+    let (pm, pp) = median_p90(&mut parse);
+    let (em, ep) = median_p90(&mut engine.clone());
+    say!(
+        "simplify per case, engine: median {:.1} us, p90 {:.1} us over {} cases of TVM's arith tests (parsing apart: median {:.1} us, p90 {:.1} us)",
+        em * 1e6,
+        ep * 1e6,
+        cases.len(),
+        pm * 1e6,
+        pp * 1e6
+    );
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = python.map_or_else(|| root.join(".venv-peers/bin/python"), Into::into);
+    if !python.exists() {
+        say!(
+            "simplify per case, TVM: not measured: {} does not exist (make the peers' venv with adapters/setup-venv.sh, or pass --tvm-python PATH)",
+            python.display()
+        );
+        return;
+    }
+    match tvm_times(&python, &root.join("bench/tvm_simplify.py"), &cases) {
+        Ok((times, unsupported)) => {
+            let both: Vec<(f64, f64)> = times
+                .iter()
+                .enumerate()
+                .filter_map(|(i, t)| t.map(|t| (engine[i], t)))
+                .collect();
+            if both.is_empty() {
+                say!("simplify per case, TVM: no case answered ({unsupported} unsupported)");
+                return;
+            }
+            let (mut e, mut t): (Vec<f64>, Vec<f64>) = both.iter().copied().unzip();
+            let ((em, ep), (tm, tp)) = (median_p90(&mut e), median_p90(&mut t));
+            say!(
+                "simplify per case, engine vs TVM ({} cases both take; {unsupported} TVM does not): engine median {:.1} us, p90 {:.1} us; TVM Analyzer.simplify (from Python, FFI included) median {:.1} us, p90 {:.1} us; the engine takes {:.2}x TVM's time at the median, {:.2}x at p90",
+                both.len(),
+                em * 1e6,
+                ep * 1e6,
+                tm * 1e6,
+                tp * 1e6,
+                em / tm,
+                ep / tp
+            );
+        }
+        Err(e) => say!("simplify per case, TVM: not measured: {e}"),
+    }
+}
+
+/// TVM's seconds per case (`None` where its adapter declines the case)
+/// and how many it declined, from bench/tvm_simplify.py.
+fn tvm_times(
+    python: &std::path::Path,
+    script: &std::path::Path,
+    cases: &[(engine::parse::Program, f64)],
+) -> Result<(Vec<Option<f64>>, usize), String> {
+    let dir = std::env::temp_dir().join(format!("tileproof-bench-tvm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let requests = dir.join("requests.jsonl");
+    let text: String = cases
+        .iter()
+        .enumerate()
+        .map(|(i, (p, _))| fuzz::peer::request(&p.graph, &p.outputs, i as u64, None) + "\n")
+        .collect();
+    std::fs::write(&requests, text).map_err(|e| format!("{}: {e}", requests.display()))?;
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(&requests)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = out?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} {} failed ({}): {}",
+            python.display(),
+            script.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        ));
+    }
+    let mut times = vec![None; cases.len()];
+    let mut unsupported = 0;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let v: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| format!("bad line `{line}`: {e}"))?;
+        let id = v["id"].as_u64().ok_or(format!("no id in `{line}`"))? as usize;
+        match v["seconds"].as_f64() {
+            Some(t) if id < times.len() => times[id] = Some(t),
+            _ => unsupported += 1,
+        }
+    }
+    Ok((times, unsupported))
 }

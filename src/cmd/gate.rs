@@ -22,6 +22,7 @@ use super::junit::{self, Outcome, Suite, TestCase};
 use super::replay::{case_check_width, case_files};
 use super::{exit, load_rule_files, parse_timeout};
 use engine::dtype::Width;
+use engine::ir::{Graph, NodeId};
 use engine::print::count;
 use engine::rewrite::Simplifier;
 use engine::rules::{Rule, RuleSet};
@@ -58,11 +59,19 @@ pub struct Args {
         value_name = "W,..."
     )]
     pub widths: Vec<u32>,
-    /// Z3 timeout per solver call, in seconds (proofs, corpus and firing
-    /// validation); one rule at one width gets at most 10 times this in all.
-    /// A proof that runs out of it is `unknown`, which fails the gate.
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    /// Wall-clock bound of each proof query, in seconds (a rule's
+    /// width-generic query, or the rule at one width, building included);
+    /// each solver call (proofs, corpus and firing validation) gets at
+    /// most a tenth. A proof that runs out of it is `unknown`, which fails
+    /// the gate.
+    #[arg(long, default_value_t = 100.0, value_name = "SECONDS")]
     pub timeout: f64,
+    /// Wall-clock bound of the whole gate, in seconds: what is not reached
+    /// by then (a rule not proved, a corpus case not replayed, a stage not
+    /// run) is unknown, which fails the gate; a solver call running then
+    /// is cut short.
+    #[arg(long, value_name = "SECONDS")]
+    pub budget: Option<f64>,
     /// Time budget of the campaign part (the algorithmic-firing run and the
     /// smoke campaigns of both generators, shared between them).
     #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
@@ -156,17 +165,33 @@ struct Report {
 fn gate(a: Args) -> anyhow::Result<bool> {
     let start = Instant::now();
     // Check every argument before the long stages start.
-    let timeout = parse_timeout(a.timeout)?;
+    parse_timeout(a.timeout)?;
     let budget = super::parse_seconds("--time", a.time)?;
+    let run_deadline = a
+        .budget
+        .map(|b| super::parse_seconds("--budget", b).map(|b| start + b))
+        .transpose()?;
     anyhow::ensure!(a.jobs != Some(0), "--jobs must be at least 1");
-    let opts = super::prove::options(
-        &a.widths,
-        a.timeout,
-        a.no_cache,
-        &a.cache_dir,
-        None,
-        &a.lemmas,
-    )?;
+    let opts = verify::prove::Options {
+        deadline: run_deadline,
+        ..super::prove::options(
+            &a.widths,
+            a.timeout,
+            a.no_cache,
+            &a.cache_dir,
+            None,
+            &a.lemmas,
+        )?
+    };
+    // Each solver call's bound, and no call past the run's deadline.
+    let timeout = opts.timeout;
+    let left = || run_deadline.map(|d| d.saturating_duration_since(Instant::now()));
+    let out_of_budget = || left().is_some_and(|l| l.is_zero());
+    let within_budget = |f: &dyn Fn() -> Validation| match run_deadline {
+        Some(d) => verify::solver::with_budget(d, f),
+        None => f(),
+    };
+    let mut unreached: Vec<String> = Vec::new();
     super::remove_stale_reports(a.json.iter().chain(&a.junit))?;
     let loaded = load_rule_files(&a.rules)?;
     let set = loaded.engine;
@@ -216,14 +241,26 @@ fn gate(a: Args) -> anyhow::Result<bool> {
         rules: &set,
         rule_files: &a.rules,
     };
-    let cases: Vec<CaseReport> = files
-        .iter()
-        .map(|f| {
-            let w = case_check_width(f, None, None, &who);
-            let smt = smt_validator(w, timeout);
-            replay_case(f, None, who, Some(w), Some(&smt as &Validator<'_>))
-        })
-        .collect();
+    let mut cases: Vec<CaseReport> = Vec::new();
+    for f in &files {
+        if out_of_budget() {
+            unreached.push(format!(
+                "{} not replayed",
+                count(files.len() - cases.len(), "corpus case")
+            ));
+            break;
+        }
+        let w = case_check_width(f, None, None, &who);
+        let smt = smt_validator(w, timeout);
+        let bounded = |g: &Graph, s: &[NodeId], t: &[NodeId]| within_budget(&|| smt(g, s, t));
+        cases.push(replay_case(
+            f,
+            None,
+            who,
+            Some(w),
+            Some(&bounded as &Validator<'_>),
+        ));
+    }
     let corpus_seconds = t.elapsed().as_secs_f64();
     print_corpus(&cases, &a.corpus, &rules_args(&a.rules), corpus_seconds);
 
@@ -235,15 +272,25 @@ fn gate(a: Args) -> anyhow::Result<bool> {
         .map(|i| simp.is_algorithmic(i))
         .collect();
     let fire_cases = engine::passes::fire_cases()?;
-    let validator = smt_validator(Width::W64, timeout);
+    let smt = smt_validator(Width::W64, timeout);
+    let validator = |g: &Graph, s: &[NodeId], t: &[NodeId]| within_budget(&|| smt(g, s, t));
+    let firing_time = left().map_or(budget / 3, |l| l.min(budget / 3));
+    if firing_time.is_zero() {
+        unreached.push("the firings stage did not run".into());
+    }
     let firings = pool.install(|| {
         validate_firings(
             &simp,
             &algorithmic,
             &fire_cases,
             a.seed,
-            a.firing_cases,
-            budget / 3,
+            // Nothing left: no case at all.
+            if firing_time.is_zero() {
+                0
+            } else {
+                a.firing_cases
+            },
+            firing_time,
             &validator,
         )
     });
@@ -252,8 +299,13 @@ fn gate(a: Args) -> anyhow::Result<bool> {
     // 4. Smoke campaigns, one per generator, sharing what is left.
     let mut campaigns = Vec::new();
     for (i, g) in Generator::ALL.iter().enumerate() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let share = left / (Generator::ALL.len() - i) as u32;
+        let left_here = deadline.saturating_duration_since(Instant::now());
+        let share = left_here / (Generator::ALL.len() - i) as u32;
+        if out_of_budget() {
+            unreached.push(format!("the {g} campaign did not run"));
+            continue;
+        }
+        let share = left().map_or(share, |l| l.min(share));
         let s = smoke_campaign(*g, &set, &a, jobs, share)?;
         print_campaign(*g, &s, &rules_args(&a.rules));
         campaigns.push((*g, s));
@@ -268,7 +320,10 @@ fn gate(a: Args) -> anyhow::Result<bool> {
         campaigns,
         rules_args: rules_args(&a.rules),
     };
-    let problems = problems(&report);
+    let mut problems = problems(&report);
+    if !unreached.is_empty() {
+        problems.push(format!("out of budget: {}", unreached.join(", ")));
+    }
     let seconds = start.elapsed().as_secs_f64();
     if problems.is_empty() {
         say!("verdict   PASS: every stage holds ({seconds:.1} s)");

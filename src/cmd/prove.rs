@@ -38,13 +38,18 @@ pub struct Args {
     /// Parallel provers (default: one per core).
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Timeout of each solver call, in seconds. A rule's width-generic
+    /// Wall-clock bound of each query, in seconds: a rule's width-generic
     /// query, and each per-width proof where that one does not settle the
-    /// rule (type instances, encodings, case splits and retry together),
-    /// ends within 10 times this plus a fraction of a second, unknown if
-    /// not settled by then.
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    /// rule (building it, its type instances, encodings, case splits and
+    /// retry together), ends within this, unknown if not settled by then;
+    /// each solver call in it gets at most a tenth.
+    #[arg(long, default_value_t = 100.0, value_name = "SECONDS")]
     pub timeout: f64,
+    /// Wall-clock bound of the whole run, in seconds: a query not started
+    /// by then is unknown without being tried, one running then is cut
+    /// short (unknown).
+    #[arg(long, value_name = "SECONDS")]
+    pub budget: Option<f64>,
     /// Print the results as JSON.
     #[arg(long)]
     pub json: bool,
@@ -63,7 +68,7 @@ pub struct Args {
     pub cases: Option<String>,
     /// Prove the range analysis instead of rules: every op's vmin/vmax
     /// transfer function, for every operand dtype, at each width.
-    #[arg(long, conflicts_with_all = ["names", "rule", "rules", "lemmas", "cases", "smt2", "junit"])]
+    #[arg(long, conflicts_with_all = ["names", "rule", "rules", "lemmas", "cases", "smt2", "junit", "budget"])]
     pub ranges: bool,
     /// Write a JUnit XML report: one test case per rule and width, failures
     /// carrying the counterexample.
@@ -111,9 +116,11 @@ pub fn options(
     for &w in width {
         super::parse_width(w)?;
     }
+    let query = super::parse_timeout(timeout)?;
     Ok(Options {
         widths: width.to_vec(),
-        timeout: super::parse_timeout(timeout)?,
+        timeout: query / verify::solver::QUERY_FACTOR,
+        query_timeout: Some(query),
         cache: (!no_cache).then(|| Cache::new(cache_dir)),
         smt2_dir: smt2.map(Into::into),
         seed: 0,
@@ -407,6 +414,11 @@ pub fn run(a: Args) -> ExitCode {
 }
 
 fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
+    let run_start = Instant::now();
+    let budget = a
+        .budget
+        .map(|b| super::parse_seconds("the budget", b))
+        .transpose()?;
     super::remove_stale_reports(a.junit.iter())?;
     let set = load_rules(&a.rules)?;
     let names: Vec<String> = a.names.iter().chain(&a.rule).cloned().collect();
@@ -421,6 +433,7 @@ fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
         seed: a.seed,
         cross_check: a.cross_check,
         per_width: a.per_width,
+        deadline: budget.map(|b| run_start + b),
         ..options(
             &a.width,
             a.timeout,

@@ -331,7 +331,11 @@ impl Lemmas {
             SatResult::Unknown => {
                 // Another solver on the same formula.
                 let smt = smt2_of(&[premise.clone(), negated.clone()]);
-                match crate::crosscheck::run_cvc5(&smt, timeout * 2) {
+                let answer = match crate::solver::time_left(timeout * 2) {
+                    Some(t) => crate::crosscheck::run_cvc5(&smt, t),
+                    None => crate::crosscheck::Answer::Unknown("out of time".into()),
+                };
+                match answer {
                     crate::crosscheck::Answer::Unsat => Some("cvc5 (z3 gave up)".to_string()),
                     crate::crosscheck::Answer::Sat => {
                         return done("failed", "cvc5 finds it false".into(), false)

@@ -40,10 +40,18 @@ use z3::{SatResult, Solver};
 #[derive(Clone, Debug)]
 pub struct Options {
     pub widths: Vec<u32>,
-    /// Per solver call; one rule at one width (all its type instances,
-    /// encodings, case splits and retries together) gets at most
-    /// [`QUERY_FACTOR`] times this.
+    /// Per solver call; one query (a rule at one width: all its type
+    /// instances, encodings, case splits and retries together, or its
+    /// width-generic query) gets at most [`Options::query_timeout`].
     pub timeout: Duration,
+    /// The wall-clock bound of one query, its building included; `None`:
+    /// [`QUERY_FACTOR`] times [`Options::timeout`]. A query that runs out
+    /// of it is unknown.
+    pub query_timeout: Option<Duration>,
+    /// No query runs past this instant (a whole run's budget): a query
+    /// that would start later is unknown without being tried, one running
+    /// then is cut short, unknown.
+    pub deadline: Option<Instant>,
     pub cache: Option<crate::cache::Cache>,
     /// Write every query as an SMT-LIB2 file here.
     pub smt2_dir: Option<PathBuf>,
@@ -69,6 +77,8 @@ impl Default for Options {
         Options {
             widths: vec![8, 16, 32, 64],
             timeout: Duration::from_secs(10),
+            query_timeout: None,
+            deadline: None,
             cache: None,
             smt2_dir: None,
             seed: 0,
@@ -76,6 +86,30 @@ impl Default for Options {
             cross_check: false,
             per_width: false,
         }
+    }
+}
+
+impl Options {
+    /// When a query that starts at `start` must end: its own bound, or
+    /// the run's deadline if sooner (`None`: a bound too large to add is
+    /// none).
+    pub fn query_deadline(&self, start: Instant) -> Option<Instant> {
+        let bound = self
+            .query_timeout
+            .or_else(|| self.timeout.checked_mul(QUERY_FACTOR))
+            .and_then(|b| start.checked_add(b));
+        match (bound, self.deadline) {
+            (Some(b), Some(d)) => Some(b.min(d)),
+            (b, d) => b.or(d),
+        }
+    }
+
+    /// Why a query that would start now is not tried: the run's deadline
+    /// has passed.
+    fn past_deadline(&self) -> Option<String> {
+        self.deadline
+            .filter(|&d| Instant::now() >= d)
+            .map(|_| "out of time: the run's budget ran out before this query started".to_string())
     }
 }
 
@@ -202,7 +236,9 @@ pub fn prove_all(
         .par_iter()
         .flat_map_iter(|r| prove_rule_widths(r, opts, progress))
         .collect();
-    if opts.cross_check {
+    // Past the run's budget the second opinion is not asked for (the
+    // rules keep `cross_check: not run`).
+    if opts.cross_check && opts.past_deadline().is_none() {
         cross_check_results(rules, opts, &mut results);
     }
     results
@@ -343,18 +379,19 @@ pub fn width_generic_obstacle(rule: &Rule) -> Option<String> {
 /// spent. A satisfiable generic query is not a counterexample (its model
 /// may be no real width): the per-width proofs find the real one.
 fn prove_generic(rule: &Rule, opts: &Options) -> Result<(bool, f64), (String, f64)> {
+    within_budget(opts, || prove_generic_within(rule, opts))
+}
+
+fn prove_generic_within(rule: &Rule, opts: &Options) -> Result<(bool, f64), (String, f64)> {
     if let Some(why) = over_smt_limit(rule) {
         return Err((why, 0.0));
     }
-    for u in &rule.lemmas {
-        opts.lemmas
-            .result(&u.name, opts.timeout, opts.cache.as_ref());
+    prove_lemmas(rule, opts);
+    if let Some(why) = opts.past_deadline() {
+        return Err((why, 0.0));
     }
     let start = Instant::now();
-    let deadline = opts
-        .timeout
-        .checked_mul(QUERY_FACTOR)
-        .and_then(|b| start.checked_add(b));
+    let deadline = opts.query_deadline(start);
     let mut all_cached = true;
     for types in &rule.instances() {
         let solve = || solve_query(rule, types, Enc::generic(), opts, false, &mut Vec::new());
@@ -380,20 +417,30 @@ fn prove_generic(rule: &Rule, opts: &Options) -> Result<(bool, f64), (String, f6
 
 /// Proves one rule at one width, over all its type instances.
 pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
-    // The lemmas it cites, each proved once per process on its own (with
-    // its own time), before this query's time starts.
-    for u in &rule.lemmas {
-        opts.lemmas
-            .result(&u.name, opts.timeout, opts.cache.as_ref());
-    }
+    within_budget(opts, || prove_rule_within(rule, width, opts))
+}
+
+fn prove_rule_within(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
+    prove_lemmas(rule, opts);
     let start = Instant::now();
     let mut notes = Vec::new();
-    // A timeout too large to add is no bound.
-    let deadline = opts
-        .timeout
-        .checked_mul(QUERY_FACTOR)
-        .and_then(|b| start.checked_add(b));
+    let deadline = opts.query_deadline(start);
     let instances = rule.instances();
+    if let Some(reason) = opts.past_deadline() {
+        return RuleResult {
+            rule: rule.name.clone(),
+            width,
+            verdict: Verdict::Unknown { reason },
+            method: Mode::Int.name(),
+            cached: false,
+            instances: instances.len(),
+            seconds: 0.0,
+            notes,
+            cross_check: CrossCheck::NotRun,
+            width_generic: false,
+            generic_attempt_seconds: 0.0,
+        };
+    }
     let mut method = Mode::Bv;
     let mut all_cached = true;
     let mut vacuous = 0;
@@ -448,6 +495,24 @@ pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
         cross_check: CrossCheck::NotRun,
         width_generic: false,
         generic_attempt_seconds: 0.0,
+    }
+}
+
+/// Proves the lemmas `rule` cites, each once per process on its own (with
+/// its own time), before the rule's query time starts.
+fn prove_lemmas(rule: &Rule, opts: &Options) {
+    for u in &rule.lemmas {
+        opts.lemmas
+            .result(&u.name, opts.timeout, opts.cache.as_ref());
+    }
+}
+
+/// Runs `f` within the run's budget ([`Options::deadline`]), which the
+/// lemmas' own time does not lift.
+fn within_budget<T>(opts: &Options, f: impl FnOnce() -> T) -> T {
+    match opts.deadline {
+        Some(d) => crate::solver::with_budget(d, f),
+        None => f(),
     }
 }
 
@@ -537,7 +602,7 @@ fn prove_instance(
 }
 
 fn out_of_time_reason() -> String {
-    format!("out of time: the query's {QUERY_FACTOR} timeouts ran out before this attempt")
+    "out of time: the query's time ran out before this attempt".to_string()
 }
 
 /// Whether some encoding's query of this instance is in the proof cache:

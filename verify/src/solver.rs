@@ -23,6 +23,25 @@ thread_local! {
     /// The deadline of the query this thread is working on (see
     /// [`with_deadline`]).
     static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// The deadline of the whole run (see [`with_budget`]).
+    static BUDGET: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+type Slot = std::thread::LocalKey<Cell<Option<Instant>>>;
+
+/// Runs `f` with `slot` set to `at`, restored afterwards, on unwinding
+/// too: a panic in one query must not leave its deadline on a pool thread
+/// that proves the next one.
+fn with_slot<T>(slot: &'static Slot, at: Instant, f: impl FnOnce() -> T) -> T {
+    struct Restore(&'static Slot, Option<Instant>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            self.0.set(self.1);
+        }
+    }
+    let _restore = Restore(slot, slot.get());
+    slot.set(Some(at));
+    f()
 }
 
 /// Runs `f` with every [`check_within`] on this thread ending by
@@ -32,23 +51,38 @@ thread_local! {
 /// own deadline until it returns: a pool thread that runs another query
 /// while this one waits (rayon's work stealing) must not cut it short.
 pub fn with_deadline<T>(deadline: Instant, f: impl FnOnce() -> T) -> T {
-    let outer = DEADLINE.get();
-    DEADLINE.set(Some(deadline));
-    // Restored on unwinding too, so that a panic in one query does not
-    // leave its deadline on a pool thread that proves the next one.
-    struct Restore(Option<Instant>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            DEADLINE.set(self.0);
-        }
-    }
-    let _restore = Restore(outer);
-    f()
+    with_slot(&DEADLINE, deadline, f)
 }
 
-/// Whether this thread's query deadline has passed.
+/// Runs `f` with every [`check_within`] on this thread ending by
+/// `budget`, the end of a whole run (`--budget`): unlike a query's
+/// deadline, a nested [`with_deadline`] (a lemma's own time) does not
+/// lift it.
+pub fn with_budget<T>(budget: Instant, f: impl FnOnce() -> T) -> T {
+    with_slot(&BUDGET, budget, f)
+}
+
+/// The earlier of this thread's query deadline and run budget.
+fn bound() -> Option<Instant> {
+    match (DEADLINE.get(), BUDGET.get()) {
+        (Some(d), Some(b)) => Some(d.min(b)),
+        (d, b) => d.or(b),
+    }
+}
+
+/// Whether this thread's query deadline (or run budget) has passed.
 pub fn out_of_time() -> bool {
-    DEADLINE.get().is_some_and(|d| Instant::now() >= d)
+    bound().is_some_and(|d| Instant::now() >= d)
+}
+
+/// What a call of `timeout` may take here, cut to this thread's query
+/// deadline and run budget; `None` when nothing is left (for a solver run
+/// outside [`check_within`], such as cvc5).
+pub fn time_left(timeout: Duration) -> Option<Duration> {
+    let left = bound().map_or(timeout, |d| {
+        timeout.min(d.saturating_duration_since(Instant::now()))
+    });
+    (!left.is_zero()).then_some(left)
 }
 
 /// Runs one solver check, interrupting it after `timeout` (or at the
@@ -68,7 +102,7 @@ pub fn out_of_time() -> bool {
 pub fn check_within(solver: &Solver, timeout: Duration) -> SatResult {
     let now = Instant::now();
     let mut deadline = now.checked_add(timeout).unwrap_or(now + Duration::MAX / 4);
-    if let Some(d) = DEADLINE.get() {
+    if let Some(d) = bound() {
         deadline = deadline.min(d);
     }
     if now >= deadline {

@@ -1,6 +1,7 @@
 //! A timeout bounds wall time: one rule at one width, all its attempts
-//! together, ends within `QUERY_FACTOR` timeouts plus a small constant,
-//! and a timeout is unknown, never proved. The rules are `hard.rules`
+//! together, ends within its query bound (by default `QUERY_FACTOR`
+//! timeouts) plus a small constant, a run within its budget, and a timeout
+//! is unknown, never proved. The rules are `hard.rules`
 //! (sound, but beyond Z3 4.8.12 without the lemmas their engine versions
 //! cite).
 
@@ -84,4 +85,60 @@ fn a_hard_query_ends_within_its_bound_of_timeouts() {
         took < timeout * QUERY_FACTOR + SLACK,
         "{took:?}, more than {QUERY_FACTOR} timeouts"
     );
+}
+
+/// `prove --timeout T` on the hard rules at every width: each query (a
+/// rule's width-generic attempt, each width's proof) ends within its bound
+/// `T`, query building included; and `--budget` ends the whole run: what
+/// it did not reach is unknown, never proved.
+#[test]
+fn every_hard_query_ends_within_its_bound_and_a_run_within_its_budget() {
+    use verify::prove::{prove_all, rule_seconds};
+    let set = hard();
+    let rules: Vec<_> = set.rules().collect();
+    let query = Duration::from_secs(1);
+    let bounded = |deadline| Options {
+        widths: vec![8, 16, 32, 64],
+        timeout: query / QUERY_FACTOR,
+        query_timeout: Some(query),
+        deadline,
+        ..opts(query)
+    };
+    let start = Instant::now();
+    let results = prove_all(&rules, &bounded(None), &|_| {});
+    let run = start.elapsed();
+    let mut per_query: Vec<f64> = results
+        .iter()
+        .flat_map(|r| [r.seconds, r.generic_attempt_seconds])
+        .collect();
+    per_query.sort_by(f64::total_cmp);
+    let max = per_query.last().copied().unwrap_or(0.0);
+    println!(
+        "hard rules, query bound 1 s: {} rows, per query median {:.3} s, max {max:.3} s; per rule max {:.2} s; run {run:.2?}",
+        results.len(),
+        per_query[per_query.len() / 2],
+        rules
+            .iter()
+            .map(|r| rule_seconds(results.iter().filter(|x| x.rule == r.name)))
+            .fold(0.0, f64::max)
+    );
+    assert!(
+        max < (query + SLACK).as_secs_f64(),
+        "a query took {max:.3} s with a bound of {query:?}"
+    );
+    // A budget of half a query: the run ends with it, the rest unknown.
+    let budget = query / 2;
+    let start = Instant::now();
+    let results = prove_all(&rules, &bounded(Some(start + budget)), &|_| {});
+    let run = start.elapsed();
+    println!("hard rules, budget {budget:?}: run {run:.2?}");
+    assert!(run < budget + SLACK, "{run:?} with a budget of {budget:?}");
+    let cut = results
+        .iter()
+        .filter(
+            |r| matches!(&r.verdict, Verdict::Unknown { reason } if reason.contains("out of time")),
+        )
+        .count();
+    println!("  {cut} of {} rows unknown: out of time", results.len());
+    assert!(cut > 0, "the budget cut nothing short");
 }
