@@ -129,13 +129,33 @@ fn normalize(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     let mut acc = read_acc(g, n)?;
     quotient::residues(g, &mut acc, w)?;
     fuse(g, &mut acc)?;
-    minmax::in_sum(g, &mut acc, w)?;
-    let p = acc.finish(g)?;
-    let out = quotient::build(g, &p, n, w)?;
+    // A chain with only a constant around it is `linear_minmax`'s to
+    // shape: it may have made `c - min(..)` smaller than the placement
+    // `in_sum` reads (`-5 - min(-e - 5, -5)` against `max(e, 0)`), and
+    // undoing that would make the two take turns. Kept when smaller.
+    let before = only_constant_around_one_chain(g, &acc).then(|| acc.clone());
+    let moved = minmax::in_sum(g, &mut acc, w)?;
+    let mut out = quotient::build(g, &acc.finish(g)?, n, w)?;
+    if let Some(before) = before.filter(|_| moved) {
+        if let Some(kept) = before.finish(g).and_then(|p| quotient::build(g, &p, n, w)) {
+            if minmax::size(g, kept) < minmax::size(g, out) {
+                out = kept;
+            }
+        }
+    }
     if out == n || !fits_new(g, n, out, w) {
         return None;
     }
     Some(out)
+}
+
+/// The sum is one `min`/`max` term and a constant.
+fn only_constant_around_one_chain(g: &Graph, acc: &Acc) -> bool {
+    let mut terms = acc.terms.iter().filter(|(_, c)| **c != 0);
+    matches!(
+        (terms.next(), terms.next()),
+        (Some((m, _)), None) if m.len() == 1 && matches!(g.node(m[0]).op, Op::Min | Op::Max)
+    )
 }
 
 #[cfg(test)]

@@ -40,6 +40,18 @@ mod tests {
     const V: &str = "var x in [-12, 12]\nvar y in [-12, 12]\nvar z in [-12, 12]";
 
     #[test]
+    fn a_simplified_chain_is_a_fixed_point_no_rule_fires_on() {
+        // linear_minmax and linear_normalize took turns on this one.
+        use crate::rewrite::Simplifier;
+        let text = "var r0 in [-2, 9]\nvar r1 in [8, 14]\nexpr max((r0 * 2 + 3) // -15 * 45 + r1 - (r0 * 2 + -12) mod -15 * 3 + -5, 0)\n";
+        let mut p = crate::parse::parse_program(text).unwrap();
+        let simp = Simplifier::new(crate::rules::builtin());
+        let once = simp.simplify(&mut p.graph, &p.outputs, false).unwrap();
+        let again = simp.simplify(&mut p.graph, &once.roots, false).unwrap();
+        assert_eq!(again.total_firings(), 0, "{:?}", again.fired(&simp));
+    }
+
+    #[test]
     fn dominated_and_repeated_arms_drop_out() {
         assert_eq!(simp(V, "min(x + 1, x + 10)"), "x + 1");
         assert_eq!(simp(V, "max(1 - x, 2 - x)"), "2 - x");

@@ -1,0 +1,21 @@
+"""tileproof finding (peer-crash) against Apache TVM 0.27.0.post1, tvm.sym.Analyzer.canonical_simplify
+on int64 variables. The simplifier raises on this input: exits 1 while it does, 0 once it returns.
+"""
+import sys
+
+from tvm import ir, tirx
+from tvm.sym import Analyzer
+
+c = lambda v: tirx.const(v, "int64")
+r2 = tirx.Var("r2", "int64")
+az = Analyzer()
+az.bind(r2, ir.Range(c(0), c(2)))  # 0 <= r2 <= 1
+source = [tirx.Select(tirx.LT(tirx.Mul(r2, c(-9223372036854775808)), c(-1)), c(0), c(0))]
+print("input: ", " ; ".join(map(str, source)))
+try:
+    answer = [az.canonical_simplify(e) for e in source]
+except Exception as e:  # the bug
+    print(f"Analyzer.canonical_simplify raised {type(e).__name__}: {str(e).strip().splitlines()[-1]}")
+    sys.exit(1)
+print("answer:", " ; ".join(map(str, answer)))
+print("no longer reproduces: the simplifier returned")
