@@ -197,6 +197,9 @@ pub struct Checked {
     /// The subject declined the case (a peer's `unsupported`), and why:
     /// nothing was checked, and nothing failed.
     pub unsupported: Option<String>,
+    /// It was a single rule that declined the case (its pattern does not
+    /// match, or its function returned None; `unsupported` says why).
+    pub declined: bool,
     /// What the validator said, when it ran.
     pub validation: Option<Validation>,
     /// What the JIT oracle walked, when it ran.
@@ -312,6 +315,7 @@ pub fn check(
         counts: Vec::new(),
         failures: Vec::new(),
         unsupported: None,
+        declined: false,
         validation: None,
         oracle: None,
         relaxed: None,
@@ -334,6 +338,11 @@ fn run_checks(
         Ok(Answer::Simplified { roots, counts }) => (roots, counts),
         Ok(Answer::Unsupported(why)) => {
             out.unsupported = Some(why);
+            return;
+        }
+        Ok(Answer::Declined(why)) => {
+            out.unsupported = Some(format!("the rule declined it: {why}"));
+            out.declined = true;
             return;
         }
         Err(refusal) => {

@@ -12,6 +12,8 @@
 //! - [`message`]: one-line messages for reports and headers.
 //! - [`subject`]: the simplifier under test: the engine, or a peer
 //!   ([`peer`]: a child process speaking the line protocol).
+//! - [`peer_rules`]: a peer's own rewrite rules, each applied alone to
+//!   instances of its pattern and judged like any answer.
 //! - [`backend`]: what a peer's own compiled code computes (`run`).
 //! - [`bucket`]: findings grouped by cause (a signature per finding).
 //! - [`campaign`]: parallel, reproducible campaigns of generated cases.
@@ -36,6 +38,7 @@ pub mod message;
 pub mod mutate;
 pub mod oracle;
 pub mod peer;
+pub mod peer_rules;
 pub mod rng;
 pub mod shrink;
 pub mod subject;
