@@ -138,7 +138,7 @@ def literal_tree(u, names, want):
         if all(s.dtype is IDX or (s.op is Ops.CONST and s.arg is Invalid) for s in src):
             return [CMP_OF[op], literal_tree(src[0], names, "int"), literal_tree(src[1], names, "int")]
         if op is Ops.CMPNE and src[0].dtype is BOOL and src[1].op is Ops.CONST and src[1].arg is True \
-                and src[1].dtype is BOOL:
+                and src[1].dtype is BOOL:  # hash-consed: the CONST is exactly True
             return ["not", literal_tree(src[0], names, "bool")]
         raise NoForm(f"a bool {op} other than `x != True`")
     if len(src) == 2 and u.dtype is BOOL and op in BOOL_OF:
@@ -379,9 +379,16 @@ class Builder:
         self.env = {}       # pattern name -> UOp (same name = same node)
         self.vars = []      # (name, lo, hi, dtype) of the variables made
         self.var_uops = []
+        self.used = []      # the constants drawn so far
 
     def const(self):
-        return self.rng.choice(self.consts)
+        # a constant already in the instance again, often: guards compare
+        # constants with each other (`c1 == c2`, `c % d == 0`)
+        if self.used and self.rng.random() < 0.3:
+            return self.rng.choice(self.used)
+        c = self.rng.choice(self.consts)
+        self.used.append(c)
+        return c
 
     def new_var(self, dt):
         if self.var_uops and self.rng.random() < 0.3:
@@ -394,9 +401,11 @@ class Builder:
             self.vars.append((name, 0, 1, "bool"))
         else:
             lo, hi = self.rng.choice(self.ranges)
-            if self.rng.random() < 0.25:  # a range that ends at a constant of the function
+            if self.rng.random() < 0.35:
+                # a range that ends at a constant of the instance, or one
+                # past it, or one short: where guards put their edges
                 c = abs(self.const()) or 1
-                lo, hi = (0, c - 1) if self.rng.random() < 0.5 else (-c, c)
+                lo, hi = self.rng.choice([(0, c - 1), (0, c), (0, c + 1), (-c, c), (1, c)])
             u = UOp.variable(name, lo, hi, IDX)
             self.vars.append((name, lo, hi, "index"))
         self.var_uops.append(u)
@@ -469,6 +478,8 @@ class Builder:
                 if not isinstance(p.arg, (int, bool)):
                     raise NoInstance(f"the constant {p.arg!r}")
                 return UOp.const(bool(p.arg) if dt is BOOL else int(p.arg), dt)
+            if dt is IDX and self.used and self.rng.random() < 0.4:
+                return UOp.const(self.rng.choice(self.used), IDX)
             return UOp.const(self.rng.random() < 0.5, BOOL) if dt is BOOL else UOp.const(self.const(), IDX)
         if o in VARIABLE:
             return self.new_var(dt)
@@ -499,8 +510,11 @@ class Builder:
             raise NoInstance(f"{o.name} with {len(pats)} sources")
         if o is Ops.CMPNE:
             # `x != True` is a bool comparison (tileproof's `not`)
+            # (the UPat's constant is spelled True or 1; only True has a literal form)
             second = pats[1]
-            if second.op == (Ops.CONST,) and second.arg is True:
+            if second.op == (Ops.CONST,) and isinstance(second.arg, (bool, int)) and second.arg == 1:
+                kids_want = [BOOL, BOOL]
+            elif any(q.match_dtype is not None and IDX not in q.match_dtype for q in pats):
                 kids_want = [BOOL, BOOL]
         kids = [self.build(q, w, depth + 1) for q, w in zip(pats, kids_want)]
         if o is Ops.WHERE:
@@ -561,6 +575,11 @@ class TinygradRules(tp.Rules):
                 continue
             used = {n for n in names.values() if f'"{n}"' in json.dumps(tree)}
             vs = [{"name": n, "dtype": dt, "lo": lo, "hi": hi} for (n, lo, hi, dt) in b.vars if n in used]
+            try:
+                tp.type_of(tree, {v["name"]: tp.Var(v["name"], v["dtype"], v["lo"], v["hi"]) for v in vs})
+            except (tp.BadRequest, tp.Unsupported) as e:
+                fail(f"the instance is ill-typed in tileproof's terms ({e})")
+                continue
             key = json.dumps([vs, tree])
             if key in seen:
                 continue

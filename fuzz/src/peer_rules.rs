@@ -252,8 +252,15 @@ pub fn instances(
         .ok_or_else(|| malformed("instances", "no `instances` list"))?;
     let mut out = Instances::default();
     for it in items {
-        out.programs
-            .push(instance_program(it).map_err(|why| malformed("instances", why))?);
+        // One bad instance is the adapter's bug, counted; the others stand.
+        match instance_program(it) {
+            Ok(p) => out.programs.push(p),
+            Err(why) => {
+                *out.failures
+                    .entry(format!("the adapter's instance is not valid ({why})"))
+                    .or_default() += 1
+            }
+        }
     }
     if let Some(f) = v.get("failures").and_then(Value::as_object) {
         for (k, n) in f {
@@ -445,6 +452,10 @@ pub struct Finding {
     /// One line: what failed.
     pub message: String,
     pub relaxed: Option<String>,
+    /// What the peer's whole simplifier does with the same instance: a
+    /// rule unsound alone may be shadowed by an earlier rule in the peer's
+    /// own order (its pipeline never lets it see such an instance).
+    pub whole: Option<String>,
     /// The corpus file written, and its reproduce line.
     pub file: Option<String>,
     pub reproduce: Option<String>,
@@ -656,6 +667,7 @@ fn check_rule_inner(
             result,
             message: checks::one_line(&e.message),
             relaxed: e.relaxed.clone(),
+            whole: whole_simplifier(peer, &e.body, &fast),
             file: None,
             reproduce: None,
             note: prep.note.clone(),
@@ -726,6 +738,28 @@ fn check_rule_inner(
         }
     };
     rep
+}
+
+/// The peer's whole simplifier on a finding's instance (its `expr` lines),
+/// judged like the rule's result (no backend): one line.
+fn whole_simplifier(peer: &Peer, body: &str, cfg: &CheckConfig) -> Option<String> {
+    let p = engine::parse::parse_program(body).ok()?;
+    let c = checks::check(&p.graph, &p.outputs, peer, cfg, None);
+    let answer = c.tgt.as_ref().map(|t| {
+        t.iter()
+            .map(|&r| checks::short_expr(&c.graph, r))
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
+    Some(match (c.unsupported, c.failures.first(), answer) {
+        (Some(why), _, _) => format!("the whole simplifier declines it ({})", checks::short(&why)),
+        (None, Some(f), Some(a)) => format!("the whole simplifier answers {a}, which fails too: {}", checks::short(&f.message)),
+        (None, Some(f), None) => format!("the whole simplifier fails too: {}", checks::short(&f.message)),
+        (None, None, Some(a)) => format!(
+            "the whole simplifier answers {a}, which refines it: on this instance another rule gets there first"
+        ),
+        (None, None, None) => return None,
+    })
 }
 
 /// Counts over every rule checked.

@@ -191,6 +191,9 @@ fn print_report(reports: &[RuleReport], summary: &Summary, seconds: f64) {
             if let Some(x) = &f.relaxed {
                 println!("    relaxed:  {x}");
             }
+            if let Some(x) = &f.whole {
+                println!("    whole:    {x}");
+            }
             if let Some(x) = &f.file {
                 println!("    written:  {x}");
             }
