@@ -274,6 +274,9 @@ def function_name(fn):
 
 def location(upat):
     f, line = upat.location
+    cwd = os.getcwd() + os.sep
+    if f.startswith(cwd) and "site-packages" not in f:  # the user's own file, as they name it
+        return f"{f[len(cwd):]}:{line}"
     parts = f.replace(os.sep, "/").split("/")
     if "tinygrad" in parts:
         f = "/".join(parts[len(parts) - 1 - parts[::-1].index("tinygrad"):])

@@ -752,11 +752,20 @@ fn whole_simplifier(peer: &Peer, body: &str, cfg: &CheckConfig) -> Option<String
             .join(", ")
     });
     Some(match (c.unsupported, c.failures.first(), answer) {
-        (Some(why), _, _) => format!("the whole simplifier declines it ({})", checks::short(&why)),
-        (None, Some(f), Some(a)) => format!("the whole simplifier answers {a}, which fails too: {}", checks::short(&f.message)),
-        (None, Some(f), None) => format!("the whole simplifier fails too: {}", checks::short(&f.message)),
+        (Some(why), _, _) => format!(
+            "the peer's simplifier as a whole declines it ({})",
+            checks::short(&why)
+        ),
+        (None, Some(f), Some(a)) => format!(
+            "the peer's simplifier as a whole answers {a}, which fails too: {}",
+            checks::short(&f.message)
+        ),
+        (None, Some(f), None) => format!(
+            "the peer's simplifier as a whole fails too: {}",
+            checks::short(&f.message)
+        ),
         (None, None, Some(a)) => format!(
-            "the whole simplifier answers {a}, which refines it: on this instance another rule gets there first"
+            "the peer's simplifier as a whole answers {a}, which refines it: the rule's bug does not show through it on this instance"
         ),
         (None, None, None) => return None,
     })
