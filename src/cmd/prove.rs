@@ -447,8 +447,22 @@ fn print_lemmas(rules: &[&Rule], opts: &Options) {
 }
 
 pub fn run(a: Args) -> ExitCode {
-    if a.simplifier.is_some() {
-        return super::exit("prove", super::prove_peer::run(&a));
+    if let Some(simplifier) = &a.simplifier {
+        let r = super::prove_peer::Request {
+            simplifier,
+            names: a.names.iter().chain(&a.rule).cloned().collect(),
+            instances: a.instances,
+            peer_timeout: a.peer_timeout,
+            timeout: a.timeout,
+            seed: a.seed,
+            jobs: a.jobs,
+            json: a.json,
+            junit: a.junit.as_ref(),
+            no_confirm: a.no_confirm,
+            corpus: a.corpus.as_ref(),
+            max_findings: a.max_findings,
+        };
+        return super::exit("prove", super::prove_peer::run(&r));
     }
     if a.ranges {
         return super::exit("prove", run_ranges(&a));

@@ -5,7 +5,6 @@
 
 use super::fuzz::{peer_dir_name, smt_validator};
 use super::junit::{Outcome, Suite, TestCase};
-use super::prove::Args;
 use fuzz::checks::{CheckConfig, Confirm, Kind, KindSet};
 use fuzz::peer::Peer;
 use fuzz::peer_rules::{self, Options, Pools, RuleReport, Summary, Verdict};
@@ -23,9 +22,28 @@ const MAX_EXHAUSTIVE: u64 = 1 << 20;
 /// Shrinking steps per kept counterexample (each asks the peer again).
 const SHRINK_STEPS: usize = 300;
 
-pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
-    super::remove_stale_reports(a.junit.iter())?;
-    let cmd = a.simplifier.as_deref().expect("called with --simplifier");
+/// What `prove --simplifier` was asked (its flags, as `prove` parsed
+/// them).
+pub struct Request<'a> {
+    pub simplifier: &'a str,
+    /// The rules named (all when empty).
+    pub names: Vec<String>,
+    pub instances: usize,
+    pub peer_timeout: f64,
+    /// The SMT timeout per query.
+    pub timeout: f64,
+    pub seed: u32,
+    pub jobs: Option<usize>,
+    pub json: bool,
+    pub junit: Option<&'a String>,
+    pub no_confirm: bool,
+    pub corpus: Option<&'a String>,
+    pub max_findings: usize,
+}
+
+pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
+    super::remove_stale_reports(a.junit.into_iter())?;
+    let cmd = a.simplifier;
     anyhow::ensure!(a.instances > 0, "--instances must be at least 1");
     anyhow::ensure!(a.jobs != Some(0), "--jobs must be at least 1");
     let peer_timeout = super::parse_seconds("--peer-timeout", a.peer_timeout)?;
@@ -33,8 +51,7 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
     let peer = Peer::start(cmd, peer_timeout)?;
     let rules = peer_rules::list(&peer)?;
-    let names: Vec<String> = a.names.iter().chain(&a.rule).cloned().collect();
-    let chosen = peer_rules::select(&rules, &names)?;
+    let chosen = peer_rules::select(&rules, &a.names)?;
     let profile = peer.profile();
     let confirm = if a.no_confirm || peer.backends().is_empty() {
         Confirm::Off
@@ -57,7 +74,7 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
             ),
         }
     );
-    let corpus = a.corpus.as_ref().map_or_else(
+    let corpus = a.corpus.map_or_else(
         || {
             PathBuf::from("corpus")
                 .join("peers")
@@ -108,7 +125,7 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
     });
     let summary = Summary::of(&reports);
     let seconds = start.elapsed().as_secs_f64();
-    if let Some(path) = &a.junit {
+    if let Some(path) = a.junit {
         super::junit::write(
             path,
             "tileproof prove --simplifier",
