@@ -66,6 +66,12 @@ class BadRequest(Exception):
     """The request does not follow the protocol."""
 
 
+class Declined(Exception):
+    """A rule applied alone does not rewrite this instance: its pattern does
+    not match it, or its function returned None (an `apply` request's
+    `declined` answer)."""
+
+
 def claim_stdout():
     """Returns a private, line-buffered stream on the real stdout and points
     fd 1 (and sys.stdout) at stderr. Call before importing the peer."""
@@ -629,11 +635,61 @@ def _answer_backend_request(backend, case, obj):
 
 # ---- the loop ----------------------------------------------------------------
 
-def serve(out, hello, simplify, width=None, backend=None):
+class Rules:
+    """What an adapter implements to offer its simplifier's own rules
+    (docs/protocol.md, section 6: `rules`, `instances` and `apply`
+    requests; the hello says `"rules": true`).
+
+    - `list()` returns one dict per rule: `name` (stable across runs),
+      `pattern` (readable), `location` (`file:line`), `function`, `tree`
+      (the pattern, structured) and `instantiable` (true, or why not).
+    - `instances(rule, spec)` returns `(instances, failures)`: instances
+      of the rule's left side built from the pools of `spec`, each a dict
+      with `vars` and `trees` (one tree) that `apply` rebuilds exactly, and
+      a dict reason -> count of the attempts that gave none.
+    - `apply(case, rule)` applies that rule alone at the root of the case's
+      only tree and returns the result tree; raises Declined when the
+      pattern does not match or the function returns None, Unsupported
+      when the result has no tileproof form; anything else it raises is the
+      peer's (triaged like a simplification's).
+    """
+
+    def list(self):
+        raise NotImplementedError
+
+    def instances(self, rule, spec):
+        raise NotImplementedError
+
+    def apply(self, case, rule):
+        raise NotImplementedError
+
+
+def _rule_name(obj, key):
+    spec = obj.get(key)
+    name = spec.get("rule") if isinstance(spec, dict) else None
+    if not isinstance(name, str):
+        raise BadRequest(f"`{key}.rule` must be a rule name (a string)")
+    return name
+
+
+def _answer_rules_request(rules, obj):
+    """The answer (without id) to a `rules` or `instances` request."""
+    if rules is None:
+        raise Unsupported("this adapter does not list its rules")
+    if "rules" in obj:
+        return {"rules": rules.list()}
+    spec = obj["instances"]
+    insts, failures = rules.instances(_rule_name(obj, "instances"), spec)
+    return {"instances": insts, "failures": failures}
+
+
+def serve(out, hello, simplify, width=None, backend=None, rules=None):
     """Writes the hello, then answers requests until stdin closes.
 
     `backend` (a Backend, optional) answers `run` and `reproducer`
-    requests; its names go into the hello's `backends`.
+    requests; its names go into the hello's `backends`. `rules` (a Rules,
+    optional) answers `rules`, `instances` and `apply` requests; the hello
+    then says `"rules": true`.
 
     `simplify(case)` returns one tree per input tree, or raises Unsupported.
     Any other exception is the peer's: answered `unsupported` when the source
@@ -645,6 +701,8 @@ def serve(out, hello, simplify, width=None, backend=None):
     if backend is not None and backend.names:
         hello = dict(hello, backends=list(backend.names),
                      reproducer=type(backend).reproducer is not Backend.reproducer)
+    if rules is not None:
+        hello = dict(hello, rules=True)
     send(out, hello)
     stdin = sys.stdin
     while True:
@@ -661,14 +719,30 @@ def serve(out, hello, simplify, width=None, backend=None):
                 raise BadRequest(f"not JSON: {e}")
             if isinstance(obj, dict) and is_int(obj.get("id")):
                 rid = obj["id"]
+            if isinstance(obj, dict) and ("rules" in obj or "instances" in obj):
+                if rid is None:
+                    raise BadRequest("`id` must be an integer")
+                send(out, dict(_answer_rules_request(rules, obj), id=rid))
+                continue
             case = Case(obj)
             if "run" in obj or "reproducer" in obj:
                 send(out, dict(_answer_backend_request(backend, case, obj), id=rid))
                 continue
-            for t in case.trees:
-                type_of(t, case.var, ops)
+            applying = "apply" in obj
+            if applying:
+                if rules is None:
+                    raise Unsupported("this adapter does not apply single rules")
+                rule = _rule_name(obj, "apply")
+                if len(case.trees) != 1:
+                    raise BadRequest("an `apply` request has exactly one tree")
+            else:
+                for t in case.trees:
+                    type_of(t, case.var, ops)
             try:
-                result = simplify(case)
+                result = [rules.apply(case, rule)] if applying else simplify(case)
+            except Declined as e:
+                send(out, {"id": rid, "declined": str(e)[:2000]})
+                continue
             except (Unsupported, BadRequest):
                 raise
             except RecursionError:

@@ -40,6 +40,11 @@ a >= 0 and b > 0: exact either way), `min` -> `minimum` (tinygrad spells it
 `==` -> `(a != b) != True`, `!` -> `a != True`, `where` -> WHERE, `invalid`
 -> `UOp.invalid()` (CONST Invalid).
 
+Its own rules, one by one (docs/protocol.md, section 6): `rules`,
+`instances` and `apply` requests over the patterns of `sym` (`--matcher`
+names another matcher of tinygrad.uop.symbolic) or of your own matcher
+(`--module FILE.py:MATCHER`): tinygrad_rules.py.
+
 The backend (docs/protocol.md, section 5): `run` and `reproducer` requests for
 tinygrad's three CPU renderers, `clang`, `llvm` and `x86`, which compile the
 expressions literally (no symbolic pass): tinygrad_backend.py.
@@ -63,6 +68,10 @@ OUT = tp.claim_stdout()
 ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 ap.add_argument("--entry", choices=["sym", "simplify"], default="sym")
 ap.add_argument("--vars", choices=["variable", "range"], default="variable")
+ap.add_argument("--matcher", default="sym", metavar="NAME",
+                help="whose rules `rules` requests list: a PatternMatcher of tinygrad.uop.symbolic (default sym)")
+ap.add_argument("--module", metavar="FILE.py:MATCHER",
+                help="list and apply the rules of this PatternMatcher instead (your own patterns)")
 ARGS = ap.parse_args()
 
 from importlib.metadata import version  # noqa: E402
@@ -273,5 +282,8 @@ def simplify(case):
 if __name__ == "__main__":
     from tinygrad_backend import TinygradBackend
     sys.setrecursionlimit(20000)
+    import tinygrad_rules
+    rules = tinygrad_rules.module_rules(ARGS.module) if ARGS.module else tinygrad_rules.sym_rules(ARGS.matcher)
     sys.exit(tp.serve(OUT, HELLO, simplify, width=None,
-                      backend=TinygradBackend(make_vars, build, ARGS.entry, ARGS.vars)))
+                      backend=TinygradBackend(make_vars, build, ARGS.entry, ARGS.vars),
+                      rules=tinygrad_rules.TinygradRules(rules)))

@@ -196,6 +196,9 @@ pub struct Checked {
     /// The subject declined the case (a peer's `unsupported`), and why:
     /// nothing was checked, and nothing failed.
     pub unsupported: Option<String>,
+    /// It was a single rule that declined the case (its pattern does not
+    /// match, or its function returned None; `unsupported` says why).
+    pub declined: bool,
     /// What the validator said, when it ran.
     pub validation: Option<Validation>,
     /// What the JIT oracle walked, when it ran.
@@ -311,6 +314,7 @@ pub fn check(
         counts: Vec::new(),
         failures: Vec::new(),
         unsupported: None,
+        declined: false,
         validation: None,
         oracle: None,
         relaxed: None,
@@ -333,6 +337,11 @@ fn run_checks(
         Ok(Answer::Simplified { roots, counts }) => (roots, counts),
         Ok(Answer::Unsupported(why)) => {
             out.unsupported = Some(why);
+            return;
+        }
+        Ok(Answer::Declined(why)) => {
+            out.unsupported = Some(format!("the rule declined it: {why}"));
+            out.declined = true;
             return;
         }
         Err(refusal) => {
@@ -473,7 +482,29 @@ fn run_checks(
     }
     if kinds.contains(Kind::Validate) {
         if let Some(v) = validate {
-            let val = v(g, src, &tgt);
+            let mut val = v(g, src, &tgt);
+            // As for the oracle: with unbounded integers the point must fail
+            // with exact arithmetic too; an overflow only the W-bit query
+            // has is not the subject's (and proves nothing either).
+            let exact_ok = confirm.width != cfg.width
+                && val.fails
+                && val.point.as_ref().is_some_and(|p| {
+                    let s = interp::eval(g, src, p, confirm);
+                    let t = interp::eval(g, &tgt, p, confirm);
+                    interp::check_point(s, t).failure().is_none()
+                });
+            if exact_ok {
+                val = Validation {
+                    verdict: "unknown".into(),
+                    detail: Some(format!(
+                        "the counterexample at width {} is an overflow exact integers do not have ({})",
+                        cfg.width,
+                        val.detail.as_deref().unwrap_or(&val.verdict)
+                    )),
+                    fails: false,
+                    point: None,
+                };
+            }
             if val.fails {
                 let msg = val.detail.clone().unwrap_or_else(|| val.verdict.clone());
                 out.failures.push(CheckFailure {

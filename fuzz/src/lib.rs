@@ -15,6 +15,8 @@
 //! - [`suite`]: the peers' converted test suites, embedded (the seeds).
 //! - [`subject`]: the simplifier under test: the engine, or a peer
 //!   ([`peer`]: a child process speaking the line protocol).
+//! - [`peer_rules`]: a peer's own rewrite rules, each applied alone to
+//!   instances of its pattern and judged like any answer.
 //! - [`backend`]: what a peer's own compiled code computes (`run`).
 //! - [`bucket`]: findings grouped by cause (a signature per finding).
 //! - [`campaign`]: parallel, reproducible campaigns of generated cases.
@@ -40,6 +42,7 @@ pub mod message;
 pub mod mutate;
 pub mod oracle;
 pub mod peer;
+pub mod peer_rules;
 pub mod rng;
 pub mod shrink;
 pub mod subject;

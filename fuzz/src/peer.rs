@@ -144,6 +144,8 @@ struct Hello {
     backends: Vec<String>,
     #[serde(default)]
     reproducer: bool,
+    #[serde(default)]
+    rules: bool,
 }
 
 #[derive(Deserialize)]
@@ -185,6 +187,7 @@ struct Response {
     trees: Option<Vec<Value>>,
     unsupported: Option<String>,
     error: Option<String>,
+    declined: Option<String>,
 }
 
 /// One running adapter process.
@@ -319,6 +322,9 @@ pub struct Peer {
     backends: Vec<String>,
     /// It answers `reproducer` requests.
     reproducer: bool,
+    /// It answers `rules`, `instances` and `apply` requests (its own
+    /// rules, one by one: `crate::peer_rules`).
+    rules: bool,
 }
 
 impl Peer {
@@ -376,7 +382,82 @@ impl Peer {
             started: AtomicU64::new(0),
             backends: hello.backends,
             reproducer: hello.reproducer,
+            rules: hello.rules,
         })
+    }
+
+    /// Whether it lists and applies its own rules (the hello's `rules`).
+    pub fn has_rules(&self) -> bool {
+        self.rules
+    }
+
+    /// Sends a request that is not about a case (`{"id": N, key: value}`)
+    /// and returns its answer, an object whose `id` is N; `timeout`
+    /// bounds it. A line that is not such an object is garbage.
+    pub fn ask(&self, key: &str, value: Value, timeout: Duration) -> Result<Value, Refusal> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut req = json!({"id": id});
+        req[key] = value;
+        let (p, answer) = self.exchange(&req.to_string(), timeout)?;
+        match serde_json::from_str::<Value>(&answer) {
+            Ok(v) if v.get("id").and_then(Value::as_u64) == Some(id) && v.is_object() => {
+                self.give_back(p);
+                Ok(v)
+            }
+            Ok(v) => Err(self.garbage(
+                p,
+                Malformed::WrongId {
+                    got: v.get("id").cloned(),
+                    want: id,
+                },
+                &answer,
+            )),
+            Err(e) => Err(self.garbage(p, Malformed::NotAnAnswer(e), &answer)),
+        }
+    }
+
+    /// Applies the peer's rule `rule` alone at the root of `roots` (one
+    /// root) of `g` (an `apply` request): its result, added to `g`, or
+    /// [`Answer::Declined`] when the rule does not rewrite it.
+    pub fn apply(&self, rule: &str, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let line = request(g, roots, id, Some(("apply", json!({ "rule": rule }))));
+        self.answer(g, roots, id, &line)
+    }
+
+    /// Sends a case request and reads its answer into `g`.
+    fn answer(
+        &self,
+        g: &mut Graph,
+        roots: &[NodeId],
+        id: u64,
+        line: &str,
+    ) -> Result<Answer, Refusal> {
+        if line.len() > MAX_REQUEST_BYTES {
+            return Ok(Answer::Unsupported(format!(
+                "the case is {} bytes as a request (at most {MAX_REQUEST_BYTES} are sent)",
+                line.len()
+            )));
+        }
+        let start = std::time::Instant::now();
+        let exchanged = self.exchange(line, self.timeout);
+        self.busy_nanos
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        let (p, answer) = exchanged?;
+        match read_answer(g, roots, id, &answer) {
+            Ok(result) => {
+                self.give_back(p);
+                match result {
+                    Reply::Answer(a) => Ok(a),
+                    Reply::Error(e) => Err(Refusal {
+                        kind: Kind::PeerError,
+                        message: e,
+                    }),
+                }
+            }
+            Err(why) => Err(self.garbage(p, why, &answer)),
+        }
     }
 
     /// The command that runs the adapter.
@@ -583,31 +664,7 @@ impl Subject for Peer {
     fn simplify(&self, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let line = request(g, roots, id, None);
-        if line.len() > MAX_REQUEST_BYTES {
-            return Ok(Answer::Unsupported(format!(
-                "the case is {} bytes as a request (at most {MAX_REQUEST_BYTES} are sent)",
-                line.len()
-            )));
-        }
-        let start = std::time::Instant::now();
-        let exchanged = self.exchange(&line, self.timeout);
-        self.busy_nanos
-            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        self.requests.fetch_add(1, Ordering::Relaxed);
-        let (p, answer) = exchanged?;
-        match read_answer(g, roots, id, &answer) {
-            Ok(result) => {
-                self.give_back(p);
-                match result {
-                    Reply::Answer(a) => Ok(a),
-                    Reply::Error(e) => Err(Refusal {
-                        kind: Kind::PeerError,
-                        message: e,
-                    }),
-                }
-            }
-            Err(why) => Err(self.garbage(p, why, &answer)),
-        }
+        self.answer(g, roots, id, &line)
     }
 
     fn backends(&self) -> &[String] {
@@ -759,6 +816,9 @@ fn read_answer(g: &mut Graph, roots: &[NodeId], id: u64, line: &str) -> Result<R
     if let Some(u) = r.unsupported {
         return Ok(Reply::Answer(Answer::Unsupported(u)));
     }
+    if let Some(d) = r.declined {
+        return Ok(Reply::Answer(Answer::Declined(d)));
+    }
     let built: Vec<NodeId> = match (r.trees, r.exprs) {
         (Some(trees), _) => {
             if trees.len() != roots.len() {
@@ -909,7 +969,7 @@ fn read_script(line: &str, id: u64) -> Result<Result<String, String>, Malformed>
 
 /// Builds a protocol tree into `g` (the case's variables are declared
 /// there).
-fn from_tree(g: &mut Graph, t: &Value, depth: usize) -> Result<NodeId, Malformed> {
+pub(crate) fn from_tree(g: &mut Graph, t: &Value, depth: usize) -> Result<NodeId, Malformed> {
     if depth > MAX_TREE_DEPTH {
         return Err(Malformed::TooDeep);
     }
@@ -1066,6 +1126,7 @@ fn answer_request(subject: &dyn Subject, req: &RequestIn) -> Result<Value, Malfo
             Ok(json!({"id": req.id, "trees": trees}))
         }
         Ok(Answer::Unsupported(why)) => Ok(json!({"id": req.id, "unsupported": why})),
+        Ok(Answer::Declined(why)) => Ok(json!({"id": req.id, "declined": why})),
         Err(refusal) => Err(refusal.into()),
     }
 }

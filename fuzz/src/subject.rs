@@ -329,6 +329,10 @@ pub enum Answer {
     /// The subject declined the case (a peer's `unsupported`): not a
     /// finding.
     Unsupported(String),
+    /// A single rule applied alone does not rewrite this case (its pattern
+    /// does not match, or its function returned None: an `apply` request's
+    /// `declined`): not a finding, and not a rewrite to judge.
+    Declined(String),
 }
 
 /// A subject that failed on a case: a finding of `kind` (the engine's

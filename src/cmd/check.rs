@@ -92,13 +92,17 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
     };
     if let Some(under) = &under {
         // A simplifier's answer: the one judgement `replay` makes too.
+        let rule = under.rule_subject(a.subject.peer_rule.as_deref())?;
         let who = match under {
             Under::Engine(rules, files) => Replayer::Engine {
                 rules,
                 rule_files: files,
             },
             Under::Peer(p) => Replayer::Subject {
-                subject: p,
+                subject: match &rule {
+                    Some(r) => r as &dyn Subject,
+                    None => p,
+                },
                 confirm: !a.subject.no_confirm,
             },
         };

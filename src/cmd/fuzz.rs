@@ -184,6 +184,10 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
         !(a.shard.is_some_and(|s| s.count > 1) && a.seed.is_none()),
         "--shard needs --seed: every shard of a campaign must use the same seed"
     );
+    anyhow::ensure!(
+        a.subject.peer_rule.is_none(),
+        "--peer-rule is for `replay` and `check` (a campaign's cases seldom match one rule's pattern: `prove --simplifier` builds its instances)"
+    );
     let under = a.subject.load()?;
     let engine = under.engine(width);
     let subject: &dyn Subject = match (&under, &engine) {

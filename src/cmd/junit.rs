@@ -22,6 +22,10 @@ pub enum Outcome {
         message: String,
         text: String,
     },
+    /// Not run, with the reason (a peer's rule that no instance reaches).
+    Skipped {
+        message: String,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -121,11 +125,12 @@ pub fn render(name: &str, suites: &[Suite], seconds: f64) -> String {
     for s in suites {
         let _ = writeln!(
             x,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"0\" time=\"{:.3}\">",
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3}\">",
             attr(&s.name),
             s.cases.len(),
             s.count(fails),
             s.count(errs),
+            s.count(|o| matches!(o, Outcome::Skipped { .. })),
             s.seconds()
         );
         for c in &s.cases {
@@ -138,6 +143,13 @@ pub fn render(name: &str, suites: &[Suite], seconds: f64) -> String {
             match &c.outcome {
                 Outcome::Passed => {
                     let _ = writeln!(x, "{open}/>");
+                }
+                Outcome::Skipped { message } => {
+                    let _ = writeln!(
+                        x,
+                        "{open}>\n      <skipped message=\"{}\"/>\n    </testcase>",
+                        attr(message)
+                    );
                 }
                 Outcome::Failure {
                     kind,

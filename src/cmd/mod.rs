@@ -10,6 +10,7 @@ pub mod import;
 pub mod junit;
 pub mod lower;
 pub mod prove;
+pub mod prove_peer;
 pub mod replay;
 pub mod serve;
 pub mod simplify;
@@ -107,6 +108,11 @@ pub struct SubjectArgs {
     /// classified (wrong-value, trap, compile-error, model-only, ...).
     #[arg(long, requires = "simplifier")]
     pub no_confirm: bool,
+    /// With `--simplifier`: the simplifier under test is that peer's rule
+    /// NAME alone, applied once at the root (the protocol's `apply`
+    /// request): how `prove --simplifier` counterexamples are replayed.
+    #[arg(long, value_name = "NAME", requires = "simplifier")]
+    pub peer_rule: Option<String>,
 }
 
 /// A loaded simplifier under test.
@@ -153,6 +159,25 @@ impl SubjectArgs {
 }
 
 impl Under {
+    /// The peer's rule `name` alone as the subject (`--peer-rule`), when
+    /// one is named; an error for a peer that does not apply single rules.
+    pub fn rule_subject(
+        &self,
+        name: Option<&str>,
+    ) -> anyhow::Result<Option<::fuzz::peer_rules::RuleSubject<'_>>> {
+        match (self, name) {
+            (Under::Peer(p), Some(n)) => {
+                anyhow::ensure!(
+                    p.has_rules(),
+                    "--peer-rule: {} does not apply single rules (its hello has no `\"rules\": true`)",
+                    ::fuzz::subject::Subject::name(p)
+                );
+                Ok(Some(::fuzz::peer_rules::RuleSubject::new(p, n)))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// The engine as a subject simplifying at `width` (for a peer: `None`).
     pub fn engine(&self, width: engine::dtype::Width) -> Option<Engine<'_>> {
         match self {

@@ -93,6 +93,39 @@ pub struct Args {
     /// query for all widths >= 8 (the default where a rule allows it).
     #[arg(long, conflicts_with = "ranges")]
     pub per_width: bool,
+    /// Check the rules of a peer's own simplifier instead of tileproof's,
+    /// one by one: a command that speaks the peer protocol and lists its
+    /// rules (docs/protocol.md, section 6), e.g. `.venv-peers/bin/python
+    /// adapters/tinygrad_adapter.py`, or with `--module FILE.py:MATCHER`
+    /// your own tinygrad patterns. Names and `--rule` pick rules by the
+    /// adapter's names; `--seed` also seeds the instances.
+    #[arg(long, value_name = "CMD", conflicts_with_all = ["ranges", "rules", "lemmas", "smt2", "cases", "cross_check", "per_width", "no_cache", "times"])]
+    pub simplifier: Option<String>,
+    /// With --simplifier: instances of each rule's pattern to build.
+    #[arg(long, default_value_t = 32, value_name = "N", requires = "simplifier")]
+    pub instances: usize,
+    /// With --simplifier: seconds the peer may take on one request before
+    /// it counts as a hang (it is then killed and restarted).
+    #[arg(
+        long,
+        default_value_t = 10.0,
+        value_name = "SECONDS",
+        requires = "simplifier"
+    )]
+    pub peer_timeout: f64,
+    /// With --simplifier: do not run counterexamples on the peer's
+    /// backends (its own compiled code); they stay `unconfirmed`.
+    #[arg(long, requires = "simplifier")]
+    pub no_confirm: bool,
+    /// With --simplifier: where counterexamples are written as corpus
+    /// cases (default: corpus/peers/NAME/rules).
+    #[arg(long, value_name = "DIR", requires = "simplifier")]
+    pub corpus: Option<String>,
+    /// With --simplifier: failing instances per rule that are shrunk,
+    /// classified on the peer's backends and written (the others are
+    /// counted).
+    #[arg(long, default_value_t = 2, value_name = "N", requires = "simplifier")]
+    pub max_findings: usize,
 }
 
 /// Loads the rules to prove: the candidate files (read by the same loader,
@@ -407,6 +440,23 @@ fn print_lemmas(rules: &[&Rule], opts: &Options) {
 }
 
 pub fn run(a: Args) -> ExitCode {
+    if let Some(simplifier) = &a.simplifier {
+        let r = super::prove_peer::Request {
+            simplifier,
+            names: a.names.iter().chain(&a.rule).cloned().collect(),
+            instances: a.instances,
+            peer_timeout: a.peer_timeout,
+            timeout: a.timeout,
+            seed: a.seed,
+            jobs: a.jobs,
+            json: a.json,
+            junit: a.junit.as_ref(),
+            no_confirm: a.no_confirm,
+            corpus: a.corpus.as_ref(),
+            max_findings: a.max_findings,
+        };
+        return super::exit("prove", super::prove_peer::run(&r));
+    }
     if a.ranges {
         return super::exit("prove", run_ranges(&a));
     }

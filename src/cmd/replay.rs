@@ -86,13 +86,17 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
         say!("no case files (*.txt) in {}", show_paths(&paths));
         return Ok(ExitCode::SUCCESS);
     }
+    let rule = under.rule_subject(a.subject.peer_rule.as_deref())?;
     let who = match &under {
         Under::Engine(rules, files) => Replayer::Engine {
             rules,
             rule_files: files,
         },
         Under::Peer(p) => Replayer::Subject {
-            subject: p,
+            subject: match &rule {
+                Some(r) => r as &dyn fuzz::subject::Subject,
+                None => p,
+            },
             confirm: !a.subject.no_confirm,
         },
     };

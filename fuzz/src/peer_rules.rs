@@ -1,0 +1,836 @@
+//! A peer's own rewrite rules, checked one by one (`tileproof prove
+//! --simplifier CMD`; docs/protocol.md, section 6).
+//!
+//! A peer whose hello says `"rules": true` lists its rules (a stable name,
+//! the pattern printed and as a structured tree, its source location), builds
+//! instances of a rule's left side from tileproof's pools (constants and
+//! variable ranges: [`Pools`]), and applies one rule alone at the root of a
+//! case (`apply`). Each instance the rule rewrites is judged like any answer
+//! of a peer ([`crate::checks::check`] through [`RuleSubject`], a subject
+//! that *is* that one rule): the JIT oracle over its domain and SMT, under the
+//! strict model first with the profile's relaxation recorded beside it; a
+//! failing instance is shrunk, classified by the peer's own compiled code
+//! (its `run` backends) and written to the corpus
+//! ([`crate::campaign::prepare_finding`], the campaigns' own path).
+//!
+//! Why the instances are built by the adapter: a tileproof tree does not say
+//! which of the peer's nodes it stands for (tinygrad spells a negation as NEG
+//! or as MUL by -1, a bool inequality as `!=` or `^`), and the pattern must
+//! match the peer's node itself. tileproof owns what the instances range over
+//! (the pools, their number, the seed) and everything after them.
+//!
+//! A rule's verdict ([`Verdict`]) is never "proved" from samples: it is
+//! `refuted` (an instance fails), `crashed` (the rule raised on an instance
+//! that means something), `checked on N instances` (each instance walked
+//! whole by the JIT or proved by SMT), `sampled` (some instance neither:
+//! unknown), or `not instantiated` with the reason.
+
+use crate::backend::{ReproducerSpec, Run};
+use crate::campaign::prepare_finding;
+use crate::checks::{self, CheckConfig, Confirm, Kind, Validator};
+use crate::peer::{from_tree, Peer};
+use crate::subject::{shell_quote, Answer, Profile, Refusal, Subject};
+use engine::dtype::DType;
+use engine::ir::{Graph, NodeId};
+use engine::parse::Program;
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// How long a `rules` or `instances` request may take (the adapter
+/// introspects the peer and builds up to a few hundred instances).
+const LIST_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Why a peer's rules could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum RulesError {
+    #[error("{0} does not list its rules: its hello has no `\"rules\": true` (docs/protocol.md, section 6)")]
+    NoCapability(String),
+    #[error("{0}")]
+    Refused(#[from] Refusal),
+    #[error("the adapter's answer to `{request}` is not valid: {why}")]
+    Malformed { request: &'static str, why: String },
+    #[error("the adapter has no rule named `{name}`{hint}")]
+    NoSuchRule { name: String, hint: String },
+}
+
+/// One rule of a peer, as its adapter lists it.
+#[derive(Clone, Debug, Serialize)]
+pub struct PeerRule {
+    /// Stable across runs (tinygrad: `MATCHER.INDEX.FUNCTION`).
+    pub name: String,
+    /// The pattern, printed readably.
+    pub pattern: String,
+    /// Where it is defined (`file:line`).
+    pub location: String,
+    /// The function that builds its result.
+    pub function: String,
+    /// The pattern as a structured tree (docs/protocol.md, section 6).
+    pub tree: Value,
+    /// Why no instance of it can be built, when the adapter knows.
+    pub not_instantiable: Option<String>,
+}
+
+fn malformed(request: &'static str, why: impl Into<String>) -> RulesError {
+    RulesError::Malformed {
+        request,
+        why: why.into(),
+    }
+}
+
+/// The peer's rules, in its order.
+pub fn list(peer: &Peer) -> Result<Vec<PeerRule>, RulesError> {
+    if !peer.has_rules() {
+        return Err(RulesError::NoCapability(peer.name()));
+    }
+    let v = peer.ask("rules", json!({}), LIST_TIMEOUT)?;
+    if let Some(e) = v.get("error").or(v.get("unsupported")) {
+        return Err(malformed("rules", format!("it answered {e}")));
+    }
+    let items = v
+        .get("rules")
+        .and_then(Value::as_array)
+        .ok_or_else(|| malformed("rules", "no `rules` list"))?;
+    let text = |r: &Value, k: &str| -> Result<String, RulesError> {
+        r.get(k)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| malformed("rules", format!("a rule without a string `{k}`: {r}")))
+    };
+    let mut out: Vec<PeerRule> = Vec::new();
+    for r in items {
+        let name = text(r, "name")?;
+        if out.iter().any(|o| o.name == name) {
+            return Err(malformed("rules", format!("two rules are named `{name}`")));
+        }
+        let not_instantiable = match r.get("instantiable") {
+            Some(Value::Bool(true)) | None => None,
+            Some(Value::String(why)) => Some(why.clone()),
+            Some(other) => Some(format!("the adapter says {other}")),
+        };
+        out.push(PeerRule {
+            pattern: text(r, "pattern")?,
+            location: text(r, "location").unwrap_or_default(),
+            function: text(r, "function").unwrap_or_default(),
+            tree: r.get("tree").cloned().unwrap_or(Value::Null),
+            not_instantiable,
+            name,
+        });
+    }
+    Ok(out)
+}
+
+/// The rules named (all of them when none are), in the peer's order.
+pub fn select<'a>(
+    rules: &'a [PeerRule],
+    names: &[String],
+) -> Result<Vec<&'a PeerRule>, RulesError> {
+    if names.is_empty() {
+        return Ok(rules.iter().collect());
+    }
+    for n in names {
+        if !rules.iter().any(|r| &r.name == n) {
+            let close: Vec<&str> = rules
+                .iter()
+                .map(|r| r.name.as_str())
+                .filter(|r| r.contains(n.as_str()) || n.contains(r.split('.').next().unwrap_or("")))
+                .take(5)
+                .collect();
+            return Err(RulesError::NoSuchRule {
+                name: n.clone(),
+                hint: if close.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (did you mean {}?)", close.join(", "))
+                },
+            });
+        }
+    }
+    Ok(rules.iter().filter(|r| names.contains(&r.name)).collect())
+}
+
+/// What instances range over: tileproof's constant and range pools.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pools {
+    pub constants: Vec<i64>,
+    /// Inclusive `[lo, hi]` ranges for index variables.
+    pub ranges: Vec<(i64, i64)>,
+}
+
+impl Default for Pools {
+    /// Zero, ±1, small divisors and their multiples (so that some divide
+    /// and some do not), powers of two, and the edges of 32 and 64 bits;
+    /// ranges that start at 0, cross zero, are negative, are a single
+    /// point, and sit at 2^31 and near ±2^62.
+    fn default() -> Pools {
+        let p31 = 1i64 << 31;
+        let p62 = 1i64 << 62;
+        Pools {
+            constants: vec![
+                0,
+                1,
+                -1,
+                2,
+                -2,
+                3,
+                -3,
+                4,
+                -4,
+                5,
+                6,
+                7,
+                8,
+                -8,
+                12,
+                16,
+                24,
+                32,
+                64,
+                100,
+                255,
+                256,
+                1024,
+                65536,
+                p31 - 1,
+                p31,
+                -p31,
+                p62,
+            ],
+            ranges: vec![
+                (0, 0),
+                (0, 1),
+                (0, 3),
+                (0, 7),
+                (1, 8),
+                (0, 15),
+                (-1, 0),
+                (-4, 3),
+                (-8, -1),
+                (-3, 3),
+                (2, 10),
+                (-20, 20),
+                (0, 100),
+                (-128, 127),
+                (p31 - 8, p31 + 8),
+                (-p62, -p62 + 7),
+                (p62 - 7, p62),
+            ],
+        }
+    }
+}
+
+/// The instances an adapter built for one rule, and why the attempts that
+/// gave none failed (reason -> count).
+#[derive(Clone, Default)]
+pub struct Instances {
+    pub programs: Vec<Program>,
+    pub failures: BTreeMap<String, u64>,
+}
+
+/// Asks the peer for up to `limit` instances of `rule` from `pools`.
+pub fn instances(
+    peer: &Peer,
+    rule: &str,
+    pools: &Pools,
+    limit: usize,
+    seed: u64,
+) -> Result<Instances, RulesError> {
+    let ranges: Vec<[i64; 2]> = pools.ranges.iter().map(|&(lo, hi)| [lo, hi]).collect();
+    let v = peer.ask(
+        "instances",
+        json!({"rule": rule, "constants": pools.constants, "ranges": ranges, "limit": limit, "seed": seed}),
+        LIST_TIMEOUT,
+    )?;
+    if let Some(e) = v.get("error").or(v.get("unsupported")) {
+        return Err(malformed("instances", format!("it answered {e}")));
+    }
+    let items = v
+        .get("instances")
+        .and_then(Value::as_array)
+        .ok_or_else(|| malformed("instances", "no `instances` list"))?;
+    let mut out = Instances::default();
+    for it in items {
+        // One bad instance is the adapter's bug, counted; the others stand.
+        match instance_program(it) {
+            Ok(p) => out.programs.push(p),
+            Err(why) => {
+                *out.failures
+                    .entry(format!("the adapter's instance is not valid ({why})"))
+                    .or_default() += 1
+            }
+        }
+    }
+    if let Some(f) = v.get("failures").and_then(Value::as_object) {
+        for (k, n) in f {
+            out.failures.insert(k.clone(), n.as_u64().unwrap_or(1));
+        }
+    }
+    Ok(out)
+}
+
+/// One instance (`{"vars": [...], "trees": [tree]}`) as a program.
+fn instance_program(it: &Value) -> Result<Program, String> {
+    let mut g = Graph::new();
+    let vars = it
+        .get("vars")
+        .and_then(Value::as_array)
+        .ok_or("an instance without `vars`")?;
+    for v in vars {
+        let name = v
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or("a var without a name")?;
+        let dtype = match v.get("dtype").and_then(Value::as_str) {
+            Some("bool") => DType::Bool,
+            Some("index") | None => DType::Index,
+            Some(other) => return Err(format!("var `{name}` has dtype `{other}`")),
+        };
+        let bound = |k: &str| {
+            v.get(k)
+                .and_then(Value::as_i64)
+                .ok_or(format!("var `{name}` without `{k}`"))
+        };
+        g.declare_var(name, dtype, bound("lo")?, bound("hi")?)
+            .map_err(|e| e.to_string())?;
+    }
+    let trees = it
+        .get("trees")
+        .and_then(Value::as_array)
+        .filter(|t| t.len() == 1)
+        .ok_or("an instance is one tree")?;
+    let root = from_tree(&mut g, &trees[0], 0).map_err(|e| e.to_string())?;
+    Ok(Program {
+        graph: g,
+        outputs: vec![root],
+        expects: Vec::new(),
+        header: Vec::new(),
+    })
+}
+
+/// One rule of a peer as a simplifier: its `apply` request, alone, at the
+/// root. Everything else (profile, backends) is the peer's.
+pub struct RuleSubject<'p> {
+    peer: &'p Peer,
+    rule: String,
+}
+
+impl<'p> RuleSubject<'p> {
+    pub fn new(peer: &'p Peer, rule: &str) -> RuleSubject<'p> {
+        RuleSubject {
+            peer,
+            rule: rule.to_string(),
+        }
+    }
+}
+
+impl Subject for RuleSubject<'_> {
+    fn name(&self) -> String {
+        format!("{} rule {}", self.peer.name(), self.rule)
+    }
+
+    fn profile(&self) -> &Profile {
+        self.peer.profile()
+    }
+
+    fn rule_names(&self) -> &[String] {
+        &[]
+    }
+
+    fn simplify(&self, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
+        if roots.len() != 1 {
+            return Ok(Answer::Unsupported(format!(
+                "a rule applies to one expression, this case has {}",
+                roots.len()
+            )));
+        }
+        self.peer.apply(&self.rule, g, roots)
+    }
+
+    fn reproduce_args(&self) -> String {
+        format!(
+            "{}--peer-rule {} ",
+            self.peer.reproduce_args(),
+            shell_quote(&self.rule)
+        )
+    }
+
+    fn backends(&self) -> &[String] {
+        self.peer.backends()
+    }
+
+    fn run(
+        &self,
+        g: &Graph,
+        roots: &[NodeId],
+        backend: &str,
+        points: &[Vec<i64>],
+    ) -> Result<Run, Refusal> {
+        self.peer.run(g, roots, backend, points)
+    }
+
+    fn reproducer(
+        &self,
+        _g: &Graph,
+        _roots: &[NodeId],
+        _spec: &ReproducerSpec,
+    ) -> Result<Option<String>, Refusal> {
+        // The peer's reproducer runs its whole simplifier, not this rule:
+        // the case's reproduce line (`--peer-rule`) is the reproducer.
+        Ok(None)
+    }
+}
+
+/// How the rules are checked.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Instances asked for per rule.
+    pub instances: usize,
+    pub seed: u64,
+    pub pools: Pools,
+    /// How each instance is judged (its `confirm` says whether findings
+    /// are run on the peer's backends).
+    pub check: CheckConfig,
+    /// Failing instances per rule that are shrunk, classified and written.
+    pub max_findings: usize,
+    pub shrink_steps: usize,
+    /// Where counterexamples are written (`corpus/peers/NAME/rules`).
+    pub corpus: Option<PathBuf>,
+}
+
+/// A rule's verdict.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "verdict", rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Some instance's result does not refine it.
+    Refuted {
+        failing: usize,
+        classes: Vec<String>,
+    },
+    /// The rule raised (or hung) on an instance that means something.
+    Crashed {
+        crashing: usize,
+    },
+    /// Every instance judged was walked whole by the JIT or proved by SMT.
+    Checked {
+        instances: usize,
+    },
+    /// Some instance was only sampled (the SMT check unknown): not proved.
+    Sampled {
+        instances: usize,
+        proved: usize,
+    },
+    NotInstantiated {
+        why: String,
+    },
+}
+
+impl Verdict {
+    pub fn word(&self) -> &'static str {
+        match self {
+            Verdict::Refuted { .. } => "refuted",
+            Verdict::Crashed { .. } => "crashed",
+            Verdict::Checked { .. } => "checked",
+            Verdict::Sampled { .. } => "sampled",
+            Verdict::NotInstantiated { .. } => "not instantiated",
+        }
+    }
+}
+
+/// A failing instance, as kept.
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    /// The failed check (`oracle`, `validate`, `peer-error`, ...).
+    pub kind: String,
+    /// Its class by the peer's compiled code, with what showed it.
+    pub class: Option<String>,
+    pub backend: Option<String>,
+    /// The (shrunk) instance and the rule's result, as text.
+    pub instance: String,
+    pub result: String,
+    /// One line: what failed.
+    pub message: String,
+    pub relaxed: Option<String>,
+    /// What the peer's whole simplifier does with the same instance: a
+    /// rule unsound alone may be shadowed by an earlier rule in the peer's
+    /// own order (its pipeline never lets it see such an instance).
+    pub whole: Option<String>,
+    /// The corpus file written, and its reproduce line.
+    pub file: Option<String>,
+    pub reproduce: Option<String>,
+    pub note: Option<String>,
+}
+
+/// What checking one rule found.
+#[derive(Clone, Debug, Serialize)]
+pub struct RuleReport {
+    pub rule: PeerRule,
+    /// Instances the adapter built.
+    pub built: usize,
+    /// Instances the rule rewrote and whose result was judged.
+    pub judged: usize,
+    /// Of those: walked whole by the JIT, proved by SMT (not walked whole).
+    pub exhaustive: usize,
+    pub smt: usize,
+    pub failing: usize,
+    pub crashing: usize,
+    /// Instances the rule did not rewrite, or whose result has no
+    /// tileproof form, by reason; and why attempts built no instance.
+    pub skipped: BTreeMap<String, usize>,
+    pub build_failures: BTreeMap<String, u64>,
+    pub findings: Vec<Finding>,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+    pub seconds: f64,
+}
+
+impl RuleReport {
+    fn new(rule: &PeerRule, verdict: Verdict) -> RuleReport {
+        RuleReport {
+            rule: rule.clone(),
+            built: 0,
+            judged: 0,
+            exhaustive: 0,
+            smt: 0,
+            failing: 0,
+            crashing: 0,
+            skipped: BTreeMap::new(),
+            build_failures: BTreeMap::new(),
+            findings: Vec::new(),
+            verdict,
+            seconds: 0.0,
+        }
+    }
+
+    /// The verdict in words: `refuted: 3 of 32 instances fail (trap (x86))`.
+    pub fn verdict_line(&self) -> String {
+        match &self.verdict {
+            Verdict::Refuted { failing, classes } => format!(
+                "refuted: {failing} of {} fail{}",
+                engine::print::count(self.judged, "instance"),
+                if classes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", classes.join(", "))
+                }
+            ),
+            Verdict::Crashed { crashing } => format!(
+                "crashed: raised on {crashing} of {} (peer-crash)",
+                engine::print::count(self.judged, "instance")
+            ),
+            Verdict::Checked { instances } => format!(
+                "checked on {} ({} exhaustive, {} by SMT)",
+                engine::print::count(*instances, "instance"),
+                self.exhaustive,
+                self.smt
+            ),
+            Verdict::Sampled { instances, proved } => format!(
+                "sampled, not proved: {proved} of {} walked whole or proved by SMT",
+                engine::print::count(*instances, "instance")
+            ),
+            Verdict::NotInstantiated { why } => format!("not instantiated ({why})"),
+        }
+    }
+}
+
+/// The most frequent reasons of a count map, for a message.
+fn top_reasons<V: Copy + Into<u64>>(m: &BTreeMap<String, V>, n: usize) -> String {
+    let mut v: Vec<(&String, u64)> = m.iter().map(|(k, c)| (k, (*c).into())).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    v.iter()
+        .take(n)
+        .map(|(k, c)| format!("{c}x {k}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Checks one rule: asks for its instances, applies it alone to each,
+/// judges each result, and keeps the failing instances (shrunk, classified,
+/// written to `opts.corpus`).
+pub fn check_rule(
+    peer: &Peer,
+    rule: &PeerRule,
+    opts: &Options,
+    validator: Option<&Validator<'_>>,
+) -> RuleReport {
+    let start = Instant::now();
+    let mut rep = check_rule_inner(peer, rule, opts, validator);
+    rep.seconds = start.elapsed().as_secs_f64();
+    rep
+}
+
+fn check_rule_inner(
+    peer: &Peer,
+    rule: &PeerRule,
+    opts: &Options,
+    validator: Option<&Validator<'_>>,
+) -> RuleReport {
+    if let Some(why) = &rule.not_instantiable {
+        return RuleReport::new(rule, Verdict::NotInstantiated { why: why.clone() });
+    }
+    let inst = match instances(peer, &rule.name, &opts.pools, opts.instances, opts.seed) {
+        Ok(i) => i,
+        Err(e) => {
+            return RuleReport::new(
+                rule,
+                Verdict::NotInstantiated {
+                    why: format!("the adapter built no instance: {e}"),
+                },
+            )
+        }
+    };
+    let mut rep = RuleReport::new(rule, Verdict::NotInstantiated { why: String::new() });
+    rep.built = inst.programs.len();
+    rep.build_failures = inst.failures.clone();
+    let subject = RuleSubject::new(peer, &rule.name);
+    // Judged without the backends first: only the kept findings are run
+    // there (each costs the peer's compiler several runs).
+    let fast = CheckConfig {
+        confirm: Confirm::Off,
+        ..opts.check.clone()
+    };
+    let mut failing: Vec<(usize, Program, Kind)> = Vec::new();
+    for (k, p) in inst.programs.iter().enumerate() {
+        let c = checks::check(&p.graph, &p.outputs, &subject, &fast, validator);
+        if let Some(why) = &c.unsupported {
+            *rep.skipped.entry(checks::short(why)).or_default() += 1;
+            continue;
+        }
+        rep.judged += 1;
+        if let Some(f) = c.failures.first() {
+            match f.kind {
+                Kind::PeerError | Kind::Crash | Kind::Hang | Kind::Garbage => rep.crashing += 1,
+                _ => rep.failing += 1,
+            }
+            failing.push((k, p.clone(), f.kind));
+            continue;
+        }
+        if c.oracle.as_ref().is_some_and(|o| o.exhaustive_pass()) {
+            rep.exhaustive += 1;
+        } else if c
+            .validation
+            .as_ref()
+            .is_some_and(|v| matches!(v.verdict.as_str(), "equivalent" | "vacuous"))
+        {
+            rep.smt += 1;
+        }
+    }
+    // The soundness failures first, then the crashes.
+    failing.sort_by_key(|(k, _, kind)| (!matches!(kind, Kind::Oracle | Kind::Validate), *k));
+    // Kept findings are distinct after shrinking (two instances often
+    // shrink to one case); a few more are tried to find distinct ones.
+    let tries = opts.max_findings.saturating_mul(3);
+    for (k, p, kind) in failing.iter().take(tries) {
+        if rep.findings.len() >= opts.max_findings {
+            break;
+        }
+        let origin = format!(
+            "peer rule {} ({}), instance {k} of seed {}",
+            rule.name, rule.location, opts.seed
+        );
+        let prep = prepare_finding(
+            p,
+            *kind,
+            &subject,
+            &opts.check,
+            validator,
+            opts.shrink_steps,
+            origin,
+            None,
+        );
+        let e = &prep.entry;
+        let instance = e
+            .body
+            .lines()
+            .filter(|l| !l.starts_with("expect"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let result = e
+            .body
+            .lines()
+            .filter_map(|l| l.strip_prefix("expect "))
+            .collect::<Vec<_>>()
+            .join("; ");
+        if rep
+            .findings
+            .iter()
+            .any(|f| f.instance == instance && f.result == result)
+        {
+            continue;
+        }
+        let mut f = Finding {
+            kind: kind.name().to_string(),
+            class: e.class.as_ref().map(|c| c.class.name().to_string()),
+            backend: e.class.as_ref().map(|c| c.header()),
+            instance,
+            result,
+            message: checks::one_line(&e.message),
+            relaxed: e.relaxed.clone(),
+            whole: whole_simplifier(peer, &e.body, &fast),
+            file: None,
+            reproduce: None,
+            note: prep.note.clone(),
+        };
+        if let Some(dir) = &opts.corpus {
+            match crate::corpus::save(dir, e) {
+                Ok(saved) => {
+                    f.reproduce = Some(format!(
+                        "tileproof replay {}{}",
+                        e.reproduce_args,
+                        shell_quote(&saved.path.display().to_string())
+                    ));
+                    f.file = Some(saved.path.display().to_string());
+                }
+                Err(err) => f.note = Some(format!("not written: {err}")),
+            }
+        }
+        rep.findings.push(f);
+    }
+    let mut classes: Vec<String> = Vec::new();
+    for f in rep
+        .findings
+        .iter()
+        .filter(|f| f.kind == "oracle" || f.kind == "validate")
+    {
+        let c = f.class.clone().unwrap_or_else(|| "unclassified".into());
+        if !classes.contains(&c) {
+            classes.push(c);
+        }
+    }
+    rep.verdict = if rep.failing > 0 {
+        Verdict::Refuted {
+            failing: rep.failing,
+            classes,
+        }
+    } else if rep.crashing > 0 {
+        Verdict::Crashed {
+            crashing: rep.crashing,
+        }
+    } else if rep.judged == 0 {
+        let why = if rep.built == 0 {
+            format!(
+                "no instance could be built: {}",
+                top_reasons(&rep.build_failures, 3)
+            )
+        } else {
+            format!(
+                "the rule rewrote none of the {} built: {}",
+                engine::print::count(rep.built, "instance"),
+                top_reasons(
+                    &rep.skipped
+                        .iter()
+                        .map(|(k, v)| (k.clone(), *v as u64))
+                        .collect(),
+                    3
+                )
+            )
+        };
+        Verdict::NotInstantiated { why }
+    } else if rep.exhaustive + rep.smt == rep.judged {
+        Verdict::Checked {
+            instances: rep.judged,
+        }
+    } else {
+        Verdict::Sampled {
+            instances: rep.judged,
+            proved: rep.exhaustive + rep.smt,
+        }
+    };
+    rep
+}
+
+/// The peer's whole simplifier on a finding's instance (its `expr` lines),
+/// judged like the rule's result (no backend): one line.
+fn whole_simplifier(peer: &Peer, body: &str, cfg: &CheckConfig) -> Option<String> {
+    let p = engine::parse::parse_program(body).ok()?;
+    let c = checks::check(&p.graph, &p.outputs, peer, cfg, None);
+    let answer = c.tgt.as_ref().map(|t| {
+        t.iter()
+            .map(|&r| checks::short_expr(&c.graph, r))
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
+    Some(match (c.unsupported, c.failures.first(), answer) {
+        (Some(why), _, _) => format!(
+            "the peer's simplifier as a whole declines it ({})",
+            checks::short(&why)
+        ),
+        (None, Some(f), Some(a)) => format!(
+            "the peer's simplifier as a whole answers {a}, which fails too: {}",
+            checks::short(&f.message)
+        ),
+        (None, Some(f), None) => format!(
+            "the peer's simplifier as a whole fails too: {}",
+            checks::short(&f.message)
+        ),
+        (None, None, Some(a)) => format!(
+            "the peer's simplifier as a whole answers {a}, which refines it: the rule's bug does not show through it on this instance"
+        ),
+        (None, None, None) => return None,
+    })
+}
+
+/// Counts over every rule checked.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub rules: usize,
+    pub instantiated: usize,
+    pub refuted: usize,
+    pub checked: usize,
+    pub not_instantiated: usize,
+    pub crashed: usize,
+    pub sampled: usize,
+    pub instances: usize,
+    pub exhaustive: usize,
+    pub smt: usize,
+    pub failing: usize,
+}
+
+impl Summary {
+    pub fn of(reports: &[RuleReport]) -> Summary {
+        let mut s = Summary {
+            rules: reports.len(),
+            ..Summary::default()
+        };
+        for r in reports {
+            match r.verdict {
+                Verdict::Refuted { .. } => s.refuted += 1,
+                Verdict::Crashed { .. } => s.crashed += 1,
+                Verdict::Checked { .. } => s.checked += 1,
+                Verdict::Sampled { .. } => s.sampled += 1,
+                Verdict::NotInstantiated { .. } => s.not_instantiated += 1,
+            }
+            s.instances += r.judged;
+            s.exhaustive += r.exhaustive;
+            s.smt += r.smt;
+            s.failing += r.failing;
+        }
+        s.instantiated = s.rules - s.not_instantiated;
+        s
+    }
+
+    /// Everything held: no rule refuted, crashed or only sampled.
+    pub fn holds(&self) -> bool {
+        self.refuted + self.crashed + self.sampled == 0
+    }
+
+    /// `peer rules: M, instantiated N, refuted K, checked C, not
+    /// instantiated U, ...`
+    pub fn line(&self) -> String {
+        format!(
+            "peer rules: {}, instantiated {}, refuted {}, checked {}, not instantiated {}, crashed {}, sampled {}; {} judged ({} exhaustive, {} by SMT, {} failing)",
+            self.rules,
+            self.instantiated,
+            self.refuted,
+            self.checked,
+            self.not_instantiated,
+            self.crashed,
+            self.sampled,
+            engine::print::count(self.instances, "instance"),
+            self.exhaustive,
+            self.smt,
+            self.failing
+        )
+    }
+}
