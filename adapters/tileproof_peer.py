@@ -58,6 +58,15 @@ ALL_OPS = list(OP_TYPES) + ["where"]
 I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
 
 
+class Simplified:
+    """A simplification with the peer's rules that fired on it, by the
+    names its `rules` request lists (`{name: count}`): what a campaign
+    counts to say which of the peer's rules it reached."""
+
+    def __init__(self, trees, fired):
+        self.trees, self.fired = trees, fired
+
+
 class Unsupported(Exception):
     """The peer cannot take this case, or its result has no tileproof form."""
 
@@ -691,7 +700,8 @@ def serve(out, hello, simplify, width=None, backend=None, rules=None):
     optional) answers `rules`, `instances` and `apply` requests; the hello
     then says `"rules": true`.
 
-    `simplify(case)` returns one tree per input tree, or raises Unsupported.
+    `simplify(case)` returns one tree per input tree (or a `Simplified`,
+    which also says which of the peer's rules fired), or raises Unsupported.
     Any other exception is the peer's: answered `unsupported` when the source
     means nothing at any point (`width`: None for unbounded integers, else
     the index width of the profile), `error` otherwise.
@@ -754,6 +764,9 @@ def serve(out, hello, simplify, width=None, backend=None, rules=None):
                     raise Unsupported(f"the source means nothing at any point and the peer raised {what}")
                 send(out, {"id": rid, "error": f"peer raised {what}"[:2000]})
                 continue
+            fired = None
+            if isinstance(result, Simplified):
+                result, fired = result.trees, result.fired
             if len(result) != len(case.trees):
                 send(out, {"id": rid, "error": f"peer returned {len(result)} results for {len(case.trees)} expressions"})
                 continue
@@ -770,7 +783,7 @@ def serve(out, hello, simplify, width=None, backend=None, rules=None):
             if problem:
                 send(out, {"id": rid, "error": problem})
             else:
-                send(out, {"id": rid, "trees": result})
+                send(out, {"id": rid, "trees": result, **({"fired": fired} if fired else {})})
         except Unsupported as e:
             send(out, {"id": rid, "unsupported": str(e)})
         except BadRequest as e:

@@ -272,11 +272,22 @@ def simplify(case):
     env, names, ranges = make_vars(case)
     roots = [build(t, env) for t in case.trees]
     sink = UOp.sink(*roots)
-    out = graph_rewrite(sink, sym, name="tileproof") if ARGS.entry == "sym" else sink.simplify()
+    if TRACKED is not None:
+        TRACKED.take()
+        out = graph_rewrite(sink, TRACKED, name="tileproof")
+    else:
+        out = sink.simplify()
     if out.op is not Ops.SINK or len(out.src) != len(roots):
         raise RuntimeError(f"tinygrad returned {out.op} with {len(out.src)} sources for a SINK of {len(roots)}")
     back = Back(names, ranges)
-    return [back(r, want) for r, want in zip(out.src, case.types)]
+    trees = [back(r, want) for r, want in zip(out.src, case.types)]
+    return tp.Simplified(trees, TRACKED.take()) if TRACKED is not None else trees
+
+
+# `sym` with each rule's firings counted (the same pairs in the same order,
+# so it rewrites exactly as `sym` does): a campaign reports which of
+# tinygrad's rules it reached. Set in main, from the rules `rules` lists.
+TRACKED = None
 
 
 if __name__ == "__main__":
@@ -284,6 +295,8 @@ if __name__ == "__main__":
     sys.setrecursionlimit(20000)
     import tinygrad_rules
     rules = tinygrad_rules.module_rules(ARGS.module) if ARGS.module else tinygrad_rules.sym_rules(ARGS.matcher)
+    if ARGS.entry == "sym" and not ARGS.module and ARGS.matcher == "sym":
+        TRACKED = tinygrad_rules.Tracking(rules)
     sys.exit(tp.serve(OUT, HELLO, simplify, width=None,
                       backend=TinygradBackend(make_vars, build, ARGS.entry, ARGS.vars),
                       rules=tinygrad_rules.TinygradRules(rules)))

@@ -607,6 +607,44 @@ class TinygradRules(tp.Rules):
         return Back(names, {})(out, case.types[0])
 
 
+class Tracking(PatternMatcher):
+    """A PatternMatcher over the very pairs of `rules`, in their order, that
+    counts which rule fired: tinygrad's own `rewrite` loop (first matching
+    pattern wins), with each entry carrying its rule's index. Rewrites
+    exactly as the matcher the rules came from does."""
+
+    def __init__(self, rules):
+        super().__init__([(r.upat, r.fn) for r in rules])
+        self.names = [r.name for r in rules]
+        self.fired = {}
+        # The entries tinygrad built, tagged with their pattern's index.
+        for i, (p, _) in enumerate(self.patterns):
+            for op in p.op:
+                for entry in self.pdict[op]:
+                    if entry[0] is p and len(entry) == 3:
+                        entry.append(i)
+                        break
+
+    def rewrite(self, uop, ctx=None):
+        pats = self.pdict.get(uop.op, [])
+        if pats:
+            ler = {u.op for u in uop.src}
+            for entry in pats:
+                if not entry[2].issubset(ler):
+                    continue
+                ret = entry[1](uop, ctx)
+                if ret is not None and ret is not uop:
+                    name = self.names[entry[3]]
+                    self.fired[name] = self.fired.get(name, 0) + 1
+                    return ret
+        return None
+
+    def take(self):
+        """The rules that fired since the last call, by name."""
+        out, self.fired = self.fired, {}
+        return out
+
+
 def sym_rules(matcher="sym"):
     """The rules of one of tinygrad's symbolic matchers (`sym` by default)."""
     import tinygrad.uop.divandmod as divandmod

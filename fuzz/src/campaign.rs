@@ -321,6 +321,11 @@ pub struct Bucket {
 pub struct Summary {
     /// The simplifier under test (name and version).
     pub subject: String,
+    /// It is a peer (its rules, when it names them, are its own).
+    pub peer: bool,
+    /// Distinct shapes of its answers (names and constants abstracted): how
+    /// much of a peer whose rules are not listed a campaign reached.
+    pub answer_shapes: u64,
     /// Programs (cases and variants) the subject answered with a
     /// simplification.
     pub answered: u64,
@@ -432,13 +437,22 @@ struct CaseRun {
     unsupported: Vec<String>,
     /// Over the domain limit: not checked.
     skipped: bool,
+    /// Hashes of the shapes of a peer's answers (names and constants
+    /// abstracted).
+    shapes: Vec<u64>,
 }
 
 impl CaseRun {
-    fn tally(&mut self, c: &checks::Checked) {
+    fn tally(&mut self, c: &checks::Checked, peer: bool) {
         match &c.unsupported {
             Some(why) => self.unsupported.push(why.clone()),
-            None if c.tgt.is_some() => self.answered += 1,
+            None if c.tgt.is_some() => {
+                self.answered += 1;
+                if let (true, Some(t)) = (peer, &c.tgt) {
+                    let shape = crate::bucket::abstract_shape(&c.graph, t);
+                    self.shapes.push(corpus::fnv1a(shape.as_bytes()));
+                }
+            }
             None => {}
         }
     }
@@ -497,6 +511,8 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
     let names = subject.rule_names().to_vec();
     let mut s = Summary {
         subject: subject.name(),
+        peer: subject.engine().is_none(),
+        answer_shapes: 0,
         answered: 0,
         unsupported: BTreeMap::new(),
         seed: cfg.seed,
@@ -517,6 +533,7 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
     };
     // Unshrunk shapes and messages already bucketed, and their bucket.
     let mut joins: HashMap<String, usize> = HashMap::new();
+    let mut answer_shapes: std::collections::HashSet<u64> = std::collections::HashSet::new();
     let mut next_j = 0u64;
     let batch = cfg.batch.max(1) as u64;
     loop {
@@ -565,6 +582,8 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
                 *c += n as u64;
             }
             s.answered += r.answered;
+            answer_shapes.extend(r.shapes.iter().copied());
+            s.answer_shapes = answer_shapes.len() as u64;
             for why in &r.unsupported {
                 *s.unsupported.entry(why.clone()).or_default() += 1;
             }
@@ -955,6 +974,7 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
         answered: 0,
         unsupported: Vec::new(),
         skipped: false,
+        shapes: Vec::new(),
     };
     let profile = subject.profile();
     let case = match checks::catch(|| {
@@ -999,7 +1019,7 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
         if validate { hooks.validator } else { None },
     );
     add_counts(&mut run.counts, &checked.counts);
-    run.tally(&checked);
+    run.tally(&checked, subject.engine().is_none());
     let variant = if cfg.variants {
         checks::catch(|| derive(&case, &checked, case_seed, profile.width())).unwrap_or(None)
     } else {
@@ -1021,7 +1041,7 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
         };
         let vc = checks::check(&graph, &roots, subject, &ccfg, None);
         add_counts(&mut run.counts, &vc.counts);
-        run.tally(&vc);
+        run.tally(&vc, subject.engine().is_none());
         if !vc.ok() {
             run.subjects.push(Tried {
                 variant: Some(v),

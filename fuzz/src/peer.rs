@@ -188,6 +188,9 @@ struct Response {
     unsupported: Option<String>,
     error: Option<String>,
     declined: Option<String>,
+    /// The peer's rules that fired, by name (optional).
+    #[serde(default)]
+    fired: serde_json::Map<String, Value>,
 }
 
 /// One running adapter process.
@@ -325,6 +328,11 @@ pub struct Peer {
     /// It answers `rules`, `instances` and `apply` requests (its own
     /// rules, one by one: `crate::peer_rules`).
     rules: bool,
+    /// Its rules' names, when its answers say which fired (see
+    /// [`Peer::with_rule_names`]): a campaign counts them like the engine's.
+    rule_names: Vec<String>,
+    /// Per rule: whether some input tileproof can express can match it.
+    rule_reachable: Vec<bool>,
 }
 
 impl Peer {
@@ -383,7 +391,25 @@ impl Peer {
             backends: hello.backends,
             reproducer: hello.reproducer,
             rules: hello.rules,
+            rule_names: Vec::new(),
+            rule_reachable: Vec::new(),
         })
+    }
+
+    /// Counts the peer's rules by these names (its `rules` list): an answer
+    /// that says which fired (`fired`) is then tallied per rule, and a
+    /// campaign reports how many of the peer's rules it reached.
+    /// `rules`: each rule's name and whether an input tileproof can
+    /// express can match it (the adapter's `instantiable`).
+    pub fn with_rule_names(mut self, rules: Vec<(String, bool)>) -> Peer {
+        (self.rule_names, self.rule_reachable) = rules.into_iter().unzip();
+        self
+    }
+
+    /// Per rule (like [`Subject::rule_names`]): whether some input
+    /// tileproof can express can match it.
+    pub fn rule_reachable(&self) -> &[bool] {
+        &self.rule_reachable
     }
 
     /// Whether it lists and applies its own rules (the hello's `rules`).
@@ -445,7 +471,7 @@ impl Peer {
             .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         self.requests.fetch_add(1, Ordering::Relaxed);
         let (p, answer) = exchanged?;
-        match read_answer(g, roots, id, &answer) {
+        match read_answer(g, roots, id, &answer, &self.rule_names) {
             Ok(result) => {
                 self.give_back(p);
                 match result {
@@ -658,7 +684,7 @@ impl Subject for Peer {
     }
 
     fn rule_names(&self) -> &[String] {
-        &[]
+        &self.rule_names
     }
 
     fn simplify(&self, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
@@ -802,7 +828,15 @@ enum Reply {
 
 /// Reads an answer line to case `id` into `g`; `Err` says why it is not a
 /// valid answer.
-fn read_answer(g: &mut Graph, roots: &[NodeId], id: u64, line: &str) -> Result<Reply, Malformed> {
+/// `rules`: the peer's rule names (empty when it lists none); an answer's
+/// `fired` counts are indexed like them, names it did not list ignored.
+fn read_answer(
+    g: &mut Graph,
+    roots: &[NodeId],
+    id: u64,
+    line: &str,
+    rules: &[String],
+) -> Result<Reply, Malformed> {
     let r: Response = serde_json::from_str(line).map_err(Malformed::NotAnAnswer)?;
     if r.id.as_ref().and_then(Value::as_u64) != Some(id) {
         return Err(Malformed::WrongId {
@@ -860,9 +894,15 @@ fn read_answer(g: &mut Graph, roots: &[NodeId], id: u64, line: &str) -> Result<R
             return Err(Malformed::Dtype { got, want });
         }
     }
+    let mut counts = vec![0; rules.len()];
+    for (name, n) in &r.fired {
+        if let (Some(i), Some(n)) = (rules.iter().position(|r| r == name), n.as_u64()) {
+            counts[i] += n as usize;
+        }
+    }
     Ok(Reply::Answer(Answer::Simplified {
         roots: built,
-        counts: Vec::new(),
+        counts,
     }))
 }
 
@@ -1150,14 +1190,14 @@ mod tests {
         assert_eq!(v["vars"][0]["name"], "r0");
         let answer = r#"{"id": 7, "trees": [["where", ["var", "c"], ["var", "r0"], ["invalid"]]]}"#;
         let Ok(Reply::Answer(Answer::Simplified { roots, .. })) =
-            read_answer(&mut p.graph, &p.outputs, 7, answer)
+            read_answer(&mut p.graph, &p.outputs, 7, answer, &[])
         else {
             panic!("not an answer")
         };
         assert_eq!(print::expr(&p.graph, roots[0]), "where(c, r0, invalid)");
         let text = r#"{"id": 7, "exprs": ["where(c, r0 + 0, invalid)"]}"#;
         assert!(matches!(
-            read_answer(&mut p.graph, &p.outputs, 7, text),
+            read_answer(&mut p.graph, &p.outputs, 7, text, &[]),
             Ok(Reply::Answer(Answer::Simplified { .. }))
         ));
     }
@@ -1166,7 +1206,7 @@ mod tests {
     fn bad_answers_are_garbage_with_a_reason() {
         let mut p = parse_program("var r0 in [0, 7]\nexpr r0 + 1\n").unwrap();
         let roots = p.outputs.clone();
-        let mut bad = |line: &str| match read_answer(&mut p.graph, &roots, 3, line) {
+        let mut bad = |line: &str| match read_answer(&mut p.graph, &roots, 3, line, &[]) {
             Err(why) => why,
             Ok(_) => panic!("accepted {line}"),
         };

@@ -275,10 +275,27 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
         );
     }
 
+    // Of a peer's rules, those an input tileproof can express can match.
+    let reachable: Option<Vec<bool>> = match &under {
+        Under::Peer(p) if !p.rule_reachable().is_empty() => Some(p.rule_reachable().to_vec()),
+        _ => None,
+    };
     if a.json {
-        say!("{}", summary_json(&s, check_width));
+        let mut j = summary_json(&s, check_width);
+        if let Some(r) = &reachable {
+            j["rules_reachable"] = json!(r.iter().filter(|&&x| x).count());
+            j["rules_reachable_covered"] = json!(reachable_fired(&s, r));
+        }
+        say!("{j}");
     } else {
         print_summary(&s, check_width);
+        if let Some(r) = &reachable {
+            say!(
+                "  of the {} rules an input tileproof can express can match (`tileproof prove --simplifier` lists the others and why): {} fired",
+                r.iter().filter(|&&x| x).count(),
+                reachable_fired(&s, r)
+            );
+        }
     }
     // A finding that could not be written is printed whole, on stdout, and
     // the campaign fails: it must not be lost.
@@ -299,6 +316,15 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// How many of the rules marked reachable fired.
+fn reachable_fired(s: &campaign::Summary, reachable: &[bool]) -> usize {
+    s.rule_counts
+        .iter()
+        .zip(reachable)
+        .filter(|&(&c, &r)| r && c > 0)
+        .count()
 }
 
 /// A directory name for a peer's findings: its name without the version
@@ -391,6 +417,8 @@ pub fn summary_json(s: &campaign::Summary, width: Width) -> serde_json::Value {
         "findings_by_class": by_class,
         "buckets": buckets,
         "finding_list": findings,
+        "peer": s.peer,
+        "answer_shapes": s.answer_shapes,
         "rules_covered": s.rules_covered(),
         "rules_total": s.rule_names.len(),
         "rule_counts": fired,
@@ -491,23 +519,33 @@ fn print_summary(s: &campaign::Summary, width: Width) {
     if unwritten > 0 {
         say!("  {unwritten} more not written (--max-findings per cause, or a write error above)");
     }
-    if s.rule_names.is_empty() {
+    if s.peer {
         // A peer: what it answered and what it declined.
         let declined: u64 = s.unsupported.values().sum();
         say!(
-            "answered {}, declined {declined}",
-            engine::print::count(s.answered, "program")
+            "answered {}, declined {declined}; {} distinct answer shapes (names and constants abstracted)",
+            engine::print::count(s.answered, "program"),
+            s.answer_shapes
         );
         for (why, n) in &s.unsupported {
             say!("  {n:>8}  unsupported: {why}");
         }
-        return;
+        if s.rule_names.is_empty() {
+            return;
+        }
+        say!(
+            "peer rules fired: {} of {} ({}, by the names its `rules` request lists)",
+            s.rules_covered(),
+            s.rule_names.len(),
+            s.subject
+        );
+    } else {
+        say!(
+            "rule fire counts ({} of {} rules fired):",
+            s.rules_covered(),
+            s.rule_names.len()
+        );
     }
-    say!(
-        "rule fire counts ({} of {} rules fired):",
-        s.rules_covered(),
-        s.rule_names.len()
-    );
     for (name, n) in s.fired().into_iter().filter(|(_, n)| *n > 0) {
         say!("  {n:>10}  {name}");
     }

@@ -132,6 +132,15 @@ impl SubjectArgs {
                 if let Some(n) = self.peer_jobs {
                     peer = peer.with_processes(n);
                 }
+                // Its rules by name, so that a campaign says which it reached.
+                if peer.has_rules() {
+                    let names = ::fuzz::peer_rules::list(&peer)
+                        .map_err(|e| anyhow::anyhow!("{cmd}: its rules: {e}"))?
+                        .into_iter()
+                        .map(|r| (r.name, r.not_instantiable.is_none()))
+                        .collect();
+                    peer = peer.with_rule_names(names);
+                }
                 let backends = ::fuzz::subject::Subject::backends(&peer);
                 eprintln!(
                     "tileproof: testing {} (`{cmd}`), judged at width {} under the strict model{}",
