@@ -4,14 +4,11 @@
 //! file: that is the point of keeping it.
 
 use engine::dtype::Width;
-use engine::ir::{Graph, NodeId};
 use engine::rules::{builtin, RuleSet};
-use fuzz::checks::Validation;
 use fuzz::corpus;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-use verify::check::{check, CheckResult};
 
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus")
@@ -32,26 +29,7 @@ fn replay_dir(dir: &Path, rules: &RuleSet) -> Vec<String> {
         let w = corpus::case_width(&prog, &path)
             .unwrap()
             .unwrap_or(Width::W64);
-        let smt = |g: &Graph, src: &[NodeId], tgt: &[NodeId]| match check(
-            g,
-            src,
-            tgt,
-            w,
-            Duration::from_secs(10),
-        ) {
-            CheckResult::Counterexample { failure, point, .. } => Validation {
-                verdict: "counterexample".into(),
-                detail: Some(format!("smt: {failure} at {point:?}")),
-                fails: true,
-                point: None,
-            },
-            other => Validation {
-                verdict: other.name().into(),
-                detail: None,
-                fails: false,
-                point: None,
-            },
-        };
+        let smt = tileproof::decide::validator(w, Duration::from_secs(10));
         let r =
             corpus::replay(&prog, &path, corpus::Replayer::engine(rules), w, Some(&smt)).unwrap();
         if !r.ok() {

@@ -17,15 +17,9 @@ fn marked(simp: &Simplifier, names: &[&str]) -> Vec<bool> {
         .collect()
 }
 
-/// `verify::check` at width 64: the validator.
+/// The CLI's validator at width 64.
 fn smt(g: &engine::ir::Graph, s: &[engine::ir::NodeId], t: &[engine::ir::NodeId]) -> Validation {
-    let r = check(g, s, t, engine::dtype::Width::W64, Duration::from_secs(10));
-    Validation {
-        verdict: r.name().to_string(),
-        detail: None,
-        fails: matches!(r, CheckResult::Counterexample { .. }),
-        point: None,
-    }
+    tileproof::decide::validator(engine::dtype::Width::W64, Duration::from_secs(10))(g, s, t)
 }
 
 /// The generated cases of a gate run (no fire cases), validated by [`smt`].

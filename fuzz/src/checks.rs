@@ -37,12 +37,59 @@ pub use crate::message::{one_line, short, short_expr, SHORT};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 
+/// What an independent check (SMT, then an exhaustive walk where SMT
+/// could not decide) decided about a source and its simplification.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// Every point refines: the solver proved it.
+    Equivalent,
+    /// Every point refines: the solver could not decide, an exhaustive walk
+    /// of the domain did.
+    EquivalentByEnumeration,
+    /// The source is undefined at every point: nothing to refine.
+    Vacuous,
+    /// A point where the target does not refine the source.
+    Counterexample,
+    /// Not decided: not a finding, and never a pass.
+    Unknown,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Equivalent => "equivalent",
+            Verdict::EquivalentByEnumeration => "equivalent by enumeration",
+            Verdict::Vacuous => "vacuous",
+            Verdict::Counterexample => "counterexample",
+            Verdict::Unknown => "unknown",
+        }
+    }
+
+    /// Every point was shown to refine.
+    pub fn proves(self) -> bool {
+        matches!(
+            self,
+            Verdict::Equivalent | Verdict::EquivalentByEnumeration | Verdict::Vacuous
+        )
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl serde::Serialize for Verdict {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 /// What the validator hook said about a source and its simplification.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Validation {
-    /// The validator's verdict: `equivalent`, `counterexample`, `unknown`,
-    /// `vacuous`, ...
-    pub verdict: String,
+    pub verdict: Verdict,
     /// One line saying how the target fails to refine the source (a
     /// finding), or why the validator could not tell (`unknown`: not a
     /// finding, never a pass).
@@ -495,18 +542,21 @@ fn run_checks(
                 });
             if exact_ok {
                 val = Validation {
-                    verdict: "unknown".into(),
+                    verdict: Verdict::Unknown,
                     detail: Some(format!(
                         "the counterexample at width {} is an overflow exact integers do not have ({})",
                         cfg.width,
-                        val.detail.as_deref().unwrap_or(&val.verdict)
+                        val.detail.as_deref().unwrap_or(val.verdict.name())
                     )),
                     fails: false,
                     point: None,
                 };
             }
             if val.fails {
-                let msg = val.detail.clone().unwrap_or_else(|| val.verdict.clone());
+                let msg = val
+                    .detail
+                    .clone()
+                    .unwrap_or_else(|| val.verdict.name().to_string());
                 out.failures.push(CheckFailure {
                     kind: Kind::Validate,
                     message: one_line(&msg),

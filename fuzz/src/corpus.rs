@@ -796,16 +796,16 @@ pub fn judge(
         }
     }
     let val = r.checked.validation.as_ref();
-    rep.smt = val.map(|v| v.verdict.clone());
+    rep.smt = val.map(|v| v.verdict.name().to_string());
     let jit = r.checked.oracle.as_ref();
-    rep.proved = jit.is_some_and(|o| o.exhaustive_pass())
-        || val.is_some_and(|v| matches!(v.verdict.as_str(), "equivalent" | "vacuous"));
+    rep.proved =
+        jit.is_some_and(|o| o.exhaustive_pass()) || val.is_some_and(|v| v.verdict.proves());
     let smt = match val {
         None if validate.is_some() && r.checked.unsupported.is_none() => {
             "no SMT: simplification failed".to_string()
         }
         None => "no SMT".to_string(),
-        Some(v) if v.verdict == "unknown" => format!(
+        Some(v) if v.verdict == checks::Verdict::Unknown => format!(
             "SMT unknown: {}",
             v.detail.as_deref().unwrap_or("no reason given")
         ),

@@ -1,21 +1,16 @@
 //! Validating the firings of algorithmic rules: the rewrites that are Rust
 //! code (the engine's passes, `engine::passes::PASSES`) are not proved once
 //! like declarative rules, so every firing is recorded and checked by the
-//! validator (the CLI plugs in `verify::check`, SMT over the variables'
-//! bounds): first on every rule's fire cases (`engine::passes::fire_cases`,
-//! so that every rule fires), then over a fixed-seed run of both
-//! generators. A rule with no validated firing has not been validated. A firing the
-//! validator cannot decide (a solver timeout on a loaded machine) is
-//! settled by the JIT oracle when its domain is small enough to walk whole:
-//! an exhaustive walk is a proof at that width, a sample never is. This is
-//! stage 3 of `tileproof gate`.
+//! validator (the CLI plugs in `tileproof::decide`: SMT over the variables'
+//! bounds, and an exhaustive JIT walk of a small domain where the solver
+//! cannot decide): first on every rule's fire cases
+//! (`engine::passes::fire_cases`, so that every rule fires), then over a
+//! fixed-seed run of both generators. A rule with no validated firing has
+//! not been validated. This is stage 3 of `tileproof gate`.
 
 use crate::campaign::mix;
-use crate::checks::{self, Validation, Validator};
+use crate::checks::{self, Validation, Validator, Verdict};
 use crate::generate::{Case, Generator};
-use crate::oracle;
-use engine::dtype::Width;
-use engine::ir::{Graph, NodeId};
 use engine::passes::FireCase;
 use engine::rewrite::Simplifier;
 use rayon::prelude::*;
@@ -37,7 +32,7 @@ pub struct Firing {
 impl Firing {
     /// The validator (or an exhaustive walk) confirmed it.
     pub fn validated(&self) -> bool {
-        !self.result.fails && self.result.verdict != "unknown"
+        !self.result.fails && self.result.verdict != Verdict::Unknown
     }
 }
 
@@ -103,58 +98,17 @@ impl Firings {
     pub fn unknown(&self) -> usize {
         self.distinct
             .iter()
-            .filter(|f| !f.result.fails && f.result.verdict == "unknown")
+            .filter(|f| !f.result.fails && f.result.verdict == Verdict::Unknown)
             .count()
     }
 
-    /// Firings the validator left unknown and the JIT oracle settled by
+    /// Firings the solver left unknown and the JIT oracle settled by
     /// walking their whole domain.
     pub fn by_enumeration(&self) -> usize {
         self.distinct
             .iter()
-            .filter(|f| f.result.verdict == ENUMERATED)
+            .filter(|f| f.result.verdict == Verdict::EquivalentByEnumeration)
             .count()
-    }
-}
-
-/// The verdict of a firing shown equivalent by an exhaustive JIT walk.
-pub const ENUMERATED: &str = "equivalent by enumeration";
-
-/// Domains of at most this many points are walked whole when the validator
-/// says unknown (the JIT checks about 10^7 points a second on one core).
-pub const ENUMERATION_POINTS: u64 = 1 << 24;
-
-/// `v` when the validator decided; otherwise what an exhaustive JIT walk of
-/// the domain at `width` says (equivalent, or a counterexample), or `v`
-/// with the reason the walk could not settle it.
-fn settle(g: &Graph, src: &[NodeId], tgt: &[NodeId], width: Width, v: Validation) -> Validation {
-    if v.fails || v.verdict != "unknown" {
-        return v;
-    }
-    let why = v.detail.clone().unwrap_or_else(|| "no reason given".into());
-    let unsettled = |how: String| Validation {
-        detail: Some(format!("{why}; {how}")),
-        ..v.clone()
-    };
-    match oracle::enumerate(g, src, tgt, width, ENUMERATION_POINTS) {
-        None => unsettled(format!(
-            "too many points to enumerate (over {ENUMERATION_POINTS})"
-        )),
-        Some(Err(e)) => unsettled(format!("the JIT could not compile it: {e}")),
-        Some(Ok(rep)) => match &rep.failure {
-            None => Validation {
-                verdict: ENUMERATED.into(),
-                detail: Some(format!("SMT unknown ({why}); JIT: {}", rep.coverage())),
-                fails: false,
-                point: None,
-            },
-            Some(f) => Validation {
-                verdict: "counterexample".into(),
-                detail: Some(format!("SMT unknown ({why}); JIT: {rep}")),
-                fails: true,
-                point: Some(f.env.iter().map(|&x| x as i128).collect()),
-            },
-        },
     }
 }
 
@@ -171,8 +125,8 @@ enum Job<'a> {
 /// tracing, collects every firing of the rules `algorithmic` marks (indexed
 /// like `simp.rule_names()`; the gate marks [`Simplifier::is_algorithmic`]),
 /// and validates each distinct one with `validator` (the CLI's: Z3 at the
-/// width the engine simplifies at), an undecided one by enumeration (see
-/// [`settle`]). The fire cases are all run whatever the budget; the
+/// width the engine simplifies at, and an exhaustive walk where Z3 cannot
+/// decide). The fire cases are all run whatever the budget; the
 /// generated cases only until it runs out. The fire cases run on the
 /// built-in rules (with `simp`'s width and cap): an algorithmic rule's
 /// soundness does not depend on the declarative rules around it, and a
@@ -322,15 +276,9 @@ pub fn validate_firings(
             .par_iter()
             .map(|((rule, case), count)| {
                 let result = match engine::parse::parse_program(case) {
-                    Ok(p) => settle(
-                        &p.graph,
-                        &p.outputs,
-                        &p.expects,
-                        simp.width,
-                        validator(&p.graph, &p.outputs, &p.expects),
-                    ),
+                    Ok(p) => validator(&p.graph, &p.outputs, &p.expects),
                     Err(e) => Validation {
-                        verdict: "unknown".into(),
+                        verdict: Verdict::Unknown,
                         detail: Some(format!("the firing does not parse back from text: {e}")),
                         fails: false,
                         point: None,
@@ -348,66 +296,4 @@ pub fn validate_firings(
     }
     out.seconds = start.elapsed().as_secs_f64();
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn undecided() -> Validation {
-        Validation {
-            verdict: "unknown".into(),
-            detail: Some("canceled".into()),
-            fails: false,
-            point: None,
-        }
-    }
-
-    fn settled(text: &str) -> Validation {
-        let p = engine::parse::parse_program(text).unwrap();
-        settle(&p.graph, &p.outputs, &p.expects, Width::W64, undecided())
-    }
-
-    #[test]
-    fn an_undecided_firing_on_a_small_domain_is_settled_by_enumeration() {
-        let v = settled("var x in [0, 1000]\nexpr x / 7 * 7 + x % 7\nexpect x\n");
-        assert_eq!(v.verdict, ENUMERATED);
-        assert!(!v.fails);
-        assert!(v.detail.unwrap().contains("exhaustive, 1001 points"));
-    }
-
-    #[test]
-    fn an_undecided_wrong_firing_on_a_small_domain_is_a_counterexample() {
-        let v = settled("var x in [0, 1000]\nexpr x / 7 * 7 + x % 7\nexpect x + x / 999\n");
-        assert!(v.fails);
-        assert_eq!(v.verdict, "counterexample");
-        assert_eq!(v.point, Some(vec![999]));
-    }
-
-    #[test]
-    fn an_undecided_firing_on_a_large_domain_stays_unknown_with_both_reasons() {
-        let v = settled(
-            "var x in [0, 1000000]\nvar y in [0, 1000000]\nexpr x / 7 * 7 + x % 7 + y\nexpect x + y\n",
-        );
-        assert_eq!(v.verdict, "unknown");
-        assert!(!v.fails);
-        let d = v.detail.unwrap();
-        assert!(
-            d.contains("canceled") && d.contains("too many points"),
-            "{d}"
-        );
-    }
-
-    #[test]
-    fn a_decided_validation_is_left_as_it_is() {
-        let p = engine::parse::parse_program("var x in [0, 3]\nexpr x\nexpect x + 1\n").unwrap();
-        let proved = Validation {
-            verdict: "equivalent".into(),
-            detail: None,
-            fails: false,
-            point: None,
-        };
-        let v = settle(&p.graph, &p.outputs, &p.expects, Width::W64, proved.clone());
-        assert_eq!(v, proved);
-    }
 }

@@ -606,13 +606,15 @@ fn check_rule_inner(
             failing.push((k, p.clone(), f.kind));
             continue;
         }
-        if c.oracle.as_ref().is_some_and(|o| o.exhaustive_pass()) {
-            rep.exhaustive += 1;
-        } else if c
-            .validation
-            .as_ref()
-            .is_some_and(|v| matches!(v.verdict.as_str(), "equivalent" | "vacuous"))
+        let verdict = c.validation.as_ref().map(|v| v.verdict);
+        if c.oracle.as_ref().is_some_and(|o| o.exhaustive_pass())
+            || verdict == Some(checks::Verdict::EquivalentByEnumeration)
         {
+            rep.exhaustive += 1;
+        } else if matches!(
+            verdict,
+            Some(checks::Verdict::Equivalent | checks::Verdict::Vacuous)
+        ) {
             rep.smt += 1;
         }
     }

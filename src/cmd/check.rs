@@ -2,16 +2,15 @@
 //! file's `expect` lines against its `expr` lines, or a peer's answer
 //! against them (`--simplifier CMD`).
 
-use super::fuzz::smt_validator;
 use super::{exit, parse_timeout, parse_width, SubjectArgs, Under};
 use engine::dtype::Width;
-use engine::ir::NodeId;
 use engine::parse::Program;
 use fuzz::checks::Validator;
 use fuzz::corpus::{judge, node_values, CaseReport, Replayer};
 use fuzz::subject::Subject;
 use std::process::ExitCode;
-use verify::check::{check, CheckResult};
+use tileproof::decide::{decide, validator};
+use verify::check::CheckResult;
 
 #[derive(clap::Args)]
 #[command(
@@ -106,7 +105,7 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
                 confirm: !a.subject.no_confirm,
             },
         };
-        let smt = smt_validator(who.model(width), timeout);
+        let smt = validator(who.model(width), timeout);
         let r = judge(
             &prog,
             std::path::Path::new(&a.file),
@@ -141,10 +140,7 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
     );
     let target = prog.expects.clone();
     prog.expects = target.clone();
-    let r = match check(&prog.graph, &prog.outputs, &target, width, timeout) {
-        CheckResult::Unknown { reason } => enumerated(&prog, &target, width, reason),
-        r => r,
-    };
+    let r = decide(&prog.graph, &prog.outputs, &target, width, timeout);
     if a.json {
         let answer: Vec<String> = target
             .iter()
@@ -161,44 +157,6 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
         CheckResult::Equivalent { .. } | CheckResult::Vacuous => ExitCode::SUCCESS,
         _ => ExitCode::from(2),
     })
-}
-
-/// Domains of at most this many points are walked whole by the JIT when Z3
-/// cannot decide (about a second; `check`'s own interpreter fallback covers
-/// only much smaller domains).
-const ENUMERATION_POINTS: u64 = 1 << 24;
-
-/// What an exhaustive JIT walk of the domain says, after Z3 said `reason`:
-/// equivalent or a counterexample (a complete check at this width), else
-/// still unknown with both reasons.
-fn enumerated(prog: &Program, target: &[NodeId], width: Width, reason: String) -> CheckResult {
-    let (g, src) = (&prog.graph, &prog.outputs);
-    let why = match fuzz::oracle::enumerate(g, src, target, width, ENUMERATION_POINTS) {
-        None => format!("too many points to enumerate (over {ENUMERATION_POINTS})"),
-        Some(Err(e)) => format!("the JIT could not compile it: {e}"),
-        Some(Ok(rep)) => {
-            return match rep.failure {
-                None => CheckResult::Equivalent {
-                    method: "exhaustive, JIT",
-                },
-                Some(f) => {
-                    let env: Vec<i128> = f.env.iter().map(|&v| v as i128).collect();
-                    verify::check::counterexample_at(
-                        g,
-                        src,
-                        target,
-                        &env,
-                        f.failure,
-                        "exhaustive, JIT",
-                        width.into(),
-                    )
-                }
-            }
-        }
-    };
-    CheckResult::Unknown {
-        reason: format!("{reason}; {why}"),
-    }
 }
 
 fn report(r: &CheckResult, prog: &Program, width: Width) {

@@ -1,19 +1,17 @@
 //! `tileproof fuzz`: a fuzz campaign of generated cases (see
 //! `fuzz::campaign`) against tileproof's engine or a peer's simplifier
-//! (`--simplifier CMD`), with the SMT validator plugged into the campaign's
-//! hook, a progress display, and a summary.
+//! (`--simplifier CMD`), with the validator (`tileproof::decide`) plugged
+//! into the campaign's hook, a progress display, and a summary.
 //!
 //! Also the helpers the other fuzzing subcommands (`replay`, `import`,
-//! `bench`, `gate`) share: the SMT validator, the summary, the progress
-//! display, output that survives a closed pipe.
+//! `bench`, `gate`) share: the summary, the progress display, output that
+//! survives a closed pipe.
 
 use super::{exit, parse_timeout, parse_width, SubjectArgs, Under};
 use engine::dtype::Width;
-use engine::ir::{Graph, NodeId};
 use engine::print::count;
-use engine::semantics::Model;
 use fuzz::campaign::{self, CampaignConfig, GeneratorChoice, Hooks, Progress, Shard, Stop};
-use fuzz::checks::{CheckConfig, KindSet, Validation, Validator};
+use fuzz::checks::{CheckConfig, KindSet, Validator};
 use fuzz::subject::Subject;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -22,7 +20,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use verify::check::{check, CheckResult};
 
 /// Prints a line to standard output, ignoring a closed pipe
 /// (`tileproof fuzz | head` must not panic).
@@ -98,61 +95,6 @@ pub struct Args {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
-}
-
-/// What an SMT check says, as the fuzz crate's validation: a
-/// counterexample is a failure (with its point, and whether the
-/// interpreter confirms it); unknown is neither a pass nor a finding.
-pub fn validation_of(g: &Graph, r: &CheckResult) -> Validation {
-    match r {
-        CheckResult::Counterexample {
-            failure,
-            method,
-            point,
-            confirmed,
-            ..
-        } => Validation {
-            verdict: r.name().to_string(),
-            detail: Some(format!(
-                "smt ({method}): {failure} at {}; {}",
-                engine::print::point(g, point),
-                match confirmed {
-                    Ok(v) => format!("confirmed by the interpreter: {v}"),
-                    Err(e) => format!("NOT confirmed by the interpreter: {e}"),
-                }
-            )),
-            fails: true,
-            point: Some(point.iter().map(|p| p.1).collect()),
-        },
-        CheckResult::Unknown { reason } => Validation {
-            verdict: r.name().to_string(),
-            detail: Some(reason.clone()),
-            fails: false,
-            point: None,
-        },
-        CheckResult::Equivalent { method } => Validation {
-            verdict: r.name().to_string(),
-            detail: Some(format!("proved by {method}")),
-            fails: false,
-            point: None,
-        },
-        CheckResult::Vacuous => Validation {
-            verdict: r.name().to_string(),
-            detail: None,
-            fails: false,
-            point: None,
-        },
-    }
-}
-
-/// The validator hook: `verify::check` of source against target at
-/// `width`.
-pub fn smt_validator(
-    model: impl Into<Model>,
-    timeout: Duration,
-) -> impl Fn(&Graph, &[NodeId], &[NodeId]) -> Validation + Sync {
-    let model = model.into();
-    move |g, src, tgt| validation_of(g, &check(g, src, tgt, model, timeout))
 }
 
 fn checks_short(s: &str) -> String {
@@ -256,7 +198,7 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
 
     let display = Display::new(time, a.cases);
     let progress = |p: &Progress| display.update(p);
-    let validator = smt_validator(model, timeout);
+    let validator = tileproof::decide::validator(model, timeout);
     let hooks = Hooks {
         validator: (a.validate_every > 0).then_some(&validator as &Validator<'_>),
         progress: Some(&progress),

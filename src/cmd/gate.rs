@@ -17,7 +17,7 @@
 //! vacuous count against it), every case replays clean, every firing
 //! validates and the campaigns find nothing.
 
-use super::fuzz::{say, smt_validator, summary_json, Display};
+use super::fuzz::{say, summary_json, Display};
 use super::junit::{self, Outcome, Suite, TestCase};
 use super::replay::{case_check_width, case_files};
 use super::{exit, load_rule_files, parse_timeout};
@@ -37,6 +37,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+use tileproof::decide::validator;
 use verify::prove::{RuleResult, Verdict};
 
 #[derive(clap::Args)]
@@ -251,7 +252,7 @@ fn gate(a: Args) -> anyhow::Result<bool> {
             break;
         }
         let w = case_check_width(f, None, None, &who);
-        let smt = smt_validator(w, timeout);
+        let smt = validator(w, timeout);
         let bounded = |g: &Graph, s: &[NodeId], t: &[NodeId]| within_budget(&|| smt(g, s, t));
         cases.push(replay_case(
             f,
@@ -272,7 +273,7 @@ fn gate(a: Args) -> anyhow::Result<bool> {
         .map(|i| simp.is_algorithmic(i))
         .collect();
     let fire_cases = engine::passes::fire_cases()?;
-    let smt = smt_validator(Width::W64, timeout);
+    let smt = validator(Width::W64, timeout);
     let validator = |g: &Graph, s: &[NodeId], t: &[NodeId]| within_budget(&|| smt(g, s, t));
     let firing_time = left().map_or(budget / 3, |l| l.min(budget / 3));
     if firing_time.is_zero() {
@@ -508,7 +509,7 @@ fn describe(r: &Validation) -> String {
     match &r.detail {
         Some(d) if r.fails => d.clone(),
         Some(d) => format!("{}: {d}", r.verdict),
-        None => r.verdict.clone(),
+        None => r.verdict.to_string(),
     }
 }
 
@@ -536,7 +537,7 @@ fn smoke_campaign(
     let progress = |p: &Progress| display.update(p);
     // Validation queries are sampled: a short timeout keeps one hard query
     // from eating the smoke budget (an unknown is not a finding).
-    let validator = smt_validator(Width::W64, Duration::from_secs(2));
+    let validator = validator(Width::W64, Duration::from_secs(2));
     let hooks = Hooks {
         validator: Some(&validator as &Validator<'_>),
         progress: Some(&progress),

@@ -6,7 +6,7 @@
 //! is shrunk and written like a campaign finding. Text outlives the bytes:
 //! an artifact means nothing once the generator changes, its case does.
 
-use super::fuzz::{say, smt_validator};
+use super::fuzz::say;
 use super::{exit, parse_timeout, parse_width, rules_over_builtin};
 use engine::parse::Program;
 use engine::rewrite::Simplifier;
@@ -18,6 +18,7 @@ use fuzz::subject::Engine;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use tileproof::decide::validator;
 
 #[derive(clap::Args)]
 #[command(
@@ -90,7 +91,7 @@ fn import(a: Args) -> anyhow::Result<ExitCode> {
         width,
         ..CheckConfig::default()
     };
-    let smt = smt_validator(width, timeout);
+    let smt = validator(width, timeout);
     let validator: Option<&Validator<'_>> = (!a.no_smt).then_some(&smt as &Validator<'_>);
     let checked = checks::check(&case.graph, &case.roots, &simp, &cfg, validator);
     let Some(first) = checked.failures.first() else {

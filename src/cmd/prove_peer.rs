@@ -3,7 +3,7 @@
 //! module parses the options and prints: a line per rule, each
 //! counterexample, the closing notes and the summary line.
 
-use super::fuzz::{peer_dir_name, smt_validator};
+use super::fuzz::peer_dir_name;
 use super::junit::{Outcome, Suite, TestCase};
 use fuzz::checks::{CheckConfig, Confirm, Kind, KindSet};
 use fuzz::peer::Peer;
@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
+use tileproof::decide::validator;
 
 /// Domains of at most this many points are walked whole by the JIT (an
 /// instance's domain is small: a few variables from the range pool).
@@ -101,7 +102,7 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
         shrink_steps: SHRINK_STEPS,
         corpus: Some(corpus),
     };
-    let smt = smt_validator(profile.model(), smt_timeout);
+    let smt = validator(profile.model(), smt_timeout);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(a.jobs.unwrap_or(0))
         .build()?;

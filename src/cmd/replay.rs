@@ -5,13 +5,14 @@
 //! the campaign's validator hook) `verify::check` at the case's width. This
 //! is what CI runs over `corpus/` forever after a finding.
 
-use super::fuzz::{say, smt_validator};
+use super::fuzz::say;
 use super::{exit, parse_timeout, parse_width, SubjectArgs, Under};
 use fuzz::checks::Validator;
 use fuzz::corpus::{self, replay_case, Replayer};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use tileproof::decide::validator;
 
 #[derive(clap::Args)]
 #[command(
@@ -106,7 +107,7 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
         // only the case knows: one validator per case.
         let syntax = a.input_format.map(Into::into);
         let w = case_check_width(f, syntax, width, &who);
-        let smt = smt_validator(who.model(w), timeout);
+        let smt = validator(who.model(w), timeout);
         let validator = (!a.no_smt).then_some(&smt as &Validator<'_>);
         // The width as given, so that a bad `# width:` header is reported.
         let r = replay_case(f, syntax, who, width, validator);

@@ -1,0 +1,125 @@
+//! Deciding whether a target refines its source: the one policy every
+//! command uses. SMT first (`verify::check`, over the variables' bounds);
+//! where the solver cannot decide (a timeout, a node count past its limit),
+//! an exhaustive JIT walk of the domain (`fuzz::oracle::enumerate`) when it
+//! has at most [`ENUMERATION_POINTS`] points: a walk of every point is a
+//! proof at that width, a sample never is. Also the answer as the fuzz
+//! crate's [`Validation`], and the validator hook built on it.
+
+use engine::ir::{Graph, NodeId};
+use engine::semantics::Model;
+use fuzz::checks::{Validation, Verdict};
+use std::time::Duration;
+use verify::check::{check, counterexample_at, CheckResult};
+
+/// Domains of at most this many points are walked whole when the solver
+/// cannot decide (about a second of JIT on one core).
+pub const ENUMERATION_POINTS: u64 = 1 << 24;
+
+/// The method of a result decided by the JIT's walk.
+pub const ENUMERATION_METHOD: &str = "exhaustive, JIT";
+
+/// `tgt` against `src` under `model`: SMT, then the JIT's walk of a small
+/// domain where SMT says unknown.
+pub fn decide(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    model: impl Into<Model>,
+    timeout: Duration,
+) -> CheckResult {
+    let model = model.into();
+    match check(g, src, tgt, model, timeout) {
+        CheckResult::Unknown { reason } => walk(g, src, tgt, model, reason),
+        r => r,
+    }
+}
+
+/// What an exhaustive JIT walk says after the solver said `reason`:
+/// equivalent or a counterexample (complete at the model's width), else
+/// still unknown with both reasons. The JIT computes tileproof's own
+/// semantics, so a peer's relaxed model is never walked.
+pub fn walk(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    model: Model,
+    reason: String,
+) -> CheckResult {
+    let width = model.width;
+    let why = if model != Model::from(width) {
+        "the JIT walks only tileproof's own semantics, not this model".to_string()
+    } else {
+        match fuzz::oracle::enumerate(g, src, tgt, width, ENUMERATION_POINTS) {
+            None => format!("too many points to enumerate (over {ENUMERATION_POINTS})"),
+            Some(Err(e)) => format!("the JIT could not compile it: {e}"),
+            Some(Ok(rep)) => {
+                return match rep.failure {
+                    None => CheckResult::Equivalent {
+                        method: ENUMERATION_METHOD,
+                    },
+                    Some(f) => {
+                        let env: Vec<i128> = f.env.iter().map(|&v| v as i128).collect();
+                        counterexample_at(g, src, tgt, &env, f.failure, ENUMERATION_METHOD, model)
+                    }
+                };
+            }
+        }
+    };
+    CheckResult::Unknown {
+        reason: format!("{reason}; {why}"),
+    }
+}
+
+/// A decision as the fuzz crate's validation: a counterexample is a
+/// failure (with its point, and whether the interpreter confirms it);
+/// unknown is neither a pass nor a finding.
+pub fn validation_of(g: &Graph, r: &CheckResult) -> Validation {
+    let (verdict, detail, point) = match r {
+        CheckResult::Counterexample {
+            failure,
+            method,
+            point,
+            confirmed,
+            ..
+        } => (
+            Verdict::Counterexample,
+            Some(format!(
+                "smt ({method}): {failure} at {}; {}",
+                engine::print::point(g, point),
+                match confirmed {
+                    Ok(v) => format!("confirmed by the interpreter: {v}"),
+                    Err(e) => format!("NOT confirmed by the interpreter: {e}"),
+                }
+            )),
+            Some(point.iter().map(|p| p.1).collect()),
+        ),
+        CheckResult::Unknown { reason } => (Verdict::Unknown, Some(reason.clone()), None),
+        CheckResult::Equivalent { method } if method.starts_with("exhaustive") => (
+            Verdict::EquivalentByEnumeration,
+            Some(format!("proved by {method}")),
+            None,
+        ),
+        CheckResult::Equivalent { method } => (
+            Verdict::Equivalent,
+            Some(format!("proved by {method}")),
+            None,
+        ),
+        CheckResult::Vacuous => (Verdict::Vacuous, None, None),
+    };
+    Validation {
+        fails: verdict == Verdict::Counterexample,
+        verdict,
+        detail,
+        point,
+    }
+}
+
+/// The validator hook: [`decide`] under `model`, as a [`Validation`].
+pub fn validator(
+    model: impl Into<Model>,
+    timeout: Duration,
+) -> impl Fn(&Graph, &[NodeId], &[NodeId]) -> Validation + Sync {
+    let model = model.into();
+    move |g, src, tgt| validation_of(g, &decide(g, src, tgt, model, timeout))
+}
