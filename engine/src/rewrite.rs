@@ -215,7 +215,7 @@ impl<'r> Simplifier<'r> {
     ) -> Result<Outcome, CapError> {
         let mut run = Run {
             s: self,
-            memo: FxHashMap::default(),
+            memo: FxHashMap::with_capacity_and_hasher(64, Default::default()),
             out: Outcome {
                 roots: Vec::new(),
                 counts: vec![0; self.names.len()],
@@ -224,9 +224,8 @@ impl<'r> Simplifier<'r> {
             recent: VecDeque::new(),
             trace,
             fired: 0,
-            limit: self
-                .cap
-                .saturating_add(CAP_PER_NODE.saturating_mul(g.reachable(roots).len())),
+            limit: None,
+            input: roots.to_vec(),
             stack: Vec::new(),
         };
         let mut new_roots = Vec::with_capacity(roots.len());
@@ -324,8 +323,13 @@ struct Run<'s, 'r> {
     recent: VecDeque<usize>,
     trace: bool,
     fired: usize,
-    /// The cap of this call (see [`Simplifier::cap`]).
-    limit: usize,
+    /// The cap of this call (see [`Simplifier::cap`]), counted once the
+    /// firings pass the fixed cap: below it the count of input nodes
+    /// cannot matter, and most calls never get there.
+    limit: Option<usize>,
+    /// The call's roots, whose nodes the cap counts (nodes never change, so
+    /// the count is the same whenever it is taken).
+    input: Vec<NodeId>,
     stack: Vec<Frame>,
 }
 
@@ -377,7 +381,7 @@ impl Run<'_, '_> {
                 Some((rule, next)) => {
                     top.cur = next;
                     top.next = 0;
-                    self.record(rule, rebuilt, next)?;
+                    self.record(g, rule, rebuilt, next)?;
                 }
                 None => {
                     let done = stack.pop().expect("a frame is on the stack");
@@ -395,7 +399,13 @@ impl Run<'_, '_> {
         }
     }
 
-    fn record(&mut self, rule: usize, before: NodeId, after: NodeId) -> Result<(), CapError> {
+    fn record(
+        &mut self,
+        g: &Graph,
+        rule: usize,
+        before: NodeId,
+        after: NodeId,
+    ) -> Result<(), CapError> {
         self.out.counts[rule] += 1;
         self.fired += 1;
         if self.trace {
@@ -409,7 +419,14 @@ impl Run<'_, '_> {
             self.recent.pop_front();
         }
         self.recent.push_back(rule);
-        if self.fired > self.limit {
+        if self.fired <= self.s.cap {
+            return Ok(());
+        }
+        let (cap, input) = (self.s.cap, &self.input);
+        let limit = *self.limit.get_or_insert_with(|| {
+            cap.saturating_add(CAP_PER_NODE.saturating_mul(g.reachable(input).len()))
+        });
+        if self.fired > limit {
             let mut counts: FxHashMap<usize, usize> = FxHashMap::default();
             for &r in &self.recent {
                 *counts.entry(r).or_default() += 1;
@@ -420,7 +437,7 @@ impl Run<'_, '_> {
                 .collect();
             looping.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
             return Err(CapError {
-                cap: self.limit,
+                cap: limit,
                 looping,
             });
         }

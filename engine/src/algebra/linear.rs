@@ -310,7 +310,7 @@ pub fn build(g: &mut Graph, p: &Poly) -> Option<NodeId> {
     if p.terms.len() < 2 || cg <= 1 {
         return Some(plain);
     }
-    let mut best = (size(g, plain), plain);
+    let mut best = (g.size(plain), plain);
     for s in [cg, -cg] {
         let inner: Vec<(Mono, i128)> = p.terms.iter().map(|(m, c)| (m.clone(), c / s)).collect();
         let sum = build_terms(g, &inner, 0, true)?;
@@ -320,17 +320,12 @@ pub fn build(g: &mut Graph, p: &Poly) -> Option<NodeId> {
             let kn = cnst(g, p.k)?;
             node = g.mk(Op::Add, &[node, kn]);
         }
-        let cost = size(g, node);
+        let cost = g.size(node);
         if cost < best.0 {
             best = (cost, node);
         }
     }
     Some(best.1)
-}
-
-/// Number of distinct nodes below `n` (a cost).
-fn size(g: &Graph, n: NodeId) -> usize {
-    g.reachable(&[n]).len()
 }
 
 /// `terms` and `k` built, the atom shared by the most monomials factored
@@ -402,7 +397,7 @@ fn build_terms(g: &mut Graph, terms: &[(Mono, i128)], k: i128, both_signs: bool)
         }
         items.sort_by(|x, y| g.canonical_cmp(x.0, y.0));
         let node = assemble(g, &items, k)?;
-        let cost = size(g, node);
+        let cost = g.size(node);
         if best.is_none_or(|b| cost < b.0) {
             best = Some((cost, node));
         }

@@ -176,7 +176,7 @@ fn quotients(g: &Graph, p: &Poly) -> Vec<(usize, Quot)> {
 /// [`fits_new`] against `source`; the plain build when none does better.
 pub(crate) fn build(g: &mut Graph, p: &Poly, source: NodeId, w: Width) -> Option<NodeId> {
     let plain = linear::build(g, p)?;
-    let mut best = (size(g, plain), plain);
+    let mut best = (g.size(plain), plain);
     let mut polys = vec![p.clone()];
     polys.extend(paired(g, p, w));
     for (i, q) in polys.iter().enumerate() {
@@ -185,17 +185,13 @@ pub(crate) fn build(g: &mut Graph, p: &Poly, source: NodeId, w: Width) -> Option
             cands.extend(linear::build(g, q));
         }
         for c in cands {
-            let cost = size(g, c);
+            let cost = g.size(c);
             if cost < best.0 && fits_new(g, source, c, w) {
                 best = (cost, c);
             }
         }
     }
     Some(best.1)
-}
-
-fn size(g: &Graph, n: NodeId) -> usize {
-    g.reachable(&[n]).len()
 }
 
 /// `p` with its two quotient atoms by one divisor, of coefficients `s` and

@@ -89,7 +89,7 @@ pub fn write(g: &mut Graph, rel: Rel, p: &Poly) -> Option<NodeId> {
             let l = side(g, &pos, lk)?;
             let r = side(g, &neg, rk)?;
             let node = g.mk(op, &[l, r]);
-            let cost = g.reachable(&[node]).len();
+            let cost = g.size(node);
             if best.is_none_or(|b| cost < b.0) {
                 best = Some((cost, node));
             }

@@ -13,7 +13,7 @@
 
 use crate::algebra::defined::fits_new;
 use crate::algebra::linear::{self, is_linear_op, Acc, Mono, Poly};
-use crate::algebra::minmax::{build_chain, read_chain, shift, size};
+use crate::algebra::minmax::{build_chain, read_chain, shift};
 use crate::ir::dtype::Width;
 use crate::ir::{Graph, NodeId, Op};
 
@@ -36,14 +36,14 @@ pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
     let mut best: Option<(usize, NodeId)> = None;
     for q in quotients {
         if let Some(out) = absorbed(g, &p, q) {
-            let cost = size(g, out);
+            let cost = g.size(out);
             if best.is_none_or(|b| cost < b.0) {
                 best = Some((cost, out));
             }
         }
     }
     let (_, best) = best?;
-    if size(g, best) >= size(g, n) || !fits_new(g, n, best, w) {
+    if g.size(best) >= g.size(n) || !fits_new(g, n, best, w) {
         return None;
     }
     Some((0, best))
