@@ -22,6 +22,7 @@ use crate::ir::dtype::Width;
 use crate::ir::ranges::{transfer, Range};
 use crate::ir::{DType, Graph, NodeId, Op};
 use rustc_hash::FxHashMap;
+use smallvec::{smallvec, SmallVec};
 use std::cmp::Ordering;
 
 /// A sum, product or negation of `index`: its operands are read into its
@@ -34,8 +35,14 @@ pub fn is_linear_op(op: Op, dtype: DType) -> bool {
 // ---- the form ---------------------------------------------------------------------
 
 /// A product of atoms in canonical order (an atom may repeat); never empty
-/// in a [`Poly`] term.
-pub type Mono = Vec<NodeId>;
+/// in a [`Poly`] term. Inline: nearly every monomial is one or two atoms,
+/// and the passes build and drop them by the thousand.
+pub type Mono = SmallVec<[NodeId; 4]>;
+
+/// The monomial of one atom.
+pub fn atom(a: NodeId) -> Mono {
+    smallvec![a]
+}
 
 /// `sum c_i * m_i + k`: distinct monomials, non-zero coefficients, in
 /// canonical order; every coefficient and `k` fit 64 bits.
@@ -48,8 +55,96 @@ pub struct Poly {
 /// A poly under construction: monomial -> coefficient.
 #[derive(Clone, Debug, Default)]
 pub struct Acc {
-    pub terms: FxHashMap<Mono, i128>,
+    pub terms: Terms,
     pub k: i128,
+}
+
+/// Monomial -> coefficient, in the order the monomials were first added
+/// (a coefficient may be 0). Searched in place while small (most sums
+/// have a few terms, where a hash table costs more than it saves), and
+/// through a hash index once large (a generated kernel's sum has
+/// thousands).
+#[derive(Clone, Debug, Default)]
+pub struct Terms {
+    items: Vec<(Mono, i128)>,
+    index: Option<FxHashMap<Mono, usize>>,
+}
+
+/// Above this many monomials, [`Terms`] keeps a hash index.
+const TERMS_SCAN: usize = 24;
+
+impl Terms {
+    fn position(&self, m: &Mono) -> Option<usize> {
+        match &self.index {
+            Some(ix) => ix.get(m).copied(),
+            None => self.items.iter().position(|t| &t.0 == m),
+        }
+    }
+
+    /// The coefficient of `m`, to be added to (0 when it is new).
+    fn entry(&mut self, m: Mono) -> &mut i128 {
+        let i = match self.position(&m) {
+            Some(i) => i,
+            None => {
+                let i = self.items.len();
+                if let Some(ix) = &mut self.index {
+                    ix.insert(m.clone(), i);
+                } else if i == TERMS_SCAN {
+                    let mut ix: FxHashMap<Mono, usize> = self
+                        .items
+                        .iter()
+                        .enumerate()
+                        .map(|(j, t)| (t.0.clone(), j))
+                        .collect();
+                    ix.insert(m.clone(), i);
+                    self.index = Some(ix);
+                }
+                self.items.push((m, 0));
+                i
+            }
+        };
+        &mut self.items[i].1
+    }
+
+    pub fn get(&self, m: &Mono) -> Option<&i128> {
+        self.position(m).map(|i| &self.items[i].1)
+    }
+
+    /// `(monomial, coefficient)`, in the order the monomials came.
+    pub fn iter(&self) -> impl Iterator<Item = (&Mono, &i128)> {
+        self.items.iter().map(|(m, c)| (m, c))
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &i128> {
+        self.items.iter().map(|t| &t.1)
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+impl<'a> IntoIterator for &'a Terms {
+    type Item = (&'a Mono, &'a i128);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (Mono, i128)>,
+        fn(&'a (Mono, i128)) -> (&'a Mono, &'a i128),
+    >;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.iter().map(|(m, c)| (m, c))
+    }
+}
+
+impl IntoIterator for Terms {
+    type Item = (Mono, i128);
+    type IntoIter = std::vec::IntoIter<(Mono, i128)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.into_iter()
+    }
 }
 
 impl Acc {
@@ -61,9 +156,14 @@ impl Acc {
             self.k = self.k.checked_add(c)?;
             return Some(());
         }
-        let e = self.terms.entry(m).or_insert(0);
+        let e = self.terms.entry(m);
         *e = e.checked_add(c)?;
         Some(())
+    }
+
+    /// Adds `c * a` for one atom `a`.
+    pub fn add_atom(&mut self, a: NodeId, c: i128) -> Option<()> {
+        self.add(atom(a), c)
     }
 
     /// Adds `c * p`.
@@ -106,11 +206,11 @@ impl Poly {
 
     pub fn acc(&self) -> Acc {
         let mut a = Acc {
-            terms: FxHashMap::default(),
+            terms: Terms::default(),
             k: self.k,
         };
         for (m, c) in &self.terms {
-            a.terms.insert(m.clone(), *c);
+            *a.terms.entry(m.clone()) = *c;
         }
         a
     }
@@ -248,9 +348,9 @@ fn read_at(g: &Graph, root: NodeId, depth: u32) -> Option<Acc> {
                     }
                     acc.k = acc.k.checked_add(p.k.checked_mul(c)?)?;
                 }
-                None => acc.add(vec![n], c)?,
+                None => acc.add_atom(n, c)?,
             },
-            Kind::Atom => acc.add(vec![n], c)?,
+            Kind::Atom => acc.add_atom(n, c)?,
         }
     }
     Some(acc)
@@ -270,7 +370,7 @@ fn expand(g: &Graph, a: NodeId, b: NodeId, depth: u32) -> Option<Acc> {
     let with_k = |p: &Acc| -> Vec<(Mono, i128)> {
         let mut v: Vec<(Mono, i128)> = p.terms.iter().map(|(m, c)| (m.clone(), *c)).collect();
         if p.k != 0 {
-            v.push((Vec::new(), p.k));
+            v.push((Mono::new(), p.k));
         }
         v
     };
@@ -336,7 +436,7 @@ fn build_terms(g: &mut Graph, terms: &[(Mono, i128)], k: i128, both_signs: bool)
     // Factor the atom shared by the most monomials (at least two).
     let mut count: FxHashMap<NodeId, usize> = FxHashMap::default();
     for (m, _) in terms {
-        let mut seen: Vec<NodeId> = m.clone();
+        let mut seen: Mono = m.clone();
         seen.dedup();
         for a in seen {
             *count.entry(a).or_default() += 1;

@@ -475,7 +475,7 @@ pub fn simplest(g: &mut Graph, mut c: Chain, outer: &Poly, coef: i128, w: Width)
                 continue;
             };
             let mut acc = rest.acc();
-            acc.add(vec![node], cs)?;
+            acc.add_atom(node, cs)?;
             let Some(total) = acc.finish(g).and_then(|p| linear::build(g, &p)) else {
                 continue;
             };
@@ -513,7 +513,7 @@ pub fn in_sum(g: &mut Graph, acc: &mut Acc, w: Width) -> Option<bool> {
         let Some(c) = read_chain(g, node, false) else {
             return Some(false);
         };
-        outer.add(vec![node], -coef)?;
+        outer.add_atom(node, -coef)?;
         let off = offset(g, &c)?;
         let canon = shift(g, &c, &off)?;
         outer.add_poly(&off, coef)?;

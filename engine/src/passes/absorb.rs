@@ -117,16 +117,16 @@ fn absorbed(g: &mut Graph, p: &Poly, q: NodeId) -> Option<NodeId> {
     }
     let new_chain = build_chain(g, &shift(g, &ch, &by.finish(g)?)?)?;
     let mut new_num = np.acc();
-    new_num.add(vec![atom], -1)?;
-    new_num.add(vec![new_chain], 1)?;
+    new_num.add_atom(atom, -1)?;
+    new_num.add_atom(new_chain, 1)?;
     let new_num = linear::build(g, &new_num.finish(g)?)?;
     let new_q = g.mk(Op::FloorDiv, &[new_num, den]);
     let mut out = p.acc();
     for (m, t) in &moved {
         out.add(m.clone(), -t)?;
     }
-    out.add(vec![q], -1)?;
-    out.add(vec![new_q], 1)?;
+    out.add_atom(q, -1)?;
+    out.add_atom(new_q, 1)?;
     linear::build(g, &out.finish(g)?)
 }
 
