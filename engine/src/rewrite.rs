@@ -34,6 +34,7 @@ use crate::algebra::linear::is_linear_op;
 use crate::ir::dtype::Width;
 use crate::ir::{Graph, NodeId, Op};
 use crate::passes::PASSES;
+use crate::rules::shape::{Shape, Site};
 use crate::rules::RuleSet;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -105,10 +106,11 @@ impl std::error::Error for CapError {}
 pub struct Simplifier<'r> {
     rules: &'r RuleSet,
     names: Vec<String>,
-    /// Per group: rule indices (into `flat`) by root op (its position in
-    /// the op table), and the rules whose left side is a bare variable
-    /// (tried on every node).
-    dispatch: Vec<(Vec<Vec<usize>>, Vec<usize>)>,
+    /// Per group, per root op (its position in the op table): the rules
+    /// that may match a node of that op (those of that root op and those
+    /// whose left side is a bare variable, in file order), each with its
+    /// index into `flat` and its shape.
+    dispatch: Vec<Vec<Vec<(usize, Shape)>>>,
     flat: Vec<(usize, usize)>,
     /// Maximum firings per call, plus [`CAP_PER_NODE`] for every distinct
     /// node of the input.
@@ -155,18 +157,18 @@ impl<'r> Simplifier<'r> {
         let mut flat = Vec::new();
         let mut dispatch = Vec::new();
         for (gi, group) in rules.groups.iter().enumerate() {
-            let mut by_op: Vec<Vec<usize>> = vec![Vec::new(); crate::ir::op::OPS.len()];
-            let mut any = Vec::new();
+            let mut by_op: Vec<Vec<(usize, Shape)>> = vec![Vec::new(); crate::ir::op::OPS.len()];
             for (ri, rule) in group.rules.iter().enumerate() {
                 let idx = flat.len();
                 flat.push((gi, ri));
                 names.push(rule.name.clone());
+                let shape = Shape::of(rule);
                 match rule.root_op() {
-                    Some(op) => by_op[op.index()].push(idx),
-                    None => any.push(idx),
+                    Some(op) => by_op[op.index()].push((idx, shape)),
+                    None => by_op.iter_mut().for_each(|l| l.push((idx, shape.clone()))),
                 }
             }
-            dispatch.push((by_op, any));
+            dispatch.push(by_op);
         }
         let declarative = names.len();
         let mut canonical = vec![false; declarative];
@@ -242,25 +244,17 @@ impl<'r> Simplifier<'r> {
     fn first_match(&self, g: &mut Graph, n: NodeId, root: bool) -> Option<(usize, NodeId)> {
         let op = g.node(n).op;
         let key = op.index();
-        for (by_op, any) in &self.dispatch {
-            let candidates = by_op[key].as_slice();
-            // Keep file order across the two lists.
-            let mut i = 0;
-            let mut j = 0;
-            while i < candidates.len() || j < any.len() {
-                let take_any = j < any.len() && (i == candidates.len() || any[j] < candidates[i]);
-                let idx = if take_any {
-                    j += 1;
-                    any[j - 1]
-                } else {
-                    i += 1;
-                    candidates[i - 1]
-                };
-                let (gi, ri) = self.flat[idx];
+        let site = Site::of(g, n);
+        for by_op in &self.dispatch {
+            for (idx, shape) in &by_op[key] {
+                if !shape.admits(&site) {
+                    continue;
+                }
+                let (gi, ri) = self.flat[*idx];
                 let rule = &self.rules.groups[gi].rules[ri];
                 if let Some(out) = rule.apply_at(g, n, self.width) {
                     if out != n {
-                        return Some((idx, out));
+                        return Some((*idx, out));
                     }
                 }
             }
