@@ -21,7 +21,7 @@ use crate::ir::arith::gcd;
 use crate::ir::dtype::Width;
 use crate::ir::ranges::{transfer, Range};
 use crate::ir::{DType, Graph, NodeId, Op};
-use rustc_hash::FxHashMap;
+use crate::smallmap::SmallMap;
 use smallvec::{smallvec, SmallVec};
 use std::cmp::Ordering;
 
@@ -60,92 +60,8 @@ pub struct Acc {
 }
 
 /// Monomial -> coefficient, in the order the monomials were first added
-/// (a coefficient may be 0). Searched in place while small (most sums
-/// have a few terms, where a hash table costs more than it saves), and
-/// through a hash index once large (a generated kernel's sum has
-/// thousands).
-#[derive(Clone, Debug, Default)]
-pub struct Terms {
-    items: Vec<(Mono, i128)>,
-    index: Option<FxHashMap<Mono, usize>>,
-}
-
-/// Above this many monomials, [`Terms`] keeps a hash index.
-const TERMS_SCAN: usize = 24;
-
-impl Terms {
-    fn position(&self, m: &Mono) -> Option<usize> {
-        match &self.index {
-            Some(ix) => ix.get(m).copied(),
-            None => self.items.iter().position(|t| &t.0 == m),
-        }
-    }
-
-    /// The coefficient of `m`, to be added to (0 when it is new).
-    fn entry(&mut self, m: Mono) -> &mut i128 {
-        let i = match self.position(&m) {
-            Some(i) => i,
-            None => {
-                let i = self.items.len();
-                if let Some(ix) = &mut self.index {
-                    ix.insert(m.clone(), i);
-                } else if i == TERMS_SCAN {
-                    let mut ix: FxHashMap<Mono, usize> = self
-                        .items
-                        .iter()
-                        .enumerate()
-                        .map(|(j, t)| (t.0.clone(), j))
-                        .collect();
-                    ix.insert(m.clone(), i);
-                    self.index = Some(ix);
-                }
-                self.items.push((m, 0));
-                i
-            }
-        };
-        &mut self.items[i].1
-    }
-
-    pub fn get(&self, m: &Mono) -> Option<&i128> {
-        self.position(m).map(|i| &self.items[i].1)
-    }
-
-    /// `(monomial, coefficient)`, in the order the monomials came.
-    pub fn iter(&self) -> impl Iterator<Item = (&Mono, &i128)> {
-        self.items.iter().map(|(m, c)| (m, c))
-    }
-
-    pub fn values(&self) -> impl Iterator<Item = &i128> {
-        self.items.iter().map(|t| &t.1)
-    }
-
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
-}
-
-impl<'a> IntoIterator for &'a Terms {
-    type Item = (&'a Mono, &'a i128);
-    type IntoIter = std::iter::Map<
-        std::slice::Iter<'a, (Mono, i128)>,
-        fn(&'a (Mono, i128)) -> (&'a Mono, &'a i128),
-    >;
-    fn into_iter(self) -> Self::IntoIter {
-        self.items.iter().map(|(m, c)| (m, c))
-    }
-}
-
-impl IntoIterator for Terms {
-    type Item = (Mono, i128);
-    type IntoIter = std::vec::IntoIter<(Mono, i128)>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.items.into_iter()
-    }
-}
+/// (a coefficient may be 0).
+pub type Terms = SmallMap<Mono, i128, 4>;
 
 impl Acc {
     pub fn add(&mut self, m: Mono, c: i128) -> Option<()> {
@@ -210,7 +126,7 @@ impl Poly {
             k: self.k,
         };
         for (m, c) in &self.terms {
-            *a.terms.entry(m.clone()) = *c;
+            a.terms.insert(m.clone(), *c);
         }
         a
     }
@@ -299,28 +215,27 @@ fn read_at(g: &Graph, root: NodeId, depth: u32) -> Option<Acc> {
         return None;
     }
     let mut acc = Acc::default();
-    let mut coef: FxHashMap<NodeId, i128> = FxHashMap::default();
-    let mut nodes = Vec::new();
-    let mut stack = vec![root];
+    // Every node of the linear part below `root`, with its coefficient.
+    let mut coef: SmallMap<NodeId, i128, 8> = SmallMap::new();
+    let mut stack: SmallVec<[NodeId; 8]> = smallvec![root];
     coef.insert(root, 0);
     while let Some(n) = stack.pop() {
-        nodes.push(n);
         let kids: [Option<NodeId>; 2] = match kind(g, n) {
             Kind::Add(a, b) | Kind::Sub(a, b) => [Some(a), Some(b)],
             Kind::Neg(a) | Kind::Scale(a, _) => [Some(a), None],
             _ => [None, None],
         };
         for c in kids.into_iter().flatten() {
-            if let std::collections::hash_map::Entry::Vacant(e) = coef.entry(c) {
-                e.insert(0);
+            if coef.insert(c, 0) {
                 stack.push(c);
             }
         }
     }
+    let mut nodes: SmallVec<[NodeId; 8]> = coef.keys().copied().collect();
     nodes.sort_unstable_by(|a, b| b.cmp(a));
     coef.insert(root, 1);
     for n in nodes {
-        let c = coef[&n];
+        let c = *coef.get(&n).expect("collected above");
         if c == 0 {
             continue;
         }
@@ -434,12 +349,14 @@ pub fn build(g: &mut Graph, p: &Poly) -> Option<NodeId> {
 /// leading term positive.
 fn build_terms(g: &mut Graph, terms: &[(Mono, i128)], k: i128, both_signs: bool) -> Option<NodeId> {
     // Factor the atom shared by the most monomials (at least two).
-    let mut count: FxHashMap<NodeId, usize> = FxHashMap::default();
-    for (m, _) in terms {
-        let mut seen: Mono = m.clone();
-        seen.dedup();
-        for a in seen {
-            *count.entry(a).or_default() += 1;
+    let mut count: SmallMap<NodeId, usize, 8> = SmallMap::new();
+    if terms.len() > 1 {
+        for (m, _) in terms {
+            let mut seen: Mono = m.clone();
+            seen.dedup();
+            for a in seen {
+                *count.entry(a) += 1;
+            }
         }
     }
     let best = count
@@ -448,7 +365,7 @@ fn build_terms(g: &mut Graph, terms: &[(Mono, i128)], k: i128, both_signs: bool)
         .max_by(|(a, ca), (b, cb)| ca.cmp(cb).then_with(|| g.canonical_cmp(**b, **a)))
         .map(|(&a, _)| a);
     let Some(a) = best else {
-        let mut items: Vec<(NodeId, i128)> = Vec::new();
+        let mut items: SmallVec<[(NodeId, i128); 8]> = SmallVec::new();
         for (m, c) in terms {
             let node = mono_node(g, m);
             items.push((node, *c));
