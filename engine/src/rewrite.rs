@@ -244,7 +244,7 @@ impl<'r> Simplifier<'r> {
     fn first_match(&self, g: &mut Graph, n: NodeId, root: bool) -> Option<(usize, NodeId)> {
         let op = g.node(n).op;
         let key = op.index();
-        let site = Site::of(g, n);
+        let site = Site::of(g, n, self.width);
         for by_op in &self.dispatch {
             for (idx, shape) in &by_op[key] {
                 if !shape.admits(&site) {
