@@ -17,6 +17,7 @@
 // layers listed before it.
 pub mod deep;
 pub mod ir;
+pub mod smallmap;
 
 pub mod meaning;
 

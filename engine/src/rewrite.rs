@@ -34,6 +34,7 @@ use crate::algebra::linear::is_linear_op;
 use crate::ir::dtype::Width;
 use crate::ir::{Graph, NodeId, Op};
 use crate::passes::PASSES;
+use crate::rules::shape::{Shape, Site};
 use crate::rules::RuleSet;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -105,10 +106,11 @@ impl std::error::Error for CapError {}
 pub struct Simplifier<'r> {
     rules: &'r RuleSet,
     names: Vec<String>,
-    /// Per group: rule indices (into `flat`) by root op (its position in
-    /// the op table), and the rules whose left side is a bare variable
-    /// (tried on every node).
-    dispatch: Vec<(Vec<Vec<usize>>, Vec<usize>)>,
+    /// Per group, per root op (its position in the op table): the rules
+    /// that may match a node of that op (those of that root op and those
+    /// whose left side is a bare variable, in file order), each with its
+    /// index into `flat` and its shape.
+    dispatch: Vec<Vec<Vec<(usize, Shape)>>>,
     flat: Vec<(usize, usize)>,
     /// Maximum firings per call, plus [`CAP_PER_NODE`] for every distinct
     /// node of the input.
@@ -155,18 +157,18 @@ impl<'r> Simplifier<'r> {
         let mut flat = Vec::new();
         let mut dispatch = Vec::new();
         for (gi, group) in rules.groups.iter().enumerate() {
-            let mut by_op: Vec<Vec<usize>> = vec![Vec::new(); crate::ir::op::OPS.len()];
-            let mut any = Vec::new();
+            let mut by_op: Vec<Vec<(usize, Shape)>> = vec![Vec::new(); crate::ir::op::OPS.len()];
             for (ri, rule) in group.rules.iter().enumerate() {
                 let idx = flat.len();
                 flat.push((gi, ri));
                 names.push(rule.name.clone());
+                let shape = Shape::of(rule);
                 match rule.root_op() {
-                    Some(op) => by_op[op.index()].push(idx),
-                    None => any.push(idx),
+                    Some(op) => by_op[op.index()].push((idx, shape)),
+                    None => by_op.iter_mut().for_each(|l| l.push((idx, shape.clone()))),
                 }
             }
-            dispatch.push((by_op, any));
+            dispatch.push(by_op);
         }
         let declarative = names.len();
         let mut canonical = vec![false; declarative];
@@ -215,7 +217,7 @@ impl<'r> Simplifier<'r> {
     ) -> Result<Outcome, CapError> {
         let mut run = Run {
             s: self,
-            memo: FxHashMap::default(),
+            memo: FxHashMap::with_capacity_and_hasher(64, Default::default()),
             out: Outcome {
                 roots: Vec::new(),
                 counts: vec![0; self.names.len()],
@@ -224,9 +226,8 @@ impl<'r> Simplifier<'r> {
             recent: VecDeque::new(),
             trace,
             fired: 0,
-            limit: self
-                .cap
-                .saturating_add(CAP_PER_NODE.saturating_mul(g.reachable(roots).len())),
+            limit: None,
+            input: roots.to_vec(),
             stack: Vec::new(),
         };
         let mut new_roots = Vec::with_capacity(roots.len());
@@ -243,25 +244,17 @@ impl<'r> Simplifier<'r> {
     fn first_match(&self, g: &mut Graph, n: NodeId, root: bool) -> Option<(usize, NodeId)> {
         let op = g.node(n).op;
         let key = op.index();
-        for (by_op, any) in &self.dispatch {
-            let candidates = by_op[key].as_slice();
-            // Keep file order across the two lists.
-            let mut i = 0;
-            let mut j = 0;
-            while i < candidates.len() || j < any.len() {
-                let take_any = j < any.len() && (i == candidates.len() || any[j] < candidates[i]);
-                let idx = if take_any {
-                    j += 1;
-                    any[j - 1]
-                } else {
-                    i += 1;
-                    candidates[i - 1]
-                };
-                let (gi, ri) = self.flat[idx];
+        let site = Site::of(g, n, self.width);
+        for by_op in &self.dispatch {
+            for (idx, shape) in &by_op[key] {
+                if !shape.admits(&site) {
+                    continue;
+                }
+                let (gi, ri) = self.flat[*idx];
                 let rule = &self.rules.groups[gi].rules[ri];
                 if let Some(out) = rule.apply_at(g, n, self.width) {
                     if out != n {
-                        return Some((idx, out));
+                        return Some((*idx, out));
                     }
                 }
             }
@@ -324,8 +317,13 @@ struct Run<'s, 'r> {
     recent: VecDeque<usize>,
     trace: bool,
     fired: usize,
-    /// The cap of this call (see [`Simplifier::cap`]).
-    limit: usize,
+    /// The cap of this call (see [`Simplifier::cap`]), counted once the
+    /// firings pass the fixed cap: below it the count of input nodes
+    /// cannot matter, and most calls never get there.
+    limit: Option<usize>,
+    /// The call's roots, whose nodes the cap counts (nodes never change, so
+    /// the count is the same whenever it is taken).
+    input: Vec<NodeId>,
     stack: Vec<Frame>,
 }
 
@@ -377,7 +375,7 @@ impl Run<'_, '_> {
                 Some((rule, next)) => {
                     top.cur = next;
                     top.next = 0;
-                    self.record(rule, rebuilt, next)?;
+                    self.record(g, rule, rebuilt, next)?;
                 }
                 None => {
                     let done = stack.pop().expect("a frame is on the stack");
@@ -395,7 +393,13 @@ impl Run<'_, '_> {
         }
     }
 
-    fn record(&mut self, rule: usize, before: NodeId, after: NodeId) -> Result<(), CapError> {
+    fn record(
+        &mut self,
+        g: &Graph,
+        rule: usize,
+        before: NodeId,
+        after: NodeId,
+    ) -> Result<(), CapError> {
         self.out.counts[rule] += 1;
         self.fired += 1;
         if self.trace {
@@ -409,7 +413,14 @@ impl Run<'_, '_> {
             self.recent.pop_front();
         }
         self.recent.push_back(rule);
-        if self.fired > self.limit {
+        if self.fired <= self.s.cap {
+            return Ok(());
+        }
+        let (cap, input) = (self.s.cap, &self.input);
+        let limit = *self.limit.get_or_insert_with(|| {
+            cap.saturating_add(CAP_PER_NODE.saturating_mul(g.reachable(input).len()))
+        });
+        if self.fired > limit {
             let mut counts: FxHashMap<usize, usize> = FxHashMap::default();
             for &r in &self.recent {
                 *counts.entry(r).or_default() += 1;
@@ -420,7 +431,7 @@ impl Run<'_, '_> {
                 .collect();
             looping.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
             return Err(CapError {
-                cap: self.limit,
+                cap: limit,
                 looping,
             });
         }

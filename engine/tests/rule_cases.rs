@@ -2,10 +2,14 @@
 //! must build) and a case where it must not fire: its guard blocks it, or,
 //! for an unguarded rule, a near miss of its pattern. The cases live in
 //! `rule_cases.txt`; each is applied to the root of its expression with that
-//! rule alone, so no other rule can make it pass by accident.
+//! rule alone, so no other rule can make it pass by accident. The rule's
+//! shape (what the rewriter checks before matching) must admit each case
+//! where it fires.
 
+use engine::dtype::Width;
 use engine::parse::parse_program;
 use engine::rules::builtin;
+use engine::rules::shape::{Shape, Site};
 use std::collections::BTreeMap;
 
 const CASES: &str = include_str!("rule_cases.txt");
@@ -71,6 +75,14 @@ fn every_rule_fires_on_its_case_and_is_blocked_on_its_near_miss() {
                     }
                 };
                 let (root, expect) = (p.outputs[0], p.expects[0]);
+                // The rewriter passes over a rule whose shape refuses a
+                // node: a shape must admit every node its rule fires at.
+                if !Shape::of(rule).admits(&Site::of(&p.graph, root, Width::W64)) {
+                    failures.push(format!(
+                        "line {line_no}: the shape of {name} refuses `{}`, where it fires",
+                        src.trim()
+                    ));
+                }
                 match rule.apply(&mut p.graph, root) {
                     Some(got) if got == expect => tally.get_mut(&name).unwrap().fires += 1,
                     Some(got) => failures.push(format!(

@@ -11,7 +11,9 @@
 use crate::ir::dtype::Width;
 use crate::ir::ranges::{transfer, Range};
 use crate::ir::{DType, Graph, NodeId, Op};
-use rustc_hash::{FxHashMap, FxHashSet};
+use crate::smallmap::{SmallMap, SmallSet};
+use rustc_hash::FxHashSet;
+use smallvec::{smallvec, SmallVec};
 
 /// A node's range at width `w` (a defined `index` value fits W bits); the
 /// empty range when it never has a value.
@@ -54,9 +56,9 @@ pub fn fits_new_dividing(
     let extra = divisors;
     let mut divisors: Option<FxHashSet<NodeId>> = None;
     // The nodes of the result above the source's: found top-down.
-    let mut new_nodes: Vec<NodeId> = Vec::new();
-    let mut seen: FxHashSet<NodeId> = FxHashSet::default();
-    let mut stack = vec![result];
+    let mut new_nodes: SmallVec<[NodeId; 16]> = SmallVec::new();
+    let mut seen: SmallSet<NodeId, 16> = SmallSet::new();
+    let mut stack: SmallVec<[NodeId; 16]> = smallvec![result];
     let is_old = |id: NodeId, old: &mut Option<FxHashSet<NodeId>>| -> bool {
         if id == source {
             return true;
@@ -87,17 +89,17 @@ pub fn fits_new_dividing(
         stack.extend_from_slice(n.src());
     }
     new_nodes.sort_unstable();
-    let mut exact: FxHashMap<NodeId, Range> = FxHashMap::default();
+    let mut exact: SmallMap<NodeId, Range, 16> = SmallMap::new();
     for id in new_nodes {
         let n = g.node(id);
         let r = match n.op {
             Op::Const(c) => Range::point(c as i128),
             op => {
-                let args: Vec<Range> = n
-                    .src()
-                    .iter()
-                    .map(|s| exact.get(s).copied().unwrap_or_else(|| rng(g, *s, w)))
-                    .collect();
+                let mut args = [Range::point(0); 3];
+                for (a, s) in args.iter_mut().zip(n.src()) {
+                    *a = exact.get(s).copied().unwrap_or_else(|| rng(g, *s, w));
+                }
+                let args = &args[..n.src().len()];
                 if op.is_divmod() && args[1].contains(0) {
                     let d = n.src()[1];
                     let divs = divisors.get_or_insert_with(|| {
@@ -114,7 +116,7 @@ pub fn fits_new_dividing(
                 if op.is_shift() {
                     return false;
                 }
-                transfer(op, &args)
+                transfer(op, args)
             }
         };
         if n.dtype == DType::Index && !r.is_empty() {

@@ -327,8 +327,8 @@ fn shorten(g: &mut Graph, acc: &mut Acc, splits: &mut [(Split, NodeId, i128)]) -
             continue;
         }
         let node = split_node(g, s)?;
-        acc.add(vec![atom], -c)?;
-        acc.add(vec![node], c)?;
+        acc.add_atom(atom, -c)?;
+        acc.add_atom(node, c)?;
         t.1 = node;
         changed = true;
     }
@@ -360,14 +360,14 @@ fn fuse_group(
                     hi: b.hi,
                     trunc: a.trunc && b.trunc,
                 };
-                acc.add(vec![an], -ca)?;
-                acc.add(vec![bn], -cb)?;
+                acc.add_atom(an, -ca)?;
+                acc.add_atom(bn, -cb)?;
                 group.retain(|t| t.1 != an && t.1 != bn);
                 if fused.lo == 1 && fused.hi.is_none() {
                     add_base(g, acc, base, ca)?;
                 } else {
                     let node = split_node(g, fused)?;
-                    acc.add(vec![node], ca)?;
+                    acc.add_atom(node, ca)?;
                     group.push((fused, node, ca));
                 }
                 changed = true;
@@ -382,7 +382,7 @@ fn fuse_group(
 fn add_base(g: &Graph, acc: &mut Acc, base: NodeId, c: i128) -> Option<()> {
     match read(g, base) {
         Some(p) => acc.add_poly(&p, c),
-        None => acc.add(vec![base], c),
+        None => acc.add_atom(base, c),
     }
 }
 
@@ -399,17 +399,20 @@ fn convert_group(
     group: &[(Split, NodeId, i128)],
 ) -> Option<bool> {
     for &(q, qn, t) in group {
-        if q.hi.is_some() || acc.coef(&vec![qn]) != t {
+        if q.hi.is_some() || acc.coef(&crate::algebra::linear::atom(qn)) != t {
             continue;
         }
         let c = q.lo;
         // A remainder by the same divisor.
         if let Some(&(_, rn, s)) = group.iter().find(|(r, rn, _)| {
-            r.lo == 1 && r.hi == Some(c) && r.compatible(&q, g) && acc.coef(&vec![*rn]) != 0
+            r.lo == 1
+                && r.hi == Some(c)
+                && r.compatible(&q, g)
+                && acc.coef(&crate::algebra::linear::atom(*rn)) != 0
         }) {
-            acc.add(vec![rn], -s)?;
+            acc.add_atom(rn, -s)?;
             add_base(g, acc, base, s)?;
-            acc.add(vec![qn], s.checked_mul(c)?.checked_neg()?)?;
+            acc.add_atom(qn, s.checked_mul(c)?.checked_neg()?)?;
             return Some(true);
         }
         // s * base - (base // c) * (s*c).
@@ -436,7 +439,7 @@ fn convert_group(
             continue;
         }
         acc.add_poly(&bp, s.checked_neg()?)?;
-        acc.add(vec![qn], -t)?;
+        acc.add_atom(qn, -t)?;
         let r = split_node(
             g,
             Split {
@@ -446,7 +449,7 @@ fn convert_group(
                 trunc: q.trunc,
             },
         )?;
-        acc.add(vec![r], s)?;
+        acc.add_atom(r, s)?;
         return Some(true);
     }
     Some(false)

@@ -21,7 +21,8 @@ use crate::ir::arith::gcd;
 use crate::ir::dtype::Width;
 use crate::ir::ranges::{transfer, Range};
 use crate::ir::{DType, Graph, NodeId, Op};
-use rustc_hash::FxHashMap;
+use crate::smallmap::SmallMap;
+use smallvec::{smallvec, SmallVec};
 use std::cmp::Ordering;
 
 /// A sum, product or negation of `index`: its operands are read into its
@@ -34,8 +35,14 @@ pub fn is_linear_op(op: Op, dtype: DType) -> bool {
 // ---- the form ---------------------------------------------------------------------
 
 /// A product of atoms in canonical order (an atom may repeat); never empty
-/// in a [`Poly`] term.
-pub type Mono = Vec<NodeId>;
+/// in a [`Poly`] term. Inline: nearly every monomial is one or two atoms,
+/// and the passes build and drop them by the thousand.
+pub type Mono = SmallVec<[NodeId; 4]>;
+
+/// The monomial of one atom.
+pub fn atom(a: NodeId) -> Mono {
+    smallvec![a]
+}
 
 /// `sum c_i * m_i + k`: distinct monomials, non-zero coefficients, in
 /// canonical order; every coefficient and `k` fit 64 bits.
@@ -48,9 +55,13 @@ pub struct Poly {
 /// A poly under construction: monomial -> coefficient.
 #[derive(Clone, Debug, Default)]
 pub struct Acc {
-    pub terms: FxHashMap<Mono, i128>,
+    pub terms: Terms,
     pub k: i128,
 }
+
+/// Monomial -> coefficient, in the order the monomials were first added
+/// (a coefficient may be 0).
+pub type Terms = SmallMap<Mono, i128, 4>;
 
 impl Acc {
     pub fn add(&mut self, m: Mono, c: i128) -> Option<()> {
@@ -61,9 +72,14 @@ impl Acc {
             self.k = self.k.checked_add(c)?;
             return Some(());
         }
-        let e = self.terms.entry(m).or_insert(0);
+        let e = self.terms.entry(m);
         *e = e.checked_add(c)?;
         Some(())
+    }
+
+    /// Adds `c * a` for one atom `a`.
+    pub fn add_atom(&mut self, a: NodeId, c: i128) -> Option<()> {
+        self.add(atom(a), c)
     }
 
     /// Adds `c * p`.
@@ -106,7 +122,7 @@ impl Poly {
 
     pub fn acc(&self) -> Acc {
         let mut a = Acc {
-            terms: FxHashMap::default(),
+            terms: Terms::default(),
             k: self.k,
         };
         for (m, c) in &self.terms {
@@ -199,28 +215,27 @@ fn read_at(g: &Graph, root: NodeId, depth: u32) -> Option<Acc> {
         return None;
     }
     let mut acc = Acc::default();
-    let mut coef: FxHashMap<NodeId, i128> = FxHashMap::default();
-    let mut nodes = Vec::new();
-    let mut stack = vec![root];
+    // Every node of the linear part below `root`, with its coefficient.
+    let mut coef: SmallMap<NodeId, i128, 8> = SmallMap::new();
+    let mut stack: SmallVec<[NodeId; 8]> = smallvec![root];
     coef.insert(root, 0);
     while let Some(n) = stack.pop() {
-        nodes.push(n);
         let kids: [Option<NodeId>; 2] = match kind(g, n) {
             Kind::Add(a, b) | Kind::Sub(a, b) => [Some(a), Some(b)],
             Kind::Neg(a) | Kind::Scale(a, _) => [Some(a), None],
             _ => [None, None],
         };
         for c in kids.into_iter().flatten() {
-            if let std::collections::hash_map::Entry::Vacant(e) = coef.entry(c) {
-                e.insert(0);
+            if coef.insert(c, 0) {
                 stack.push(c);
             }
         }
     }
+    let mut nodes: SmallVec<[NodeId; 8]> = coef.keys().copied().collect();
     nodes.sort_unstable_by(|a, b| b.cmp(a));
     coef.insert(root, 1);
     for n in nodes {
-        let c = coef[&n];
+        let c = *coef.get(&n).expect("collected above");
         if c == 0 {
             continue;
         }
@@ -248,9 +263,9 @@ fn read_at(g: &Graph, root: NodeId, depth: u32) -> Option<Acc> {
                     }
                     acc.k = acc.k.checked_add(p.k.checked_mul(c)?)?;
                 }
-                None => acc.add(vec![n], c)?,
+                None => acc.add_atom(n, c)?,
             },
-            Kind::Atom => acc.add(vec![n], c)?,
+            Kind::Atom => acc.add_atom(n, c)?,
         }
     }
     Some(acc)
@@ -270,7 +285,7 @@ fn expand(g: &Graph, a: NodeId, b: NodeId, depth: u32) -> Option<Acc> {
     let with_k = |p: &Acc| -> Vec<(Mono, i128)> {
         let mut v: Vec<(Mono, i128)> = p.terms.iter().map(|(m, c)| (m.clone(), *c)).collect();
         if p.k != 0 {
-            v.push((Vec::new(), p.k));
+            v.push((Mono::new(), p.k));
         }
         v
     };
@@ -310,7 +325,7 @@ pub fn build(g: &mut Graph, p: &Poly) -> Option<NodeId> {
     if p.terms.len() < 2 || cg <= 1 {
         return Some(plain);
     }
-    let mut best = (size(g, plain), plain);
+    let mut best = (g.size(plain), plain);
     for s in [cg, -cg] {
         let inner: Vec<(Mono, i128)> = p.terms.iter().map(|(m, c)| (m.clone(), c / s)).collect();
         let sum = build_terms(g, &inner, 0, true)?;
@@ -320,17 +335,12 @@ pub fn build(g: &mut Graph, p: &Poly) -> Option<NodeId> {
             let kn = cnst(g, p.k)?;
             node = g.mk(Op::Add, &[node, kn]);
         }
-        let cost = size(g, node);
+        let cost = g.size(node);
         if cost < best.0 {
             best = (cost, node);
         }
     }
     Some(best.1)
-}
-
-/// Number of distinct nodes below `n` (a cost).
-fn size(g: &Graph, n: NodeId) -> usize {
-    g.reachable(&[n]).len()
 }
 
 /// `terms` and `k` built, the atom shared by the most monomials factored
@@ -339,12 +349,14 @@ fn size(g: &Graph, n: NodeId) -> usize {
 /// leading term positive.
 fn build_terms(g: &mut Graph, terms: &[(Mono, i128)], k: i128, both_signs: bool) -> Option<NodeId> {
     // Factor the atom shared by the most monomials (at least two).
-    let mut count: FxHashMap<NodeId, usize> = FxHashMap::default();
-    for (m, _) in terms {
-        let mut seen: Vec<NodeId> = m.clone();
-        seen.dedup();
-        for a in seen {
-            *count.entry(a).or_default() += 1;
+    let mut count: SmallMap<NodeId, usize, 8> = SmallMap::new();
+    if terms.len() > 1 {
+        for (m, _) in terms {
+            let mut seen: Mono = m.clone();
+            seen.dedup();
+            for a in seen {
+                *count.entry(a) += 1;
+            }
         }
     }
     let best = count
@@ -353,7 +365,7 @@ fn build_terms(g: &mut Graph, terms: &[(Mono, i128)], k: i128, both_signs: bool)
         .max_by(|(a, ca), (b, cb)| ca.cmp(cb).then_with(|| g.canonical_cmp(**b, **a)))
         .map(|(&a, _)| a);
     let Some(a) = best else {
-        let mut items: Vec<(NodeId, i128)> = Vec::new();
+        let mut items: SmallVec<[(NodeId, i128); 8]> = SmallVec::new();
         for (m, c) in terms {
             let node = mono_node(g, m);
             items.push((node, *c));
@@ -402,7 +414,7 @@ fn build_terms(g: &mut Graph, terms: &[(Mono, i128)], k: i128, both_signs: bool)
         }
         items.sort_by(|x, y| g.canonical_cmp(x.0, y.0));
         let node = assemble(g, &items, k)?;
-        let cost = size(g, node);
+        let cost = g.size(node);
         if best.is_none_or(|b| cost < b.0) {
             best = Some((cost, node));
         }

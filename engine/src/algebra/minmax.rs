@@ -359,29 +359,24 @@ pub fn build_chain(g: &mut Graph, c: &Chain) -> Option<NodeId> {
     )
 }
 
-/// Number of distinct nodes below `n` (a cost).
-pub fn size(g: &Graph, n: NodeId) -> usize {
-    g.reachable(&[n]).len()
-}
-
 /// `min(a_i)` or `-max(-a_i)`, whichever is smaller; with every arm's
 /// quotients by one divisor taken out when they can be.
 fn build_best(g: &mut Graph, c: &Chain) -> Option<NodeId> {
     let direct = build_chain(g, c)?;
-    let mut best = (size(g, direct), direct);
+    let mut best = (g.size(direct), direct);
     let negated = Chain {
         op: flip(c.op),
         arms: c.arms.iter().map(negate).collect(),
     };
     if let Some(inner) = build_chain(g, &negated) {
         let alt = g.mk(Op::Neg, &[inner]);
-        let s = size(g, alt);
+        let s = g.size(alt);
         if s < best.0 {
             best = (s, alt);
         }
     }
     if let Some(alt) = through_divisor(g, c) {
-        let s = size(g, alt);
+        let s = g.size(alt);
         if s < best.0 {
             best = (s, alt);
         }
@@ -480,11 +475,11 @@ pub fn simplest(g: &mut Graph, mut c: Chain, outer: &Poly, coef: i128, w: Width)
                 continue;
             };
             let mut acc = rest.acc();
-            acc.add(vec![node], cs)?;
+            acc.add_atom(node, cs)?;
             let Some(total) = acc.finish(g).and_then(|p| linear::build(g, &p)) else {
                 continue;
             };
-            let cost = size(g, total);
+            let cost = g.size(total);
             if best.is_none_or(|b| cost < b.0) {
                 best = Some((cost, total));
             }
@@ -518,7 +513,7 @@ pub fn in_sum(g: &mut Graph, acc: &mut Acc, w: Width) -> Option<bool> {
         let Some(c) = read_chain(g, node, false) else {
             return Some(false);
         };
-        outer.add(vec![node], -coef)?;
+        outer.add_atom(node, -coef)?;
         let off = offset(g, &c)?;
         let canon = shift(g, &c, &off)?;
         outer.add_poly(&off, coef)?;

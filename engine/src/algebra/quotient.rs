@@ -143,9 +143,9 @@ pub(crate) fn residues(g: &mut Graph, acc: &mut Acc, w: Width) -> Option<bool> {
         if q.trunc && !non_negative(g, &rest, w) {
             continue;
         }
-        acc.add(vec![atom], -c)?;
+        acc.add_atom(atom, -c)?;
         match quotient_node(g, &rest, q) {
-            Some(node) => acc.add(vec![node], c)?,
+            Some(node) => acc.add_atom(node, c)?,
             // A constant residue numerator r is in [0, d): r // d == 0,
             // r mod d == r.
             None if q.rem => acc.k = acc.k.checked_add(rest.k.checked_mul(c)?)?,
@@ -176,7 +176,7 @@ fn quotients(g: &Graph, p: &Poly) -> Vec<(usize, Quot)> {
 /// [`fits_new`] against `source`; the plain build when none does better.
 pub(crate) fn build(g: &mut Graph, p: &Poly, source: NodeId, w: Width) -> Option<NodeId> {
     let plain = linear::build(g, p)?;
-    let mut best = (size(g, plain), plain);
+    let mut best = (g.size(plain), plain);
     let mut polys = vec![p.clone()];
     polys.extend(paired(g, p, w));
     for (i, q) in polys.iter().enumerate() {
@@ -185,17 +185,13 @@ pub(crate) fn build(g: &mut Graph, p: &Poly, source: NodeId, w: Width) -> Option
             cands.extend(linear::build(g, q));
         }
         for c in cands {
-            let cost = size(g, c);
+            let cost = g.size(c);
             if cost < best.0 && fits_new(g, source, c, w) {
                 best = (cost, c);
             }
         }
     }
     Some(best.1)
-}
-
-fn size(g: &Graph, n: NodeId) -> usize {
-    g.reachable(&[n]).len()
 }
 
 /// `p` with its two quotient atoms by one divisor, of coefficients `s` and
@@ -243,7 +239,7 @@ fn pair(g: &mut Graph, p: &Poly, hi: Quot, lo: Quot, s: i128, w: Width) -> Optio
     let rop = if hi.trunc { Op::Rem } else { Op::Mod };
     let dn = g.cnst(i64::try_from(hi.d).ok()?, crate::ir::DType::Index);
     let m = g.mk(rop, &[lo.num, dn]);
-    b.add(vec![m], 1)?;
+    b.add_atom(m, 1)?;
     let num = b.finish(g)?;
     if hi.trunc && !non_negative(g, &num, w) {
         return None;
@@ -251,9 +247,9 @@ fn pair(g: &mut Graph, p: &Poly, hi: Quot, lo: Quot, s: i128, w: Width) -> Optio
     let node = quotient_node(g, &num, hi)?;
     let (ah, al) = (g.mk(hi.op(), &[hi.num, dn]), g.mk(lo.op(), &[lo.num, dn]));
     let mut acc = p.acc();
-    acc.add(vec![ah], -s)?;
-    acc.add(vec![al], s)?;
-    acc.add(vec![node], s)?;
+    acc.add_atom(ah, -s)?;
+    acc.add_atom(al, s)?;
+    acc.add_atom(node, s)?;
     acc.finish(g)
 }
 
@@ -328,7 +324,7 @@ fn merge(
     let mut out = Vec::new();
     let with = |g: &mut Graph, atom: NodeId, c: i128| -> Option<NodeId> {
         let mut acc = outer.acc();
-        acc.add(vec![atom], c)?;
+        acc.add_atom(atom, c)?;
         linear::build(g, &acc.finish(g)?)
     };
     if (!q.trunc || non_negative(g, &num, w)) && !splits_again(&num, q.d) {

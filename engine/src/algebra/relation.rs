@@ -9,6 +9,7 @@ use crate::algebra::digits::fuse;
 use crate::algebra::linear::{self, read_acc, Mono, Poly};
 use crate::ir::arith::{div_floor, gcd};
 use crate::ir::{DType, Graph, NodeId, Op};
+use smallvec::SmallVec;
 
 /// What is compared with 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,14 +62,22 @@ pub fn write(g: &mut Graph, rel: Rel, p: &Poly) -> Option<NodeId> {
         .filter(|t| t.1 < 0)
         .map(|(m, c)| (m.clone(), -c))
         .collect();
-    let side = |g: &mut Graph, terms: &[(Mono, i128)], k: i128| -> Option<NodeId> {
-        linear::build(
+    // Each side with each constant is built once: the forms share them.
+    let mut built: SmallVec<[(bool, i128, NodeId); 4]> = SmallVec::new();
+    let mut side = |g: &mut Graph, positive: bool, k: i128| -> Option<NodeId> {
+        if let Some(&(_, _, n)) = built.iter().find(|t| t.0 == positive && t.1 == k) {
+            return Some(n);
+        }
+        let terms = if positive { &pos } else { &neg };
+        let n = linear::build(
             g,
             &Poly {
-                terms: terms.to_vec(),
+                terms: terms.clone(),
                 k,
             },
-        )
+        )?;
+        built.push((positive, k, n));
+        Some(n)
     };
     // (op, constant of `P - N + k OP 0`): `<` with k, or `<=` with k + 1.
     let forms: Vec<(Op, i128)> = match rel {
@@ -86,10 +95,10 @@ pub fn write(g: &mut Graph, rel: Rel, p: &Poly) -> Option<NodeId> {
             places.push((first.1.checked_neg()?, first.0.checked_neg()?));
         }
         for (lk, rk) in places {
-            let l = side(g, &pos, lk)?;
-            let r = side(g, &neg, rk)?;
+            let l = side(g, true, lk)?;
+            let r = side(g, false, rk)?;
             let node = g.mk(op, &[l, r]);
-            let cost = g.reachable(&[node]).len();
+            let cost = g.size(node);
             if best.is_none_or(|b| cost < b.0) {
                 best = Some((cost, node));
             }

@@ -248,7 +248,11 @@ impl Graph {
                 src.len()
             )));
         }
-        let dt: Vec<DType> = src.iter().map(|&s| self.node(s).dtype).collect();
+        let mut dts = [DType::Index; 3];
+        for (d, &s) in dts.iter_mut().zip(src) {
+            *d = self.node(s).dtype;
+        }
+        let dt = &dts[..src.len()];
         let need_int = |d: DType| -> Result<(), TypeError> {
             if d.is_int() {
                 Ok(())
@@ -291,7 +295,7 @@ impl Graph {
                 }
             }
             Class::Arith => {
-                for &d in &dt {
+                for &d in dt {
                     need_int(d)?;
                 }
                 for &d in &dt[1..] {
@@ -306,7 +310,7 @@ impl Graph {
                 Ok(DType::Bool)
             }
             Class::Logic => {
-                for &d in &dt {
+                for &d in dt {
                     need_bool(d)?;
                 }
                 Ok(DType::Bool)
@@ -445,18 +449,37 @@ impl Graph {
     /// Costs time in the size of the sub-graph, not of the graph: the
     /// rewriter asks this of small sub-expressions of large graphs.
     pub fn reachable(&self, roots: &[NodeId]) -> Vec<NodeId> {
-        let mut seen: rustc_hash::FxHashSet<NodeId> = rustc_hash::FxHashSet::default();
-        let mut out: Vec<NodeId> = Vec::new();
-        let mut stack: Vec<NodeId> = roots.to_vec();
-        while let Some(id) = stack.pop() {
-            if !seen.insert(id) {
+        let mut out = Vec::new();
+        self.walk_down(roots, |id| out.push(id));
+        out.reverse();
+        out
+    }
+
+    /// The number of distinct nodes below `n`, itself included: the cost
+    /// the passes compare candidate forms by. [`Graph::reachable`]'s count,
+    /// without building the list.
+    pub fn size(&self, n: NodeId) -> usize {
+        let mut count = 0;
+        self.walk_down(&[n], |_| count += 1);
+        count
+    }
+
+    /// Calls `f` on every node reachable from `roots`, each once, in
+    /// decreasing id order. An operand's id is below its parent's, so a
+    /// max-heap pops every parent of a node before the node, and a node
+    /// pushed twice comes out twice in a row: no visited set is needed.
+    fn walk_down(&self, roots: &[NodeId], mut f: impl FnMut(NodeId)) {
+        let mut heap = std::collections::BinaryHeap::with_capacity(16);
+        heap.extend(roots.iter().copied());
+        let mut last = None;
+        while let Some(id) = heap.pop() {
+            if last == Some(id) {
                 continue;
             }
-            out.push(id);
-            stack.extend_from_slice(self.node(id).src());
+            last = Some(id);
+            f(id);
+            heap.extend(self.node(id).src().iter().copied());
         }
-        out.sort_unstable();
-        out
     }
 
     /// The variables `roots` reach, in declaration order.
@@ -541,13 +564,12 @@ impl Graph {
 /// The range of a node of `op` over operands `src` (already in `g`), by
 /// the transfer functions of [`crate::ir::ranges`].
 fn node_range(g: &Graph, op: Op, dtype: DType, src: &[NodeId]) -> (i64, i64) {
-    let args: Vec<ranges::Range> = src
-        .iter()
-        .map(|&s| {
-            let n = g.node(s);
-            ranges::Range::new(n.vmin as i128, n.vmax as i128)
-        })
-        .collect();
+    let mut args = [ranges::Range::point(0); 3];
+    for (a, &s) in args.iter_mut().zip(src) {
+        let n = g.node(s);
+        *a = ranges::Range::new(n.vmin as i128, n.vmax as i128);
+    }
+    let args = &args[..src.len()];
     let exact = match op {
         Op::Const(c) => ranges::Range::point(c as i128),
         Op::Var(v) => {
@@ -555,7 +577,7 @@ fn node_range(g: &Graph, op: Op, dtype: DType, src: &[NodeId]) -> (i64, i64) {
             ranges::Range::new(d.lo as i128, d.hi as i128)
         }
         Op::Invalid => ranges::Range::empty(),
-        _ => ranges::transfer(op, &args),
+        _ => ranges::transfer(op, args),
     };
     let r = ranges::clamp(&exact, dtype);
     if r.is_empty() {

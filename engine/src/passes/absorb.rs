@@ -13,7 +13,7 @@
 
 use crate::algebra::defined::fits_new;
 use crate::algebra::linear::{self, is_linear_op, Acc, Mono, Poly};
-use crate::algebra::minmax::{build_chain, read_chain, shift, size};
+use crate::algebra::minmax::{build_chain, read_chain, shift};
 use crate::ir::dtype::Width;
 use crate::ir::{Graph, NodeId, Op};
 
@@ -36,14 +36,14 @@ pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
     let mut best: Option<(usize, NodeId)> = None;
     for q in quotients {
         if let Some(out) = absorbed(g, &p, q) {
-            let cost = size(g, out);
+            let cost = g.size(out);
             if best.is_none_or(|b| cost < b.0) {
                 best = Some((cost, out));
             }
         }
     }
     let (_, best) = best?;
-    if size(g, best) >= size(g, n) || !fits_new(g, n, best, w) {
+    if g.size(best) >= g.size(n) || !fits_new(g, n, best, w) {
         return None;
     }
     Some((0, best))
@@ -117,16 +117,16 @@ fn absorbed(g: &mut Graph, p: &Poly, q: NodeId) -> Option<NodeId> {
     }
     let new_chain = build_chain(g, &shift(g, &ch, &by.finish(g)?)?)?;
     let mut new_num = np.acc();
-    new_num.add(vec![atom], -1)?;
-    new_num.add(vec![new_chain], 1)?;
+    new_num.add_atom(atom, -1)?;
+    new_num.add_atom(new_chain, 1)?;
     let new_num = linear::build(g, &new_num.finish(g)?)?;
     let new_q = g.mk(Op::FloorDiv, &[new_num, den]);
     let mut out = p.acc();
     for (m, t) in &moved {
         out.add(m.clone(), -t)?;
     }
-    out.add(vec![q], -1)?;
-    out.add(vec![new_q], 1)?;
+    out.add_atom(q, -1)?;
+    out.add_atom(new_q, 1)?;
     linear::build(g, &out.finish(g)?)
 }
 

@@ -189,7 +189,7 @@ fn through_chains(g: &mut Graph, mut p: Poly, w: Width) -> Option<Result<Poly, b
                     )?;
                     let mut q = p.acc();
                     q.add(m.clone(), -c)?;
-                    q.add(vec![node], c)?;
+                    q.add_atom(node, c)?;
                     p = q.finish(g)?;
                 }
             }
@@ -370,7 +370,7 @@ fn pinned_remainder(g: &mut Graph, p: &Poly) -> Option<Poly> {
     let dn = g.cnst(i64::try_from(d).ok()?, DType::Index);
     let atom = g.mk(Op::Mod, &[base, dn]);
     Some(Poly {
-        terms: vec![(vec![atom], 1)],
+        terms: vec![(crate::algebra::linear::atom(atom), 1)],
         k: -(v - n.k).rem_euclid(d),
     })
 }

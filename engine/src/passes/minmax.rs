@@ -6,7 +6,7 @@
 
 use crate::algebra::defined::fits_new;
 use crate::algebra::linear::Poly;
-use crate::algebra::minmax::{read_chain, simplest, size};
+use crate::algebra::minmax::{read_chain, simplest};
 use crate::ir::dtype::Width;
 use crate::ir::{Graph, NodeId};
 
@@ -21,13 +21,13 @@ pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
     if let Some(flat) =
         read_chain(g, n, true).and_then(|c| simplest(g, c, &Poly::constant(0), 1, w))
     {
-        if size(g, flat) < size(g, out) {
+        if g.size(flat) < g.size(out) {
             out = flat;
         }
     }
     // Never larger than the source: a rewrite that grows could be undone
     // by the linear form around it, and the two would loop.
-    if out == n || size(g, out) > size(g, n) || !fits_new(g, n, out, w) {
+    if out == n || g.size(out) > g.size(n) || !fits_new(g, n, out, w) {
         return None;
     }
     Some((0, out))

@@ -178,7 +178,7 @@ fn without(m: &Mono, part: &Mono) -> Option<Mono> {
 /// The atoms two monomials share (as multisets).
 fn shared(a: &Mono, b: &Mono) -> Mono {
     let mut rest = b.clone();
-    let mut out = Vec::new();
+    let mut out = Mono::new();
     for x in a {
         if let Some(i) = rest.iter().position(|y| y == x) {
             rest.remove(i);
@@ -260,7 +260,7 @@ fn divide(
         let node = g.mk(op, &[rn, dn]);
         if is_div {
             Some(Poly {
-                terms: vec![(vec![node], 1)],
+                terms: vec![(crate::algebra::linear::atom(node), 1)],
                 k: 0,
             })
         } else {
@@ -277,7 +277,7 @@ fn divide(
         let rn = linear::build(g, &r)?;
         let node = g.mk(op, &[rn, y]);
         Some(Poly {
-            terms: vec![(vec![node], 1)],
+            terms: vec![(crate::algebra::linear::atom(node), 1)],
             k: 0,
         })
     };

@@ -313,6 +313,8 @@ pub fn resolve_ty(t: Ty, types: &[Option<DType>]) -> DType {
 /// variable.
 #[derive(Clone, Debug)]
 pub struct Binding {
-    pub nodes: Vec<Option<NodeId>>,
-    pub types: Vec<Option<DType>>,
+    // Inline: a binding is made for every rule tried at a node, and rules
+    // have few variables.
+    pub nodes: smallvec::SmallVec<[Option<NodeId>; 8]>,
+    pub types: smallvec::SmallVec<[Option<DType>; 4]>,
 }

@@ -383,5 +383,24 @@ pub fn holds_at(g: &Graph, rule: &Rule, b: &Binding, w: Width) -> bool {
         binding: b,
         width: w,
     };
-    holds(&mut d, guard) == Some(true)
+    // A conjunction holds exactly where every conjunct does (Kleene `and`
+    // is true only when each value and each definedness condition is), so
+    // the conjuncts are judged left to right and the first that does not
+    // hold decides: most rules tried at a node fail their first one.
+    conjuncts(guard).all(|c| holds(&mut d, c) == Some(true))
+}
+
+/// The top-level conjuncts of a guard (`a && b && c`: `a`, `b`, `c`), left
+/// to right.
+pub fn conjuncts(guard: &Guard) -> impl Iterator<Item = &Guard> {
+    let mut todo: smallvec::SmallVec<[&Guard; 8]> = smallvec::smallvec![guard];
+    std::iter::from_fn(move || loop {
+        match todo.pop()? {
+            Guard::Bin(Op::And, x, y) => {
+                todo.push(y);
+                todo.push(x);
+            }
+            c => return Some(c),
+        }
+    })
 }

@@ -15,8 +15,8 @@ use crate::meaning::interp::{self, Val};
 impl Rule {
     fn new_binding(&self) -> Binding {
         Binding {
-            nodes: vec![None; self.vars.len()],
-            types: vec![None; self.tyvars.len()],
+            nodes: smallvec::smallvec![None; self.vars.len()],
+            types: smallvec::smallvec![None; self.tyvars.len()],
         }
     }
 
@@ -226,11 +226,11 @@ fn match_pat(g: &Graph, rule: &Rule, p: &Pat, n: NodeId, b: &mut Binding, k: &mu
                 if node.op != *op || !ty_matches(*t, node.dtype, rule, b, &mut undo) {
                     false
                 } else {
-                    let src: Vec<NodeId> = node.src().to_vec();
+                    let src = node.src();
                     // Operand dtypes must agree with the pattern's too; for most
                     // ops they follow from the result, for comparisons and casts
                     // the operand patterns check them.
-                    if match_seq(g, rule, args, &src, b, k) {
+                    if match_seq(g, rule, args, src, b, k) {
                         true
                     } else if op.is_commutative() {
                         let swapped = [src[1], src[0]];

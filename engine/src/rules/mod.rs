@@ -21,6 +21,7 @@
 //! - [`parse`] and [`infer`]: reading a rule file, with type inference;
 //! - [`set`]: rule sets, the built-in set, candidate files laid over it;
 //! - [`matching`]: matching at a node and building the right side;
+//! - [`shape`]: what a node must be for a rule to match, checked first;
 //! - [`guard`]: guards, evaluated once for the engine and the verifier;
 //! - [`show`]: patterns printed back.
 
@@ -30,6 +31,7 @@ pub mod infer;
 pub mod matching;
 pub mod parse;
 pub mod set;
+pub mod shape;
 pub mod show;
 
 pub use ast::{resolve_ty, Binding, Guard, Helper, IExpr, LemmaUse, Pat, PatVar, Rule, Ty, TyVar};
