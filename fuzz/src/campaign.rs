@@ -38,7 +38,7 @@
 use crate::checks::{self, CheckConfig, Confirm, Kind, KindSet, Validator};
 use crate::confirm::{Class, Confirmation};
 use crate::corpus::{self, Entry};
-use crate::generate::{Case, Generator};
+use crate::generate::{Case, Generator, RuleSeed};
 use crate::mutate::{self, Rng, Variant};
 pub use crate::rng::mix;
 use crate::shrink;
@@ -53,6 +53,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Which generator(s) a campaign draws from.
@@ -191,6 +192,9 @@ pub struct CampaignConfig {
     /// projection); the others are generated, then skipped and counted in
     /// [`Summary::skipped`] (`tileproof bench`'s small-domain figure).
     pub domain_limit: Option<u128>,
+    /// Instances of the peer's own rules, seeds of the seeded generator
+    /// beside the suites' ([`crate::generate::SeededGenome::build_with`]).
+    pub rule_seeds: Arc<Vec<RuleSeed>>,
 }
 
 impl Default for CampaignConfig {
@@ -213,6 +217,7 @@ impl Default for CampaignConfig {
             variants: true,
             batch: 64,
             domain_limit: None,
+            rule_seeds: Arc::default(),
         }
     }
 }
@@ -978,7 +983,7 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
     };
     let profile = subject.profile();
     let case = match checks::catch(|| {
-        let mut c = Case::from_seed(generator, case_seed);
+        let mut c = Case::from_seed_with(generator, case_seed, &cfg.rule_seeds);
         if !profile.covers(&c.graph, &c.roots) {
             (c.graph, c.roots) = profile.project(&c.graph, &c.roots);
         }

@@ -28,6 +28,7 @@
 use crate::backend::{ReproducerSpec, Run};
 use crate::campaign::prepare_finding;
 use crate::checks::{self, CheckConfig, Confirm, Kind, Validator};
+use crate::generate::RuleSeed;
 use crate::peer::{from_tree, Peer};
 use crate::subject::{shell_quote, Answer, Profile, Refusal, Subject};
 use engine::dtype::DType;
@@ -266,6 +267,28 @@ pub fn instances(
         for (k, n) in f {
             out.failures.insert(k.clone(), n.as_u64().unwrap_or(1));
         }
+    }
+    Ok(out)
+}
+
+/// Seeds for a campaign's seeded generator: up to `per_rule` instances of
+/// each of `rules` that can be instantiated, from the default pools. A rule
+/// whose instances the adapter cannot build gives none (it is reported by
+/// `prove --simplifier`, not here); a failed request fails the whole.
+pub fn rule_seeds(
+    peer: &Peer,
+    rules: &[PeerRule],
+    per_rule: usize,
+    seed: u64,
+) -> Result<Vec<RuleSeed>, RulesError> {
+    let pools = Pools::default();
+    let mut out = Vec::new();
+    for r in rules.iter().filter(|r| r.not_instantiable.is_none()) {
+        let inst = instances(peer, &r.name, &pools, per_rule, seed)?;
+        out.extend(inst.programs.into_iter().map(|program| RuleSeed {
+            rule: r.name.clone(),
+            program,
+        }));
     }
     Ok(out)
 }

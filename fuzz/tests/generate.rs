@@ -726,3 +726,32 @@ fn case_text_parses_back_to_the_same_program() {
         }
     }
 }
+
+#[test]
+fn a_peers_rule_instances_seed_half_of_the_seeded_cases() {
+    let p = engine::parse::parse_program("var x in [0, 100]\nexpr (x & 7) // 4\n").unwrap();
+    let seeds = vec![RuleSeed {
+        rule: "peer.rule.0".into(),
+        program: p,
+    }];
+    let (mut from_rule, mut from_suites) = (0, 0);
+    for k in 0..200u32 {
+        let genome = SeededGenome {
+            seed: k,
+            other: k,
+            edits: Vec::new(),
+        };
+        let c = genome.build_with(&seeds);
+        if c.description.contains("rule peer.rule.0") {
+            from_rule += 1;
+            // Without edits, the case is the instance itself.
+            let text = engine::print::expr(&c.graph, c.roots[0]);
+            assert!(text.contains("& 7"), "{text}");
+        } else {
+            from_suites += 1;
+        }
+        // Without rule seeds, every case starts from a suite.
+        assert!(!genome.build().description.contains("rule "));
+    }
+    assert_eq!((from_rule, from_suites), (100, 100));
+}

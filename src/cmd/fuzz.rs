@@ -58,6 +58,11 @@ pub struct Args {
     /// their rules' conditions), both (tiled and expr) or all.
     #[arg(long, default_value = "all", value_name = "GEN")]
     pub generator: GeneratorChoice,
+    /// Against a peer that lists its own rules (`prove --simplifier`):
+    /// instances of each of its rules the seeded generator starts from, half
+    /// of its cases, beside the suites' (0: the suites only).
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub rule_seeds: usize,
     /// Where findings are written (default: corpus/, or corpus/peers/NAME
     /// for a peer).
     #[arg(long, value_name = "DIR")]
@@ -159,7 +164,30 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
         // Each worker waits on its adapter: as many workers as adapters.
         jobs = jobs.max(p.processes());
     }
+    // The peer's own rules, instantiated, seed the seeded generator.
+    let seeded = matches!(
+        a.generator,
+        GeneratorChoice::All | GeneratorChoice::One(fuzz::generate::Generator::Seeded)
+    );
+    let rule_seeds = match &under {
+        Under::Peer(p) if p.has_rules() && seeded && a.rule_seeds > 0 => {
+            let rules = fuzz::peer_rules::list(p)?;
+            let seeds = fuzz::peer_rules::rule_seeds(p, &rules, a.rule_seeds, seed)?;
+            eprintln!(
+                "tileproof fuzz: {} of the peer's rules seed the seeded generator ({})",
+                seeds
+                    .iter()
+                    .map(|s| &s.rule)
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len(),
+                count(seeds.len(), "instance")
+            );
+            seeds
+        }
+        _ => Vec::new(),
+    };
     let cfg = CampaignConfig {
+        rule_seeds: std::sync::Arc::new(rule_seeds),
         seed,
         shard: a.shard.unwrap_or(Shard::WHOLE),
         generator: a.generator,
@@ -217,8 +245,24 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
         );
     }
 
-    // Of a peer's rules, those an input tileproof can express can match.
+    // Of a peer's rules, those an input tileproof can express can match:
+    // measured when the rules were instantiated (an instance the peer's
+    // input language accepts, or it fired), else as the adapter says.
     let reachable: Option<Vec<bool>> = match &under {
+        Under::Peer(p) if !cfg.rule_seeds.is_empty() => {
+            let profile = p.profile();
+            Some(
+                (p.rule_names().iter().zip(&s.rule_counts))
+                    .map(|(n, &fired)| {
+                        fired > 0
+                            || cfg.rule_seeds.iter().any(|s| {
+                                &s.rule == n
+                                    && profile.covers(&s.program.graph, &s.program.outputs)
+                            })
+                    })
+                    .collect(),
+            )
+        }
         Under::Peer(p) if !p.rule_reachable().is_empty() => Some(p.rule_reachable().to_vec()),
         _ => None,
     };
@@ -227,16 +271,21 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
         if let Some(r) = &reachable {
             j["rules_reachable"] = json!(r.iter().filter(|&&x| x).count());
             j["rules_reachable_covered"] = json!(reachable_fired(&s, r));
+            j["rules_reachable_never_fired"] = json!(reachable_never_fired(&s, r));
         }
         say!("{j}");
     } else {
         print_summary(&s, check_width);
         if let Some(r) = &reachable {
             say!(
-                "  of the {} rules an input tileproof can express can match (`tileproof prove --simplifier` lists the others and why): {} fired",
+                "  of the {} rules an input tileproof can express can match (one of their instances is in the peer's input language; `tileproof prove --simplifier` lists the others and why): {} fired",
                 r.iter().filter(|&&x| x).count(),
                 reachable_fired(&s, r)
             );
+            let never = reachable_never_fired(&s, r);
+            if !never.is_empty() {
+                say!("  of those, never fired: {}", never.join(", "));
+            }
         }
     }
     // A finding that could not be written is printed whole, on stdout, and
@@ -267,6 +316,14 @@ fn reachable_fired(s: &campaign::Summary, reachable: &[bool]) -> usize {
         .zip(reachable)
         .filter(|&(&c, &r)| r && c > 0)
         .count()
+}
+
+/// The rules marked reachable that never fired, by name.
+fn reachable_never_fired(s: &campaign::Summary, reachable: &[bool]) -> Vec<String> {
+    (s.rule_names.iter().zip(&s.rule_counts).zip(reachable))
+        .filter(|&((_, &c), &r)| r && c == 0)
+        .map(|((n, _), _)| n.clone())
+        .collect()
 }
 
 /// A directory name for a peer's findings: its name without the version

@@ -142,6 +142,12 @@ impl Case {
         build(&Genome::from_seed(generator, seed))
     }
 
+    /// [`Case::from_seed`] with a peer's rule instances among the seeded
+    /// generator's seeds ([`SeededGenome::build_with`]).
+    pub fn from_seed_with(generator: Generator, seed: u64, rule_seeds: &[RuleSeed]) -> Case {
+        build_with(&Genome::from_seed(generator, seed), rule_seeds)
+    }
+
     /// The case `bytes` decode to (the libFuzzer entry point). Never panics;
     /// bytes that run out decode as the smallest choices.
     pub fn from_bytes(generator: Generator, bytes: &[u8]) -> Case {
@@ -238,11 +244,17 @@ impl Genome {
 
 /// Builds the case a genome describes. Total: any genome value builds.
 pub fn build(genome: &Genome) -> Case {
+    build_with(genome, &[])
+}
+
+/// [`build`] with a peer's rule instances among the seeded generator's
+/// seeds.
+pub fn build_with(genome: &Genome, rule_seeds: &[RuleSeed]) -> Case {
     match genome {
         Genome::Tiled(t) => t.build(),
         Genome::Expr(e) => e.build(),
         Genome::SplitSum(s) => s.build(),
-        Genome::Seeded(s) => s.build(),
+        Genome::Seeded(s) => s.build_with(rule_seeds),
     }
 }
 

@@ -27,6 +27,7 @@ use crate::mutate::rebuild;
 use crate::suite;
 use arbitrary::{Arbitrary, Unstructured};
 use engine::ir::{DType, Graph, NodeId, Op};
+use engine::parse::Program;
 use engine::op::{Class, Family as F};
 
 /// Most edits applied to a seed.
@@ -90,13 +91,48 @@ const EXTREMES: [i64; 12] = [
     2,
 ];
 
+/// An instance of a peer's own rule (`tileproof_peer` protocol's
+/// `instances`): a seed as good as a suite case, since it is exactly the
+/// shape the rule was written for.
+#[derive(Clone)]
+pub struct RuleSeed {
+    /// The peer's name for the rule.
+    pub rule: String,
+    pub program: Program,
+}
+
+impl std::fmt::Debug for RuleSeed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let roots: Vec<String> = (self.program.outputs.iter())
+            .map(|&r| engine::print::expr(&self.program.graph, r))
+            .collect();
+        write!(f, "RuleSeed({}: {})", self.rule, roots.join(", "))
+    }
+}
+
 impl SeededGenome {
     /// Builds the case: the seed, then each edit that applies (an edit that
     /// does not apply, or would not type, is skipped).
     pub fn build(&self) -> Case {
+        self.build_with(&[])
+    }
+
+    /// [`SeededGenome::build`] with `rule_seeds` in the pool: when there are
+    /// any, an odd `seed` picks one of them (half the cases start from the
+    /// peer's own rules, the other half from the suites).
+    pub fn build_with(&self, rule_seeds: &[RuleSeed]) -> Case {
         let seeds = suite::seeds();
-        let (suite_name, name, seed) = &seeds[self.seed as usize % seeds.len()];
-        let (_, other_name, other) = &seeds[self.other as usize % seeds.len()];
+        let pick = |i: u32| -> (String, &Program) {
+            if !rule_seeds.is_empty() && i % 2 == 1 {
+                let r = &rule_seeds[(i / 2) as usize % rule_seeds.len()];
+                (format!("rule {}", r.rule), &r.program)
+            } else {
+                let (suite_name, name, p) = &seeds[i as usize % seeds.len()];
+                (format!("{suite_name} {name}"), p)
+            }
+        };
+        let (seed_name, seed) = pick(self.seed);
+        let (other_name, other) = pick(self.other);
         let mut g = seed.graph.clone();
         let mut roots = seed.outputs.clone();
         let mut done = Vec::new();
@@ -114,7 +150,7 @@ impl SeededGenome {
         };
         Case {
             description: format!(
-                "generator seeded: {suite_name} {name}{spliced}; edits: {}",
+                "generator seeded: {seed_name}{spliced}; edits: {}",
                 if done.is_empty() {
                     "none".to_string()
                 } else {
