@@ -138,7 +138,7 @@ fn normalize(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     let mut out = quotient::build(g, &acc.finish(g)?, n, w)?;
     if let Some(before) = before.filter(|_| moved) {
         if let Some(kept) = before.finish(g).and_then(|p| quotient::build(g, &p, n, w)) {
-            if minmax::size(g, kept) < minmax::size(g, out) {
+            if g.size(kept) < g.size(out) {
                 out = kept;
             }
         }
