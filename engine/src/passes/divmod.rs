@@ -3,8 +3,9 @@
 //!
 //! At a node `x OP y` (OP one of `/ % // mod`, dtype `index`), the numerator
 //! is read as a linear form `x = sum f_i * t_i + k` (flattening `+`, `-`,
-//! negation and multiplication by a constant) and the eight sub-rules are
-//! tried in order; the first that produces a result wins:
+//! negation and multiplication by a constant; a product of non-constants is
+//! one term t_i: [`crate::algebra::linear::read_shallow`]) and the eight
+//! sub-rules are tried in order; the first that produces a result wins:
 //!
 //! | # | rule | fires on |
 //! |---|------|----------|
