@@ -135,6 +135,29 @@ impl Poly {
     pub fn coef_gcd(&self) -> i128 {
         self.terms.iter().fold(0, |a, t| gcd(a, t.1))
     }
+
+    /// The terms as (node, coefficient), for a poly whose monomials are one
+    /// atom each ([`read_shallow`]'s).
+    pub fn atoms(&self) -> impl Iterator<Item = (NodeId, i128)> + '_ {
+        self.terms.iter().map(|(m, c)| {
+            debug_assert_eq!(m.len(), 1, "a shallow read's monomial");
+            (m[0], *c)
+        })
+    }
+
+    /// The same monomials with coefficients `f(i, c_i)` (`i` the term's
+    /// index), those that become 0 dropped (the order stays canonical), and
+    /// the constant `k`.
+    pub fn map_coefs(&self, k: i128, mut f: impl FnMut(usize, i128) -> i128) -> Poly {
+        let terms = self
+            .terms
+            .iter()
+            .enumerate()
+            .map(|(i, (m, c))| (m.clone(), f(i, *c)))
+            .filter(|t| t.1 != 0)
+            .collect();
+        Poly { terms, k }
+    }
 }
 
 fn fits64(v: i128) -> bool {
@@ -203,6 +226,15 @@ pub fn read(g: &Graph, root: NodeId) -> Option<Poly> {
 /// Reads an `index` expression into an [`Acc`], to be added to.
 pub fn read_acc(g: &Graph, root: NodeId) -> Option<Acc> {
     read_at(g, root, 0)
+}
+
+/// [`read`] without expanding products: a product of two non-constants is
+/// one atom, so every monomial is one node ([`Poly::atoms`]). The division
+/// rules read this way: they match a term by the node it is (`x*(n+1)` is
+/// a multiple of the divisor `n+1`, which the expanded `x*n + x` hides) and
+/// judge its range as that node's.
+pub fn read_shallow(g: &Graph, root: NodeId) -> Option<Poly> {
+    read_at(g, root, PRODUCT_DEPTH)?.finish(g)
 }
 
 /// The linear form of `root`, unfinished. The sub-graph of sums, products

@@ -3,8 +3,9 @@
 //!
 //! At a node `x OP y` (OP one of `/ % // mod`, dtype `index`), the numerator
 //! is read as a linear form `x = sum f_i * t_i + k` (flattening `+`, `-`,
-//! negation and multiplication by a constant) and the eight sub-rules are
-//! tried in order; the first that produces a result wins:
+//! negation and multiplication by a constant; a product of non-constants is
+//! one term t_i: [`crate::algebra::linear::read_shallow`]) and the eight
+//! sub-rules are tried in order; the first that produces a result wins:
 //!
 //! | # | rule | fires on |
 //! |---|------|----------|
@@ -33,11 +34,12 @@
 //!   check every pass makes, does that with exact interval arithmetic, not
 //!   the clamped node ranges.
 
-use crate::algebra::defined::{self, fits_new};
-use crate::algebra::linear::cnst;
+use crate::algebra::defined::{fits_new, rng};
+use crate::algebra::linear::{build, cnst, mono_range, read_shallow, terms_range, Acc, Poly};
 use crate::ir::arith::{div_floor, exact, gcd, mod_floor};
 use crate::ir::dtype::Width;
 use crate::ir::op::Family;
+use crate::ir::ranges::Range;
 use crate::ir::{DType, Graph, NodeId, Op};
 
 /// The sub-rule names, in priority order; [`fold_divmod_general`] returns
@@ -63,104 +65,11 @@ fn divide(fam: Family, is_div: bool, a: i128, b: i128) -> Option<i128> {
     exact(op, a, b)
 }
 
-/// `x = sum f_i * t_i + k`, terms distinct, coefficients non-zero.
-#[derive(Clone, Debug, Default)]
-struct Lin {
-    terms: Vec<(NodeId, i128)>,
-    k: i128,
-}
-
-impl Lin {
-    /// Reads `x` as a linear form; `None` if a coefficient leaves 64 bits.
-    fn of(g: &Graph, x: NodeId) -> Option<Lin> {
-        let mut lin = Lin::default();
-        lin.add(g, x, 1)?;
-        lin.terms.retain(|t| t.1 != 0);
-        Some(lin)
-    }
-
-    fn add(&mut self, g: &Graph, x: NodeId, scale: i128) -> Option<()> {
-        let n = g.node(x);
-        let s = n.src();
-        match n.op {
-            Op::Const(c) => self.k = fit64(self.k + scale * c as i128)?,
-            Op::Add => {
-                self.add(g, s[0], scale)?;
-                self.add(g, s[1], scale)?;
-            }
-            Op::Sub => {
-                self.add(g, s[0], scale)?;
-                self.add(g, s[1], -scale)?;
-            }
-            Op::Neg => self.add(g, s[0], -scale)?,
-            Op::Mul => match (g.node(s[0]).as_const(), g.node(s[1]).as_const()) {
-                (_, Some(c)) => self.add(g, s[0], fit64(scale * c as i128)?)?,
-                (Some(c), _) => self.add(g, s[1], fit64(scale * c as i128)?)?,
-                _ => self.term(x, scale)?,
-            },
-            _ => self.term(x, scale)?,
-        }
-        Some(())
-    }
-
-    fn term(&mut self, t: NodeId, f: i128) -> Option<()> {
-        match self.terms.iter_mut().find(|e| e.0 == t) {
-            Some(e) => e.1 = fit64(e.1 + f)?,
-            None => self.terms.push((t, f)),
-        }
-        Some(())
-    }
-}
-
-fn fit64(v: i128) -> Option<i128> {
-    (i64::MIN as i128 <= v && v <= i64::MAX as i128).then_some(v)
-}
-
-/// A node's range at width `w` ([`defined::rng`]) as bounds; `None` when
-/// empty.
-fn rng(g: &Graph, id: NodeId, w: Width) -> Option<(i128, i128)> {
-    let r = defined::rng(g, id, w);
-    (!r.is_empty()).then_some((r.lo, r.hi))
-}
-
-/// The range of `sum f_i * t_i + k` by interval arithmetic.
-fn lin_range(g: &Graph, terms: &[(NodeId, i128)], k: i128, w: Width) -> Option<(i128, i128)> {
-    let (mut lo, mut hi) = (k, k);
-    for &(t, f) in terms {
-        let (a, b) = rng(g, t, w)?;
-        let (p, q) = (a.checked_mul(f)?, b.checked_mul(f)?);
-        lo = lo.checked_add(p.min(q))?;
-        hi = hi.checked_add(p.max(q))?;
-    }
-    Some((lo, hi))
-}
-
-/// Builds `sum f_i * t_i + k`.
-fn build_lin(g: &mut Graph, terms: &[(NodeId, i128)], k: i128) -> Option<NodeId> {
-    let mut sum: Option<NodeId> = None;
-    for &(t, f) in terms {
-        if f == 0 {
-            continue;
-        }
-        let term = if f == 1 {
-            t
-        } else {
-            let c = cnst(g, f)?;
-            g.mk(Op::Mul, &[t, c])
-        };
-        sum = Some(match sum {
-            None => term,
-            Some(s) => g.mk(Op::Add, &[s, term]),
-        });
-    }
-    Some(match sum {
-        None => cnst(g, k)?,
-        Some(s) if k == 0 => s,
-        Some(s) => {
-            let c = cnst(g, k)?;
-            g.mk(Op::Add, &[s, c])
-        }
-    })
+/// A node's range at width `w` ([`rng`]); `None` when it never has a
+/// value.
+fn range(g: &Graph, id: NodeId, w: Width) -> Option<Range> {
+    let r = rng(g, id, w);
+    (!r.is_empty()).then_some(r)
 }
 
 /// Tries the eight rules at `n`; the first that fires gives `(rule index
@@ -188,10 +97,10 @@ pub fn fold_divmod_general(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize,
         x,
         y,
         w,
-        xr: rng(g, x, w)?,
-        yr: rng(g, y, w)?,
+        xr: range(g, x, w)?,
+        yr: range(g, y, w)?,
         c: g.node(y).as_const().map(|c| c as i128),
-        lin: Lin::of(g, x)?,
+        lin: read_shallow(g, x)?,
     };
     type RuleFn = fn(&Ctx, &mut Graph) -> Option<NodeId>;
     const FNS: [RuleFn; 8] = [
@@ -222,11 +131,12 @@ struct Ctx {
     y: NodeId,
     w: Width,
     /// Ranges of x and y at W.
-    xr: (i128, i128),
-    yr: (i128, i128),
+    xr: Range,
+    yr: Range,
     /// y's value when it is a constant.
     c: Option<i128>,
-    lin: Lin,
+    /// x as a sum of terms, a product of non-constants one term.
+    lin: Poly,
 }
 
 impl Ctx {
@@ -242,7 +152,7 @@ impl Ctx {
     /// The truncating family needs a non-negative numerator (there it
     /// agrees with floor division, for which the identities hold).
     fn sign_ok(&self) -> bool {
-        self.fam == Family::Floor || self.xr.0 >= 0
+        self.fam == Family::Floor || self.xr.lo >= 0
     }
 
     /// A positive constant divisor.
@@ -251,7 +161,7 @@ impl Ctx {
     }
 
     fn non_neg(&self, g: &Graph, id: NodeId) -> bool {
-        self.fam == Family::Floor || rng(g, id, self.w).is_some_and(|r| r.0 >= 0)
+        self.fam == Family::Floor || range(g, id, self.w).is_some_and(|r| r.lo >= 0)
     }
 }
 
@@ -259,7 +169,7 @@ impl Ctx {
 /// either family is monotone in x, and in y on a fixed-sign y, so the four
 /// corners bound it): DIV -> q, MOD -> x - y*q (x == y*q + rem exactly).
 fn cancel_divmod(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
-    let ((xl, xh), (yl, yh)) = (cx.xr, cx.yr);
+    let ((xl, xh), (yl, yh)) = ((cx.xr.lo, cx.xr.hi), (cx.yr.lo, cx.yr.hi));
     if yl.checked_mul(yh)? <= 0 {
         return None;
     }
@@ -295,11 +205,11 @@ fn remove_nested_mod(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
         return None;
     }
     let mut changed = false;
-    let mut new = Lin {
-        terms: Vec::new(),
+    let mut new = Acc {
         k: cx.lin.k,
+        ..Acc::default()
     };
-    for &(t, f) in &cx.lin.terms {
+    for (t, f) in cx.lin.atoms() {
         let tn = g.node(t);
         let inner = match tn.op {
             Op::Rem | Op::Mod => match g.node(tn.src()[1]).as_const() {
@@ -309,18 +219,18 @@ fn remove_nested_mod(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
             _ => None,
         };
         match inner {
+            // Its terms join the sum's: `(a + b) % 8 + a` is `2*a + b`.
             Some(a) => {
                 changed = true;
-                new.term(a, f)?;
+                new.add_poly(&read_shallow(g, a)?, f)?;
             }
-            None => new.term(t, f)?,
+            None => new.add_atom(t, f)?,
         }
     }
-    new.terms.retain(|t| t.1 != 0);
     if !changed {
         return None;
     }
-    let nx = build_lin(g, &new.terms, new.k)?;
+    let nx = build(g, &new.finish(g)?)?;
     if !cx.non_neg(g, nx) {
         return None;
     }
@@ -332,10 +242,10 @@ fn remove_nested_mod(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
 /// the line through them (exact for either family, any constant divisor).
 fn fold_binary_numerator(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
     let c = cx.c.filter(|&c| c != 0)?;
-    let [(t, f)] = cx.lin.terms[..] else {
+    let [(ref m, f)] = cx.lin.terms[..] else {
         return None;
     };
-    let (lo, hi) = rng(g, t, cx.w)?;
+    let Range { lo, hi } = mono_range(g, m, cx.w)?;
     if hi - lo != 1 {
         return None;
     }
@@ -349,7 +259,10 @@ fn fold_binary_numerator(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
     };
     let (y1, y2) = (at(lo)?, at(hi)?);
     let d = y2 - y1;
-    build_lin(g, &[(t, d)], y1.checked_sub(d.checked_mul(lo)?)?)
+    let line = cx
+        .lin
+        .map_coefs(y1.checked_sub(d.checked_mul(lo)?)?, |_, _| d);
+    build(g, &line)
 }
 
 /// The centered residue of f modulo c > 0: r == f (mod c), |r| <= c/2, the
@@ -385,29 +298,20 @@ fn fold_divmod_congruence(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
                 rs[i] -= c;
             }
         }
-        let rem_terms: Vec<(NodeId, i128)> = cx
-            .lin
-            .terms
-            .iter()
-            .zip(&rs)
-            .map(|(&(t, _), &r)| (t, r))
-            .collect();
-        let (lo, hi) = lin_range(g, &rem_terms, kr, cx.w)?;
-        let b = div_floor(lo, c)?;
-        if div_floor(hi, c)? != b {
+        let mut rem = cx.lin.map_coefs(kr, |i, _| rs[i]);
+        let r = terms_range(g, &rem.terms, rem.k, cx.w)?;
+        let b = div_floor(r.lo, c)?;
+        if div_floor(r.hi, c)? != b {
             continue;
         }
         return if cx.is_div {
-            let q_terms: Vec<(NodeId, i128)> = cx
+            let quo = cx
                 .lin
-                .terms
-                .iter()
-                .zip(&rs)
-                .map(|(&(t, f), &r)| (t, (f - r) / c))
-                .collect();
-            build_lin(g, &q_terms, (cx.lin.k - kr) / c + b)
+                .map_coefs((cx.lin.k - kr) / c + b, |i, f| (f - rs[i]) / c);
+            build(g, &quo)
         } else {
-            build_lin(g, &rem_terms, kr - b * c)
+            rem.k = kr - b * c;
+            build(g, &rem)
         };
     }
     None
@@ -444,15 +348,19 @@ fn gcd_with_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
     cands.sort_unstable_by(|a, b| b.cmp(a));
     cands.dedup();
     for gg in cands {
-        let (xs, rs): (Vec<(NodeId, i128)>, Vec<(NodeId, i128)>) =
-            cx.lin.terms.iter().partition(|t| t.1 % gg == 0);
-        let (lo, hi) = lin_range(g, &rs, cx.lin.k, cx.w)?;
-        let m = div_floor(lo, gg)?;
-        if div_floor(hi, gg)? != m {
+        // x = gg*X + R: the terms gg divides, and the rest with the constant.
+        let mut rs = cx
+            .lin
+            .map_coefs(cx.lin.k, |_, f| if f % gg == 0 { 0 } else { f });
+        let r = terms_range(g, &rs.terms, rs.k, cx.w)?;
+        let m = div_floor(r.lo, gg)?;
+        if div_floor(r.hi, gg)? != m {
             continue;
         }
-        let terms: Vec<(NodeId, i128)> = xs.iter().map(|&(t, f)| (t, f / gg)).collect();
-        let nx = build_lin(g, &terms, m)?;
+        let xs = cx
+            .lin
+            .map_coefs(m, |_, f| if f % gg == 0 { f / gg } else { 0 });
+        let nx = build(g, &xs)?;
         if !cx.non_neg(g, nx) {
             continue;
         }
@@ -463,7 +371,8 @@ fn gcd_with_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
         }
         let gn = cnst(g, gg)?;
         let scaled = g.mk(Op::Mul, &[q, gn]);
-        let r = build_lin(g, &rs, cx.lin.k.checked_sub(m.checked_mul(gg)?)?)?;
+        rs.k = cx.lin.k.checked_sub(m.checked_mul(gg)?)?;
+        let r = build(g, &rs)?;
         if g.node(r).as_const() == Some(0) {
             return Some(scaled);
         }
@@ -477,18 +386,16 @@ fn gcd_with_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
 /// (X % Y) * g, in either family and for any signs (g > 0). Where the
 /// divisor is 0, so is Y, and the source is undefined too.
 fn divide_by_gcd(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
-    let ylin = Lin::of(g, cx.y)?;
-    let mut gg = gcd(cx.lin.k, ylin.k);
-    for &(_, f) in cx.lin.terms.iter().chain(&ylin.terms) {
-        gg = gcd(gg, f);
-    }
+    let ylin = read_shallow(g, cx.y)?;
+    let gg = gcd(
+        gcd(cx.lin.k, ylin.k),
+        gcd(cx.lin.coef_gcd(), ylin.coef_gcd()),
+    );
     if gg <= 1 {
         return None;
     }
-    let div =
-        |l: &Lin| -> Vec<(NodeId, i128)> { l.terms.iter().map(|&(t, f)| (t, f / gg)).collect() };
-    let nx = build_lin(g, &div(&cx.lin), cx.lin.k / gg)?;
-    let ny = build_lin(g, &div(&ylin), ylin.k / gg)?;
+    let nx = build(g, &cx.lin.map_coefs(cx.lin.k / gg, |_, f| f / gg))?;
+    let ny = build(g, &ylin.map_coefs(ylin.k / gg, |_, f| f / gg))?;
     let q = g.mk(cx.op(), &[nx, ny]);
     if cx.is_div {
         Some(q)
@@ -510,12 +417,7 @@ fn factor_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
     if !cx.sign_ok() {
         return None;
     }
-    let mut quo: Vec<(NodeId, i128)> = Vec::new();
-    let mut qk: i128 = 0;
-    let mut rem: Vec<(NodeId, i128)> = Vec::new();
-    let mut rk: i128 = cx.lin.k;
-    let mut changed = false;
-    match cx.c {
+    let (quo, rem) = match cx.c {
         Some(c) => {
             if c <= 0 {
                 return None;
@@ -527,36 +429,40 @@ fn factor_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
                 let whole = r == 0 || !cx.is_div;
                 (q != 0 && r.abs() < f.abs() && whole).then_some((q, r))
             };
-            for &(t, f) in &cx.lin.terms {
-                match split(f) {
-                    Some((q, r)) => {
-                        changed = true;
-                        quo.push((t, q));
-                        rem.push((t, r));
-                    }
-                    None => rem.push((t, f)),
-                }
-            }
+            let parts: Vec<Option<(i128, i128)>> =
+                cx.lin.terms.iter().map(|t| split(t.1)).collect();
+            let mut changed = parts.iter().any(Option::is_some);
+            let mut quo = cx.lin.map_coefs(0, |i, _| parts[i].map_or(0, |p| p.0));
+            let mut rem = cx
+                .lin
+                .map_coefs(cx.lin.k, |i, f| parts[i].map_or(f, |p| p.1));
             // A constant leaves a remainder by its multiples of c, a
             // quotient when it is one.
-            match split(rk) {
+            match split(rem.k) {
                 Some((_, r)) if !cx.is_div => {
                     changed = true;
-                    rk = r;
+                    rem.k = r;
                 }
                 Some((q, 0)) => {
                     changed = true;
-                    qk = q;
-                    rk = 0;
+                    quo.k = q;
+                    rem.k = 0;
                 }
                 _ => {}
             }
-        }
-        None => {
-            if cx.fam == Family::Trunc && cx.yr.0 <= 0 {
+            if !changed {
                 return None;
             }
-            for &(t, f) in &cx.lin.terms {
+            (quo, rem)
+        }
+        None => {
+            if cx.fam == Family::Trunc && cx.yr.lo <= 0 {
+                return None;
+            }
+            // The terms y*o leave as o (y itself as 1); the rest remain.
+            let mut quo = Acc::default();
+            let mut left: Vec<bool> = Vec::with_capacity(cx.lin.terms.len());
+            for (t, f) in cx.lin.atoms() {
                 let tn = g.node(t);
                 let other = if t == cx.y {
                     None
@@ -565,31 +471,34 @@ fn factor_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
                 } else if tn.op == Op::Mul && tn.src()[1] == cx.y {
                     Some(tn.src()[0])
                 } else {
-                    rem.push((t, f));
+                    left.push(true);
                     continue;
                 };
-                changed = true;
+                left.push(false);
                 match other {
-                    None => qk += f,
-                    Some(o) => quo.push((o, f)),
+                    None => quo.k = quo.k.checked_add(f)?,
+                    Some(o) => quo.add_poly(&read_shallow(g, o)?, f)?,
                 }
             }
+            if left.iter().all(|&l| l) {
+                return None;
+            }
+            (
+                quo.finish(g)?,
+                cx.lin
+                    .map_coefs(cx.lin.k, |i, f| if left[i] { f } else { 0 }),
+            )
         }
-    }
-    rem.retain(|t| t.1 != 0);
-    quo.retain(|t| t.1 != 0);
-    if !changed {
-        return None;
-    }
-    let r = build_lin(g, &rem, rk)?;
+    };
+    let r = build(g, &rem)?;
     if !cx.non_neg(g, r) {
         return None;
     }
     let out = g.mk(cx.op(), &[r, cx.y]);
-    if !cx.is_div || (quo.is_empty() && qk == 0) {
+    if !cx.is_div || quo == Poly::default() {
         return Some(out);
     }
-    let q = build_lin(g, &quo, qk)?;
+    let q = build(g, &quo)?;
     Some(g.mk(Op::Add, &[out, q]))
 }
 
@@ -610,7 +519,7 @@ fn nest_div_by_smallest_factor(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
         .lin
         .terms
         .iter()
-        .map(|&(_, f)| f.abs())
+        .map(|t| t.1.abs())
         .filter(|&f| f > 1 && f < c && c % f == 0)
         .collect();
     factors.sort_unstable();
@@ -620,19 +529,14 @@ fn nest_div_by_smallest_factor(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
         let low = if cx.is_div {
             None
         } else {
-            let terms: Vec<(NodeId, i128)> = cx
+            let low = cx
                 .lin
-                .terms
-                .iter()
-                .map(|&(t, fi)| (t, fi.rem_euclid(f)))
-                .filter(|t| t.1 != 0)
-                .collect();
-            let kb = cx.lin.k.rem_euclid(f);
-            let (lo, hi) = lin_range(g, &terms, kb, cx.w)?;
-            if lo < 0 || hi >= f {
+                .map_coefs(cx.lin.k.rem_euclid(f), |_, fi| fi.rem_euclid(f));
+            let r = terms_range(g, &low.terms, low.k, cx.w)?;
+            if r.lo < 0 || r.hi >= f {
                 continue;
             }
-            Some((terms, kb))
+            Some(low)
         };
         let fnode = cnst(g, f)?;
         let inner = g.mk(cx.fam.quotient(), &[cx.x, fnode]);
@@ -651,10 +555,10 @@ fn nest_div_by_smallest_factor(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
         let d = cnst(g, c / f)?;
         return match low {
             None => Some(g.mk(cx.op(), &[m, d])),
-            Some((terms, kb)) => {
+            Some(low) => {
                 let hi = g.mk(cx.op(), &[m, d]);
                 let hi = g.mk(Op::Mul, &[hi, fnode]);
-                let b = build_lin(g, &terms, kb)?;
+                let b = build(g, &low)?;
                 if g.node(b).as_const() == Some(0) {
                     Some(hi)
                 } else {
