@@ -377,6 +377,9 @@ fn bench_campaign(seconds: f64, jobs: Option<usize>) {
 /// corpus) against each subject.
 fn bench_peers(simplifiers: &[String], cases: u64, jobs: Option<usize>) {
     let cfg = CampaignConfig {
+        // The tiled and expression cases, as this figure has always used:
+        // comparable across versions.
+        generator: fuzz::campaign::GeneratorChoice::Both,
         seed: BENCH_SEED,
         cases: Some(cases),
         jobs,
