@@ -187,7 +187,10 @@ pub fn validate_firings(
         let jobs: Vec<Job> = if fire.peek().is_some() {
             fire.by_ref().take(BATCH as usize).collect()
         } else {
-            let end = (next + BATCH).min(cases);
+            // A batch of BATCH cases in all, each generator's case k in
+            // turn, so that a batch (validated whole) stays small.
+            let per = (BATCH / Generator::ALL.len() as u64).max(1);
+            let end = (next + per).min(cases);
             // Case k of each generator, generators interleaved.
             let jobs = (next..end)
                 .flat_map(|k| {

@@ -256,8 +256,7 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
                     .map(|(n, &fired)| {
                         fired > 0
                             || cfg.rule_seeds.iter().any(|s| {
-                                &s.rule == n
-                                    && profile.covers(&s.program.graph, &s.program.outputs)
+                                &s.rule == n && profile.covers(&s.program.graph, &s.program.outputs)
                             })
                     })
                     .collect(),

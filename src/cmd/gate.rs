@@ -297,11 +297,14 @@ fn gate(a: Args) -> anyhow::Result<bool> {
     });
     print_firings(&firings);
 
-    // 4. Smoke campaigns, one per generator, sharing what is left.
+    // 4. Smoke campaigns, one per generator, sharing what is left; each at
+    // least a sixth of its even share, so that firings that ran long cannot
+    // leave a campaign with no case (--budget still cuts them).
     let mut campaigns = Vec::new();
+    let n = Generator::ALL.len() as u32;
     for (i, g) in Generator::ALL.iter().enumerate() {
         let left_here = deadline.saturating_duration_since(Instant::now());
-        let share = left_here / (Generator::ALL.len() - i) as u32;
+        let share = (left_here / (n - i as u32)).max(budget * 2 / (3 * n * 6));
         if out_of_budget() {
             unreached.push(format!("the {g} campaign did not run"));
             continue;

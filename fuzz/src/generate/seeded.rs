@@ -27,8 +27,8 @@ use crate::mutate::rebuild;
 use crate::suite;
 use arbitrary::{Arbitrary, Unstructured};
 use engine::ir::{DType, Graph, NodeId, Op};
-use engine::parse::Program;
 use engine::op::{Class, Family as F};
+use engine::parse::Program;
 
 /// Most edits applied to a seed.
 pub const MAX_SEED_EDITS: usize = 4;
