@@ -178,7 +178,17 @@ fn prove_module(name: &str, matcher: &str) -> Output {
     let dir = scratch(name);
     let corpus = dir.join("corpus").display().to_string();
     let cmd = format!("{TINYGRAD} --module tests/peers/tinygrad_broken_rules.py:{matcher}");
-    run(&["prove", "--simplifier", &cmd, "--corpus", &corpus])
+    // Each solver call 1 s (--timeout 10): the oracle decides these
+    // small instances; SMT over unbounded integers can run to its bound.
+    run(&[
+        "prove",
+        "--simplifier",
+        &cmd,
+        "--corpus",
+        &corpus,
+        "--timeout",
+        "10",
+    ])
 }
 
 #[test]
