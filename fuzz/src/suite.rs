@@ -43,13 +43,16 @@ pub fn all() -> &'static [(&'static str, Suite)] {
 
 /// A case's input alone (its `expr` lines, no `expect` lines): a seed.
 pub fn input(c: &SuiteCase) -> Option<Program> {
-    let text: String = c
-        .body
+    parse_program(&input_text(c)).ok()
+}
+
+/// The text of a case's input alone (its `var` and `expr` lines).
+pub fn input_text(c: &SuiteCase) -> String {
+    c.body
         .lines()
         .filter(|l| !l.trim_start().starts_with("expect "))
         .map(|l| format!("{l}\n"))
-        .collect();
-    parse_program(&text).ok()
+        .collect()
 }
 
 /// Every case of every suite whose input parses, in file order, as
