@@ -71,6 +71,12 @@ pub fn walk(
     }
 }
 
+/// A method that walked every point (the JIT's, or `verify::check`'s own
+/// interpreter on a tiny domain) rather than asking the solver.
+fn by_enumeration(method: &str) -> bool {
+    method.starts_with("exhaustive")
+}
+
 /// A decision as the fuzz crate's validation: a counterexample is a
 /// failure (with its point, and whether the interpreter confirms it);
 /// unknown is neither a pass nor a finding.
@@ -85,7 +91,12 @@ pub fn validation_of(g: &Graph, r: &CheckResult) -> Validation {
         } => (
             Verdict::Counterexample,
             Some(format!(
-                "smt ({method}): {failure} at {}; {}",
+                "{}: {failure} at {}; {}",
+                if by_enumeration(method) {
+                    method.to_string()
+                } else {
+                    format!("smt ({method})")
+                },
                 engine::print::point(g, point),
                 match confirmed {
                     Ok(v) => format!("confirmed by the interpreter: {v}"),
@@ -95,7 +106,7 @@ pub fn validation_of(g: &Graph, r: &CheckResult) -> Validation {
             Some(point.iter().map(|p| p.1).collect()),
         ),
         CheckResult::Unknown { reason } => (Verdict::Unknown, Some(reason.clone()), None),
-        CheckResult::Equivalent { method } if method.starts_with("exhaustive") => (
+        CheckResult::Equivalent { method } if by_enumeration(method) => (
             Verdict::EquivalentByEnumeration,
             Some(format!("proved by {method}")),
             None,

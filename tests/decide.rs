@@ -39,7 +39,9 @@ fn an_undecided_wrong_rewrite_on_a_small_domain_is_a_counterexample_at_its_point
     assert!(v.fails);
     assert_eq!(v.verdict, Verdict::Counterexample);
     assert_eq!(v.point, Some(vec![999]));
-    assert!(v.detail.unwrap().contains("confirmed by the interpreter"));
+    let detail = v.detail.unwrap();
+    assert!(detail.starts_with("exhaustive, JIT: "), "{detail}");
+    assert!(detail.contains("confirmed by the interpreter"), "{detail}");
 }
 
 #[test]

@@ -293,6 +293,27 @@ pub fn rule_seeds(
     Ok(out)
 }
 
+/// Per rule (`names`, with its fire counts over a campaign): whether an
+/// input tileproof can express can match it, as measured: it fired, or one
+/// of its instances (`seeds`) is in the peer's input language.
+pub fn reachable(
+    names: &[String],
+    fired: &[u64],
+    seeds: &[RuleSeed],
+    profile: &Profile,
+) -> Vec<bool> {
+    names
+        .iter()
+        .zip(fired)
+        .map(|(n, &count)| {
+            count > 0
+                || seeds
+                    .iter()
+                    .any(|s| &s.rule == n && profile.covers(&s.program.graph, &s.program.outputs))
+        })
+        .collect()
+}
+
 /// One instance (`{"vars": [...], "trees": [tree]}`) as a program.
 fn instance_program(it: &Value) -> Result<Program, String> {
     let mut g = Graph::new();

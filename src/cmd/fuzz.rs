@@ -245,23 +245,13 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
         );
     }
 
-    // Of a peer's rules, those an input tileproof can express can match:
-    // measured when the rules were instantiated (an instance the peer's
-    // input language accepts, or it fired), else as the adapter says.
     let reachable: Option<Vec<bool>> = match &under {
-        Under::Peer(p) if !cfg.rule_seeds.is_empty() => {
-            let profile = p.profile();
-            Some(
-                (p.rule_names().iter().zip(&s.rule_counts))
-                    .map(|(n, &fired)| {
-                        fired > 0
-                            || cfg.rule_seeds.iter().any(|s| {
-                                &s.rule == n && profile.covers(&s.program.graph, &s.program.outputs)
-                            })
-                    })
-                    .collect(),
-            )
-        }
+        Under::Peer(p) if !cfg.rule_seeds.is_empty() => Some(fuzz::peer_rules::reachable(
+            p.rule_names(),
+            &s.rule_counts,
+            &cfg.rule_seeds,
+            p.profile(),
+        )),
         Under::Peer(p) if !p.rule_reachable().is_empty() => Some(p.rule_reachable().to_vec()),
         _ => None,
     };
