@@ -1,0 +1,14 @@
+#!/usr/bin/env python3
+"""Floods stderr (megabytes a second, no newline) from a thread, and answers every case with a line that is not JSON."""
+import sys, threading, common
+
+def flood():
+    chunk = b"x" * 65536
+    while True:
+        sys.stderr.buffer.write(chunk)
+        sys.stderr.buffer.flush()
+
+common.hello("stderr-flood")
+threading.Thread(target=flood, daemon=True).start()
+for req in common.requests():
+    common.out(b"not an answer\n")
