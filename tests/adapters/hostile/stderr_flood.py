@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Floods stderr (megabytes a second, no newline) from a thread, and answers every case with a line that is not JSON."""
-import sys, threading, common
+"""Floods stderr (megabytes a second, no newline) from a thread, and answers every case with an `error`:
+a finding that keeps the adapter running, so its stderr never stops."""
+import json, sys, threading, common
 
 def flood():
     chunk = b"x" * 65536
@@ -11,4 +12,4 @@ def flood():
 common.hello("stderr-flood")
 threading.Thread(target=flood, daemon=True).start()
 for req in common.requests():
-    common.out(b"not an answer\n")
+    common.out((json.dumps({"id": req["id"], "error": "flooding stderr"}) + "\n").encode())
