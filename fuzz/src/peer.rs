@@ -14,6 +14,13 @@
 //! A request carries the case both as text and as JSON trees; an answer may
 //! use either. Answers are built into the case's graph with the engine's
 //! typing, so an ill-typed answer is garbage, not a crash of tileproof.
+//!
+//! Whatever an adapter prints costs bounded memory and time (the limits
+//! are listed in docs/protocol.md): its lines are read as bytes up to
+//! `--peer-max-line` ([`crate::lines`]), an answer is built within a node
+//! budget ([`node_budget`]), its stderr is kept as a bounded tail, and a
+//! wait for an answer watches the process, so one that exits or closes
+//! its stdout is reported rather than waited for.
 
 use crate::backend::{self, PointRun, ReproducerSpec, Run};
 use crate::kind::Kind;
