@@ -76,13 +76,16 @@ fn campaign_cmd(name: &str, cmd: &str, extra: &[&str]) -> Outcome {
         .unwrap();
     let (status, peak_kb) = wait_with_rusage(child.id() as i32, CAMPAIGN_LIMIT);
     let output = std::fs::read_to_string(&out).unwrap_or_default();
-    Outcome {
+    let outcome = Outcome {
         status,
         peak_kb,
         findings: findings(&corpus),
         survivors: survivors(&pids),
         output,
-    }
+    };
+    // Everything a failure needs is in the outcome.
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome
 }
 
 fn campaign(adapter: &str, extra: &[&str]) -> Outcome {
