@@ -910,11 +910,14 @@ pub fn prepare_finding(
     if !checked.failed(kind) {
         // Only reachable through a nondeterministic check; say so rather
         // than write a case that claims a failure it does not show.
-        entry.message = format!("(did not fail again when re-checked) {}", entry.message);
+        entry.message = format!("{NOT_AGAIN} {}", entry.message);
     }
     entry.reproducer = corpus::reproducer(subject, &checked, &mut note);
     Prepared { entry, stats, note }
 }
+
+/// How a finding's message starts when its case passed the final check.
+const NOT_AGAIN: &str = "(did not fail again when re-checked)";
 
 /// [`prepare_finding`] for a campaign's finding.
 fn record(
@@ -950,7 +953,7 @@ fn record(
         expects: Vec::new(),
         header: Vec::new(),
     };
-    prepare_finding(
+    let mut prepared = prepare_finding(
         &program,
         kind,
         subject,
@@ -959,7 +962,15 @@ fn record(
         cfg.shrink_steps,
         origin,
         deadline,
-    )
+    );
+    // A failure that did not recur (a peer whose state spans requests: an
+    // adapter that answers twice fails the next request) keeps what it was.
+    if prepared.entry.message.starts_with(NOT_AGAIN) {
+        if let Some(f) = sub.failures.iter().find(|f| f.kind == kind) {
+            prepared.entry.message = format!("{NOT_AGAIN} when found: {}", f.message);
+        }
+    }
+    prepared
 }
 
 /// Generates and checks case `j` of the shard, and one variant of it, each

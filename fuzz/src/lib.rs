@@ -38,6 +38,7 @@ pub mod firings;
 pub mod generate;
 pub mod jit;
 pub mod kind;
+pub mod lines;
 pub mod message;
 pub mod mutate;
 pub mod oracle;

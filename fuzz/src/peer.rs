@@ -14,9 +14,17 @@
 //! A request carries the case both as text and as JSON trees; an answer may
 //! use either. Answers are built into the case's graph with the engine's
 //! typing, so an ill-typed answer is garbage, not a crash of tileproof.
+//!
+//! Whatever an adapter prints costs bounded memory and time (the limits
+//! are listed in docs/protocol.md): its lines are read as bytes up to
+//! `--peer-max-line` ([`crate::lines`]), an answer is built within a node
+//! budget ([`node_budget`]), its stderr is kept as a bounded tail, and a
+//! wait for an answer watches the process, so one that exits or closes
+//! its stdout is reported rather than waited for.
 
 use crate::backend::{self, PointRun, ReproducerSpec, Run};
 use crate::kind::Kind;
+use crate::lines::{self, BadLine, Line, Tail};
 use crate::subject::{Answer, Integers, Profile, Refusal, Subject};
 use engine::dtype::{DType, Width};
 use engine::ir::{Graph, NodeId, Op};
@@ -24,13 +32,12 @@ use engine::print;
 use engine::semantics::Partial;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use std::collections::VecDeque;
 use std::io::{self, BufRead, BufReader, Write};
-use std::process::{ChildStdin, Command, Stdio};
+use std::process::{ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The protocol version this side speaks.
 pub const PROTOCOL: u64 = 1;
@@ -44,8 +51,38 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(120);
 /// after a trap.
 pub const RUN_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// Lines of a process's standard error kept for reports.
+/// Lines of a process's standard error kept for reports, and the bytes
+/// kept of each: the rest is read and dropped, however much it writes.
 const STDERR_LINES: usize = 20;
+const STDERR_LINE_BYTES: usize = 512;
+
+/// Lines read ahead of the requests that want them: a reader that gets
+/// this far ahead waits, and so does the adapter writing to it, so an
+/// adapter that prints lines nobody asked for cannot fill memory.
+const LINES_QUEUED: usize = 4;
+
+/// How often a wait for an answer checks that the adapter is still
+/// running, and how long a line may trail its exit or the end of its
+/// output: an adapter that exits (or closes its stdout) is reported
+/// within about this long, even when a process it started still holds
+/// its stdout.
+const POLL: Duration = Duration::from_millis(100);
+const EXIT_GRACE: Duration = Duration::from_millis(500);
+
+/// The nodes an answer may have (its expressions as trees, all of them;
+/// as text, its operators and operands): this many per node of the
+/// case's source, within `[NODE_BUDGET_MIN, NODE_BUDGET_MAX]`. A bigger
+/// answer is garbage, not a graph built without bound.
+pub const NODE_BUDGET_PER_SOURCE_NODE: usize = 64;
+pub const NODE_BUDGET_MIN: usize = 10_000;
+pub const NODE_BUDGET_MAX: usize = 1_000_000;
+
+/// The node budget of an answer to a source of `source_nodes` nodes.
+pub fn node_budget(source_nodes: usize) -> usize {
+    source_nodes
+        .saturating_mul(NODE_BUDGET_PER_SOURCE_NODE)
+        .clamp(NODE_BUDGET_MIN, NODE_BUDGET_MAX)
+}
 
 /// Requests longer than this are not sent (the case is declined): a
 /// generated case expanded from its DAG into a tree can grow large.
@@ -64,7 +101,7 @@ pub enum PeerError {
     },
     #[error("`{cmd}` exited before its hello{stderr}")]
     Exited { cmd: String, stderr: String },
-    #[error("`{cmd}` wrote a bad hello ({reason}): {line}")]
+    #[error("`{cmd}` wrote a bad hello ({reason}){}", if line.is_empty() { String::new() } else { format!(": {line}") })]
     BadHello {
         cmd: String,
         reason: Malformed,
@@ -104,6 +141,10 @@ pub enum Malformed {
     Dtype { got: DType, want: DType },
     #[error("a tree nested more than {MAX_TREE_DEPTH} deep")]
     TooDeep,
+    #[error("an answer of more than {0} nodes (the node budget for this case)")]
+    TooBig(usize),
+    #[error(transparent)]
+    Line(#[from] BadLine),
     #[error("`{0}` is not a tree")]
     NotATree(Value),
     #[error("`{0}` does not start with a name")]
@@ -197,8 +238,9 @@ struct Response {
 struct Process {
     child: std::process::Child,
     stdin: ChildStdin,
-    lines: Receiver<io::Result<String>>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Its stdout's lines, or the bad line that ended the reading.
+    lines: Receiver<Result<String, BadLine>>,
+    stderr: Arc<Mutex<Tail>>,
     /// The peer's count of live processes, released when this one ends.
     slot: Option<Arc<Slots>>,
 }
@@ -212,7 +254,9 @@ struct Slots {
 }
 
 impl Process {
-    fn spawn(cmd: &str) -> Result<Process, PeerError> {
+    /// Starts `sh -c cmd`; its stdout is read in lines of at most
+    /// `max_line` bytes.
+    fn spawn(cmd: &str, max_line: usize) -> Result<Process, PeerError> {
         let mut command = Command::new("sh");
         command.arg("-c").arg(cmd);
         // Its own process group, so that killing a hung peer also kills
@@ -232,26 +276,28 @@ impl Process {
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
-        let (tx, lines) = mpsc::channel();
+        let (tx, lines) = mpsc::sync_channel(LINES_QUEUED);
+        // Neither reader is ever joined: each ends when the pipe closes
+        // (the process group is killed) or, for stdout, when the receiver
+        // is dropped or after a bad line (the stream is not read past it).
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let end = line.is_err();
-                if tx.send(line).is_err() || end {
+            let mut r = BufReader::new(stdout);
+            let mut buf = Vec::new();
+            loop {
+                let line = match lines::read_line(&mut r, max_line, &mut buf) {
+                    Ok(Line::Text(s)) => Ok(s),
+                    Ok(Line::Bad(bad)) => Err(bad),
+                    Ok(Line::End) | Err(_) => break,
+                };
+                let bad = line.is_err();
+                if tx.send(line).is_err() || bad {
                     break;
                 }
             }
         });
-        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let tail = Arc::new(Mutex::new(Tail::new(STDERR_LINES, STDERR_LINE_BYTES)));
         let sink = Arc::clone(&tail);
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let mut t = sink.lock().unwrap_or_else(|e| e.into_inner());
-                if t.len() == STDERR_LINES {
-                    t.pop_front();
-                }
-                t.push_back(line);
-            }
-        });
+        std::thread::spawn(move || lines::drain_into(stderr, &sink));
         Ok(Process {
             child,
             stdin,
@@ -265,12 +311,60 @@ impl Process {
     fn stderr_tail(&self) -> String {
         // Give the reader thread a moment to catch the last lines.
         std::thread::sleep(Duration::from_millis(20));
-        let t = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
-        if t.is_empty() {
+        let lines = self
+            .stderr
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .lines();
+        if lines.is_empty() {
             String::new()
         } else {
-            let lines: Vec<&str> = t.iter().map(String::as_str).collect();
             format!("; its stderr ends: {}", lines.join(" | "))
+        }
+    }
+
+    /// Its exit status, if `sh` exits within `grace`.
+    fn exited_within(&mut self, grace: Duration) -> Option<ExitStatus> {
+        let end = Instant::now() + grace;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return Some(status),
+                Ok(None) if Instant::now() < end => std::thread::sleep(Duration::from_millis(10)),
+                _ => return None,
+            }
+        }
+    }
+
+    /// The next line within `timeout`, watching the process meanwhile.
+    fn next_line(&mut self, timeout: Duration) -> Next {
+        let end = Instant::now() + timeout;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left.min(POLL)) {
+                Ok(Ok(line)) => return Next::Line(line),
+                Ok(Err(bad)) => return Next::Bad(bad),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return match self.exited_within(EXIT_GRACE) {
+                        Some(status) => Next::Exited(status),
+                        None => Next::ClosedStdout,
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Ok(Some(status)) = self.child.try_wait() {
+                        // A line it wrote before exiting may still be on
+                        // its way; past that, something it started holds
+                        // its stdout open and would keep the reader waiting.
+                        return match self.lines.recv_timeout(EXIT_GRACE) {
+                            Ok(Ok(line)) => Next::Line(line),
+                            Ok(Err(bad)) => Next::Bad(bad),
+                            Err(_) => Next::Exited(status),
+                        };
+                    }
+                    if left.is_zero() {
+                        return Next::Timeout;
+                    }
+                }
+            }
         }
     }
 
@@ -293,6 +387,16 @@ impl Process {
     }
 }
 
+/// What a process wrote next (see [`Process::next_line`]).
+enum Next {
+    Line(String),
+    Bad(BadLine),
+    Timeout,
+    Exited(ExitStatus),
+    /// Its stdout ended but it did not exit.
+    ClosedStdout,
+}
+
 impl Drop for Process {
     fn drop(&mut self) {
         self.kill_group();
@@ -307,6 +411,8 @@ impl Drop for Process {
 pub struct Peer {
     cmd: String,
     timeout: Duration,
+    /// The longest line read from the adapter (`--peer-max-line`).
+    max_line: usize,
     name: String,
     profile: Profile,
     /// Idle processes, ready for a case.
@@ -339,10 +445,24 @@ impl Peer {
     /// Starts `sh -c cmd`, reads its hello and keeps the process. `timeout`
     /// bounds each case.
     pub fn start(cmd: &str, timeout: Duration) -> Result<Peer, PeerError> {
-        let p = Process::spawn(cmd)?;
-        let line = match p.lines.recv_timeout(START_TIMEOUT) {
-            Ok(Ok(line)) => line,
-            Err(RecvTimeoutError::Timeout) => {
+        Peer::start_bounded(cmd, timeout, lines::DEFAULT_MAX_LINE)
+    }
+
+    /// [`Peer::start`], reading lines of at most `max_line` bytes from
+    /// the adapter (its hello, and every answer after it).
+    pub fn start_bounded(cmd: &str, timeout: Duration, max_line: usize) -> Result<Peer, PeerError> {
+        let mut p = Process::spawn(cmd, max_line)?;
+        let line = match p.next_line(START_TIMEOUT) {
+            Next::Line(line) => line,
+            Next::Bad(bad) => {
+                p.kill();
+                return Err(PeerError::BadHello {
+                    cmd: cmd.to_string(),
+                    reason: Malformed::Line(bad),
+                    line: String::new(),
+                });
+            }
+            Next::Timeout => {
                 let stderr = p.stderr_tail();
                 p.kill();
                 return Err(PeerError::NoHello {
@@ -351,7 +471,7 @@ impl Peer {
                     stderr,
                 });
             }
-            Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
+            Next::Exited(_) | Next::ClosedStdout => {
                 let stderr = p.stderr_tail();
                 p.kill();
                 return Err(PeerError::Exited {
@@ -363,7 +483,7 @@ impl Peer {
         let bad = |reason: Malformed| PeerError::BadHello {
             cmd: cmd.to_string(),
             reason,
-            line: line.clone(),
+            line: clip(&line),
         };
         let hello: Hello = serde_json::from_str(&line).map_err(|e| bad(Malformed::NotAHello(e)))?;
         if hello.tileproof != PROTOCOL {
@@ -380,6 +500,7 @@ impl Peer {
         Ok(Peer {
             cmd: cmd.to_string(),
             timeout,
+            max_line,
             name: format!("{} {}", hello.name, hello.version),
             profile,
             pool: Mutex::new(vec![p]),
@@ -551,7 +672,7 @@ impl Peer {
             kind: Kind::Crash,
             message,
         };
-        let mut p = match Process::spawn(&self.cmd) {
+        let mut p = match Process::spawn(&self.cmd, self.max_line) {
             Ok(p) => p,
             Err(e) => {
                 *self.slots.live.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
@@ -560,13 +681,16 @@ impl Peer {
             }
         };
         p.slot = Some(Arc::clone(&self.slots));
-        match p.lines.recv_timeout(START_TIMEOUT) {
-            Ok(Ok(line)) if serde_json::from_str::<Hello>(&line).is_ok() => Ok(p),
-            Ok(Ok(line)) => Err(crash(format!(
+        match p.next_line(START_TIMEOUT) {
+            Next::Line(line) if serde_json::from_str::<Hello>(&line).is_ok() => Ok(p),
+            Next::Line(line) => Err(crash(format!(
                 "the restarted adapter wrote a bad hello: {}",
                 clip(&line)
             ))),
-            _ => {
+            Next::Bad(bad) => Err(crash(format!(
+                "the restarted adapter wrote a bad hello: {bad}"
+            ))),
+            Next::Timeout | Next::Exited(_) | Next::ClosedStdout => {
                 let tail = p.stderr_tail();
                 p.kill();
                 Err(crash(format!("the adapter did not restart{tail}")))
@@ -596,9 +720,13 @@ impl Peer {
                 format!("the adapter stopped reading its input{tail}"),
             ));
         }
-        match p.lines.recv_timeout(timeout) {
-            Ok(Ok(answer)) => Ok((p, answer)),
-            Err(RecvTimeoutError::Timeout) => {
+        match p.next_line(timeout) {
+            Next::Line(answer) => Ok((p, answer)),
+            Next::Bad(bad) => {
+                p.kill();
+                Err(refusal(Kind::Garbage, bad.to_string()))
+            }
+            Next::Timeout => {
                 let tail = p.stderr_tail();
                 p.kill();
                 Err(refusal(
@@ -609,15 +737,22 @@ impl Peer {
                     ),
                 ))
             }
-            Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
+            Next::Exited(status) => {
                 let tail = p.stderr_tail();
-                let status = p
-                    .child
-                    .wait()
-                    .map_or_else(|e| e.to_string(), |s| s.to_string());
+                p.kill();
                 Err(refusal(
                     Kind::Crash,
                     format!("the adapter exited ({status}) before answering{tail}"),
+                ))
+            }
+            Next::ClosedStdout => {
+                let tail = p.stderr_tail();
+                p.kill();
+                Err(refusal(
+                    Kind::Crash,
+                    format!(
+                        "the adapter closed its stdout but kept running (it was killed and is restarted){tail}"
+                    ),
                 ))
             }
         }
@@ -853,6 +988,8 @@ fn read_answer(
     if let Some(d) = r.declined {
         return Ok(Reply::Answer(Answer::Declined(d)));
     }
+    let total = node_budget(g.reachable(roots).len());
+    let mut budget = total;
     let built: Vec<NodeId> = match (r.trees, r.exprs) {
         (Some(trees), _) => {
             if trees.len() != roots.len() {
@@ -864,8 +1001,12 @@ fn read_answer(
             }
             trees
                 .iter()
-                .map(|t| from_tree(g, t, 0))
-                .collect::<Result<_, _>>()?
+                .map(|t| build_tree(g, t, 0, &mut budget))
+                .collect::<Result<_, _>>()
+                .map_err(|e| match e {
+                    Malformed::TooBig(_) => Malformed::TooBig(total),
+                    e => e,
+                })?
         }
         (None, Some(exprs)) => {
             if exprs.len() != roots.len() {
@@ -874,6 +1015,12 @@ fn read_answer(
                     what: "exprs",
                     want: roots.len(),
                 });
+            }
+            // Counted before parsing: the parser's tokens and syntax tree
+            // are bounded by the budget, not only by the line's length.
+            let tokens: usize = exprs.iter().map(|e| text_nodes(e)).sum();
+            if tokens > total {
+                return Err(Malformed::TooBig(total));
             }
             let mut out = Vec::new();
             for e in &exprs {
@@ -1007,12 +1154,66 @@ fn read_script(line: &str, id: u64) -> Result<Result<String, String>, Malformed>
     }
 }
 
+/// One line an adapter printed, read as each message this module reads
+/// (a hello, an answer to the case `g`'s `roots` as id 7, a `run` and a
+/// `reproducer` answer): for the `protocol` fuzz target. Errors are
+/// fine, panics are not, and an answer grows `g` by no more than its
+/// node budget.
+pub(crate) fn read_every_way(g: &mut Graph, roots: &[NodeId], line: &str) {
+    if let Ok(h) = serde_json::from_str::<Hello>(line) {
+        let _ = profile_of(&h.profile);
+    }
+    let before = g.len();
+    let budget = node_budget(g.reachable(roots).len());
+    let _ = read_answer(g, roots, 7, line, &["r".to_string()]);
+    assert!(
+        g.len() - before <= budget,
+        "an answer built {} nodes, over its budget of {budget}",
+        g.len() - before
+    );
+    let _ = read_run(line, 7, roots.len(), 2);
+    let _ = read_script(line, 7);
+}
+
+/// An upper bound on the nodes a text expression builds: its operands
+/// (runs of letters, digits and `_`) and its operator characters, every
+/// character but spaces, parentheses and commas. Every node of the
+/// expression comes from at least one of them.
+fn text_nodes(text: &str) -> usize {
+    let mut n = 0;
+    let mut in_word = false;
+    for c in text.chars() {
+        let word = c.is_alphanumeric() || c == '_';
+        let operator = !word && !c.is_whitespace() && !matches!(c, '(' | ')' | ',');
+        if (word && !in_word) || operator {
+            n += 1;
+        }
+        in_word = word;
+    }
+    n
+}
+
 /// Builds a protocol tree into `g` (the case's variables are declared
-/// there).
+/// there), at most [`NODE_BUDGET_MAX`] nodes.
 pub(crate) fn from_tree(g: &mut Graph, t: &Value, depth: usize) -> Result<NodeId, Malformed> {
+    let mut budget = NODE_BUDGET_MAX;
+    build_tree(g, t, depth, &mut budget).map_err(|e| match e {
+        Malformed::TooBig(_) => Malformed::TooBig(NODE_BUDGET_MAX),
+        e => e,
+    })
+}
+
+/// Builds a protocol tree into `g`, each node of it taken from `budget`.
+fn build_tree(
+    g: &mut Graph,
+    t: &Value,
+    depth: usize,
+    budget: &mut usize,
+) -> Result<NodeId, Malformed> {
     if depth > MAX_TREE_DEPTH {
         return Err(Malformed::TooDeep);
     }
+    *budget = budget.checked_sub(1).ok_or(Malformed::TooBig(0))?;
     let items = t.as_array().ok_or_else(|| Malformed::NotATree(t.clone()))?;
     let head = items
         .first()
@@ -1063,7 +1264,7 @@ pub(crate) fn from_tree(g: &mut Graph, t: &Value, depth: usize) -> Result<NodeId
             arity(op.arity())?;
             let src: Vec<NodeId> = args
                 .iter()
-                .map(|a| from_tree(g, a, depth + 1))
+                .map(|a| build_tree(g, a, depth + 1, budget))
                 .collect::<Result<_, _>>()?;
             Ok(g.try_mk(op, None, &src)?)
         }
@@ -1231,5 +1432,42 @@ mod tests {
             .to_string()
             .contains("r0 +"));
         assert!(matches!(bad(r#"{"id": 3}"#), Malformed::Empty));
+    }
+
+    #[test]
+    fn an_answer_over_the_node_budget_is_garbage() {
+        let mut p = parse_program("var r0 in [0, 7]\nexpr r0 + 1\n").unwrap();
+        let roots = p.outputs.clone();
+        let budget = node_budget(3);
+        assert_eq!(budget, NODE_BUDGET_MIN);
+        let sum = |n: usize| vec!["r0"; n].join(" + ");
+        let text = |n: usize| format!(r#"{{"id": 3, "exprs": ["{}"]}}"#, sum(n));
+        // n operands and n - 1 operators.
+        let at = budget.div_ceil(2);
+        assert!(read_answer(&mut p.graph, &roots, 3, &text(at), &[]).is_ok());
+        assert!(matches!(
+            read_answer(&mut p.graph, &roots, 3, &text(at + 1), &[]),
+            Err(Malformed::TooBig(b)) if b == budget
+        ));
+        // A balanced tree: serde_json refuses nesting past 128 levels.
+        let wide = |n: usize| {
+            let mut t = json!(["var", "r0"]);
+            let mut level = vec![t.clone(); n];
+            while level.len() > 1 {
+                level = level
+                    .chunks(2)
+                    .map(|c| json!(["add", c[0], c.get(1).unwrap_or(&c[0])]))
+                    .collect();
+            }
+            t = level.pop().unwrap();
+            json!({"id": 3, "trees": [t]}).to_string()
+        };
+        assert!(read_answer(&mut p.graph, &roots, 3, &wide(1 << 12), &[]).is_ok());
+        assert!(matches!(
+            read_answer(&mut p.graph, &roots, 3, &wide(1 << 13), &[]),
+            Err(Malformed::TooBig(b)) if b == budget
+        ));
+        // 7 nodes; `//` counts twice: an upper bound.
+        assert_eq!(text_nodes("where(p, -x, y_1 // 12)"), 8);
     }
 }

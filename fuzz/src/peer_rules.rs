@@ -87,6 +87,11 @@ pub fn list(peer: &Peer) -> Result<Vec<PeerRule>, RulesError> {
         return Err(RulesError::NoCapability(peer.name()));
     }
     let v = peer.ask("rules", json!({}), LIST_TIMEOUT)?;
+    rules_of(&v)
+}
+
+/// The rules a `rules` answer lists.
+pub(crate) fn rules_of(v: &Value) -> Result<Vec<PeerRule>, RulesError> {
     if let Some(e) = v.get("error").or(v.get("unsupported")) {
         return Err(malformed("rules", format!("it answered {e}")));
     }
@@ -244,6 +249,11 @@ pub fn instances(
         json!({"rule": rule, "constants": pools.constants, "ranges": ranges, "limit": limit, "seed": seed}),
         LIST_TIMEOUT,
     )?;
+    instances_of(&v)
+}
+
+/// The instances an `instances` answer holds.
+pub(crate) fn instances_of(v: &Value) -> Result<Instances, RulesError> {
     if let Some(e) = v.get("error").or(v.get("unsupported")) {
         return Err(malformed("instances", format!("it answered {e}")));
     }

@@ -9,7 +9,9 @@
 
 use crate::checks::{self, CheckConfig, KindSet};
 use crate::generate::{Case, Generator};
+use crate::lines::{self, BadLine, Line};
 use crate::subject::Engine;
+use crate::{peer, peer_rules};
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
 use std::sync::OnceLock;
@@ -66,6 +68,41 @@ pub fn parse(bytes: &[u8]) {
     }
     if let Ok(out) = Simplifier::new(builtin()).simplify(&mut p.graph, &p.outputs, false) {
         let _ = engine::print::program(&p.graph, &out.roots);
+    }
+}
+
+/// The longest line the `protocol` target reads: small, so that
+/// libFuzzer's inputs reach the over-long path too.
+pub const PROTOCOL_MAX_LINE: usize = 1 << 12;
+
+/// bytes -> an adapter's stdout: read in lines of at most
+/// [`PROTOCOL_MAX_LINE`] bytes as tileproof reads a peer's
+/// (`lines::read_line`), each line then read as every message of the
+/// protocol (a hello; an answer to a two-expression case as trees or
+/// text; `run`, `reproducer`, `rules` and `instances` answers). Garbage
+/// is fine, panics (and stack overflows, and an answer built past its
+/// node budget) are not.
+pub fn protocol(bytes: &[u8]) {
+    let mut p = engine::parse::parse_program(
+        "var r0 in [0, 7]\nvar r1 in [-4, 4]\nvar c: bool\n\
+         expr where(c, (r0 * 4 + r1) // 4, invalid)\nexpr r0 < r1\n",
+    )
+    .expect("the protocol target's case reads");
+    let mut r = bytes;
+    let mut buf = Vec::new();
+    loop {
+        match lines::read_line(&mut r, PROTOCOL_MAX_LINE, &mut buf) {
+            Ok(Line::Text(line)) => {
+                peer::read_every_way(&mut p.graph, &p.outputs, &line);
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
+                    let _ = peer_rules::rules_of(&v);
+                    let _ = peer_rules::instances_of(&v);
+                }
+            }
+            // Not read past, as from an adapter.
+            Ok(Line::Bad(BadLine::TooLong { .. }) | Line::End) | Err(_) => return,
+            Ok(Line::Bad(_)) => {}
+        }
     }
 }
 

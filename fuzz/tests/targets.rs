@@ -26,6 +26,37 @@ fn the_target_bodies_take_arbitrary_bytes() {
 }
 
 #[test]
+fn the_protocol_target_reads_what_hostile_adapters_print() {
+    let hello = br#"{"tileproof": 1, "name": "x", "version": "1", "profile": {"ops": ["add"], "invalid": true, "integers": "int32"}}"#;
+    let lines: Vec<Vec<u8>> = vec![
+        hello.to_vec(),
+        br#"{"id": 7, "trees": [["where", ["var", "c"], ["var", "r0"], ["invalid"]], ["bool", true]]}"#.to_vec(),
+        br#"{"id": 7, "exprs": ["r0 + 0", "r0 < r1"], "fired": {"r": 2}}"#.to_vec(),
+        br#"{"id": 7, "results": [{"values": [1, true]}, {"trap": "SIGFPE"}]}"#.to_vec(),
+        br#"{"id": 7, "script": "print(1)"}"#.to_vec(),
+        br#"{"id": 7, "rules": [{"name": "a", "pattern": "x"}, {"name": "a", "pattern": "y"}]}"#.to_vec(),
+        br#"{"id": 7, "instances": [{"vars": [], "trees": [["const", 1]]}, 3]}"#.to_vec(),
+        b"\xff\xfe\x00garbage".to_vec(),
+        [&b"{\"id\": 7, \"trees\": ["[..], &b"[".repeat(3000), &b"]".repeat(3000), b"]}"].concat(),
+        [&b"{\"id\": 7, \"exprs\": [\""[..], &b"(".repeat(1500), b"1", &b")".repeat(1500), b"\", \"true\"]}"].concat(),
+        // Over the node budget within the line limit would need 10,000
+        // operators: the line limit (4 KiB) cuts it first.
+        [&b"{\"id\": 7, \"exprs\": [\"1"[..], &b" + 1".repeat(2000), b"\"]}"].concat(),
+    ];
+    let mut all = Vec::new();
+    for l in &lines {
+        fuzz::targets::protocol(l);
+        all.extend_from_slice(l);
+        all.push(b'\n');
+    }
+    fuzz::targets::protocol(&all);
+    fuzz::targets::protocol(b"{\"id\": 7, \"tr");
+    for s in 0..40u64 {
+        fuzz::targets::protocol(&seed_bytes(s, (s as usize * 101) % 5000));
+    }
+}
+
+#[test]
 fn target_binaries_replay_input_files_without_libfuzzer() {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("targets");
     let _ = std::fs::remove_dir_all(&dir);

@@ -77,6 +77,10 @@ pub struct Args {
     /// Cases of the `peers` campaign.
     #[arg(long, default_value_t = 300, value_name = "N")]
     pub peer_cases: u64,
+    /// The longest line, in bytes, read from a peer's adapter in `bench
+    /// peers` (see docs/protocol.md).
+    #[arg(long, default_value_t = fuzz::lines::DEFAULT_MAX_LINE, value_name = "BYTES")]
+    pub peer_max_line: usize,
     /// The Python of the peers' venv (adapters/setup-venv.sh), for `bench
     /// tvm` (default: `.venv-peers/bin/python` in the repository).
     #[arg(long, value_name = "PATH")]
@@ -130,7 +134,7 @@ pub fn run(a: Args) -> ExitCode {
             bench_campaign(a.seconds, a.jobs);
         }
         if matches!(a.what, What::Peers | What::All) {
-            bench_peers(&a.simplifiers, a.peer_cases, a.jobs);
+            bench_peers(&a.simplifiers, a.peer_cases, a.jobs, a.peer_max_line);
         }
         if matches!(a.what, What::Scaling | What::All) {
             bench_scaling();
@@ -375,7 +379,7 @@ fn bench_campaign(seconds: f64, jobs: Option<usize>) {
 /// One fixed campaign (seed, case count, both generators, variants, the
 /// JIT oracle only: what a peer is checked by; no SMT, no shrinking, no
 /// corpus) against each subject.
-fn bench_peers(simplifiers: &[String], cases: u64, jobs: Option<usize>) {
+fn bench_peers(simplifiers: &[String], cases: u64, jobs: Option<usize>, max_line: usize) {
     let cfg = CampaignConfig {
         // The tiled and expression cases, as this figure has always used:
         // comparable across versions.
@@ -405,7 +409,7 @@ fn bench_peers(simplifiers: &[String], cases: u64, jobs: Option<usize>) {
     let mut commands = vec![format!("{} serve", fuzz::subject::shell_quote(&me))];
     commands.extend(simplifiers.iter().cloned());
     for cmd in &commands {
-        match fuzz::peer::Peer::start(cmd, Duration::from_secs(10)) {
+        match fuzz::peer::Peer::start_bounded(cmd, Duration::from_secs(10), max_line) {
             Ok(p) => {
                 let label = format!("{} (`{cmd}`)", fuzz::subject::Subject::name(&p));
                 let t = Instant::now();

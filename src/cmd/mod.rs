@@ -97,6 +97,11 @@ pub struct SubjectArgs {
     /// is then killed and restarted).
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub peer_timeout: f64,
+    /// The longest line, in bytes, read from a peer's adapter (its hello
+    /// and every answer): a longer one is `garbage` (the adapter is killed
+    /// and restarted). docs/protocol.md lists every limit.
+    #[arg(long, default_value_t = ::fuzz::lines::DEFAULT_MAX_LINE, value_name = "BYTES", requires = "simplifier")]
+    pub peer_max_line: usize,
     /// A rule file laid over the built-in rules (repeatable): a rule named
     /// like a built-in one replaces it, others join their group (a group
     /// the engine does not have is tried after the built-in ones).
@@ -128,7 +133,8 @@ impl SubjectArgs {
             Some(cmd) => {
                 let t = parse_timeout(self.peer_timeout).context("--peer-timeout")?;
                 anyhow::ensure!(self.peer_jobs != Some(0), "--peer-jobs must be at least 1");
-                let mut peer = Peer::start(cmd, t)?;
+                anyhow::ensure!(self.peer_max_line > 0, "--peer-max-line must be at least 1");
+                let mut peer = Peer::start_bounded(cmd, t, self.peer_max_line)?;
                 if let Some(n) = self.peer_jobs {
                     peer = peer.with_processes(n);
                 }

@@ -113,6 +113,11 @@ pub struct Args {
         requires = "simplifier"
     )]
     pub peer_timeout: f64,
+    /// With --simplifier: the longest line, in bytes, read from a peer's adapter (its hello
+    /// and every answer): a longer one is `garbage` (the adapter is killed
+    /// and restarted). docs/protocol.md lists every limit.
+    #[arg(long, default_value_t = ::fuzz::lines::DEFAULT_MAX_LINE, value_name = "BYTES", requires = "simplifier")]
+    pub peer_max_line: usize,
     /// With --simplifier: do not run counterexamples on the peer's
     /// backends (its own compiled code); they stay `unconfirmed`.
     #[arg(long, requires = "simplifier")]
@@ -446,6 +451,7 @@ pub fn run(a: Args) -> ExitCode {
             names: a.names.iter().chain(&a.rule).cloned().collect(),
             instances: a.instances,
             peer_timeout: a.peer_timeout,
+            peer_max_line: a.peer_max_line,
             timeout: a.timeout,
             seed: a.seed,
             jobs: a.jobs,

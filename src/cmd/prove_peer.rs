@@ -31,6 +31,8 @@ pub struct Request<'a> {
     pub names: Vec<String>,
     pub instances: usize,
     pub peer_timeout: f64,
+    /// The longest line read from the adapter (`--peer-max-line`).
+    pub peer_max_line: usize,
     /// The SMT timeout per query.
     pub timeout: f64,
     pub seed: u32,
@@ -50,7 +52,8 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
     let peer_timeout = super::parse_seconds("--peer-timeout", a.peer_timeout)?;
     let smt_timeout = super::parse_timeout(a.timeout)?;
     let start = Instant::now();
-    let peer = Peer::start(cmd, peer_timeout)?;
+    anyhow::ensure!(a.peer_max_line > 0, "--peer-max-line must be at least 1");
+    let peer = Peer::start_bounded(cmd, peer_timeout, a.peer_max_line)?;
     let rules = peer_rules::list(&peer)?;
     let chosen = peer_rules::select(&rules, &a.names)?;
     let profile = peer.profile();
