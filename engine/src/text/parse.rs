@@ -93,7 +93,10 @@ fn punct() -> &'static [&'static str] {
 /// its characters, no string per number), which is most of what reading a
 /// short program costs.
 pub fn lex_line(text: &str, line: u32) -> PResult<Vec<(Tok, Span)>> {
-    let mut out = Vec::new();
+    // About a token per one and a half characters, sized once (growing the
+    // list token by token was a tenth of parsing a short program); bounded,
+    // so that a long line grows as before.
+    let mut out = Vec::with_capacity((text.len() * 2 / 3 + 2).min(1024));
     let bytes = text.as_bytes();
     let at = |pos: usize| text[pos..].chars().next();
     // `pos`: the byte offset; `col`: the characters before it.
@@ -620,13 +623,15 @@ struct Flat<'a> {
 
 impl<'a> Flat<'a> {
     fn new(root: &'a Ast) -> Flat<'a> {
+        // Room for a short expression's nodes up front.
         let mut f = Flat {
-            ast: vec![root],
-            kids: Vec::new(),
-            how: Vec::new(),
+            ast: Vec::with_capacity(32),
+            kids: Vec::with_capacity(32),
+            how: Vec::with_capacity(32),
             intrinsic: Vec::new(),
             want: Vec::new(),
         };
+        f.ast.push(root);
         let mut i = 0;
         while i < f.ast.len() {
             let e = f.ast[i];
