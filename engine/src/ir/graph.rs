@@ -112,18 +112,15 @@ pub struct Graph {
 
 /// A clone keeps the original's room for new nodes: a graph is cloned to
 /// be rewritten (each simplification of a parsed program starts from a
-/// clone), and an exact-size clone reallocated its arena and rehashed its
-/// table at the first node a rewrite added.
+/// clone), and an exact-size arena was reallocated at the first node a
+/// rewrite added. (A table's clone keeps its buckets already.)
 impl Clone for Graph {
     fn clone(&self) -> Graph {
         let mut nodes = Vec::with_capacity(self.nodes.capacity());
         nodes.extend_from_slice(&self.nodes);
-        let mut dedup =
-            FxHashMap::with_capacity_and_hasher(self.dedup.capacity(), Default::default());
-        dedup.extend(self.dedup.iter().map(|(k, v)| (*k, *v)));
         Graph {
             nodes,
-            dedup,
+            dedup: self.dedup.clone(),
             vars: self.vars.clone(),
             var_by_name: self.var_by_name.clone(),
         }
