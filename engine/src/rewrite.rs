@@ -53,7 +53,9 @@ pub struct Firing {
 #[derive(Clone, Debug, Default)]
 pub struct Outcome {
     pub roots: Vec<NodeId>,
-    /// Firings per rule, indexed like [`Simplifier::rule_names`].
+    /// Firings per rule, indexed like [`Simplifier::rule_names`]; empty
+    /// when no rule fired (most calls on small inputs fire few rules, and
+    /// zeroing a count per rule was a measurable part of such a call).
     pub counts: Vec<usize>,
     /// Every firing in order, when tracing was asked for.
     pub trace: Vec<Firing>,
@@ -106,11 +108,12 @@ impl std::error::Error for CapError {}
 pub struct Simplifier<'r> {
     rules: &'r RuleSet,
     names: Vec<String>,
-    /// Per group, per root op (its position in the op table): the rules
-    /// that may match a node of that op (those of that root op and those
-    /// whose left side is a bare variable, in file order), each with its
-    /// index into `flat` and its shape.
-    dispatch: Vec<Vec<Vec<(usize, Shape)>>>,
+    /// Per root op (its position in the op table): the rules that may
+    /// match a node of that op (those of that root op and those whose left
+    /// side is a bare variable), in group order and file order within a
+    /// group, each with its index into `flat` and its shape. One list per
+    /// op, not one per group and op: the first match wins either way.
+    dispatch: Vec<Vec<(usize, Shape)>>,
     flat: Vec<(usize, usize)>,
     /// Maximum firings per call, plus [`CAP_PER_NODE`] for every distinct
     /// node of the input.
@@ -155,9 +158,8 @@ impl<'r> Simplifier<'r> {
     pub fn new(rules: &'r RuleSet) -> Simplifier<'r> {
         let mut names = Vec::new();
         let mut flat = Vec::new();
-        let mut dispatch = Vec::new();
+        let mut by_op: Vec<Vec<(usize, Shape)>> = vec![Vec::new(); crate::ir::op::OPS.len()];
         for (gi, group) in rules.groups.iter().enumerate() {
-            let mut by_op: Vec<Vec<(usize, Shape)>> = vec![Vec::new(); crate::ir::op::OPS.len()];
             for (ri, rule) in group.rules.iter().enumerate() {
                 let idx = flat.len();
                 flat.push((gi, ri));
@@ -168,7 +170,6 @@ impl<'r> Simplifier<'r> {
                     None => by_op.iter_mut().for_each(|l| l.push((idx, shape.clone()))),
                 }
             }
-            dispatch.push(by_op);
         }
         let declarative = names.len();
         let mut canonical = vec![false; declarative];
@@ -179,7 +180,7 @@ impl<'r> Simplifier<'r> {
         Simplifier {
             rules,
             names,
-            dispatch,
+            dispatch: by_op,
             flat,
             cap: DEFAULT_CAP,
             algorithmic: true,
@@ -215,27 +216,43 @@ impl<'r> Simplifier<'r> {
         roots: &[NodeId],
         trace: bool,
     ) -> Result<Outcome, CapError> {
+        // The memo, the stack and the recent firings are the thread's,
+        // reused from call to call: allocating them per call was a large
+        // part of simplifying a small expression.
+        let mut scratch = SCRATCH.with(|s| s.take()).unwrap_or_default();
+        scratch.memo.clear();
+        scratch.recent.clear();
         let mut run = Run {
             s: self,
-            memo: FxHashMap::with_capacity_and_hasher(64, Default::default()),
-            out: Outcome {
-                roots: Vec::new(),
-                counts: vec![0; self.names.len()],
-                trace: Vec::new(),
-            },
-            recent: VecDeque::new(),
+            memo: &mut scratch.memo,
+            out: Outcome::default(),
+            recent: &mut scratch.recent,
             trace,
             fired: 0,
             limit: None,
-            input: roots.to_vec(),
-            stack: Vec::new(),
+            input: roots,
+            stack: &mut scratch.stack,
         };
         let mut new_roots = Vec::with_capacity(roots.len());
+        let mut result = Ok(());
         for &r in roots {
-            new_roots.push(run.rewrite(g, r)?);
+            match run.rewrite(g, r) {
+                Ok(n) => new_roots.push(n),
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
         }
-        run.out.roots = new_roots;
-        Ok(run.out)
+        let mut out = std::mem::take(&mut run.out);
+        // A large input's buffers are not kept: clearing them would cost
+        // every later small call their size.
+        if scratch.memo.capacity() <= SCRATCH_KEPT {
+            SCRATCH.with(|s| s.set(Some(scratch)));
+        }
+        result?;
+        out.roots = new_roots;
+        Ok(out)
     }
 
     /// The first rule (in group order) that fires at `n`, and its result.
@@ -245,17 +262,15 @@ impl<'r> Simplifier<'r> {
         let op = g.node(n).op;
         let key = op.index();
         let site = Site::of(g, n, self.width);
-        for by_op in &self.dispatch {
-            for (idx, shape) in &by_op[key] {
-                if !shape.admits(&site) {
-                    continue;
-                }
-                let (gi, ri) = self.flat[*idx];
-                let rule = &self.rules.groups[gi].rules[ri];
-                if let Some(out) = rule.apply_at(g, n, self.width) {
-                    if out != n {
-                        return Some((*idx, out));
-                    }
+        for (idx, shape) in &self.dispatch[key] {
+            if !shape.admits(&site) {
+                continue;
+            }
+            let (gi, ri) = self.flat[*idx];
+            let rule = &self.rules.groups[gi].rules[ri];
+            if let Some(out) = rule.apply_at(g, n, self.width) {
+                if out != n {
+                    return Some((*idx, out));
                 }
             }
         }
@@ -309,12 +324,27 @@ impl Frame {
     }
 }
 
+/// A thread's buffers for [`Simplifier::simplify`], kept between calls.
+#[derive(Default)]
+struct Scratch {
+    memo: FxHashMap<(NodeId, bool), NodeId>,
+    recent: VecDeque<usize>,
+    stack: Vec<Frame>,
+}
+
+/// The largest memo (in entries) a thread keeps between calls.
+const SCRATCH_KEPT: usize = 1 << 12;
+
+thread_local! {
+    static SCRATCH: std::cell::Cell<Option<Scratch>> = const { std::cell::Cell::new(None) };
+}
+
 struct Run<'s, 'r> {
     s: &'s Simplifier<'r>,
     /// (node, is a linear root) -> result.
-    memo: FxHashMap<(NodeId, bool), NodeId>,
+    memo: &'s mut FxHashMap<(NodeId, bool), NodeId>,
     out: Outcome,
-    recent: VecDeque<usize>,
+    recent: &'s mut VecDeque<usize>,
     trace: bool,
     fired: usize,
     /// The cap of this call (see [`Simplifier::cap`]), counted once the
@@ -323,8 +353,8 @@ struct Run<'s, 'r> {
     limit: Option<usize>,
     /// The call's roots, whose nodes the cap counts (nodes never change, so
     /// the count is the same whenever it is taken).
-    input: Vec<NodeId>,
-    stack: Vec<Frame>,
+    input: &'s [NodeId],
+    stack: &'s mut Vec<Frame>,
 }
 
 impl Run<'_, '_> {
@@ -333,11 +363,11 @@ impl Run<'_, '_> {
         if let Some(&r) = self.memo.get(&(n, true)) {
             return Ok(r);
         }
-        let mut stack = std::mem::take(&mut self.stack);
+        let mut stack = std::mem::take(self.stack);
         stack.clear();
         stack.push(Frame::new(n, true));
         let result = self.run(g, &mut stack);
-        self.stack = stack;
+        *self.stack = stack;
         result
     }
 
@@ -400,6 +430,9 @@ impl Run<'_, '_> {
         before: NodeId,
         after: NodeId,
     ) -> Result<(), CapError> {
+        if self.out.counts.is_empty() {
+            self.out.counts = vec![0; self.s.names.len()];
+        }
         self.out.counts[rule] += 1;
         self.fired += 1;
         if self.trace {
@@ -416,13 +449,13 @@ impl Run<'_, '_> {
         if self.fired <= self.s.cap {
             return Ok(());
         }
-        let (cap, input) = (self.s.cap, &self.input);
+        let (cap, input) = (self.s.cap, self.input);
         let limit = *self.limit.get_or_insert_with(|| {
             cap.saturating_add(CAP_PER_NODE.saturating_mul(g.reachable(input).len()))
         });
         if self.fired > limit {
             let mut counts: FxHashMap<usize, usize> = FxHashMap::default();
-            for &r in &self.recent {
+            for &r in self.recent.iter() {
                 *counts.entry(r).or_default() += 1;
             }
             let mut looping: Vec<(String, usize)> = counts

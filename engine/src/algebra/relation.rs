@@ -55,56 +55,59 @@ pub fn relation(g: &mut Graph, n: NodeId) -> Option<(Rel, Poly)> {
 /// constant on either side), the one with the fewest nodes (a constant the
 /// sides already hold costs none), the first on a tie.
 pub fn write(g: &mut Graph, rel: Rel, p: &Poly) -> Option<NodeId> {
-    let pos: Vec<(Mono, i128)> = p.terms.iter().filter(|t| t.1 > 0).cloned().collect();
-    let neg: Vec<(Mono, i128)> = p
-        .terms
-        .iter()
-        .filter(|t| t.1 < 0)
-        .map(|(m, c)| (m.clone(), -c))
-        .collect();
+    let mut pos = Poly {
+        terms: p.terms.iter().filter(|t| t.1 > 0).cloned().collect(),
+        k: 0,
+    };
+    let mut neg = Poly {
+        terms: p
+            .terms
+            .iter()
+            .filter(|t| t.1 < 0)
+            .map(|(m, c)| (m.clone(), -c))
+            .collect(),
+        k: 0,
+    };
     // Each side with each constant is built once: the forms share them.
     let mut built: SmallVec<[(bool, i128, NodeId); 4]> = SmallVec::new();
     let mut side = |g: &mut Graph, positive: bool, k: i128| -> Option<NodeId> {
         if let Some(&(_, _, n)) = built.iter().find(|t| t.0 == positive && t.1 == k) {
             return Some(n);
         }
-        let terms = if positive { &pos } else { &neg };
-        let n = linear::build(
-            g,
-            &Poly {
-                terms: terms.clone(),
-                k,
-            },
-        )?;
+        // One side's terms, with each constant in turn (set, not copied).
+        let s = if positive { &mut pos } else { &mut neg };
+        s.k = k;
+        let n = linear::build(g, s)?;
         built.push((positive, k, n));
         Some(n)
     };
     // (op, constant of `P - N + k OP 0`): `<` with k, or `<=` with k + 1.
-    let forms: Vec<(Op, i128)> = match rel {
-        Rel::Lt => vec![(Op::Lt, p.k), (Op::Le, p.k.checked_add(1)?)],
-        Rel::Eq => vec![(Op::Eq, p.k)],
-        Rel::Ne => vec![(Op::Ne, p.k)],
+    let (forms, count) = match rel {
+        Rel::Lt => ([(Op::Lt, p.k), (Op::Le, p.k.checked_add(1)?)], 2),
+        Rel::Eq => ([(Op::Eq, p.k); 2], 1),
+        Rel::Ne => ([(Op::Ne, p.k); 2], 1),
     };
-    let mut best: Option<(usize, NodeId)> = None;
-    for (op, k) in forms {
+    let mut best: Option<(usize, (Op, NodeId, NodeId))> = None;
+    for &(op, k) in &forms[..count] {
         // The constant on the side where it is positive (the usual way),
         // then on the other.
         let first = if k > 0 { (k, 0) } else { (0, k.checked_neg()?) };
-        let mut places = vec![first];
-        if k != 0 {
-            places.push((first.1.checked_neg()?, first.0.checked_neg()?));
-        }
-        for (lk, rk) in places {
+        let second = if k != 0 {
+            Some((first.1.checked_neg()?, first.0.checked_neg()?))
+        } else {
+            None
+        };
+        for (lk, rk) in std::iter::once(first).chain(second) {
             let l = side(g, true, lk)?;
             let r = side(g, false, rk)?;
-            let node = g.mk(op, &[l, r]);
-            let cost = g.size(node);
+            // The comparison's size, without building the forms that lose.
+            let cost = 1 + g.size_of(&[l, r]);
             if best.is_none_or(|b| cost < b.0) {
-                best = Some((cost, node));
+                best = Some((cost, (op, l, r)));
             }
         }
     }
-    best.map(|b| b.1)
+    best.map(|(_, (op, l, r))| g.mk(op, &[l, r]))
 }
 
 /// `e REL 0` as (key, interval of the key where it holds, or the point it

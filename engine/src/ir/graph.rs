@@ -102,7 +102,7 @@ pub struct VarDecl {
 pub struct TypeError(pub String);
 
 /// The arena holding every node and the variable table.
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub struct Graph {
     nodes: Vec<Node>,
     dedup: FxHashMap<Key, NodeId>,
@@ -110,9 +110,35 @@ pub struct Graph {
     var_by_name: FxHashMap<String, u32>,
 }
 
+/// A clone keeps the original's room for new nodes: a graph is cloned to
+/// be rewritten (each simplification of a parsed program starts from a
+/// clone), and an exact-size arena was reallocated at the first node a
+/// rewrite added. (A table's clone keeps its buckets already.)
+impl Clone for Graph {
+    fn clone(&self) -> Graph {
+        let mut nodes = Vec::with_capacity(self.nodes.capacity());
+        nodes.extend_from_slice(&self.nodes);
+        Graph {
+            nodes,
+            dedup: self.dedup.clone(),
+            vars: self.vars.clone(),
+            var_by_name: self.var_by_name.clone(),
+        }
+    }
+}
+
 impl Graph {
     pub fn new() -> Graph {
         Graph::default()
+    }
+
+    /// An empty graph with room for `nodes` nodes.
+    pub fn with_capacity(nodes: usize) -> Graph {
+        Graph {
+            nodes: Vec::with_capacity(nodes),
+            dedup: FxHashMap::with_capacity_and_hasher(nodes, Default::default()),
+            ..Graph::default()
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -459,8 +485,14 @@ impl Graph {
     /// the passes compare candidate forms by. [`Graph::reachable`]'s count,
     /// without building the list.
     pub fn size(&self, n: NodeId) -> usize {
+        self.size_of(&[n])
+    }
+
+    /// The number of distinct nodes below any of `roots`, themselves
+    /// included.
+    pub fn size_of(&self, roots: &[NodeId]) -> usize {
         let mut count = 0;
-        self.walk_down(&[n], |_| count += 1);
+        self.walk_down(roots, |_| count += 1);
         count
     }
 
@@ -469,7 +501,13 @@ impl Graph {
     /// max-heap pops every parent of a node before the node, and a node
     /// pushed twice comes out twice in a row: no visited set is needed.
     fn walk_down(&self, roots: &[NodeId], mut f: impl FnMut(NodeId)) {
-        let mut heap = std::collections::BinaryHeap::with_capacity(16);
+        // The heap's buffer is the thread's, reused: the passes ask the
+        // size of small expressions often, and allocating a heap per walk
+        // was most of what that cost.
+        thread_local! {
+            static BUF: std::cell::Cell<Vec<NodeId>> = const { std::cell::Cell::new(Vec::new()) };
+        }
+        let mut heap = std::collections::BinaryHeap::from(BUF.with(|b| b.take()));
         heap.extend(roots.iter().copied());
         let mut last = None;
         while let Some(id) = heap.pop() {
@@ -479,6 +517,10 @@ impl Graph {
             last = Some(id);
             f(id);
             heap.extend(self.node(id).src().iter().copied());
+        }
+        let buf = heap.into_vec();
+        if buf.capacity() <= 1 << 12 {
+            BUF.with(|b| b.set(buf));
         }
     }
 

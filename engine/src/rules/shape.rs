@@ -12,6 +12,7 @@ use super::ast::{Guard, IExpr, Pat, Rule, Ty};
 use super::guard::{conjuncts, range_at};
 use crate::ir::dtype::Width;
 use crate::ir::{DType, Graph, NodeId, Op};
+use smallvec::SmallVec;
 
 /// What one node must be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,7 +178,9 @@ impl RootCond {
 pub struct Shape {
     root: Req,
     dtype: Option<DType>,
-    args: Vec<Req>,
+    /// Inline: the rewriter reads every candidate rule's shape at every
+    /// node, and following a pointer per rule was most of that cost.
+    args: SmallVec<[Req; 3]>,
     /// The root op is commutative: the operands may match swapped.
     commutative: bool,
     /// Two operands that are one pattern variable: the same node.
@@ -198,10 +201,10 @@ impl Shape {
             Pat::Var(v) => (
                 Req::of(rule, &rule.lhs),
                 fixed(rule.vars[*v].ty),
-                vec![],
+                SmallVec::new(),
                 false,
             ),
-            p => (Req::of(rule, p), None, vec![], false),
+            p => (Req::of(rule, p), None, SmallVec::new(), false),
         };
         let mut conds = Vec::new();
         if let Pat::Var(v) = rule.lhs {

@@ -13,6 +13,7 @@
 
 use crate::ir::op::{infix_op, prefix_op, punctuation, Class, Level};
 use crate::ir::{DType, Graph, NodeId, Op};
+use smallvec::{smallvec, SmallVec};
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -87,65 +88,77 @@ fn punct() -> &'static [&'static str] {
 }
 
 /// Splits one line into tokens (a `#` starts a comment). `line` is 1-based.
+///
+/// Columns count characters; the line is walked by byte offset (no copy of
+/// its characters, no string per number), which is most of what reading a
+/// short program costs.
 pub fn lex_line(text: &str, line: u32) -> PResult<Vec<(Tok, Span)>> {
-    let mut out = Vec::new();
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let (pos, c) = chars[i];
-        let span = Span {
-            line,
-            col: i as u32 + 1,
-        };
+    // About a token per one and a half characters, sized once (growing the
+    // list token by token was a tenth of parsing a short program); bounded,
+    // so that a long line grows as before.
+    let mut out = Vec::with_capacity((text.len() * 2 / 3 + 2).min(1024));
+    let bytes = text.as_bytes();
+    let at = |pos: usize| text[pos..].chars().next();
+    // `pos`: the byte offset; `col`: the characters before it.
+    let (mut pos, mut col) = (0usize, 0u32);
+    while let Some(c) = at(pos) {
+        let span = Span { line, col: col + 1 };
         if c == '#' {
             break;
         }
         if c.is_whitespace() {
-            i += 1;
+            pos += c.len_utf8();
+            col += 1;
             continue;
         }
         if c.is_ascii_digit() {
-            let start = i;
-            while i < chars.len() && (chars[i].1.is_ascii_digit() || chars[i].1 == '_') {
-                i += 1;
+            let start = col;
+            let mut v: Option<u64> = Some(0);
+            while pos < bytes.len() && (bytes[pos].is_ascii_digit() || bytes[pos] == b'_') {
+                if bytes[pos] != b'_' {
+                    let d = u64::from(bytes[pos] - b'0');
+                    v = v.and_then(|v| v.checked_mul(10)?.checked_add(d));
+                }
+                pos += 1;
+                col += 1;
             }
-            let end = chars.get(i).map_or(text.len(), |c| c.0);
-            let digits: String = text[pos..end].chars().filter(|&c| c != '_').collect();
-            if i < chars.len() && (chars[i].1.is_alphanumeric()) {
+            if at(pos).is_some_and(char::is_alphanumeric) {
                 return Err(ParseError::new(
-                    Span {
-                        line,
-                        col: i as u32 + 1,
-                    },
+                    Span { line, col: col + 1 },
                     "a number must not run into a name",
                 ));
             }
-            let v: i128 = digits.parse::<u64>().map(i128::from).map_err(|_| {
+            let v = v.ok_or_else(|| {
                 ParseError::new(
                     Span {
                         line,
-                        col: start as u32 + 1,
+                        col: start + 1,
                     },
                     "integer literal too large",
                 )
             })?;
-            out.push((Tok::Int(v), span));
+            out.push((Tok::Int(i128::from(v)), span));
             continue;
         }
         if c.is_alphabetic() || c == '_' {
             let start = pos;
-            while i < chars.len() && (chars[i].1.is_alphanumeric() || chars[i].1 == '_') {
-                i += 1;
+            while let Some(c) = at(pos).filter(|&c| c.is_alphanumeric() || c == '_') {
+                pos += c.len_utf8();
+                col += 1;
             }
-            let end = chars.get(i).map_or(text.len(), |c| c.0);
-            out.push((Tok::Ident(text[start..end].to_string()), span));
+            out.push((Tok::Ident(text[start..pos].to_string()), span));
             continue;
         }
-        let rest = &text[pos..];
-        match punct().iter().find(|p| rest.starts_with(*p)) {
+        let rest = &bytes[pos..];
+        // Punctuation is ASCII: its first byte rules most of it out.
+        match punct()
+            .iter()
+            .find(|p| p.as_bytes()[0] == rest[0] && rest.starts_with(p.as_bytes()))
+        {
             Some(p) => {
                 out.push((Tok::Punct(p), span));
-                i += p.chars().count();
+                pos += p.len();
+                col += p.len() as u32;
             }
             None => return Err(ParseError::new(span, format!("unexpected character `{c}`"))),
         }
@@ -154,7 +167,7 @@ pub fn lex_line(text: &str, line: u32) -> PResult<Vec<(Tok, Span)>> {
         Tok::Eol,
         Span {
             line,
-            col: chars.len() as u32 + 1,
+            col: col + text[pos..].chars().count() as u32 + 1,
         },
     ));
     Ok(out)
@@ -264,12 +277,20 @@ impl Cursor {
         self.toks[self.pos].1
     }
 
+    /// The token at the cursor, which moves past it (and stays at the
+    /// end of the line once there: a cursor never runs out, so it is not
+    /// an `Iterator`).
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> (Tok, Span) {
-        let t = self.toks[self.pos].clone();
         if self.pos + 1 < self.toks.len() {
+            // Never read again (the cursor only looks ahead): taken, not
+            // cloned, so a name is not copied once more.
+            let (tok, span) = &mut self.toks[self.pos];
             self.pos += 1;
+            (std::mem::replace(tok, Tok::Eol), *span)
+        } else {
+            self.toks[self.pos].clone()
         }
-        t
     }
 
     pub fn at_punct(&self, p: &str) -> bool {
@@ -313,11 +334,11 @@ impl Cursor {
     }
 
     pub fn name(&mut self, what: &str) -> PResult<(String, Span)> {
-        match self.peek().clone() {
-            Tok::Ident(s) => {
-                let sp = self.next().1;
-                Ok((s, sp))
-            }
+        match self.peek() {
+            Tok::Ident(_) => match self.next() {
+                (Tok::Ident(s), sp) => Ok((s, sp)),
+                _ => unreachable!("peeked"),
+            },
             _ => Err(self.unexpected(what)),
         }
     }
@@ -602,19 +623,21 @@ struct Flat<'a> {
 
 impl<'a> Flat<'a> {
     fn new(root: &'a Ast) -> Flat<'a> {
+        // Room for a short expression's nodes up front.
         let mut f = Flat {
-            ast: vec![root],
-            kids: Vec::new(),
-            how: Vec::new(),
+            ast: Vec::with_capacity(32),
+            kids: Vec::with_capacity(32),
+            how: Vec::with_capacity(32),
             intrinsic: Vec::new(),
             want: Vec::new(),
         };
+        f.ast.push(root);
         let mut i = 0;
         while i < f.ast.len() {
             let e = f.ast[i];
-            let (how, args): (Build, Vec<&'a Ast>) = match &e.kind {
-                AstKind::Unary(op, x) => (Build::Op(*op), vec![x]),
-                AstKind::Binary(op, a, b) => (Build::Op(*op), vec![a, b]),
+            let (how, args): (Build, SmallVec<[&'a Ast; 3]>) = match &e.kind {
+                AstKind::Unary(op, x) => (Build::Op(*op), smallvec![&**x]),
+                AstKind::Binary(op, a, b) => (Build::Op(*op), smallvec![&**a, &**b]),
                 AstKind::Call { name, ty, args } => {
                     let how = match (ty, DType::from_name(name).filter(|d| d.is_int())) {
                         (Some(_), _) => Build::Error,
@@ -623,7 +646,7 @@ impl<'a> Flat<'a> {
                     };
                     (how, args.iter().collect())
                 }
-                _ => (Build::Leaf, Vec::new()),
+                _ => (Build::Leaf, SmallVec::new()),
             };
             let first = f.ast.len();
             f.ast.extend(args);
@@ -759,7 +782,7 @@ impl<'a> Flat<'a> {
     fn node(&self, g: &mut Graph, i: usize, built: &[NodeId]) -> PResult<NodeId> {
         let e = self.ast[i];
         let err = |msg: String| ParseError::new(e.span, msg);
-        let src: Vec<NodeId> = self.kids[i].clone().map(|k| built[k]).collect();
+        let src: SmallVec<[NodeId; 3]> = self.kids[i].clone().map(|k| built[k]).collect();
         match self.how[i] {
             Build::Op(op) => g
                 .try_mk(op, None, &src)
@@ -828,7 +851,9 @@ pub struct Program {
 /// ```
 pub fn parse_program(text: &str) -> PResult<Program> {
     let mut p = Program {
-        graph: Graph::new(),
+        // Room for a node per four characters: most programs then never
+        // grow their arena or rehash their table while they are read.
+        graph: Graph::with_capacity(text.len() / 4),
         outputs: Vec::new(),
         expects: Vec::new(),
         header: Vec::new(),
