@@ -40,6 +40,7 @@ use crate::confirm::{Class, Confirmation};
 use crate::corpus::{self, Entry};
 use crate::generate::{Case, Generator, RuleSeed};
 use crate::mutate::{self, Rng, Variant};
+use crate::oracle::Domain;
 pub use crate::rng::mix;
 use crate::shrink;
 use crate::subject::{Engine, Subject};
@@ -190,7 +191,10 @@ pub struct CampaignConfig {
     pub batch: usize,
     /// Check only cases whose domain has at most this many points (after
     /// projection); the others are generated, then skipped and counted in
-    /// [`Summary::skipped`] (`tileproof bench`'s small-domain figure).
+    /// [`Summary::skipped`] (`tileproof bench`'s small-domain figure). A
+    /// variant over the limit (an extremes variant widens ranges to the
+    /// dtype's) is skipped too, counted in [`Summary::skipped_variants`]:
+    /// it would be sampled, not walked.
     pub domain_limit: Option<u128>,
     /// Instances of the peer's own rules, seeds of the seeded generator
     /// beside the suites' ([`crate::generate::SeededGenome::build_with`]).
@@ -344,6 +348,9 @@ pub struct Summary {
     /// Cases generated but not checked: their domain is over
     /// [`CampaignConfig::domain_limit`] (not in `cases`).
     pub skipped: u64,
+    /// Variants of checked cases not checked: their domain is over
+    /// [`CampaignConfig::domain_limit`].
+    pub skipped_variants: u64,
     pub elapsed: Duration,
     pub stop: Stop,
     /// Failed checks by kind (every one, shrunk or not).
@@ -442,6 +449,8 @@ struct CaseRun {
     unsupported: Vec<String>,
     /// Over the domain limit: not checked.
     skipped: bool,
+    /// The variant was over the domain limit: not checked.
+    skipped_variant: bool,
     /// Hashes of the shapes of a peer's answers (names and constants
     /// abstracted).
     shapes: Vec<u64>,
@@ -525,6 +534,7 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         generator: cfg.generator,
         cases: 0,
         skipped: 0,
+        skipped_variants: 0,
         elapsed: Duration::ZERO,
         stop: Stop::Cases,
         by_kind: BTreeMap::new(),
@@ -578,6 +588,7 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
                 continue;
             }
             s.cases += 1;
+            s.skipped_variants += r.skipped_variant as u64;
             if cfg.cases.is_some() {
                 s.case_numbers.push(r.k);
             }
@@ -990,6 +1001,7 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
         answered: 0,
         unsupported: Vec::new(),
         skipped: false,
+        skipped_variant: false,
         shapes: Vec::new(),
     };
     let profile = subject.profile();
@@ -1055,6 +1067,13 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
         } else {
             profile.project(&graph, &roots)
         };
+        if cfg
+            .domain_limit
+            .is_some_and(|m| Domain::new(&graph, &roots).size() > m)
+        {
+            run.skipped_variant = true;
+            return run;
+        }
         let vc = checks::check(&graph, &roots, subject, &ccfg, None);
         add_counts(&mut run.counts, &vc.counts);
         run.tally(&vc, subject.engine().is_none());

@@ -361,10 +361,11 @@ fn bench_campaign(seconds: f64, jobs: Option<usize>) {
                     s.cases,
                     s.elapsed.as_secs_f64(),
                     engine::print::count(threads, "thread"),
-                    if s.skipped > 0 {
-                        format!("; {} larger cases skipped", s.skipped)
-                    } else {
-                        String::new()
+                    match (s.skipped_variants, s.skipped) {
+                        (0, 0) => String::new(),
+                        (v, c) => format!(
+                            " within the limit ({v} larger); {c} larger cases skipped"
+                        ),
                     },
                     s.rules_covered(),
                     s.rule_names.len(),
