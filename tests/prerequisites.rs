@@ -61,7 +61,7 @@ const CATALOGUE: &[(&str, Provider)] = &[
 const SHELL_BUILTINS: &[&str] = &[
     "set", "cd", "echo", "exit", "if", "then", "else", "fi", "for", "do", "done", "while", "case",
     "esac", "return", "local", "export", "shift", "test", "[", "true", "false", ":", ".", "exec",
-    "trap", "read", "printf", "{", "}", "die", "check", "status=0", "status=1",
+    "trap", "read", "printf", "{", "}",
 ];
 
 /// One use of something external: what, and where it was seen.
@@ -165,6 +165,12 @@ fn python_uses(text: &str, file: &str, out: &mut Vec<Use>) {
 /// aside; `$python`-like words are the interpreter the script defaults to
 /// (`${PYTHON:-python3}`), and `-m venv` makes it `python3 -m venv`.
 fn shell_uses(text: &str, file: &str, out: &mut Vec<Use>) {
+    // The script's own functions (`name() {`) are not programs either.
+    let functions: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.trim_start().split_once("()").map(|(name, _)| name))
+        .filter(|name| name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .collect();
     // Inside a single-quoted string that spans lines (a Python program the
     // script hands to python3), lines are data, not commands.
     let mut quoted_lines = false;
@@ -214,6 +220,7 @@ fn shell_uses(text: &str, file: &str, out: &mut Vec<Use>) {
                 || w.ends_with(')')
                 || w.ends_with('}')
                 || SHELL_BUILTINS.contains(&w)
+                || functions.contains(&w)
                 || !w
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
@@ -438,9 +445,10 @@ fn a_program_the_catalogue_does_not_know_fails_naming_where_it_is_started() {
 }
 
 #[test]
-fn shell_scripts_yield_their_commands_not_their_comments_or_variables() {
+fn shell_scripts_yield_their_commands_not_their_comments_variables_or_functions() {
     let mut uses = Vec::new();
-    let script = "# clang is needed\nvenv=${1:-x}\n\"$python\" -m venv \"$venv\" || die \"no\"\n\
+    let script = "# clang is needed\ndie() { echo \"$*\" >&2; exit 1; }\nvenv=${1:-x}\n\
+                  \"$python\" -m venv \"$venv\" || die \"no\"\n\
                   if out=$(git rev-parse HEAD 2>&1); then echo ok; fi\n";
     shell_uses(script, "s.sh", &mut uses);
     let whats: Vec<&str> = uses.iter().map(|u| u.what.as_str()).collect();

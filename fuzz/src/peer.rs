@@ -988,8 +988,7 @@ fn read_answer(
     if let Some(d) = r.declined {
         return Ok(Reply::Answer(Answer::Declined(d)));
     }
-    let total = node_budget(g.reachable(roots).len());
-    let mut budget = total;
+    let mut budget = Budget::new(node_budget(g.reachable(roots).len()));
     let built: Vec<NodeId> = match (r.trees, r.exprs) {
         (Some(trees), _) => {
             if trees.len() != roots.len() {
@@ -1002,11 +1001,7 @@ fn read_answer(
             trees
                 .iter()
                 .map(|t| build_tree(g, t, 0, &mut budget))
-                .collect::<Result<_, _>>()
-                .map_err(|e| match e {
-                    Malformed::TooBig(_) => Malformed::TooBig(total),
-                    e => e,
-                })?
+                .collect::<Result<_, _>>()?
         }
         (None, Some(exprs)) => {
             if exprs.len() != roots.len() {
@@ -1019,9 +1014,7 @@ fn read_answer(
             // Counted before parsing: the parser's tokens and syntax tree
             // are bounded by the budget, not only by the line's length.
             let tokens: usize = exprs.iter().map(|e| text_nodes(e)).sum();
-            if tokens > total {
-                return Err(Malformed::TooBig(total));
-            }
+            budget.take(tokens)?;
             let mut out = Vec::new();
             for e in &exprs {
                 let bad = |err| Malformed::Expr {
@@ -1193,14 +1186,31 @@ fn text_nodes(text: &str) -> usize {
     n
 }
 
+/// The nodes an answer may still build, of its whole budget.
+struct Budget {
+    left: usize,
+    total: usize,
+}
+
+impl Budget {
+    fn new(total: usize) -> Budget {
+        Budget { left: total, total }
+    }
+
+    /// Takes `n` nodes, or says the answer is over its budget.
+    fn take(&mut self, n: usize) -> Result<(), Malformed> {
+        self.left = self
+            .left
+            .checked_sub(n)
+            .ok_or(Malformed::TooBig(self.total))?;
+        Ok(())
+    }
+}
+
 /// Builds a protocol tree into `g` (the case's variables are declared
 /// there), at most [`NODE_BUDGET_MAX`] nodes.
-pub(crate) fn from_tree(g: &mut Graph, t: &Value, depth: usize) -> Result<NodeId, Malformed> {
-    let mut budget = NODE_BUDGET_MAX;
-    build_tree(g, t, depth, &mut budget).map_err(|e| match e {
-        Malformed::TooBig(_) => Malformed::TooBig(NODE_BUDGET_MAX),
-        e => e,
-    })
+pub(crate) fn from_tree(g: &mut Graph, t: &Value) -> Result<NodeId, Malformed> {
+    build_tree(g, t, 0, &mut Budget::new(NODE_BUDGET_MAX))
 }
 
 /// Builds a protocol tree into `g`, each node of it taken from `budget`.
@@ -1208,12 +1218,12 @@ fn build_tree(
     g: &mut Graph,
     t: &Value,
     depth: usize,
-    budget: &mut usize,
+    budget: &mut Budget,
 ) -> Result<NodeId, Malformed> {
     if depth > MAX_TREE_DEPTH {
         return Err(Malformed::TooDeep);
     }
-    *budget = budget.checked_sub(1).ok_or(Malformed::TooBig(0))?;
+    budget.take(1)?;
     let items = t.as_array().ok_or_else(|| Malformed::NotATree(t.clone()))?;
     let head = items
         .first()
@@ -1359,7 +1369,7 @@ fn answer_request(subject: &dyn Subject, req: &RequestIn) -> Result<Value, Malfo
     let roots: Vec<NodeId> = req
         .trees
         .iter()
-        .map(|t| from_tree(&mut g, t, 0))
+        .map(|t| from_tree(&mut g, t))
         .collect::<Result<_, _>>()?;
     match subject.simplify(&mut g, &roots) {
         Ok(Answer::Simplified { roots: out, .. }) => {

@@ -354,7 +354,7 @@ fn instance_program(it: &Value) -> Result<Program, String> {
         .and_then(Value::as_array)
         .filter(|t| t.len() == 1)
         .ok_or("an instance is one tree")?;
-    let root = from_tree(&mut g, &trees[0], 0).map_err(|e| e.to_string())?;
+    let root = from_tree(&mut g, &trees[0]).map_err(|e| e.to_string())?;
     Ok(Program {
         graph: g,
         outputs: vec![root],
