@@ -6,8 +6,8 @@
 //! peer's code generator (nothing is simplified here), and is reported as
 //! that. Sources the peer's compiler rejects as written (TVM's LLVM code
 //! generator on `true ^ true`, say: its pipeline would have folded it) are
-//! counted and listed, not disagreements. Needs the pinned peers (`sh adapters/setup-venv.sh`): ignored by a
-//! plain `cargo test`; `.ci/run` runs it with `--ignored`.
+//! counted and listed, not disagreements. Needs the pinned peers (`sh adapters/setup-venv.sh`,
+//! and Morok's adapter built): ignored by a plain `cargo test`; `.ci/run` runs it with `--ignored`.
 
 use engine::semantics::Model;
 use fuzz::confirm::agreement;
@@ -30,7 +30,8 @@ fn cases() -> u64 {
 /// many, else a sample.
 const POINTS: u64 = 32;
 
-fn check_peer(adapter: &str) {
+/// A Python adapter of `adapters/`, run by the peers' venv.
+fn python_adapter(adapter: &str) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = root.join(".venv-peers/bin/python");
     assert!(
@@ -38,12 +39,27 @@ fn check_peer(adapter: &str) {
         "{} is missing: run sh adapters/setup-venv.sh",
         python.display()
     );
-    let cmd = format!(
+    format!(
         "{} {}",
         python.display(),
         root.join("adapters").join(adapter).display()
+    )
+}
+
+/// The Morok adapter (`adapters/morok`, a workspace of its own).
+fn morok_adapter(args: &str) -> String {
+    let bin =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("adapters/morok/target/release/tileproof-morok");
+    assert!(
+        bin.exists(),
+        "{} is missing: run cargo build --release --manifest-path adapters/morok/Cargo.toml",
+        bin.display()
     );
-    let peer = Peer::start(&cmd, Duration::from_secs(60)).expect("the adapter starts");
+    format!("{} {args}", bin.display())
+}
+
+fn check_peer(cmd: &str) {
+    let peer = Peer::start(cmd, Duration::from_secs(60)).expect("the adapter starts");
     let backends = peer.backends().to_vec();
     assert!(!backends.is_empty(), "{cmd} offers no backend");
     let profile = peer.profile().clone();
@@ -110,17 +126,25 @@ fn check_peer(adapter: &str) {
 #[test]
 #[ignore = "needs the pinned peers: sh adapters/setup-venv.sh, then cargo test --release --test peer_backend_agreement -- --ignored"]
 fn tvm_int64_compiles_literally() {
-    check_peer("tvm_adapter.py");
+    check_peer(&python_adapter("tvm_adapter.py"));
 }
 
 #[test]
 #[ignore = "needs the pinned peers: sh adapters/setup-venv.sh, then cargo test --release --test peer_backend_agreement -- --ignored"]
 fn tvm_int32_compiles_literally() {
-    check_peer("tvm_adapter.py --dtype int32");
+    check_peer(&python_adapter("tvm_adapter.py --dtype int32"));
 }
 
 #[test]
 #[ignore = "needs the pinned peers: sh adapters/setup-venv.sh, then cargo test --release --test peer_backend_agreement -- --ignored"]
 fn tinygrad_compiles_literally() {
-    check_peer("tinygrad_adapter.py");
+    check_peer(&python_adapter("tinygrad_adapter.py"));
+}
+
+#[test]
+#[ignore = "needs the Morok adapter: cargo build --release --manifest-path adapters/morok/Cargo.toml, then cargo test --release --test peer_backend_agreement -- --ignored"]
+fn morok_compiles_literally() {
+    // Variables both as DEFINE_VARs and as loop RANGEs (the default).
+    check_peer(&morok_adapter(""));
+    check_peer(&morok_adapter("--vars define"));
 }

@@ -23,6 +23,8 @@ enum Provider {
     Essential,
     /// Nothing of the system (a `-sys` crate that is pure Rust on Linux).
     Nothing,
+    /// The Rust toolchain the README's second line installs (rustup).
+    Toolchain,
     /// These Debian packages.
     Packages(&'static [&'static str]),
 }
@@ -38,6 +40,9 @@ const CATALOGUE: &[(&str, Provider)] = &[
     ("grep", Provider::Essential),
     ("sed", Provider::Essential),
     ("tail", Provider::Essential),
+    ("rm", Provider::Essential),
+    // adapters/morok/run-reproducers.sh builds the reproducers.
+    ("cargo", Provider::Toolchain),
     ("cvc5", Provider::Packages(&["cvc5"])),
     ("python3", Provider::Packages(&["python3"])),
     // `python3 -m venv` (adapters/setup-venv.sh): Debian splits venv off.
@@ -52,6 +57,11 @@ const CATALOGUE: &[(&str, Provider)] = &[
     // libz3 to link; pkg-config tells z3-sys which Z3 it links (4.8.12's
     // enums differ from the newest's).
     ("z3-sys", Provider::Packages(&["libz3-dev", "pkg-config"])),
+    // Morok's runtime (adapters/morok) calls C through libffi, which it
+    // builds from its vendored C sources.
+    ("libffi-sys", Provider::Packages(&["build-essential"])),
+    // Paths of the user's directories, pure Rust on Linux (Morok's runtime).
+    ("dirs-sys", Provider::Nothing),
     ("js-sys", Provider::Nothing),
     ("linux-raw-sys", Provider::Nothing),
     ("windows-sys", Provider::Nothing),
@@ -258,7 +268,7 @@ fn unquoted(line: &str) -> String {
 
 /// Crates of Cargo.lock that build or link native code: `cc`, and every
 /// `-sys` crate.
-fn native_crates(lock: &str, out: &mut Vec<Use>) {
+fn native_crates(lock: &str, file: &str, out: &mut Vec<Use>) {
     for (i, line) in lock.lines().enumerate() {
         let Some(name) = line
             .strip_prefix("name = \"")
@@ -269,7 +279,7 @@ fn native_crates(lock: &str, out: &mut Vec<Use>) {
         if name == "cc" || name.ends_with("-sys") {
             out.push(Use {
                 what: name.to_string(),
-                at: format!("Cargo.lock:{}", i + 1),
+                at: format!("{file}:{}", i + 1),
             });
         }
     }
@@ -283,7 +293,7 @@ fn collect_uses() -> Vec<Use> {
         at: "the Rust toolchain".into(),
     }];
     let mut rs = Vec::new();
-    for dir in ["src", "tests", "engine", "verify", "fuzz"] {
+    for dir in ["src", "tests", "engine", "verify", "fuzz", "adapters"] {
         files(&root.join(dir), ".rs", &mut rs);
     }
     for f in &rs {
@@ -305,10 +315,15 @@ fn collect_uses() -> Vec<Use> {
     for f in &sh {
         shell_uses(&std::fs::read_to_string(f).unwrap(), &shown(f), &mut uses);
     }
-    native_crates(
-        &std::fs::read_to_string(root.join("Cargo.lock")).unwrap(),
-        &mut uses,
-    );
+    // The main workspace's and Morok's adapter's (a workspace of its own,
+    // which CI builds with the peers).
+    for lock in ["Cargo.lock", "adapters/morok/Cargo.lock"] {
+        native_crates(
+            &std::fs::read_to_string(root.join(lock)).unwrap(),
+            lock,
+            &mut uses,
+        );
+    }
     uses
 }
 
@@ -346,7 +361,7 @@ fn check(readme: &str, uses: &[Use]) -> Result<(), String> {
     for u in uses {
         match catalogue.get(u.what.as_str()) {
             None => unknown.push(format!("`{}` ({})", u.what, u.at)),
-            Some(Provider::Essential | Provider::Nothing) => {}
+            Some(Provider::Essential | Provider::Nothing | Provider::Toolchain) => {}
             Some(Provider::Packages(ps)) => {
                 for p in *ps {
                     if !pkgs.iter().any(|q| q == p) {

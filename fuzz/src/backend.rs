@@ -67,6 +67,29 @@ pub enum Run {
     Unsupported(String),
 }
 
+/// A reproducer an adapter wrote: its text, and the extension it is kept
+/// under beside its finding (`py` for a Python script, `rs` for a Rust
+/// test).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Script {
+    pub text: String,
+    pub extension: String,
+}
+
+impl Script {
+    /// The extension of a reproducer whose answer names none: protocol 1's
+    /// first adapters wrote Python.
+    pub const DEFAULT_EXTENSION: &'static str = "py";
+
+    /// An extension an adapter may name: 1 to 8 ASCII letters or digits,
+    /// and not the finding's own (`txt`).
+    pub fn valid_extension(ext: &str) -> bool {
+        (1..=8).contains(&ext.len())
+            && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+            && ext != "txt"
+    }
+}
+
 /// What a `reproducer` request asks the adapter to write a script for.
 #[derive(Clone, Debug)]
 pub struct ReproducerSpec {
@@ -80,4 +103,8 @@ pub struct ReproducerSpec {
     pub expected: Vec<Value>,
     /// The finding's class name (`wrong-value`, `trap`, ...).
     pub class: String,
+    /// The finding's kind (`oracle`, `peer-error`, `unsound-bounds`: a
+    /// reproducer of bounds shows a node's value outside them, not two
+    /// expressions that differ).
+    pub kind: String,
 }

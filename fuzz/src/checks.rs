@@ -11,6 +11,7 @@
 //! | `cap`        | the rewriter hit its cap ([`engine::rewrite::CapError`])    |
 //! | `oracle`     | the JIT oracle finds a point where the target does not refine the source (whole domain, or sampled above [`CheckConfig::max_exhaustive`] points) |
 //! | `range`      | at a probe point, some node's interpreted value lies outside its `[vmin, vmax]` |
+//! | `unsound-bounds` | a peer's own bounds of a node of the source (its `bounds` answer) exclude a value the node takes somewhere in the domain ([`crate::bounds`]) |
 //! | `idempotent` | simplifying the simplified form changes it                  |
 //! | `jit`        | at a probe point, the oracle's evaluator for the case (the JIT's [`crate::jit::CompiledEval`], or the batched evaluator for small domains: [`oracle::point_evaluator`]) and `interp::eval` disagree (or the JIT cannot compile) |
 //! | `validate`   | the validator hook (SMT, supplied by the CLI) reports a failure |
@@ -484,6 +485,12 @@ fn run_checks(
             )),
         }
     }
+    if kinds.contains(Kind::Bounds) && subject.engine().is_none() {
+        if let Some((f, class)) = peer_bounds_check(subject, g, src, cfg) {
+            out.failures.push(f);
+            out.class.get_or_insert(class);
+        }
+    }
     if kinds.contains(Kind::Range) {
         if let Some(f) = range_check(g, src, &tgt, cfg) {
             out.failures.push(f);
@@ -570,6 +577,82 @@ fn run_checks(
             out.validation = Some(val);
         }
     }
+}
+
+/// A peer's own bounds of every node of the source ([`crate::bounds`]),
+/// against the values the nodes take: the failure and its class by the
+/// peer's compiled code, when some value lies outside its node's bounds
+/// (or the peer fails to give them).
+fn peer_bounds_check(
+    subject: &dyn Subject,
+    g: &Graph,
+    src: &[NodeId],
+    cfg: &CheckConfig,
+) -> Option<(CheckFailure, Confirmation)> {
+    let bounds = match subject.bounds(g, src) {
+        Ok(b) => b?,
+        Err(refusal) => {
+            let class = subject_failure_class(subject, g, src, &refusal);
+            let msg = format!("asked for its bounds: {}", one_line(&refusal.message));
+            return Some((CheckFailure::new(refusal.kind, msg), class));
+        }
+    };
+    let nodes = match crate::bounds::per_node(g, src, &bounds) {
+        Ok(n) => n,
+        Err(e) => {
+            let msg = format!("the bounds answer does not match the case: {e}");
+            let class = Confirmation::without_backend(Class::Garbage, msg.clone());
+            return Some((CheckFailure::new(Kind::Garbage, msg), class));
+        }
+    };
+    let model = Model {
+        width: cfg.width,
+        ..subject.profile().model()
+    };
+    let v = crate::bounds::check(g, src, &nodes, model, cfg.seed).violation?;
+    let domain = Domain::new(g, src);
+    let point: Vec<(String, i64)> = domain
+        .vars
+        .iter()
+        .map(|&i| (g.var(i).name.clone(), v.env[i as usize]))
+        .collect();
+    let message = format!(
+        "{}'s bounds of `{}` are {}, but it is {} at {}",
+        subject.name(),
+        short_expr(g, v.node),
+        v.bound,
+        v.value,
+        engine::print::point(g, &point)
+    );
+    let class = if !subject.profile().covers(g, src) {
+        outside_language(subject)
+    } else {
+        match &cfg.confirm {
+            Confirm::Off => Confirmation::without_backend(
+                Class::Unconfirmed,
+                "not run on the peer's backend (confirmation off)",
+            ),
+            Confirm::All => {
+                crate::confirm::confirm_bounds(subject, g, src, v.node, v.bound, &v.env, None)
+            }
+            Confirm::Only(b) => crate::confirm::confirm_bounds(
+                subject,
+                g,
+                src,
+                v.node,
+                v.bound,
+                &v.env,
+                Some(b.as_str()),
+            ),
+        }
+    };
+    let failure = CheckFailure {
+        kind: Kind::Bounds,
+        message,
+        point: Some(point),
+        env: Some(v.env),
+    };
+    Some((failure, class))
 }
 
 /// The class of a subject's failure on a case (a peer raising, hanging,

@@ -634,3 +634,87 @@ pub fn agreement(
     }
     a
 }
+
+/// The class of an `unsound-bounds` finding: the node its peer bounded is
+/// compiled alone on each backend and run at the point. A value outside
+/// the bounds there is the peer's bug (`wrong-value`: its analysis states
+/// a range its own code leaves); a value within them on every backend is
+/// tileproof's model's (`model-only`).
+pub fn confirm_bounds(
+    subject: &dyn Subject,
+    g: &Graph,
+    src: &[NodeId],
+    node: NodeId,
+    bound: crate::bounds::Bound,
+    env: &[i64],
+    only: Option<&str>,
+) -> Confirmation {
+    let backends: Vec<&String> = subject
+        .backends()
+        .iter()
+        .filter(|b| only.is_none_or(|o| o == b.as_str()))
+        .collect();
+    if backends.is_empty() {
+        return Confirmation::without_backend(
+            Class::Unconfirmed,
+            format!("{} has no backend to run it on", subject.name()),
+        );
+    }
+    let at = show_point(g, src, env);
+    let mut lines = Vec::new();
+    let mut outside: Option<(String, Value)> = None;
+    let mut inside = false;
+    for b in backends {
+        let said = match subject.run(g, &[node], b, &[env.to_vec()]) {
+            Ok(Run::Results(r)) => match r.first() {
+                Some(PointRun::Values(v)) => {
+                    let got = v[0];
+                    let val = match got {
+                        Value::Int(i) => Val::Int(i),
+                        Value::Bool(x) => Val::Bool(x),
+                        Value::Invalid => Val::Invalid,
+                    };
+                    match bound.contains(val) {
+                        Some(false) => {
+                            outside.get_or_insert((b.clone(), got));
+                            format!("the node computes {got} at {at}, outside {bound}")
+                        }
+                        Some(true) => {
+                            inside = true;
+                            format!("the node computes {got} at {at}, within {bound}")
+                        }
+                        None => format!("the node computes {got} at {at}"),
+                    }
+                }
+                Some(other) => format!("the node does not compute a value at {at}: {other}"),
+                None => "no result".to_string(),
+            },
+            Ok(Run::CompileError(e)) => {
+                format!("the node does not compile: {}", crate::message::short(&e))
+            }
+            Ok(Run::Unsupported(e)) => format!("cannot compile the node as written: {e}"),
+            Err(r) => format!("the adapter failed to run it: {}", r.message),
+        };
+        lines.push(format!("{b}: {said}"));
+    }
+    let mut c = Confirmation {
+        class: Class::Unconfirmed,
+        backend: None,
+        summary: "no backend could judge it".to_string(),
+        backends: lines,
+        env: Some(env.to_vec()),
+        expected: Vec::new(),
+    };
+    if let Some((b, got)) = outside {
+        c.class = Class::WrongValue;
+        c.summary = format!(
+            "the compiled node `{}` computes {got} at {at}, outside the bounds {bound} the peer's analysis gives it",
+            crate::message::short_expr(g, node)
+        );
+        c.backend = Some(b);
+    } else if inside {
+        c.class = Class::ModelOnly;
+        c.summary = format!("the compiled node computes a value within {bound} at {at}: tileproof's model of the node differs");
+    }
+    c
+}

@@ -30,7 +30,7 @@
 //! directory, synced, then renamed), so a campaign killed with `kill -9`
 //! leaves either the whole case or nothing, and never a torn file.
 
-use crate::backend::ReproducerSpec;
+use crate::backend::{ReproducerSpec, Script};
 use crate::checks::{self, CheckConfig, Checked, Kind, KindSet, Validator};
 use crate::confirm::{Class, Confirmation};
 use crate::subject::{Engine, Subject};
@@ -83,7 +83,7 @@ pub struct Entry {
     pub bucket: String,
     /// A standalone script that shows the bug with only the peer's own
     /// code, written beside the case (`NAME.py`).
-    pub reproducer: Option<String>,
+    pub reproducer: Option<Script>,
 }
 
 impl Entry {
@@ -217,7 +217,7 @@ pub fn reproducer(
     subject: &dyn Subject,
     checked: &checks::Checked,
     note: &mut Option<String>,
-) -> Option<String> {
+) -> Option<Script> {
     let c = checked.class.as_ref()?;
     if !matches!(
         c.class,
@@ -241,6 +241,10 @@ pub fn reproducer(
         env,
         expected: c.expected.clone(),
         class: c.class.name().to_string(),
+        kind: checked
+            .failures
+            .first()
+            .map_or(String::new(), |f| f.kind.name().to_string()),
     };
     match subject.reproducer(&checked.graph, &checked.src, &spec) {
         Ok(script) => script,
@@ -310,15 +314,44 @@ pub fn save(dir: &Path, entry: &Entry) -> io::Result<Saved> {
         return Ok(Saved { path, new: false });
     }
     if let Some(script) = &entry.reproducer {
-        write_atomic(&reproducer_path(&path), script)?;
+        write_atomic(&reproducer_path(&path, &script.extension), &script.text)?;
     }
     write_atomic(&path, &entry.render(&path))?;
     Ok(Saved { path, new: true })
 }
 
-/// Where the reproducer of the case at `case` lives: beside it, `.py`.
-pub fn reproducer_path(case: &Path) -> PathBuf {
-    case.with_extension("py")
+/// Where the reproducer of the case at `case` lives: beside it, under the
+/// extension its adapter named (`.py`, `.rs`).
+pub fn reproducer_path(case: &Path, extension: &str) -> PathBuf {
+    case.with_extension(extension)
+}
+
+/// The reproducers kept beside the case at `case`: the files of its stem
+/// with another extension than the case's own.
+pub fn reproducers_of(case: &Path) -> Vec<PathBuf> {
+    let (Some(dir), Some(stem)) = (case.parent(), case.file_stem()) else {
+        return Vec::new();
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let mut out: Vec<PathBuf> = fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_stem() == Some(stem)
+                        && p.extension().is_some_and(|x| {
+                            x != "txt" && Script::valid_extension(&x.to_string_lossy())
+                        })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
 }
 
 /// Writes `text` to `path` through a temporary file in the same directory
@@ -659,7 +692,7 @@ pub struct CaseReport {
     pub relaxed: Option<String>,
     /// For a confirmed bug of a peer: the peer's reproducer script.
     #[serde(skip)]
-    pub reproducer: Option<String>,
+    pub reproducer: Option<Script>,
     /// The one-line summary, saying what was checked: `ok   FILE at width
     /// W (JIT: exhaustive, 12 points; SMT: equivalent)` or `FAIL FILE ...`.
     pub line: String,
@@ -947,16 +980,18 @@ pub fn reclassify(path: &Path, rep: &CaseReport) -> io::Result<PathBuf> {
         out.push('\n');
     }
     write_atomic(&new_path, &out)?;
-    let old_script = reproducer_path(path);
-    match &rep.reproducer {
-        Some(script) => write_atomic(&reproducer_path(&new_path), script)?,
-        None => {
-            let _ = fs::remove_file(reproducer_path(&new_path));
-        }
+    let old_scripts = reproducers_of(path);
+    for old in reproducers_of(&new_path) {
+        let _ = fs::remove_file(old);
+    }
+    if let Some(script) = &rep.reproducer {
+        write_atomic(&reproducer_path(&new_path, &script.extension), &script.text)?;
     }
     if new_path != path {
         fs::remove_file(path)?;
-        let _ = fs::remove_file(old_script);
+        for old in old_scripts {
+            let _ = fs::remove_file(old);
+        }
     }
     Ok(new_path)
 }

@@ -24,10 +24,13 @@ pub enum Kind {
     Hang,
     /// A peer wrote something that is not a valid answer.
     Garbage,
+    /// A peer's range analysis gives a node bounds that exclude a value it
+    /// takes (`crate::bounds`).
+    Bounds,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 13] = [
         Kind::Cap,
         Kind::Oracle,
         Kind::Range,
@@ -40,6 +43,7 @@ impl Kind {
         Kind::Crash,
         Kind::Hang,
         Kind::Garbage,
+        Kind::Bounds,
     ];
 
     /// The name used in reports and corpus file names.
@@ -57,6 +61,7 @@ impl Kind {
             Kind::Crash => "crash",
             Kind::Hang => "hang",
             Kind::Garbage => "garbage",
+            Kind::Bounds => "unsound-bounds",
         }
     }
 

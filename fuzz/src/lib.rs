@@ -18,6 +18,8 @@
 //! - [`peer_rules`]: a peer's own rewrite rules, each applied alone to
 //!   instances of its pattern and judged like any answer.
 //! - [`backend`]: what a peer's own compiled code computes (`run`).
+//! - [`bounds`]: a peer's range analysis checked against the values its
+//!   nodes take.
 //! - [`bucket`]: findings grouped by cause (a signature per finding).
 //! - [`campaign`]: parallel, reproducible campaigns of generated cases.
 //! - [`mutate`]: variants a campaign derives from each case.
@@ -29,6 +31,7 @@
 
 pub mod backend;
 pub mod batch;
+pub mod bounds;
 pub mod bucket;
 pub mod campaign;
 pub mod checks;

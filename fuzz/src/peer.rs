@@ -22,7 +22,8 @@
 //! wait for an answer watches the process, so one that exits or closes
 //! its stdout is reported rather than waited for.
 
-use crate::backend::{self, PointRun, ReproducerSpec, Run};
+use crate::backend::{self, PointRun, ReproducerSpec, Run, Script};
+use crate::bounds::{Bound, Bounds};
 use crate::kind::Kind;
 use crate::lines::{self, BadLine, Line, Tail};
 use crate::subject::{Answer, Integers, Profile, Refusal, Subject};
@@ -153,8 +154,14 @@ pub enum Malformed {
     Arity { head: String, args: usize },
     #[error("`{0}`: not a 64-bit integer")]
     NotAnInteger(Value),
+    #[error("`{0}`: not a concrete dtype (index, i32, i64)")]
+    NotADtype(Value),
     #[error("`{0}`: not a bool")]
     NotABool(Value),
+    #[error("`{0}` is not a reproducer's extension (1 to 8 letters or digits, not txt)")]
+    Extension(String),
+    #[error("{0}")]
+    Bounds(String),
     #[error("`{0}` is not a run result (values, trap or timeout)")]
     NotAResult(Value),
     #[error("`{0}`: not a name")]
@@ -187,6 +194,8 @@ struct Hello {
     reproducer: bool,
     #[serde(default)]
     rules: bool,
+    #[serde(default)]
+    bounds: bool,
 }
 
 #[derive(Deserialize)]
@@ -434,6 +443,8 @@ pub struct Peer {
     /// It answers `rules`, `instances` and `apply` requests (its own
     /// rules, one by one: `crate::peer_rules`).
     rules: bool,
+    /// It answers `bounds` requests (its range analysis: `crate::bounds`).
+    bounds: bool,
     /// Its rules' names, when its answers say which fired (see
     /// [`Peer::with_rule_names`]): a campaign counts them like the engine's.
     rule_names: Vec<String>,
@@ -512,6 +523,7 @@ impl Peer {
             backends: hello.backends,
             reproducer: hello.reproducer,
             rules: hello.rules,
+            bounds: hello.bounds,
             rule_names: Vec::new(),
             rule_reachable: Vec::new(),
         })
@@ -873,7 +885,7 @@ impl Subject for Peer {
         g: &Graph,
         roots: &[NodeId],
         spec: &ReproducerSpec,
-    ) -> Result<Option<String>, Refusal> {
+    ) -> Result<Option<Script>, Refusal> {
         if !self.reproducer {
             return Ok(None);
         }
@@ -887,7 +899,7 @@ impl Subject for Peer {
             Some((
                 "reproducer",
                 json!({"backend": spec.backend, "point": point, "expected": spec.expected,
-                       "class": spec.class}),
+                       "class": spec.class, "kind": spec.kind}),
             )),
         );
         let (p, answer) = self.exchange(&line, RUN_TIMEOUT.max(self.timeout))?;
@@ -906,6 +918,69 @@ impl Subject for Peer {
     fn reproduce_args(&self) -> String {
         format!("--simplifier {} ", crate::subject::shell_quote(&self.cmd))
     }
+
+    fn bounds(&self, g: &Graph, roots: &[NodeId]) -> Result<Option<Bounds>, Refusal> {
+        if !self.bounds {
+            return Ok(None);
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let line = request(g, roots, id, Some(("bounds", json!({}))));
+        if line.len() > MAX_REQUEST_BYTES {
+            return Ok(None);
+        }
+        let (p, answer) = self.exchange(&line, self.timeout)?;
+        match read_bounds(&answer, id) {
+            Ok(Ok(b)) => {
+                self.give_back(p);
+                Ok(b)
+            }
+            Ok(Err(e)) => {
+                self.give_back(p);
+                Err(Refusal {
+                    kind: Kind::PeerError,
+                    message: format!("the peer failed to give its bounds: {e}"),
+                })
+            }
+            Err(why) => Err(self.garbage(p, why, &answer)),
+        }
+    }
+}
+
+/// Reads the answer to `bounds` request `id`: the bounds (none when the
+/// peer declines the case: `unsupported`), or the peer's `error`; `Err`
+/// when the line is not a valid answer.
+fn read_bounds(line: &str, id: u64) -> Result<Result<Option<Bounds>, String>, Malformed> {
+    #[derive(Deserialize)]
+    struct BoundsResponse {
+        id: Option<Value>,
+        bounds: Option<Vec<Vec<Value>>>,
+        unsupported: Option<String>,
+        error: Option<String>,
+    }
+    let r: BoundsResponse = serde_json::from_str(line).map_err(Malformed::NotAnAnswer)?;
+    if r.id.as_ref().and_then(Value::as_u64) != Some(id) {
+        return Err(Malformed::WrongId {
+            got: r.id,
+            want: id,
+        });
+    }
+    if let Some(e) = r.error {
+        return Ok(Err(e));
+    }
+    if r.unsupported.is_some() {
+        return Ok(Ok(None));
+    }
+    let lists = r.bounds.ok_or(Malformed::Empty)?;
+    let bounds = lists
+        .iter()
+        .map(|l| {
+            l.iter()
+                .map(Bound::from_json)
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .collect::<Result<Bounds, String>>()
+        .map_err(Malformed::Bounds)?;
+    Ok(Ok(Some(bounds)))
 }
 
 /// The request line for case `id`, with an extra request field (`run`,
@@ -943,9 +1018,11 @@ fn tree(g: &Graph, id: NodeId) -> Value {
     let n = g.node(id);
     match n.op {
         Op::Const(c) if n.dtype == DType::Bool => json!(["bool", c != 0]),
-        Op::Const(c) => json!(["const", c]),
+        Op::Const(c) if n.dtype == DType::Index => json!(["const", c]),
+        Op::Const(c) => json!(["const", c, n.dtype.name()]),
         Op::Var(v) => json!(["var", g.var(v).name]),
         Op::Invalid => json!(["invalid"]),
+        Op::Cast => json!(["cast", n.dtype.name(), tree(g, n.src()[0])]),
         op => {
             let mut v = vec![json!(op.name())];
             v.extend(n.src().iter().map(|&s| tree(g, s)));
@@ -1125,11 +1202,12 @@ fn read_run(
 
 /// Reads the answer to `reproducer` request `id`: the script, or why the
 /// adapter wrote none; `Err` when the line is not a valid answer.
-fn read_script(line: &str, id: u64) -> Result<Result<String, String>, Malformed> {
+fn read_script(line: &str, id: u64) -> Result<Result<Script, String>, Malformed> {
     #[derive(Deserialize)]
     struct ScriptResponse {
         id: Option<Value>,
         script: Option<String>,
+        extension: Option<String>,
         unsupported: Option<String>,
         error: Option<String>,
     }
@@ -1140,8 +1218,14 @@ fn read_script(line: &str, id: u64) -> Result<Result<String, String>, Malformed>
             want: id,
         });
     }
+    let extension = r
+        .extension
+        .unwrap_or_else(|| Script::DEFAULT_EXTENSION.to_string());
+    if !Script::valid_extension(&extension) {
+        return Err(Malformed::Extension(extension));
+    }
     match (r.script, r.unsupported.or(r.error)) {
-        (Some(s), _) => Ok(Ok(s)),
+        (Some(text), _) => Ok(Ok(Script { text, extension })),
         (None, Some(e)) => Ok(Err(e)),
         (None, None) => Err(Malformed::Empty),
     }
@@ -1166,6 +1250,7 @@ pub(crate) fn read_every_way(g: &mut Graph, roots: &[NodeId], line: &str) {
     );
     let _ = read_run(line, 7, roots.len(), 2);
     let _ = read_script(line, 7);
+    let _ = read_bounds(line, 7);
 }
 
 /// An upper bound on the nodes a text expression builds: its operands
@@ -1240,13 +1325,38 @@ fn build_tree(
             })
         }
     };
+    // A concrete dtype (`i32`, `i64`, `index`): the second operand of a
+    // typed constant, the first of a cast.
+    let dtype = |v: &Value| {
+        v.as_str()
+            .and_then(DType::from_name)
+            .filter(|d| *d != DType::Bool)
+            .ok_or_else(|| Malformed::NotADtype(v.clone()))
+    };
     match head {
+        "const" if args.len() == 2 => {
+            let d = dtype(&args[1])?;
+            let v = args[0]
+                .as_i64()
+                .filter(|v| {
+                    let (lo, hi) = d.bounds();
+                    lo <= *v && *v <= hi
+                })
+                .ok_or_else(|| Malformed::NotAnInteger(t.clone()))?;
+            Ok(g.cnst(v, d))
+        }
         "const" => {
             arity(1)?;
             let v = args[0]
                 .as_i64()
                 .ok_or_else(|| Malformed::NotAnInteger(t.clone()))?;
             Ok(g.cnst(v, DType::Index))
+        }
+        "cast" => {
+            arity(2)?;
+            let d = dtype(&args[0])?;
+            let x = build_tree(g, &args[1], depth + 1, budget)?;
+            Ok(g.try_mk(Op::Cast, Some(d), &[x])?)
         }
         "bool" => {
             arity(1)?;

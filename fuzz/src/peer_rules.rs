@@ -25,7 +25,7 @@
 //! whole by the JIT or proved by SMT), `sampled` (some instance neither:
 //! unknown), or `not instantiated` with the reason.
 
-use crate::backend::{ReproducerSpec, Run};
+use crate::backend::{ReproducerSpec, Run, Script};
 use crate::campaign::prepare_finding;
 use crate::checks::{self, CheckConfig, Confirm, Kind, Validator};
 use crate::generate::RuleSeed;
@@ -72,6 +72,21 @@ pub struct PeerRule {
     pub tree: Value,
     /// Why no instance of it can be built, when the adapter knows.
     pub not_instantiable: Option<String>,
+    /// Who builds its instances.
+    pub instances: InstanceSource,
+}
+
+/// Who builds a rule's instances.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InstanceSource {
+    /// The adapter, from tileproof's pools (`instances` requests).
+    Adapter,
+    /// tileproof, from its own suites and generators, keeping the cases the
+    /// rule rewrites (`"instances": "tileproof"`): for a peer whose rules
+    /// are opaque, like Morok's pattern groups (closures with no pattern
+    /// tree to instantiate).
+    Tileproof,
 }
 
 fn malformed(request: &'static str, why: impl Into<String>) -> RulesError {
@@ -116,7 +131,18 @@ pub(crate) fn rules_of(v: &Value) -> Result<Vec<PeerRule>, RulesError> {
             Some(Value::String(why)) => Some(why.clone()),
             Some(other) => Some(format!("the adapter says {other}")),
         };
+        let instances = match r.get("instances").and_then(Value::as_str) {
+            None | Some("adapter") => InstanceSource::Adapter,
+            Some("tileproof") => InstanceSource::Tileproof,
+            Some(other) => {
+                return Err(malformed(
+                    "rules",
+                    format!("rule `{name}`: instances from `{other}` (adapter or tileproof)"),
+                ))
+            }
+        };
         out.push(PeerRule {
+            instances,
             pattern: text(r, "pattern")?,
             location: text(r, "location").unwrap_or_default(),
             function: text(r, "function").unwrap_or_default(),
@@ -281,6 +307,72 @@ pub(crate) fn instances_of(v: &Value) -> Result<Instances, RulesError> {
     Ok(out)
 }
 
+/// Candidates drawn for a rule whose instances tileproof builds: the
+/// suites' cases first (the shapes the peers' rules were written for),
+/// then generated ones, cycling through the generators; each projected
+/// onto the peer's profile and split into one program per expression.
+const DRAWN_CANDIDATES: usize = 4000;
+
+/// Up to `limit` candidate instances for a rule that tileproof
+/// instantiates itself: [`DRAWN_CANDIDATES`] cases of its suites and
+/// generators, in the peer's input language; the rule's `apply` keeps
+/// those it rewrites.
+pub fn drawn(profile: &Profile, limit: usize, seed: u64) -> Instances {
+    use crate::generate::{Case, Generator};
+    let mut out = Instances::default();
+    let push = |g: &Graph, roots: &[NodeId], out: &mut Instances| {
+        let (pg, proots) = profile.project(g, roots);
+        for &r in &proots {
+            if out.programs.len() >= limit {
+                return;
+            }
+            if !profile.covers(&pg, &[r]) {
+                *out.failures
+                    .entry("outside the peer's input language".into())
+                    .or_default() += 1;
+                continue;
+            }
+            let text = engine::print::program(&pg, &[r]);
+            match engine::parse::parse_program(&text) {
+                Ok(p) => out.programs.push(p),
+                Err(e) => {
+                    *out.failures
+                        .entry(format!("does not read back: {e}"))
+                        .or_default() += 1
+                }
+            }
+        }
+    };
+    for (_, _, p) in crate::suite::seeds() {
+        push(&p.graph, &p.outputs, &mut out);
+    }
+    let mut k = 0u64;
+    // Bounded even if every generated case fell outside the input language.
+    while out.programs.len() < limit && k < 4 * limit as u64 {
+        let g = Generator::ALL[(k % Generator::ALL.len() as u64) as usize];
+        let case = Case::from_seed(g, seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ k);
+        push(&case.graph, &case.roots, &mut out);
+        k += 1;
+    }
+    out
+}
+
+/// [`drawn`] with [`DRAWN_CANDIDATES`], computed once per profile and seed:
+/// every rule of a run tries the same candidates.
+fn drawn_once(profile: &Profile, seed: u64) -> Instances {
+    type Cached = Option<(Profile, u64, Instances)>;
+    static CACHE: std::sync::Mutex<Cached> = std::sync::Mutex::new(None);
+    let mut c = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    match &*c {
+        Some((p, s, inst)) if p == profile && *s == seed => inst.clone(),
+        _ => {
+            let inst = drawn(profile, DRAWN_CANDIDATES, seed);
+            *c = Some((profile.clone(), seed, inst.clone()));
+            inst
+        }
+    }
+}
+
 /// Seeds for a campaign's seeded generator: up to `per_rule` instances of
 /// each of `rules` that can be instantiated, from the default pools. A rule
 /// whose instances the adapter cannot build gives none (it is reported by
@@ -293,7 +385,10 @@ pub fn rule_seeds(
 ) -> Result<Vec<RuleSeed>, RulesError> {
     let pools = Pools::default();
     let mut out = Vec::new();
-    for r in rules.iter().filter(|r| r.not_instantiable.is_none()) {
+    for r in rules
+        .iter()
+        .filter(|r| r.not_instantiable.is_none() && r.instances == InstanceSource::Adapter)
+    {
         let inst = instances(peer, &r.name, &pools, per_rule, seed)?;
         out.extend(inst.programs.into_iter().map(|program| RuleSeed {
             rule: r.name.clone(),
@@ -429,7 +524,7 @@ impl Subject for RuleSubject<'_> {
         _g: &Graph,
         _roots: &[NodeId],
         _spec: &ReproducerSpec,
-    ) -> Result<Option<String>, Refusal> {
+    ) -> Result<Option<Script>, Refusal> {
         // The peer's reproducer runs its whole simplifier, not this rule:
         // the case's reproduce line (`--peer-rule`) is the reproducer.
         Ok(None)
@@ -623,15 +718,20 @@ fn check_rule_inner(
     if let Some(why) = &rule.not_instantiable {
         return RuleReport::new(rule, Verdict::NotInstantiated { why: why.clone() });
     }
-    let inst = match instances(peer, &rule.name, &opts.pools, opts.instances, opts.seed) {
-        Ok(i) => i,
-        Err(e) => {
-            return RuleReport::new(
-                rule,
-                Verdict::NotInstantiated {
-                    why: format!("the adapter built no instance: {e}"),
-                },
-            )
+    let drawing = rule.instances == InstanceSource::Tileproof;
+    let inst = if drawing {
+        drawn_once(peer.profile(), opts.seed)
+    } else {
+        match instances(peer, &rule.name, &opts.pools, opts.instances, opts.seed) {
+            Ok(i) => i,
+            Err(e) => {
+                return RuleReport::new(
+                    rule,
+                    Verdict::NotInstantiated {
+                        why: format!("the adapter built no instance: {e}"),
+                    },
+                )
+            }
         }
     };
     let mut rep = RuleReport::new(rule, Verdict::NotInstantiated { why: String::new() });
@@ -646,6 +746,12 @@ fn check_rule_inner(
     };
     let mut failing: Vec<(usize, Program, Kind)> = Vec::new();
     for (k, p) in inst.programs.iter().enumerate() {
+        // Drawn candidates are many: enough once the rule rewrote as many
+        // as an adapter would have built.
+        if drawing && rep.judged >= opts.instances {
+            rep.built = k;
+            break;
+        }
         let c = checks::check(&p.graph, &p.outputs, &subject, &fast, validator);
         if let Some(why) = &c.unsupported {
             *rep.skipped.entry(checks::short(why)).or_default() += 1;
@@ -771,8 +877,13 @@ fn check_rule_inner(
             )
         } else {
             format!(
-                "the rule rewrote none of the {} built: {}",
+                "the rule rewrote none of the {} {}: {}",
                 engine::print::count(rep.built, "instance"),
+                if drawing {
+                    "tileproof drew from its suites and generators"
+                } else {
+                    "built"
+                },
                 top_reasons(
                     &rep.skipped
                         .iter()
@@ -831,6 +942,8 @@ fn whole_simplifier(peer: &Peer, body: &str, cfg: &CheckConfig) -> Option<String
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Summary {
     pub rules: usize,
+    /// Rules that rewrote at least one instance.
+    pub fired: usize,
     pub instantiated: usize,
     pub refuted: usize,
     pub checked: usize,
@@ -857,6 +970,9 @@ impl Summary {
                 Verdict::Sampled { .. } => s.sampled += 1,
                 Verdict::NotInstantiated { .. } => s.not_instantiated += 1,
             }
+            if r.judged > 0 {
+                s.fired += 1;
+            }
             s.instances += r.judged;
             s.exhaustive += r.exhaustive;
             s.smt += r.smt;
@@ -875,8 +991,10 @@ impl Summary {
     /// instantiated U, ...`
     pub fn line(&self) -> String {
         format!(
-            "peer rules: {}, instantiated {}, refuted {}, checked {}, not instantiated {}, crashed {}, sampled {}; {} judged ({} exhaustive, {} by SMT, {} failing)",
+            "peer rules: {} ({} fired, {} never fired), instantiated {}, refuted {}, checked {}, not instantiated {}, crashed {}, sampled {}; {} judged ({} exhaustive, {} by SMT, {} failing)",
             self.rules,
+            self.fired,
+            self.rules - self.fired,
             self.instantiated,
             self.refuted,
             self.checked,

@@ -10,7 +10,7 @@
 //! its answers are judged at the profile's width: a finding must be a real
 //! disagreement under the subject's own semantics.
 
-use crate::backend::{ReproducerSpec, Run};
+use crate::backend::{ReproducerSpec, Run, Script};
 use crate::kind::Kind;
 use engine::dtype::{DType, Width};
 use engine::ir::{Graph, NodeId, Op, VarDecl};
@@ -382,6 +382,17 @@ pub trait Subject: Sync {
             self.name()
         )))
     }
+    /// The bounds the subject's own range analysis gives every node of
+    /// `roots` (the protocol's `bounds` request: `crate::bounds`); `None`
+    /// when it gives none.
+    fn bounds(
+        &self,
+        _g: &Graph,
+        _roots: &[NodeId],
+    ) -> Result<Option<crate::bounds::Bounds>, Refusal> {
+        Ok(None)
+    }
+
     /// A standalone script that shows a finding on `roots` (the source)
     /// with only the subject's own code; `None` when it writes none.
     fn reproducer(
@@ -389,7 +400,7 @@ pub trait Subject: Sync {
         _g: &Graph,
         _roots: &[NodeId],
         _spec: &ReproducerSpec,
-    ) -> Result<Option<String>, Refusal> {
+    ) -> Result<Option<Script>, Refusal> {
         Ok(None)
     }
 }

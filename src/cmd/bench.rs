@@ -405,6 +405,18 @@ fn bench_peers(simplifiers: &[String], cases: u64, jobs: Option<usize>, max_line
     };
     let engine = fuzz::subject::Engine::new(simp, Vec::new()).with_profile(profile);
     let base = report_peer("engine, in process", &cfg, &engine, None);
+    // The same campaign on small domains: the rate a peer's own speed
+    // bounds, not the oracle's walk of large domains.
+    let small = CampaignConfig {
+        domain_limit: Some(SMALL_DOMAIN),
+        ..cfg.clone()
+    };
+    let base_small = report_peer(
+        &format!("engine, in process, domains <= {SMALL_DOMAIN} points"),
+        &small,
+        &engine,
+        None,
+    );
     let me =
         std::env::current_exe().map_or_else(|_| "tileproof".into(), |p| p.display().to_string());
     let mut commands = vec![format!("{} serve", fuzz::subject::shell_quote(&me))];
@@ -415,6 +427,12 @@ fn bench_peers(simplifiers: &[String], cases: u64, jobs: Option<usize>, max_line
                 let label = format!("{} (`{cmd}`)", fuzz::subject::Subject::name(&p));
                 let t = Instant::now();
                 report_peer(&label, &cfg, &p, base);
+                report_peer(
+                    &format!("{label}, domains <= {SMALL_DOMAIN} points"),
+                    &small,
+                    &p,
+                    base_small,
+                );
                 let (busy, answers) = p.busy();
                 let workers = cfg
                     .jobs
@@ -444,8 +462,12 @@ fn report_peer(
         Ok(s) => {
             let rate = s.cases_per_sec();
             let declined: u64 = s.unsupported.values().sum();
+            let threads = cfg
+                .jobs
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             say!(
-                "peers {label}: {rate:.0} cases/s ({} cases in {:.1} s; {} programs answered, {declined} declined; {} findings){}",
+                "peers {label}: {rate:.0} cases/s, {:.0} per core ({} cases in {:.1} s; {} programs answered, {declined} declined; {} findings){}",
+                rate / threads.max(1) as f64,
                 s.cases,
                 s.elapsed.as_secs_f64(),
                 s.answered,

@@ -1,0 +1,265 @@
+//! The adapter: Morok's entry points behind tileproof's protocol.
+
+use crate::backend;
+use crate::bounds;
+use crate::convert::{self, VarMode, VarPlan, plan_vars, to_tree};
+use crate::groups::{GROUPS, PRIVATE, PRIVATE_GROUPS, Tier, Tracker};
+use crate::lower;
+use crate::reproducer;
+use morok_ir::UOp;
+use morok_schedule::graph_rewrite;
+use std::sync::Arc;
+use tileproof_adapter::{
+    Adapter, Bounds, Case, Dtype, Exprs, Hello, Instantiable, Integers, PartialOps, Profile,
+    Refuse, ReproducerRequest, RuleInfo, Run, RunRequest, Script, Simplified, Tree,
+};
+
+/// The Morok release this adapter is built against (its Cargo.lock pins
+/// it; a test checks the two agree).
+pub const MOROK_VERSION: &str = "0.1.0-alpha.2";
+
+/// What the adapter runs on a case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entry {
+    /// `graph_rewrite(tier(), e, &mut ())`.
+    Tier(Tier),
+    /// `pm_lower_index_dtype` alone.
+    Lower,
+}
+
+impl Entry {
+    pub fn by_name(s: &str) -> Option<Entry> {
+        Some(match s {
+            "symbolic_simple" => Entry::Tier(Tier::SymbolicSimple),
+            "symbolic" => Entry::Tier(Tier::Symbolic),
+            "sym" => Entry::Tier(Tier::Sym),
+            "lower" => Entry::Lower,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Entry::Tier(t) => t.name(),
+            Entry::Lower => "lower",
+        }
+    }
+
+    /// How a maintainer would call it, for messages.
+    pub fn call(self) -> String {
+        match self {
+            Entry::Tier(t) => format!("graph_rewrite({}(), ...)", t.name()),
+            Entry::Lower => "index-dtype lowering (pm_lower_index_dtype)".into(),
+        }
+    }
+
+    /// Rust source applying it to the `Vec` named `input`.
+    pub fn rust_apply(self, input: &str) -> String {
+        match self {
+            Entry::Tier(t) => format!(
+                "{input}.iter().map(|e| graph_rewrite(morok_schedule::symbolic::{}(), e.clone(), &mut ())).collect()",
+                t.name()
+            ),
+            Entry::Lower => format!(
+                "match graph_rewrite(&morok_schedule::symbolic::pm_lower_index_dtype(), UOp::sink({input}.clone()), &mut ()).op() {{ \
+                 morok_ir::Op::Sink {{ sources }} => sources.iter().cloned().collect(), other => panic!(\"not a SINK: {{}}\", other.as_ref()) }}"
+            ),
+        }
+    }
+}
+
+pub struct Morok {
+    entry: Entry,
+    vars: VarMode,
+    gc_every: u64,
+    served: u64,
+}
+
+impl Morok {
+    pub fn new(entry: Entry, vars: VarMode, gc_every: u64) -> Morok {
+        Morok {
+            entry,
+            vars,
+            gc_every,
+            served: 0,
+        }
+    }
+
+    /// Morok interns every node it builds and records where each was built
+    /// (its provenance tracker, a thread-local that only grows): both are
+    /// released between requests, so a 40-minute campaign runs in bounded
+    /// memory.
+    fn housekeeping(&mut self) {
+        morok_ir::provenance::PROVENANCE_TRACKER.with(|t| t.borrow_mut().clear());
+        self.served += 1;
+        if self.served % self.gc_every == 0 {
+            morok_ir::uop::hash_consing::gc_dead_refs();
+        }
+    }
+
+    fn plans(&self, case: &Case) -> Result<Vec<VarPlan>, Refuse> {
+        plan_vars(case, self.vars)
+    }
+
+    /// The answer trees of `outs` (each of its input's dtype).
+    fn answer(&self, outs: &[Arc<UOp>], plans: &[VarPlan]) -> Result<Vec<Tree>, Refuse> {
+        outs.iter()
+            .map(|u| {
+                let t = to_tree(u, plans)
+                    .map_err(|why| Refuse::Unsupported(format!("Morok's answer has {why}")))?;
+                // A lowered root comes back concrete: as an index again.
+                let dt = u.dtype();
+                Ok(
+                    if dt == morok_dtype::DType::Int32 || dt == morok_dtype::DType::Int64 {
+                        Tree::Cast(Dtype::Index, Box::new(t))
+                    } else {
+                        t
+                    },
+                )
+            })
+            .collect()
+    }
+}
+
+impl Adapter for Morok {
+    fn hello(&self) -> Hello {
+        Hello {
+            name: format!("morok.{}", self.entry.name()),
+            version: MOROK_VERSION.into(),
+            profile: Profile {
+                ops: convert::ops(),
+                invalid: true,
+                integers: Integers::Int64,
+                bool_vars: false,
+                partial_ops: PartialOps::Undefined,
+                // Morok builds INVALID only as the masked arm of an index's
+                // WHERE (`UOp::valid`): no comparison sees a gated value.
+                invalid_compared: false,
+            },
+            backends: backend::BACKENDS.iter().map(|b| b.to_string()).collect(),
+            reproducer: true,
+            rules: true,
+            bounds: true,
+        }
+    }
+
+    fn simplify(&mut self, case: &Case) -> Result<Simplified, Refuse> {
+        self.housekeeping();
+        let plans = self.plans(case)?;
+        let exprs = convert::build(case, &plans)?;
+        let (outs, fired) = match self.entry {
+            Entry::Tier(tier) => {
+                let tracker = Tracker::new(tier);
+                let outs: Vec<Arc<UOp>> = exprs
+                    .iter()
+                    .map(|e| graph_rewrite(&tracker, e.clone(), &mut ()))
+                    .collect();
+                (outs, tracker.fired())
+            }
+            Entry::Lower => (lower::lower(&exprs).map_err(Refuse::Error)?, Vec::new()),
+        };
+        Ok(Simplified {
+            exprs: Exprs::Trees(self.answer(&outs, &plans)?),
+            fired,
+        })
+    }
+
+    fn run(&mut self, case: &Case, req: &RunRequest) -> Result<Run, Refuse> {
+        self.housekeeping();
+        let plans = self.plans(case)?;
+        backend::run(case, &plans, req)
+    }
+
+    fn reproducer(&mut self, case: &Case, req: &ReproducerRequest) -> Result<Script, Refuse> {
+        self.housekeeping();
+        let plans = self.plans(case)?;
+        reproducer::write(self.entry, case, &plans, req)
+    }
+
+    fn bounds(&mut self, case: &Case) -> Result<Bounds, Refuse> {
+        self.housekeeping();
+        let plans = self.plans(case)?;
+        bounds::of(case, &plans)
+    }
+
+    fn rules(&mut self) -> Result<Vec<RuleInfo>, Refuse> {
+        let mut out: Vec<RuleInfo> = GROUPS
+            .iter()
+            .map(|g| RuleInfo {
+                name: g.name.to_string(),
+                pattern: format!(
+                    "the {} closures of morok_schedule::symbolic::{}()",
+                    (g.matcher)().len(),
+                    g.name
+                ),
+                location: g.location.to_string(),
+                function: g.name.to_string(),
+                tree: serde_json::Value::Null,
+                instantiable: match g.unreachable {
+                    Some(why) => Instantiable::No(why.to_string()),
+                    None => Instantiable::Tileproof,
+                },
+            })
+            .collect();
+        out.push(RuleInfo {
+            name: PRIVATE.into(),
+            pattern: format!("the tiers' private groups: {PRIVATE_GROUPS}"),
+            location: "schedule/src/symbolic/patterns.rs".into(),
+            function: PRIVATE.into(),
+            tree: serde_json::Value::Null,
+            instantiable: Instantiable::No(
+                "morok-schedule does not export them: they run only inside their tier".into(),
+            ),
+        });
+        Ok(out)
+    }
+
+    fn apply(&mut self, rule: &str, case: &Case) -> Result<Simplified, Refuse> {
+        self.housekeeping();
+        let g = GROUPS
+            .iter()
+            .find(|g| g.name == rule)
+            .ok_or_else(|| Refuse::Error(format!("bad request: no group `{rule}`")))?;
+        let plans = self.plans(case)?;
+        let exprs = convert::build(case, &plans)?;
+        let outs: Vec<Arc<UOp>> = if g.name == "pm_lower_index_dtype" {
+            lower::lower(&exprs).map_err(Refuse::Error)?
+        } else {
+            exprs
+                .iter()
+                .map(|e| graph_rewrite((g.matcher)(), e.clone(), &mut ()))
+                .collect()
+        };
+        if outs.iter().zip(&exprs).all(|(o, e)| Arc::ptr_eq(o, e)) {
+            return Err(Refuse::Declined(format!("{rule} does not rewrite it")));
+        }
+        Ok(Simplified {
+            exprs: Exprs::Trees(self.answer(&outs, &plans)?),
+            fired: vec![(rule.to_string(), 1)],
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_version_in_the_hello_is_the_one_cargo_lock_pins() {
+        let lock =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock")).unwrap();
+        for krate in [
+            "morok-ir",
+            "morok-dtype",
+            "morok-schedule",
+            "morok-codegen",
+            "morok-runtime",
+        ] {
+            let entry = format!("name = \"{krate}\"\nversion = \"{MOROK_VERSION}\"");
+            assert!(
+                lock.contains(&entry),
+                "Cargo.lock does not pin {krate} {MOROK_VERSION}"
+            );
+        }
+    }
+}

@@ -1,0 +1,345 @@
+//! Morok's pattern groups and the three tiers its pipeline runs.
+//!
+//! Morok's symbolic simplifier is a sum of pattern groups
+//! (`morok_schedule::symbolic::patterns::*`, each a matcher of closures):
+//! `symbolic_simple()` (tier 1), `symbolic()` (tier 2, tier 1 and more),
+//! `sym()` (tier 3). The public groups work alone with `graph_rewrite`: they
+//! are this adapter's "rules" (docs/protocol.md, section 6), applied one at
+//! a time by `tileproof prove --simplifier`. A few groups are private to
+//! `morok-schedule` and run only inside their tier.
+//!
+//! Which group fired on a node: a tier tries the patterns of the node's op
+//! group by group, in the order the tier adds them; the first one that
+//! rewrites wins. [`Tracker`] runs the tier itself and, when a node is
+//! rewritten, names the first public group in that order that rewrites the
+//! node to the very same result (Morok hash-conses, so equal means the
+//! same node); a rewrite none of them makes is a private group's.
+
+use morok_ir::UOp;
+use morok_ir::pattern::{Matcher, RewriteResult, TypedPatternMatcher};
+use morok_schedule::symbolic::patterns as p;
+use std::cell::RefCell;
+use std::sync::{Arc, LazyLock};
+
+/// One public pattern group.
+pub struct Group {
+    /// Its function's name in `morok_schedule::symbolic` (the rule's name).
+    pub name: &'static str,
+    pub matcher: fn() -> &'static TypedPatternMatcher,
+    /// Where it is defined in morok-schedule 0.1.0-alpha.2.
+    pub location: &'static str,
+    /// Why tileproof can never build an input it rewrites, when that is
+    /// known from what it matches (ops tileproof has no form for).
+    pub unreachable: Option<&'static str>,
+}
+
+static FAST_DIVISION: LazyLock<TypedPatternMatcher> =
+    LazyLock::new(morok_schedule::symbolic::fast_division_patterns);
+static LOWER_INDEX_DTYPE: LazyLock<TypedPatternMatcher> =
+    LazyLock::new(morok_schedule::symbolic::pm_lower_index_dtype);
+
+const NO_VECTORS: &str =
+    "it matches vector ops (VECTORIZE, VCONST, GEP), which tileproof has no form for";
+const NO_MEMORY: &str =
+    "it matches memory ops (LOAD, STORE, INDEX), which tileproof has no form for";
+const NO_FLOATS: &str = "it matches float or power ops, which tileproof has no form for";
+const NO_AFTER: &str = "it matches AFTER and kernel structure, which tileproof has no form for";
+
+macro_rules! group {
+    ($f:ident, $loc:literal) => {
+        Group {
+            name: stringify!($f),
+            matcher: p::$f,
+            location: $loc,
+            unreachable: None,
+        }
+    };
+    ($f:ident, $loc:literal, $why:expr) => {
+        Group {
+            name: stringify!($f),
+            matcher: p::$f,
+            location: $loc,
+            unreachable: Some($why),
+        }
+    };
+}
+
+/// Every public group, in the order `sym()` adds them, then the groups no
+/// tier runs (`pm_move_where_on_load`, fast division, index lowering).
+pub static GROUPS: LazyLock<Vec<Group>> = LazyLock::new(|| {
+    vec![
+        group!(propagate_invalid, "schedule/src/symbolic/patterns.rs:205"),
+        group!(
+            constant_folding_dsl_patterns,
+            "schedule/src/symbolic/patterns.rs:36"
+        ),
+        group!(
+            vconst_folding_patterns,
+            "schedule/src/symbolic/patterns.rs:71",
+            NO_VECTORS
+        ),
+        group!(
+            bool_arithmetic_patterns,
+            "schedule/src/symbolic/patterns.rs:136"
+        ),
+        group!(
+            identity_and_zero_patterns,
+            "schedule/src/symbolic/patterns.rs:155"
+        ),
+        group!(
+            self_folding_dsl_patterns,
+            "schedule/src/symbolic/patterns.rs:458"
+        ),
+        group!(
+            zero_folding_dsl_patterns,
+            "schedule/src/symbolic/patterns.rs:480"
+        ),
+        group!(
+            division_dsl_patterns,
+            "schedule/src/symbolic/patterns.rs:802"
+        ),
+        group!(cast_dsl_patterns, "schedule/src/symbolic/patterns.rs:913"),
+        group!(
+            div_mod_recombine_dsl_patterns,
+            "schedule/src/symbolic/patterns.rs:2396"
+        ),
+        group!(
+            power_dsl_patterns,
+            "schedule/src/symbolic/patterns.rs:1826",
+            NO_FLOATS
+        ),
+        group!(
+            boolean_dsl_simple_patterns,
+            "schedule/src/symbolic/patterns.rs:1723"
+        ),
+        group!(
+            dce_dsl_simple_patterns,
+            "schedule/src/symbolic/patterns.rs:1236"
+        ),
+        group!(dead_loop_patterns, "schedule/src/symbolic/patterns.rs:1139"),
+        group!(
+            boolean_dsl_patterns,
+            "schedule/src/symbolic/patterns.rs:1747"
+        ),
+        group!(
+            term_combining_dsl_patterns,
+            "schedule/src/symbolic/patterns.rs:964"
+        ),
+        group!(dce_dsl_patterns, "schedule/src/symbolic/patterns.rs:1273"),
+        group!(
+            where_alu_combining_patterns,
+            "schedule/src/symbolic/patterns.rs:2177"
+        ),
+        group!(
+            vmin_vmax_collapse_patterns,
+            "schedule/src/symbolic/patterns.rs:1192"
+        ),
+        group!(
+            minmax_dsl_patterns,
+            "schedule/src/symbolic/patterns.rs:1768"
+        ),
+        group!(
+            alu_folding_dsl_patterns,
+            "schedule/src/symbolic/patterns.rs:1068"
+        ),
+        group!(
+            comparison_dsl_patterns,
+            "schedule/src/symbolic/patterns.rs:1549"
+        ),
+        group!(
+            range_based_mod_div_patterns,
+            "schedule/src/symbolic/patterns.rs:499"
+        ),
+        group!(
+            advanced_division_dsl_patterns,
+            "schedule/src/symbolic/patterns.rs:1024"
+        ),
+        group!(
+            long_to_int_narrowing_patterns,
+            "schedule/src/symbolic/patterns.rs:2457"
+        ),
+        group!(
+            vectorize_to_vconst_patterns,
+            "schedule/src/symbolic/patterns.rs:123",
+            NO_VECTORS
+        ),
+        group!(
+            after_simplification_patterns,
+            "schedule/src/symbolic/patterns.rs:1289",
+            NO_AFTER
+        ),
+        group!(
+            where_bound_patterns,
+            "schedule/src/symbolic/patterns.rs:1789"
+        ),
+        group!(
+            gep_pushing_patterns,
+            "schedule/src/symbolic/patterns.rs:2220",
+            NO_VECTORS
+        ),
+        Group {
+            name: "pm_simplify_valid",
+            matcher: morok_schedule::symbolic::pm_simplify_valid,
+            location: "schedule/src/symbolic/valid_simplification.rs:318",
+            unreachable: None,
+        },
+        group!(
+            cast_where_dsl_patterns,
+            "schedule/src/symbolic/patterns.rs:1530"
+        ),
+        group!(
+            fold_invalid_load_store,
+            "schedule/src/symbolic/patterns.rs:307",
+            NO_MEMORY
+        ),
+        group!(
+            store_load_folding_patterns,
+            "schedule/src/symbolic/patterns.rs:2136",
+            NO_MEMORY
+        ),
+        group!(
+            sym_phase3_patterns,
+            "schedule/src/symbolic/patterns.rs:2093"
+        ),
+        group!(
+            pm_move_where_on_load,
+            "schedule/src/symbolic/patterns.rs:1349",
+            NO_MEMORY
+        ),
+        Group {
+            name: "fast_division_patterns",
+            matcher: || &FAST_DIVISION,
+            location: "schedule/src/symbolic/fast_div.rs:127",
+            unreachable: None,
+        },
+        Group {
+            name: "pm_lower_index_dtype",
+            matcher: || &LOWER_INDEX_DTYPE,
+            location: "schedule/src/symbolic/index_lowering.rs",
+            unreachable: None,
+        },
+    ]
+});
+
+/// The pseudo-rule a rewrite no public group makes is counted under.
+pub const PRIVATE: &str = "private_groups";
+
+/// The private groups of each tier, by name (morok-schedule does not
+/// export them).
+pub const PRIVATE_GROUPS: &str = "commutative_canonicalization, range_based_cast_patterns (symbolic); \
+    alu_vectorize_reorder_patterns, ne_zero_fold_patterns, reciprocal_patterns, reduce_sym_patterns (sym)";
+
+/// A simplifier tier Morok's pipeline runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    SymbolicSimple,
+    Symbolic,
+    Sym,
+}
+
+impl Tier {
+    pub fn name(self) -> &'static str {
+        match self {
+            Tier::SymbolicSimple => "symbolic_simple",
+            Tier::Symbolic => "symbolic",
+            Tier::Sym => "sym",
+        }
+    }
+
+    pub fn matcher(self) -> &'static TypedPatternMatcher {
+        match self {
+            Tier::SymbolicSimple => morok_schedule::symbolic::symbolic_simple(),
+            Tier::Symbolic => morok_schedule::symbolic::symbolic(),
+            Tier::Sym => morok_schedule::symbolic::sym(),
+        }
+    }
+
+    /// The public groups the tier runs, in its order.
+    pub fn groups(self) -> &'static [Group] {
+        let n = match self {
+            Tier::SymbolicSimple => 14,
+            Tier::Symbolic => 29,
+            Tier::Sym => 34,
+        };
+        &GROUPS[..n]
+    }
+}
+
+/// Runs a tier, counting which group made each rewrite.
+pub struct Tracker {
+    tier: Tier,
+    fired: RefCell<Vec<u64>>,
+    private: RefCell<u64>,
+}
+
+impl Tracker {
+    pub fn new(tier: Tier) -> Tracker {
+        Tracker {
+            tier,
+            fired: RefCell::new(vec![0; tier.groups().len()]),
+            private: RefCell::new(0),
+        }
+    }
+
+    /// The groups that fired, with their counts.
+    pub fn fired(&self) -> Vec<(String, u64)> {
+        let mut out: Vec<(String, u64)> = self
+            .tier
+            .groups()
+            .iter()
+            .zip(self.fired.borrow().iter())
+            .filter(|(_, n)| **n > 0)
+            .map(|(g, n)| (g.name.to_string(), *n))
+            .collect();
+        let private = *self.private.borrow();
+        if private > 0 {
+            out.push((PRIVATE.to_string(), private));
+        }
+        out
+    }
+}
+
+impl Matcher<()> for Tracker {
+    fn rewrite(&self, uop: &Arc<UOp>, ctx: &mut ()) -> RewriteResult {
+        let r = self.tier.matcher().rewrite(uop, ctx);
+        if let RewriteResult::Rewritten(new) = &r {
+            let by = self.tier.groups().iter().position(|g| {
+                matches!((g.matcher)().rewrite(uop, &mut ()), RewriteResult::Rewritten(x) if Arc::ptr_eq(&x, new))
+            });
+            match by {
+                Some(i) => self.fired.borrow_mut()[i] += 1,
+                None => *self.private.borrow_mut() += 1,
+            }
+        }
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_tier_is_its_public_groups_and_its_private_ones() {
+        // A tier's closures are its groups' closures: the public groups
+        // this adapter names account for all but the private groups'.
+        let public = |t: Tier| {
+            t.groups()
+                .iter()
+                .map(|g| (g.matcher)().len())
+                .sum::<usize>()
+        };
+        for t in [Tier::SymbolicSimple, Tier::Symbolic, Tier::Sym] {
+            assert!(public(t) <= t.matcher().len(), "{}", t.name());
+        }
+        assert_eq!(
+            public(Tier::SymbolicSimple),
+            Tier::SymbolicSimple.matcher().len()
+        );
+        let names: Vec<&str> = GROUPS.iter().map(|g| g.name).collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len(), "a group is listed twice");
+    }
+}

@@ -1,0 +1,294 @@
+//! A peer's range analysis, checked (docs/protocol.md, section 7).
+//!
+//! A simplifier is only as sound as the bounds it reasons with: Morok's
+//! rules drop a `mod`, fold a comparison or narrow an index to 32 bits on
+//! the strength of `vmin`/`vmax`. An adapter that says `"bounds": true`
+//! answers a `bounds` request with its peer's bounds of every node of the
+//! source, in the pre-order of the request's trees; [`check`] evaluates
+//! every node at every point of the domain (sampled above
+//! [`MAX_EXHAUSTIVE`] points) and reports a value outside its node's
+//! bounds: an `unsound-bounds` finding, even when no rewrite has used that
+//! bound yet (Souper checks LLVM's dataflow facts the same way).
+
+use crate::oracle::Domain;
+use engine::interp::{Evaluator, Val};
+use engine::ir::{Graph, NodeId};
+use engine::semantics::Model;
+use serde_json::Value;
+use std::fmt;
+
+/// What a peer's analysis says of one node's values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    Int(i64, i64),
+    Bool(bool, bool),
+}
+
+impl Bound {
+    /// Reads `[lo, hi]` (integers or bools); `null` is no bound.
+    pub fn from_json(v: &Value) -> Result<Option<Bound>, String> {
+        if v.is_null() {
+            return Ok(None);
+        }
+        let pair = v
+            .as_array()
+            .filter(|a| a.len() == 2)
+            .ok_or_else(|| format!("`{v}` is not a bound [lo, hi]"))?;
+        match (&pair[0], &pair[1]) {
+            (Value::Bool(lo), Value::Bool(hi)) => Ok(Some(Bound::Bool(*lo, *hi))),
+            (lo, hi) => match (lo.as_i64(), hi.as_i64()) {
+                (Some(lo), Some(hi)) => Ok(Some(Bound::Int(lo, hi))),
+                _ => Err(format!("`{v}` is not a bound [lo, hi]")),
+            },
+        }
+    }
+
+    /// Whether `v` lies within; `None` for a value it says nothing of (an
+    /// invalid or unconstrained lane, or a value of the other type).
+    pub fn contains(self, v: Val) -> Option<bool> {
+        match (self, v) {
+            (Bound::Int(lo, hi), Val::Int(x)) => Some(lo as i128 <= x && x <= hi as i128),
+            (Bound::Bool(lo, hi), Val::Bool(b)) => Some(lo <= b && b <= hi),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Bound::Int(lo, hi) => write!(f, "[{lo}, {hi}]"),
+            Bound::Bool(lo, hi) => write!(f, "[{lo}, {hi}]"),
+        }
+    }
+}
+
+/// The bounds of a `bounds` answer: per expression, per node in pre-order.
+pub type Bounds = Vec<Vec<Option<Bound>>>;
+
+/// The nodes of `root`'s tree in pre-order (a node, then its operands left
+/// to right), a shared node once per occurrence: the order in which a
+/// request writes the tree, and a `bounds` answer lists it.
+pub fn preorder(g: &Graph, root: NodeId) -> Vec<NodeId> {
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        out.push(n);
+        stack.extend(g.node(n).src().iter().rev());
+    }
+    out
+}
+
+/// Each bounded node with its bounds (one per occurrence that has one,
+/// duplicates dropped); `Err` when the answer does not match the trees.
+pub fn per_node(
+    g: &Graph,
+    roots: &[NodeId],
+    bounds: &Bounds,
+) -> Result<Vec<(NodeId, Bound)>, String> {
+    if bounds.len() != roots.len() {
+        return Err(format!(
+            "{} bound lists for {} expressions",
+            bounds.len(),
+            roots.len()
+        ));
+    }
+    let mut out: Vec<(NodeId, Bound)> = Vec::new();
+    for (&r, b) in roots.iter().zip(bounds) {
+        let nodes = preorder(g, r);
+        if nodes.len() != b.len() {
+            return Err(format!(
+                "{} bounds for an expression of {} nodes",
+                b.len(),
+                nodes.len()
+            ));
+        }
+        for (&n, b) in nodes.iter().zip(b) {
+            if let Some(b) = b {
+                if !out.contains(&(n, *b)) {
+                    out.push((n, *b));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Domains with at most this many points are checked at every point.
+pub const MAX_EXHAUSTIVE: u128 = 1 << 16;
+/// Random points of a larger domain, beside its corners.
+pub const SAMPLES: u64 = 1 << 12;
+
+/// A value outside its node's bounds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Violation {
+    pub node: NodeId,
+    pub bound: Bound,
+    /// The point, indexed like the graph's variable table.
+    pub env: Vec<i64>,
+    pub value: Val,
+}
+
+/// What the check walked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    /// Nodes with a bound.
+    pub nodes: usize,
+    /// Points where the source is defined, at which every bound was tried.
+    pub points: u64,
+    pub exhaustive: bool,
+    pub violation: Option<Violation>,
+}
+
+/// The corners of a domain: each variable at its low end, its high end and
+/// 0 (when inside), combined up to 256 points.
+fn corners(domain: &Domain) -> Vec<Vec<i64>> {
+    let mut out: Vec<Vec<i64>> = vec![Vec::new()];
+    for k in 0..domain.len() {
+        let (lo, hi) = (domain.lo[k], domain.hi[k]);
+        let mut choices = vec![lo, hi];
+        if lo < 0 && hi > 0 {
+            choices.push(0);
+        }
+        choices.dedup();
+        if out.len() * choices.len() > 256 {
+            choices.truncate(1);
+        }
+        out = out
+            .into_iter()
+            .flat_map(|p| {
+                choices.iter().map(move |&c| {
+                    let mut q = p.clone();
+                    q.push(c);
+                    q
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// Every node of `bounded` evaluated (by the interpreter, under `model`) at
+/// every point of the domain of `roots` where the source is defined,
+/// against its bounds; the first value outside them.
+pub fn check(
+    g: &Graph,
+    roots: &[NodeId],
+    bounded: &[(NodeId, Bound)],
+    model: Model,
+    seed: u64,
+) -> Report {
+    let domain = Domain::new(g, roots);
+    let exhaustive = domain.size() <= MAX_EXHAUSTIVE;
+    let mut ev = Evaluator::new(g, roots, model);
+    let mut rep = Report {
+        nodes: bounded.len(),
+        points: 0,
+        exhaustive,
+        violation: None,
+    };
+    let mut point = vec![0i64; domain.len()];
+    let mut try_point = |point: &[i64], rep: &mut Report| -> bool {
+        let env = domain.env(g, point);
+        let wide: Vec<i128> = env.iter().map(|&v| v as i128).collect();
+        let Ok(vals) = ev.eval_all(&wide) else {
+            return false;
+        };
+        rep.points += 1;
+        for &(n, b) in bounded {
+            let v = vals[n.index()];
+            if b.contains(v) == Some(false) {
+                rep.violation = Some(Violation {
+                    node: n,
+                    bound: b,
+                    env,
+                    value: v,
+                });
+                return true;
+            }
+        }
+        false
+    };
+    if exhaustive {
+        for k in 0..domain.size() as u64 {
+            domain.decode(k, &mut point);
+            if try_point(&point, &mut rep) {
+                break;
+            }
+        }
+    } else {
+        for c in corners(&domain) {
+            if try_point(&c, &mut rep) {
+                return rep;
+            }
+        }
+        for k in 0..SAMPLES {
+            domain.sample(seed, k, &mut point);
+            if try_point(&point, &mut rep) {
+                break;
+            }
+        }
+    }
+    rep
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::dtype::Width;
+    use engine::parse::parse_program;
+    use engine::semantics::Partial;
+
+    fn model() -> Model {
+        Model {
+            width: Width::W64,
+            partial: Partial::Undefined,
+            unbounded: false,
+        }
+    }
+
+    #[test]
+    fn a_bound_that_excludes_a_reachable_value_is_found_at_that_point() {
+        let p = parse_program("var x in [-3, 3]\nvar y in [0, 4]\nexpr x * y + 1\n").unwrap();
+        let (g, r) = (&p.graph, p.outputs[0]);
+        let order = preorder(g, r);
+        assert_eq!(order.len(), 5, "add, mul, x, y, 1");
+        // Sound bounds of every node: nothing to report.
+        let sound: Bounds = vec![vec![
+            Some(Bound::Int(-11, 13)),
+            Some(Bound::Int(-12, 12)),
+            Some(Bound::Int(-3, 3)),
+            Some(Bound::Int(0, 4)),
+            Some(Bound::Int(1, 1)),
+        ]];
+        let nodes = per_node(g, &p.outputs, &sound).unwrap();
+        let rep = check(g, &p.outputs, &nodes, model(), 1);
+        assert!(
+            rep.exhaustive && rep.violation.is_none() && rep.points == 35,
+            "{rep:?}"
+        );
+        // The product's bound forgets that x may be negative.
+        let mut wrong = sound.clone();
+        wrong[0][1] = Some(Bound::Int(0, 12));
+        let nodes = per_node(g, &p.outputs, &wrong).unwrap();
+        let v = check(g, &p.outputs, &nodes, model(), 1).violation.unwrap();
+        assert_eq!(v.node, order[1]);
+        // The first point in row-major order where the product is negative.
+        assert_eq!(v.value, Val::Int(-3));
+        assert_eq!(v.env, vec![-3, 1]);
+    }
+
+    #[test]
+    fn an_answer_that_does_not_match_the_trees_is_refused() {
+        let p = parse_program("var x in [0, 3]\nexpr x + 1\n").unwrap();
+        let short: Bounds = vec![vec![None, None]];
+        assert!(per_node(&p.graph, &p.outputs, &short)
+            .unwrap_err()
+            .contains("2 bounds"));
+        assert!(Bound::from_json(&serde_json::json!([1])).is_err());
+        assert_eq!(
+            Bound::from_json(&serde_json::json!([false, true])).unwrap(),
+            Some(Bound::Bool(false, true))
+        );
+    }
+}
