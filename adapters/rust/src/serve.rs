@@ -68,15 +68,16 @@ thread_local! {
     static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
-/// Installs a panic hook that keeps the message for the answer (and still
-/// prints it on stderr, which tileproof keeps a tail of).
+/// Installs a panic hook that keeps the message for the answer and prints
+/// it on stderr as one line (tileproof keeps a tail of stderr). No
+/// backtrace: with `RUST_BACKTRACE` set, symbolizing one per panic cost a
+/// campaign more than the peer's own work.
 fn capture_panics() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(install_hook);
 }
 
 fn install_hook() {
-    let default = panic::take_hook();
     panic::set_hook(Box::new(move |info| {
         let msg = if let Some(s) = info.payload().downcast_ref::<&str>() {
             (*s).to_string()
@@ -89,8 +90,9 @@ fn install_hook() {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        LAST_PANIC.with(|p| *p.borrow_mut() = Some(format!("{msg}{at}")));
-        default(info);
+        let text = format!("{msg}{at}");
+        eprintln!("panic: {text}");
+        LAST_PANIC.with(|p| *p.borrow_mut() = Some(text));
     }));
 }
 
