@@ -41,6 +41,7 @@ const CATALOGUE: &[(&str, Provider)] = &[
     ("sed", Provider::Essential),
     ("tail", Provider::Essential),
     ("rm", Provider::Essential),
+    ("mktemp", Provider::Essential),
     // adapters/morok/run-reproducers.sh builds the reproducers.
     ("cargo", Provider::Toolchain),
     ("cvc5", Provider::Packages(&["cvc5"])),

@@ -24,14 +24,28 @@ fi
 tests=$("$bin" --list 2>/dev/null | sed -n 's/^\(.*\): test$/\1/p')
 n=0
 failed=0
+controls=0
+wrong=0
+log=$(mktemp)
 for t in $tests; do
-    n=$((n + 1))
-    if "$bin" --exact "$t" --test-threads 1 >/tmp/run-reproducers.$$ 2>&1; then
-        echo "run-reproducers: $t passes: the bug it reproduces is gone (or the reproducer no longer shows it)" >&2
-        sed 's/^/    /' /tmp/run-reproducers.$$ >&2
-        failed=$((failed + 1))
-    fi
+    case "$t" in
+        control_*)
+            # A reproducer of a case where Morok is right must pass.
+            controls=$((controls + 1))
+            if ! "$bin" --exact "$t" --test-threads 1 >"$log" 2>&1; then
+                echo "run-reproducers: the control $t fails: a reproducer can fail without a bug" >&2
+                sed 's/^/    /' "$log" >&2
+                wrong=$((wrong + 1))
+            fi ;;
+        *)
+            n=$((n + 1))
+            if "$bin" --exact "$t" --test-threads 1 >"$log" 2>&1; then
+                echo "run-reproducers: $t passes: the bug it reproduces is gone (or the reproducer no longer shows it)" >&2
+                sed 's/^/    /' "$log" >&2
+                failed=$((failed + 1))
+            fi ;;
+    esac
 done
-rm -f /tmp/run-reproducers.$$
-echo "run-reproducers: $n reproducers, $((n - failed)) fail as their bugs do, $failed pass"
-[ "$failed" -eq 0 ]
+rm -f "$log"
+echo "run-reproducers: $n reproducers, $((n - failed)) fail as their bugs do, $failed pass; $((controls - wrong)) of $controls controls pass"
+[ "$failed" -eq 0 ] && [ "$wrong" -eq 0 ]

@@ -881,11 +881,28 @@ pub fn prepare_finding(
     let fails = |p: &Program| deadline.is_none_or(|d| Instant::now() < d) && still_fails(p);
     // Shrinking a hang would wait out the timeout on every candidate.
     let shrink_steps = if kind == Kind::Hang { 0 } else { shrink_steps };
-    let (mut chosen, stats) = if shrink_steps > 0 {
+    let (mut chosen, stats) = if shrink_steps == 0 {
+        (original.clone(), None)
+    } else if keep.is_some() {
+        // Each candidate run on the backend costs a compile or two with the
+        // peer's compiler: the case is shrunk by the check alone first, and
+        // only when the result no longer shows the class on that backend is
+        // it shrunk again, from the original, through candidates that do.
+        let fails_fast = |p: &Program| {
+            deadline.is_none_or(|d| Instant::now() < d)
+                && profile.covers(&p.graph, &p.outputs)
+                && checks::check(&p.graph, &p.outputs, subject, &ccfg, validator).failed(kind)
+        };
+        let (p, st) = shrink::shrink(&original, &fails_fast, shrink_steps);
+        if still_fails(&p) {
+            (p, Some(st))
+        } else {
+            let (p, st) = shrink::shrink(&original, &fails, shrink_steps);
+            (p, Some(st))
+        }
+    } else {
         let (p, st) = shrink::shrink(&original, &fails, shrink_steps);
         (p, Some(st))
-    } else {
-        (original.clone(), None)
     };
     let mut note = None;
     let round_trip = |p: &Program| {

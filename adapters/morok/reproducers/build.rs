@@ -1,5 +1,6 @@
 //! Collects the kept Morok reproducers (`corpus/peers/morok.*/**/*.rs`)
-//! into one module file, each reproducer a module of its own.
+//! and the controls (`control/*.rs`) into one module file, each reproducer
+//! a module of its own.
 use std::path::{Path, PathBuf};
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -42,6 +43,20 @@ fn main() {
         text.push_str(&format!(
             "#[path = {:?}]\nmod r{i};\n",
             path.display().to_string()
+        ));
+    }
+    // The controls: reproducers of cases where Morok is right, which must
+    // pass (run-reproducers.sh tells them apart by the `control_` prefix).
+    let control = Path::new(env!("CARGO_MANIFEST_DIR")).join("control");
+    println!("cargo:rerun-if-changed={}", control.display());
+    let mut controls = Vec::new();
+    collect(&control, &mut controls);
+    controls.sort();
+    for f in &controls {
+        let stem = f.file_stem().unwrap().to_string_lossy();
+        text.push_str(&format!(
+            "#[path = {:?}]\nmod control_{stem};\n",
+            f.display().to_string()
         ));
     }
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("reproducers.rs");

@@ -5,9 +5,8 @@
 //! a point is an answer: the points run in one child in order; when it
 //! dies, the point it died at is a trap and the rest run in a new child.
 
-use crate::convert::{Uops, VarPlan, build_tree, var_uop};
+use crate::convert::{VarPlan, var_uop};
 use crate::harness::{self, NotCompiled, Val};
-use std::collections::HashMap;
 use std::time::Duration;
 use tileproof_adapter::child::{Outcome, in_child};
 use tileproof_adapter::{Case, PointRun, Refuse, Run, RunRequest, RunValue};
@@ -50,12 +49,7 @@ pub fn run(case: &Case, plans: &[VarPlan], req: &RunRequest) -> Result<Run, Refu
         )));
     }
     let vars: Vec<_> = plans.iter().map(var_uop).collect();
-    let mut memo = HashMap::new();
-    let exprs = case
-        .trees
-        .iter()
-        .map(|t| build_tree(&mut Uops, t, plans, &mut memo))
-        .collect::<Result<Vec<_>, _>>()?;
+    let exprs = crate::convert::build(case, plans)?;
     let compiled = match harness::compile(&vars, &exprs) {
         Ok(c) => c,
         Err(NotCompiled::Unsupported(why)) => return Err(Refuse::Unsupported(why)),

@@ -7,10 +7,9 @@
 //! reachable value lies within what it says, and Morok's rules (and its
 //! index lowering) trust it.
 
-use crate::convert::{Uops, VarPlan, build_tree};
+use crate::convert::{Uops, VarPlan, build_node};
 use morok_ir::ConstValue;
 use morok_ir::UOp;
-use std::collections::HashMap;
 use std::sync::Arc;
 use tileproof_adapter::{Bound, Bounds, Case, Refuse, Tree};
 
@@ -22,21 +21,33 @@ fn bound(u: &Arc<UOp>) -> Option<Bound> {
     }
 }
 
+/// Builds `t`, recording the bounds of each of its nodes in pre-order.
+fn walk(t: &Tree, plans: &[VarPlan], out: &mut Vec<Option<Bound>>) -> Result<Arc<UOp>, Refuse> {
+    let slot = out.len();
+    out.push(None);
+    let args: Vec<Arc<UOp>> = match t {
+        Tree::Cast(_, x) => vec![walk(x, plans, out)?],
+        Tree::Op(_, args) => args
+            .iter()
+            .map(|x| walk(x, plans, out))
+            .collect::<Result<_, _>>()?,
+        _ => Vec::new(),
+    };
+    let u = build_node(&mut Uops, t, &args, plans)?;
+    if !matches!(t, Tree::Invalid) {
+        out[slot] = bound(&u);
+    }
+    Ok(u)
+}
+
 /// The bounds Morok gives every node of `case`'s expressions.
 pub fn of(case: &Case, plans: &[VarPlan]) -> Result<Bounds, Refuse> {
-    let mut memo: HashMap<Tree, Arc<UOp>> = HashMap::new();
-    let mut out = Vec::new();
-    for t in &case.trees {
-        build_tree(&mut Uops, t, plans, &mut memo)?;
-        out.push(
-            t.preorder()
-                .into_iter()
-                .map(|n| match n {
-                    Tree::Invalid => None,
-                    n => memo.get(n).and_then(bound),
-                })
-                .collect(),
-        );
-    }
-    Ok(out)
+    case.trees
+        .iter()
+        .map(|t| {
+            let mut out = Vec::new();
+            walk(t, plans, &mut out)?;
+            Ok(out)
+        })
+        .collect()
 }

@@ -181,6 +181,12 @@ pub trait Build {
     /// request sends the peer's own answers back).
     fn typed_int(&mut self, v: i64, d: Dtype) -> Self::V;
     fn cast(&mut self, d: Dtype, x: &Self::V) -> Self::V;
+    /// A subtree built before, for a builder that shares them (UOps need
+    /// not: Morok hash-conses).
+    fn recall(&self, _t: &Tree) -> Option<Self::V> {
+        None
+    }
+    fn remember(&mut self, _t: &Tree, _v: &Self::V) {}
 }
 
 /// Morok's dtype for a tileproof integer dtype.
@@ -201,17 +207,34 @@ fn dtype_source(d: Dtype) -> &'static str {
     }
 }
 
-/// Builds `t`, each distinct subtree once (`memo`).
-pub fn build_tree<B: Build>(
+/// Builds `t`: its operands, then the node ([`build_node`]). A builder
+/// that remembers subtrees ([`Build::recall`]) builds each distinct one
+/// once.
+pub fn build_tree<B: Build>(b: &mut B, t: &Tree, plans: &[VarPlan]) -> Result<B::V, Refuse> {
+    if let Some(v) = b.recall(t) {
+        return Ok(v);
+    }
+    let args: Vec<B::V> = match t {
+        Tree::Cast(_, x) => vec![build_tree(b, x, plans)?],
+        Tree::Op(_, args) => args
+            .iter()
+            .map(|x| build_tree(b, x, plans))
+            .collect::<Result<_, _>>()?,
+        _ => Vec::new(),
+    };
+    let v = build_node(b, t, &args, plans)?;
+    b.remember(t, &v);
+    Ok(v)
+}
+
+/// Builds the node at the top of `t` from its operands, already built.
+pub fn build_node<B: Build>(
     b: &mut B,
     t: &Tree,
+    a: &[B::V],
     plans: &[VarPlan],
-    memo: &mut HashMap<Tree, B::V>,
 ) -> Result<B::V, Refuse> {
-    if let Some(v) = memo.get(t) {
-        return Ok(v.clone());
-    }
-    let v = match t {
+    Ok(match t {
         Tree::Var(n) => {
             let plan = plans
                 .iter()
@@ -221,17 +244,10 @@ pub fn build_tree<B: Build>(
         }
         Tree::Const(c, Dtype::Index) => b.int(*c),
         Tree::Const(c, d) => b.typed_int(*c, *d),
-        Tree::Cast(d, x) => {
-            let x = build_tree(b, x, plans, memo)?;
-            b.cast(*d, &x)
-        }
+        Tree::Cast(d, _) => b.cast(*d, &a[0]),
         Tree::Bool(x) => b.boolean(*x),
         Tree::Invalid => b.invalid(),
-        Tree::Op(op, args) => {
-            let a: Vec<B::V> = args
-                .iter()
-                .map(|x| build_tree(b, x, plans, memo))
-                .collect::<Result<_, _>>()?;
+        Tree::Op(op, _) => {
             let arity = |n: usize| {
                 if a.len() == n {
                     Ok(())
@@ -268,9 +284,7 @@ pub fn build_tree<B: Build>(
                 }
             }
         }
-    };
-    memo.insert(t.clone(), v.clone());
-    Ok(v)
+    })
 }
 
 fn refused(e: morok_ir::Error) -> Refuse {
@@ -348,6 +362,8 @@ impl Build for Uops {
 #[derive(Default)]
 pub struct Spell {
     pub lines: Vec<String>,
+    /// Each distinct subtree is bound once: a reproducer reads as a DAG.
+    memo: HashMap<Tree, (String, Arc<UOp>)>,
 }
 
 impl Spell {
@@ -444,6 +460,12 @@ impl Build for Spell {
             Uops.cast(d, &x.1),
         )
     }
+    fn recall(&self, t: &Tree) -> Option<Self::V> {
+        self.memo.get(t).cloned()
+    }
+    fn remember(&mut self, t: &Tree, v: &Self::V) {
+        self.memo.insert(t.clone(), v.clone());
+    }
 }
 
 /// `v` as a Rust literal (`i64::MIN` has no literal of its own).
@@ -457,10 +479,9 @@ pub fn i64_literal(v: i64) -> String {
 
 /// Builds each expression of `case` as UOps.
 pub fn build(case: &Case, plans: &[VarPlan]) -> Result<Vec<Arc<UOp>>, Refuse> {
-    let mut memo = HashMap::new();
     case.trees
         .iter()
-        .map(|t| build_tree(&mut Uops, t, plans, &mut memo))
+        .map(|t| build_tree(&mut Uops, t, plans))
         .collect()
 }
 

@@ -292,7 +292,12 @@ pub struct Tracker {
     groups: &'static [Group],
     fired: RefCell<Vec<u64>>,
     private: RefCell<u64>,
-    left: Cell<u64>,
+    /// The input, whose size sets the allowance past the flat one (counted
+    /// only when a rewrite gets that far).
+    input: Arc<UOp>,
+    /// Rewrites made so far, and how many the input allows (once counted).
+    made_count: Cell<u64>,
+    limit: Cell<Option<u64>>,
     recent: RefCell<VecDeque<&'static str>>,
     /// How often each (node, result) rewrite was made, by UOp ids.
     made: RefCell<HashMap<(u64, u64), u32>>,
@@ -304,13 +309,14 @@ impl Tracker {
         groups: &'static [Group],
         input: &Arc<UOp>,
     ) -> Tracker {
-        let nodes = input.toposort().len() as u64;
         Tracker {
             matcher,
             groups,
             fired: RefCell::new(vec![0; groups.len()]),
             private: RefCell::new(0),
-            left: Cell::new(REWRITES_FLAT + REWRITES_PER_NODE * nodes),
+            input: input.clone(),
+            made_count: Cell::new(0),
+            limit: Cell::new(None),
             recent: RefCell::new(VecDeque::with_capacity(RECENT)),
             made: RefCell::new(HashMap::new()),
         }
@@ -394,9 +400,20 @@ impl Matcher<()> for Tracker {
                 *n += 1;
                 *n > SAME_REWRITE
             };
-            match self.left.get().checked_sub(1) {
-                Some(left) if !again => self.left.set(left),
-                _ => panic!("{}", self.loop_message()),
+            let n = self.made_count.get() + 1;
+            self.made_count.set(n);
+            let too_many = n > REWRITES_FLAT && {
+                let limit = self.limit.get().unwrap_or_else(|| {
+                    REWRITES_FLAT + REWRITES_PER_NODE * self.input.toposort().len() as u64
+                });
+                self.limit.set(Some(limit));
+                n > limit
+            };
+            if again || too_many {
+                // Unwound like a panic, through Morok's engine to the serve
+                // loop, but without the hook: the message is the finding,
+                // and the adapter's own source line is not part of it.
+                std::panic::resume_unwind(Box::new(self.loop_message()));
             }
         }
         r

@@ -10,7 +10,6 @@
 
 use crate::adapter::Entry;
 use crate::convert::{Spell, VarPlan, build_tree, i64_literal};
-use std::collections::HashMap;
 use tileproof_adapter::{Case, Refuse, ReproducerRequest, RunValue, Script};
 
 /// The harness, as the reproducer inlines it.
@@ -39,11 +38,10 @@ pub fn write(
     req: &ReproducerRequest,
 ) -> Result<Script, Refuse> {
     let mut spell = Spell::default();
-    let mut memo = HashMap::new();
     let roots: Vec<String> = case
         .trees
         .iter()
-        .map(|t| build_tree(&mut spell, t, plans, &mut memo).map(|v| v.0))
+        .map(|t| build_tree(&mut spell, t, plans).map(|v| v.0))
         .collect::<Result<_, _>>()?;
     // The variables in the case's order, built by the statements above
     // when the expressions use them (a variable they do not use is built
@@ -52,7 +50,7 @@ pub fn write(
         .iter()
         .map(|p| {
             let t = tileproof_adapter::Tree::Var(p.name.clone());
-            build_tree(&mut spell, &t, plans, &mut memo).map(|v| v.0)
+            build_tree(&mut spell, &t, plans).map(|v| v.0)
         })
         .collect::<Result<_, _>>()?;
     let class = if req.class.is_empty() {

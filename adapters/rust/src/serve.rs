@@ -171,9 +171,13 @@ pub fn answer_line<A: Adapter>(adapter: &mut A, line: &str) -> Value {
     let body = match result {
         Ok(Ok(v)) => v,
         Ok(Err(r)) => return refusal(id, r),
-        Err(_) => {
+        Err(payload) => {
+            // A panic through the hook has its message and location there;
+            // one resumed without the hook (`resume_unwind`) only its payload.
             let msg = LAST_PANIC
                 .with(|p| p.borrow_mut().take())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "a panic".into());
             return refusal(id, Refuse::Error(format!("panic: {}", clip(&msg))));
         }
