@@ -8,7 +8,9 @@
 //! the failure (the failed check, and for the oracle how the answer fails
 //! to refine), and its class by the peer's compiled code. Shrinking makes
 //! two findings of one cause print alike; abstracting constants makes
-//! `x >> 64` and `x >> 70` one bucket.
+//! `x >> 64` and `x >> 70` one bucket. A failure about one node (a peer's
+//! bounds of a node, `unsound-bounds`) has that node's shape instead: the
+//! analysis of that op is the cause, whatever expression holds the node.
 
 use crate::confirm::Class;
 use crate::kind::Kind;

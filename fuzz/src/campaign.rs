@@ -424,14 +424,15 @@ struct Tried {
 
 /// A finding to shrink, classify and record: its index in the summary's
 /// findings, where it failed, and the group of findings that join its
-/// bucket (by its unshrunk shape and its message, `keys`).
+/// bucket (by its unshrunk shape, its message, and the shape of the node
+/// it is about when it is one node's: `keys`).
 struct ToRecord<'r> {
     idx: usize,
     run: &'r CaseRun,
     sub: &'r Tried,
     kind: Kind,
     group: usize,
-    keys: [String; 2],
+    keys: Vec<String>,
 }
 
 /// The outcome of one case, before findings are shrunk. Only subjects with
@@ -610,7 +611,7 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
                     // already shrunk into a bucket (a peer raising the same
                     // exception case after case) joins that bucket: counted
                     // there, not shrunk and written again.
-                    let keys = [
+                    let mut keys = vec![
                         format!(
                             "shape {}: {}",
                             f.kind,
@@ -618,6 +619,15 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
                         ),
                         format!("message {}: {}", f.kind, f.message),
                     ];
+                    // A failure about one node (a peer's bounds of it): a
+                    // node of a shape already shrunk into a bucket joins it.
+                    if let Some(n) = f.node {
+                        keys.push(format!(
+                            "node {}: {}",
+                            f.kind,
+                            crate::bucket::abstract_shape(&sub.graph, &[n])
+                        ));
+                    }
                     if let Some(b) = keys.iter().find_map(|k| joins.get(k).copied()) {
                         s.buckets[b].count += 1;
                         if let Some(c) = s.buckets[b].class {
@@ -680,7 +690,7 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         }
         // Shrink in parallel, write in order (a finding is reported only
         // once its file is on disk).
-        let done: Vec<(usize, usize, [String; 2], Prepared)> = todo
+        let done: Vec<(usize, usize, Vec<String>, Prepared)> = todo
             .par_iter()
             .map(|t| {
                 (
@@ -796,6 +806,9 @@ pub fn kinds_for(kind: Kind) -> KindSet {
         Kind::Cap => KindSet::NONE,
         Kind::Panic => KindSet::ALL,
         Kind::Jit => KindSet::only(Kind::Jit).with(Kind::Oracle),
+        // A peer fails on its bounds request as well as on the case itself:
+        // the request is made again (the failure kinds always count).
+        Kind::PeerError | Kind::Crash | Kind::Hang | Kind::Garbage => KindSet::only(Kind::Bounds),
         k => KindSet::only(k),
     }
 }
@@ -1040,6 +1053,7 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
                     message: format!("generating the case: {}", checks::one_line(&msg)),
                     point: None,
                     env: None,
+                    node: None,
                 }],
             });
             return run;

@@ -208,6 +208,9 @@ pub struct CheckFailure {
     /// The failing point as a full environment, indexed like the graph's
     /// variable table (for `interp::eval`).
     pub env: Option<Vec<i64>>,
+    /// The node the failure is about, when it is one node's (an
+    /// `unsound-bounds` finding's): its cause is that node's shape.
+    pub node: Option<NodeId>,
 }
 
 impl CheckFailure {
@@ -217,6 +220,7 @@ impl CheckFailure {
             message: message.into(),
             point: None,
             env: None,
+            node: None,
         }
     }
 }
@@ -469,6 +473,7 @@ fn run_checks(
                         message: rep.to_string(),
                         point: Some(f.point.clone()),
                         env: Some(f.env.clone()),
+                        node: None,
                     });
                     if let Some(m) = subject.profile().relaxed() {
                         out.relaxed = relaxed_verdict(g, src, &tgt, m, &oracle_cfg);
@@ -572,6 +577,7 @@ fn run_checks(
                         .point
                         .as_ref()
                         .map(|p| p.iter().map(|&v| v as i64).collect()),
+                    node: None,
                 });
             }
             out.validation = Some(val);
@@ -651,6 +657,7 @@ fn peer_bounds_check(
         message,
         point: Some(point),
         env: Some(v.env),
+        node: Some(v.node),
     };
     Some((failure, class))
 }
@@ -837,6 +844,7 @@ fn range_check(
                     ),
                     point: Some(point),
                     env: Some(env.clone()),
+                    node: None,
                 });
             }
         }
@@ -877,6 +885,7 @@ fn jit_check(g: &Graph, src: &[NodeId], tgt: &[NodeId], cfg: &CheckConfig) -> Op
                 ),
                 point: Some(point),
                 env: Some(env.clone()),
+                node: None,
             });
         }
     }
@@ -897,6 +906,7 @@ fn lower_check(g: &mut Graph, tgt: &[NodeId], cfg: &CheckConfig) -> Option<Check
             message: format!("the i32/i64-lowered form differs: {rep}"),
             point: Some(f.point.clone()),
             env: Some(f.env.clone()),
+            node: None,
         }),
         Err(e) => Some(CheckFailure::new(
             Kind::Lower,

@@ -101,6 +101,12 @@ impl Entry {
             .then(|| checked.oracle.as_ref().and_then(|o| o.failure.as_ref()))
             .flatten()
             .map(|f| f.failure);
+        // A failure about one node (a peer's bounds of it) has that node's
+        // shape for its cause, not the whole case's.
+        let cause: Vec<NodeId> = match fail.as_ref().and_then(|f| f.node) {
+            Some(n) => vec![n],
+            None => checked.src.clone(),
+        };
         Entry {
             kind,
             message: fail
@@ -122,7 +128,7 @@ impl Entry {
             relaxed: checked.relaxed.as_ref().map(|r| r.header()),
             bucket: crate::bucket::signature(
                 &checked.graph,
-                &checked.src,
+                &cause,
                 kind,
                 failure,
                 checked.class.as_ref().map(|c| c.class),

@@ -22,7 +22,9 @@
 //! which the C renderer turns into `if (gate) { store }`; a lane whose flag
 //! was not stored is `invalid`. An INVALID anywhere else is never compiled
 //! by Morok as written (its `propagate_invalid` rules move ops under the
-//! gate first): such an expression is refused.
+//! gate first): such an expression is refused. An expression that is
+//! INVALID outright is stored through a gate that never holds (Morok drops
+//! a store to an INVALID index: `fold_invalid_load_store`).
 
 use morok_dtype::{AddrSpace, DType};
 use morok_ir::{ConstValue, Op, TernaryOp, UOp, UOpKey};
@@ -80,6 +82,12 @@ fn peel(mut e: Arc<UOp>) -> (Option<Arc<UOp>>, Arc<UOp>) {
             Op::Ternary(TernaryOp::Where, c, a, b) if matches!(a.op(), Op::Invalid) => {
                 (c.not(), b.clone())
             }
+            // An index that is INVALID outright: Morok's pipeline drops its
+            // store (`fold_invalid_load_store`), a gate that never holds.
+            Op::Invalid => (
+                UOp::const_(DType::Bool, ConstValue::Bool(false)),
+                UOp::index_const(0),
+            ),
             _ => return (gate, e),
         };
         gate = Some(match gate {

@@ -126,7 +126,10 @@ pub fn write(
         );
     } else {
         line(
-            "//! Morok's simplifier panics on it. The test fails while it does; it passes once Morok is fixed.",
+            "//! Morok panics on it: its simplifier, or its range analysis (vmin/vmax) of a node, which",
+        );
+        line(
+            "//! tileproof asked for too. The test fails while either panics; it passes once Morok is fixed.",
         );
     }
     line(
@@ -253,6 +256,13 @@ pub fn write(
         line(
             "    assert_eq!(got, source, \"Morok's answer computes another value than its input\");",
         );
+    } else {
+        line("    // Morok's range analysis of every node of the input.");
+        line("    for node in input.iter().flat_map(|e| e.toposort()) {");
+        line(
+            "        println!(\"[{:?}, {:?}] for {}\", node.vmin(), node.vmax(), node.op().as_ref());",
+        );
+        line("    }");
     }
     line("}");
     if req.backend.is_some() || req.kind == "unsound-bounds" {
@@ -268,4 +278,37 @@ pub fn write(
         text: s,
         extension: "rs".into(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::adapter::{Entry, Morok};
+    use crate::convert::VarMode;
+    use crate::groups::Tier;
+
+    /// The controls of run-reproducers.sh are what this adapter writes now
+    /// for their requests (`reproducers/control/requests.jsonl`, one per
+    /// control in file-name order of its test): a stale control would
+    /// check a reproducer the adapter no longer writes.
+    #[test]
+    fn the_controls_are_the_reproducers_the_adapter_writes_now() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/reproducers/control");
+        let requests = std::fs::read_to_string(format!("{dir}/requests.jsonl")).unwrap();
+        let mut adapter = Morok::new(Entry::Tier(Tier::Symbolic), VarMode::Mixed, 2000);
+        for (line, name) in requests
+            .lines()
+            .zip(["sound_answer", "sound_bounds", "no_panic"])
+        {
+            let answer = tileproof_adapter::answer_line(&mut adapter, line);
+            let script = answer["script"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{answer}"));
+            let kept = std::fs::read_to_string(format!("{dir}/{name}.rs")).unwrap();
+            let body: String = kept.lines().skip(3).map(|l| format!("{l}\n")).collect();
+            assert_eq!(
+                body, script,
+                "{name}.rs is stale: regenerate it from requests.jsonl"
+            );
+        }
+    }
 }

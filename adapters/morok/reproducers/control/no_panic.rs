@@ -4,7 +4,8 @@
 //! tileproof reproducer: peer-crash (peer-crash) in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
 //! Input: where(r0 < 5, r0 + 0, invalid)
 //! Variables: r0 in [0, 7] (RANGE(8), axis 0).
-//! Morok's simplifier panics on it. The test fails while it does; it passes once Morok is fixed.
+//! Morok panics on it: its simplifier, or its range analysis (vmin/vmax) of a node, which
+//! tileproof asked for too. The test fails while either panics; it passes once Morok is fixed.
 //! It needs only morok-ir, morok-dtype, morok-schedule, morok-codegen and morok-runtime
 //! 0.1.0-alpha.2 (and clang on PATH, for Morok's C backend): paste it into a test module
 //! of a crate that depends on them, or run `cargo test` in tileproof's adapters/morok/reproducers.
@@ -34,5 +35,9 @@ fn tileproof_peer_crash_da346252ae0784a5() {
     let output: Vec<_> = input.iter().map(|e| graph_rewrite(morok_schedule::symbolic::symbolic(), e.clone(), &mut ())).collect();
     for e in &output {
         println!("Morok's answer:\n{}", e.tree());
+    }
+    // Morok's range analysis of every node of the input.
+    for node in input.iter().flat_map(|e| e.toposort()) {
+        println!("[{:?}, {:?}] for {}", node.vmin(), node.vmax(), node.op().as_ref());
     }
 }
