@@ -470,6 +470,9 @@ CURATED = [
     ("gated comparison", [R0], ["where(r0 < 6, r0, invalid) < 3"]),
     ("division by zero", [R0], ["r0 // 0"]),
     ("division by a variable", [N1, V("d", -2, 2)], ["n1 // d", "n1 mod d", "n1 / d", "n1 % d"]),
+    # one end of a peer's bound beyond 64 bits (tinygrad's 2**799 for a shift by a variable, TVM's +inf for an
+    # overflowing product): the adapter clamps it, keeping the other end
+    ("bounds beyond 64 bits", [R0, R1], ["max(r0, r0 << r1)", "r0 * 4611686018427387904"]),
 ]
 
 
@@ -478,6 +481,7 @@ CURATED = [
 KNOWN_PEER_BUGS = [
     ("tinygrad.sym", "simplify_valid turns an integer & chain into a product", [V("x", -2, 2)], ["x & (x & 3)"]),
     ("tinygrad", "0 // x raises ZeroDivisionError", [V("x", -2, 2)], ["0 // x"]),
+    ("tvm", "const_int_bound of 1 >> r is [0, 0], but 1 >> 0 is 1", [V("r", -4, 4)], ["1 >> r"]),
 ]
 
 
@@ -883,6 +887,8 @@ def run_adapter(label, cmd, args, logdir, strict=True):
                 case = make_case(20000 + k, vars_, exprs)
                 if hello["name"].startswith(peer_name) and fits_profile(case, prof):
                     judge(peer, case, prof, stats, False, f"known bug ({what})", args.verbose)
+                    if hello.get("bounds"):
+                        judge_bounds(peer, case, prof, stats, False, f"known bug ({what})", args.verbose)
         # malformed requests: a clean `error`, then keep serving
         for what, text, rid, basic in MALFORMED:
             line, _ = peer.ask(text)

@@ -186,9 +186,9 @@ class TinygradBackend(tp.Backend):
                 "#!/usr/bin/env python3",
                 f'"""tinygrad {tp_version()}: a tileproof finding (unsound-bounds, class {klass}; adapter --vars '
                 f"{self.vars_mode}).",
-                "Builds the input, compiles each of its nodes alone literally (the harness: tinygrad's codegen minus its",
-                f"optimizer and every symbolic pass) with DEV=CPU:{harness.RENDERERS[name]}, runs it at {where} in a "
-                "child process,",
+                "Builds the input, compiles each of its nodes alone literally (the harness: tinygrad's codegen minus",
+                f"its optimizer and every symbolic pass) with DEV=CPU:{harness.RENDERERS[name]}, runs it at {where} in "
+                "a child process,",
                 "and prints it beside the bounds tinygrad's range analysis gives it (vmin, vmax), which its rewrite "
                 "rules trust;",
                 'exits 1 while some node\'s compiled value lies outside them, else 0."""',
@@ -202,8 +202,8 @@ class TinygradBackend(tp.Backend):
                 "  v = got.get('values', [None])[0]",
                 "  bad = isinstance(v, (bool, int)) and not lo <= v <= hi  # a masked lane ('invalid') has no value",
                 "  outside += bad",
-                f'  print(f"{{node.render(simplify=False)}}: bounds [{{lo}}, {{hi}}], at {where} the compiled node gives '
-                '{got}" + (" OUTSIDE them" if bad else ""))',
+                f'  print(f"{{node.render(simplify=False)}}: bounds [{{lo}}, {{hi}}], at {where} the compiled node '
+                'gives {got}" + (" OUTSIDE them" if bad else ""))',
                 'print(f"{outside} node(s) outside their bounds" if outside else "every node within its bounds: no '
                 'longer reproduces")',
                 "sys.exit(1 if outside else 0)"]
