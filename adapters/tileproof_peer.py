@@ -472,11 +472,13 @@ class Backend:
       tuple of variable values in the case's order) and returns one list of
       values per point: an int, a bool, or INVALID for a masked lane. Runs in
       a child process: a trap kills the child, not the adapter.
-    - `reproducer(case, name, point, expected, klass, kind)` returns the
-      text of a standalone script (section 5 of docs/protocol.md); `kind` is
-      the finding's (`oracle`, `peer-error`, `unsound-bounds`: a script that
-      shows a node's compiled value outside the bounds the peer's analysis
-      gives it), and a kind it cannot write raises Unsupported.
+    - `reproducer(case, name, point, expected, klass)` returns the text of a
+      standalone script (section 5 of docs/protocol.md).
+    - `bounds_reproducer(case, name, point, klass)` (optional) returns the
+      script of an `unsound-bounds` finding (section 7): it shows a node
+      whose value compiled with backend `name` at `point` lies outside the
+      bounds the peer's analysis gives it. Without it, such a request is
+      answered `unsupported`.
     - `prepare(name)` (optional) runs in the adapter process before the
       children of a `run` request are forked: it loads once what every child
       would otherwise load again (a compiler library, a device). It must not
@@ -495,8 +497,11 @@ class Backend:
     def run(self, kernel, points):
         raise NotImplementedError
 
-    def reproducer(self, case, name, point, expected, klass, kind):
+    def reproducer(self, case, name, point, expected, klass):
         raise Unsupported("this adapter writes no reproducers")
+
+    def bounds_reproducer(self, case, name, point, klass):
+        raise Unsupported("this adapter writes no reproducers of unsound bounds")
 
 
 INVALID = "invalid"
@@ -690,6 +695,9 @@ def _answer_backend_request(backend, case, obj):
     spec = obj["reproducer"]
     if backend is None:
         raise Unsupported("this adapter writes no reproducers")
+    if isinstance(spec, dict) and spec.get("kind") == "unsound-bounds":
+        name, point = _check_run_request(case, spec, names)
+        return {"script": backend.bounds_reproducer(case, name, point(spec.get("point")), spec.get("class"))}
     if isinstance(spec, dict) and spec.get("backend") is None and spec.get("class") == "peer-crash":
         # A crash of the simplifier needs no backend: the script only calls it.
         _, point = _check_run_request(case, dict(spec, backend=None), [None])
@@ -697,8 +705,7 @@ def _answer_backend_request(backend, case, obj):
     else:
         name, point = _check_run_request(case, spec, names)
     expected = spec.get("expected")
-    return {"script": backend.reproducer(case, name, point(spec.get("point")), expected, spec.get("class"),
-                                         spec.get("kind") or "oracle")}
+    return {"script": backend.reproducer(case, name, point(spec.get("point")), expected, spec.get("class"))}
 
 
 # ---- the peer's bounds: bounds requests -----------------------------------------

@@ -174,40 +174,49 @@ class TinygradBackend(tp.Backend):
     def run(self, kernel, points):
         return [kernel(p) for p in points]
 
-    def reproducer(self, case, name, point, expected, klass, kind):
+    def script_parts(self, case, name, point):
+        """What the scripts share: the case's code, the point as text, the source of `outcome` (compile and run on
+        renderer `name` in a child) and the inlined harness followed by the case."""
         py = python_names(case)
         case_code = self.case_code(case, py)
         where = ", ".join(f"{v.name} = {x}" for v, x in zip(case.vars, point))
         outcome = OUTCOME.format(vars=", ".join(py[v.name] for v in case.vars), point=list(point), name=name)
         harness_lines = ["# ---- tileproof's compile harness (adapters/tinygrad_harness.py, verbatim; why each pass: "
                          "tinygrad_backend.py) ----", harness_text(), "# ---- the case ----", case_code]
-        if kind == "unsound-bounds":
-            head = [
-                "#!/usr/bin/env python3",
-                f'"""tinygrad {tp_version()}: a tileproof finding (unsound-bounds, class {klass}; adapter --vars '
-                f"{self.vars_mode}).",
-                "Builds the input, compiles each of its nodes alone literally (the harness: tinygrad's codegen minus",
-                f"its optimizer and every symbolic pass) with DEV=CPU:{harness.RENDERERS[name]}, runs it at {where} in "
-                "a child process,",
-                "and prints it beside the bounds tinygrad's range analysis gives it (vmin, vmax), which its rewrite "
-                "rules trust;",
-                'exits 1 while some node\'s compiled value lies outside them, else 0."""',
-                "import json, os, signal, sys"]
-            body = harness_lines + [
-                'print("input:", *(e.render(simplify=False) for e in source))', *outcome.split("\n"),
-                "outside = 0",
-                "for node in dict.fromkeys(u for e in source for u in e.toposort() if u.dtype != dtypes.void):  "
-                "# every value once",
-                "  got, lo, hi = outcome([node]), node.vmin, node.vmax",
-                "  v = got.get('values', [None])[0]",
-                "  bad = isinstance(v, (bool, int)) and not lo <= v <= hi  # a masked lane ('invalid') has no value",
-                "  outside += bad",
-                f'  print(f"{{node.render(simplify=False)}}: bounds [{{lo}}, {{hi}}], at {where} the compiled node '
-                'gives {got}" + (" OUTSIDE them" if bad else ""))',
-                'print(f"{outside} node(s) outside their bounds" if outside else "every node within its bounds: no '
-                'longer reproduces")',
-                "sys.exit(1 if outside else 0)"]
-            return "\n".join(head + body) + "\n"
+        return case_code, where, outcome, harness_lines
+
+    def bounds_reproducer(self, case, name, point, klass):
+        """Every value of the input compiled alone on renderer `name` at the point, beside its vmin/vmax."""
+        _, where, outcome, harness_lines = self.script_parts(case, name, point)
+        head = [
+            "#!/usr/bin/env python3",
+            f'"""tinygrad {tp_version()}: a tileproof finding (unsound-bounds, class {klass}; adapter --vars '
+            f"{self.vars_mode}).",
+            "Builds the input, compiles each of its nodes alone literally (the harness: tinygrad's codegen minus",
+            f"its optimizer and every symbolic pass) with DEV=CPU:{harness.RENDERERS[name]}, runs it at {where} in "
+            "a child process,",
+            "and prints it beside the bounds tinygrad's range analysis gives it (vmin, vmax), which its rewrite "
+            "rules trust;",
+            'exits 1 while some node\'s compiled value lies outside them, else 0."""',
+            "import json, os, signal, sys"]
+        body = harness_lines + [
+            'print("input:", *(e.render(simplify=False) for e in source))', *outcome.split("\n"),
+            "outside = 0",
+            "for node in dict.fromkeys(u for e in source for u in e.toposort() if u.dtype != dtypes.void):  "
+            "# every value once",
+            "  got, lo, hi = outcome([node]), node.vmin, node.vmax",
+            "  v = got.get('values', [None])[0]",
+            "  bad = isinstance(v, (bool, int)) and not lo <= v <= hi  # a masked lane ('invalid') has no value",
+            "  outside += bad",
+            f'  print(f"{{node.render(simplify=False)}}: bounds [{{lo}}, {{hi}}], at {where} the compiled node '
+            'gives {got}" + (" OUTSIDE them" if bad else ""))',
+            'print(f"{outside} node(s) outside their bounds" if outside else "every node within its bounds: no '
+            'longer reproduces")',
+            "sys.exit(1 if outside else 0)"]
+        return "\n".join(head + body) + "\n"
+
+    def reproducer(self, case, name, point, expected, klass):
+        case_code, where, outcome, harness_lines = self.script_parts(case, name, point)
         crash_only = klass in ("peer-crash", "peer-error")
         try:
             for e in self.exprs(case)[1]:
@@ -305,7 +314,9 @@ def python_names(case):
     """A Python identifier per variable: its own name unless the script already uses it."""
     taken = set(dir(builtins)) | set(vars(harness)) | {"c", "e", "sym", "source", "answer", "json", "os", "signal",
                                                        "sys", "ceildiv", "AxisType", "outcome", "src", "ans", "outside",
-                                                       "node", "got", "lo", "hi", "v", "bad"}
+                                                       "node", "got", "lo", "hi", "v", "bad",
+                                                       # outcome's locals: its compile reads the variables by name
+                                                       "r", "w", "pid", "res", "data", "status"}
     out = {}
     for v in case.vars:
         n = v.name if v.name.isidentifier() and not keyword.iskeyword(v.name) else "v_" + "".join(
