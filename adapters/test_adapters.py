@@ -10,15 +10,19 @@ indices, division by zero) and N random ones (fixed seed), and checks that
 every answer is well-formed and sound: the input and the answer are evaluated
 with the reference evaluator below (exact Python integers, tileproof's
 semantics: both division families, `where`, `invalid`, unconstrained values,
-undefined behaviour) at every point of the variables' domains. Then it sends
-malformed requests and checks that the adapter answers `error` and keeps
-serving.
+undefined behaviour) at every point of the variables' domains. An adapter
+whose hello says `"bounds": true` is also asked for its peer's bounds of
+every case (docs/protocol.md, section 7): the answer must have a bound (or
+null) per node in pre-order, 64-bit `[lo, hi]` or bools, and every node's
+value at every point where the source is defined must lie within its bound.
+Then it sends malformed requests and checks that the adapter answers `error`
+and keeps serving.
 
 Per adapter it prints cases, answered, unsupported, errors and the mean
 latency per case. An unsound answer to a curated case, a protocol violation or
-a crash fails the run; unsound answers to random cases are printed as
-suspected peer bugs (with the input, the answer and a point) and fail the run
-only with --strict.
+a crash fails the run (and so do unsound bounds of a curated case); unsound
+answers and bounds of random cases are printed as suspected peer bugs (with
+the input, the answer and a point) and fail the run only with --strict.
 
 `--python` is the interpreter that runs the adapters (default: the venv made
 by adapters/setup-venv.sh, `.venv-peers/bin/python` at the repository root,
@@ -95,12 +99,14 @@ def exact(op, a, b):
     raise AssertionError(op)
 
 
-def evaluate(tree, env, width, unspecified=False):
+def evaluate(tree, env, width, unspecified=False, values=None):
     """The value of `tree` at `env`: an int, a bool, INV or UNC; raises
     Undefined. `width` is None (unbounded index) or the index width in bits.
     `unspecified` (the profile's `partial_ops`): a division by zero or an
     out-of-range shift gives UNC instead of undefined behaviour.
-    Every operand is evaluated (undefined behaviour is whole-evaluation)."""
+    Every operand is evaluated (undefined behaviour is whole-evaluation).
+    With `values` (a dict), every node's value is recorded by `id` of the
+    node."""
     lo = None if width is None else -(1 << (width - 1))
     hi = None if width is None else (1 << (width - 1)) - 1
 
@@ -108,6 +114,12 @@ def evaluate(tree, env, width, unspecified=False):
         return width is None or lo <= v <= hi
 
     def ev(t):
+        v = node(t)
+        if values is not None:
+            values[id(t)] = v
+        return v
+
+    def node(t):
         op = t[0]
         if op == "var":
             v = env[t[1]]
@@ -134,6 +146,10 @@ def evaluate(tree, env, width, unspecified=False):
             a, b = args
             return {"lt": a < b, "le": a <= b, "eq": a == b, "ne": a != b}[op]
         if op in BOOL_OPS:
+            # where an unspecified value is some value, `false && u` is false
+            # and `true || u` true (engine/src/meaning/semantics.rs)
+            if unspecified and op in ("and", "or") and any(a is not UNC and a == (op == "or") for a in args):
+                return op == "or"
             if UNC in args:
                 return UNC
             if op == "not":
@@ -152,9 +168,10 @@ def evaluate(tree, env, width, unspecified=False):
                     (args[0] is UNC or args[0] == lo):
                 raise Undefined("MIN / -1")
         if op in ("shl", "shr"):
-            # assumed semantics of the new shifts: defined for 0 <= s < W
+            # defined for 0 <= s < W, W = 64 for unbounded integers (tileproof's
+            # engine judges them at 64 bits)
             s = args[1]
-            if s is UNC or (s is not INV and (s < 0 or (width is not None and s >= width))):
+            if s is UNC or (s is not INV and (s < 0 or s >= (width or 64))):
                 if not unspecified:
                     raise Undefined("shift amount out of range")
                 partial = True
@@ -453,6 +470,9 @@ CURATED = [
     ("gated comparison", [R0], ["where(r0 < 6, r0, invalid) < 3"]),
     ("division by zero", [R0], ["r0 // 0"]),
     ("division by a variable", [N1, V("d", -2, 2)], ["n1 // d", "n1 mod d", "n1 / d", "n1 % d"]),
+    # one end of a peer's bound beyond 64 bits (tinygrad's 2**799 for a shift by a variable, TVM's +inf for an
+    # overflowing product): the adapter clamps it, keeping the other end
+    ("bounds beyond 64 bits", [R0, R1], ["max(r0, r0 << r1)", "r0 * 4611686018427387904"]),
 ]
 
 
@@ -461,6 +481,7 @@ CURATED = [
 KNOWN_PEER_BUGS = [
     ("tinygrad.sym", "simplify_valid turns an integer & chain into a product", [V("x", -2, 2)], ["x & (x & 3)"]),
     ("tinygrad", "0 // x raises ZeroDivisionError", [V("x", -2, 2)], ["0 // x"]),
+    ("tvm", "const_int_bound of 1 >> r is [0, 0], but 1 >> 0 is 1", [V("r", -4, 4)], ["1 >> r"]),
 ]
 
 
@@ -631,6 +652,7 @@ def width_of(prof):
 class Stats:
     def __init__(self):
         self.cases = self.answered = self.unsupported = self.errors = 0
+        self.bounds_answered = self.bounds_unsupported = self.bounds_nodes = self.bounds_points = 0
         self.latency = []
         self.failures = []      # protocol violations and unsound curated answers
         self.findings = []      # unsound random answers (suspected peer bugs)
@@ -699,6 +721,105 @@ def judge(peer, case, prof, stats, curated, label, verbose):
         (stats.failures if curated else stats.findings).append(msg)
 
 
+def preorder(t):
+    """The nodes of a tree in pre-order: the order of a `bounds` answer."""
+    out = [t]
+    for a in t[1:]:
+        if isinstance(a, list):
+            out += preorder(a)
+    return out
+
+
+I64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def bounds_problem(bounds, case):
+    """Why a `bounds` answer is malformed for `case`, or None: one list per
+    expression, one entry per node in pre-order, each null or `[lo, hi]`
+    (64-bit integers for an index node, bools for a bool one)."""
+    vt = {v["name"]: ("bool" if v["dtype"] == "bool" else "int") for v in case["vars"]}
+    if not isinstance(bounds, list) or len(bounds) != len(case["trees"]):
+        return f"{len(bounds) if isinstance(bounds, list) else 'no'} bound lists for {len(case['trees'])} expressions"
+    for tree, bs in zip(case["trees"], bounds):
+        nodes = preorder(tree)
+        if not isinstance(bs, list) or len(bs) != len(nodes):
+            return f"{len(bs) if isinstance(bs, list) else 'no'} bounds for {show(tree)}, of {len(nodes)} nodes"
+        for n, b in zip(nodes, bs):
+            if b is None:
+                continue
+            kind = bool if type_of(n, vt) == "bool" else int
+            if not isinstance(b, list) or len(b) != 2 or any(type(x) is not kind for x in b) or \
+                    kind is int and not all(I64[0] <= x <= I64[1] for x in b):
+                return f"the bound {json.dumps(b)} of {show(n)} is not [lo, hi] of {kind.__name__}" + \
+                    (" in 64 bits" if kind is int else "")
+    return None
+
+
+def bounds_violation(bounds, case, width):
+    """The first value of a node outside its bound, at a point where the
+    whole source is defined (strict model, as tileproof checks), as text, or
+    None; and how many points were checked. Unbounded integers are judged at
+    64 bits: a point where some value does not fit is an overflow there."""
+    checked = 0
+    for pt in domain(case["vars"]):
+        env = {v["name"]: (bool(x) if v["dtype"] == "bool" else x) for v, x in zip(case["vars"], pt)}
+        values = {}
+        try:
+            for t in case["trees"]:
+                evaluate(t, env, width, False, values)
+        except Undefined:
+            continue
+        if any(isinstance(v, int) and not isinstance(v, bool) and not I64[0] <= v <= I64[1] for v in values.values()):
+            continue
+        checked += 1
+        for tree, bs in zip(case["trees"], bounds):
+            for n, b in zip(preorder(tree), bs):
+                v = values[id(n)]
+                if b is None or v is INV or v is UNC:
+                    continue
+                if not b[0] <= v <= b[1]:
+                    return f"the bound {b} of {show(n)} excludes its value {v} at {env}", checked
+    return None, checked
+
+
+def judge_bounds(peer, case, prof, stats, curated, label, verbose):
+    """Asks for the peer's bounds of the case (docs/protocol.md, section 7)
+    and checks them: well-formed, and every node's value at every point of
+    the domain within its bound."""
+    line, _ = peer.ask(dict(case, bounds={}))
+    try:
+        ans = json.loads(line)
+    except ValueError:
+        stats.failures.append(f"{label}: bounds: garbage answer {line[:200]!r}")
+        return
+    kinds = [k for k in ("bounds", "unsupported", "error") if k in ans] if isinstance(ans, dict) else []
+    if len(kinds) != 1 or ans.get("id") != case["id"]:
+        stats.failures.append(f"{label}: bounds: not one of bounds/unsupported/error for id {case['id']}: {line[:200]}")
+        return
+    if kinds[0] == "unsupported":
+        stats.bounds_unsupported += 1
+        return
+    if kinds[0] == "error":
+        msg = f"{label}: bounds: error answer: {ans['error']}\n      input:  {' ; '.join(case['exprs'])}"
+        (stats.failures if curated else stats.findings).append(msg)
+        return
+    problem = bounds_problem(ans["bounds"], case)
+    if problem:
+        stats.failures.append(f"{label}: bounds: malformed: {problem}")
+        return
+    stats.bounds_answered += 1
+    stats.bounds_nodes += sum(b is not None for bs in ans["bounds"] for b in bs)
+    bad, points = bounds_violation(ans["bounds"], case, width_of(prof))
+    stats.bounds_points += points
+    if verbose:
+        print(f"    {label}: bounds {json.dumps(ans['bounds'])}")
+    if bad:
+        msg = (f"{label}: UNSOUND BOUNDS: {bad}\n"
+               f"      vars:   {case['vars']}\n"
+               f"      input:  {' ; '.join(case['exprs'])}")
+        (stats.failures if curated else stats.findings).append(msg)
+
+
 # (what, request, id of the `error` answer, checked for the toy example too)
 MALFORMED = [
     ("not JSON", "this is not json", None, True),
@@ -743,6 +864,8 @@ def run_adapter(label, cmd, args, logdir, strict=True):
             case = make_case(cid, vars_, exprs)
             if fits_profile(case, prof):
                 judge(peer, case, prof, stats, True, name, args.verbose)
+                if hello.get("bounds"):
+                    judge_bounds(peer, case, prof, stats, True, name, args.verbose)
             else:
                 skipped.append(case)
         # outside the profile: must be `unsupported`
@@ -755,12 +878,17 @@ def run_adapter(label, cmd, args, logdir, strict=True):
         rng = random.Random(args.seed)
         for k in range(args.random):
             cid += 1
-            judge(peer, random_case(rng, 10000 + k, prof), prof, stats, False, f"random #{k}", args.verbose)
+            case = random_case(rng, 10000 + k, prof)
+            judge(peer, case, prof, stats, False, f"random #{k}", args.verbose)
+            if hello.get("bounds"):
+                judge_bounds(peer, case, prof, stats, False, f"random #{k}", args.verbose)
         if args.known_bugs:
             for k, (peer_name, what, vars_, exprs) in enumerate(KNOWN_PEER_BUGS):
                 case = make_case(20000 + k, vars_, exprs)
                 if hello["name"].startswith(peer_name) and fits_profile(case, prof):
                     judge(peer, case, prof, stats, False, f"known bug ({what})", args.verbose)
+                    if hello.get("bounds"):
+                        judge_bounds(peer, case, prof, stats, False, f"known bug ({what})", args.verbose)
         # malformed requests: a clean `error`, then keep serving
         for what, text, rid, basic in MALFORMED:
             line, _ = peer.ask(text)
@@ -783,6 +911,9 @@ def run_adapter(label, cmd, args, logdir, strict=True):
     lat = sum(stats.latency) / len(stats.latency) * 1000 if stats.latency else 0.0
     print(f"  cases {stats.cases}, answered {stats.answered}, unsupported {stats.unsupported}, "
           f"errors {stats.errors}, mean latency {lat:.2f} ms/case")
+    if hello is not None and hello.get("bounds"):
+        print(f"  bounds: {stats.bounds_answered} answered ({stats.bounds_nodes} nodes bounded, checked at "
+              f"{stats.bounds_points} points), {stats.bounds_unsupported} unsupported")
     for reason, n in sorted(stats.reasons.items(), key=lambda kv: -kv[1]):
         print(f"    unsupported x{n}: {reason}")
     for f in stats.failures:

@@ -13,7 +13,11 @@ same for every peer:
   rule: a peer that raises on a case whose source means nothing at any point
   (undefined, or an expression unconstrained, at every point: a literal
   division by zero, say) answers `unsupported`, not `error`, because
-  tileproof owes nothing there.
+  tileproof owes nothing there;
+- the optional capabilities' requests: `run`/`reproducer` (a `Backend`),
+  `rules`/`instances`/`apply` (a `Rules`), `bounds` (a `Bounds`: the adapter
+  gives the peer's bounds of one node, this module walks the trees in
+  pre-order and writes them as the protocol's 64-bit `[lo, hi]`).
 
 Stdlib only; see docs/protocol.md for the protocol itself.
 """
@@ -153,11 +157,12 @@ class Case:
         self.types = [type_of(t, self.var) for t in trees]
 
 
-def type_of(tree, var, ops=None):
+def type_of(tree, var, ops=None, types=None):
     """Checks a tree against tileproof's typing rules; returns "int" or
     "bool". Raises BadRequest for a malformed tree and Unsupported for an op
-    name that is not tileproof's (or, with `ops`, not in that set). Iterative,
-    so that deep trees cannot overflow Python's stack."""
+    name that is not tileproof's (or, with `ops`, not in that set). With
+    `types` (a dict), also records every node's type by `id` of the node.
+    Iterative, so that deep trees cannot overflow Python's stack."""
     # post-order walk with an explicit stack: (node, visited)
     stack, out = [(tree, False)], []
     while stack:
@@ -184,6 +189,8 @@ def type_of(tree, var, ops=None):
                 if args:
                     raise BadRequest("`invalid` takes no operands")
                 out.append("int")
+            if types is not None:
+                types[id(node)] = out[-1]
             continue
         if op not in OP_TYPES and op != "where":
             raise Unsupported(f"op `{op}` is not a protocol-1 op")
@@ -208,17 +215,21 @@ def type_of(tree, var, ops=None):
             if tuple(got) != need:
                 raise BadRequest(f"`{op}` needs ({', '.join(need)}), got ({', '.join(got)})")
             out.append(res)
+        if types is not None:
+            types[id(node)] = out[-1]
     return out[0]
 
 
 LEAVES = ("var", "const", "bool", "invalid")
 
 
-def fold(tree, leaf, node):
+def fold(tree, leaf, node, built=None):
     """Builds a peer's expression from a (type-checked) tree bottom-up:
     `leaf(t)` for a `var`/`const`/`bool`/`invalid` node, `node(op, args)`
-    for the others, with the operands already built. Iterative, so that deep
-    trees cannot overflow Python's stack."""
+    for the others, with the operands already built. With `built` (a dict),
+    also records what each node of the tree built, by `id` of the node: the
+    peer's object of every subtree, whose bounds a `bounds` answer gives.
+    Iterative, so that deep trees cannot overflow Python's stack."""
     stack, out = [(tree, False)], []
     while stack:
         t, seen = stack.pop()
@@ -227,12 +238,28 @@ def fold(tree, leaf, node):
         elif not seen:
             stack.append((t, True))
             stack.extend((a, False) for a in reversed(t[1:]))
+            continue
         else:
             n = len(t) - 1
             args = out[len(out) - n:]
             del out[len(out) - n:]
             out.append(node(t[0], args))
+        if built is not None:
+            built[id(t)] = out[-1]
     return out[0]
+
+
+def preorder(tree):
+    """The nodes of `tree` in pre-order (a node, then its operands left to
+    right), a repeated subtree once per occurrence: the order of a `bounds`
+    answer (docs/protocol.md, section 7). Iterative."""
+    stack, out = [tree], []
+    while stack:
+        t = stack.pop()
+        out.append(t)
+        if t[0] not in LEAVES:
+            stack.extend(reversed(t[1:]))
+    return out
 
 
 def check_const(v):
@@ -291,6 +318,10 @@ def _eval(tree, env, width, unspecified=False):
             a, b = args
             return {"lt": a < b, "le": a <= b, "eq": a == b, "ne": a != b}[op]
         if op in ("not", "and", "or", "xor"):
+            # Where an unspecified value is some value, `false && u` is false
+            # and `true || u` true (tileproof's engine, semantics.rs).
+            if unspecified and op in ("and", "or") and any(a is not _UNCON and a == (op == "or") for a in args):
+                return op == "or"
             if any(a is _UNCON for a in args):
                 return _UNCON
             if op == "not":
@@ -309,8 +340,11 @@ def _eval(tree, env, width, unspecified=False):
                     (args[0] is _UNCON or args[0] == -(1 << (width - 1))):
                 raise _Undefined()
         if op in ("shl", "shr"):
+            # A shift amount counts against the width points are judged at,
+            # 64 for unbounded integers (as in tileproof's engine): `1 << 2**40`
+            # is out of range, not a 2**40-bit integer to compute.
             s = args[1]
-            if s is _UNCON or (s is not _INVALID and (s < 0 or (width is not None and s >= width))):
+            if s is _UNCON or (s is not _INVALID and (s < 0 or s >= (width or 64))):
                 if not unspecified:
                     raise _Undefined()
                 partial = True
@@ -398,6 +432,27 @@ def meaningless_everywhere(case, width, unspecified=False):
     return True
 
 
+class _PeerRaised(Exception):
+    """The peer raised on a case that means something: an `error` answer."""
+
+
+def _call_peer(call, case, width, unspecified):
+    """`call()`, with what the peer raises triaged: Unsupported when the
+    source means nothing at any point, _PeerRaised (an `error`) otherwise."""
+    try:
+        return call()
+    except (Unsupported, BadRequest, Declined):
+        raise
+    except RecursionError:
+        raise Unsupported("the case is too deep for the adapter's recursion limit")
+    except Exception as e:  # the peer raised
+        what = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+        traceback.print_exc(file=sys.stderr)
+        if meaningless_everywhere(case, width, unspecified):
+            raise Unsupported(f"the source means nothing at any point and the peer raised {what}")
+        raise _PeerRaised(f"peer raised {what}")
+
+
 # ---- the backend: run and reproducer requests ----------------------------------
 
 class CompileError(Exception):
@@ -419,6 +474,11 @@ class Backend:
       a child process: a trap kills the child, not the adapter.
     - `reproducer(case, name, point, expected, klass)` returns the text of a
       standalone script (section 5 of docs/protocol.md).
+    - `bounds_reproducer(case, name, point, klass)` (optional) returns the
+      script of an `unsound-bounds` finding (section 7): it shows a node
+      whose value compiled with backend `name` at `point` lies outside the
+      bounds the peer's analysis gives it. Without it, such a request is
+      answered `unsupported`.
     - `prepare(name)` (optional) runs in the adapter process before the
       children of a `run` request are forked: it loads once what every child
       would otherwise load again (a compiler library, a device). It must not
@@ -439,6 +499,9 @@ class Backend:
 
     def reproducer(self, case, name, point, expected, klass):
         raise Unsupported("this adapter writes no reproducers")
+
+    def bounds_reproducer(self, case, name, point, klass):
+        raise Unsupported("this adapter writes no reproducers of unsound bounds")
 
 
 INVALID = "invalid"
@@ -632,6 +695,9 @@ def _answer_backend_request(backend, case, obj):
     spec = obj["reproducer"]
     if backend is None:
         raise Unsupported("this adapter writes no reproducers")
+    if isinstance(spec, dict) and spec.get("kind") == "unsound-bounds":
+        name, point = _check_run_request(case, spec, names)
+        return {"script": backend.bounds_reproducer(case, name, point(spec.get("point")), spec.get("class"))}
     if isinstance(spec, dict) and spec.get("backend") is None and spec.get("class") == "peer-crash":
         # A crash of the simplifier needs no backend: the script only calls it.
         _, point = _check_run_request(case, dict(spec, backend=None), [None])
@@ -640,6 +706,69 @@ def _answer_backend_request(backend, case, obj):
         name, point = _check_run_request(case, spec, names)
     expected = spec.get("expected")
     return {"script": backend.reproducer(case, name, point(spec.get("point")), expected, spec.get("class"))}
+
+
+# ---- the peer's bounds: bounds requests -----------------------------------------
+
+class Bounds:
+    """What an adapter implements to give its peer's range analysis
+    (docs/protocol.md, section 7: `bounds` requests; the hello then says
+    `"bounds": true`). This module walks the trees and writes the answer.
+
+    - `build(case)` builds the case's trees as the adapter builds them for
+      its simplifier and returns the peer's object of every node, by `id`
+      of the tree node (`fold(..., built=)` records them).
+    - `bound(obj)` returns the peer's bounds of one object: `(lo, hi)`, each
+      end an integer of any size, or None where the analysis has no bound
+      on that side (an infinity); a bool's ends may be bools or 0/1; None
+      when the analysis says nothing.
+    """
+
+    def build(self, case):
+        raise NotImplementedError
+
+    def bound(self, obj):
+        raise NotImplementedError
+
+
+def wire_bound(bound, typ, width):
+    """One node's bound as the protocol writes it: `[lo, hi]`, `[false,
+    true]` for a bool, or None. `width` is the profile's index width (None:
+    unbounded integers, whose values tileproof judges at 64 bits). An end
+    beyond the width's range, or None (no bound on that side), becomes the
+    width's extreme: tileproof checks a node only at points where every
+    value fits the width (a value beyond it is an overflow, and the point is
+    skipped), so the clamped bound excludes exactly the values the peer's
+    does; a bound that then spans the whole range says nothing there and is
+    None, and so is one that lies wholly outside it (the node overflows at
+    every point)."""
+    if bound is None:
+        return None
+    lo, hi = bound
+    if typ == "bool":
+        return [bool(lo), bool(hi)]
+    bits = width or 64
+    wlo, whi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    lo = wlo if lo is None else int(lo)
+    hi = whi if hi is None else int(hi)
+    if lo <= hi and (lo > whi or hi < wlo):
+        return None
+    lo, hi = min(max(lo, wlo), whi), max(min(hi, whi), wlo)
+    return None if (lo, hi) == (wlo, whi) else [lo, hi]
+
+
+def _answer_bounds(bounds, case, width):
+    """The answer (without id) to a `bounds` request: per tree, the bound
+    of every node in pre-order (None for an `invalid`, which has no value
+    to bound)."""
+    built = bounds.build(case)
+    out = []
+    for t in case.trees:
+        types = {}
+        type_of(t, case.var, types=types)
+        out.append([None if n[0] == "invalid" else wire_bound(bounds.bound(built[id(n)]), types[id(n)], width)
+                    for n in preorder(t)])
+    return {"bounds": out}
 
 
 # ---- the loop ----------------------------------------------------------------
@@ -692,13 +821,14 @@ def _answer_rules_request(rules, obj):
     return {"instances": insts, "failures": failures}
 
 
-def serve(out, hello, simplify, width=None, backend=None, rules=None):
+def serve(out, hello, simplify, width=None, backend=None, rules=None, bounds=None):
     """Writes the hello, then answers requests until stdin closes.
 
     `backend` (a Backend, optional) answers `run` and `reproducer`
     requests; its names go into the hello's `backends`. `rules` (a Rules,
     optional) answers `rules`, `instances` and `apply` requests; the hello
-    then says `"rules": true`.
+    then says `"rules": true`. `bounds` (a Bounds, optional) answers
+    `bounds` requests; the hello then says `"bounds": true`.
 
     `simplify(case)` returns one tree per input tree (or a `Simplified`,
     which also says which of the peer's rules fired), or raises Unsupported.
@@ -713,6 +843,8 @@ def serve(out, hello, simplify, width=None, backend=None, rules=None):
                      reproducer=type(backend).reproducer is not Backend.reproducer)
     if rules is not None:
         hello = dict(hello, rules=True)
+    if bounds is not None:
+        hello = dict(hello, bounds=True)
     send(out, hello)
     stdin = sys.stdin
     while True:
@@ -749,20 +881,19 @@ def serve(out, hello, simplify, width=None, backend=None, rules=None):
                 for t in case.trees:
                     type_of(t, case.var, ops)
             try:
-                result = [rules.apply(case, rule)] if applying else simplify(case)
+                if "bounds" in obj:
+                    if bounds is None:
+                        raise Unsupported("this adapter gives no bounds")
+                    send(out, dict(_call_peer(lambda: _answer_bounds(bounds, case, width), case, width,
+                                              unspecified), id=rid))
+                    continue
+                result = _call_peer(lambda: [rules.apply(case, rule)] if applying else simplify(case), case,
+                                    width, unspecified)
             except Declined as e:
                 send(out, {"id": rid, "declined": str(e)[:2000]})
                 continue
-            except (Unsupported, BadRequest):
-                raise
-            except RecursionError:
-                raise Unsupported("the case is too deep for the adapter's recursion limit")
-            except Exception as e:  # the peer raised
-                what = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
-                traceback.print_exc(file=sys.stderr)
-                if meaningless_everywhere(case, width, unspecified):
-                    raise Unsupported(f"the source means nothing at any point and the peer raised {what}")
-                send(out, {"id": rid, "error": f"peer raised {what}"[:2000]})
+            except _PeerRaised as e:
+                send(out, {"id": rid, "error": str(e)[:2000]})
                 continue
             fired = None
             if isinstance(result, Simplified):

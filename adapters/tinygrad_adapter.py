@@ -49,6 +49,9 @@ The backend (docs/protocol.md, section 5): `run` and `reproducer` requests for
 tinygrad's three CPU renderers, `clang`, `llvm` and `x86`, which compile the
 expressions literally (no symbolic pass): tinygrad_backend.py.
 
+Its range analysis (docs/protocol.md, section 7): `bounds` requests answer
+the `vmin`/`vmax` of every node's UOp (TinygradBounds).
+
 Back from tinygrad: every op that can appear maps exactly or the answer is
 `unsupported`. Integer XOR only ever comes from `minimum`: `a ^ -1` is
 exactly `-1 - a` on unbounded integers, and `max(a^-1, b^-1)^-1` is read back
@@ -130,8 +133,8 @@ BUILD = {
 }
 
 
-def build(tree, env):
-    """Tree -> UOp."""
+def build(tree, env, built=None):
+    """Tree -> UOp (`built`: see tileproof_peer.fold)."""
     def leaf(t):
         if t[0] == "var":
             return env[t[1]]
@@ -140,7 +143,7 @@ def build(tree, env):
         if t[0] == "bool":
             return UOp.const(t[1], dtypes.bool)
         return UOp.invalid()
-    return tp.fold(tree, leaf, lambda op, args: BUILD[op](*args))
+    return tp.fold(tree, leaf, lambda op, args: BUILD[op](*args), built)
 
 
 def is_const(u, v=None):
@@ -284,6 +287,23 @@ def simplify(case):
     return tp.Simplified(trees, TRACKED.take()) if TRACKED is not None else trees
 
 
+class TinygradBounds(tp.Bounds):
+    """tinygrad's range analysis (docs/protocol.md, section 7): `vmin` and
+    `vmax` of the UOp the adapter builds for each node (for `min`, the root
+    of its spelling `~max(~a, ~b)`), the bounds its rules read. They are
+    exact Python integers, `+-2**799` (weakint's extremes) where tinygrad
+    knows nothing; tileproof_peer.wire_bound clamps them to 64 bits."""
+
+    def build(self, case):
+        env, built = make_vars(case)[0], {}
+        for t in case.trees:
+            build(t, env, built)
+        return built
+
+    def bound(self, u):
+        return u.vmin, u.vmax
+
+
 # `sym` with each rule's firings counted (the same pairs in the same order,
 # so it rewrites exactly as `sym` does): a campaign reports which of
 # tinygrad's rules it reached. Set in main, from the rules `rules` lists.
@@ -299,4 +319,4 @@ if __name__ == "__main__":
         TRACKED = tinygrad_rules.Tracking(rules)
     sys.exit(tp.serve(OUT, HELLO, simplify, width=None,
                       backend=TinygradBackend(make_vars, build, ARGS.entry, ARGS.vars),
-                      rules=tinygrad_rules.TinygradRules(rules)))
+                      rules=tinygrad_rules.TinygradRules(rules), bounds=TinygradBounds()))

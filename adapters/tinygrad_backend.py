@@ -174,32 +174,52 @@ class TinygradBackend(tp.Backend):
     def run(self, kernel, points):
         return [kernel(p) for p in points]
 
-    def reproducer(self, case, name, point, expected, klass):
-        env = self.make_vars(case)[0]
+    def script_parts(self, case, name, point):
+        """What the scripts share: the case's code, the point as text, the source of `outcome` (compile and run on
+        renderer `name` in a child) and the inlined harness followed by the case."""
         py = python_names(case)
-        lines, uses = [], set()
-        for i, v in enumerate(case.vars):  # as make_vars builds them
-            if v.dtype == "bool":
-                make = f'UOp.variable("{v.name}", {bool(v.lo)}, {bool(v.hi)}, dtypes.bool)'
-            elif env[v.name].op is harness.Ops.RANGE:
-                make = f"UOp.range({v.hi + 1}, {i}, AxisType.LOOP)"
-                uses.add("from tinygrad.uop.ops import AxisType")
-            else:
-                make = f'UOp.variable("{v.name}", {v.lo}, {v.hi})'
-            lines.append(f"{py[v.name]} = {make}")
-        lines.append(f"source = [{', '.join(spell(t, py) for t in case.trees)}]")
-        if "ceildiv(" in lines[-1]:
-            uses.add("from tinygrad.helpers import ceildiv")
-        case_code = "\n".join(sorted(uses) + [CONST] + lines)
-        # The script must build the very UOps the adapter builds (hash-consed: the same objects).
-        ns = dict(vars(harness))
-        exec(case_code, ns)
-        built = self.exprs(case)[1]
-        if len(ns["source"]) != len(built) or any(a is not b for a, b in zip(ns["source"], built)):
-            raise RuntimeError("the reproducer's source text does not build the adapter's input")
+        case_code = self.case_code(case, py)
+        where = ", ".join(f"{v.name} = {x}" for v, x in zip(case.vars, point))
+        outcome = OUTCOME.format(vars=", ".join(py[v.name] for v in case.vars), point=list(point), name=name)
+        harness_lines = ["# ---- tileproof's compile harness (adapters/tinygrad_harness.py, verbatim; why each pass: "
+                         "tinygrad_backend.py) ----", harness_text(), "# ---- the case ----", case_code]
+        return case_code, where, outcome, harness_lines
+
+    def bounds_reproducer(self, case, name, point, klass):
+        """Every value of the input compiled alone on renderer `name` at the point, beside its vmin/vmax."""
+        _, where, outcome, harness_lines = self.script_parts(case, name, point)
+        head = [
+            "#!/usr/bin/env python3",
+            f'"""tinygrad {tp_version()}: a tileproof finding (unsound-bounds, class {klass}; adapter --vars '
+            f"{self.vars_mode}).",
+            "Builds the input, compiles each of its nodes alone literally (the harness: tinygrad's codegen minus",
+            f"its optimizer and every symbolic pass) with DEV=CPU:{harness.RENDERERS[name]}, runs it at {where} in "
+            "a child process,",
+            "and prints it beside the bounds tinygrad's range analysis gives it (vmin, vmax), which its rewrite "
+            "rules trust;",
+            'exits 1 while some node\'s compiled value lies outside them, else 0."""',
+            "import json, os, signal, sys"]
+        body = harness_lines + [
+            'print("input:", *(e.render(simplify=False) for e in source))', *outcome.split("\n"),
+            "outside = 0",
+            "for node in dict.fromkeys(u for e in source for u in e.toposort() if u.dtype != dtypes.void):  "
+            "# every value once",
+            "  got, lo, hi = outcome([node]), node.vmin, node.vmax",
+            "  v = got.get('values', [None])[0]",
+            "  bad = isinstance(v, (bool, int)) and not lo <= v <= hi  # a masked lane ('invalid') has no value",
+            "  outside += bad",
+            f'  print(f"{{node.render(simplify=False)}}: bounds [{{lo}}, {{hi}}], at {where} the compiled node '
+            'gives {got}" + (" OUTSIDE them" if bad else ""))',
+            'print(f"{outside} node(s) outside their bounds" if outside else "every node within its bounds: no '
+            'longer reproduces")',
+            "sys.exit(1 if outside else 0)"]
+        return "\n".join(head + body) + "\n"
+
+    def reproducer(self, case, name, point, expected, klass):
+        case_code, where, outcome, harness_lines = self.script_parts(case, name, point)
         crash_only = klass in ("peer-crash", "peer-error")
         try:
-            for e in built:
+            for e in self.exprs(case)[1]:
                 harness.split_gates(e)
             compilable = True
         except harness.NotCompilable:
@@ -208,7 +228,6 @@ class TinygradBackend(tp.Backend):
             raise tp.BadRequest("the source cannot be compiled as written: `reproducer.expected` must hold its "
                                 "value for each expression")
         entry = "graph_rewrite(UOp.sink(*source), sym)" if self.entry == "sym" else "UOp.sink(*source).simplify()"
-        where = ", ".join(f"{v.name} = {x}" for v, x in zip(case.vars, point))
         head = [
             "#!/usr/bin/env python3",
             f'"""tinygrad {tp_version()}, `{entry}`: a tileproof finding (class {klass}; adapter --entry {self.entry}'
@@ -222,8 +241,7 @@ class TinygradBackend(tp.Backend):
         if crash_only:
             body = ["from tinygrad.uop.ops import UOp, graph_rewrite", "from tinygrad.dtype import dtypes", case_code]
         else:
-            body = ["# ---- tileproof's compile harness (adapters/tinygrad_harness.py, verbatim; why each pass: "
-                    "tinygrad_backend.py) ----", harness_text(), "# ---- the case ----", case_code]
+            body = list(harness_lines)
         body += [
             'print("input:   ", *(e.render(simplify=False) for e in source))',
             f"try: answer = list({entry}.src)",
@@ -232,7 +250,7 @@ class TinygradBackend(tp.Backend):
         if crash_only:
             body.append('print("the simplifier no longer raises")')
         else:
-            body += OUTCOME.format(vars=", ".join(py[v.name] for v in case.vars), point=list(point), name=name).split("\n")
+            body += outcome.split("\n")
             body += ["src = outcome(source)"] if compilable else [
                 f"src = {{'values': {list(expected)!r}}}",
                 'print("(the input has an Invalid under arithmetic, which tinygrad never compiles as written: its values '
@@ -241,6 +259,32 @@ class TinygradBackend(tp.Backend):
                      f'print(f"at {where} on DEV=CPU:{harness.RENDERERS[name]}:\\n  input:    {{src}}\\n  tinygrad: {{ans}}")',
                      "sys.exit(int(src != ans))"]
         return "\n".join(x for x in head + body if x is not None) + "\n"
+
+    def case_code(self, case, py):
+        """Python source that builds the case's variables (as make_vars builds them) and its input as `source`, with
+        the adapter's builder spelled out; checked to build the very UOps the adapter builds (hash-consed: the same
+        objects)."""
+        env = self.make_vars(case)[0]
+        lines, uses = [], set()
+        for i, v in enumerate(case.vars):
+            if v.dtype == "bool":
+                make = f'UOp.variable("{v.name}", {bool(v.lo)}, {bool(v.hi)}, dtypes.bool)'
+            elif env[v.name].op is harness.Ops.RANGE:
+                make = f"UOp.range({v.hi + 1}, {i}, AxisType.LOOP)"
+                uses.add("from tinygrad.uop.ops import AxisType")
+            else:
+                make = f'UOp.variable("{v.name}", {v.lo}, {v.hi})'
+            lines.append(f"{py[v.name]} = {make}")
+        lines.append(f"source = [{', '.join(spell(t, py) for t in case.trees)}]")
+        if "ceildiv(" in lines[-1]:
+            uses.add("from tinygrad.helpers import ceildiv")
+        code = "\n".join(sorted(uses) + [CONST] + lines)
+        ns = dict(vars(harness))
+        exec(code, ns)
+        built = self.exprs(case)[1]
+        if len(ns["source"]) != len(built) or any(a is not b for a, b in zip(ns["source"], built)):
+            raise RuntimeError("the reproducer's source text does not build the adapter's input")
+        return code
 
 
 CONST = "c = lambda v: UOp.const(v, dtypes.bool if isinstance(v, bool) else dtypes.weakint)"
@@ -269,7 +313,10 @@ def tp_version():
 def python_names(case):
     """A Python identifier per variable: its own name unless the script already uses it."""
     taken = set(dir(builtins)) | set(vars(harness)) | {"c", "e", "sym", "source", "answer", "json", "os", "signal",
-                                                       "sys", "ceildiv", "AxisType", "outcome", "src", "ans"}
+                                                       "sys", "ceildiv", "AxisType", "outcome", "src", "ans", "outside",
+                                                       "node", "got", "lo", "hi", "v", "bad",
+                                                       # outcome's locals: its compile reads the variables by name
+                                                       "r", "w", "pid", "res", "data", "status"}
     out = {}
     for v in case.vars:
         n = v.name if v.name.isidentifier() and not keyword.iskeyword(v.name) else "v_" + "".join(

@@ -44,6 +44,9 @@ int dtype other than the chosen one gives `unsupported`.
 Backends (`run`, `reproducer`; docs/protocol.md section 5): `llvm` (the
 expressions compiled literally for the CPU) and `pipeline` (TVM's
 unmodified pipeline), in tvm_backend.py.
+
+The range analysis (`bounds`; docs/protocol.md section 7): the
+`const_int_bound` of every node (TVMBounds).
 """
 
 import argparse
@@ -64,7 +67,7 @@ from importlib.metadata import version  # noqa: E402
 
 import tvm  # noqa: E402,F401
 from tvm import ir, tirx  # noqa: E402
-from tvm.sym import Analyzer  # noqa: E402
+from tvm.sym import Analyzer, ConstIntBound  # noqa: E402
 from tvm_backend import TVMBackend  # noqa: E402
 
 DT = ARGS.dtype
@@ -106,8 +109,8 @@ BUILD = {
 }
 
 
-def build(tree, env):
-    """Tree -> TIR expression."""
+def build(tree, env, built=None):
+    """Tree -> TIR expression (`built`: see tileproof_peer.fold)."""
     def leaf(t):
         if t[0] == "var":
             return env[t[1]]
@@ -120,7 +123,7 @@ def build(tree, env):
         if op not in BUILD:  # an answer sent back by `run` may use any tileproof op
             raise tp.Unsupported(f"TVM has no node for `{op}`")
         return BUILD[op](*args)
-    return tp.fold(tree, leaf, node)
+    return tp.fold(tree, leaf, node, built)
 
 
 BIN = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Min: "min", tirx.Max: "max",
@@ -210,9 +213,10 @@ def simplify(case):
     return [back(run(e)) for e in exprs]
 
 
-def analyzer_and_exprs(case):
+def analyzer_and_exprs(case, built=None):
     """The case's variables bound in a fresh Analyzer, and its expressions
-    as TIR (also what bench/tvm_simplify.py times)."""
+    as TIR (also what bench/tvm_simplify.py times; `built`: see
+    tileproof_peer.fold)."""
     az = Analyzer()
     env = {}
     for v in case.vars:
@@ -226,10 +230,32 @@ def analyzer_and_exprs(case):
         if r is not None:
             az.bind(x, ir.Range(const(r[0]), const(r[1])))
         env[v.name] = x
-    return az, env, [build(t, env) for t in case.trees]
+    return az, env, [build(t, env, built) for t in case.trees]
+
+
+class TVMBounds(tp.Bounds):
+    """TVM's range analysis (docs/protocol.md, section 7):
+    `Analyzer.const_int_bound` of each node's TIR, in an Analyzer with the
+    variables bound as for the simplifier. Its infinities
+    (`ConstIntBound.NEG_INF`, `POS_INF`: -(2^63 - 1) and 2^63 - 1, whatever
+    the dtype) are no bound on that side: read literally, NEG_INF would
+    exclude the int64 minimum, which an int64 can hold.
+    tileproof_peer.wire_bound makes such an end the dtype's extreme (a bound
+    infinite on both sides is null)."""
+
+    def build(self, case):
+        built = {}
+        az = analyzer_and_exprs(case, built)[0]
+        return {k: (az, e) for k, e in built.items()}
+
+    def bound(self, obj):
+        az, e = obj
+        b = az.const_int_bound(e)
+        return (None if b.min_value == ConstIntBound.NEG_INF else b.min_value,
+                None if b.max_value == ConstIntBound.POS_INF else b.max_value)
 
 
 if __name__ == "__main__":
     sys.setrecursionlimit(20000)
     backend = TVMBackend(DT, ENTRY, build, bind_range, HELLO["version"])
-    sys.exit(tp.serve(OUT, HELLO, simplify, width=BITS, backend=backend))
+    sys.exit(tp.serve(OUT, HELLO, simplify, width=BITS, backend=backend, bounds=TVMBounds()))

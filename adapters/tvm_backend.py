@@ -78,7 +78,8 @@ from tvm import tirx  # noqa: E402
 
 # The names a reproducer script uses at its top level (with the builtins), which a variable must not shadow.
 _TAKEN = {"c", "az", "source", "answer", "variables", "point", "want", "got", "e", "os", "signal", "sys", "tvm",
-          "tirx", "ir", "Analyzer", "LITERAL", "prim_func", "compile_exprs", "run_kernel", "at_point"} | set(dir(builtins))
+          "tirx", "ir", "Analyzer", "LITERAL", "prim_func", "compile_exprs", "run_kernel", "at_point", "ast",
+          "ConstIntBound", "nodes", "outside", "seen", "node", "n", "b", "lo", "hi", "v", "bad"} | set(dir(builtins))
 
 
 class TVMBackend(tp.Backend):
@@ -113,12 +114,10 @@ class TVMBackend(tp.Backend):
                     raise ValueError(f"the point {list(p)} has the value {x}, which is not a {t}")
         return harness.run_kernel(kernel, points)
 
-    def reproducer(self, case, name, point, expected, klass):
-        """A script that rebuilds the case's input, simplifies it as the
-        adapter does, and (unless klass is peer-crash) compares the answer
-        compiled by backend `name` with the input compiled literally, which
-        is what the input means: under `pipeline` the input itself would
-        be rewritten by the simplifier under test."""
+    def case_lines(self, case):
+        """The script's lines that build the case's variables, the adapter's
+        bindings and the input as `source` (node constructors printed from
+        the very TIR the adapter builds), and the variables' Python names."""
         variables, exprs = self.exprs(case)
         names = _python_names(case.vars)
         lines = [f'{names[v.name]} = tirx.Var({json.dumps(v.name)}, "{x.ty}")' for v, x in zip(case.vars, variables)]
@@ -134,8 +133,55 @@ class TVMBackend(tp.Backend):
         roots = [printer(e) for e in exprs]
         listed = f"[{', '.join(roots)}]" if len(", ".join(roots)) < 90 else \
             "[\n" + "".join(f"    {r},\n" for r in roots) + "]"
-        lines += hoisted + [f"source = {listed}",
-                            f"answer = [az.{self.entry}(e) for e in source]" if klass != "peer-crash" else ""]
+        return lines + hoisted + [f"source = {listed}"], names
+
+    def bounds_reproducer(self, case, name, point, klass):
+        """A script that rebuilds the case's input with the adapter's
+        bindings, compiles every node of it alone with backend `name`, runs
+        it at the point and compares its value with the node's
+        const_int_bound."""
+        lines, names = self.case_lines(case)
+        at = ", ".join(f"{v.name} = {x}" for v, x in zip(case.vars, point))
+        doc = (f"tileproof finding (unsound-bounds, {klass}) against Apache TVM {self.version}'s range analysis, "
+               f"tvm.sym.Analyzer.const_int_bound on {self.dtype} variables. At {at}, a node of the input, "
+               f"{_HOW[name]} for llvm, computes a value outside the bounds const_int_bound gives it (NEG_INF and "
+               f"POS_INF are no bound), which TVM's simplifier trusts. Exits 1 while some node's compiled value lies "
+               f"outside its bounds, 0 once every one is within.")
+        body = [f"variables, point = [{', '.join(names[v.name] for v in case.vars)}], {list(point)}",
+                "def nodes(e):  # e, then every node under it",
+                "    yield e",
+                '    for f in {"Select": ("condition", "true_value", "false_value"), "Not": ("a",)}.get(',
+                '            type(e).__name__, ("a", "b") if hasattr(e, "b") else ()):',
+                "        yield from nodes(getattr(e, f))",
+                "outside, seen = 0, set()",
+                "for node in (n for e in source for n in nodes(e)):",
+                "    if str(node) in seen:",
+                "        continue",
+                "    seen.add(str(node))",
+                "    b = az.const_int_bound(node)",
+                "    lo = None if b.min_value == ConstIntBound.NEG_INF else b.min_value",
+                "    hi = None if b.max_value == ConstIntBound.POS_INF else b.max_value",
+                f"    got = at_point(variables, [node], point, literal={name == 'llvm'})",
+                '    v = ast.literal_eval(got)[0] if got.startswith("[") else None  # else a trap or compile error',
+                "    bad = v is not None and (lo is not None and v < lo or hi is not None and v > hi)",
+                "    outside += bad",
+                '    print(f"{node}: const_int_bound [{\'-inf\' if lo is None else lo}, '
+                '{\'+inf\' if hi is None else hi}], compiled: {got}" + (" OUTSIDE" if bad else ""))',
+                'print(f"{outside} node(s) outside their bounds" if outside else '
+                '"every node within its bounds: no longer reproduces")',
+                "sys.exit(1 if outside else 0)"]
+        return _script(doc, self.dtype, _harness_code(), lines, body, ["import ast"],
+                       "from tvm.sym import Analyzer, ConstIntBound")
+
+    def reproducer(self, case, name, point, expected, klass):
+        """A script that rebuilds the case's input, simplifies it as the
+        adapter does, and (unless klass is peer-crash) compares the answer
+        compiled by backend `name` with the input compiled literally, which
+        is what the input means: under `pipeline` the input itself would
+        be rewritten by the simplifier under test."""
+        lines, names = self.case_lines(case)
+        if klass != "peer-crash":
+            lines.append(f"answer = [az.{self.entry}(e) for e in source]")
         at = ", ".join(f"{v.name} = {x}" for v, x in zip(case.vars, point))
         head = f"tileproof finding ({klass or 'unclassified'}) against Apache TVM {self.version}, " \
                f"tvm.sym.Analyzer.{self.entry} on {self.dtype} variables."
@@ -149,9 +195,7 @@ class TVMBackend(tp.Backend):
                     'print("answer:", " ; ".join(map(str, answer)))',
                     'print("no longer reproduces: the simplifier returned")']
             return _script(doc, self.dtype, [], lines, body)
-        how = {"llvm": "compiled literally (TVM's arithmetic-rewriting passes, LITERAL below, disabled)",
-               "pipeline": "compiled by TVM's default pipeline"}[name]
-        doc = (f"{head} At {at}, the answer {how} for llvm computes another value than the input compiled "
+        doc = (f"{head} At {at}, the answer {_HOW[name]} for llvm computes another value than the input compiled "
                f"literally (what it means). Exits 1 while they differ (or the answer traps or fails to compile), "
                f"0 once they agree.")
         if expected is not None:
@@ -170,10 +214,16 @@ class TVMBackend(tp.Backend):
         return _script(doc, self.dtype, _harness_code(), lines, body)
 
 
-def _script(doc, dtype, harness_code, lines, body):
-    imports = ["import os", "import signal", "import sys", "", "import tvm"] if harness_code else ["import sys", ""]
+# How backend `name` compiles, as a reproducer's docstring says it.
+_HOW = {"llvm": "compiled literally (TVM's arithmetic-rewriting passes, LITERAL below, disabled)",
+        "pipeline": "compiled by TVM's default pipeline"}
+
+
+def _script(doc, dtype, harness_code, lines, body, extra=(), analyzer="from tvm.sym import Analyzer"):
+    imports = [*extra, "import os", "import signal", "import sys", "", "import tvm"] if harness_code else \
+        [*extra, "import sys", ""]
     return "\n".join(['"""' + "\n".join(textwrap.wrap(doc, 100)) + '\n"""', *imports, "from tvm import ir, tirx",
-                      "from tvm.sym import Analyzer", *harness_code, "", f'c = lambda v: tirx.const(v, "{dtype}")',
+                      analyzer, *harness_code, "", f'c = lambda v: tirx.const(v, "{dtype}")',
                       *[line for line in lines if line], 'print("input: ", " ; ".join(map(str, source)))', *body]) + "\n"
 
 

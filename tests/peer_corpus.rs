@@ -1,6 +1,7 @@
 //! The findings kept against peers (`corpus/peers/NAME/*.txt`, and the
 //! class subdirectories `model-only/` ...) are real: each is confirmed by
-//! running the pinned peer on the case and the interpreter on the recorded
+//! running the pinned peer on the case (its answer, its error, or its
+//! bounds of the source's nodes) and the interpreter on the recorded
 //! point, carries its class by the peer's compiled code (re-confirmed by
 //! `replay --expect-findings` in CI), a real bug has a reproducer beside it
 //! that needs only the peer and still exits 1, and its `# reproduce:` line,
@@ -168,6 +169,26 @@ fn every_kept_peer_finding_is_confirmed_by_the_peer_and_the_interpreter() {
                 meaningful_point(&p, m).is_some()
                     || relaxed.is_some_and(|r| meaningful_point(&p, r).is_some()),
                 "{shown}: the source means nothing at any point, so the peer's error is no finding"
+            );
+        } else if kind == Kind::Bounds.name() {
+            // The peer's range analysis bounds some node of the source
+            // away from the value the interpreter gives it at the point.
+            let bounds = peer
+                .bounds(&p.graph, &outputs)
+                .unwrap_or_else(|e| panic!("{shown}: the peer gives no bounds: {e}"))
+                .unwrap_or_else(|| panic!("{shown}: the peer gives no bounds"));
+            let bounded = fuzz::bounds::per_node(&p.graph, &outputs, &bounds)
+                .unwrap_or_else(|e| panic!("{shown}: {e}"));
+            let env = point_of(&p, &path);
+            let mut ev = interp::Evaluator::new(&p.graph, &outputs, m);
+            let vals = ev
+                .eval_all(&env)
+                .unwrap_or_else(|e| panic!("{shown}: the source is undefined at the point: {e:?}"));
+            assert!(
+                bounded
+                    .iter()
+                    .any(|&(n, b)| b.contains(vals[n.index()]) == Some(false)),
+                "{shown}: at the recorded point every node lies within the peer's bounds"
             );
         } else {
             assert_eq!(kind, Kind::Oracle.name(), "{shown}: a kind this test knows");
