@@ -116,6 +116,8 @@ pub fn per_node(
 
 /// Domains with at most this many points are checked at every point.
 pub const MAX_EXHAUSTIVE: u128 = 1 << 16;
+/// Domains with more points than this are evaluated by the JIT.
+const JIT_ABOVE: u128 = 4096;
 /// Random points of a larger domain, beside its corners.
 pub const SAMPLES: u64 = 1 << 12;
 
@@ -168,7 +170,7 @@ fn corners(domain: &Domain) -> Vec<Vec<i64>> {
     out
 }
 
-/// Every node of `bounded` evaluated (by the interpreter, under `model`) at
+/// Every node of `bounded` evaluated (by the JIT, under `model`) at
 /// every point of the domain of `roots` where the source is defined,
 /// against its bounds; the first value outside them.
 pub fn check(
@@ -180,6 +182,15 @@ pub fn check(
 ) -> Report {
     let domain = Domain::new(g, roots);
     let exhaustive = domain.size() <= MAX_EXHAUSTIVE;
+    // The bounded nodes' values by the JIT above a few thousand points
+    // (compiled once, with the whole source, so that a point where it is
+    // undefined is skipped), else by the interpreter, which costs less than
+    // a compile there (and where the JIT cannot compile).
+    let mut all: Vec<NodeId> = bounded.iter().map(|(n, _)| *n).collect();
+    all.extend_from_slice(roots);
+    let jit = (domain.size() > JIT_ABOVE)
+        .then(|| crate::jit::CompiledEval::new(g, &all, model).ok())
+        .flatten();
     let mut ev = Evaluator::new(g, roots, model);
     let mut rep = Report {
         nodes: bounded.len(),
@@ -190,13 +201,21 @@ pub fn check(
     let mut point = vec![0i64; domain.len()];
     let mut try_point = |point: &[i64], rep: &mut Report| -> bool {
         let env = domain.env(g, point);
-        let wide: Vec<i128> = env.iter().map(|&v| v as i128).collect();
-        let Ok(vals) = ev.eval_all(&wide) else {
-            return false;
+        let values: Vec<Val> = match &jit {
+            Some(j) => match j.eval(&env) {
+                Ok(v) => v,
+                Err(_) => return false,
+            },
+            None => {
+                let wide: Vec<i128> = env.iter().map(|&v| v as i128).collect();
+                match ev.eval_all(&wide) {
+                    Ok(vals) => bounded.iter().map(|(n, _)| vals[n.index()]).collect(),
+                    Err(_) => return false,
+                }
+            }
         };
         rep.points += 1;
-        for &(n, b) in bounded {
-            let v = vals[n.index()];
+        for (&(n, b), &v) in bounded.iter().zip(&values) {
             if b.contains(v) == Some(false) {
                 rep.violation = Some(Violation {
                     node: n,
@@ -276,6 +295,22 @@ mod tests {
         // The first point in row-major order where the product is negative.
         assert_eq!(v.value, Val::Int(-3));
         assert_eq!(v.env, vec![-3, 1]);
+    }
+
+    #[test]
+    fn a_large_domain_is_sampled_by_the_jit_and_its_corners_tried_first() {
+        let p = parse_program("var x in [-1000, 1000]\nvar y in [0, 1000]\nexpr x * y\n").unwrap();
+        let wrong: Bounds = vec![vec![Some(Bound::Int(-999_999, 1_000_000)), None, None]];
+        let nodes = per_node(&p.graph, &p.outputs, &wrong).unwrap();
+        let rep = check(&p.graph, &p.outputs, &nodes, model(), 1);
+        assert!(!rep.exhaustive);
+        // Only x = -1000, y = 1000 leaves the bound: a corner.
+        let v = rep.violation.unwrap();
+        assert_eq!((v.env, v.value), (vec![-1000, 1000], Val::Int(-1_000_000)));
+        let sound: Bounds = vec![vec![Some(Bound::Int(-1_000_000, 1_000_000)), None, None]];
+        let nodes = per_node(&p.graph, &p.outputs, &sound).unwrap();
+        let rep = check(&p.graph, &p.outputs, &nodes, model(), 1);
+        assert!(rep.violation.is_none() && rep.points > SAMPLES, "{rep:?}");
     }
 
     #[test]
