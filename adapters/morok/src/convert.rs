@@ -148,7 +148,7 @@ pub const BINARY: &[(&str, &str, Bin)] = &[
 const NOT_IN_PROFILE: &[&str] = &["bitand", "shl", "shr"];
 
 /// The ops the adapter builds: [`BINARY`], and `neg` (Morok's `neg()`,
-/// which builds `MUL(x, -1)`), `min` (Morok has no MIN: see `min_by_negation`),
+/// which builds `MUL(x, -1)`), `min` (Morok has no MIN: see `min_spelling`),
 /// `not`, `where`.
 pub fn ops() -> Vec<&'static str> {
     let mut v: Vec<&'static str> = BINARY
@@ -175,7 +175,7 @@ pub trait Build {
     ) -> Result<Self::V, Refuse>;
     fn neg(&mut self, a: &Self::V) -> Self::V;
     fn not(&mut self, a: &Self::V) -> Self::V;
-    fn min(&mut self, a: &Self::V, b: &Self::V) -> Result<Self::V, Refuse>;
+    fn min(&mut self, a: &Self::V, b: &Self::V, how: MinSpelling) -> Result<Self::V, Refuse>;
     fn select(&mut self, c: &Self::V, a: &Self::V, b: &Self::V) -> Result<Self::V, Refuse>;
     /// A typed constant or a cast, in answers that lower `index` (a `run`
     /// request sends the peer's own answers back).
@@ -269,7 +269,17 @@ pub fn build_node<B: Build>(
                 }
                 "min" => {
                     arity(2)?;
-                    b.min(&a[0], &a[1])?
+                    let Tree::Op(_, xs) = t else {
+                        unreachable!("an op")
+                    };
+                    let how = min_spelling(&xs[0], &xs[1], plans).ok_or_else(|| {
+                        Refuse::Unsupported(
+                            "min of an operand that may be invalid and one that may be i64::MIN: \
+                             Morok has no MIN, and neither spelling is exact"
+                                .into(),
+                        )
+                    })?;
+                    b.min(&a[0], &a[1], how)?
                 }
                 "where" => {
                     arity(3)?;
@@ -302,13 +312,94 @@ pub fn var_uop(p: &VarPlan) -> Arc<UOp> {
     }
 }
 
-/// `min(a, b)` is spelled `-max(-a, -b)`, Morok's (and tinygrad's) way,
-/// except where an operand may be `i64::MIN` by Morok's own bounds: its
-/// negation would overflow where tileproof's `min` is defined, so there it
-/// is `where(a < b, a, b)`, which is exact everywhere.
-fn min_by_negation(a: &Arc<UOp>, b: &Arc<UOp>) -> bool {
-    let above_min = |u: &Arc<UOp>| matches!(u.vmin(), ConstValue::Int(v) if *v > i64::MIN);
-    above_min(a) && above_min(b)
+/// How `min(a, b)` is spelled: Morok has no MIN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MinSpelling {
+    /// `-max(-a, -b)`, Morok's (and tinygrad's) way: exact unless an
+    /// operand is `i64::MIN`, whose negation overflows.
+    Negation,
+    /// `where(a < b, a, b)`: exact unless an operand is `invalid` (the
+    /// comparison of a masked lane is unconstrained).
+    Select,
+}
+
+/// The spelling of `min(a, b)` that is exact for these operands, by the
+/// adapter's own interval analysis of the trees ([`int_range`]; Morok's
+/// `vmin` is what is under test, so it does not decide); `None` when an
+/// operand may be `invalid` and another may be `i64::MIN` (neither is).
+pub fn min_spelling(a: &Tree, b: &Tree, plans: &[VarPlan]) -> Option<MinSpelling> {
+    let may_be_min = |t: &Tree| int_range(t, plans).0 <= i64::MIN as i128;
+    let gated = |t: &Tree| t.preorder().iter().any(|n| matches!(n, Tree::Invalid));
+    match (gated(a) || gated(b), may_be_min(a) || may_be_min(b)) {
+        (false, true) => Some(MinSpelling::Select),
+        (true, true) => None,
+        (_, false) => Some(MinSpelling::Negation),
+    }
+}
+
+/// A sound range of the integer values `t` takes where it is valid and
+/// defined (exact integers; `i128`'s extremes mean unbounded).
+pub fn int_range(t: &Tree, plans: &[VarPlan]) -> (i128, i128) {
+    const ALL: (i128, i128) = (i128::MIN, i128::MAX);
+    let r = |x: &Tree| int_range(x, plans);
+    let corners =
+        |(a, b): (i128, i128), (c, d): (i128, i128), f: fn(i128, i128) -> Option<i128>| {
+            let v = [f(a, c), f(a, d), f(b, c), f(b, d)];
+            if v.iter().any(Option::is_none) {
+                return ALL;
+            }
+            let v: Vec<i128> = v.into_iter().flatten().collect();
+            (*v.iter().min().unwrap(), *v.iter().max().unwrap())
+        };
+    match t {
+        Tree::Var(n) => plans
+            .iter()
+            .find(|p| &p.name == n)
+            .map_or(ALL, |p| (p.lo as i128, p.hi as i128)),
+        Tree::Const(c, Dtype::Index) => (*c as i128, *c as i128),
+        Tree::Op(op, args) => match (op.as_str(), args.as_slice()) {
+            ("add", [x, y]) => corners(r(x), r(y), i128::checked_add),
+            ("sub", [x, y]) => corners(r(x), r(y), i128::checked_sub),
+            ("mul", [x, y]) => corners(r(x), r(y), i128::checked_mul),
+            ("neg", [x]) => {
+                let (lo, hi) = r(x);
+                match (hi.checked_neg(), lo.checked_neg()) {
+                    (Some(a), Some(b)) => (a, b),
+                    _ => ALL,
+                }
+            }
+            ("max", [x, y]) => {
+                let (a, b) = (r(x), r(y));
+                (a.0.max(b.0), a.1.max(b.1))
+            }
+            ("min", [x, y]) => {
+                let (a, b) = (r(x), r(y));
+                (a.0.min(b.0), a.1.min(b.1))
+            }
+            // A truncating quotient or remainder is no larger in magnitude
+            // than its dividend.
+            ("div" | "rem", [x, _]) => {
+                let (lo, hi) = r(x);
+                match lo.checked_abs() {
+                    Some(m) => {
+                        let m = m.max(hi.abs());
+                        (-m, m)
+                    }
+                    None => ALL,
+                }
+            }
+            ("where", [_, x, y]) => match (x, y) {
+                (Tree::Invalid, y) => r(y),
+                (x, Tree::Invalid) => r(x),
+                (x, y) => {
+                    let (a, b) = (r(x), r(y));
+                    (a.0.min(b.0), a.1.max(b.1))
+                }
+            },
+            _ => ALL,
+        },
+        _ => ALL,
+    }
 }
 
 impl Build for Uops {
@@ -339,11 +430,13 @@ impl Build for Uops {
     fn not(&mut self, a: &Arc<UOp>) -> Arc<UOp> {
         a.not()
     }
-    fn min(&mut self, a: &Arc<UOp>, b: &Arc<UOp>) -> Result<Arc<UOp>, Refuse> {
-        if min_by_negation(a, b) {
-            Ok(a.neg().try_max(&b.neg()).map_err(refused)?.neg())
-        } else {
-            UOp::try_where(a.try_cmplt(b).map_err(refused)?, a.clone(), b.clone()).map_err(refused)
+    fn min(&mut self, a: &Arc<UOp>, b: &Arc<UOp>, how: MinSpelling) -> Result<Arc<UOp>, Refuse> {
+        match how {
+            MinSpelling::Negation => Ok(a.neg().try_max(&b.neg()).map_err(refused)?.neg()),
+            MinSpelling::Select => {
+                UOp::try_where(a.try_cmplt(b).map_err(refused)?, a.clone(), b.clone())
+                    .map_err(refused)
+            }
         }
     }
     fn select(&mut self, c: &Arc<UOp>, a: &Arc<UOp>, b: &Arc<UOp>) -> Result<Arc<UOp>, Refuse> {
@@ -421,9 +514,9 @@ impl Build for Spell {
     fn not(&mut self, a: &Self::V) -> Self::V {
         self.bind(format!("{}.not()", a.0), Uops.not(&a.1))
     }
-    fn min(&mut self, a: &Self::V, b: &Self::V) -> Result<Self::V, Refuse> {
-        let u = Uops.min(&a.1, &b.1)?;
-        let e = if min_by_negation(&a.1, &b.1) {
+    fn min(&mut self, a: &Self::V, b: &Self::V, how: MinSpelling) -> Result<Self::V, Refuse> {
+        let u = Uops.min(&a.1, &b.1, how)?;
+        let e = if how == MinSpelling::Negation {
             format!(
                 "{}.neg().try_max(&{}.neg()).unwrap().neg() /* min */",
                 a.0, b.0
