@@ -3,7 +3,8 @@
 use crate::backend;
 use crate::bounds;
 use crate::convert::{self, VarMode, VarPlan, plan_vars, to_tree};
-use crate::groups::{GROUPS, PRIVATE, PRIVATE_GROUPS, Tier, Tracker};
+use crate::entry::{Entry, MOROK_VERSION};
+use crate::groups::{GROUPS, PRIVATE, PRIVATE_GROUPS, Tracker};
 use crate::lower;
 use crate::reproducer;
 use morok_ir::UOp;
@@ -13,60 +14,6 @@ use tileproof_adapter::{
     Adapter, Bounds, Case, Dtype, Exprs, Hello, Instantiable, Integers, PartialOps, Profile,
     Refuse, ReproducerRequest, RuleInfo, Run, RunRequest, Script, Simplified, Tree,
 };
-
-/// The Morok release this adapter is built against (its Cargo.lock pins
-/// it; a test checks the two agree).
-pub const MOROK_VERSION: &str = "0.1.0-alpha.2";
-
-/// What the adapter runs on a case.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Entry {
-    /// `graph_rewrite(tier(), e, &mut ())`.
-    Tier(Tier),
-    /// `pm_lower_index_dtype` alone.
-    Lower,
-}
-
-impl Entry {
-    pub fn by_name(s: &str) -> Option<Entry> {
-        Some(match s {
-            "symbolic_simple" => Entry::Tier(Tier::SymbolicSimple),
-            "symbolic" => Entry::Tier(Tier::Symbolic),
-            "sym" => Entry::Tier(Tier::Sym),
-            "lower" => Entry::Lower,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Entry::Tier(t) => t.name(),
-            Entry::Lower => "lower",
-        }
-    }
-
-    /// How a maintainer would call it, for messages.
-    pub fn call(self) -> String {
-        match self {
-            Entry::Tier(t) => format!("graph_rewrite({}(), ...)", t.name()),
-            Entry::Lower => "index-dtype lowering (pm_lower_index_dtype)".into(),
-        }
-    }
-
-    /// Rust source applying it to the `Vec` named `input`.
-    pub fn rust_apply(self, input: &str) -> String {
-        match self {
-            Entry::Tier(t) => format!(
-                "{input}.iter().map(|e| graph_rewrite(morok_schedule::symbolic::{}(), e.clone(), &mut ())).collect()",
-                t.name()
-            ),
-            Entry::Lower => format!(
-                "match graph_rewrite(&morok_schedule::symbolic::pm_lower_index_dtype(), UOp::sink({input}.clone()), &mut ()).op() {{ \
-                 morok_ir::Op::Sink {{ sources }} => sources.iter().cloned().collect(), other => panic!(\"not a SINK: {{}}\", other.as_ref()) }}"
-            ),
-        }
-    }
-}
 
 pub struct Morok {
     entry: Entry,
@@ -251,6 +198,7 @@ impl Adapter for Morok {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::groups::Tier;
 
     #[test]
     fn the_version_in_the_hello_is_the_one_cargo_lock_pins() {
@@ -267,6 +215,32 @@ mod tests {
             assert!(
                 lock.contains(&entry),
                 "Cargo.lock does not pin {krate} {MOROK_VERSION}"
+            );
+        }
+    }
+
+    /// The controls of run-reproducers.sh are what this adapter writes now
+    /// for their requests (`reproducers/control/requests.jsonl`, one per
+    /// control in file-name order of its test): a stale control would
+    /// check a reproducer the adapter no longer writes.
+    #[test]
+    fn the_controls_are_the_reproducers_the_adapter_writes_now() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/reproducers/control");
+        let requests = std::fs::read_to_string(format!("{dir}/requests.jsonl")).unwrap();
+        let mut adapter = Morok::new(Entry::Tier(Tier::Symbolic), VarMode::Mixed, 2000);
+        for (line, name) in requests
+            .lines()
+            .zip(["sound_answer", "sound_bounds", "no_panic"])
+        {
+            let answer = tileproof_adapter::answer_line(&mut adapter, line);
+            let script = answer["script"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{answer}"));
+            let kept = std::fs::read_to_string(format!("{dir}/{name}.rs")).unwrap();
+            let body: String = kept.lines().skip(3).map(|l| format!("{l}\n")).collect();
+            assert_eq!(
+                body, script,
+                "{name}.rs is stale: regenerate it from requests.jsonl"
             );
         }
     }

@@ -15,6 +15,7 @@ mod adapter;
 mod backend;
 mod bounds;
 mod convert;
+mod entry;
 mod groups;
 mod harness;
 mod lower;
@@ -22,7 +23,8 @@ mod lower;
 mod profile_facts;
 mod reproducer;
 
-use adapter::{Entry, Morok};
+use adapter::Morok;
+use entry::Entry;
 
 // Morok allocates a node (and its hash-consing key) for everything it
 // builds: glibc's malloc and free were a fifth of the adapter's time.

@@ -8,8 +8,8 @@
 //! their outcomes differ. A `peer-crash` reproducer only runs the entry
 //! point: it fails while Morok panics.
 
-use crate::adapter::Entry;
 use crate::convert::{Spell, VarPlan, build_tree, i64_literal};
+use crate::entry::{Entry, MOROK_VERSION};
 use tileproof_adapter::{Case, Refuse, ReproducerRequest, RunValue, Script};
 
 /// The harness, as the reproducer inlines it.
@@ -100,7 +100,7 @@ pub fn write(
     };
     line(&format!(
         "//! tileproof reproducer: {what} ({class}) in Morok {}'s {}.",
-        crate::adapter::MOROK_VERSION,
+        MOROK_VERSION,
         entry.call()
     ));
     line(&format!("//! Input: {exprs}"));
@@ -137,7 +137,7 @@ pub fn write(
     );
     line(&format!(
         "//! {} (and clang on PATH, for Morok's C backend): paste it into a test module",
-        crate::adapter::MOROK_VERSION
+        MOROK_VERSION
     ));
     line(
         "//! of a crate that depends on them, or run `cargo test` in tileproof's adapters/morok/reproducers.",
@@ -278,37 +278,4 @@ pub fn write(
         text: s,
         extension: "rs".into(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::adapter::{Entry, Morok};
-    use crate::convert::VarMode;
-    use crate::groups::Tier;
-
-    /// The controls of run-reproducers.sh are what this adapter writes now
-    /// for their requests (`reproducers/control/requests.jsonl`, one per
-    /// control in file-name order of its test): a stale control would
-    /// check a reproducer the adapter no longer writes.
-    #[test]
-    fn the_controls_are_the_reproducers_the_adapter_writes_now() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/reproducers/control");
-        let requests = std::fs::read_to_string(format!("{dir}/requests.jsonl")).unwrap();
-        let mut adapter = Morok::new(Entry::Tier(Tier::Symbolic), VarMode::Mixed, 2000);
-        for (line, name) in requests
-            .lines()
-            .zip(["sound_answer", "sound_bounds", "no_panic"])
-        {
-            let answer = tileproof_adapter::answer_line(&mut adapter, line);
-            let script = answer["script"]
-                .as_str()
-                .unwrap_or_else(|| panic!("{answer}"));
-            let kept = std::fs::read_to_string(format!("{dir}/{name}.rs")).unwrap();
-            let body: String = kept.lines().skip(3).map(|l| format!("{l}\n")).collect();
-            assert_eq!(
-                body, script,
-                "{name}.rs is stale: regenerate it from requests.jsonl"
-            );
-        }
-    }
 }
