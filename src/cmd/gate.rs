@@ -62,9 +62,10 @@ pub struct Args {
     pub widths: Vec<u32>,
     /// Wall-clock bound of each proof query, in seconds (a rule's
     /// width-generic query, or the rule at one width, building included);
-    /// each solver call (proofs, corpus and firing validation) gets at
-    /// most a tenth. A proof that runs out of it is `unknown`, which fails
-    /// the gate.
+    /// a proof's solver calls first get a tenth each, and calls cut short
+    /// are tried again at twice the share, up to what is left; each call
+    /// of the corpus and firing validation gets a tenth. A proof that runs
+    /// out of it is `unknown`, which fails the gate.
     #[arg(long, default_value_t = 100.0, value_name = "SECONDS")]
     pub timeout: f64,
     /// Wall-clock bound of the whole gate, in seconds: what is not reached
@@ -363,6 +364,7 @@ fn with_verdict(results: &[RuleResult], verdict: &str) -> usize {
 }
 
 fn print_proofs(results: &[RuleResult], rules: usize, widths: &[String], seconds: f64) {
+    let mut accounted = Vec::new();
     for r in results {
         match &r.verdict {
             Verdict::Proved => {}
@@ -375,7 +377,10 @@ fn print_proofs(results: &[RuleResult], rules: usize, widths: &[String], seconds
                 r.width
             ),
             Verdict::Unknown { reason } => {
-                say!("UNKNOWN {} at width {}: {}", r.rule, r.width, reason)
+                say!("UNKNOWN {} at width {}: {}", r.rule, r.width, reason);
+                for line in super::prove::time_account(r, &mut accounted) {
+                    say!("{line}");
+                }
             }
             Verdict::Disputed { reason } => {
                 say!("DISPUTED {} at width {}: {}", r.rule, r.width, reason)

@@ -41,8 +41,10 @@ pub struct Args {
     /// Wall-clock bound of each query, in seconds: a rule's width-generic
     /// query, and each per-width proof where that one does not settle the
     /// rule (building it, its type instances, encodings, case splits and
-    /// retry together), ends within this, unknown if not settled by then;
-    /// each solver call in it gets at most a tenth.
+    /// retry together), ends within this, unknown if not settled by then.
+    /// Its solver calls first get a tenth each; calls cut short are tried
+    /// again at twice the share, up to what is left (an unknown rule's
+    /// report says where the time went).
     #[arg(long, default_value_t = 100.0, value_name = "SECONDS")]
     pub timeout: f64,
     /// Wall-clock bound of the whole run, in seconds: a query not started
@@ -209,8 +211,37 @@ pub fn run_proofs(
     Ok(results)
 }
 
+/// Where an unknown row's time went, as lines to print under its
+/// `UNKNOWN` line: the rule's width-generic attempt (the first time a row
+/// of the rule comes up: `accounted` holds the rules already printed),
+/// then the row's own query.
+pub fn time_account(r: &RuleResult, accounted: &mut Vec<String>) -> Vec<String> {
+    let first = !accounted.contains(&r.rule);
+    if first {
+        accounted.push(r.rule.clone());
+    }
+    let generic = r.generic_budget.as_ref().filter(|_| first);
+    let parts = [
+        ("the width-generic query", generic),
+        ("this width's query", r.budget.as_ref()),
+    ];
+    let mut out = Vec::new();
+    for (what, spent) in parts {
+        let Some(spent) = spent else { continue };
+        for (i, line) in spent.to_string().lines().enumerate() {
+            out.push(if i == 0 {
+                format!("  time of {what}: {line}")
+            } else {
+                format!("  {line}")
+            });
+        }
+    }
+    out
+}
+
 /// Prints failures and a summary; returns whether everything was proved.
 pub fn report(results: &[RuleResult], widths: &[u32], elapsed: Duration) -> bool {
+    let mut accounted = Vec::new();
     for r in results {
         for note in &r.notes {
             println!("NOTE {} at width {}: {note}", r.rule, r.width);
@@ -225,7 +256,10 @@ pub fn report(results: &[RuleResult], widths: &[u32], elapsed: Duration) -> bool
                 r.rule, r.width
             ),
             Verdict::Unknown { reason } => {
-                println!("UNKNOWN {} at width {}: {}", r.rule, r.width, reason)
+                println!("UNKNOWN {} at width {}: {}", r.rule, r.width, reason);
+                for line in time_account(r, &mut accounted) {
+                    println!("{line}");
+                }
             }
             Verdict::Disputed { reason } => {
                 println!("DISPUTED {} at width {}: {}", r.rule, r.width, reason)

@@ -4,10 +4,11 @@
 //!
 //! [`encode`] implements `engine::semantics` on Z3 terms; [`query`] turns a
 //! rule into a query; [`prove`] runs the queries (in parallel, cached;
-//! [`solver`] runs one check);
+//! [`solver`] runs one check; [`budget`] spends a query's time on them);
 //! [`counterexample`] reads, minimizes and confirms failures; [`check`]
 //! validates concrete programs.
 
+pub mod budget;
 pub mod cache;
 pub mod check;
 pub mod counterexample;

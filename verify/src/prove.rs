@@ -15,7 +15,8 @@
 //! again by cvc5 on another encoding ([`crate::crosscheck`]); a
 //! disagreement makes the rule disputed, not proved.
 
-use crate::cache::Query;
+use crate::budget::Spent;
+use crate::cache::{Cache, Query};
 use crate::counterexample::{
     extract, failure_condition, minimize, Counterexample, Failure, InternalError,
 };
@@ -24,7 +25,8 @@ use crate::encode::{Enc, Mode};
 use crate::lemma::Lemmas;
 use crate::query::RuleQuery;
 use crate::solver::{
-    check_with_hints, check_within, out_of_time, unknown_reason, with_deadline, QUERY_FACTOR,
+    check_with_hints, check_within, labelled, out_of_time, time_left, unknown_reason,
+    with_deadline, QUERY_FACTOR,
 };
 use engine::ir::{DType, Op};
 use engine::rules::Rule;
@@ -40,7 +42,9 @@ use z3::{SatResult, Solver};
 #[derive(Clone, Debug)]
 pub struct Options {
     pub widths: Vec<u32>,
-    /// Per solver call; one query (a rule at one width: all its type
+    /// The first share of each solver call of a query; a round of calls
+    /// cancelled at their share is tried again at twice the share
+    /// ([`crate::budget`]). One query (a rule at one width: all its type
     /// instances, encodings, case splits and retries together, or its
     /// width-generic query) gets at most [`Options::query_timeout`].
     pub timeout: Duration,
@@ -94,14 +98,17 @@ impl Options {
     /// the run's deadline if sooner (`None`: a bound too large to add is
     /// none).
     pub fn query_deadline(&self, start: Instant) -> Option<Instant> {
-        let bound = self
-            .query_timeout
-            .or_else(|| self.timeout.checked_mul(QUERY_FACTOR))
-            .and_then(|b| start.checked_add(b));
+        let bound = self.query_bound().and_then(|b| start.checked_add(b));
         match (bound, self.deadline) {
             (Some(b), Some(d)) => Some(b.min(d)),
             (b, d) => b.or(d),
         }
+    }
+
+    /// The wall-clock bound of one query (`None`: too large to hold).
+    pub fn query_bound(&self) -> Option<Duration> {
+        self.query_timeout
+            .or_else(|| self.timeout.checked_mul(QUERY_FACTOR))
     }
 
     /// Why a query that would start now is not tried: the run's deadline
@@ -186,6 +193,13 @@ pub struct RuleResult {
     /// settle the rule (its reason is in `notes`), the same in every row
     /// of the rule; 0 where it was not tried or proved the rule.
     pub generic_attempt_seconds: f64,
+    /// Where this row's query spent its time, for a row left unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Spent>,
+    /// Where the rule's width-generic attempt spent its time, for a row
+    /// left unknown after that attempt was unknown too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generic_budget: Option<Spent>,
 }
 
 impl RuleResult {
@@ -218,10 +232,15 @@ pub fn rule_seconds<'a>(rows: impl IntoIterator<Item = &'a RuleResult>) -> f64 {
 
 /// The outcome of one instance in one encoding.
 enum Outcome {
-    Proved { cached: bool },
+    Proved {
+        cached: bool,
+    },
     Failed(Box<Counterexample>),
     InternalError(Box<InternalError>),
     Vacuous,
+    /// A width-generic obligation has a model: not a counterexample (it
+    /// may be no real width), but settled, and no more time changes it.
+    GenericModel(String),
     Unknown(String),
 }
 
@@ -283,6 +302,7 @@ pub fn prove_rule_widths(
     let covered: Vec<u32> = opts.widths.iter().copied().filter(|&w| w >= 8).collect();
     let mut generic_note = None;
     let mut attempt_seconds = 0.0;
+    let mut attempt = None;
     if !opts.per_width && !covered.is_empty() {
         match width_generic_obstacle(rule) {
             Some(why) => generic_note = Some(format!("checked width by width: {why}")),
@@ -304,6 +324,8 @@ pub fn prove_rule_widths(
                             cross_check: CrossCheck::NotRun,
                             width_generic: true,
                             generic_attempt_seconds: 0.0,
+                            budget: None,
+                            generic_budget: None,
                         })
                         .collect();
                     rows.iter().for_each(progress);
@@ -323,21 +345,31 @@ pub fn prove_rule_widths(
                     all.sort_by_key(|r| opts.widths.iter().position(|&w| w == r.width));
                     return all;
                 }
-                Err((why, seconds)) => {
+                Err((why, seconds, spent)) => {
                     attempt_seconds = seconds;
                     generic_note = Some(format!("checked width by width: {why}"));
+                    attempt = Some(spent);
                 }
             },
         }
     }
+    // The per-width queries start past every share at which the generic
+    // attempt had a check cut short: each of them is that query with the
+    // width's bounds fixed.
+    let first = attempt
+        .as_ref()
+        .map_or(opts.timeout, |a| a.share_after(opts.timeout));
     opts.widths
         .par_iter()
         .map(|&w| {
-            let mut r = prove_rule(rule, w, opts);
+            let mut r = within_budget(opts, || prove_rule_within(rule, w, opts, first));
             if w >= 8 {
                 r.notes.extend(generic_note.clone());
             }
             r.generic_attempt_seconds = attempt_seconds;
+            if matches!(r.verdict, Verdict::Unknown { .. }) {
+                r.generic_budget = attempt.clone().filter(|a| !a.rounds.is_empty());
+            }
             progress(&r);
             r
         })
@@ -373,28 +405,49 @@ pub fn width_generic_obstacle(rule: &Rule) -> Option<String> {
     None
 }
 
+/// Why a width-generic attempt did not settle a rule, its seconds, and
+/// where its time went.
+type NotSettled = (String, f64, Spent);
+
 /// The width-generic proof of a rule (every type instance, one bounded-
 /// integer query with symbolic `index` bounds each): `Ok((cached,
-/// seconds))` when every instance is proved, else why not and the seconds
-/// spent. A satisfiable generic query is not a counterexample (its model
-/// may be no real width): the per-width proofs find the real one.
-fn prove_generic(rule: &Rule, opts: &Options) -> Result<(bool, f64), (String, f64)> {
+/// seconds))` when every instance is proved, else why not, the seconds
+/// spent and how. A satisfiable generic query is not a counterexample
+/// (its model may be no real width): the per-width proofs find the real
+/// one.
+fn prove_generic(rule: &Rule, opts: &Options) -> Result<(bool, f64), NotSettled> {
     within_budget(opts, || prove_generic_within(rule, opts))
 }
 
-fn prove_generic_within(rule: &Rule, opts: &Options) -> Result<(bool, f64), (String, f64)> {
+fn prove_generic_within(rule: &Rule, opts: &Options) -> Result<(bool, f64), NotSettled> {
+    let mut spent = Spent::new(opts.query_bound());
     if let Some(why) = over_smt_limit(rule) {
-        return Err((why, 0.0));
+        return Err((why, 0.0, spent));
     }
     prove_lemmas(rule, opts);
     if let Some(why) = opts.past_deadline() {
-        return Err((why, 0.0));
+        return Err((why, 0.0, spent));
     }
     let start = Instant::now();
     let deadline = opts.query_deadline(start);
     let mut all_cached = true;
-    for types in &rule.instances() {
-        let solve = || solve_query(rule, types, Enc::generic(), opts, false, &mut Vec::new());
+    let instances = rule.instances();
+    let mut shares = Shares {
+        share: opts.timeout,
+        spent: &mut spent,
+        instances: instances.len(),
+    };
+    for types in &instances {
+        let mut solve = || {
+            solve_query(
+                rule,
+                types,
+                Enc::generic(),
+                opts,
+                &mut shares,
+                &mut Vec::new(),
+            )
+        };
         let out = match deadline {
             Some(d) => with_deadline(d, solve),
             None => solve(),
@@ -404,26 +457,63 @@ fn prove_generic_within(rule: &Rule, opts: &Options) -> Result<(bool, f64), (Str
                 all_cached &= cached;
                 continue;
             }
-            Outcome::Unknown(reason) => format!("the width-generic query is unknown ({reason})"),
+            Outcome::Unknown(reason) | Outcome::GenericModel(reason) => {
+                format!("the width-generic query is unknown ({reason})")
+            }
             Outcome::Vacuous => "the width-generic premise is unsatisfiable".to_string(),
             Outcome::Failed(_) | Outcome::InternalError(_) => {
                 unreachable!("a width-generic query reports no counterexample")
             }
         };
-        return Err((why, start.elapsed().as_secs_f64()));
+        return Err((why, start.elapsed().as_secs_f64(), spent));
     }
     Ok((all_cached, start.elapsed().as_secs_f64()))
 }
 
-/// Proves one rule at one width, over all its type instances.
-pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
-    within_budget(opts, || prove_rule_within(rule, width, opts))
+/// The time a query's checks get ([`crate::budget`]).
+struct Shares<'a> {
+    /// The share of the next round's checks: the first round's, then as
+    /// far as the rounds have doubled it. It carries over from one type
+    /// instance and encoding to the next, so that none starts below a
+    /// share already found too short.
+    share: Duration,
+    spent: &'a mut Spent,
+    /// The rule's type instances (a round names its own where there are
+    /// several).
+    instances: usize,
 }
 
-fn prove_rule_within(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
+impl Shares<'_> {
+    /// A round's label: the encoding (and seed, if not the default), and
+    /// the type instance where the rule has several.
+    fn label(&self, types: &[DType], enc: &Enc, seed: u32) -> String {
+        let mut what = if enc.generic {
+            "width-generic".to_string()
+        } else {
+            format!("{} at {} bits", enc.mode.name(), enc.width)
+        };
+        if seed != 0 {
+            what += &format!(", seed {seed}");
+        }
+        if self.instances > 1 {
+            let types: Vec<String> = types.iter().map(ToString::to_string).collect();
+            what += &format!(", {}", types.join(" "));
+        }
+        what
+    }
+}
+
+/// Proves one rule at one width, over all its type instances.
+pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
+    within_budget(opts, || prove_rule_within(rule, width, opts, opts.timeout))
+}
+
+/// [`prove_rule`] with the first share of its calls.
+fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -> RuleResult {
     prove_lemmas(rule, opts);
     let start = Instant::now();
     let mut notes = Vec::new();
+    let mut spent = Spent::new(opts.query_bound());
     let deadline = opts.query_deadline(start);
     let instances = rule.instances();
     if let Some(reason) = opts.past_deadline() {
@@ -439,16 +529,24 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
             cross_check: CrossCheck::NotRun,
             width_generic: false,
             generic_attempt_seconds: 0.0,
+            budget: None,
+            generic_budget: None,
         };
     }
     let mut method = Mode::Bv;
     let mut all_cached = true;
     let mut vacuous = 0;
     let mut verdict = Verdict::Proved;
+    let mut shares = Shares {
+        share: first,
+        spent: &mut spent,
+        instances: instances.len(),
+    };
     for types in &instances {
+        let mut solve = || prove_instance(rule, types, width, opts, &mut shares, &mut notes);
         let (outcome, mode) = match deadline {
-            Some(d) => with_deadline(d, || prove_instance(rule, types, width, opts, &mut notes)),
-            None => prove_instance(rule, types, width, opts, &mut notes),
+            Some(d) => with_deadline(d, solve),
+            None => solve(),
         };
         method = method.max(mode);
         match outcome {
@@ -469,7 +567,7 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
                 all_cached = false;
                 break;
             }
-            Outcome::Unknown(reason) => {
+            Outcome::Unknown(reason) | Outcome::GenericModel(reason) => {
                 all_cached = false;
                 if !matches!(verdict, Verdict::Unknown { .. }) {
                     verdict = Verdict::Unknown { reason };
@@ -477,6 +575,7 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
             }
         }
     }
+    let unknown = matches!(verdict, Verdict::Unknown { .. });
     if matches!(verdict, Verdict::Proved) && vacuous == instances.len() {
         verdict = Verdict::Vacuous;
     }
@@ -495,6 +594,8 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
         cross_check: CrossCheck::NotRun,
         width_generic: false,
         generic_attempt_seconds: 0.0,
+        budget: unknown.then_some(spent),
+        generic_budget: None,
     }
 }
 
@@ -542,6 +643,7 @@ fn prove_instance(
     types: &[DType],
     width: u32,
     opts: &Options,
+    shares: &mut Shares,
     notes: &mut Vec<String>,
 ) -> (Outcome, Mode) {
     let modes = modes(width);
@@ -557,19 +659,7 @@ fn prove_instance(
             last = (Outcome::Unknown(out_of_time_reason()), mode);
             break;
         }
-        // Bit-blasting a symbolic product or quotient is either quick or
-        // hopeless, so the bitvector attempt gets a tenth of the budget when
-        // the integer encoding can still settle the query at this width.
-        let budget = if mode == Mode::Bv {
-            opts.timeout / 10
-        } else {
-            opts.timeout
-        };
-        let opts = Options {
-            timeout: budget,
-            ..opts.clone()
-        };
-        let out = solve_query(rule, types, Enc::new(mode, width), &opts, false, notes);
+        let out = solve_query(rule, types, Enc::new(mode, width), opts, shares, notes);
         let unknown = matches!(out, Outcome::Unknown(_));
         last = (out, mode);
         if !unknown {
@@ -591,7 +681,7 @@ fn prove_instance(
             types,
             Enc::new(Mode::Int, width),
             &retry,
-            false,
+            shares,
             notes,
         );
         if !matches!(out, Outcome::Unknown(_)) {
@@ -617,16 +707,48 @@ fn cached_mode(
 ) -> Option<Mode> {
     opts.cache.as_ref()?;
     modes.iter().copied().find(|&mode| {
-        let out = solve_query(
-            rule,
-            types,
-            Enc::new(mode, width),
-            opts,
-            true,
-            &mut Vec::new(),
-        );
-        matches!(out, Outcome::Proved { .. })
+        let enc = Enc::new(mode, width);
+        let built = Built::new(rule, types, enc, opts, opts.cache.as_ref(), &mut Vec::new());
+        built.is_cached(opts.cache.as_ref())
     })
+}
+
+/// One instance's query in one encoding, built: its obligations, linear
+/// abstraction and cache key.
+struct Built<'r> {
+    q: RuleQuery<'r>,
+    conditions: Vec<(Failure, z3::ast::Bool)>,
+    abstraction: Abstraction,
+    key: Option<Query>,
+}
+
+impl<'r> Built<'r> {
+    /// Builds the query, and its cache key where there is a `cache`.
+    fn new(
+        rule: &'r Rule,
+        types: &[DType],
+        enc: Enc,
+        opts: &Options,
+        cache: Option<&Cache>,
+        notes: &mut Vec<String>,
+    ) -> Built<'r> {
+        crate::poly::take_nonlinear();
+        let mut q = RuleQuery::new(rule, types, enc);
+        assume_lemmas(&mut q, opts, notes);
+        let conditions = conditions(&q, &enc);
+        let abstraction = Abstraction::new(crate::poly::take_nonlinear());
+        let key = cache.map(|_| cache_query(&q, &conditions, &enc));
+        Built {
+            q,
+            conditions,
+            abstraction,
+            key,
+        }
+    }
+
+    fn is_cached(&self, cache: Option<&Cache>) -> bool {
+        matches!((cache, &self.key), (Some(c), Some(k)) if c.is_proved(k))
+    }
 }
 
 fn solve_query(
@@ -634,90 +756,160 @@ fn solve_query(
     types: &[DType],
     enc: Enc,
     opts: &Options,
-    cache_only: bool,
+    shares: &mut Shares,
     notes: &mut Vec<String>,
 ) -> Outcome {
-    crate::poly::take_nonlinear();
-    let mut q = RuleQuery::new(rule, types, enc);
-    assume_lemmas(&mut q, opts, notes);
-    let conditions = conditions(&q, &enc);
-    let abstraction = Abstraction::new(crate::poly::take_nonlinear());
-    let key = opts
-        .cache
-        .as_ref()
-        .map(|_| cache_query(&q, &conditions, &enc));
-    if let (Some(c), Some(k)) = (&opts.cache, &key) {
-        if c.is_proved(k) {
-            return Outcome::Proved { cached: true };
-        }
+    // Bit-blasting a symbolic product or quotient is either quick or
+    // hopeless, so a bitvector query (the integer encoding follows it at
+    // the same width) gets a tenth of the share, and no second round.
+    let bitvector = enc.mode == Mode::Bv;
+    let first = if bitvector {
+        shares.share / 10
+    } else {
+        shares.share
+    };
+    let what = shares.label(types, &enc, opts.seed);
+    // What the first round found out once: the cache key, and how long
+    // building the query took.
+    let mut key = None;
+    let mut building = None;
+    let (out, share) = shares.spent.escalate(
+        &what,
+        first,
+        !bitvector,
+        |share| {
+            // A round rebuilds the query; one that could not even do that
+            // in the time left is not started (building is not
+            // interruptible).
+            if building.is_some_and(|b| time_left(Duration::MAX).is_none_or(|left| left < b)) {
+                return Outcome::Unknown(out_of_time_reason());
+            }
+            let first_round = building.is_none();
+            let mut round = || {
+                let start = Instant::now();
+                let cache = opts.cache.as_ref().filter(|_| first_round);
+                let built = Built::new(rule, types, enc, opts, cache, notes);
+                if first_round {
+                    building = Some(start.elapsed());
+                    if built.is_cached(cache) {
+                        return Outcome::Proved { cached: true };
+                    }
+                    key = built.key.clone();
+                    if let Some(dir) = &opts.smt2_dir {
+                        let (q, conditions) = (&built.q, &built.conditions);
+                        let solver = solver_for(&built, opts);
+                        write_smt2(dir, rule, types, &enc, &solver, conditions, &q.hints);
+                    }
+                }
+                check_round(&solver_for(&built, opts), &built, opts, share)
+            };
+            // A later round runs in a Z3 context of its own, as the query
+            // would at the start of a run with that share: in the context
+            // where its checks were cancelled, Z3 4.8.12 goes down other
+            // paths (issue 39's rule: 3.4 s in a fresh context at a share
+            // of 4 s, still open after 16 s in the used one). The first
+            // round keeps the thread's context: a context costs a few
+            // milliseconds, which a warm run of the built-in rules (one
+            // cache lookup per query) felt.
+            if first_round {
+                round()
+            } else {
+                z3::with_z3_config(&z3::Config::new(), round)
+            }
+        },
+        |out| !matches!(out, Outcome::Unknown(_)),
+    );
+    if !bitvector {
+        shares.share = share;
     }
-    if cache_only {
-        return Outcome::Unknown("not in the cache".into());
+    if let (Outcome::Proved { cached: false }, Some(c), Some(k)) = (&out, &opts.cache, &key) {
+        c.record_proof(k, &rule.name);
     }
+    out
+}
+
+/// A solver with the query's premise asserted (and the run's seed).
+fn solver_for(built: &Built, opts: &Options) -> Solver {
     let solver = Solver::new();
     if opts.seed != 0 {
         let mut p = z3::Params::new();
         p.set_u32("random_seed", opts.seed);
         solver.set_params(&p);
     }
-    solver.assert(&q.premise);
-    if let Some(dir) = &opts.smt2_dir {
-        write_smt2(dir, rule, types, &enc, &solver, &conditions, &q.hints);
-    }
+    solver.assert(&built.q.premise);
+    solver
+}
+
+/// One round of a query's checks on `solver` (the premise asserted),
+/// each given `share` (the quick helpers a quarter of it): the premise
+/// must be satisfiable, then each obligation unsatisfiable.
+fn check_round(solver: &Solver, built: &Built, opts: &Options, share: Duration) -> Outcome {
+    let q = &built.q;
     // Vacuity: a witness with small inputs is usually found at once, where
     // a nonlinear premise can keep the solver searching; only if there is
     // none is the whole range tried.
     solver.push();
-    for c in crate::counterexample::small_inputs(&q, 16) {
+    for c in crate::counterexample::small_inputs(q, 16) {
         solver.assert(&c);
     }
-    let small = check_within(&solver, opts.timeout / 4);
+    let small = labelled("vacuity, small inputs", || check_within(solver, share / 4));
     solver.pop(1);
     let vacuity = if small == SatResult::Sat {
         SatResult::Sat
     } else {
-        check_within(&solver, opts.timeout)
+        labelled("vacuity", || check_within(solver, share))
     };
     match vacuity {
         SatResult::Unsat => return Outcome::Vacuous,
-        SatResult::Unknown => return Outcome::Unknown(unknown_reason(&solver, "vacuity check")),
+        SatResult::Unknown => return Outcome::Unknown(unknown_reason(solver, "vacuity check")),
         SatResult::Sat => {}
     }
-    for (failure, cond) in &conditions {
-        if abstraction.refutes(&q.premise, cond, opts.timeout / 4) {
+    for (failure, cond) in &built.conditions {
+        // Past the deadline nothing more is checked: setting up the
+        // helpers' solvers alone took 0.1 s past a bound of 1 s at a load
+        // of 8.
+        if out_of_time() {
+            return Outcome::Unknown(out_of_time_reason());
+        }
+        let refuted = labelled(&format!("{}, linear abstraction", failure.name()), || {
+            built.abstraction.refutes(&q.premise, cond, share / 4)
+        });
+        if refuted {
             continue;
         }
         let hints_first = *failure == Failure::TargetUndefined;
-        let result = check_with_hints(&solver, cond, &q.hints, hints_first, opts.timeout);
+        let result = labelled(failure.name(), || {
+            let r = check_with_hints(solver, cond, &q.hints, hints_first, share);
+            if r == SatResult::Unknown && split_on_constant_signs(solver, q, share) {
+                return SatResult::Unsat;
+            }
+            r
+        });
         match result {
             SatResult::Unsat => solver.pop(1),
-            SatResult::Unknown if split_on_constant_signs(&solver, &q, opts.timeout) => {
-                solver.pop(1)
-            }
-            SatResult::Unknown => return Outcome::Unknown(unknown_reason(&solver, failure.name())),
-            SatResult::Sat if enc.generic => {
+            SatResult::Unknown => return Outcome::Unknown(unknown_reason(solver, failure.name())),
+            SatResult::Sat if q.enc.generic => {
                 let max = solver.get_model().and_then(|m| {
                     m.eval(&z3::ast::Int::new_const(crate::encode::INDEX_MAX), true)?
                         .as_i64()
                 });
                 let at = max.map_or(String::new(), |m| format!(" at MAX = {m}"));
-                return Outcome::Unknown(format!(
+                return Outcome::GenericModel(format!(
                     "its {} condition has a model{at}",
                     failure.name()
                 ));
             }
             SatResult::Sat => {
-                let model = minimize(&solver, &q, opts.timeout, opts.seed)
-                    .expect("a satisfiable query has a model");
-                return match extract(&model, &q, *failure) {
+                let model = labelled("minimizing the counterexample", || {
+                    minimize(solver, q, share, opts.seed)
+                })
+                .expect("a satisfiable query has a model");
+                return match extract(&model, q, *failure) {
                     Ok(cex) => Outcome::Failed(Box::new(cex)),
                     Err(e) => Outcome::InternalError(e),
                 };
             }
         }
-    }
-    if let (Some(c), Some(k)) = (&opts.cache, &key) {
-        c.record_proof(k, &rule.name);
     }
     Outcome::Proved { cached: false }
 }
@@ -798,6 +990,9 @@ fn conditions(q: &RuleQuery, enc: &Enc) -> Vec<(Failure, z3::ast::Bool)> {
 /// encodings on that sign fold away and the cases are often easy (as for
 /// `(a // C1 + C2) // C3` on the sign of `C1`). True only when every case of
 /// one split is unsat; a satisfiable or unknown case gives up that split.
+/// A constant whose sign the premise alone fixes (a guard `C > 0`) is not
+/// split on: its one possible case is the obligation itself, the check
+/// just cut short at this share.
 fn split_on_constant_signs(solver: &Solver, q: &RuleQuery, timeout: Duration) -> bool {
     use crate::encode::{Num, Term};
     let constants = q
@@ -808,13 +1003,33 @@ fn split_on_constant_signs(solver: &Solver, q: &RuleQuery, timeout: Duration) ->
         let Term::N(Num::I(p)) = &s.val.val else {
             continue;
         };
+        if out_of_time() {
+            return false;
+        }
         let v = p.to_int();
         let zero = z3::ast::Int::from_i64(0);
-        let cases = [v.lt(&zero), v.eq(&zero), v.gt(&zero)];
-        let all_unsat = cases.iter().all(|c| {
+        // The symbol's name without the suffix that keeps it unique.
+        let name = s.name.split('#').next().unwrap_or(&s.name);
+        let fixed = [(v.le(&zero), "<="), (v.ge(&zero), ">=")]
+            .iter()
+            .any(|(c, op)| {
+                let alone = Solver::new();
+                alone.assert(&q.premise);
+                alone.assert(c);
+                labelled(&format!("premise alone, if {name} {op} 0"), || {
+                    check_within(&alone, timeout / 4) == SatResult::Unsat
+                })
+            });
+        if fixed {
+            continue;
+        }
+        let cases = [(v.lt(&zero), "<"), (v.eq(&zero), "="), (v.gt(&zero), ">")];
+        let all_unsat = cases.iter().all(|(c, op)| {
             solver.push();
             solver.assert(c);
-            let r = check_within(solver, timeout);
+            let r = labelled(&format!("if {name} {op} 0"), || {
+                check_within(solver, timeout)
+            });
             solver.pop(1);
             r == SatResult::Unsat
         });

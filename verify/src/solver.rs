@@ -1,6 +1,9 @@
-//! Running Z3: one check under a wall-clock bound, and why it gave up.
+//! Running Z3: one check under a wall-clock bound, why it gave up, and
+//! how it ended (recorded for a query's account of its time,
+//! [`crate::budget`]).
 
-use std::cell::Cell;
+use serde::Serialize;
+use std::cell::{Cell, RefCell};
 use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::time::{Duration, Instant};
 use z3::{SatResult, Solver};
@@ -25,6 +28,89 @@ thread_local! {
     static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
     /// The deadline of the whole run (see [`with_budget`]).
     static BUDGET: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// The checks made on this thread inside [`recording`], if it runs.
+    static CALLS: RefCell<Option<Vec<Call>>> = const { RefCell::new(None) };
+}
+
+/// How a check ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum End {
+    /// Z3 answered sat or unsat.
+    Answered,
+    /// Z3 said unknown before its share ran out ("incomplete"): more time
+    /// would not change that answer.
+    GaveUp,
+    /// Interrupted when its share ran out: a larger share might settle it.
+    Cancelled,
+    /// Interrupted at the query's deadline or the run's budget.
+    OutOfTime,
+    /// Not started: no time was left.
+    NotStarted,
+}
+
+/// One solver check: what it checked (labels from [`labelled`]), the
+/// share it was given, the seconds it ran and how it ended.
+#[derive(Clone, Debug, Serialize)]
+pub struct Call {
+    pub what: String,
+    pub share: f64,
+    pub seconds: f64,
+    pub end: End,
+}
+
+/// Runs `f` and returns the checks it made on this thread, in order. A
+/// nested `recording` keeps its checks to itself: a pool thread may run
+/// another query inside this one (rayon's work stealing), and that
+/// query's calls are not this one's.
+pub fn recording<T>(f: impl FnOnce() -> T) -> (T, Vec<Call>) {
+    struct Restore(Option<Vec<Call>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let outer = self.0.take();
+            CALLS.with_borrow_mut(|c| *c = outer);
+        }
+    }
+    let restore = Restore(CALLS.with_borrow_mut(|c| c.replace(Vec::new())));
+    let r = f();
+    let calls = CALLS.with_borrow_mut(Option::take).unwrap_or_default();
+    drop(restore);
+    (r, calls)
+}
+
+/// Runs `f`, prefixing `what` to the label of every check it makes (inner
+/// labels come last: `value-differs with hints`).
+pub fn labelled<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    if what.is_empty() {
+        return f();
+    }
+    let from = CALLS.with_borrow(|c| c.as_ref().map(Vec::len));
+    let r = f();
+    if let Some(from) = from {
+        CALLS.with_borrow_mut(|c| {
+            for call in c.iter_mut().flatten().skip(from) {
+                call.what = if call.what.is_empty() {
+                    what.to_string()
+                } else {
+                    format!("{what} {}", call.what)
+                };
+            }
+        });
+    }
+    r
+}
+
+fn record(share: Duration, seconds: f64, end: End) {
+    CALLS.with_borrow_mut(|c| {
+        if let Some(c) = c {
+            c.push(Call {
+                what: String::new(),
+                share: share.as_secs_f64(),
+                seconds,
+                end,
+            });
+        }
+    });
 }
 
 type Slot = std::thread::LocalKey<Cell<Option<Instant>>>;
@@ -87,7 +173,7 @@ pub fn time_left(timeout: Duration) -> Option<Duration> {
 
 /// Runs one solver check, interrupting it after `timeout` (or at the
 /// deadline of [`with_deadline`], if sooner). With no time left the check
-/// is not run: unknown.
+/// is not run: unknown. How it ended goes to [`recording`]'s list.
 ///
 /// Not Z3's own `timeout` parameter: in libz3 4.8.12 its timer pool can
 /// deadlock when several threads time out at once (Z3 issue #5990), which
@@ -101,11 +187,10 @@ pub fn time_left(timeout: Duration) -> Option<Duration> {
 /// interrupt an empty check clears it before this returns.
 pub fn check_within(solver: &Solver, timeout: Duration) -> SatResult {
     let now = Instant::now();
-    let mut deadline = now.checked_add(timeout).unwrap_or(now + Duration::MAX / 4);
-    if let Some(d) = bound() {
-        deadline = deadline.min(d);
-    }
+    let share_end = now.checked_add(timeout).unwrap_or(now + Duration::MAX / 4);
+    let deadline = bound().map_or(share_end, |d| share_end.min(d));
     if now >= deadline {
+        record(timeout, 0.0, End::NotStarted);
         return SatResult::Unknown;
     }
     let ctx = solver.get_context();
@@ -130,6 +215,13 @@ pub fn check_within(solver: &Solver, timeout: Duration) -> SatResult {
     if interrupted {
         clear_interrupt(ctx);
     }
+    let end = match r {
+        SatResult::Sat | SatResult::Unsat => End::Answered,
+        SatResult::Unknown if !interrupted => End::GaveUp,
+        SatResult::Unknown if share_end <= deadline => End::Cancelled,
+        SatResult::Unknown => End::OutOfTime,
+    };
+    record(timeout, now.elapsed().as_secs_f64(), end);
     r
 }
 
@@ -176,7 +268,8 @@ pub fn check_with_hints(
         if with_hints {
             hints.iter().for_each(|h| solver.assert(h));
         }
-        let result = check_within(solver, timeout);
+        let what = if with_hints { "with hints" } else { "" };
+        let result = labelled(what, || check_within(solver, timeout));
         if result != SatResult::Unknown {
             return result;
         }
@@ -238,6 +331,34 @@ mod tests {
         });
         assert_eq!(late.0, SatResult::Unknown);
         assert!(late.1 < Duration::from_millis(50));
+    }
+
+    /// What the rounds of a query go by: only a check interrupted at its
+    /// own share is `Cancelled` (more time might settle it).
+    #[test]
+    fn a_check_is_cancelled_at_its_share_and_out_of_time_at_the_deadline() {
+        let solver = hard();
+        let ends = |f: &dyn Fn() -> SatResult| {
+            let (r, calls) = recording(f);
+            assert_eq!(r, SatResult::Unknown);
+            calls.iter().map(|c| c.end).collect::<Vec<End>>()
+        };
+        let short = Duration::from_millis(50);
+        assert_eq!(ends(&|| check_within(&solver, short)), [End::Cancelled]);
+        let soon = Instant::now() + short;
+        let long = Duration::from_secs(60);
+        let cut = || with_deadline(soon, || check_within(&solver, long));
+        assert_eq!(ends(&cut), [End::OutOfTime]);
+        assert_eq!(ends(&cut), [End::NotStarted]);
+        let easy = Solver::new();
+        easy.assert(Int::new_const("x").gt(Int::from_i64(3)));
+        let (r, calls) = recording(|| labelled("easy", || check_within(&easy, long)));
+        assert_eq!(r, SatResult::Sat);
+        assert_eq!(calls.len(), 1);
+        assert_eq!(
+            (calls[0].what.as_str(), calls[0].end),
+            ("easy", End::Answered)
+        );
     }
 
     /// Why the watchdog interrupts more than once: an interrupt before the
