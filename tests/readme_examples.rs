@@ -261,18 +261,18 @@ fn the_broken_rules_finding_is_found_replays_and_is_fixed_by_the_guard() {
     );
     let out = lines_as_shown(&out, &dir).join("\n");
     for line in [
-        "  oracle in case 1 (tiled): findings/oracle-5ed3490493.txt",
-        "    value-differs (output 1) at r0 = 1; source (0), target (2) [exhaustive, failed at point 2 of 2]",
+        "  oracle in case 1 (tiled): findings/oracle-1f1c867eb5.txt",
+        "    value-differs (output 1) at r0 = 1; source (0), target (3) [exhaustive, failed at point 2 of 2]",
     ] {
         shown_and_printed(&shown, &out, line);
     }
 
-    let finding = dir.join("oracle-5ed3490493.txt");
+    let finding = dir.join("oracle-1f1c867eb5.txt");
     let text = std::fs::read_to_string(&finding)
         .unwrap_or_else(|e| panic!("{}: {e}\n{out}", finding.display()));
     assert_eq!(
         lines_as_shown(&text, &dir),
-        transcript(&readme, "cat findings/oracle-5ed3490493.txt"),
+        transcript(&readme, "cat findings/oracle-1f1c867eb5.txt"),
         "README.md's finding file is out of date"
     );
 
