@@ -200,7 +200,7 @@ fn a_cycling_pair_laid_over_the_builtin_rules_fails_the_gate_naming_both() {
     );
     let verdict = t.lines().find(|l| l.starts_with("verdict")).unwrap_or_default();
     assert!(
-        verdict.contains("1 rule not decreasing the order: double; ")
+        verdict.contains("1 rule not shown to decrease the order: double; ")
             && verdict.contains("rule cycles that loop: double -> add_self on `a * 2`"),
         "{verdict}"
     );

@@ -827,7 +827,11 @@ const REAPPLY: usize = 3;
 /// The rule applied to its own result again, up to [`REAPPLY`] times: the
 /// terms it went through (`a -> b -> a`) when it came back to one it had
 /// already produced, i.e. it loops. A first result equal to the instance
-/// (as tileproof reads it) is not a change, so not a loop.
+/// (as tileproof reads it) is not a change, so not a loop; nor is a cycle
+/// whose terms differ only in how an associative chain is ordered and
+/// grouped: tileproof reads every term into its own canonical operand
+/// order, so a peer rule that sorts a chain its own way would seem to
+/// loop on each one.
 fn reapplied(subject: &RuleSubject<'_>, c: &checks::Checked) -> Option<String> {
     let (&first, &src) = (c.tgt.as_ref()?.first()?, c.src.first()?);
     if first == src {
@@ -843,6 +847,13 @@ fn reapplied(subject: &RuleSubject<'_>, c: &checks::Checked) -> Option<String> {
         let next = *roots.first()?;
         let back = seen.contains(&next);
         seen.push(next);
+        let reordered = || {
+            let key = chain_key(&g, src);
+            seen.iter().all(|&n| chain_key(&g, n) == key)
+        };
+        if back && reordered() {
+            return None;
+        }
         if back {
             let terms: Vec<String> = seen
                 .iter()
@@ -852,6 +863,28 @@ fn reapplied(subject: &RuleSubject<'_>, c: &checks::Checked) -> Option<String> {
         }
     }
     None
+}
+
+/// A term's text up to the order and grouping of its associative chains
+/// (`+ * min max & && || ^`: the commutative ops but the comparisons).
+fn chain_key(g: &Graph, n: NodeId) -> String {
+    engine::deep::grow(|| {
+        let node = g.node(n);
+        if node.src().is_empty() {
+            return engine::print::expr(g, n);
+        }
+        let chain = node.op.is_commutative() && !node.op.is_comparison();
+        let parts = if chain {
+            g.chain_operands(n, node.op, usize::MAX).0
+        } else {
+            node.src().to_vec()
+        };
+        let mut keys: Vec<String> = parts.iter().map(|&p| chain_key(g, p)).collect();
+        if chain {
+            keys.sort();
+        }
+        format!("{}:{}({})", node.op.name(), node.dtype, keys.join(","))
+    })
 }
 
 /// The peer's whole simplifier on a finding's instance (its `expr` lines),

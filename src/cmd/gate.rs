@@ -46,8 +46,8 @@ use verify::prove::{RuleResult, Verdict};
 #[derive(clap::Args)]
 #[command(
     after_help = "Exit status: 0 everything holds; 2 something does not (a rule failed, unknown or \
-vacuous at some width, a corpus case failed, an algorithmic firing did not validate, or a campaign \
-found something); 1 other errors (bad arguments, unreadable files).\n\n\
+vacuous at some width, a rule not shown to terminate or rules that loop, a corpus case failed, an \
+algorithmic firing did not validate or decrease what its rule states, or a campaign found something); 1 other errors (bad arguments, unreadable files).\n\n\
 Examples:\n  tileproof gate                                   # the whole gate, as CI runs it\n  \
 tileproof gate --time 20 --widths 8,16             # a quicker gate\n  \
 tileproof gate --rules candidate.rules --junit gate.xml --json gate.json\n  \
@@ -648,7 +648,7 @@ fn problems(r: &Report) -> Vec<String> {
     let bad: Vec<String> = r.termination.failing().map(|t| t.rule.clone()).collect();
     if !bad.is_empty() {
         p.push(format!(
-            "{} not decreasing the order: {}",
+            "{} not shown to decrease the order: {}",
             count(bad.len(), "rule"),
             shorten(&bad)
         ));
