@@ -195,3 +195,79 @@ fn every_arm_narrowing_firing_is_proved_at_width_64() {
     let fired = firings_proved_at_64("gate_narrow_arms", &cases);
     assert!(fired.contains("gate_narrow_arms"), "it fired: {fired:?}");
 }
+
+/// A test build's pass: `x * 2` to `x + x` (sound), which the declarative
+/// `add_self` turns back: the two loop. It states that it decreases the
+/// reduction order, which it does not.
+fn double(
+    g: &mut engine::ir::Graph,
+    n: engine::ir::NodeId,
+    _: bool,
+    _: engine::dtype::Width,
+) -> Option<(usize, engine::ir::NodeId)> {
+    use engine::ir::Op;
+    let node = *g.node(n);
+    if node.op != Op::Mul || node.dtype != engine::dtype::DType::Index {
+        return None;
+    }
+    let (a, b) = (node.src()[0], node.src()[1]);
+    (g.node(b).as_const() == Some(2)).then(|| (0, g.mk(Op::Add, &[a, a])))
+}
+
+/// The registry with [`double`] after its passes.
+fn with_double(canonicalizing: bool) -> Vec<engine::passes::Pass> {
+    use engine::passes::{At, Decreases, Pass, PASSES};
+    let mut passes = PASSES.to_vec();
+    passes.push(Pass {
+        name: "double",
+        rules: &["double"],
+        decreases: &[Decreases::Order],
+        at: At::Any,
+        canonicalizing,
+        run: double,
+    });
+    passes
+}
+
+#[test]
+fn a_looping_algorithmic_pass_is_caught_by_the_firing_validation() {
+    // Canonicalizing, its result is not taken twice at one node, so the
+    // rewriter stops; each firing is sound, and none decreases the order.
+    let passes = with_double(true);
+    let simp = Simplifier::with_passes(builtin(), &passes);
+    let f = validate_firings(
+        &simp,
+        &marked(&simp, &["double"]),
+        &[],
+        1,
+        60,
+        Duration::from_secs(60),
+        &smt,
+    );
+    assert!(f.total > 0, "double never fired");
+    let bad: Vec<&Firing> = f.failed().collect();
+    assert!(!bad.is_empty());
+    for x in bad {
+        assert!(x.validated(), "{}: sound", x.case);
+        let why = x.undecreasing.as_deref().unwrap_or_default();
+        assert!(why.contains("decreases the reduction order"), "{why}");
+    }
+}
+
+#[test]
+fn a_pass_that_loops_with_a_rule_hits_the_cap_naming_the_cycle() {
+    let passes = with_double(false);
+    let simp = Simplifier::with_passes(builtin(), &passes);
+    let mut p = engine::parse::parse_program("var x in [0, 7]\nexpr x * 2\n").unwrap();
+    let e = simp.simplify(&mut p.graph, &p.outputs, false).unwrap_err();
+    let cycle: Vec<&str> = e.cycle.iter().map(String::as_str).collect();
+    assert!(
+        cycle == ["double", "add_self"] || cycle == ["add_self", "double"],
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("add_self -> double")
+            || e.to_string().contains("double -> add_self"),
+        "{e}"
+    );
+}

@@ -180,6 +180,37 @@ fn a_sound_candidate_rule_passes_the_gate() {
 }
 
 #[test]
+fn a_cycling_pair_laid_over_the_builtin_rules_fails_the_gate_naming_both() {
+    let dir = temp_dir("cycle");
+    // Sound, but the built-in add_self turns its result back.
+    let (out, xml, json) = quick_gate(
+        &dir,
+        "group combine\n# a * 2 == a + a\nrule double: a * 2 => a + a\n",
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert!(t.contains("prove     1 rule x 1 width: 1 proved"), "{t}");
+    assert!(
+        t.contains("CYCLE: double -> add_self -> double on `a * 2`"),
+        "{t}"
+    );
+    assert!(
+        t.contains("termination 0 of 1 rule decrease the order, 1 do not"),
+        "{t}"
+    );
+    let verdict = t.lines().find(|l| l.starts_with("verdict")).unwrap_or_default();
+    assert!(
+        verdict.contains("1 rule not shown to decrease the order: double; ")
+            && verdict.contains("rule cycles that loop: double -> add_self on `a * 2`"),
+        "{verdict}"
+    );
+    let case = testcase(&xml, "cycle double -&gt; add_self").unwrap_or_else(|| panic!("{xml}"));
+    assert!(case.contains("<failure type=\"cycle\""), "{case}");
+    assert_eq!(json["termination"]["cycles"][0]["rules"][1], "add_self");
+    assert_eq!(json["termination"]["cycles"][0]["term"], "a * 2");
+}
+
+#[test]
 fn bad_arguments_are_errors_not_panics() {
     let run = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_tileproof"))

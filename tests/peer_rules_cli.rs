@@ -73,10 +73,16 @@ fn each_rule_gets_its_own_verdict_and_the_run_ends_with_the_summary_line() {
         row(&out, "needs_fdiv").contains("not instantiated (it needs FDIV"),
         "{out}"
     );
+    // Wrong, and it loops: its result, given to it again, comes back.
+    assert!(row(&out, "lt_swap").contains("refuted"), "{out}");
+    assert!(
+        row(&out, "lt_swap").contains("LOOPS on 32 of 32 instances: a < b -> b < a -> a < b"),
+        "{out}"
+    );
     let last = out.lines().last().unwrap();
     assert!(
         last.starts_with(
-            "peer rules: 7 (5 fired, 2 never fired), instantiated 5, refuted 2, checked 2, not instantiated 2, crashed 1"
+            "peer rules: 8 (6 fired, 2 never fired), instantiated 6, refuted 3, checked 2, not instantiated 2, crashed 1, sampled 0, looping 1"
         ),
         "{last}"
     );
@@ -165,7 +171,7 @@ fn the_junit_report_has_one_case_per_rule_with_failures_and_skips() {
     let (o, _) = prove_toy("junit-run", &["--junit", &junit]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let x = std::fs::read_to_string(&junit).unwrap();
-    assert!(x.contains("tests=\"7\" failures=\"3\""), "{x}");
+    assert!(x.contains("tests=\"8\" failures=\"4\""), "{x}");
     assert!(x.contains("skipped=\"2\""), "{x}");
     assert!(x.contains("<skipped message=\"needs_fdiv"), "{x}");
 }

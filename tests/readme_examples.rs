@@ -99,7 +99,13 @@ fn shown_and_printed(shown: &[String], out: &str, line: &str) {
 #[test]
 fn the_shipped_example_files_are_the_ones_the_readme_shows() {
     let readme = readme();
-    for name in ["tile.rules", "tile2.rules", "tile3.rules", "broken.rules"] {
+    for name in [
+        "tile.rules",
+        "tile2.rules",
+        "tile3.rules",
+        "broken.rules",
+        "double.rules",
+    ] {
         let file = std::fs::read_to_string(root().join("docs/examples").join(name)).unwrap();
         let shown = transcript(&readme, &format!("cat docs/examples/{name}"));
         assert_eq!(
@@ -153,6 +159,23 @@ fn an_unguarded_tile_rule_fails_at_every_width_on_a_masked_lane() {
         "    (a * C + b) // C                         = invalid",
         "  confirmed by the interpreter: validity-differs (source invalid, target 0)",
         "width-generic: 0 of 1 rule proved for every width >= 8 by one query; width by width: 1: the generic query has a model at some MAX",
+    ] {
+        shown_and_printed(&shown, &out, line);
+    }
+}
+
+#[test]
+fn a_rule_that_undoes_a_builtin_one_fails_prove_naming_the_cycle() {
+    let readme = readme();
+    let cmd = "tileproof prove --rules docs/examples/double.rules --width 8";
+    let shown = transcript(&readme, cmd);
+    let (code, out, err) = tileproof(&cmd.split(' ').collect::<Vec<_>>()[1..]);
+    assert_eq!(code, 2, "a rule that does not stop exits 2:\n{out}{err}");
+    for line in [
+        "width  8: 1/1 proved (1 by width-generic bounded-integer)",
+        "DOES NOT DECREASE double: size: `a` occurs twice on the right and once on the left",
+        "CYCLE: double -> add_self -> double on `a * 2` (loops on var v0 in [0, 7]; expr v0 * 2)",
+        "termination: 0 of 1 rule decrease the order, 1 do not, 2 cycles that loop",
     ] {
         shown_and_printed(&shown, &out, line);
     }
@@ -261,18 +284,18 @@ fn the_broken_rules_finding_is_found_replays_and_is_fixed_by_the_guard() {
     );
     let out = lines_as_shown(&out, &dir).join("\n");
     for line in [
-        "  oracle in case 1 (tiled): findings/oracle-5ed3490493.txt",
-        "    value-differs (output 1) at r0 = 1; source (0), target (2) [exhaustive, failed at point 2 of 2]",
+        "  oracle in case 1 (tiled): findings/oracle-1f1c867eb5.txt",
+        "    value-differs (output 1) at r0 = 1; source (0), target (3) [exhaustive, failed at point 2 of 2]",
     ] {
         shown_and_printed(&shown, &out, line);
     }
 
-    let finding = dir.join("oracle-5ed3490493.txt");
+    let finding = dir.join("oracle-1f1c867eb5.txt");
     let text = std::fs::read_to_string(&finding)
         .unwrap_or_else(|e| panic!("{}: {e}\n{out}", finding.display()));
     assert_eq!(
         lines_as_shown(&text, &dir),
-        transcript(&readme, "cat findings/oracle-5ed3490493.txt"),
+        transcript(&readme, "cat findings/oracle-1f1c867eb5.txt"),
         "README.md's finding file is out of date"
     );
 

@@ -27,13 +27,14 @@
 //! expression is not limited by the thread's stack.
 //!
 //! The cap bounds the total number of firings of one call. Hitting it is an
-//! error naming the rules that kept firing; the rewriter never returns a
-//! half-simplified result as if it were done.
+//! error naming the cycle (the rules of the window the last firings
+//! repeat, in order) and the rules that kept firing; the rewriter never
+//! returns a half-simplified result as if it were done.
 
 use crate::algebra::linear::is_linear_op;
 use crate::ir::dtype::Width;
 use crate::ir::{Graph, NodeId, Op};
-use crate::passes::PASSES;
+use crate::passes::{Pass, PASSES};
 use crate::rules::shape::{Shape, Site};
 use crate::rules::RuleSet;
 use rustc_hash::FxHashMap;
@@ -84,17 +85,20 @@ impl Outcome {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CapError {
     pub cap: usize,
+    /// The cycle: the rules of the window the last firings repeat, in the
+    /// order they fire (empty when the last firings do not repeat one).
+    pub cycle: Vec<String>,
     /// The rules that fired most among the last firings, with counts.
     pub looping: Vec<(String, usize)>,
 }
 
 impl fmt::Display for CapError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "rewriter hit its cap of {} firings; rules that kept firing:",
-            self.cap
-        )?;
+        write!(f, "rewriter hit its cap of {} firings", self.cap)?;
+        if !self.cycle.is_empty() {
+            write!(f, ", repeating the cycle {}", self.cycle.join(" -> "))?;
+        }
+        write!(f, "; rules that kept firing:")?;
         for (name, n) in &self.looping {
             write!(f, " {name} ({n}x)")?;
         }
@@ -127,6 +131,9 @@ pub struct Simplifier<'r> {
     /// Per rule (indexed like `names`): its result is a canonical form,
     /// not taken twice at one node ([`crate::passes::Pass::canonicalizing`]).
     canonical: Vec<bool>,
+    /// The algorithmic passes, in the order they are tried: the registry
+    /// ([`PASSES`]), or another list (a test's).
+    passes: &'r [Pass],
     /// The width `index` has where the result will run: guards, bounds and
     /// computed constants are judged at it, as the proofs at that width
     /// assume. 64 unless the target's index is narrower.
@@ -146,6 +153,31 @@ pub const CAP_PER_NODE: usize = 8;
 /// How many of the most recent firings a cap error looks at.
 const CAP_WINDOW: usize = 1_000;
 
+/// The longest cycle a cap error names.
+const MAX_CYCLE: usize = 32;
+
+/// The shortest window the last firings repeat (each of the last
+/// firings, a few periods' worth, equals the one a period before it), in
+/// firing order from its first rule in the set's order; empty when there
+/// is none.
+fn repeating_window(recent: &VecDeque<usize>) -> Vec<usize> {
+    let n = recent.len();
+    (1..=MAX_CYCLE.min(n / 4))
+        .find(|&p| {
+            let span = (4 * p).max(64).min(n);
+            (n - span + p..n).all(|i| recent[i] == recent[i - p])
+        })
+        .map(|p| {
+            // One rotation whichever firing the cap fell on: the window
+            // starts at its first rule in the set's order.
+            let mut w: Vec<usize> = recent.range(n - p..).copied().collect();
+            let first = (0..p).min_by_key(|&i| w[i]).unwrap_or(0);
+            w.rotate_left(first);
+            w
+        })
+        .unwrap_or_default()
+}
+
 /// Whether `child`, an operand of `parent`, is read as part of its
 /// parent's whole (an inner sum of a sum, a link of a `&&`, `||`, `min` or
 /// `max` chain) rather than as a root of its own.
@@ -156,6 +188,12 @@ fn is_inner(parent: &crate::ir::Node, child: &crate::ir::Node) -> bool {
 
 impl<'r> Simplifier<'r> {
     pub fn new(rules: &'r RuleSet) -> Simplifier<'r> {
+        Simplifier::with_passes(rules, &PASSES)
+    }
+
+    /// The rewriter with `rules` and, after them, the algorithmic `passes`
+    /// instead of the registry's (how a test builds a pass that loops).
+    pub fn with_passes(rules: &'r RuleSet, passes: &'r [Pass]) -> Simplifier<'r> {
         let mut names = Vec::new();
         let mut flat = Vec::new();
         let mut by_op: Vec<Vec<(usize, Shape)>> = vec![Vec::new(); crate::ir::op::OPS.len()];
@@ -173,7 +211,7 @@ impl<'r> Simplifier<'r> {
         }
         let declarative = names.len();
         let mut canonical = vec![false; declarative];
-        for pass in &PASSES {
+        for pass in passes {
             names.extend(pass.rules.iter().map(|s| s.to_string()));
             canonical.extend(pass.rules.iter().map(|_| pass.canonicalizing));
         }
@@ -186,8 +224,41 @@ impl<'r> Simplifier<'r> {
             algorithmic: true,
             declarative,
             canonical,
+            passes,
             width: Width::W64,
         }
+    }
+
+    /// The pass algorithmic rule `rule` (indexed like
+    /// [`Simplifier::rule_names`]) belongs to, and its index among the
+    /// pass's rules.
+    pub fn pass_of(&self, rule: usize) -> Option<(&'r Pass, usize)> {
+        let mut base = self.declarative;
+        for pass in self.passes {
+            if rule < base + pass.rules.len() {
+                return (rule >= base).then_some((pass, rule - base));
+            }
+            base += pass.rules.len();
+        }
+        None
+    }
+
+    /// Whether a firing of algorithmic rule `rule` from `before` to
+    /// `after` (nodes of `g`) decreases what its pass says it does
+    /// ([`crate::passes::Decreases`]); `None` for a declarative rule.
+    pub fn check_decrease(
+        &self,
+        g: &mut Graph,
+        rule: usize,
+        before: NodeId,
+        after: NodeId,
+    ) -> Option<Result<(), String>> {
+        let (pass, i) = self.pass_of(rule)?;
+        let d = pass.decreases[i];
+        Some(
+            d.check(g, pass, before, after, self.width)
+                .map_err(|why| format!("it states that it decreases {}, but {why}", d.name())),
+        )
     }
 
     /// Rule names, indexed like [`Firing::rule`] and [`Outcome::counts`].
@@ -279,7 +350,7 @@ impl<'r> Simplifier<'r> {
         }
         // A pass that returns its input has not fired.
         let mut base = self.declarative;
-        for pass in &PASSES {
+        for pass in self.passes {
             if pass.at.applies(op, root) {
                 if let Some((i, out)) = (pass.run)(g, n, root, self.width) {
                     if out != n {
@@ -463,8 +534,13 @@ impl Run<'_, '_> {
                 .map(|(r, c)| (self.s.names[r].clone(), c))
                 .collect();
             looping.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            let cycle = repeating_window(self.recent)
+                .into_iter()
+                .map(|r| self.s.names[r].clone())
+                .collect();
             return Err(CapError {
                 cap: limit,
+                cycle,
                 looping,
             });
         }

@@ -40,3 +40,23 @@ fn a_pass_is_found_by_each_of_its_rule_names() {
     }
     assert!(pass_of("mod_in_range").is_none());
 }
+
+#[test]
+fn every_sub_rule_states_what_its_firings_decrease_and_its_fire_cases_keep_it() {
+    let simp = Simplifier::new(builtin());
+    for pass in &PASSES {
+        assert_eq!(pass.decreases.len(), pass.rules.len(), "{}", pass.name);
+    }
+    let mut failures = Vec::new();
+    for case in fire_cases().unwrap() {
+        let mut p = parse_program(&case.program).unwrap();
+        let roots = p.outputs.clone();
+        let out = simp.simplify(&mut p.graph, &roots, true).unwrap();
+        for f in &out.trace {
+            if let Some(Err(why)) = simp.check_decrease(&mut p.graph, f.rule, f.before, f.after) {
+                failures.push(format!("{}: {why}", simp.rule_names()[f.rule]));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}

@@ -6,7 +6,9 @@
 //! cannot decide): first on every rule's fire cases
 //! (`engine::passes::fire_cases`, so that every rule fires), then over a
 //! fixed-seed run of both generators. A rule with no validated firing has
-//! not been validated. This is stage 3 of `tileproof gate`.
+//! not been validated. Each firing must also decrease what its pass's
+//! registry row says the rule decreases (`engine::passes::Decreases`), the
+//! rewriter's reason to stop. This is stage 3 of `tileproof gate`.
 
 use crate::campaign::mix;
 use crate::checks::{self, Validation, Validator, Verdict};
@@ -27,12 +29,20 @@ pub struct Firing {
     /// How many times it fired (equal text) over the run.
     pub count: u64,
     pub result: Validation,
+    /// Why it does not decrease what its pass says its rule decreases
+    /// (`engine::passes::Decreases`); `None` when it does.
+    pub undecreasing: Option<String>,
 }
 
 impl Firing {
     /// The validator (or an exhaustive walk) confirmed it.
     pub fn validated(&self) -> bool {
         !self.result.fails && self.result.verdict != Verdict::Unknown
+    }
+
+    /// It is sound and decreases what its rule states: it holds.
+    pub fn holds(&self) -> bool {
+        self.validated() && self.undecreasing.is_none()
     }
 }
 
@@ -60,10 +70,11 @@ pub struct Firings {
 }
 
 impl Firings {
-    /// Firings the validator did not confirm: a counterexample, or an
-    /// unknown (never a pass).
+    /// Firings the validator did not confirm (a counterexample, or an
+    /// unknown: never a pass), or that do not decrease what their rule
+    /// states.
     pub fn failed(&self) -> impl Iterator<Item = &Firing> {
-        self.distinct.iter().filter(|f| !f.validated())
+        self.distinct.iter().filter(|f| !f.holds())
     }
 
     /// Per algorithmic rule, in the simplifier's order: its distinct
@@ -278,20 +289,29 @@ pub fn validate_firings(
         let validated: Vec<Firing> = fresh
             .par_iter()
             .map(|((rule, case), count)| {
-                let result = match engine::parse::parse_program(case) {
-                    Ok(p) => validator(&p.graph, &p.outputs, &p.expects),
-                    Err(e) => Validation {
-                        verdict: Verdict::Unknown,
-                        detail: Some(format!("the firing does not parse back from text: {e}")),
-                        fails: false,
-                        point: None,
-                    },
+                let (result, undecreasing) = match engine::parse::parse_program(case) {
+                    Ok(mut p) => {
+                        let result = validator(&p.graph, &p.outputs, &p.expects);
+                        let (before, after) = (p.outputs[0], p.expects[0]);
+                        let decrease = simp.check_decrease(&mut p.graph, *rule, before, after);
+                        (result, decrease.and_then(Result::err))
+                    }
+                    Err(e) => (
+                        Validation {
+                            verdict: Verdict::Unknown,
+                            detail: Some(format!("the firing does not parse back from text: {e}")),
+                            fails: false,
+                            point: None,
+                        },
+                        None,
+                    ),
                 };
                 Firing {
                     rule: names[*rule].clone(),
                     case: case.clone(),
                     count: *count,
                     result,
+                    undecreasing,
                 }
             })
             .collect();

@@ -23,7 +23,9 @@
 //! `refuted` (an instance fails), `crashed` (the rule raised on an instance
 //! that means something), `checked on N instances` (each instance walked
 //! whole by the JIT or proved by SMT), `sampled` (some instance neither:
-//! unknown), or `not instantiated` with the reason.
+//! unknown), or `not instantiated` with the reason. Each result is also
+//! given to the rule again, a few times: a rule that rewrites it back to a
+//! term it already produced loops, and is reported so beside its verdict.
 
 use crate::backend::{ReproducerSpec, Run, Script};
 use crate::campaign::prepare_finding;
@@ -629,6 +631,10 @@ pub struct RuleReport {
     pub skipped: BTreeMap<String, usize>,
     pub build_failures: BTreeMap<String, u64>,
     pub findings: Vec<Finding>,
+    /// Instances whose result the rule, applied to it again, rewrites
+    /// back to a term it had already produced; the first one's terms.
+    pub looping: usize,
+    pub loop_example: Option<String>,
     #[serde(flatten)]
     pub verdict: Verdict,
     pub seconds: f64,
@@ -647,13 +653,28 @@ impl RuleReport {
             skipped: BTreeMap::new(),
             build_failures: BTreeMap::new(),
             findings: Vec::new(),
+            looping: 0,
+            loop_example: None,
             verdict,
             seconds: 0.0,
         }
     }
 
-    /// The verdict in words: `refuted: 3 of 32 instances fail (trap (x86))`.
+    /// The verdict in words: `refuted: 3 of 32 instances fail (trap (x86))`,
+    /// and whether the rule loops on its own results.
     pub fn verdict_line(&self) -> String {
+        let verdict = self.soundness_line();
+        match &self.loop_example {
+            Some(terms) => format!(
+                "{verdict}; LOOPS on {} of {}: {terms}",
+                self.looping,
+                engine::print::count(self.judged, "instance")
+            ),
+            None => verdict,
+        }
+    }
+
+    fn soundness_line(&self) -> String {
         match &self.verdict {
             Verdict::Refuted { failing, classes } => format!(
                 "refuted: {failing} of {} fail{}",
@@ -758,6 +779,10 @@ fn check_rule_inner(
             continue;
         }
         rep.judged += 1;
+        if let Some(terms) = reapplied(&subject, &c) {
+            rep.looping += 1;
+            rep.loop_example.get_or_insert(terms);
+        }
         if let Some(f) = c.failures.first() {
             match f.kind {
                 Kind::PeerError | Kind::Crash | Kind::Hang | Kind::Garbage => rep.crashing += 1,
@@ -907,6 +932,72 @@ fn check_rule_inner(
     rep
 }
 
+/// How many times an instance's result is given to its rule again.
+const REAPPLY: usize = 3;
+
+/// The rule applied to its own result again, up to [`REAPPLY`] times: the
+/// terms it went through (`a -> b -> a`) when it came back to one it had
+/// already produced, i.e. it loops. A first result equal to the instance
+/// (as tileproof reads it) is not a change, so not a loop; nor is a cycle
+/// whose terms differ only in how an associative chain is ordered and
+/// grouped: tileproof reads every term into its own canonical operand
+/// order, so a peer rule that sorts a chain its own way would seem to
+/// loop on each one.
+fn reapplied(subject: &RuleSubject<'_>, c: &checks::Checked) -> Option<String> {
+    let (&first, &src) = (c.tgt.as_ref()?.first()?, c.src.first()?);
+    if first == src {
+        return None;
+    }
+    let mut g = c.graph.clone();
+    let mut seen = vec![src, first];
+    for _ in 0..REAPPLY {
+        let cur = *seen.last().expect("two terms at least");
+        let Ok(Answer::Simplified { roots, .. }) = subject.simplify(&mut g, &[cur]) else {
+            return None;
+        };
+        let next = *roots.first()?;
+        let back = seen.contains(&next);
+        seen.push(next);
+        let reordered = || {
+            let key = chain_key(&g, src);
+            seen.iter().all(|&n| chain_key(&g, n) == key)
+        };
+        if back && reordered() {
+            return None;
+        }
+        if back {
+            let terms: Vec<String> = seen
+                .iter()
+                .map(|&n| engine::print::expr_short(&g, n, 60))
+                .collect();
+            return Some(terms.join(" -> "));
+        }
+    }
+    None
+}
+
+/// A term's text up to the order and grouping of its associative chains
+/// (`+ * min max & && || ^`: the commutative ops but the comparisons).
+fn chain_key(g: &Graph, n: NodeId) -> String {
+    engine::deep::grow(|| {
+        let node = g.node(n);
+        if node.src().is_empty() {
+            return engine::print::expr(g, n);
+        }
+        let chain = node.op.is_commutative() && !node.op.is_comparison();
+        let parts = if chain {
+            g.chain_operands(n, node.op, usize::MAX).0
+        } else {
+            node.src().to_vec()
+        };
+        let mut keys: Vec<String> = parts.iter().map(|&p| chain_key(g, p)).collect();
+        if chain {
+            keys.sort();
+        }
+        format!("{}:{}({})", node.op.name(), node.dtype, keys.join(","))
+    })
+}
+
 /// The peer's whole simplifier on a finding's instance (its `expr` lines),
 /// judged like the rule's result (no backend): one line.
 fn whole_simplifier(peer: &Peer, body: &str, cfg: &CheckConfig) -> Option<String> {
@@ -954,6 +1045,8 @@ pub struct Summary {
     pub exhaustive: usize,
     pub smt: usize,
     pub failing: usize,
+    /// Rules that rewrite some result of theirs back (they loop).
+    pub looping: usize,
 }
 
 impl Summary {
@@ -977,21 +1070,22 @@ impl Summary {
             s.exhaustive += r.exhaustive;
             s.smt += r.smt;
             s.failing += r.failing;
+            s.looping += usize::from(r.looping > 0);
         }
         s.instantiated = s.rules - s.not_instantiated;
         s
     }
 
-    /// Everything held: no rule refuted, crashed or only sampled.
+    /// Everything held: no rule refuted, crashed, only sampled or looping.
     pub fn holds(&self) -> bool {
-        self.refuted + self.crashed + self.sampled == 0
+        self.refuted + self.crashed + self.sampled + self.looping == 0
     }
 
     /// `peer rules: M, instantiated N, refuted K, checked C, not
     /// instantiated U, ...`
     pub fn line(&self) -> String {
         format!(
-            "peer rules: {} ({} fired, {} never fired), instantiated {}, refuted {}, checked {}, not instantiated {}, crashed {}, sampled {}; {} judged ({} exhaustive, {} by SMT, {} failing)",
+            "peer rules: {} ({} fired, {} never fired), instantiated {}, refuted {}, checked {}, not instantiated {}, crashed {}, sampled {}, looping {}; {} judged ({} exhaustive, {} by SMT, {} failing)",
             self.rules,
             self.fired,
             self.rules - self.fired,
@@ -1001,6 +1095,7 @@ impl Summary {
             self.not_instantiated,
             self.crashed,
             self.sampled,
+            self.looping,
             engine::print::count(self.instances, "instance"),
             self.exhaustive,
             self.smt,

@@ -4,6 +4,9 @@
 //!
 //! 1. **prove**: every rule (built-in, with `--rules` files laid over them)
 //!    at each width, through the proof cache (`tileproof prove`'s code);
+//!    then **termination**: every rule proved decreases the reduction
+//!    order or its file justifies it, and no rules undo each other
+//!    (`verify::termination`);
 //! 2. **corpus**: every corpus case replayed (`tileproof replay`'s code);
 //! 3. **firings**: every recorded firing of an algorithmic rule (a rule of
 //!    the engine's pass registry), on every rule's fire cases and then over
@@ -14,7 +17,7 @@
 //!    (`fuzz::campaign`, as `tileproof fuzz` runs it).
 //!
 //! Exit 0 only when every rule is proved at every width (unknown and
-//! vacuous count against it), every case replays clean, every firing
+//! vacuous count against it) and terminates, every case replays clean, every firing
 //! validates and the campaigns find nothing.
 
 use super::fuzz::{say, summary_json, Display};
@@ -43,8 +46,8 @@ use verify::prove::{RuleResult, Verdict};
 #[derive(clap::Args)]
 #[command(
     after_help = "Exit status: 0 everything holds; 2 something does not (a rule failed, unknown or \
-vacuous at some width, a corpus case failed, an algorithmic firing did not validate, or a campaign \
-found something); 1 other errors (bad arguments, unreadable files).\n\n\
+vacuous at some width, a rule not shown to terminate or rules that loop, a corpus case failed, an \
+algorithmic firing did not validate or decrease what its rule states, or a campaign found something); 1 other errors (bad arguments, unreadable files).\n\n\
 Examples:\n  tileproof gate                                   # the whole gate, as CI runs it\n  \
 tileproof gate --time 20 --widths 8,16             # a quicker gate\n  \
 tileproof gate --rules candidate.rules --junit gate.xml --json gate.json\n  \
@@ -156,6 +159,8 @@ pub fn run(a: Args) -> ExitCode {
 struct Report {
     proofs: Vec<RuleResult>,
     prove_seconds: f64,
+    termination: verify::termination::Report,
+    termination_seconds: f64,
     cases: Vec<CaseReport>,
     corpus_seconds: f64,
     firings: Firings,
@@ -236,6 +241,18 @@ fn gate(a: Args) -> anyhow::Result<bool> {
         super::prove::run_proofs(&to_prove, &opts, Some(jobs)).map_err(anyhow::Error::msg)?;
     let prove_seconds = t.elapsed().as_secs_f64();
     print_proofs(&proofs, to_prove.len(), &widths, prove_seconds);
+
+    // 1b. Termination: every rule proved must decrease the order (or say
+    // why it stops), and none may undo another.
+    let t = Instant::now();
+    let termination = verify::termination::check(&to_prove, &set, &opts.widths, timeout);
+    let termination_seconds = t.elapsed().as_secs_f64();
+    super::prove::print_termination(&termination, false);
+    say!(
+        "termination {}; {:.1} s",
+        termination.summary(),
+        termination_seconds
+    );
 
     // 2. Corpus.
     let t = Instant::now();
@@ -319,6 +336,8 @@ fn gate(a: Args) -> anyhow::Result<bool> {
     let report = Report {
         proofs,
         prove_seconds,
+        termination,
+        termination_seconds,
         cases,
         corpus_seconds,
         firings,
@@ -473,7 +492,7 @@ fn print_firings(f: &Firings) {
         return;
     }
     for x in f.failed() {
-        say!("FIRING {} not validated: {}", x.rule, describe(&x.result));
+        say!("FIRING {} not validated: {}", x.rule, describe_firing(x));
         for line in x.case.lines() {
             say!("  {line}");
         }
@@ -496,7 +515,7 @@ fn print_firings(f: &Firings) {
     let counter = f.counterexamples();
     let unknown = f.unknown();
     say!(
-        "firings   {} ({} distinct) of {} in {}: {} validated ({} by enumeration), {}, {} unknown, {}; {:.1} s; {} of {} algorithmic rules validated",
+        "firings   {} ({} distinct) of {} in {}: {} validated ({} by enumeration), {}, {} unknown, {} not decreasing what their rule states, {}; {:.1} s; {} of {} algorithmic rules validated",
         count(f.total, "algorithmic firing"),
         f.distinct.len(),
         count(f.rules.len(), "algorithmic rule"),
@@ -505,6 +524,7 @@ fn print_firings(f: &Firings) {
         f.by_enumeration(),
         count(counter, "counterexample"),
         unknown,
+        f.distinct.iter().filter(|x| x.undecreasing.is_some()).count(),
         count(f.errors.len(), "error"),
         f.seconds,
         tallies.iter().filter(|t| t.validated > 0).count(),
@@ -518,6 +538,14 @@ fn describe(r: &Validation) -> String {
         Some(d) if r.fails => d.clone(),
         Some(d) => format!("{}: {d}", r.verdict),
         None => r.verdict.to_string(),
+    }
+}
+
+/// Why a firing fails: its validation, or what it does not decrease.
+fn describe_firing(f: &Firing) -> String {
+    match &f.undecreasing {
+        Some(why) if f.validated() => format!("does not terminate: {why}"),
+        _ => describe(&f.result),
     }
 }
 
@@ -622,6 +650,26 @@ fn problems(r: &Report) -> Vec<String> {
             ));
         }
     }
+    let bad: Vec<String> = r.termination.failing().map(|t| t.rule.clone()).collect();
+    if !bad.is_empty() {
+        p.push(format!(
+            "{} not shown to decrease the order: {}",
+            count(bad.len(), "rule"),
+            shorten(&bad)
+        ));
+    }
+    let loops: Vec<String> = r
+        .termination
+        .loops()
+        .map(|c| format!("{} on `{}`", c.rules.join(" -> "), c.term))
+        .collect();
+    if !loops.is_empty() {
+        p.push(format!(
+            "{} that loop: {}",
+            count(loops.len(), "rule cycle"),
+            shorten(&loops)
+        ));
+    }
     let bad: Vec<String> = r
         .cases
         .iter()
@@ -702,7 +750,7 @@ fn json_report(r: &Report, a: &Args, problems: &[String], seconds: f64) -> Value
         .firings
         .distinct
         .iter()
-        .map(|f| json!({ "rule": f.rule, "count": f.count, "case": f.case, "result": f.result }))
+        .map(|f| json!({ "rule": f.rule, "count": f.count, "case": f.case, "result": f.result, "undecreasing": f.undecreasing }))
         .collect();
     json!({
         "verdict": if problems.is_empty() { "pass" } else { "fail" },
@@ -721,6 +769,13 @@ fn json_report(r: &Report, a: &Args, problems: &[String], seconds: f64) -> Value
             "cached": r.proofs.iter().filter(|p| p.cached).count(),
             "seconds": r.prove_seconds,
             "results": proofs,
+        },
+        "termination": {
+            "summary": r.termination.summary(),
+            "decreasing": r.termination.decreasing(),
+            "seconds": r.termination_seconds,
+            "rules": r.termination.rules,
+            "cycles": r.termination.cycles,
         },
         "corpus": {
             "dir": a.corpus.display().to_string(),
@@ -746,6 +801,40 @@ fn json_report(r: &Report, a: &Args, problems: &[String], seconds: f64) -> Value
 
 fn junit_suites(r: &Report) -> Vec<Suite> {
     let mut suites = vec![junit::prove_suite(&r.proofs)];
+    // One case per rule's termination, and one per cycle that loops.
+    let mut cases: Vec<TestCase> = r
+        .termination
+        .rules
+        .iter()
+        .map(|t| TestCase {
+            classname: "termination".into(),
+            name: t.rule.clone(),
+            seconds: 0.0,
+            outcome: if t.verdict.holds() {
+                Outcome::Passed
+            } else {
+                Outcome::Failure {
+                    kind: "termination".into(),
+                    message: t.verdict.line(),
+                    text: String::new(),
+                }
+            },
+        })
+        .collect();
+    cases.extend(r.termination.loops().map(|c| TestCase {
+        classname: "termination".into(),
+        name: format!("cycle {}", c.rules.join(" -> ")),
+        seconds: 0.0,
+        outcome: Outcome::Failure {
+            kind: "cycle".into(),
+            message: c.line.clone(),
+            text: String::new(),
+        },
+    }));
+    suites.push(Suite {
+        name: "termination".into(),
+        cases,
+    });
     suites.push(Suite {
         name: "corpus".into(),
         cases: r
@@ -804,7 +893,7 @@ fn junit_suites(r: &Report) -> Vec<Suite> {
                         message: format!("{} of {rule} not validated", count(bad.len(), "firing")),
                         text: bad
                             .iter()
-                            .map(|f| format!("{}\n{}", describe(&f.result), f.case))
+                            .map(|f| format!("{}\n{}", describe_firing(f), f.case))
                             .collect::<Vec<_>>()
                             .join("\n"),
                     }

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use verify::cache::Cache;
 use verify::prove::{prove_all, Options, RuleResult, Verdict};
+use verify::termination::{Report, Verdict as TermVerdict};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -137,13 +138,44 @@ pub struct Args {
 
 /// Loads the rules to prove: the candidate files (read by the same loader,
 /// with the same notes, as every other command's `--rules`), or the
-/// built-in set.
-pub fn load_rules(files: &[String]) -> anyhow::Result<RuleSet> {
+/// built-in set; and the set the engine would run them in (the candidates
+/// laid over the built-in rules), where cycles are looked for.
+pub fn load_rules(files: &[String]) -> anyhow::Result<(RuleSet, RuleSet)> {
     if files.is_empty() {
-        return Ok(builtin().clone());
+        return Ok((builtin().clone(), builtin().clone()));
     }
-    Ok(super::load_rule_files(files)?.candidates)
+    let loaded = super::load_rule_files(files)?;
+    Ok((loaded.candidates, loaded.engine))
 }
+
+/// Prints termination: each rule that does not decrease the order (every
+/// rule when `every`), justified ones with their justification, and each
+/// cycle (the `K of N` line is [`Report::summary`]).
+pub fn print_termination(t: &Report, every: bool) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    for r in &t.rules {
+        let tag = match &r.verdict {
+            TermVerdict::Terminates { .. } if !every => continue,
+            TermVerdict::Terminates { .. } => "TERMINATES",
+            TermVerdict::Justified { .. } => "JUSTIFIED",
+            TermVerdict::DoesNotDecrease { .. } => "DOES NOT DECREASE",
+            TermVerdict::Unknown { .. } => "UNKNOWN TERMINATION",
+        };
+        let _ = writeln!(out, "{tag} {}: {}", r.rule, r.verdict.detail());
+    }
+    for c in &t.cycles {
+        let tag = if c.instance.is_some() {
+            "CYCLE"
+        } else {
+            "possible cycle"
+        };
+        let _ = writeln!(out, "{tag}: {}", c.line);
+    }
+}
+
+/// Rules checked at most this many get a termination line each in text.
+pub const TERMINATION_LINES: usize = 32;
 
 pub fn options(
     width: &[u32],
@@ -510,7 +542,7 @@ fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
         .map(|b| super::parse_seconds("the budget", b))
         .transpose()?;
     super::remove_stale_reports(a.junit.iter())?;
-    let set = load_rules(&a.rules)?;
+    let (set, engine_set) = load_rules(&a.rules)?;
     let names: Vec<String> = a.names.iter().chain(&a.rule).cloned().collect();
     let rules = set.select(&names)?;
     if a.cross_check && verify::crosscheck::cvc5_version().is_none() {
@@ -535,6 +567,8 @@ fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
     };
     let start = Instant::now();
     let results = run_proofs(&rules, &opts, a.jobs)?;
+    // Proving a pattern includes proving that rewriting with it stops.
+    let termination = verify::termination::check(&rules, &engine_set, &opts.widths, opts.timeout);
     if let Some(dir) = &a.cases {
         write_cases(dir, &results);
     }
@@ -550,7 +584,8 @@ fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
     let ok = if a.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&results).expect("serializable")
+            serde_json::to_string_pretty(&with_termination(&results, &termination))
+                .expect("serializable")
         );
         results.iter().all(|r| matches!(r.verdict, Verdict::Proved))
     } else {
@@ -560,13 +595,44 @@ fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
         if a.cross_check {
             print_cross_checks(&rules, &results);
         }
+        print_termination(&termination, rules.len() <= TERMINATION_LINES);
+        println!("termination: {}", termination.summary());
         ok
-    };
+    } && termination.holds();
     Ok(if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)
     })
+}
+
+/// Each result as JSON with its rule's termination verdict (and the cycles
+/// it takes part in) beside the proof's fields.
+fn with_termination(results: &[RuleResult], t: &Report) -> Vec<serde_json::Value> {
+    results
+        .iter()
+        .map(|r| {
+            let mut v = serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
+            if let serde_json::Value::Object(m) = &mut v {
+                if let Some(tr) = t.rules.iter().find(|x| x.rule == r.rule) {
+                    m.insert(
+                        "termination".into(),
+                        serde_json::to_value(&tr.verdict).unwrap_or_default(),
+                    );
+                }
+                let cycles: Vec<&str> = t
+                    .cycles
+                    .iter()
+                    .filter(|c| c.rules.contains(&r.rule))
+                    .map(|c| c.line.as_str())
+                    .collect();
+                if !cycles.is_empty() {
+                    m.insert("cycles".into(), serde_json::json!(cycles));
+                }
+            }
+            v
+        })
+        .collect()
 }
 
 /// `prove --ranges`: the transfer functions, in parallel, with a summary

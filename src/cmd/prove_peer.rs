@@ -317,12 +317,17 @@ fn suite(reports: &[RuleReport]) -> Suite {
                 .collect::<Vec<_>>()
                 .join("\n");
             let outcome = match &r.verdict {
-                Verdict::Checked { .. } => Outcome::Passed,
                 Verdict::Refuted { .. } | Verdict::Crashed { .. } => Outcome::Failure {
                     kind: r.verdict.word().into(),
                     message,
                     text,
                 },
+                _ if r.looping > 0 => Outcome::Failure {
+                    kind: "looping".into(),
+                    message,
+                    text,
+                },
+                Verdict::Checked { .. } => Outcome::Passed,
                 Verdict::Sampled { .. } => Outcome::Error {
                     kind: "sampled".into(),
                     message,

@@ -13,6 +13,7 @@ or constants (`c`):
     raises_on_three        x // c raises when c == 3, else declines
     declines_always        x * 1: the function always returns None
     needs_fdiv             x / 2.0: no tileproof form
+    lt_swap                a < b => b < a                               wrong, and its result rewrites back: it loops
 
 `x`, `a` and `b` are variables of the case (their bounds are what the
 guards test); an instance is built from the pools tileproof sends.
@@ -65,6 +66,7 @@ RULES = {
     "raises_on_three": (["floordiv", "x", "c"], raises, 34),
     "declines_always": (["mul", "x", ["const", 1]], lambda case, env: None, 35),
     "needs_fdiv": (None, None, 36),
+    "lt_swap": (["lt", "a", "b"], lambda case, env: ["lt", env["b"], env["a"]], 37),
 }
 
 
@@ -73,7 +75,7 @@ def text(p):
         return p
     if p[0] == "const":
         return str(p[1])
-    sym = {"add": "+", "mul": "*", "floordiv": "//", "mod": "mod"}[p[0]]
+    sym = {"add": "+", "mul": "*", "floordiv": "//", "mod": "mod", "lt": "<"}[p[0]]
     return f"({text(p[1])} {sym} {text(p[2])})"
 
 

@@ -61,6 +61,10 @@ pub struct RuleQuery<'r> {
     pub syms: Vec<Sym>,
     /// Bounds, guard, source defined, computed constants defined.
     pub premise: Bool,
+    /// Where the engine fires the rule: the premise without the source's
+    /// definedness (the engine does not ask for it). The reduction order
+    /// must hold wherever this does.
+    pub fires: Bool,
     /// Valid facts the encoding stated about its own terms (the range of
     /// each quotient): a proof may assume them or not; they help some
     /// obligations and slow others down.
@@ -192,6 +196,7 @@ impl<'r> RuleQuery<'r> {
             enc,
             syms,
             premise: Bool::from_bool(true),
+            fires: Bool::from_bool(true),
             hints: Vec::new(),
             src: enc.invalid(),
             tgt: enc.invalid(),
@@ -219,13 +224,24 @@ impl<'r> RuleQuery<'r> {
             let holds = guard::holds(&mut d, g);
             constraints.push(holds);
         }
+        let mut fires = constraints.clone();
         constraints.push(q.src.def.clone());
-        constraints.extend(computed);
+        constraints.extend(computed.iter().cloned());
+        fires.extend(computed);
 
-        constraints.extend(q.facts.borrow_mut().drain(..));
+        let facts: Vec<Bool> = q.facts.borrow_mut().drain(..).collect();
+        constraints.extend(facts.iter().cloned());
+        fires.extend(facts);
+        q.fires = Bool::and(&fires);
         q.premise = Bool::and(&constraints);
         q.hints = crate::encode::take_facts();
         q
+    }
+
+    /// The value of a constant of one side (a literal, a constant
+    /// variable, a constant the right side computes, a bound).
+    pub fn constant_value(&mut self, p: &Pat) -> Term {
+        self.pat(p, Side::Target, &mut Vec::new()).val
     }
 
     /// `gcd(x, y)` without recursion: a fresh `g >= 0` that divides both

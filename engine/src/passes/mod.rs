@@ -13,8 +13,11 @@
 //! - **named per sub-rule**: it returns `(i, result)` with `i` an index
 //!   into its row's `rules`, the name the firing is recorded and validated
 //!   under (so each sub-rule is validated, and reported, on its own);
-//! - **terminating**: a result is smaller, or (a `canonicalizing` pass)
-//!   in a canonical form the rewriter does not take twice at one node;
+//! - **terminating**: each sub-rule states what its firings decrease
+//!   ([`Decreases`]: the declarative rules' reduction order, the
+//!   divisions, or nothing but a canonical form the rewriter does not take
+//!   twice at one node), and the gate checks it on every firing it
+//!   validates;
 //! - **quiet where it does not apply**: `None`, not its input.
 //!
 //! Adding a pass is its file here, one row of [`PASSES`] and its fire cases
@@ -35,6 +38,7 @@ pub mod symdiv;
 
 use crate::ir::dtype::Width;
 use crate::ir::{Graph, NodeId, Op};
+use rustc_hash::FxHashMap;
 
 /// A pass at a node: `(graph, node, the node is read whole, width)` to
 /// `(index into the row's rules, result)`.
@@ -69,6 +73,113 @@ impl At {
     }
 }
 
+/// What a firing of an algorithmic rule decreases: why the rewriter stops
+/// with it, checked on every firing the gate validates
+/// ([`Decreases::check`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decreases {
+    /// The reduction order every declarative rule decreases
+    /// ([`crate::rules::reduction`]).
+    Order,
+    /// The divisions, compared in turn: how many there are, the sum of
+    /// their constant divisors' magnitudes, the size of their numerators,
+    /// the ranks of their numerators' constants (counted as a tree: a
+    /// shared node once per occurrence).
+    Divisions,
+    /// No measure: the result is a canonical form, which the pass does not
+    /// rewrite back into its input, and which the rewriter takes once per
+    /// node.
+    Canonical,
+}
+
+impl Decreases {
+    pub fn name(self) -> &'static str {
+        match self {
+            Decreases::Order => "the reduction order",
+            Decreases::Divisions => "the divisions",
+            Decreases::Canonical => "a canonical form",
+        }
+    }
+
+    /// Whether `pass` rewriting `before` to `after` (nodes of `g`) keeps
+    /// this statement; why not.
+    pub fn check(
+        self,
+        g: &mut Graph,
+        pass: &Pass,
+        before: NodeId,
+        after: NodeId,
+        w: Width,
+    ) -> Result<(), String> {
+        match self {
+            Decreases::Order => crate::rules::reduction::compare(g, before, after)
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            Decreases::Divisions => {
+                let (b, a) = (divisions(g, before), divisions(g, after));
+                if a < b {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "the divisions do not decrease: (count, divisors, numerator sizes, numerator constants) {b:?} to {a:?}"
+                    ))
+                }
+            }
+            Decreases::Canonical => {
+                // Read whole or not, the pass must not give the input back
+                // (tried only where the rewriter would try it).
+                let op = g.node(after).op;
+                for whole in [true, false].into_iter().filter(|&x| pass.at.applies(op, x)) {
+                    if let Some((_, back)) = (pass.run)(g, after, whole, w) {
+                        if back == before {
+                            return Err(format!(
+                                "{} rewrites its result back into its input",
+                                pass.name
+                            ));
+                        }
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The divisions' measure of the term at `root` (see
+/// [`Decreases::Divisions`]), saturating.
+fn divisions(g: &Graph, root: NodeId) -> [i128; 4] {
+    use crate::rules::reduction::rank_of;
+    // Per node: its divisions' measure, its size and its constants' ranks.
+    let mut memo: FxHashMap<NodeId, ([i128; 4], i128, i128)> = FxHashMap::default();
+    for n in g.post_order(root, |_| false) {
+        let node = g.node(n);
+        let mut d = [0i128; 4];
+        let (mut size, mut ranks) = (1i128, 0i128);
+        if let Some(c) = node.as_const() {
+            ranks = rank_of(c);
+        }
+        for s in node.src() {
+            let (cd, cs, cr) = memo[s];
+            for k in 0..4 {
+                d[k] = d[k].saturating_add(cd[k]);
+            }
+            size = size.saturating_add(cs);
+            ranks = ranks.saturating_add(cr);
+        }
+        if node.op.is_divmod() {
+            let (num, den) = (node.src()[0], node.src()[1]);
+            let divisor = g.node(den).as_const().map_or(0, |c| (c as i128).abs());
+            let (_, ns, nr) = memo[&num];
+            d[0] = d[0].saturating_add(1);
+            d[1] = d[1].saturating_add(divisor);
+            d[2] = d[2].saturating_add(ns);
+            d[3] = d[3].saturating_add(nr);
+        }
+        memo.insert(n, (d, size, ranks));
+    }
+    memo[&root].0
+}
+
 /// One algorithmic pass.
 #[derive(Clone, Copy, Debug)]
 pub struct Pass {
@@ -77,6 +188,8 @@ pub struct Pass {
     /// Its sub-rules, the names its firings are recorded under; the pass
     /// returns an index into this list.
     pub rules: &'static [&'static str],
+    /// What each sub-rule's firings decrease (one per rule, in order).
+    pub decreases: &'static [Decreases],
     /// Where it is tried.
     pub at: At,
     /// Its results are canonical forms: one that comes back at the same
@@ -91,6 +204,7 @@ pub const PASSES: [Pass; 10] = [
     Pass {
         name: "divmod",
         rules: &divmod::RULES,
+        decreases: &[Decreases::Divisions; 8],
         at: At::Division,
         canonicalizing: false,
         run: |g, n, _, w| divmod::fold_divmod_general(g, n, w),
@@ -98,6 +212,7 @@ pub const PASSES: [Pass; 10] = [
     Pass {
         name: "symdiv",
         rules: &symdiv::RULES,
+        decreases: &[Decreases::Order],
         at: At::Division,
         canonicalizing: true,
         run: |g, n, _, w| symdiv::rewrite(g, n, w),
@@ -105,6 +220,7 @@ pub const PASSES: [Pass; 10] = [
     Pass {
         name: "linear",
         rules: &linear::RULES,
+        decreases: &[Decreases::Canonical, Decreases::Divisions],
         at: At::Any,
         canonicalizing: true,
         run: linear::rewrite,
@@ -112,6 +228,7 @@ pub const PASSES: [Pass; 10] = [
     Pass {
         name: "compare",
         rules: &compare::RULES,
+        decreases: &[Decreases::Canonical, Decreases::Order],
         at: At::Any,
         canonicalizing: true,
         run: |g, n, _, w| compare::rewrite(g, n, w),
@@ -119,6 +236,7 @@ pub const PASSES: [Pass; 10] = [
     Pass {
         name: "facts",
         rules: &facts::RULES,
+        decreases: &[Decreases::Canonical; 2],
         at: At::Whole,
         canonicalizing: true,
         run: |g, n, _, w| facts::rewrite(g, n, w),
@@ -126,6 +244,7 @@ pub const PASSES: [Pass; 10] = [
     Pass {
         name: "minmax",
         rules: &minmax::RULES,
+        decreases: &[Decreases::Canonical],
         at: At::Whole,
         canonicalizing: true,
         run: |g, n, _, w| minmax::rewrite(g, n, w),
@@ -133,6 +252,7 @@ pub const PASSES: [Pass; 10] = [
     Pass {
         name: "absorb",
         rules: &absorb::RULES,
+        decreases: &[Decreases::Order],
         at: At::Whole,
         canonicalizing: true,
         run: |g, n, _, w| absorb::rewrite(g, n, w),
@@ -140,6 +260,7 @@ pub const PASSES: [Pass; 10] = [
     Pass {
         name: "gated",
         rules: &gated::RULES,
+        decreases: &[Decreases::Canonical; 3],
         at: At::Where,
         canonicalizing: true,
         run: |g, n, _, w| gated::rewrite(g, n, w),
@@ -147,6 +268,7 @@ pub const PASSES: [Pass; 10] = [
     Pass {
         name: "residue",
         rules: &residue::RULES,
+        decreases: &[Decreases::Order; 3],
         at: At::Any,
         canonicalizing: true,
         run: |g, n, _, w| residue::rewrite(g, n, w),
@@ -154,6 +276,15 @@ pub const PASSES: [Pass; 10] = [
     Pass {
         name: "context",
         rules: &context::RULES,
+        decreases: &[
+            Decreases::Order,
+            Decreases::Order,
+            Decreases::Order,
+            Decreases::Order,
+            Decreases::Order,
+            // Two nested `where`s swapped: as big as before.
+            Decreases::Canonical,
+        ],
         at: At::Any,
         canonicalizing: true,
         run: context::rewrite,

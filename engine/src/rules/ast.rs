@@ -255,6 +255,11 @@ pub struct Rule {
     pub text: String,
     /// Lemmas cited as proof hints (`using ...`), in order.
     pub lemmas: Vec<LemmaUse>,
+    /// Why the rule stops although it does not decrease the reduction
+    /// order (a `terminates:` line in its file; see
+    /// [`crate::rules::reduction`]), shown in every report; `None` for a
+    /// rule that must decrease it.
+    pub terminates: Option<String>,
 }
 
 impl Rule {

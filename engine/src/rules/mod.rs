@@ -23,13 +23,15 @@
 //! - [`matching`]: matching at a node and building the right side;
 //! - [`shape`]: what a node must be for a rule to match, checked first;
 //! - [`guard`]: guards, evaluated once for the engine and the verifier;
-//! - [`show`]: patterns printed back.
+//! - [`show`]: patterns printed back;
+//! - [`reduction`]: the reduction order every rule must decrease.
 
 pub mod ast;
 pub mod guard;
 pub mod infer;
 pub mod matching;
 pub mod parse;
+pub mod reduction;
 pub mod set;
 pub mod shape;
 pub mod show;

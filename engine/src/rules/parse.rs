@@ -40,11 +40,17 @@ pub struct Statement {
     /// The `#` comment lines just above it (a blank line in between drops
     /// them).
     pub comment: Vec<String>,
-    /// Its text, continuation lines joined by `\n`.
+    /// Its text, continuation lines joined by `\n` (without its
+    /// `terminates:` justification).
     pub text: String,
     /// Its tokens, an end-of-line token (at the end of the first line)
     /// last.
     pub toks: Vec<(Tok, Span)>,
+    /// The text of a `terminates:` continuation line (and the lines that
+    /// continue it), with where it starts: why a rule that does not
+    /// decrease the reduction order still stops (`rules::reduction`).
+    /// Free text, not lexed.
+    pub terminates: Option<(String, Span)>,
 }
 
 /// The statements of a rule or lemma file, in order.
@@ -62,11 +68,31 @@ pub fn statements(text: &str) -> Result<Vec<Statement>, ParseError> {
             continue;
         }
         let mut toks = Vec::new();
+        let mut terminates: Option<(String, Span)> = None;
+        let mut kept: Vec<&str> = Vec::new();
         for (k, part) in logical.split('\n').enumerate() {
-            let mut t = lex_line(part, line + k as u32)?;
+            let at = line + k as u32;
+            // A justification is prose: everything from `terminates:` on.
+            if let Some((text, _)) = &mut terminates {
+                text.push(' ');
+                text.push_str(part.trim());
+                continue;
+            }
+            if let Some(why) = part
+                .trim_start()
+                .strip_prefix("terminates:")
+                .filter(|_| k > 0)
+            {
+                let col = (part.len() - part.trim_start().len()) as u32 + 1;
+                terminates = Some((why.trim().to_string(), Span { line: at, col }));
+                continue;
+            }
+            kept.push(part);
+            let mut t = lex_line(part, at)?;
             t.pop();
             toks.extend(t);
         }
+        let logical = kept.join("\n");
         let end = Span {
             line,
             col: logical
@@ -80,6 +106,7 @@ pub fn statements(text: &str) -> Result<Vec<Statement>, ParseError> {
             comment: std::mem::take(&mut comment),
             text: logical,
             toks,
+            terminates,
         });
     }
     Ok(out)
@@ -274,6 +301,7 @@ pub(super) fn parse_rule(c: &mut Cursor, file: &str, group: &str) -> PResult<Rul
         tyvars,
         text: String::new(),
         lemmas: check_using(lemmas, &p.vars)?,
+        terminates: None,
     })
 }
 

@@ -83,17 +83,41 @@ impl RuleSet {
             .file_stem()
             .map_or("rules".to_string(), |s| s.to_string_lossy().into_owned());
         let mut group = default_group;
+        let mut group_why: Option<String> = None;
         for st in statements(text).map_err(wrap)? {
             let mut c = Cursor::new(st.toks);
             c.allow_types = true;
             if c.eat_ident("group") {
                 let (name, _) = c.name("a group name").map_err(wrap)?;
                 c.expect_eol().map_err(wrap)?;
+                // A group's justification covers each of its rules (of
+                // this file) that has none of its own.
+                group_why = match st.terminates {
+                    Some((why, at)) if why.is_empty() => {
+                        return Err(wrap(ParseError::new(
+                            at,
+                            "`terminates:` needs a justification: why the rules stop",
+                        )))
+                    }
+                    Some((why, _)) => Some(why),
+                    None => None,
+                };
                 group = name;
                 continue;
             }
             let mut rule = parse_rule(&mut c, file, &group).map_err(wrap)?;
             rule.comment = st.comment.join(" ");
+            if let Some((why, at)) = st.terminates {
+                if why.is_empty() {
+                    return Err(wrap(ParseError::new(
+                        at,
+                        "`terminates:` needs a justification: why the rule stops",
+                    )));
+                }
+                rule.terminates = Some(why);
+            } else {
+                rule.terminates = group_why.clone();
+            }
             let body = st.text.split_once(':').map_or("", |(_, b)| b);
             rule.text = body.split_whitespace().collect::<Vec<_>>().join(" ");
             if let Some(prev) = self.rule(&rule.name) {
