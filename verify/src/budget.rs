@@ -211,6 +211,44 @@ mod tests {
         }
     }
 
+    /// One round of a simulated query: a check that needs `need` seconds
+    /// ends cancelled at a shorter share and answers at a longer one.
+    fn simulated(need: f64) -> impl FnMut(Duration) -> bool {
+        move |share| {
+            let enough = share.as_secs_f64() >= need;
+            let end = if enough { End::Answered } else { End::Cancelled };
+            crate::solver::record(share, need.min(share.as_secs_f64()), end);
+            enough
+        }
+    }
+
+    #[test]
+    fn a_check_that_needs_more_than_the_first_share_is_settled_at_a_doubled_one() {
+        // The bound's tenth (3 s of 30 s) is too short for a 4.5 s check:
+        // the second round, at 6 s, settles it, and the time spent is
+        // within the bound.
+        let mut spent = Spent::new(Some(Duration::from_secs(30)));
+        let (settled, share) =
+            spent.escalate("width-generic", Duration::from_secs(3), true, simulated(4.5), |s| *s);
+        assert!(settled);
+        assert_eq!(share, Duration::from_secs(6));
+        let shares: Vec<f64> = spent.rounds.iter().map(|r| r.share).collect();
+        assert_eq!(shares, [3.0, 6.0]);
+        let used: f64 = spent.rounds.iter().flat_map(|r| &r.calls).map(|c| c.seconds).sum();
+        assert!(used <= 30.0, "{used}");
+        assert_eq!(spent.likely_bound(), None, "{spent}");
+    }
+
+    #[test]
+    fn a_query_that_does_not_grow_runs_one_round_whatever_it_cancels() {
+        let mut spent = Spent::new(Some(Duration::from_secs(30)));
+        let (settled, share) =
+            spent.escalate("at 64 bits", Duration::from_secs(3), false, simulated(4.5), |s| *s);
+        assert!(!settled);
+        assert_eq!(share, Duration::from_secs(3));
+        assert_eq!(spent.rounds.len(), 1);
+    }
+
     #[test]
     fn a_later_query_starts_past_every_check_cut_short() {
         let first = Duration::from_secs(2);

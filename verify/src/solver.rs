@@ -100,7 +100,7 @@ pub fn labelled<T>(what: &str, f: impl FnOnce() -> T) -> T {
     r
 }
 
-fn record(share: Duration, seconds: f64, end: End) {
+pub(crate) fn record(share: Duration, seconds: f64, end: End) {
     CALLS.with_borrow_mut(|c| {
         if let Some(c) = c {
             c.push(Call {

@@ -40,8 +40,12 @@ fn bounded(bound: Duration, widths: &[u32]) -> Options {
 /// the rule was unknown at every width (at a bound of 25 s: after 77 s).
 /// With doubling shares the call gets 6 s in the second round, after
 /// about 7 s, and what is left (about 10 s) in the third: proved on a
-/// machine three times slower than a quiet one.
+/// machine three times slower than a quiet one. Its verdict depends on
+/// the machine's speed, so it runs in the nightly gate job, not in CI's
+/// `cargo test` (where a call took over 12 s); the policy itself is
+/// pinned deterministically by budget.rs's unit tests.
 #[test]
+#[ignore = "depends on the machine's speed: run by the nightly gate job"]
 fn a_rule_whose_one_check_needs_more_than_a_tenth_of_the_bound_is_proved_within_it() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let set = rules(
