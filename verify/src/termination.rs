@@ -251,7 +251,7 @@ fn constants_decrease(
 ) -> Verdict {
     for types in rule.instances() {
         for &w in widths {
-            let mut rq = RuleQuery::new(rule, &types, Enc::new(Mode::Int, w));
+            let mut rq = RuleQuery::firing(rule, &types, Enc::new(Mode::Int, w));
             let sum = |side: &[&Pat], rq: &mut RuleQuery<'_>| -> Int {
                 let mut total = Int::from_i64(0);
                 for p in side {
@@ -263,7 +263,8 @@ fn constants_decrease(
             };
             let (l, r) = (sum(&q.lhs, &mut rq), sum(&q.rhs, &mut rq));
             let solver = Solver::new();
-            solver.assert(&rq.fires);
+            let fires = rq.fires.clone().expect("a query made by RuleQuery::firing");
+            solver.assert(&fires);
             solver.assert(l.le(&r));
             match check_within(&solver, timeout) {
                 SatResult::Unsat => {}
