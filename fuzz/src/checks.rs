@@ -397,24 +397,7 @@ fn run_checks(
             return;
         }
         Err(refusal) => {
-            // A peer that raises, hangs or exits on a case whose source
-            // means nothing at any point (undefined, or a root
-            // unconstrained, at every point) owes nothing (the protocol's
-            // triage rule, applied here to what an adapter cannot triage
-            // itself: `1 << 2^40` makes Python compute forever). Nothing
-            // is excused that the profile's own model finds meaningful.
-            let profile = subject.profile();
-            let meaningless = |m: Model| {
-                let m = Model {
-                    width: cfg.width,
-                    ..m
-                };
-                oracle::meaningful_somewhere(&out.graph, &out.src, m, 1 << 16) == Some(false)
-            };
-            let excused = matches!(refusal.kind, Kind::PeerError | Kind::Hang | Kind::Crash)
-                && meaningless(profile.model())
-                && profile.relaxed().is_none_or(meaningless);
-            if excused {
+            if excused(subject, &out.graph, &out.src, &refusal, cfg) {
                 out.unsupported = Some(format!(
                     "the source means nothing at any point and the simplifier failed ({})",
                     refusal.kind
@@ -597,6 +580,8 @@ fn peer_bounds_check(
 ) -> Option<(CheckFailure, Confirmation)> {
     let bounds = match subject.bounds(g, src) {
         Ok(b) => b?,
+        // The simplifier's triage holds for its analysis too.
+        Err(refusal) if excused(subject, g, src, &refusal, cfg) => return None,
         Err(refusal) => {
             let class = subject_failure_class(subject, g, src, &refusal);
             let msg = format!("asked for its bounds: {}", one_line(&refusal.message));
@@ -660,6 +645,32 @@ fn peer_bounds_check(
         node: Some(v.node),
     };
     Some((failure, class))
+}
+
+/// Whether a peer that raised, hung or exited on a case owes nothing: the
+/// case's source means nothing at any point (undefined, or a root
+/// unconstrained, at every point), by the profile's model and its relaxed
+/// one (the protocol's triage rule, applied here to what an adapter cannot
+/// triage itself: `1 << 2^40` makes Python compute forever). Nothing is
+/// excused that the profile's own model finds meaningful.
+fn excused(
+    subject: &dyn Subject,
+    g: &Graph,
+    src: &[NodeId],
+    refusal: &crate::subject::Refusal,
+    cfg: &CheckConfig,
+) -> bool {
+    let profile = subject.profile();
+    let meaningless = |m: Model| {
+        let m = Model {
+            width: cfg.width,
+            ..m
+        };
+        oracle::meaningful_somewhere(g, src, m, 1 << 16) == Some(false)
+    };
+    matches!(refusal.kind, Kind::PeerError | Kind::Hang | Kind::Crash)
+        && meaningless(profile.model())
+        && profile.relaxed().is_none_or(meaningless)
 }
 
 /// The class of a subject's failure on a case (a peer raising, hanging,
