@@ -937,8 +937,8 @@ const REAPPLY: usize = 3;
 
 /// The rule applied to its own result again, up to [`REAPPLY`] times: the
 /// terms it went through (`a -> b -> a`) when it came back to one it had
-/// already produced, i.e. it loops. A first result equal to the instance
-/// (as tileproof reads it) is not a change, so not a loop; nor is a cycle
+/// already produced, i.e. it loops. A result equal to the term the rule
+/// was given (as tileproof reads it) is not a change, so not a loop; nor is a cycle
 /// whose terms differ only in how an associative chain is ordered and
 /// grouped: tileproof reads every term into its own canonical operand
 /// order, so a peer rule that sorts a chain its own way would seem to
@@ -956,6 +956,11 @@ fn reapplied(subject: &RuleSubject<'_>, c: &checks::Checked) -> Option<String> {
             return None;
         };
         let next = *roots.first()?;
+        // A term the rule leaves as it is (as tileproof reads it: Morok's
+        // groups rebuild a term they do not change) is a fixed point.
+        if next == cur {
+            return None;
+        }
         let back = seen.contains(&next);
         seen.push(next);
         let reordered = || {
