@@ -97,7 +97,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tileproof_peer as tp  # noqa: E402
 import tinygrad_harness as harness  # noqa: E402
 
-# How the adapter's builder spells each op (tinygrad_adapter.BUILD), as Python source for reproducers.
+# How the adapter's builder spells each op (tinygrad_uops.BUILD), as Python source for reproducers.
 # reproducer() checks that the text builds the very UOps the adapter builds.
 SPELL = {
     "neg": "-{0}", "not": "{0}.logical_not()", "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",

@@ -43,8 +43,10 @@ import sys
 import tileproof_peer as tp
 from tinygrad.dtype import Invalid, dtypes
 from tinygrad.uop.ops import Ops, PatternMatcher, UOp, UPat
+# The adapter's builder and reader, from their own module: importing the
+# adapter (it runs as `__main__`) would run its argument parsing again.
+from tinygrad_uops import BUILD, IDX, Back, leaves
 
-IDX = dtypes.weakint
 BOOL = dtypes.bool
 
 # tileproof op -> tinygrad op, one each way (bool and int variants apart).
@@ -76,17 +78,6 @@ def literal_build(tree, env):
     """Tree -> UOp, one tinygrad op per tileproof op. Ops with no literal
     tinygrad op (min, le, ceildiv: never in an instance) are built the way
     the adapter builds them."""
-    from tinygrad_adapter import BUILD
-
-    def leaf(t):
-        if t[0] == "var":
-            return env[t[1]]
-        if t[0] == "const":
-            return UOp.const(t[1], IDX)
-        if t[0] == "bool":
-            return UOp.const(t[1], BOOL)
-        return UOp.invalid()
-
     def dtype_of(args):
         for a in args:
             if not (a.op is Ops.CONST and a.arg is Invalid):
@@ -107,7 +98,7 @@ def literal_build(tree, env):
         if op in INT_BINARY:
             return UOp(INT_BINARY[op], IDX, tuple(args))
         return BUILD[op](*args)
-    return tp.fold(tree, leaf, node)
+    return tp.fold(tree, leaves(env), node)
 
 
 def literal_tree(u, names, want):
@@ -603,7 +594,6 @@ class TinygradRules(tp.Rules):
         out = r.rewrite(root)
         if out is None:
             raise tp.Declined("the function returned None")
-        from tinygrad_adapter import Back
         return Back(names, {})(out, case.types[0])
 
 
