@@ -198,7 +198,10 @@ fn a_cycling_pair_laid_over_the_builtin_rules_fails_the_gate_naming_both() {
         t.contains("termination 0 of 1 rule decrease the order, 1 do not"),
         "{t}"
     );
-    let verdict = t.lines().find(|l| l.starts_with("verdict")).unwrap_or_default();
+    let verdict = t
+        .lines()
+        .find(|l| l.starts_with("verdict"))
+        .unwrap_or_default();
     assert!(
         verdict.contains("1 rule not shown to decrease the order: double; ")
             && verdict.contains("rule cycles that loop: double -> add_self on `a * 2`"),

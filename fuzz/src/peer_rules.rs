@@ -938,11 +938,11 @@ const REAPPLY: usize = 3;
 /// The rule applied to its own result again, up to [`REAPPLY`] times: the
 /// terms it went through (`a -> b -> a`) when it came back to one it had
 /// already produced, i.e. it loops. A result equal to the term the rule
-/// was given (as tileproof reads it) is not a change, so not a loop; nor is a cycle
-/// whose terms differ only in how an associative chain is ordered and
-/// grouped: tileproof reads every term into its own canonical operand
-/// order, so a peer rule that sorts a chain its own way would seem to
-/// loop on each one.
+/// was given (as tileproof reads it) is not a change, so not a loop; nor
+/// is a cycle whose terms differ only in how an associative chain is
+/// ordered and grouped: tileproof reads every term into its own canonical
+/// operand order, so a peer rule that sorts a chain its own way would seem
+/// to loop on each one.
 fn reapplied(subject: &RuleSubject<'_>, c: &checks::Checked) -> Option<String> {
     let (&first, &src) = (c.tgt.as_ref()?.first()?, c.src.first()?);
     if first == src {

@@ -216,7 +216,11 @@ mod tests {
     fn simulated(need: f64) -> impl FnMut(Duration) -> bool {
         move |share| {
             let enough = share.as_secs_f64() >= need;
-            let end = if enough { End::Answered } else { End::Cancelled };
+            let end = if enough {
+                End::Answered
+            } else {
+                End::Cancelled
+            };
             crate::solver::record(share, need.min(share.as_secs_f64()), end);
             enough
         }
@@ -228,13 +232,23 @@ mod tests {
         // the second round, at 6 s, settles it, and the time spent is
         // within the bound.
         let mut spent = Spent::new(Some(Duration::from_secs(30)));
-        let (settled, share) =
-            spent.escalate("width-generic", Duration::from_secs(3), true, simulated(4.5), |s| *s);
+        let (settled, share) = spent.escalate(
+            "width-generic",
+            Duration::from_secs(3),
+            true,
+            simulated(4.5),
+            |s| *s,
+        );
         assert!(settled);
         assert_eq!(share, Duration::from_secs(6));
         let shares: Vec<f64> = spent.rounds.iter().map(|r| r.share).collect();
         assert_eq!(shares, [3.0, 6.0]);
-        let used: f64 = spent.rounds.iter().flat_map(|r| &r.calls).map(|c| c.seconds).sum();
+        let used: f64 = spent
+            .rounds
+            .iter()
+            .flat_map(|r| &r.calls)
+            .map(|c| c.seconds)
+            .sum();
         assert!(used <= 30.0, "{used}");
         assert_eq!(spent.likely_bound(), None, "{spent}");
     }
@@ -242,8 +256,13 @@ mod tests {
     #[test]
     fn a_query_that_does_not_grow_runs_one_round_whatever_it_cancels() {
         let mut spent = Spent::new(Some(Duration::from_secs(30)));
-        let (settled, share) =
-            spent.escalate("at 64 bits", Duration::from_secs(3), false, simulated(4.5), |s| *s);
+        let (settled, share) = spent.escalate(
+            "at 64 bits",
+            Duration::from_secs(3),
+            false,
+            simulated(4.5),
+            |s| *s,
+        );
         assert!(!settled);
         assert_eq!(share, Duration::from_secs(3));
         assert_eq!(spent.rounds.len(), 1);

@@ -58,7 +58,9 @@ fn a_rule_whose_one_check_needs_more_than_a_tenth_of_the_bound_is_proved_within_
     let calibration = prove_rule_widths(rule, &bounded(Duration::from_secs(600), &widths), &|_| {});
     let t = start.elapsed();
     assert!(
-        calibration.iter().all(|r| matches!(r.verdict, Verdict::Proved)),
+        calibration
+            .iter()
+            .all(|r| matches!(r.verdict, Verdict::Proved)),
         "the rule is sound and proved at a bound of 600 s"
     );
     let bound = (t * 6).max(Duration::from_secs(10));

@@ -129,7 +129,10 @@ impl Decreases {
                 // Read whole or not, the pass must not give the input back
                 // (tried only where the rewriter would try it).
                 let op = g.node(after).op;
-                for whole in [true, false].into_iter().filter(|&x| pass.at.applies(op, x)) {
+                for whole in [true, false]
+                    .into_iter()
+                    .filter(|&x| pass.at.applies(op, x))
+                {
                     if let Some((_, back)) = (pass.run)(g, after, whole, w) {
                         if back == before {
                             return Err(format!(
