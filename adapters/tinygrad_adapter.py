@@ -44,7 +44,13 @@ a >= 0 and b > 0: exact either way), `min` -> `minimum` (tinygrad spells it
 Its own rules, one by one (docs/protocol.md, section 6): `rules`,
 `instances` and `apply` requests over the patterns of `sym` (`--matcher`
 names another matcher of tinygrad.uop.symbolic) or of your own matcher
-(`--module FILE.py:MATCHER`): tinygrad_rules.py.
+(`--module FILE.py:MATCHER`, which then is also the simplifier:
+`graph_rewrite(sink, MATCHER)`): tinygrad_rules.py.
+
+A rewrite that loops is stopped long before tinygrad's own guard (a
+250,000-entry stack) and answered as an `error` that names the rules that
+kept firing (`graph_rewrite loops: ... (the rules A -> B rewrite in a
+cycle)`), as is tinygrad's own "infinite loop" error.
 
 The backend (docs/protocol.md, section 5): `run` and `reproducer` requests for
 tinygrad's three CPU renderers, `clang`, `llvm` and `x86`, which compile the
@@ -75,7 +81,8 @@ ap.add_argument("--vars", choices=["variable", "range"], default="variable")
 ap.add_argument("--matcher", default="sym", metavar="NAME",
                 help="whose rules `rules` requests list: a PatternMatcher of tinygrad.uop.symbolic (default sym)")
 ap.add_argument("--module", metavar="FILE.py:MATCHER",
-                help="list and apply the rules of this PatternMatcher instead (your own patterns)")
+                help="list, apply and simplify with the rules of this PatternMatcher instead (your own patterns; "
+                     "`--entry` is then not used)")
 ARGS = ap.parse_args()
 
 from importlib.metadata import version  # noqa: E402
@@ -85,13 +92,14 @@ from tinygrad.uop.ops import AxisType, Ops, UOp, graph_rewrite  # noqa: E402
 from tinygrad.uop.symbolic import sym  # noqa: E402
 # Trees <-> UOps, shared with tinygrad_rules.py; it imports tinygrad, so it too comes after claim_stdout.
 from tinygrad_uops import IDX, Back, build  # noqa: E402
+import tinygrad_rules  # noqa: E402
 
 OPS = ["neg", "not", "add", "sub", "mul", "min", "max", "div", "rem", "floordiv", "mod", "ceildiv",
        "lt", "le", "eq", "ne", "and", "or", "xor", "where", "shl", "shr", "bitand"]
 
 HELLO = {
     "tileproof": tp.PROTOCOL,
-    "name": f"tinygrad.{ARGS.entry}",
+    "name": f"tinygrad.module.{ARGS.module.rpartition(':')[2]}" if ARGS.module else f"tinygrad.{ARGS.entry}",
     "version": version("tinygrad"),
     # tinygrad moves ops into and out of gates (`a // where(c, y, invalid)` ->
     # `where(c, a // y, invalid)`) and its own z3 validator (uop/validate.py)
@@ -129,8 +137,15 @@ def simplify(case):
     roots = [build(t, env) for t in case.trees]
     sink = UOp.sink(*roots)
     if TRACKED is not None:
-        TRACKED.take()
-        out = graph_rewrite(sink, TRACKED, name="tileproof")
+        TRACKED.start(sink)
+        try:
+            out = graph_rewrite(sink, TRACKED, name="tileproof")
+        except RuntimeError as e:
+            # tinygrad's own loop guards, where Tracking's did not stop it
+            # first: said with the rules that kept firing.
+            if "infinite loop" not in str(e) or isinstance(e, tinygrad_rules.RewriteLoop):
+                raise
+            raise tinygrad_rules.RewriteLoop(TRACKED.loop_message(f"tinygrad raised \"{e}\"")) from e
     else:
         out = sink.simplify()
     if out.op is not Ops.SINK or len(out.src) != len(roots):
@@ -157,19 +172,20 @@ class TinygradBounds(tp.Bounds):
         return u.vmin, u.vmax
 
 
-# `sym` with each rule's firings counted (the same pairs in the same order,
-# so it rewrites exactly as `sym` does): a campaign reports which of
-# tinygrad's rules it reached. Set in main, from the rules `rules` lists.
+# The simplifier's matcher with each rule's firings counted (the same pairs
+# in the same order, so it rewrites exactly as the matcher does; it stops a
+# rewrite that loops, naming the rules): `sym`, or the user's own matcher
+# (`--module`). A campaign reports which of the rules it reached. Set in
+# main, from the rules `rules` lists.
 TRACKED = None
 
 
 if __name__ == "__main__":
     from tinygrad_backend import TinygradBackend
     sys.setrecursionlimit(20000)
-    import tinygrad_rules
     rules = tinygrad_rules.module_rules(ARGS.module) if ARGS.module else tinygrad_rules.sym_rules(ARGS.matcher)
-    if ARGS.entry == "sym" and not ARGS.module and ARGS.matcher == "sym":
+    if ARGS.module or (ARGS.entry == "sym" and ARGS.matcher == "sym"):
         TRACKED = tinygrad_rules.Tracking(rules)
     sys.exit(tp.serve(OUT, HELLO, simplify, width=None,
-                      backend=TinygradBackend(make_vars, build, ARGS.entry, ARGS.vars),
+                      backend=TinygradBackend(make_vars, build, ARGS.entry, ARGS.vars, ARGS.module),
                       rules=tinygrad_rules.TinygradRules(rules), bounds=TinygradBounds()))

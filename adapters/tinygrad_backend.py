@@ -123,11 +123,13 @@ def warmup_exprs(x, y, p):
 class TinygradBackend(tp.Backend):
     names = tuple(harness.RENDERERS)
 
-    def __init__(self, make_vars, build, entry, vars_mode):
+    def __init__(self, make_vars, build, entry, vars_mode, module=None):
         """`make_vars(case)` -> ({name: UOp}, ...) and `build(tree, env)` are the adapter's own (the same
-        UOps as its simplifier gets); `entry` ("sym" or "simplify") and `vars_mode` ("variable" or
-        "range") are its options, for reproducers."""
+        UOps as its simplifier gets); `entry` ("sym" or "simplify"), `vars_mode` ("variable" or
+        "range") and `module` (the user's `FILE.py:MATCHER`, the simplifier where given) are its
+        options, for reproducers."""
         self.make_vars, self.build, self.entry, self.vars_mode = make_vars, build, entry, vars_mode
+        self.module = module
         self.prepared = set()
 
     def exprs(self, case):
@@ -227,17 +229,16 @@ class TinygradBackend(tp.Backend):
         if not crash_only and not compilable and (not isinstance(expected, list) or len(expected) != len(case.trees)):
             raise tp.BadRequest("the source cannot be compiled as written: `reproducer.expected` must hold its "
                                 "value for each expression")
-        entry = "graph_rewrite(UOp.sink(*source), sym)" if self.entry == "sym" else "UOp.sink(*source).simplify()"
+        entry, imports, options = self.entry_code()
         head = [
             "#!/usr/bin/env python3",
-            f'"""tinygrad {tp_version()}, `{entry}`: a tileproof finding (class {klass}; adapter --entry {self.entry}'
-            f" --vars {self.vars_mode}).",
+            f'"""tinygrad {tp_version()}, `{entry}`: a tileproof finding (class {klass}; adapter {options}).',
+
             "Builds the input and prints tinygrad's answer" + ("; exits 1 while the simplifier raises, else 0." + '"""'
             if crash_only else f"; compiles both literally (the harness: tinygrad's codegen minus its optimizer and"
             f"\nevery symbolic pass) with DEV=CPU:{harness.RENDERERS[name]}, runs them at {where} in a child process;"
             ' exits 1 while they differ."""'),
-            "import json, os, signal, sys" if not crash_only else "import sys",
-            "from tinygrad.uop.symbolic import sym" if self.entry == "sym" else None]
+            "import json, os, signal, sys" if not crash_only else "import sys", *imports]
         if crash_only:
             body = ["from tinygrad.uop.ops import UOp, graph_rewrite", "from tinygrad.dtype import dtypes", case_code]
         else:
@@ -259,6 +260,20 @@ class TinygradBackend(tp.Backend):
                      f'print(f"at {where} on DEV=CPU:{harness.RENDERERS[name]}:\\n  input:    {{src}}\\n  tinygrad: {{ans}}")',
                      "sys.exit(int(src != ans))"]
         return "\n".join(x for x in head + body if x is not None) + "\n"
+
+    def entry_code(self):
+        """The simplifier's call in a reproducer, the lines it needs first, and the adapter's options."""
+        if self.module:
+            path, _, attr = self.module.rpartition(":")
+            path = os.path.abspath(path)
+            mod = os.path.splitext(os.path.basename(path))[0]
+            return (f"graph_rewrite(UOp.sink(*source), {attr})",
+                    [f"sys.path.insert(0, {os.path.dirname(path)!r})", f"from {mod} import {attr}"],
+                    f"--module {self.module} --vars {self.vars_mode}")
+        if self.entry == "sym":
+            return ("graph_rewrite(UOp.sink(*source), sym)", ["from tinygrad.uop.symbolic import sym"],
+                    f"--entry sym --vars {self.vars_mode}")
+        return "UOp.sink(*source).simplify()", [], f"--entry {self.entry} --vars {self.vars_mode}"
 
     def case_code(self, case, py):
         """Python source that builds the case's variables (as make_vars builds them) and its input as `source`, with

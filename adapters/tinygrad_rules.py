@@ -33,6 +33,7 @@ The tinygrad adapter's `rules`, `instances` and `apply` requests: every
   takes `ctx` is not applied (no rule of `sym` does).
 """
 
+import collections
 import importlib.util
 import inspect
 import json
@@ -597,16 +598,35 @@ class TinygradRules(tp.Rules):
         return Back(names, {})(out, case.types[0])
 
 
+class RewriteLoop(RuntimeError):
+    """A rewrite stopped because it loops: the message names the rules."""
+
+
+# Rewrites one graph_rewrite may make per node of its input before Tracking
+# calls it a loop (and a flat allowance for small inputs): far more than a
+# rewrite to a fixed point takes, far fewer than tinygrad's own guard, which
+# raises only once its rewrite stack holds 250,000 entries.
+REWRITES_PER_NODE = 500
+REWRITES_FLAT = 20_000
+# How often one node may be rewritten to the same result: tinygrad records
+# a node's result once it is linked, so it rewrites a node again only while
+# the node waits on its own result, i.e. in a cycle.
+SAME_REWRITE = 16
+# Rewrites remembered to name a loop's rules.
+RECENT = 24
+
+
 class Tracking(PatternMatcher):
     """A PatternMatcher over the very pairs of `rules`, in their order, that
     counts which rule fired: tinygrad's own `rewrite` loop (first matching
     pattern wins), with each entry carrying its rule's index. Rewrites
-    exactly as the matcher the rules came from does."""
+    exactly as the matcher the rules came from does, but stops a rewrite
+    that loops (RewriteLoop) with the rules that keep firing."""
 
     def __init__(self, rules):
         super().__init__([(r.upat, r.fn) for r in rules])
         self.names = [r.name for r in rules]
-        self.fired = {}
+        self.start(None)
         # The entries tinygrad built, tagged with their pattern's index.
         for i, (p, _) in enumerate(self.patterns):
             for op in p.op:
@@ -614,6 +634,12 @@ class Tracking(PatternMatcher):
                     if entry[0] is p and len(entry) == 3:
                         entry.append(i)
                         break
+
+    def start(self, root):
+        """Forgets the firings and loop state: a rewrite of `root` starts."""
+        self.fired, self.recent, self.made = {}, collections.deque(maxlen=RECENT), {}
+        self.count = 0
+        self.limit = REWRITES_FLAT + REWRITES_PER_NODE * len(root.toposort()) if root is not None else REWRITES_FLAT
 
     def rewrite(self, uop, ctx=None):
         pats = self.pdict.get(uop.op, [])
@@ -626,8 +652,33 @@ class Tracking(PatternMatcher):
                 if ret is not None and ret is not uop:
                     name = self.names[entry[3]]
                     self.fired[name] = self.fired.get(name, 0) + 1
+                    self.recent.append(name)
+                    self.count += 1
+                    again = self.made[(uop, ret)] = self.made.get((uop, ret), 0) + 1
+                    if again > SAME_REWRITE or self.count > self.limit:
+                        raise RewriteLoop(self.loop_message(
+                            "tinygrad's own guard raises later, \"infinite loop in graph_rewrite\", "
+                            "at a 250,000-entry stack"))
                     return ret
         return None
+
+    def loop_message(self, tail):
+        """What a looping rewrite says: how many rewrites it made, the rules
+        of its last ones (their cycle where they repeat one), and `tail`."""
+        recent = list(self.recent)
+        period = next((p for p in range(1, len(recent) // 2 + 1)
+                       if all(recent[i] == recent[i - p] for i in range(p, len(recent)))), None)
+        if period == 1:
+            which = f"{recent[0]} keeps rewriting what it rewrote"
+        elif period:
+            # From the cycle's first rule in the matcher's order, so that
+            # one loop reads the same wherever it was stopped.
+            cycle = recent[-period:]
+            k = min(range(period), key=lambda i: self.names.index(cycle[i]))
+            which = f"the rules {' -> '.join(cycle[k:] + cycle[:k])} rewrite in a cycle"
+        else:
+            which = f"its last rewrites are by {', '.join(recent)}"
+        return f"graph_rewrite loops: {self.count} rewrites without a fixed point ({which}); {tail}"
 
     def take(self):
         """The rules that fired since the last call, by name."""

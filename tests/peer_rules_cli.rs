@@ -277,3 +277,26 @@ fn every_pattern_of_the_pinned_sym_is_instantiated_or_says_why_not() {
         .unwrap();
     assert_eq!(gate["verdict"], "refuted", "{gate}");
 }
+
+#[test]
+#[ignore = "needs the pinned tinygrad (.venv-peers): run by .ci/run"]
+fn a_tinygrad_rewrite_loop_is_a_finding_that_names_its_rules() {
+    // Two sound rules that undo each other (`x * 2 -> x + x`, `x + x ->
+    // x * 2`), as the simplifier (`--module`): the adapter stops the loop
+    // long before tinygrad's own guard and says which rules kept firing.
+    let dir = scratch("loop");
+    let case = dir.join("loop.case");
+    std::fs::write(&case, "var x: index in [0, 9]\nexpr x * 2 + 1\n").unwrap();
+    let cmd = format!("{TINYGRAD} --module tests/peers/tinygrad_looping_rules.py:looping");
+    let o = run(&["check", case.to_str().unwrap(), "--simplifier", &cmd]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        out.contains(
+            "graph_rewrite loops: 33 rewrites without a fixed point (the rules \
+             looping.0.double -> looping.1.add_self rewrite in a cycle)"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("verdict: fails (peer-crash)"), "{out}");
+}

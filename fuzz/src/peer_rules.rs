@@ -971,10 +971,8 @@ fn reapplied(subject: &RuleSubject<'_>, c: &checks::Checked) -> Option<String> {
             return None;
         }
         if back {
-            let terms: Vec<String> = seen
-                .iter()
-                .map(|&n| engine::print::expr_short(&g, n, 60))
-                .collect();
+            // Whole: the cycle is the finding (instances are small).
+            let terms: Vec<String> = seen.iter().map(|&n| engine::print::expr(&g, n)).collect();
             return Some(terms.join(" -> "));
         }
     }
