@@ -258,7 +258,7 @@ fn on_backend(
                             .any(|(a, b)| a.is_some() && a != b);
                         if differs && notes.is_empty() {
                             notes.push(format!(
-                                "the compiled source gives {} where tileproof's interpreter gives {} (at {}): an adapter or semantics mismatch",
+                                "the compiled source gives {} where tileproof's interpreter gives {} (at {}): the peer's backend computes the source itself otherwise (a code generation bug of the peer, or an adapter or semantics mismatch)",
                                 show_values(&by_backend),
                                 show_values(&i),
                                 show_point(g, src, env)

@@ -1306,6 +1306,21 @@ pub fn meaningful_somewhere(
 ) -> Option<bool> {
     let w = w.into();
     let domain = Domain::new(g, roots);
+    // Every root must mean something at the same point, and a root's value
+    // depends on its own variables only: one that means nothing on its own
+    // smaller domain settles the case where the whole domain is too large
+    // to walk (`-1 % (0 / 1)` beside `r0` in [-131071, 0]).
+    if roots.len() > 1 {
+        for &r in roots {
+            let own = Domain::new(g, &[r]).size();
+            if own < domain.size()
+                && own <= max_points as u128
+                && meaningful_somewhere(g, &[r], w, max_points) == Some(false)
+            {
+                return Some(false);
+            }
+        }
+    }
     let exhaustive = domain.size() <= max_points as u128;
     let n = if exhaustive {
         domain.size() as u64
@@ -1328,7 +1343,36 @@ pub fn meaningful_somewhere(
             return Some(true);
         }
     }
-    exhaustive.then_some(false)
+    if exhaustive {
+        return Some(false);
+    }
+    // Undefined is whole-evaluation: a subterm undefined at every point of
+    // its own (walkable) domain leaves nothing defined anywhere
+    // (`r0 + -1 % (0 * 0)`, r0 in [0, 65536]: one point past the walk).
+    g.reachable(roots)
+        .into_iter()
+        .any(|n| !g.node(n).src().is_empty() && undefined_everywhere(g, n, w, SUBTERM_POINTS))
+        .then_some(false)
+}
+
+/// The largest domain of a subterm [`meaningful_somewhere`] walks to find
+/// it undefined everywhere.
+const SUBTERM_POINTS: u64 = 4096;
+
+/// Whether `n` is undefined at every point of its own domain (false when
+/// that has more than `max_points` points).
+fn undefined_everywhere(g: &Graph, n: NodeId, w: Model, max_points: u64) -> bool {
+    let domain = Domain::new(g, &[n]);
+    if domain.size() > max_points as u128 {
+        return false;
+    }
+    let mut point = vec![0i64; domain.len()];
+    let mut eval = Evaluator::new(g, &[n], w);
+    (0..domain.size() as u64).all(|k| {
+        domain.decode(k, &mut point);
+        let env: Vec<i128> = domain.env(g, &point).iter().map(|&v| v as i128).collect();
+        eval.eval(&env).is_err()
+    })
 }
 
 /// [`check_interp`] for forms in two graphs.

@@ -8,8 +8,8 @@ use engine::interp::{PointCheck, Val};
 use engine::ir::{DType, Graph, NodeId, Op};
 use engine::semantics::Failure;
 use fuzz::oracle::{
-    check_interp, check_interp_graphs, check_jit, check_jit_graphs, CompiledOracle, Domain,
-    OracleConfig, Report,
+    check_interp, check_interp_graphs, check_jit, check_jit_graphs, meaningful_somewhere,
+    CompiledOracle, Domain, OracleConfig, Report,
 };
 
 fn var(g: &mut Graph, name: &str, lo: i64, hi: i64) -> NodeId {
@@ -465,4 +465,48 @@ fn jit_oracle_agrees_with_interpreter_on_random_expressions() {
         }
     }
     assert!(failures > 5, "the mutations should break some expressions");
+}
+
+#[test]
+fn a_root_meaningless_on_its_own_variables_makes_a_too_large_source_meaningless() {
+    // r0's domain (131,072 points) is past the walk's 65,536, but the other
+    // root has no variable and divides by zero at its only point.
+    let mut g = Graph::new();
+    let r0 = var(&mut g, "r0", -131_071, 0);
+    let (m1, zero, one) = (idx(&mut g, -1), idx(&mut g, 0), idx(&mut g, 1));
+    let q = g.mk(Op::Div, &[zero, one]);
+    let bad = g.mk(Op::Rem, &[m1, q]);
+    assert_eq!(
+        meaningful_somewhere(&g, &[bad, r0], Width(64), 1 << 16),
+        Some(false)
+    );
+    // A defined root beside it: a meaningful point is found by sampling.
+    let fine = g.mk(Op::Rem, &[m1, one]);
+    assert_eq!(
+        meaningful_somewhere(&g, &[fine, r0], Width(64), 1 << 16),
+        Some(true)
+    );
+}
+
+#[test]
+fn a_subterm_undefined_on_its_own_variables_makes_a_too_large_source_meaningless() {
+    // One point past the walk, and `-1 % (0 * 0)` divides by zero at its
+    // only point: undefined is whole-evaluation.
+    let mut g = Graph::new();
+    let r0 = var(&mut g, "r0", 0, 65_536);
+    let (m1, zero) = (idx(&mut g, -1), idx(&mut g, 0));
+    let sq = g.mk(Op::Mul, &[zero, zero]);
+    let rem = g.mk(Op::Rem, &[m1, sq]);
+    let sum = g.mk(Op::Add, &[r0, rem]);
+    assert_eq!(
+        meaningful_somewhere(&g, &[sum], Width(64), 1 << 16),
+        Some(false)
+    );
+    // Under a divisor that is not always zero, sampling finds a point.
+    let d = g.mk(Op::Rem, &[m1, r0]);
+    let sum = g.mk(Op::Add, &[r0, d]);
+    assert_eq!(
+        meaningful_somewhere(&g, &[sum], Width(64), 1 << 16),
+        Some(true)
+    );
 }

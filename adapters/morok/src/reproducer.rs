@@ -98,8 +98,15 @@ pub fn write(
         s.push_str(l);
         s.push('\n');
     };
+    // The class beside the kind only where they differ (a bounds finding
+    // is a wrong value of a compiled node).
+    let shown = if what == class {
+        what.to_string()
+    } else {
+        format!("{what} ({class})")
+    };
     line(&format!(
-        "//! tileproof reproducer: {what} ({class}) in Morok {}'s {}.",
+        "//! tileproof reproducer: {shown} in Morok {}'s {}.",
         MOROK_VERSION,
         entry.call()
     ));

@@ -1,4 +1,4 @@
-//! tileproof reproducer: peer-crash (peer-crash) in Morok 0.1.0-alpha.2's index-dtype lowering (pm_lower_index_dtype).
+//! tileproof reproducer: peer-crash in Morok 0.1.0-alpha.2's index-dtype lowering (pm_lower_index_dtype).
 //! Input: 0 / x / -1
 //! Variables: x in [-1, 0] (DEFINE_VAR).
 //! Morok panics on it: its simplifier, or its range analysis (vmin/vmax) of a node, which

@@ -1,4 +1,4 @@
-//! tileproof reproducer: wrong-value (wrong-value) in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
+//! tileproof reproducer: wrong-value in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
 //! Input: min(r0, r0 * 256 + (r0 + -2) % 36028797018963954 * 256)
 //! Variables: r0 in [1, 15] (DEFINE_VAR).
 //! At r0 = 1, the input and Morok's answer, both compiled as written by Morok's C

@@ -1,4 +1,4 @@
-//! tileproof reproducer: wrong-value (wrong-value) in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
+//! tileproof reproducer: wrong-value in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
 //! Input: where((r3 + -1) * 9223372036854773870 < 0, 0, invalid)
 //! Variables: r3 in [0, 1] (DEFINE_VAR).
 //! At r3 = 0, the input and Morok's answer, both compiled as written by Morok's C

@@ -1,4 +1,4 @@
-//! tileproof reproducer: wrong-value (wrong-value) in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
+//! tileproof reproducer: wrong-value in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
 //! Input: min(x, x + y)
 //! Variables: x in [0, 1] (DEFINE_VAR), y in [-7, 9223372036854775807] (DEFINE_VAR).
 //! At x = 0, y = -1, the input and Morok's answer, both compiled as written by Morok's C

@@ -1,4 +1,4 @@
-//! tileproof reproducer: wrong-value (wrong-value) in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
+//! tileproof reproducer: wrong-value in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
 //! Input: (r0 * 3 + -1) / 15
 //! Variables: r0 in [4, 7] (DEFINE_VAR).
 //! At r0 = 4, the input and Morok's answer, both compiled as written by Morok's C

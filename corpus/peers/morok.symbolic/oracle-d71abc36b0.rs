@@ -1,4 +1,4 @@
-//! tileproof reproducer: wrong-value (wrong-value) in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
+//! tileproof reproducer: wrong-value in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
 //! Input: r1 % 3
 //! Variables: r1 in [-9223372036854775804, -9223372036854775801] (DEFINE_VAR).
 //! At r1 = -9223372036854775804, the input and Morok's answer, both compiled as written by Morok's C

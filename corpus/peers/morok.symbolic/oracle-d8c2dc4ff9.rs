@@ -1,4 +1,4 @@
-//! tileproof reproducer: wrong-value (wrong-value) in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
+//! tileproof reproducer: wrong-value in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
 //! Input: where(-1 / r1 == 0, r1, invalid)
 //! Variables: r1 in [-2, 1] (DEFINE_VAR).
 //! At r1 = -2, the input and Morok's answer, both compiled as written by Morok's C

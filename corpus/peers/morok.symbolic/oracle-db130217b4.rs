@@ -1,4 +1,4 @@
-//! tileproof reproducer: wrong-value (wrong-value) in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
+//! tileproof reproducer: wrong-value in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
 //! Input: x * 2 % 11
 //! Variables: x in [-9223372036854775808, 5] (DEFINE_VAR).
 //! At x = -1382456068371206527, the input and Morok's answer, both compiled as written by Morok's C

@@ -1,4 +1,4 @@
-//! tileproof reproducer: wrong-value (wrong-value) in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
+//! tileproof reproducer: wrong-value in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
 //! Input: y * 576460752303423488
 //! Variables: y in [-16, 16] (DEFINE_VAR).
 //! At y = -15, the input and Morok's answer, both compiled as written by Morok's C

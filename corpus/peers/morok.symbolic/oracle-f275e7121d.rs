@@ -1,4 +1,4 @@
-//! tileproof reproducer: wrong-value (wrong-value) in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
+//! tileproof reproducer: wrong-value in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
 //! Input: min(r1 * 2, 0)
 //! Variables: r1 in [0, 9223372036854775807] (DEFINE_VAR).
 //! At r1 = 1689163813542453000, the input and Morok's answer, both compiled as written by Morok's C

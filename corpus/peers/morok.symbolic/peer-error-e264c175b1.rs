@@ -1,4 +1,4 @@
-//! tileproof reproducer: peer-crash (peer-crash) in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
+//! tileproof reproducer: peer-crash in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
 //! Input: x % -9223372036854775808
 //! Variables: x in [-1, 0] (DEFINE_VAR).
 //! Morok panics on it: its simplifier, or its range analysis (vmin/vmax) of a node, which

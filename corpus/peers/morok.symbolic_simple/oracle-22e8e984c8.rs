@@ -1,4 +1,4 @@
-//! tileproof reproducer: wrong-value (wrong-value) in Morok 0.1.0-alpha.2's graph_rewrite(symbolic_simple(), ...).
+//! tileproof reproducer: wrong-value in Morok 0.1.0-alpha.2's graph_rewrite(symbolic_simple(), ...).
 //! Input: where(x < 1, where(x == 1, x, invalid), 1) % 1
 //! Variables: x in [0, 1] (DEFINE_VAR).
 //! At x = 0, the input and Morok's answer, both compiled as written by Morok's C

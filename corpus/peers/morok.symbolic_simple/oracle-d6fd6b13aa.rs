@@ -1,4 +1,4 @@
-//! tileproof reproducer: wrong-value (wrong-value) in Morok 0.1.0-alpha.2's graph_rewrite(symbolic_simple(), ...).
+//! tileproof reproducer: wrong-value in Morok 0.1.0-alpha.2's graph_rewrite(symbolic_simple(), ...).
 //! Input: where(r4 * -1 < 0, 0, invalid)
 //! Variables: r4 in [-9223372036854775808, 9223372036854775807] (DEFINE_VAR).
 //! At r4 = -5076535774983445373, the input and Morok's answer, both compiled as written by Morok's C

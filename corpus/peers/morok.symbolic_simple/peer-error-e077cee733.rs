@@ -1,4 +1,4 @@
-//! tileproof reproducer: peer-crash (peer-crash) in Morok 0.1.0-alpha.2's graph_rewrite(symbolic_simple(), ...).
+//! tileproof reproducer: peer-crash in Morok 0.1.0-alpha.2's graph_rewrite(symbolic_simple(), ...).
 //! Input: where(true, invalid, invalid)
 //! Variables: .
 //! Morok panics on it: its simplifier, or its range analysis (vmin/vmax) of a node, which

@@ -1,7 +1,7 @@
 // A control: the adapter's reproducer for a case where Morok is right (its answer,
 // its bounds, no panic). It must pass; run-reproducers.sh checks that it does, so
 // that a reproducer that fails shows a bug, not a reproducer that cannot pass.
-//! tileproof reproducer: peer-crash (peer-crash) in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
+//! tileproof reproducer: peer-crash in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
 //! Input: where(r0 < 5, r0 + 0, invalid)
 //! Variables: r0 in [0, 7] (RANGE(8), axis 0).
 //! Morok panics on it: its simplifier, or its range analysis (vmin/vmax) of a node, which

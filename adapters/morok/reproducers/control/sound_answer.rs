@@ -1,7 +1,7 @@
 // A control: the adapter's reproducer for a case where Morok is right (its answer,
 // its bounds, no panic). It must pass; run-reproducers.sh checks that it does, so
 // that a reproducer that fails shows a bug, not a reproducer that cannot pass.
-//! tileproof reproducer: wrong-value (wrong-value) in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
+//! tileproof reproducer: wrong-value in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
 //! Input: r0 * 4 / 4
 //! Variables: r0 in [0, 7] (RANGE(8), axis 0).
 //! At r0 = 3, the input and Morok's answer, both compiled as written by Morok's C
