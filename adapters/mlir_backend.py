@@ -1,0 +1,102 @@
+"""MLIR's own evaluation of affine expressions, as a tileproof backend
+(docs/protocol.md section 5: `run` requests), for mlir_adapter.py.
+
+Two backends, both MLIR's code and nothing else (the wheel has no
+execution engine for compiled code: see adapters/README.md, "MLIR"):
+
+- `apply`: each expression's map (as MLIR builds it from the tree) applied
+  to `arith.constant` operands, one function per point, and the module run
+  through `canonicalize`: `affine.apply`'s folder (`AffineMap::constantFold`)
+  gives the value, read back from the `arith.constant` that replaces it.
+- `fold`: each expression built bottom-up with the point's values in place
+  of the variables: every node is then an MLIR binary expression of two
+  constants, which MLIR folds as it builds it (its constant folding of
+  `+ * floordiv ceildiv mod`), with no symbolic rewrite in between: the
+  literal evaluation.
+
+MLIR's folders decline rather than compute a value they cannot represent
+(an overflowing product or sum, a division by zero or by a negative
+constant: adapters/README.md): a point where one declines makes the whole
+request `unsupported`, and tileproof takes that side's values from its
+interpreter, saying so.
+"""
+
+import tileproof_peer as tp
+from iree.compiler import ir
+
+import mlir_affine as ma
+
+
+class MLIRBackend(tp.Backend):
+    names = ("apply", "fold")
+
+    def __init__(self, version):
+        self.version = version
+
+    def compile(self, case, name):
+        ma.check_vars(case)
+        with ma.context():
+            index = {v.name: i for i, v in enumerate(case.vars)}
+            # Every tree must build (in MLIR's language) before any point is run.
+            for t in case.trees:
+                ma.build(t, index)
+        return (case, name)
+
+    def run(self, kernel, points):
+        case, name = kernel
+        with ma.context():
+            if name == "fold":
+                return [self._fold(case, p) for p in points]
+            return self._apply(case, points)
+
+    def _fold(self, case, point):
+        env = {v.name: x for v, x in zip(case.vars, point)}
+        out = []
+        for t in case.trees:
+            e = ma.build(_substitute(t, env), {})
+            v = ma.const_value(e)
+            if v is None:
+                raise tp.Unsupported(f"MLIR does not fold {_show(t)} to a constant at {list(point)}: it builds {e}")
+            out.append(v)
+        return out
+
+    def _apply(self, case, points):
+        index = {v.name: i for i, v in enumerate(case.vars)}
+        exprs = [ma.build(t, index) for t in case.trees]
+        lines = ["func.func private @use(index)"]
+        for k, p in enumerate(points):
+            lines.append(f"func.func @p{k}() {{")
+            operands = []
+            for i, x in enumerate(p):
+                lines.append(f"  %c{i} = arith.constant {x} : index")
+                operands.append(f"%c{i}")
+            lines += ma.apply_lines(exprs, operands, "  ")
+            lines += ["  return", "}"]
+        module = ma.run_pass("\n".join(lines))
+        values = ma.calls(module.operation)
+        if len(values) != len(points) * len(exprs):
+            raise RuntimeError(f"{len(values)} values after canonicalize for {len(points)} x {len(exprs)}")
+        out = []
+        for k, p in enumerate(points):
+            row = []
+            for j, t in enumerate(case.trees):
+                v = values[k * len(exprs) + j]
+                if isinstance(v, ir.BlockArgument) or v.owner.operation.name != "arith.constant":
+                    raise tp.Unsupported(f"affine.apply of {exprs[j]} does not fold to a constant at {list(p)}")
+                row.append(v.owner.operation.attributes["value"].value)
+            out.append(row)
+        return out
+
+
+def _substitute(tree, env):
+    """The tree with each variable replaced by its value at the point."""
+    if tree[0] == "var":
+        return ["const", env[tree[1]]]
+    if tree[0] in tp.LEAVES:
+        return tree
+    return [tree[0]] + [_substitute(a, env) for a in tree[1:]]
+
+
+def _show(tree):
+    s = str(tree)
+    return s if len(s) < 200 else s[:200] + "..."
