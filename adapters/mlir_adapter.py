@@ -24,7 +24,7 @@ back into trees. The entry points (the hello's name says which):
   variable). All expressions of a case are in one module.
 
 The language (adapters/README.md, "MLIR"; the experiments in
-mlir_experiments.py): `+`, `-` (as `+ b * -1`, the way MLIR builds it),
+mlir_experiments.py): `+`,
 `neg` (`* -1`), `*` where one operand is a constant, `floordiv`, `ceildiv`
 and `mod` by a positive constant; anything else is answered `unsupported`.
 No bool variables, no `invalid`, no comparisons, `where`, `min` or `max`.
@@ -77,7 +77,7 @@ def simplify(case):
             return [ma.back(e, dims) for e in m.results]
         if ARGS.entry == "simplify":
             return [ma.back(ir.AffineExpr.simplify_affine_expr(e, len(dims), 0), dims) for e in exprs]
-        module = ma.run_pass(ma.loop_module(case, exprs))
+        module = ma.run_pass(ma.module_with(ma.loop_module(case, exprs), exprs))
         results = ma.calls(module.operation)
         if len(results) != len(exprs):
             raise RuntimeError(f"{len(results)} results after canonicalize for {len(exprs)} expressions")

@@ -16,7 +16,10 @@ dialect's simplifications are not defined on them.
 import tileproof_peer as tp
 from iree.compiler import ir, passmanager
 
-OPS = ["add", "sub", "mul", "neg", "floordiv", "mod", "ceildiv"]
+# `sub` is left out: MLIR has no subtraction, and `a + b * -1` (how its
+# C++ operators and its parser build `a - b`) overflows at b = -2^63 where
+# `a - b` may not, so it is not exact at 64 bits (adapters/README.md).
+OPS = ["add", "mul", "neg", "floordiv", "mod", "ceildiv"]
 
 I64_MIN, I64_MAX = tp.I64_MIN, tp.I64_MAX
 
@@ -38,29 +41,29 @@ def const_value(e):
     return e.value if isinstance(e, ir.AffineConstantExpr) else None
 
 
-def _mul(a, b):
-    if const_value(a) is None and const_value(b) is None:
+def _mul(a, b, strict=True):
+    if strict and const_value(a) is None and const_value(b) is None:
         raise tp.Unsupported("MLIR's affine expressions multiply only by a constant (semi-affine otherwise)")
     return ir.AffineMulExpr.get(a, b)
 
 
 def _divlike(get, what):
-    def build(a, b):
+    def build(a, b, strict=True):
         c = const_value(b)
-        if c is None:
+        if strict and c is None:
             raise tp.Unsupported(f"MLIR's affine `{what}` takes only a constant divisor (semi-affine otherwise)")
-        if c <= 0:
-            raise tp.Unsupported(f"MLIR's affine `{what}` takes only a positive constant divisor, got {c}")
+        if strict and c <= 0:
+            raise tp.Unsupported(f"MLIR's affine `{what}` takes only a positive constant divisor, "
+                                 f"got {'zero' if c == 0 else 'a negative one'}")
         return get(a, b)
     return build
 
 
 BUILD = {
-    "add": lambda a, b: ir.AffineAddExpr.get(a, b),
-    # MLIR has no subtraction or negation: `a - b` is `a + b * -1` in its
-    # C++ operators and in its parser, `-a` is `a * -1`.
-    "sub": lambda a, b: ir.AffineAddExpr.get(a, ir.AffineMulExpr.get(b, const(-1))),
-    "neg": lambda a: ir.AffineMulExpr.get(a, const(-1)),
+    "add": lambda a, b, strict=True: ir.AffineAddExpr.get(a, b),
+    # MLIR has no negation: `-a` is `a * -1` in its C++ operators and its
+    # parser (exact: both overflow at -2^63 only).
+    "neg": lambda a, strict=True: ir.AffineMulExpr.get(a, const(-1)),
     "mul": _mul,
     "floordiv": _divlike(ir.AffineFloorDivExpr.get, "floordiv"),
     "ceildiv": _divlike(ir.AffineCeilDivExpr.get, "ceildiv"),
@@ -68,9 +71,13 @@ BUILD = {
 }
 
 
-def build(tree, index):
+def build(tree, index, strict=True):
     """Tree -> AffineExpr, the case's variable `name` as dim `index[name]`
-    (in the current context). Construction folds: that is MLIR's."""
+    (in the current context). Construction folds: that is MLIR's.
+    `strict`: only MLIR's pure affine language (the input of a
+    simplification); without it, any product or division MLIR's C API
+    builds (what a backend evaluates: a peer's answer may hold a product
+    of two constants MLIR did not fold)."""
     def leaf(t):
         if t[0] == "var":
             return ir.AffineDimExpr.get(index[t[1]])
@@ -81,7 +88,7 @@ def build(tree, index):
     def node(op, args):
         if op not in BUILD:  # an answer sent back by `run` may use any tileproof op
             raise tp.Unsupported(f"MLIR's affine expressions have no `{op}`")
-        return BUILD[op](*args)
+        return BUILD[op](*args, strict=strict)
     return tp.fold(tree, leaf, node)
 
 
@@ -123,20 +130,44 @@ def loop_range(v):
     return (v.lo, v.hi + 1)
 
 
-def map_text(exprs, ndims):
-    """The affine_map<...> attribute text of `exprs` over `ndims` dims (as
-    MLIR prints it: the printed form parses back to the same map)."""
-    return f"affine_map<{ir.AffineMap.get(ndims, 0, exprs)}>"
+def placeholder(ndims):
+    """The text of a map over `ndims` dims that `set_maps` replaces."""
+    return f"affine_map<({', '.join(f'd{i}' for i in range(ndims))}) -> (0)>"
 
 
 def apply_lines(exprs, operands, indent):
     """One affine.apply per expression (affine.apply has one result), each
-    result passed to the opaque @use so that no pass may drop it."""
+    result passed to the opaque @use so that no pass may drop it. The maps
+    are placeholders, set by `set_maps` on the parsed module: MLIR's
+    printer does not always print a map its parser reads back (`d0 * -(-2^63)`
+    prints as `d0 * --9223372036854775808`)."""
     lines = []
-    for i, e in enumerate(exprs):
-        lines.append(f"{indent}%r{i} = affine.apply {map_text([e], len(operands))}({', '.join(operands)})")
+    for i in range(len(exprs)):
+        lines.append(f"{indent}%r{i} = affine.apply {placeholder(len(operands))}({', '.join(operands)})")
         lines.append(f"{indent}func.call @use(%r{i}) : (index) -> ()")
     return lines
+
+
+def ops_named(op, name, out=None):
+    """Every operation `name` under `op`, in program order."""
+    out = [] if out is None else out
+    for region in op.regions:
+        for block in region.blocks:
+            for o in block.operations:
+                if o.operation.name == name:
+                    out.append(o.operation)
+                ops_named(o.operation, name, out)
+    return out
+
+
+def set_maps(module, maps):
+    """Gives the module's affine.apply ops (placeholders, in program order)
+    their maps, as MLIR built them."""
+    applies = ops_named(module.operation, "affine.apply")
+    if len(applies) != len(maps):
+        raise RuntimeError(f"{len(applies)} affine.apply ops for {len(maps)} maps")
+    for op, m in zip(applies, maps):
+        op.attributes["map"] = ir.AffineMapAttr.get(m)
 
 
 def loop_module(case, exprs):
@@ -170,22 +201,24 @@ def loop_module(case, exprs):
 CANONICALIZE = "builtin.module(canonicalize)"
 
 
-def run_pass(text, pipeline=CANONICALIZE):
+def module_with(text, exprs):
+    """The module parsed from `text` (built by apply_lines), each
+    affine.apply given the map of its expression over all the operands,
+    in program order (`exprs` repeated as often as the text applies them)."""
     module = ir.Module.parse(text)
+    set_maps(module, [ir.AffineMap.get(len(ops_named(module.operation, "affine.apply")[i].operands), 0, [e])
+                      for i, e in enumerate(exprs)])
+    return module
+
+
+def run_pass(module, pipeline=CANONICALIZE):
     passmanager.PassManager.parse(pipeline).run(module.operation)
     return module
 
 
-def calls(op, out=None):
+def calls(op):
     """The operand of every `func.call @use` under `op`, in program order."""
-    out = [] if out is None else out
-    for region in op.regions:
-        for block in region.blocks:
-            for o in block.operations:
-                if o.operation.name == "func.call":
-                    out.append(o.operands[0])
-                calls(o.operation, out)
-    return out
+    return [c.operands[0] for c in ops_named(op, "func.call")]
 
 
 def value_tree(v, case):
