@@ -89,7 +89,7 @@ def language():
     print("(d0 * 4 + 3) floordiv 4 builds", FDIV(ADD(MUL(d0, C(4)), C(3)), C(4)), "(construction simplifies)")
     print("simplify_affine_expr(d0 * d1 + d0 * d1, 2, 0) ->",
           ir.AffineExpr.simplify_affine_expr(ADD(MUL(d0, d1), MUL(d0, d1)), 2, 0))
-    print("simplify_affine_expr(d0 floordiv -2 * -2 + d0 mod -2... ) : d0 mod -2 ->",
+    print("simplify_affine_expr(d0 mod -2, 1, 0) ->",
           ir.AffineExpr.simplify_affine_expr(MOD(d0, C(-2)), 1, 0))
     try:
         print("affine.apply (d0, d1) -> (d0 * d1) in loops:", in_loops("(d0, d1) -> (d0 * d1)", [(0, 4), (0, 4)]))
@@ -120,7 +120,7 @@ def integers():
 
 
 def ranges():
-    print("## ranges: only affine.for's constant bounds reach the folder")
+    print("## ranges: affine.for's constant bounds reach the folder, a function argument has none")
     print("d0 floordiv 8, d0 in affine.for 0 to 8:", in_loops("(d0) -> (d0 floordiv 8)", [(0, 8)]))
     print("d0 floordiv 8, d0 in affine.for 0 to 9:", in_loops("(d0) -> (d0 floordiv 8)", [(0, 9)]))
     print("d0 mod 8, d0 in affine.for -3 to 5:", in_loops("(d0) -> (d0 mod 8)", [(-3, 5)]))
@@ -134,6 +134,11 @@ def range_bugs():
     m = "(d0) -> (((d0 mod 31) floordiv 2) mod 6 * -1)"
     print(f"{m}, d0 in affine.for -7 to 7:", in_loops(m, [(-7, 7)]))
     print("  apply at d0 = 0:", apply_fold(m, 0))
+    for m, lo, hi in [("(d0) -> (d0 mod 87 floordiv 10)", -7, 7), ("(d0) -> ((d0 * -1) mod 3 floordiv 2)", 0, 2),
+                      ("(d0) -> ((d0 mod 4) ceildiv 3 mod 2)", -3, 13), ("(d0) -> (d0 mod 8 floordiv 4)", -1, 1),
+                      ("(d0) -> (d0 mod 8)", -1, 1)]:
+        print(f"{m}, d0 in affine.for {lo} to {hi}:", in_loops(m, [(lo, hi)]))
+        print("  apply at d0 = 0:", apply_fold(m, 0))
     m = "(d0) -> ((d0 * 4611686018427387903) mod 2)"
     print(f"{m}, d0 in affine.for 0 to 4:", in_loops(m, [(0, 4)]))
     print("  apply at d0 = 1:", apply_fold(m, 1))
