@@ -86,4 +86,4 @@ def simplify(case):
 
 if __name__ == "__main__":
     sys.setrecursionlimit(20000)
-    sys.exit(tp.serve(OUT, HELLO, simplify, width=64, backend=MLIRBackend(HELLO["version"])))
+    sys.exit(tp.serve(OUT, HELLO, simplify, width=64, backend=MLIRBackend(HELLO["version"], ARGS.entry)))

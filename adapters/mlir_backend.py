@@ -21,6 +21,8 @@ request `unsupported`, and tileproof takes that side's values from its
 interpreter, saying so.
 """
 
+import os
+
 import tileproof_peer as tp
 from iree.compiler import ir
 
@@ -30,8 +32,8 @@ import mlir_affine as ma
 class MLIRBackend(tp.Backend):
     names = ("apply", "fold")
 
-    def __init__(self, version):
-        self.version = version
+    def __init__(self, version, entry):
+        self.version, self.entry = version, entry
 
     def compile(self, case, name):
         ma.check_vars(case)
@@ -92,6 +94,76 @@ class MLIRBackend(tp.Backend):
                 row.append(v.owner.operation.attributes["value"].value)
             out.append(row)
         return out
+
+
+    def reproducer(self, case, name, point, expected, klass):
+        """A script that needs only the pinned wheel: it builds the input as
+        the adapter does, runs the entry point under test (printing the
+        module before and after `canonicalize`: the `.mlir` form of an
+        upstream report), evaluates input and answer at the point with
+        MLIR's folder `name`, and exits 1 while they differ."""
+        ma.check_vars(case)
+        with ma.context():
+            for t in case.trees:  # in MLIR's language, as the adapter builds it
+                ma.build(t, {v.name: i for i, v in enumerate(case.vars)})
+        index = {v.name: i for i, v in enumerate(case.vars)}
+        src = ", ".join(_code(t, index) for t in case.trees)
+        at = ", ".join(f"{v.name} = {x}" for v, x in zip(case.vars, point)) or "the only point"
+        entry = {"construct": "what building the expressions folds",
+                 "simplify": "AffineExpr.simplify_affine_expr",
+                 "canonicalize": "canonicalize over affine.apply in affine.for loops"}[self.entry]
+        if klass == "peer-crash":
+            what = "MLIR raises on this input: exits 1 while it does, 0 once it returns."
+        else:
+            what = (f"At {at}, the answer computes another value than the input, both evaluated by MLIR's own "
+                    f"constant folding ({name}). Exits 1 while they differ, 0 once they agree.")
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "mlir_harness.py")) as f:
+            harness = f.read()
+        lines = ["#!/usr/bin/env python3",
+                 f'"""tileproof finding ({klass or "unclassified"}) against MLIR (iree-base-compiler=='
+                 f'{self.version}): {entry}.',
+                 "",
+                 what,
+                 "",
+                 f"    pip install iree-base-compiler=={self.version} && python3 THIS_FILE",
+                 '"""',
+                 "",
+                 f"ENTRY = {self.entry!r}",
+                 f"BACKEND = {name!r}",
+                 f"VARS = {[(v.name, v.lo, v.hi) for v in case.vars]!r}",
+                 f"POINT = {list(point)!r}",
+                 f"EXPECTED = {expected!r}",
+                 f"KLASS = {klass!r}",
+                 "",
+                 "",
+                 "def source(d):",
+                 f'    """The input, {" ; ".join(case.exprs) if case.exprs else ""}, over d (one entry per variable)."""',
+                 f"    return [{src}]",
+                 "",
+                 "",
+                 harness,
+                 "",
+                 'if __name__ == "__main__":',
+                 "    main(KLASS)",
+                 ""]
+        return "\n".join(lines)
+
+
+_CODE = {"add": "ADD", "mul": "MUL", "floordiv": "FDIV", "ceildiv": "CDIV", "mod": "MOD"}
+
+
+def _code(tree, index):
+    """Python source building the tree as mlir_affine.build does."""
+    op = tree[0]
+    if op == "var":
+        return f"d[{index[tree[1]]}]"
+    if op == "const":
+        return f"C({tree[1]})"
+    if op == "neg":
+        return f"MUL({_code(tree[1], index)}, C(-1))"
+    if op in _CODE:
+        return f"{_CODE[op]}({_code(tree[1], index)}, {_code(tree[2], index)})"
+    raise tp.Unsupported(f"MLIR's affine expressions have no `{op}`")
 
 
 def _substitute(tree, env):
