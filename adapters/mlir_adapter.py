@@ -22,6 +22,10 @@ back into trees. The entry points (the hello's name says which):
   `builtin.module(canonicalize)`, each result read back from the IR (an
   `affine.apply` with its map and operands, an `arith.constant`, or a loop
   variable). All expressions of a case are in one module.
+- `structures` (`mlir.affine_simplify_structures`): the same module run
+  through `builtin.module(func.func(affine-simplify-structures))`, the
+  affine dialect's other pass that simplifies maps (it also reads the
+  loops' bounds).
 
 The language (adapters/README.md, "MLIR"; the experiments in
 mlir_experiments.py): `+`,
@@ -44,7 +48,7 @@ import tileproof_peer as tp  # noqa: E402
 OUT = tp.claim_stdout()
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-ap.add_argument("--entry", choices=["construct", "simplify", "canonicalize"], default="canonicalize")
+ap.add_argument("--entry", choices=["construct", "simplify", "canonicalize", "structures"], default="canonicalize")
 ARGS = ap.parse_args()
 
 from importlib.metadata import version  # noqa: E402
@@ -54,7 +58,9 @@ from iree.compiler import ir  # noqa: E402
 from mlir_backend import MLIRBackend  # noqa: E402
 
 NAME = {"construct": "mlir.construct", "simplify": "mlir.simplify_affine_expr",
-        "canonicalize": "mlir.canonicalize"}[ARGS.entry]
+        "canonicalize": "mlir.canonicalize", "structures": "mlir.affine_simplify_structures"}[ARGS.entry]
+PIPELINE = {"canonicalize": ma.CANONICALIZE,
+            "structures": "builtin.module(func.func(affine-simplify-structures))"}.get(ARGS.entry)
 
 HELLO = {
     "tileproof": tp.PROTOCOL,
@@ -77,10 +83,10 @@ def simplify(case):
             return [ma.back(e, dims) for e in m.results]
         if ARGS.entry == "simplify":
             return [ma.back(ir.AffineExpr.simplify_affine_expr(e, len(dims), 0), dims) for e in exprs]
-        module = ma.run_pass(ma.module_with(ma.loop_module(case, exprs), exprs))
+        module = ma.run_pass(ma.module_with(ma.loop_module(case, exprs), exprs), PIPELINE)
         results = ma.calls(module.operation)
         if len(results) != len(exprs):
-            raise RuntimeError(f"{len(results)} results after canonicalize for {len(exprs)} expressions")
+            raise RuntimeError(f"{len(results)} results after the pass for {len(exprs)} expressions")
         return [ma.value_tree(v, case) for v in results]
 
 

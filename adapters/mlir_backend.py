@@ -111,7 +111,8 @@ class MLIRBackend(tp.Backend):
         at = ", ".join(f"{v.name} = {x}" for v, x in zip(case.vars, point)) or "the only point"
         entry = {"construct": "what building the expressions folds",
                  "simplify": "AffineExpr.simplify_affine_expr",
-                 "canonicalize": "canonicalize over affine.apply in affine.for loops"}[self.entry]
+                 "canonicalize": "canonicalize over affine.apply in affine.for loops",
+                 "structures": "affine-simplify-structures over affine.apply in affine.for loops"}[self.entry]
         if klass == "peer-crash":
             what = "MLIR raises on this input: exits 1 while it does, 0 once it returns."
         else:

@@ -144,11 +144,13 @@ def simplified():
         else:
             answer = [ir.AffineExpr.simplify_affine_expr(e, len(dims), 0) for e in exprs]
         return " ; ".join(map(str, answer)), [evaluate(e, POINT) for e in answer]
+    pipeline = {"canonicalize": "builtin.module(canonicalize)",
+                "structures": "builtin.module(func.func(affine-simplify-structures))"}[ENTRY]
     module = with_maps(loop_module(), source(dims))
-    print("input module (mlir-opt --canonicalize):")
+    print(f"input module (mlir-opt --pass-pipeline='{pipeline}'):")
     print(module)
-    canonicalize(module)
-    print("after canonicalize:")
+    passmanager.PassManager.parse(pipeline).run(module.operation)
+    print(f"after {pipeline}:")
     print(module)
     calls = [o for o in applies(module) if o.name == "func.call"]
     return "(the module above)", [value_at(c.operands[0], POINT) for c in calls]

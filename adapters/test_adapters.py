@@ -953,6 +953,7 @@ def main():
         ("mlir construct", f"{py} {a('mlir_adapter.py')} --entry construct"),
         ("mlir simplify_affine_expr", f"{py} {a('mlir_adapter.py')} --entry simplify"),
         ("mlir canonicalize", f"{py} {a('mlir_adapter.py')} --entry canonicalize"),
+        ("mlir affine-simplify-structures", f"{py} {a('mlir_adapter.py')} --entry structures"),
     ]
     if args.cmd:
         adapters = [(c, c) for c in args.cmd]
