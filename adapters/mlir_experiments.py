@@ -41,7 +41,7 @@ def apply_fold(map_text, *operands):
                  "func.call @use(%r) : (index) -> ()\nreturn\n}")
 
 
-def in_loops(map_text, bounds, args=0):
+def in_loops(map_text, bounds, args=0, pipeline="builtin.module(canonicalize)"):
     """`affine.apply` of the map inside `affine.for` loops with these
     constant bounds (half-open), then `args` function arguments."""
     params = ", ".join(f"%a{i}: index" for i in range(args))
@@ -51,7 +51,7 @@ def in_loops(map_text, bounds, args=0):
     ops = ", ".join([f"%i{i}" for i in range(len(bounds))] + [f"%a{i}" for i in range(args)])
     text += f"%r = affine.apply affine_map<{map_text}>({ops})\nfunc.call @use(%r) : (index) -> ()\n"
     text += "}\n" * len(bounds) + "return\n}"
-    return canon(text)
+    return canon(text, pipeline)
 
 
 def api():
@@ -125,6 +125,11 @@ def ranges():
     print("d0 floordiv 8, d0 in affine.for 0 to 9:", in_loops("(d0) -> (d0 floordiv 8)", [(0, 9)]))
     print("d0 mod 8, d0 in affine.for -3 to 5:", in_loops("(d0) -> (d0 mod 8)", [(-3, 5)]))
     print("d0 floordiv 8, d0 a function argument:", in_loops("(d0) -> (d0 floordiv 8)", [], args=1))
+    structures = "builtin.module(func.func(affine-simplify-structures))"
+    print("affine-simplify-structures: d0 floordiv 8, d0 in affine.for 0 to 8:",
+          in_loops("(d0) -> (d0 floordiv 8)", [(0, 8)], pipeline=structures),
+          "; d0 mod 8 floordiv 4, d0 in affine.for -1 to 1:",
+          in_loops("(d0) -> (d0 mod 8 floordiv 4)", [(-1, 1)], pipeline=structures))
     print("(d0 * 4 + d1) floordiv 4 built:", FDIV(ADD(MUL(d0, C(4)), d1), C(4)),
           "; in loops d0 0 to 8, d1 0 to 4:", in_loops("(d0, d1) -> (d0 + d1 floordiv 4)", [(0, 8), (0, 4)]))
 
