@@ -34,7 +34,7 @@ echo "setup-venv: venv $venv ($("$py" --version 2>&1))"
 # so that the message says which one cannot be installed.
 if ! "$py" -m pip install --disable-pip-version-check -q -r "$req"; then
   failed=""
-  for spec in $(grep -E '^(tinygrad|apache-tvm)==' "$req"); do
+  for spec in $(grep -E '^(tinygrad|apache-tvm|iree-base-compiler)==' "$req"); do
     "$py" -m pip install --disable-pip-version-check -q "$spec" || failed="$failed $spec"
   done
   die "could not install:${failed:- the pinned dependencies (see the pip messages above)}"
@@ -64,6 +64,8 @@ check tinygrad "$(grep -E '^tinygrad==' "$req")" \
   "from tinygrad.uop.symbolic import sym; from tinygrad.uop.ops import UOp"
 check apache-tvm "$(grep -E '^apache-tvm==' "$req")" \
   "from tvm import tirx, ir; from tvm.sym import Analyzer; Analyzer().simplify(tirx.const(1, 'int64'))"
+check iree-base-compiler "$(grep -E '^iree-base-compiler==' "$req")" \
+  "from iree.compiler import ir, passmanager; ctx = ir.Context(); ctx.__enter__(); ir.AffineExpr.simplify_affine_expr(ir.AffineDimExpr.get(0), 1, 0); passmanager.PassManager.parse('builtin.module(canonicalize)')"
 
 # tinygrad's backend (`run` and `reproducer` requests) compiles with the
 # machine's clang (its CPU device needs it whatever the renderer) and loads
@@ -78,7 +80,7 @@ else
 fi
 
 # Each adapter must start and say hello (it exits when stdin closes).
-for a in tinygrad_adapter.py tvm_adapter.py; do
+for a in tinygrad_adapter.py tvm_adapter.py mlir_adapter.py; do
   if hello=$("$py" "$here/$a" </dev/null 2>/dev/null) && [ -n "$hello" ]; then
     echo "setup-venv: ok: $a: $hello"
   else

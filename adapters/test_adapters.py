@@ -950,6 +950,10 @@ def main():
         ("tvm canonical int64", f"{py} {a('tvm_adapter.py')} --entry canonical"),
         ("tvm rewrite int64", f"{py} {a('tvm_adapter.py')} --entry rewrite"),
         ("tvm simplify int32", f"{py} {a('tvm_adapter.py')} --dtype int32"),
+        ("mlir construct", f"{py} {a('mlir_adapter.py')} --entry construct"),
+        ("mlir simplify_affine_expr", f"{py} {a('mlir_adapter.py')} --entry simplify"),
+        ("mlir canonicalize", f"{py} {a('mlir_adapter.py')} --entry canonicalize"),
+        ("mlir affine-simplify-structures", f"{py} {a('mlir_adapter.py')} --entry structures"),
     ]
     if args.cmd:
         adapters = [(c, c) for c in args.cmd]

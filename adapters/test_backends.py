@@ -216,7 +216,8 @@ def main():
     py = shlex.quote(args.python)
     a = lambda f: shlex.quote(os.path.join(ta.HERE, f))  # noqa: E731
     adapters = [("tinygrad sym", f"{py} {a('tinygrad_adapter.py')}"),
-                ("tvm simplify int64", f"{py} {a('tvm_adapter.py')}")]
+                ("tvm simplify int64", f"{py} {a('tvm_adapter.py')}"),
+                ("mlir canonicalize", f"{py} {a('mlir_adapter.py')} --entry canonicalize")]
     if args.cmd:
         adapters = [(c, c) for c in args.cmd]
     if args.only:

@@ -631,6 +631,10 @@ def evaluate(backend, case, name, points, timeout=CHILD_TIMEOUT):
             return {"results": [{"values": vals} for vals in o["values"]]}
     err = outcome(objs)
     if err is not None and how is None:
+        # `run` may find it cannot evaluate as written at some point (MLIR's
+        # folder declines an overflowing product): Unsupported, as from `compile`.
+        if err["child_error"].startswith("Unsupported: "):
+            return _classify_child_error(err["child_error"])
         return {"error": f"adapter: running the kernel raised {err['child_error']}"}
     # The batch died (or timed out): each point alone.
     results = []
