@@ -42,6 +42,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use tileproof::decide::validator;
 use verify::prove::{RuleResult, Verdict};
+use verify::verdict::VerdictKind;
 
 #[derive(clap::Args)]
 #[command(
@@ -375,10 +376,10 @@ fn select<'s>(set: &'s RuleSet, candidates: &RuleSet, a: &Args) -> anyhow::Resul
     Ok(set.select(&a.rule)?)
 }
 
-fn with_verdict(results: &[RuleResult], verdict: &str) -> usize {
+fn with_verdict(results: &[RuleResult], verdict: VerdictKind) -> usize {
     results
         .iter()
-        .filter(|r| r.verdict.name() == verdict)
+        .filter(|r| r.verdict.kind() == verdict)
         .count()
 }
 
@@ -428,7 +429,7 @@ fn print_proofs(results: &[RuleResult], rules: usize, widths: &[String], seconds
             format!("{proved}/{} at {w}", at.len())
         })
         .collect();
-    let internal = match with_verdict(results, "internal-error") {
+    let internal = match with_verdict(results, VerdictKind::InternalError) {
         0 => String::new(),
         n => format!(", {n} INTERNAL ERRORS"),
     };
@@ -442,12 +443,12 @@ fn print_proofs(results: &[RuleResult], rules: usize, widths: &[String], seconds
         "prove     {} x {}: {} proved ({}; {} width-generic), {} failed, {} unknown, {} vacuous{}; {} from cache; {:.1} s",
         count(rules, "rule"),
         count(widths.len(), "width"),
-        with_verdict(results, "proved"),
+        with_verdict(results, VerdictKind::Proved),
         per_width.join(", "),
         count(generic.len(), "rule"),
-        with_verdict(results, "failed"),
-        with_verdict(results, "unknown"),
-        with_verdict(results, "vacuous"),
+        with_verdict(results, VerdictKind::Failed),
+        with_verdict(results, VerdictKind::Unknown),
+        with_verdict(results, VerdictKind::Vacuous),
         internal,
         results.iter().filter(|r| r.cached).count(),
         seconds
@@ -627,11 +628,11 @@ fn print_campaign(g: Generator, s: &Summary, rules: &str) {
 fn problems(r: &Report) -> Vec<String> {
     let mut p = Vec::new();
     for (v, what) in [
-        ("failed", "failed (counterexample)"),
-        ("unknown", "unknown (not proved)"),
-        ("vacuous", "vacuous"),
+        (VerdictKind::Failed, "failed (counterexample)"),
+        (VerdictKind::Unknown, "unknown (not proved)"),
+        (VerdictKind::Vacuous, "vacuous"),
         (
-            "internal-error",
+            VerdictKind::InternalError,
             "internal error (a counterexample the interpreter does not reproduce)",
         ),
     ] {
@@ -640,7 +641,7 @@ fn problems(r: &Report) -> Vec<String> {
             let names: Vec<String> = r
                 .proofs
                 .iter()
-                .filter(|x| x.verdict.name() == v)
+                .filter(|x| x.verdict.kind() == v)
                 .map(|x| format!("{}@{}", x.rule, x.width))
                 .collect();
             p.push(format!(
@@ -761,11 +762,11 @@ fn json_report(r: &Report, a: &Args, problems: &[String], seconds: f64) -> Value
         "prove": {
             "widths": a.widths,
             "rules": r.proofs.iter().map(|p| p.rule.as_str()).collect::<std::collections::BTreeSet<_>>().len(),
-            "proved": with_verdict(&r.proofs, "proved"),
-            "failed": with_verdict(&r.proofs, "failed"),
-            "unknown": with_verdict(&r.proofs, "unknown"),
-            "vacuous": with_verdict(&r.proofs, "vacuous"),
-            "internal_errors": with_verdict(&r.proofs, "internal-error"),
+            "proved": with_verdict(&r.proofs, VerdictKind::Proved),
+            "failed": with_verdict(&r.proofs, VerdictKind::Failed),
+            "unknown": with_verdict(&r.proofs, VerdictKind::Unknown),
+            "vacuous": with_verdict(&r.proofs, VerdictKind::Vacuous),
+            "internal_errors": with_verdict(&r.proofs, VerdictKind::InternalError),
             "cached": r.proofs.iter().filter(|p| p.cached).count(),
             "seconds": r.prove_seconds,
             "results": proofs,

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use verify::cache::Cache;
 use verify::prove::{prove_all, Options, RuleResult, Verdict};
 use verify::termination::{Report, Verdict as TermVerdict};
+use verify::verdict::VerdictKind;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -306,10 +307,10 @@ pub fn report(results: &[RuleResult], widths: &[u32], elapsed: Duration) -> bool
     }
     let mut all = true;
     for &w in widths {
-        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut counts: BTreeMap<VerdictKind, usize> = BTreeMap::new();
         let mut methods: BTreeMap<&str, usize> = BTreeMap::new();
         for r in results.iter().filter(|r| r.width == w) {
-            *counts.entry(r.verdict.name()).or_default() += 1;
+            *counts.entry(r.verdict.kind()).or_default() += 1;
             if matches!(r.verdict, Verdict::Proved) {
                 let how = if r.width_generic {
                     "width-generic bounded-integer"
@@ -319,12 +320,12 @@ pub fn report(results: &[RuleResult], widths: &[u32], elapsed: Duration) -> bool
                 *methods.entry(how).or_default() += 1;
             }
         }
-        let proved = counts.get("proved").copied().unwrap_or(0);
+        let proved = counts.get(&VerdictKind::Proved).copied().unwrap_or(0);
         let total: usize = counts.values().sum();
         all &= proved == total;
         let others: Vec<String> = counts
             .iter()
-            .filter(|(k, _)| **k != "proved")
+            .filter(|(k, _)| **k != VerdictKind::Proved)
             .map(|(k, v)| format!("{v} {k}"))
             .collect();
         let how: Vec<String> = methods.iter().map(|(k, v)| format!("{v} by {k}")).collect();
@@ -657,10 +658,10 @@ fn run_ranges(a: &Args) -> anyhow::Result<ExitCode> {
             serde_json::to_string_pretty(&report).expect("serializable")
         );
     }
-    for r in results.iter().filter(|r| r.verdict != "proved") {
+    for r in results.iter().filter(|r| r.verdict != VerdictKind::Proved) {
         eprintln!(
             "{} range of {} ({}) at width {}: {}",
-            r.verdict.to_uppercase(),
+            r.verdict.name().to_uppercase(),
             r.op,
             r.signature,
             r.width,
@@ -669,7 +670,10 @@ fn run_ranges(a: &Args) -> anyhow::Result<ExitCode> {
     }
     for w in &a.width {
         let of_w: Vec<_> = results.iter().filter(|r| r.width == *w).collect();
-        let proved = of_w.iter().filter(|r| r.verdict == "proved").count();
+        let proved = of_w
+            .iter()
+            .filter(|r| r.verdict == VerdictKind::Proved)
+            .count();
         eprintln!(
             "width {w:2}: {proved}/{} transfer functions proved",
             of_w.len()

@@ -27,6 +27,7 @@ use crate::encode::{int_quotient, int_remainder, Enc, Mode, Num, Term};
 use crate::poly::Poly;
 use crate::query::RuleQuery;
 use crate::solver::check_within;
+use crate::verdict::VerdictKind;
 use engine::ir::Op;
 use engine::parse::{names, Ast, AstKind, Cursor, ParseError, Span};
 use engine::rules::parse::statements;
@@ -56,9 +57,9 @@ pub struct Lemma {
 #[derive(Clone, Debug, Serialize)]
 pub struct LemmaResult {
     pub lemma: String,
-    /// `proved`, `failed` (a counterexample over the integers),
-    /// `unknown`, or `refused` (it cites a lemma that is not proved).
-    pub verdict: String,
+    /// Proved, failed (a counterexample over the integers), unknown, or
+    /// refused (it cites a lemma that is not proved, or no such lemma).
+    pub verdict: VerdictKind,
     /// Which solver proved it (`z3`, `cvc5`), or why not.
     pub detail: String,
     pub cached: bool,
@@ -67,7 +68,7 @@ pub struct LemmaResult {
 
 impl LemmaResult {
     pub fn proved(&self) -> bool {
-        self.verdict == "proved"
+        self.verdict == VerdictKind::Proved
     }
 }
 
@@ -207,7 +208,7 @@ impl Lemmas {
         let Some(i) = self.index(name) else {
             return LemmaResult {
                 lemma: name.to_string(),
-                verdict: "refused".into(),
+                verdict: VerdictKind::Refused,
                 detail: "no lemma of this name".into(),
                 cached: false,
                 seconds: 0.0,
@@ -250,9 +251,9 @@ impl Lemmas {
         cache: Option<&crate::cache::Cache>,
     ) -> LemmaResult {
         let start = Instant::now();
-        let done = |verdict: &str, detail: String, cached: bool| LemmaResult {
+        let done = |verdict: VerdictKind, detail: String, cached: bool| LemmaResult {
             lemma: l.name.clone(),
-            verdict: verdict.into(),
+            verdict,
             detail,
             cached,
             seconds: start.elapsed().as_secs_f64(),
@@ -262,7 +263,7 @@ impl Lemmas {
             let r = self.result(&u.name, timeout, cache);
             if !r.proved() {
                 return done(
-                    "refused",
+                    VerdictKind::Refused,
                     format!("it cites `{}`, which is not proved ({})", u.name, r.detail),
                     false,
                 );
@@ -282,14 +283,14 @@ impl Lemmas {
         let mut gcds = GcdMemo::default();
         let stated = match self.statement(l, &env, &mut gcds, 0) {
             Ok(s) => s,
-            Err(e) => return done("refused", e.to_string(), false),
+            Err(e) => return done(VerdictKind::Refused, e.to_string(), false),
         };
         let mut facts = stated.facts.clone();
         for u in &l.uses {
             let lemma = self.get(&u.name).expect("checked when proving it");
             match self.instances(lemma, u, &l.params, &env, &mut gcds) {
                 Ok(v) => facts.extend(v),
-                Err(e) => return done("refused", e.to_string(), false),
+                Err(e) => return done(VerdictKind::Refused, e.to_string(), false),
             }
         }
         facts.append(&mut gcds.facts);
@@ -298,7 +299,7 @@ impl Lemmas {
         let key = crate::cache::Query::new("lemma", &[&premise.to_string(), &negated.to_string()]);
         if let Some(c) = cache {
             if c.is_proved(&key) {
-                return done("proved", "z3 (cached)".into(), true);
+                return done(VerdictKind::Proved, "z3 (cached)".into(), true);
             }
         }
         let solver = Solver::new();
@@ -323,7 +324,7 @@ impl Lemmas {
                             .join(", ")
                     })
                     .unwrap_or_default();
-                return done("failed", format!("false at {model}"), false);
+                return done(VerdictKind::Failed, format!("false at {model}"), false);
             }
             SatResult::Unknown => {
                 // Another solver on the same formula.
@@ -335,11 +336,11 @@ impl Lemmas {
                 match answer {
                     crate::crosscheck::Answer::Unsat => Some("cvc5 (z3 gave up)".to_string()),
                     crate::crosscheck::Answer::Sat => {
-                        return done("failed", "cvc5 finds it false".into(), false)
+                        return done(VerdictKind::Failed, "cvc5 finds it false".into(), false)
                     }
                     crate::crosscheck::Answer::Unknown(why) => {
                         return done(
-                            "unknown",
+                            VerdictKind::Unknown,
                             format!(
                                 "z3: {}; cvc5: {why}",
                                 solver.get_reason_unknown().unwrap_or_default()
@@ -354,7 +355,7 @@ impl Lemmas {
         if let (Some(c), Some("z3")) = (cache, proved_by.as_deref()) {
             c.record_proof(&key, &format!("lemma {}", l.name));
         }
-        done("proved", proved_by.unwrap_or_default(), false)
+        done(VerdictKind::Proved, proved_by.unwrap_or_default(), false)
     }
 
     /// A lemma's statement with its parameters bound to `env` (integer

@@ -22,3 +22,4 @@ pub mod query;
 pub mod ranges;
 pub mod solver;
 pub mod termination;
+pub mod verdict;

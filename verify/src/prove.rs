@@ -28,6 +28,7 @@ use crate::solver::{
     check_with_hints, check_within, labelled, out_of_time, time_left, unknown_reason,
     with_deadline, QUERY_FACTOR,
 };
+use crate::verdict::VerdictKind;
 use engine::ir::{DType, Op};
 use engine::rules::Rule;
 use rayon::prelude::*;
@@ -150,15 +151,19 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn name(&self) -> &'static str {
+    pub fn kind(&self) -> VerdictKind {
         match self {
-            Verdict::Proved => "proved",
-            Verdict::Failed { .. } => "failed",
-            Verdict::Vacuous => "vacuous",
-            Verdict::Disputed { .. } => "disputed",
-            Verdict::Unknown { .. } => "unknown",
-            Verdict::InternalError { .. } => "internal-error",
+            Verdict::Proved => VerdictKind::Proved,
+            Verdict::Failed { .. } => VerdictKind::Failed,
+            Verdict::Vacuous => VerdictKind::Vacuous,
+            Verdict::Disputed { .. } => VerdictKind::Disputed,
+            Verdict::Unknown { .. } => VerdictKind::Unknown,
+            Verdict::InternalError { .. } => VerdictKind::InternalError,
         }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.kind().name()
     }
 }
 

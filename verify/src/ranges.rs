@@ -16,6 +16,7 @@
 use crate::encode::{bv_lit, pow2_term, Enc, Mode, Num, SVal, Term};
 use crate::poly::Poly;
 use crate::solver::check_within;
+use crate::verdict::VerdictKind;
 use engine::ir::{DType, Op};
 use engine::ranges::{clamp, pow2_range, transfer, Arith, Range, MAX_SHIFT};
 use serde::Serialize;
@@ -365,7 +366,7 @@ fn in_second(op: Op, u: &Int, v1: &Int, v2: &Int) -> Bool {
 
 /// Proves both lemmas for the product and each quotient, for all integers
 /// (so at every width). Returns `(op, lemma, verdict)` triples.
-pub fn prove_lemmas(timeout: Duration) -> Vec<(Op, &'static str, &'static str)> {
+pub fn prove_lemmas(timeout: Duration) -> Vec<(Op, &'static str, VerdictKind)> {
     let mut out = Vec::new();
     for op in [Op::Mul, Op::Div, Op::FloorDiv, Op::CeilDiv] {
         let (a, b, c) = (
@@ -400,15 +401,20 @@ pub fn prove_lemmas(timeout: Duration) -> Vec<(Op, &'static str, &'static str)> 
     out
 }
 
-/// `proved` when the negation of `lemma` (over unbounded integers) is
+/// Proved when the negation of `lemma` (over unbounded integers) is
 /// unsatisfiable.
-fn validity(lemma: &Bool, timeout: Duration) -> &'static str {
+fn validity(lemma: &Bool, timeout: Duration) -> VerdictKind {
     let solver = Solver::new();
     solver.assert(lemma.not());
-    match check_within(&solver, timeout) {
-        SatResult::Unsat => "proved",
-        SatResult::Sat => "failed",
-        SatResult::Unknown => "unknown",
+    of_answer(check_within(&solver, timeout))
+}
+
+/// A validity check's verdict: its negation unsatisfiable is a proof.
+fn of_answer(answer: SatResult) -> VerdictKind {
+    match answer {
+        SatResult::Unsat => VerdictKind::Proved,
+        SatResult::Sat => VerdictKind::Failed,
+        SatResult::Unknown => VerdictKind::Unknown,
     }
 }
 
@@ -441,8 +447,8 @@ pub struct RangeResult {
     /// Operand dtypes, then `->` and the result dtype.
     pub signature: String,
     pub width: u32,
-    /// `proved`, `failed` (with the operand point) or `unknown`.
-    pub verdict: String,
+    /// Proved, failed (with the operand point) or unknown.
+    pub verdict: VerdictKind,
     pub detail: Option<String>,
     pub seconds: f64,
 }
@@ -643,17 +649,12 @@ fn range_result(
     detail: Option<String>,
     start: Instant,
 ) -> RangeResult {
-    let verdict = match answer {
-        SatResult::Unsat => "proved",
-        SatResult::Unknown => "unknown",
-        SatResult::Sat => "failed",
-    };
     let sig: Vec<String> = arg_dts.iter().map(|d| d.to_string()).collect();
     RangeResult {
         op: format!("{op:?}"),
         signature: format!("{} -> {dt}", sig.join(", ")),
         width,
-        verdict: verdict.to_string(),
+        verdict: of_answer(answer),
         detail,
         seconds: start.elapsed().as_secs_f64(),
     }
@@ -663,14 +664,17 @@ fn range_result(
 #[derive(Clone, Debug, Serialize)]
 pub struct RangeReport {
     /// `(op, lemma, verdict)`.
-    pub lemmas: Vec<(String, String, String)>,
+    pub lemmas: Vec<(String, String, VerdictKind)>,
     pub results: Vec<RangeResult>,
 }
 
 impl RangeReport {
     pub fn all_proved(&self) -> bool {
-        self.lemmas.iter().all(|l| l.2 == "proved")
-            && self.results.iter().all(|r| r.verdict == "proved")
+        self.lemmas.iter().all(|l| l.2 == VerdictKind::Proved)
+            && self
+                .results
+                .iter()
+                .all(|r| r.verdict == VerdictKind::Proved)
     }
 }
 
@@ -680,7 +684,12 @@ impl RangeReport {
 pub fn prove_ranges(widths: &[u32], timeout: Duration, done: &(dyn Fn() + Sync)) -> RangeReport {
     use rayon::prelude::*;
     let lemmas = prove_lemmas(timeout);
-    let lemma_ok = |op: Op| lemmas.iter().filter(|l| l.0 == op).all(|l| l.2 == "proved");
+    let lemma_ok = |op: Op| {
+        lemmas
+            .iter()
+            .filter(|l| l.0 == op)
+            .all(|l| l.2 == VerdictKind::Proved)
+    };
     let jobs: Vec<_> = widths
         .iter()
         .flat_map(|&w| signatures().into_iter().map(move |s| (w, s)))
@@ -695,8 +704,8 @@ pub fn prove_ranges(widths: &[u32], timeout: Duration, done: &(dyn Fn() + Sync))
             if op.is_shift() {
                 needs.push(Op::Shl);
             }
-            if !needs.iter().all(|&f| lemma_ok(f)) && r.verdict == "proved" {
-                r.verdict = "unknown".into();
+            if !needs.iter().all(|&f| lemma_ok(f)) && r.verdict == VerdictKind::Proved {
+                r.verdict = VerdictKind::Unknown;
                 r.detail = Some(format!("a lemma of {op:?} is not proved"));
             }
             done();
@@ -706,7 +715,7 @@ pub fn prove_ranges(widths: &[u32], timeout: Duration, done: &(dyn Fn() + Sync))
     RangeReport {
         lemmas: lemmas
             .into_iter()
-            .map(|(o, l, v)| (format!("{o:?}"), l.to_string(), v.to_string()))
+            .map(|(o, l, v)| (format!("{o:?}"), l.to_string(), v))
             .collect(),
         results,
     }

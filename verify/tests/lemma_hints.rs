@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use verify::lemma::Lemmas;
 use verify::prove::{prove_rule, Options, Verdict};
+use verify::verdict::VerdictKind;
 
 const LEMMAS: &str = "\
 # a false lemma: not every integer is 0
@@ -40,7 +41,7 @@ fn lemmas() -> Lemmas {
 fn a_false_lemma_is_refused_and_the_wrong_rule_citing_it_is_still_refuted() {
     let o = opts(lemmas(), &[8, 32]);
     let r = o.lemmas.result("bogus", o.timeout, None);
-    assert_eq!(r.verdict, "failed", "{r:?}");
+    assert_eq!(r.verdict, VerdictKind::Failed, "{r:?}");
     assert!(!r.proved());
     // Were `x == 0` assumed for every x, `x + 1 == 1` would follow and the
     // rule would be "proved"; the lemma is refused, so the rule is judged
@@ -69,7 +70,7 @@ fn a_false_lemma_is_refused_and_the_wrong_rule_citing_it_is_still_refuted() {
     }
     // A name that is no lemma is refused the same way.
     let r = o.lemmas.result("no_such_lemma", o.timeout, None);
-    assert_eq!(r.verdict, "refused", "{r:?}");
+    assert_eq!(r.verdict, VerdictKind::Refused, "{r:?}");
 }
 
 #[test]

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 use verify::ranges::{prove_ranges, signatures};
+use verify::verdict::VerdictKind;
 
 #[test]
 fn every_transfer_function_is_sound_at_every_width() {
@@ -13,13 +14,13 @@ fn every_transfer_function_is_sound_at_every_width() {
     let bad: Vec<String> = report
         .lemmas
         .iter()
-        .filter(|l| l.2 != "proved")
+        .filter(|l| l.2 != VerdictKind::Proved)
         .map(|l| format!("lemma {} {}: {}", l.0, l.1, l.2))
         .chain(
             report
                 .results
                 .iter()
-                .filter(|r| r.verdict != "proved")
+                .filter(|r| r.verdict != VerdictKind::Proved)
                 .map(|r| {
                     format!(
                         "{} {} at {}: {} {:?}",
