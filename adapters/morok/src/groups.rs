@@ -357,10 +357,15 @@ impl Tracker {
             (1..=recent.len() / 2).find(|&p| (p..recent.len()).all(|i| recent[i] == recent[i - p]));
         let tail = match period {
             Some(1) => format!("{} keeps rewriting what it rewrote", recent[0]),
-            Some(p) => format!(
-                "the groups {} rewrite in a cycle",
-                recent[recent.len() - p..].join(" -> ")
-            ),
+            Some(p) => {
+                // From the cycle's first group in the tier's order, so that
+                // one loop reads the same wherever it was stopped.
+                let cycle = &recent[recent.len() - p..];
+                let rank = |name: &str| self.groups.iter().position(|g| g.name == name);
+                let k = (0..p).min_by_key(|&i| rank(cycle[i])).unwrap_or(0);
+                let rotated: Vec<&str> = cycle[k..].iter().chain(&cycle[..k]).copied().collect();
+                format!("the groups {} rewrite in a cycle", rotated.join(" -> "))
+            }
             None => format!("its last rewrites are by {}", recent.join(", ")),
         };
         format!(
@@ -446,5 +451,22 @@ mod tests {
         sorted.sort();
         sorted.dedup();
         assert_eq!(sorted.len(), names.len(), "a group is listed twice");
+    }
+
+    #[test]
+    fn a_loop_reads_from_its_first_group_wherever_it_was_stopped() {
+        let input = UOp::index_const(0);
+        let message = |recent: &[&'static str]| {
+            let t = Tracker::tier(Tier::Symbolic, &input);
+            t.recent.borrow_mut().extend(recent.iter().copied());
+            t.loop_message()
+        };
+        let (a, b) = (
+            "constant_folding_dsl_patterns",
+            "range_based_mod_div_patterns",
+        );
+        let cycle = format!("the groups {a} -> {b} rewrite in a cycle");
+        assert!(message(&[a, b, a, b]).contains(&cycle));
+        assert!(message(&[b, a, b, a]).contains(&cycle));
     }
 }
