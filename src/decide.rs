@@ -10,14 +10,11 @@ use engine::ir::{Graph, NodeId};
 use engine::semantics::Model;
 use fuzz::checks::{Validation, Verdict};
 use std::time::Duration;
-use verify::check::{check, counterexample_at, CheckResult};
+use verify::check::{check, counterexample_at, CheckResult, Method};
 
 /// Domains of at most this many points are walked whole when the solver
 /// cannot decide (about a second of JIT on one core).
 pub const ENUMERATION_POINTS: u64 = 1 << 24;
-
-/// The method of a result decided by the JIT's walk.
-pub const ENUMERATION_METHOD: &str = "exhaustive, JIT";
 
 /// `tgt` against `src` under `model`: SMT, then the JIT's walk of a small
 /// domain where SMT says unknown.
@@ -56,11 +53,11 @@ pub fn walk(
             Some(Ok(rep)) => {
                 return match rep.failure {
                     None => CheckResult::Equivalent {
-                        method: ENUMERATION_METHOD,
+                        method: Method::Jit,
                     },
                     Some(f) => {
                         let env: Vec<i128> = f.env.iter().map(|&v| v as i128).collect();
-                        counterexample_at(g, src, tgt, &env, f.failure, ENUMERATION_METHOD, model)
+                        counterexample_at(g, src, tgt, &env, f.failure, Method::Jit, model)
                     }
                 };
             }
@@ -69,12 +66,6 @@ pub fn walk(
     CheckResult::Unknown {
         reason: format!("{reason}; {why}"),
     }
-}
-
-/// A method that walked every point (the JIT's, or `verify::check`'s own
-/// interpreter on a tiny domain) rather than asking the solver.
-fn by_enumeration(method: &str) -> bool {
-    method.starts_with("exhaustive")
 }
 
 /// A decision as the fuzz crate's validation: a counterexample is a
@@ -92,7 +83,7 @@ pub fn validation_of(g: &Graph, r: &CheckResult) -> Validation {
             Verdict::Counterexample,
             Some(format!(
                 "{}: {failure} at {}; {}",
-                if by_enumeration(method) {
+                if method.by_enumeration() {
                     method.to_string()
                 } else {
                     format!("smt ({method})")
@@ -106,7 +97,7 @@ pub fn validation_of(g: &Graph, r: &CheckResult) -> Validation {
             Some(point.iter().map(|p| p.1).collect()),
         ),
         CheckResult::Unknown { reason } => (Verdict::Unknown, Some(reason.clone()), None),
-        CheckResult::Equivalent { method } if by_enumeration(method) => (
+        CheckResult::Equivalent { method } if method.by_enumeration() => (
             Verdict::EquivalentByEnumeration,
             Some(format!("proved by {method}")),
             None,

@@ -19,19 +19,57 @@ use std::time::Duration;
 use z3::ast::Bool;
 use z3::{SatResult, Solver};
 
+/// How a check was decided: every point walked, or the solver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Every point of a tiny domain walked by the interpreter.
+    Interpreter,
+    /// Every point walked by the JIT.
+    Jit,
+    /// The solver, on the encoding this names.
+    Solver(&'static str),
+}
+
+impl Method {
+    /// Every point was walked (nothing was left to the solver).
+    pub fn by_enumeration(self) -> bool {
+        !matches!(self, Method::Solver(_))
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Interpreter => "exhaustive",
+            Method::Jit => "exhaustive, JIT",
+            Method::Solver(encoding) => encoding,
+        }
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for Method {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 /// The result of validating `src` against `tgt`.
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "verdict", rename_all = "kebab-case")]
 pub enum CheckResult {
     /// Every point refines: Z3 answered unsat to all three obligations.
     Equivalent {
-        method: &'static str,
+        method: Method,
     },
     /// A point where the target does not refine the source.
     Counterexample {
         #[serde(serialize_with = "crate::counterexample::ser_failure")]
         failure: Failure,
-        method: &'static str,
+        method: Method,
         /// Variable values, in declaration order.
         point: Vec<(String, i128)>,
         /// The first root (output) that differs, when both sides are
@@ -255,9 +293,11 @@ fn exhaustively(
         interp::points(g).any(|env| source.eval(&env).is_ok())
     };
     Some(match interp::first_failure(g, src, tgt, model) {
-        Some((env, failure)) => counterexample_at(g, src, tgt, &env, failure, "exhaustive", model),
+        Some((env, failure)) => {
+            counterexample_at(g, src, tgt, &env, failure, Method::Interpreter, model)
+        }
         None if defined_somewhere() => CheckResult::Equivalent {
-            method: "exhaustive",
+            method: Method::Interpreter,
         },
         None => CheckResult::Vacuous,
     })
@@ -272,7 +312,7 @@ pub fn counterexample_at(
     tgt: &[NodeId],
     env: &[i128],
     failure: Failure,
-    method: &'static str,
+    method: Method,
     model: Model,
 ) -> CheckResult {
     let (confirmed, root) = confirm(g, src, tgt, env, model);
@@ -368,7 +408,7 @@ fn check_in(g: &Graph, src: &[NodeId], tgt: &[NodeId], enc: Enc, timeout: Durati
                 let (confirmed, root) = confirm(g, src, tgt, &env, enc.model());
                 return CheckResult::Counterexample {
                     failure,
-                    method: enc.mode.name(),
+                    method: Method::Solver(enc.mode.name()),
                     point,
                     root,
                     confirmed,
@@ -377,7 +417,7 @@ fn check_in(g: &Graph, src: &[NodeId], tgt: &[NodeId], enc: Enc, timeout: Durati
         }
     }
     CheckResult::Equivalent {
-        method: enc.mode.name(),
+        method: Method::Solver(enc.mode.name()),
     }
 }
 
