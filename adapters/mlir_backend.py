@@ -95,7 +95,6 @@ class MLIRBackend(tp.Backend):
             out.append(row)
         return out
 
-
     def reproducer(self, case, name, point, expected, klass):
         """A script that needs only the pinned wheel: it builds the input as
         the adapter does, runs the entry point under test (printing the
@@ -103,10 +102,10 @@ class MLIRBackend(tp.Backend):
         upstream report), evaluates input and answer at the point with
         MLIR's folder `name`, and exits 1 while they differ."""
         ma.check_vars(case)
+        index = {v.name: i for i, v in enumerate(case.vars)}
         with ma.context():
             for t in case.trees:  # in MLIR's language, as the adapter builds it
-                ma.build(t, {v.name: i for i, v in enumerate(case.vars)})
-        index = {v.name: i for i, v in enumerate(case.vars)}
+                ma.build(t, index)
         src = ", ".join(_code(t, index) for t in case.trees)
         at = ", ".join(f"{v.name} = {x}" for v, x in zip(case.vars, point)) or "the only point"
         entry = {"construct": "what building the expressions folds",
@@ -155,25 +154,25 @@ _CODE = {"add": "ADD", "mul": "MUL", "floordiv": "FDIV", "ceildiv": "CDIV", "mod
 
 def _code(tree, index):
     """Python source building the tree as mlir_affine.build does."""
-    op = tree[0]
-    if op == "var":
-        return f"d[{index[tree[1]]}]"
-    if op == "const":
-        return f"C({tree[1]})"
-    if op == "neg":
-        return f"MUL({_code(tree[1], index)}, C(-1))"
-    if op in _CODE:
-        return f"{_CODE[op]}({_code(tree[1], index)}, {_code(tree[2], index)})"
-    raise tp.Unsupported(f"MLIR's affine expressions have no `{op}`")
+    def leaf(t):
+        if t[0] == "var":
+            return f"d[{index[t[1]]}]"
+        if t[0] == "const":
+            return f"C({t[1]})"
+        raise tp.Unsupported(f"MLIR's affine expressions have no `{t[0]}`")
+
+    def node(op, args):
+        if op == "neg":
+            return f"MUL({args[0]}, C(-1))"
+        if op in _CODE:
+            return f"{_CODE[op]}({args[0]}, {args[1]})"
+        raise tp.Unsupported(f"MLIR's affine expressions have no `{op}`")
+    return tp.fold(tree, leaf, node)
 
 
 def _substitute(tree, env):
     """The tree with each variable replaced by its value at the point."""
-    if tree[0] == "var":
-        return ["const", env[tree[1]]]
-    if tree[0] in tp.LEAVES:
-        return tree
-    return [tree[0]] + [_substitute(a, env) for a in tree[1:]]
+    return tp.fold(tree, lambda t: ["const", env[t[1]]] if t[0] == "var" else t, lambda op, args: [op, *args])
 
 
 def _show(tree):

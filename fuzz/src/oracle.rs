@@ -1295,9 +1295,9 @@ pub fn check_interp(
 /// unconstrained there (a root that is unconstrained everywhere, like
 /// `x // 0` where partial ops are unspecified, carries no value a
 /// simplifier could get wrong). `Some(true)` when such a point is found,
-/// `Some(false)` when every point was tried and none is, `None` when the
-/// domain is larger than `max_points` and no sampled point was (the answer
-/// is not known).
+/// `Some(false)` when every point was tried and none is, or when a part
+/// walked on its own settles it; `None` when the domain is larger than
+/// `max_points` and no sampled point was (the answer is not known).
 pub fn meaningful_somewhere(
     g: &Graph,
     roots: &[NodeId],
@@ -1305,23 +1305,62 @@ pub fn meaningful_somewhere(
     max_points: u64,
 ) -> Option<bool> {
     let w = w.into();
-    let domain = Domain::new(g, roots);
-    // Every root must mean something at the same point, and a root's value
-    // depends on its own variables only: one that means nothing on its own
-    // smaller domain settles the case where the whole domain is too large
-    // to walk (`-1 % (0 / 1)` beside `r0` in [-131071, 0]).
-    if roots.len() > 1 {
-        for &r in roots {
-            let own = Domain::new(g, &[r]).size();
-            if own < domain.size()
-                && own <= max_points as u128
-                && meaningful_somewhere(g, &[r], w, max_points) == Some(false)
-            {
-                return Some(false);
-            }
-        }
+    if !never(g, roots, w, max_points, Some(0), means_something) {
+        return Some(true);
     }
+    if Domain::new(g, roots).size() <= max_points as u128 {
+        return Some(false);
+    }
+    // Too large to walk: a part that means nothing on its own smaller
+    // domain settles it. Every root must mean something at the same point,
+    // and undefined is whole-evaluation, so a subterm undefined at every
+    // point of its own domain leaves nothing defined anywhere (`-1 % (0 /
+    // 1)` beside `r0` in [-131071, 0]; `r0 + -1 % (0 * 0)`, r0 in [0,
+    // 65536]: one point past the walk).
+    let root_alone = || {
+        roots.len() > 1
+            && roots
+                .iter()
+                .any(|&r| never(g, &[r], w, max_points, None, means_something))
+    };
+    let subterm = || {
+        g.reachable(roots).into_iter().any(|n| {
+            !g.node(n).src().is_empty() && never(g, &[n], w, SUBTERM_POINTS, None, defined)
+        })
+    };
+    (root_alone() || subterm()).then_some(false)
+}
+
+/// The largest domain of a subterm [`meaningful_somewhere`] walks to find
+/// it undefined everywhere.
+const SUBTERM_POINTS: u64 = 4096;
+
+/// Defined, and no root unconstrained.
+fn means_something(r: Result<Vec<Val>, Undefined>) -> bool {
+    r.is_ok_and(|vals| vals.iter().all(|v| *v != Val::Unconstrained))
+}
+
+fn defined(r: Result<Vec<Val>, Undefined>) -> bool {
+    r.is_ok()
+}
+
+/// Whether `ok` holds of `roots`' evaluation at no point of their own
+/// domain: every point when it has at most `max_points`, else (`sample`:
+/// the sampler's stream) `max_points` sampled ones; false, without trying,
+/// when the domain is too large and no sample is asked for.
+fn never(
+    g: &Graph,
+    roots: &[NodeId],
+    w: Model,
+    max_points: u64,
+    sample: Option<u64>,
+    ok: fn(Result<Vec<Val>, Undefined>) -> bool,
+) -> bool {
+    let domain = Domain::new(g, roots);
     let exhaustive = domain.size() <= max_points as u128;
+    if !exhaustive && sample.is_none() {
+        return false;
+    }
     let n = if exhaustive {
         domain.size() as u64
     } else {
@@ -1329,49 +1368,13 @@ pub fn meaningful_somewhere(
     };
     let mut point = vec![0i64; domain.len()];
     let mut eval = Evaluator::new(g, roots, w);
-    for k in 0..n {
-        if exhaustive {
-            domain.decode(k, &mut point);
-        } else {
-            domain.sample(0, k, &mut point);
+    (0..n).all(|k| {
+        match sample {
+            Some(stream) if !exhaustive => domain.sample(stream, k, &mut point),
+            _ => domain.decode(k, &mut point),
         }
         let env: Vec<i128> = domain.env(g, &point).iter().map(|&v| v as i128).collect();
-        let meaningful = eval
-            .eval(&env)
-            .is_ok_and(|vals| vals.iter().all(|v| *v != Val::Unconstrained));
-        if meaningful {
-            return Some(true);
-        }
-    }
-    if exhaustive {
-        return Some(false);
-    }
-    // Undefined is whole-evaluation: a subterm undefined at every point of
-    // its own (walkable) domain leaves nothing defined anywhere
-    // (`r0 + -1 % (0 * 0)`, r0 in [0, 65536]: one point past the walk).
-    g.reachable(roots)
-        .into_iter()
-        .any(|n| !g.node(n).src().is_empty() && undefined_everywhere(g, n, w, SUBTERM_POINTS))
-        .then_some(false)
-}
-
-/// The largest domain of a subterm [`meaningful_somewhere`] walks to find
-/// it undefined everywhere.
-const SUBTERM_POINTS: u64 = 4096;
-
-/// Whether `n` is undefined at every point of its own domain (false when
-/// that has more than `max_points` points).
-fn undefined_everywhere(g: &Graph, n: NodeId, w: Model, max_points: u64) -> bool {
-    let domain = Domain::new(g, &[n]);
-    if domain.size() > max_points as u128 {
-        return false;
-    }
-    let mut point = vec![0i64; domain.len()];
-    let mut eval = Evaluator::new(g, &[n], w);
-    (0..domain.size() as u64).all(|k| {
-        domain.decode(k, &mut point);
-        let env: Vec<i128> = domain.env(g, &point).iter().map(|&v| v as i128).collect();
-        eval.eval(&env).is_err()
+        !ok(eval.eval(&env))
     })
 }
 

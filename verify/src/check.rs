@@ -26,8 +26,8 @@ pub enum Method {
     Interpreter,
     /// Every point walked by the JIT.
     Jit,
-    /// The solver, on the encoding this names.
-    Solver(&'static str),
+    /// The solver, on this encoding.
+    Solver(Mode),
 }
 
 impl Method {
@@ -40,7 +40,7 @@ impl Method {
         match self {
             Method::Interpreter => "exhaustive",
             Method::Jit => "exhaustive, JIT",
-            Method::Solver(encoding) => encoding,
+            Method::Solver(mode) => mode.name(),
         }
     }
 }
@@ -408,7 +408,7 @@ fn check_in(g: &Graph, src: &[NodeId], tgt: &[NodeId], enc: Enc, timeout: Durati
                 let (confirmed, root) = confirm(g, src, tgt, &env, enc.model());
                 return CheckResult::Counterexample {
                     failure,
-                    method: Method::Solver(enc.mode.name()),
+                    method: Method::Solver(enc.mode),
                     point,
                     root,
                     confirmed,
@@ -417,7 +417,7 @@ fn check_in(g: &Graph, src: &[NodeId], tgt: &[NodeId], enc: Enc, timeout: Durati
         }
     }
     CheckResult::Equivalent {
-        method: Method::Solver(enc.mode.name()),
+        method: Method::Solver(enc.mode),
     }
 }
 

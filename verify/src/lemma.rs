@@ -711,8 +711,6 @@ pub(crate) fn smt2_of(asserts: &[Bool]) -> String {
     s.to_smt2()
 }
 
-/// Parses a lemma file: `lemma NAME(PARAMS): CONCLUSION [if HYPOTHESIS]
-/// [using LEMMA(ARGS), ...]`, comments above each stating it in words.
 /// Z3 on a lemma: a lemma is proved once per process and every rule citing
 /// it depends on it, so Z3 gets three timeouts in all (floordiv_nest: 1.3 s
 /// alone, 8.9 s beside 24 rule queries on 2 loaded cores). Its time over
@@ -746,6 +744,8 @@ fn check_restarting(solver: &Solver, timeout: Duration) -> SatResult {
     SatResult::Unknown
 }
 
+/// Parses a lemma file: `lemma NAME(PARAMS): CONCLUSION [if HYPOTHESIS]
+/// [using LEMMA(ARGS), ...]`, comments above each stating it in words.
 pub fn parse_lemmas(file: &str, text: &str) -> Result<Vec<Lemma>, LemmaError> {
     let mut out = Vec::new();
     let err = |line: u32, m: String| LemmaError::File {
