@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The experiments behind the adapters' profiles (quoted in adapters/README.md).
+"""The experiments behind the adapters' profiles (quoted in docs/peers/).
 
     .venv-peers/bin/python adapters/semantics_experiments.py [tinygrad|tvm]
 

@@ -476,7 +476,7 @@ CURATED = [
 ]
 
 
-# Minimal reproductions of suspected peer bugs (adapters/README.md), run with
+# Minimal reproductions of suspected peer bugs (corpus/peers/README.md), run with
 # --known-bugs: (peer name prefix, label, vars, expressions).
 KNOWN_PEER_BUGS = [
     ("tinygrad.sym", "simplify_valid turns an integer & chain into a product", [V("x", -2, 2)], ["x & (x & 3)"]),
@@ -936,7 +936,7 @@ def main():
     ap.add_argument("--startup", type=float, default=120.0, help="seconds to wait for the hello")
     ap.add_argument("--strict", action="store_true", help="fail on suspected peer bugs too")
     ap.add_argument("--known-bugs", action="store_true", help="also send the minimal reproductions of the "
-                    "suspected peer bugs recorded in adapters/README.md")
+                    "suspected peer bugs recorded in corpus/peers/README.md")
     ap.add_argument("--verbose", "-v", action="store_true", help="print every input and answer")
     args = ap.parse_args()
     py = shlex.quote(args.python)

@@ -30,7 +30,7 @@ makes an index variable with lo == 0 a loop counter
 `UOp.range(hi + 1, i, AxisType.LOOP)`, as kernels have, which also exercises
 the RANGE-only rules (`r % end -> r`, `r // end -> 0`).
 
-How ops map (each checked by experiment, see adapters/README.md; the
+How ops map (each checked by experiment, see docs/peers/tinygrad.md; the
 builder and the reader back are tinygrad_uops.py): tinygrad's own builders
 are used, so the input has the shape tinygrad itself makes:
 `//` -> FLOORDIV, `mod` -> FLOORMOD (floor family, unbounded ints), `/` ->

@@ -22,7 +22,7 @@ shape vars are int64), and because at 64 bits the fewest points of a case
 are ruled out by overflow, so the most of each case is checked; run int32
 (TVM's default loop-variable dtype) as a second configuration.
 
-Op mapping (each checked by experiment, see adapters/README.md). Nodes are
+Op mapping (each checked by experiment, see docs/peers/tvm.md). Nodes are
 built with the node constructors (`tirx.Add(a, b)`, ...), not the Python
 operators or `tirx.floordiv` helpers, which fold constants before the
 simplifier sees them:

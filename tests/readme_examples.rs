@@ -1,17 +1,18 @@
-//! The README's worked examples (the intro's trace, workflow 1 "Prove a new
-//! pattern before merging it" and workflow 4 "Reproduce a counterexample")
-//! are reproducible: the files they `cat` are shipped in `docs/examples/`
-//! with exactly the contents shown, and each command they run gives the
-//! exit status and the key lines shown. Transcripts that are deterministic
-//! (traces, replays, the finding file) must match the README line for line;
-//! of the others (`prove`, `fuzz`: Z3's values, times, case counts vary)
-//! the lines that do not vary must appear both in the README and in the
-//! output. When one of these tests fails after a change to the engine or
-//! to an output format, run the command from the repository root and paste
-//! its standard output into README.md.
+//! The README's and the guides' worked examples (the README's intro trace,
+//! docs/guide/prove-a-pattern.md and docs/guide/reproduce.md) are
+//! reproducible: the files they `cat` are shipped in `docs/examples/` with
+//! exactly the contents shown, and each command they run gives the exit
+//! status and the key lines shown. Transcripts that are deterministic
+//! (traces, replays, the finding file) must match line for line; of the
+//! others (`prove`, `fuzz`: Z3's values, times, case counts vary) the lines
+//! that do not vary must appear both in the page and in the output. When
+//! one of these tests fails after a change to the engine or to an output
+//! format, run the command from the repository root and paste its standard
+//! output into the page. And every repository path the README and the
+//! docs name exists (`every_path_the_docs_name_exists`).
 //!
-//! The gate command workflow 1 mentions is not run here (it takes tens of
-//! seconds; tests/gate_cli.rs covers a candidate rule in the gate).
+//! The gate command the first guide mentions is not run here (it takes
+//! tens of seconds; tests/gate_cli.rs covers a candidate rule in the gate).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,8 +21,21 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The README followed by the guides (docs/guide/*.md, in name order):
+/// the text the transcripts are looked up in, each `$ COMMAND` once.
 fn readme() -> String {
-    std::fs::read_to_string(root().join("README.md")).unwrap()
+    let mut text = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut guides: Vec<PathBuf> = std::fs::read_dir(root().join("docs/guide"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    guides.sort();
+    for g in guides {
+        text.push('\n');
+        text.push_str(&std::fs::read_to_string(g).unwrap());
+    }
+    text
 }
 
 /// A directory of its own for one test, emptied first.
@@ -55,7 +69,7 @@ fn transcript(readme: &str, command: &str) -> Vec<String> {
     let mut lines = readme.lines();
     assert!(
         lines.any(|l| l == prompt),
-        "README.md no longer shows `{prompt}`"
+        "README.md and docs/guide/ no longer show `{prompt}`"
     );
     let mut shown: Vec<String> = lines
         .take_while(|l| !l.starts_with("$ ") && !l.starts_with("```"))
@@ -87,7 +101,7 @@ fn says(readme: &str, phrase: &str) -> bool {
 fn shown_and_printed(shown: &[String], out: &str, line: &str) {
     assert!(
         shown.iter().any(|l| l == line),
-        "README.md's transcript lacks `{line}`:\n{}",
+        "the docs' transcript lacks `{line}`:\n{}",
         shown.join("\n")
     );
     assert!(
@@ -111,7 +125,7 @@ fn the_shipped_example_files_are_the_ones_the_readme_shows() {
         assert_eq!(
             shown.join("\n") + "\n",
             file,
-            "README.md's `cat docs/examples/{name}` is not the shipped file"
+            "the docs' `cat docs/examples/{name}` is not the shipped file"
         );
     }
     // The intro shows tiled.txt without a `cat`: it is its first text block.
@@ -296,7 +310,7 @@ fn the_broken_rules_finding_is_found_replays_and_is_fixed_by_the_guard() {
     assert_eq!(
         lines_as_shown(&text, &dir),
         transcript(&readme, "cat findings/oracle-1f1c867eb5.txt"),
-        "README.md's finding file is out of date"
+        "docs/guide/reproduce.md's finding file is out of date"
     );
 
     let finding = finding.to_str().unwrap();
@@ -313,7 +327,7 @@ fn the_broken_rules_finding_is_found_replays_and_is_fixed_by_the_guard() {
         assert_eq!(
             lines_as_shown(&out, &dir),
             transcript(&readme, &cmd),
-            "README.md's `{cmd}` is out of date"
+            "the docs' `{cmd}` is out of date"
         );
     }
 
@@ -332,4 +346,113 @@ fn the_broken_rules_finding_is_found_replays_and_is_fixed_by_the_guard() {
         &readme,
         "`tileproof prove --rules docs/examples/broken.rules` refutes the rule itself at every width"
     ));
+}
+
+/// The Markdown pages of the repository: the READMEs and docs/ (not the
+/// build's or the venv's).
+fn markdown_pages(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if p.is_dir() {
+            if name != "target" && !name.starts_with('.') {
+                markdown_pages(&p, out);
+            }
+        } else if name.ends_with(".md") {
+            out.push(p);
+        }
+    }
+}
+
+/// The repository paths a page names: each word of its text (code blocks,
+/// inline code and prose alike) that starts with a top-level folder of the
+/// repository, and each relative link target, resolved from the page's
+/// folder. Placeholders (`corpus/peers/NAME/`, globs, `...`) are not paths.
+fn paths_named(page: &Path, text: &str, top: &[String]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let placeholder = |p: &str| {
+        p.contains(['*', '<', '$', '{'])
+            || p.contains("...")
+            || p.split('/')
+                .any(|seg| seg.len() > 1 && seg.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+    };
+    for word in text.split(|c: char| c.is_whitespace() || "`'\"(),;=|[]".contains(c)) {
+        let word = word.split(':').next().unwrap().split('#').next().unwrap();
+        let word = word.trim_end_matches(['.', ',', ':', ';', '!', '?']);
+        let Some((first, _)) = word.split_once('/') else {
+            continue;
+        };
+        if top.iter().any(|t| t == first) && !placeholder(word) {
+            out.push(root().join(word));
+        }
+    }
+    let dir = page.parent().unwrap();
+    for (i, _) in text.match_indices("](") {
+        let rest = &text[i + 2..];
+        let target = &rest[..rest.find(')').unwrap_or(rest.len())];
+        let target = target.split('#').next().unwrap();
+        if target.is_empty() || target.contains("://") || target.starts_with("mailto:") {
+            continue;
+        }
+        if !placeholder(target) {
+            out.push(dir.join(target));
+        }
+    }
+    out
+}
+
+/// A page that names a file that moved or never existed sends its reader
+/// nowhere: every path the README and docs name must exist.
+#[test]
+fn every_path_the_docs_name_exists() {
+    // The folders a path may start with: the repository's own, not what a
+    // run writes (target/, findings/) or a venv.
+    let top: Vec<String> = std::fs::read_dir(root())
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| {
+            n != "target"
+                && (!n.starts_with('.')
+                    || [".ci", ".github", ".clusterfuzzlite"].contains(&n.as_str()))
+        })
+        .collect();
+    // What .gitignore anchors at the root is what a run writes
+    // (`fuzz/artifacts/`, `fuzz/parse.dict`): named by the commands that
+    // write it, not shipped.
+    let written: Vec<String> = std::fs::read_to_string(root().join(".gitignore"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix('/'))
+        .map(|l| l.trim_end_matches('/').to_string())
+        .collect();
+    let is_written = |p: &Path| {
+        p.strip_prefix(root())
+            .is_ok_and(|rel| written.iter().any(|w| rel.starts_with(w)))
+    };
+    let mut pages = Vec::new();
+    markdown_pages(root(), &mut pages);
+    pages.sort();
+    assert!(pages.len() > 10, "found only {pages:?}");
+    let mut missing = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        for p in paths_named(page, &text, &top) {
+            if !p.exists() && !is_written(&p) {
+                missing.push(format!(
+                    "{} names {}",
+                    page.strip_prefix(root()).unwrap().display(),
+                    p.strip_prefix(root()).unwrap_or(&p).display()
+                ));
+            }
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(
+        missing.is_empty(),
+        "paths that do not exist:\n{}",
+        missing.join("\n")
+    );
 }

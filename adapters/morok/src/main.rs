@@ -1,5 +1,5 @@
 //! tileproof's adapter for Morok 0.1.0-alpha.2 (docs/protocol.md,
-//! adapters/README.md "Morok").
+//! docs/peers/morok.md).
 //!
 //! ```text
 //! tileproof-morok [--entry symbolic_simple|symbolic|sym|lower] [--vars mixed|range|define] [--gc-every N]
