@@ -547,9 +547,7 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         case_numbers: Vec::new(),
         digest: 0xcbf2_9ce4_8422_2325,
     };
-    // Unshrunk shapes and messages already bucketed, and their bucket.
-    let mut joins: HashMap<String, usize> = HashMap::new();
-    let mut answer_shapes: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    let mut causes = Causes::default();
     let mut next_j = 0u64;
     let batch = cfg.batch.max(1) as u64;
     loop {
@@ -578,119 +576,14 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         next_j = end;
 
         // Fold in case order; pick the findings to shrink and record.
-        let mut todo: Vec<ToRecord> = Vec::new();
-        // Findings with the shape or message of one being prepared in this
-        // batch (its group): they join its bucket.
-        let mut pending: HashMap<String, usize> = HashMap::new();
-        let mut groups: Vec<(Vec<usize>, u64)> = Vec::new();
+        let mut b = Batch::default();
         for r in &runs {
-            if r.skipped {
-                s.skipped += 1;
-                continue;
-            }
-            s.cases += 1;
-            s.skipped_variants += r.skipped_variant as u64;
-            if cfg.cases.is_some() {
-                s.case_numbers.push(r.k);
-            }
-            s.digest = (s.digest ^ r.k ^ corpus::fnv1a(r.text.as_bytes()).rotate_left(17))
-                .wrapping_mul(0x0000_0100_0000_01b3);
-            for (c, &n) in s.rule_counts.iter_mut().zip(&r.counts) {
-                *c += n as u64;
-            }
-            s.answered += r.answered;
-            answer_shapes.extend(r.shapes.iter().copied());
-            s.answer_shapes = answer_shapes.len() as u64;
-            for why in &r.unsupported {
-                *s.unsupported.entry(why.clone()).or_default() += 1;
-            }
-            for sub in &r.subjects {
-                for f in &sub.failures {
-                    *s.by_kind.entry(f.kind).or_default() += 1;
-                    // A failure of an unshrunk shape, or with a message,
-                    // already shrunk into a bucket (a peer raising the same
-                    // exception case after case) joins that bucket: counted
-                    // there, not shrunk and written again.
-                    let mut keys = vec![
-                        format!(
-                            "shape {}: {}",
-                            f.kind,
-                            crate::bucket::abstract_shape(&sub.graph, &sub.roots)
-                        ),
-                        format!("message {}: {}", f.kind, f.message),
-                    ];
-                    // A failure about one node (a peer's bounds of it): a
-                    // node of a shape already shrunk into a bucket joins it.
-                    if let Some(n) = f.node {
-                        keys.push(format!(
-                            "node {}: {}",
-                            f.kind,
-                            crate::bucket::abstract_shape(&sub.graph, &[n])
-                        ));
-                    }
-                    if let Some(b) = keys.iter().find_map(|k| joins.get(k).copied()) {
-                        s.buckets[b].count += 1;
-                        if let Some(c) = s.buckets[b].class {
-                            *s.by_class.entry(c).or_default() += 1;
-                        }
-                        continue;
-                    }
-                    let group = keys.iter().find_map(|k| pending.get(k).copied());
-                    let record_it = group.is_none() && !sub.roots.is_empty();
-                    let idx = s.findings.len();
-                    if record_it {
-                        let g = groups.len();
-                        groups.push((Vec::new(), 0));
-                        for k in &keys {
-                            pending.insert(k.clone(), g);
-                        }
-                        todo.push(ToRecord {
-                            idx,
-                            run: r,
-                            sub,
-                            kind: f.kind,
-                            group: g,
-                            keys,
-                        });
-                    } else if let Some(g) = group {
-                        if s.findings.len() >= MAX_LISTED_FINDINGS {
-                            groups[g].1 += 1;
-                            continue;
-                        }
-                        groups[g].0.push(idx);
-                    } else if s.findings.len() >= MAX_LISTED_FINDINGS {
-                        continue;
-                    }
-                    s.findings.push(Finding {
-                        kind: f.kind,
-                        case_number: r.k,
-                        generator: r.generator,
-                        case_seed: r.case_seed,
-                        variant: sub.variant,
-                        message: f.message.clone(),
-                        point: f.point.clone(),
-                        rules: Vec::new(),
-                        original: if sub.variant.is_some() || sub.roots.is_empty() {
-                            corpus::case_body(&sub.graph, &sub.roots, None)
-                        } else {
-                            r.text.clone()
-                        },
-                        shrunk: None,
-                        shrink: None,
-                        path: None,
-                        new_file: false,
-                        found_after: Duration::ZERO,
-                        note: None,
-                        unwritten: None,
-                        class: None,
-                        bucket: None,
-                    });
-                }
-            }
+            b.fold(&mut s, &mut causes, cfg, r);
         }
         // Shrink in parallel, write in order (a finding is reported only
         // once its file is on disk).
-        let done: Vec<(usize, usize, Vec<String>, Prepared)> = todo
+        let done: Vec<(usize, usize, Vec<String>, Prepared)> = b
+            .todo
             .par_iter()
             .map(|t| {
                 (
@@ -701,79 +594,13 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
                 )
             })
             .collect();
-        let mut new_findings = Vec::new();
-        for (idx, group, keys, rec) in done {
-            let b = match s
-                .buckets
-                .iter()
-                .position(|b| b.signature == rec.entry.bucket)
-            {
-                Some(b) => b,
-                // A new cause beyond `max_causes` (found in the batch that
-                // reached the limit) is counted by kind, not kept.
-                None if cfg.max_causes.is_some_and(|m| s.buckets.len() >= m) => {
-                    let f = &mut s.findings[idx];
-                    f.note = Some("a further cause, beyond --max-causes: not written".into());
-                    f.found_after = start.elapsed();
-                    new_findings.push(f.clone());
-                    continue;
-                }
-                None => {
-                    s.buckets.push(Bucket {
-                        signature: rec.entry.bucket.clone(),
-                        kind: rec.entry.kind,
-                        class: rec.entry.class.as_ref().map(|c| c.class),
-                        count: 0,
-                        written: 0,
-                        first_case: rec.entry.body.clone(),
-                        first_path: None,
-                    });
-                    s.buckets.len() - 1
-                }
-            };
-            for k in keys {
-                joins.insert(k, b);
-            }
-            let (joined, unlisted) = std::mem::take(&mut groups[group]);
-            let n = 1 + joined.len() as u64 + unlisted;
-            s.buckets[b].count += n;
-            if let Some(c) = &rec.entry.class {
-                *s.by_class.entry(c.class).or_default() += n;
-            }
-            for &j in &joined {
-                s.findings[j].bucket = Some(rec.entry.bucket.clone());
-                s.findings[j].class = rec.entry.class.clone();
-            }
-            let f = &mut s.findings[idx];
-            f.message = rec.entry.message.clone();
-            f.point = rec.entry.point.clone();
-            f.rules = rec.entry.rules.clone();
-            f.shrunk = Some(rec.entry.body.clone());
-            f.shrink = rec.stats;
-            f.note = rec.note;
-            f.class = rec.entry.class.clone();
-            f.bucket = Some(rec.entry.bucket.clone());
-            let room = cfg.max_findings.is_none_or(|m| s.buckets[b].written < m);
-            if let (Some(dir), true) = (&cfg.corpus, room) {
-                match corpus::save(dir, &rec.entry) {
-                    Ok(saved) => {
-                        if s.buckets[b].first_path.is_none() {
-                            s.buckets[b].first_path = Some(saved.path.clone());
-                        }
-                        s.buckets[b].written += 1;
-                        f.path = Some(saved.path);
-                        f.new_file = saved.new;
-                    }
-                    Err(e) => {
-                        let text = rec.entry.render(&dir.join(rec.entry.file_name()));
-                        f.unwritten =
-                            Some((format!("cannot write to {}: {e}", dir.display()), text));
-                    }
-                }
-            }
-            f.found_after = start.elapsed();
-            new_findings.push(f.clone());
-        }
+        let new_findings: Vec<Finding> = done
+            .into_iter()
+            .map(|(idx, group, keys, rec)| {
+                let joined = std::mem::take(&mut b.groups[group]);
+                settle(&mut s, &mut causes, cfg, idx, keys, joined, rec, start)
+            })
+            .collect();
         if let Some(p) = hooks.progress {
             p(&Progress {
                 cases: s.cases,
@@ -787,6 +614,232 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
     }
     s.elapsed = start.elapsed();
     s
+}
+
+/// Across a campaign: the unshrunk shapes and messages already bucketed,
+/// each with its bucket (an index into [`Summary::buckets`]), and the
+/// distinct shapes of the subject's answers.
+#[derive(Default)]
+struct Causes {
+    joins: HashMap<String, usize>,
+    answer_shapes: std::collections::HashSet<u64>,
+}
+
+/// The keys a failure joins a bucket by: its unshrunk shape, its message,
+/// and for a failure about one node (a peer's bounds of it) that node's
+/// shape.
+fn join_keys(sub: &Tried, f: &checks::CheckFailure) -> Vec<String> {
+    let mut keys = vec![
+        format!(
+            "shape {}: {}",
+            f.kind,
+            crate::bucket::abstract_shape(&sub.graph, &sub.roots)
+        ),
+        format!("message {}: {}", f.kind, f.message),
+    ];
+    if let Some(n) = f.node {
+        keys.push(format!(
+            "node {}: {}",
+            f.kind,
+            crate::bucket::abstract_shape(&sub.graph, &[n])
+        ));
+    }
+    keys
+}
+
+/// One batch of cases folded in case order: the findings to shrink and
+/// record, and the groups of findings that wait on one of them (they have
+/// its shape or message, so they join its bucket once it has one).
+#[derive(Default)]
+struct Batch<'r> {
+    todo: Vec<ToRecord<'r>>,
+    /// Join key to group (an index into `groups`).
+    pending: HashMap<String, usize>,
+    /// Per group: the listed findings that joined it, and how many more
+    /// joined past [`MAX_LISTED_FINDINGS`].
+    groups: Vec<(Vec<usize>, u64)>,
+}
+
+impl<'r> Batch<'r> {
+    /// Counts one case's run into the summary and queues or groups its
+    /// failures.
+    fn fold(&mut self, s: &mut Summary, causes: &mut Causes, cfg: &CampaignConfig, r: &'r CaseRun) {
+        if r.skipped {
+            s.skipped += 1;
+            return;
+        }
+        s.cases += 1;
+        s.skipped_variants += r.skipped_variant as u64;
+        if cfg.cases.is_some() {
+            s.case_numbers.push(r.k);
+        }
+        s.digest = (s.digest ^ r.k ^ corpus::fnv1a(r.text.as_bytes()).rotate_left(17))
+            .wrapping_mul(0x0000_0100_0000_01b3);
+        for (c, &n) in s.rule_counts.iter_mut().zip(&r.counts) {
+            *c += n as u64;
+        }
+        s.answered += r.answered;
+        causes.answer_shapes.extend(r.shapes.iter().copied());
+        s.answer_shapes = causes.answer_shapes.len() as u64;
+        for why in &r.unsupported {
+            *s.unsupported.entry(why.clone()).or_default() += 1;
+        }
+        for sub in &r.subjects {
+            for f in &sub.failures {
+                *s.by_kind.entry(f.kind).or_default() += 1;
+                // A failure of an unshrunk shape, or with a message,
+                // already shrunk into a bucket (a peer raising the same
+                // exception case after case) joins that bucket: counted
+                // there, not shrunk and written again.
+                let keys = join_keys(sub, f);
+                if let Some(b) = keys.iter().find_map(|k| causes.joins.get(k).copied()) {
+                    s.buckets[b].count += 1;
+                    if let Some(c) = s.buckets[b].class {
+                        *s.by_class.entry(c).or_default() += 1;
+                    }
+                    continue;
+                }
+                let group = keys.iter().find_map(|k| self.pending.get(k).copied());
+                let record_it = group.is_none() && !sub.roots.is_empty();
+                let idx = s.findings.len();
+                if record_it {
+                    let g = self.groups.len();
+                    self.groups.push((Vec::new(), 0));
+                    for k in &keys {
+                        self.pending.insert(k.clone(), g);
+                    }
+                    self.todo.push(ToRecord {
+                        idx,
+                        run: r,
+                        sub,
+                        kind: f.kind,
+                        group: g,
+                        keys,
+                    });
+                } else if let Some(g) = group {
+                    if s.findings.len() >= MAX_LISTED_FINDINGS {
+                        self.groups[g].1 += 1;
+                        continue;
+                    }
+                    self.groups[g].0.push(idx);
+                } else if s.findings.len() >= MAX_LISTED_FINDINGS {
+                    continue;
+                }
+                s.findings.push(unshrunk_finding(r, sub, f));
+            }
+        }
+    }
+}
+
+/// A finding as found, before shrinking.
+fn unshrunk_finding(r: &CaseRun, sub: &Tried, f: &checks::CheckFailure) -> Finding {
+    Finding {
+        kind: f.kind,
+        case_number: r.k,
+        generator: r.generator,
+        case_seed: r.case_seed,
+        variant: sub.variant,
+        message: f.message.clone(),
+        point: f.point.clone(),
+        rules: Vec::new(),
+        original: if sub.variant.is_some() || sub.roots.is_empty() {
+            corpus::case_body(&sub.graph, &sub.roots, None)
+        } else {
+            r.text.clone()
+        },
+        shrunk: None,
+        shrink: None,
+        path: None,
+        new_file: false,
+        found_after: Duration::ZERO,
+        note: None,
+        unwritten: None,
+        class: None,
+        bucket: None,
+    }
+}
+
+/// Puts a prepared finding (`s.findings[idx]`) into its bucket, new or
+/// found, with the findings of its group (`joined`), writes it to the
+/// corpus while its bucket has room, and returns it as reported.
+#[allow(clippy::too_many_arguments)]
+fn settle(
+    s: &mut Summary,
+    causes: &mut Causes,
+    cfg: &CampaignConfig,
+    idx: usize,
+    keys: Vec<String>,
+    (joined, unlisted): (Vec<usize>, u64),
+    rec: Prepared,
+    start: Instant,
+) -> Finding {
+    let b = match s
+        .buckets
+        .iter()
+        .position(|b| b.signature == rec.entry.bucket)
+    {
+        Some(b) => b,
+        // A new cause beyond `max_causes` (found in the batch that
+        // reached the limit) is counted by kind, not kept.
+        None if cfg.max_causes.is_some_and(|m| s.buckets.len() >= m) => {
+            let f = &mut s.findings[idx];
+            f.note = Some("a further cause, beyond --max-causes: not written".into());
+            f.found_after = start.elapsed();
+            return f.clone();
+        }
+        None => {
+            s.buckets.push(Bucket {
+                signature: rec.entry.bucket.clone(),
+                kind: rec.entry.kind,
+                class: rec.entry.class.as_ref().map(|c| c.class),
+                count: 0,
+                written: 0,
+                first_case: rec.entry.body.clone(),
+                first_path: None,
+            });
+            s.buckets.len() - 1
+        }
+    };
+    for k in keys {
+        causes.joins.insert(k, b);
+    }
+    let n = 1 + joined.len() as u64 + unlisted;
+    s.buckets[b].count += n;
+    if let Some(c) = &rec.entry.class {
+        *s.by_class.entry(c.class).or_default() += n;
+    }
+    for &j in &joined {
+        s.findings[j].bucket = Some(rec.entry.bucket.clone());
+        s.findings[j].class = rec.entry.class.clone();
+    }
+    let f = &mut s.findings[idx];
+    f.message = rec.entry.message.clone();
+    f.point = rec.entry.point.clone();
+    f.rules = rec.entry.rules.clone();
+    f.shrunk = Some(rec.entry.body.clone());
+    f.shrink = rec.stats;
+    f.note = rec.note;
+    f.class = rec.entry.class.clone();
+    f.bucket = Some(rec.entry.bucket.clone());
+    let room = cfg.max_findings.is_none_or(|m| s.buckets[b].written < m);
+    if let (Some(dir), true) = (&cfg.corpus, room) {
+        match corpus::save(dir, &rec.entry) {
+            Ok(saved) => {
+                if s.buckets[b].first_path.is_none() {
+                    s.buckets[b].first_path = Some(saved.path.clone());
+                }
+                s.buckets[b].written += 1;
+                f.path = Some(saved.path);
+                f.new_file = saved.new;
+            }
+            Err(e) => {
+                let text = rec.entry.render(&dir.join(rec.entry.file_name()));
+                f.unwritten = Some((format!("cannot write to {}: {e}", dir.display()), text));
+            }
+        }
+    }
+    f.found_after = start.elapsed();
+    f.clone()
 }
 
 /// A finding ready to be written: its corpus entry (built from the shrunk

@@ -379,22 +379,23 @@ pub fn check(
     out
 }
 
-fn run_checks(
-    out: &mut Checked,
-    subject: &dyn Subject,
-    cfg: &CheckConfig,
-    validate: Option<&Validator<'_>>,
-) {
-    let (tgt, counts) = match subject.simplify(&mut out.graph, &out.src) {
-        Ok(Answer::Simplified { roots, counts }) => (roots, counts),
+/// The subject's answer: its roots, or `None` when it declined, refused
+/// the case or failed on it (recorded in `out`: a failure of the subject's
+/// own kind, classified for a peer, unless the source means nothing).
+fn answer(out: &mut Checked, subject: &dyn Subject, cfg: &CheckConfig) -> Option<Vec<NodeId>> {
+    match subject.simplify(&mut out.graph, &out.src) {
+        Ok(Answer::Simplified { roots, counts }) => {
+            out.counts = counts;
+            Some(roots)
+        }
         Ok(Answer::Unsupported(why)) => {
             out.unsupported = Some(why);
-            return;
+            None
         }
         Ok(Answer::Declined(why)) => {
             out.unsupported = Some(format!("the rule declined it: {why}"));
             out.declined = true;
-            return;
+            None
         }
         Err(refusal) => {
             if excused(subject, &out.graph, &out.src, &refusal, cfg) {
@@ -411,10 +412,110 @@ fn run_checks(
                 out.failures
                     .push(CheckFailure::new(refusal.kind, one_line(&refusal.message)));
             }
-            return;
+            None
         }
+    }
+}
+
+/// Whether `tgt` fails to refine `src` at `env` with exact integers (the
+/// `confirm` model): for a subject of unbounded integers, an overflow only
+/// the W-bit check sees is not the subject's.
+fn fails_exactly(g: &Graph, src: &[NodeId], tgt: &[NodeId], env: &[i128], confirm: Model) -> bool {
+    let s = interp::eval(g, src, env, confirm);
+    let t = interp::eval(g, tgt, env, confirm);
+    interp::check_point(s, t).failure().is_some()
+}
+
+/// The idempotence check: simplifying the engine's answer again changes
+/// nothing.
+fn idempotent_check(
+    simp: &engine::rewrite::Simplifier,
+    g: &mut Graph,
+    tgt: &[NodeId],
+) -> Option<CheckFailure> {
+    match simp.simplify(g, tgt, false) {
+        Ok(again) if again.roots == tgt => None,
+        Ok(again) => {
+            let fired: Vec<String> = again
+                .fired(simp)
+                .into_iter()
+                .map(|(n, c)| format!("{n} ({c}x)"))
+                .collect();
+            Some(CheckFailure::new(
+                Kind::Idempotent,
+                format!(
+                    "simplifying again gives {} instead of {} (fired: {})",
+                    show_roots(g, &again.roots),
+                    show_roots(g, tgt),
+                    fired.join(", ")
+                ),
+            ))
+        }
+        Err(e) => Some(CheckFailure::new(
+            Kind::Idempotent,
+            format!("simplifying the simplified form again: {e}"),
+        )),
+    }
+}
+
+/// The validator's verdict on `tgt`, an overflow exact integers do not
+/// have made `unknown` (it proves nothing either way), and the failure it
+/// shows.
+fn validate_check(
+    v: &Validator<'_>,
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    cfg: &CheckConfig,
+    confirm: Model,
+) -> (Validation, Option<CheckFailure>) {
+    let mut val = v(g, src, tgt);
+    let exact_ok = confirm.width != cfg.width
+        && val.fails
+        && val
+            .point
+            .as_ref()
+            .is_some_and(|p| !fails_exactly(g, src, tgt, p, confirm));
+    if exact_ok {
+        val = Validation {
+            verdict: Verdict::Unknown,
+            detail: Some(format!(
+                "the counterexample at width {} is an overflow exact integers do not have ({})",
+                cfg.width,
+                val.detail.as_deref().unwrap_or(val.verdict.name())
+            )),
+            fails: false,
+            point: None,
+        };
+    }
+    let failure = val.fails.then(|| {
+        let msg = val
+            .detail
+            .clone()
+            .unwrap_or_else(|| val.verdict.name().to_string());
+        CheckFailure {
+            kind: Kind::Validate,
+            message: one_line(&msg),
+            point: None,
+            env: val
+                .point
+                .as_ref()
+                .map(|p| p.iter().map(|&v| v as i64).collect()),
+            node: None,
+        }
+    });
+    (val, failure)
+}
+
+fn run_checks(
+    out: &mut Checked,
+    subject: &dyn Subject,
+    cfg: &CheckConfig,
+    validate: Option<&Validator<'_>>,
+) {
+    let Some(tgt) = answer(out, subject, cfg) else {
+        return;
     };
-    out.counts = counts;
     out.tgt = Some(tgt.clone());
     let (g, src) = (&mut out.graph, &out.src);
     // The checks of tileproof's own machinery (ranges, idempotence, the JIT
@@ -445,9 +546,7 @@ fn run_checks(
                 let real = |f: &oracle::FailingPoint| {
                     confirm.width == cfg.width || {
                         let env: Vec<i128> = f.env.iter().map(|&v| v as i128).collect();
-                        let s = interp::eval(g, src, &env, confirm);
-                        let t = interp::eval(g, &tgt, &env, confirm);
-                        interp::check_point(s, t).failure().is_some()
+                        fails_exactly(g, src, &tgt, &env, confirm)
                     }
                 };
                 if let Some(f) = rep.failure.as_ref().filter(|f| real(f)) {
@@ -488,29 +587,7 @@ fn run_checks(
         .engine()
         .filter(|_| kinds.contains(Kind::Idempotent))
     {
-        match simp.simplify(g, &tgt, false) {
-            Ok(again) if again.roots == tgt => {}
-            Ok(again) => {
-                let fired: Vec<String> = again
-                    .fired(simp)
-                    .into_iter()
-                    .map(|(n, c)| format!("{n} ({c}x)"))
-                    .collect();
-                out.failures.push(CheckFailure::new(
-                    Kind::Idempotent,
-                    format!(
-                        "simplifying again gives {} instead of {} (fired: {})",
-                        show_roots(g, &again.roots),
-                        show_roots(g, &tgt),
-                        fired.join(", ")
-                    ),
-                ))
-            }
-            Err(e) => out.failures.push(CheckFailure::new(
-                Kind::Idempotent,
-                format!("simplifying the simplified form again: {e}"),
-            )),
-        }
+        out.failures.extend(idempotent_check(simp, g, &tgt));
     }
     if kinds.contains(Kind::Jit) {
         if let Some(f) = jit_check(g, src, &tgt, cfg) {
@@ -522,49 +599,10 @@ fn run_checks(
             out.failures.push(f);
         }
     }
-    if kinds.contains(Kind::Validate) {
-        if let Some(v) = validate {
-            let mut val = v(g, src, &tgt);
-            // As for the oracle: with unbounded integers the point must fail
-            // with exact arithmetic too; an overflow only the W-bit query
-            // has is not the subject's (and proves nothing either).
-            let exact_ok = confirm.width != cfg.width
-                && val.fails
-                && val.point.as_ref().is_some_and(|p| {
-                    let s = interp::eval(g, src, p, confirm);
-                    let t = interp::eval(g, &tgt, p, confirm);
-                    interp::check_point(s, t).failure().is_none()
-                });
-            if exact_ok {
-                val = Validation {
-                    verdict: Verdict::Unknown,
-                    detail: Some(format!(
-                        "the counterexample at width {} is an overflow exact integers do not have ({})",
-                        cfg.width,
-                        val.detail.as_deref().unwrap_or(val.verdict.name())
-                    )),
-                    fails: false,
-                    point: None,
-                };
-            }
-            if val.fails {
-                let msg = val
-                    .detail
-                    .clone()
-                    .unwrap_or_else(|| val.verdict.name().to_string());
-                out.failures.push(CheckFailure {
-                    kind: Kind::Validate,
-                    message: one_line(&msg),
-                    point: None,
-                    env: val
-                        .point
-                        .as_ref()
-                        .map(|p| p.iter().map(|&v| v as i64).collect()),
-                    node: None,
-                });
-            }
-            out.validation = Some(val);
-        }
+    if let Some(v) = validate.filter(|_| kinds.contains(Kind::Validate)) {
+        let (val, failure) = validate_check(v, g, src, &tgt, cfg, confirm);
+        out.failures.extend(failure);
+        out.validation = Some(val);
     }
 }
 

@@ -31,7 +31,7 @@
 //! leaves either the whole case or nothing, and never a torn file.
 
 use crate::backend::{ReproducerSpec, Script};
-use crate::checks::{self, CheckConfig, Checked, Kind, KindSet, Validator};
+use crate::checks::{self, CheckConfig, Checked, Kind, KindSet, Validator, Verdict};
 use crate::confirm::{Class, Confirmation};
 use crate::subject::{Engine, Subject};
 use engine::dtype::Width;
@@ -669,27 +669,27 @@ pub struct CaseReport {
     /// The width it was checked at (`None`: the file could not be read).
     pub width: Option<u32>,
     pub ok: bool,
-    /// The kind the file's header records (`# tileproof finding: KIND`).
-    pub recorded: Option<String>,
+    /// The kind the file's header records (`# tileproof finding: KIND`;
+    /// `None` also when it names no kind this tileproof knows).
+    pub recorded: Option<Kind>,
     /// The simplifier the header records (`# simplifier: NAME VERSION`).
     pub recorded_subject: Option<String>,
     /// The class the header records (`# backend: CLASS ...`).
-    pub recorded_class: Option<String>,
+    pub recorded_class: Option<Class>,
     /// The kinds of the checks that failed now (empty when ok).
-    pub found: Vec<String>,
+    pub found: Vec<Kind>,
     /// The simplifier's answer, one expression per root (empty when it
     /// failed or declined).
     pub answer: Vec<String>,
-    /// The validator's verdict (`equivalent`, `counterexample`, `unknown`,
-    /// ...), when it ran.
-    pub smt: Option<String>,
+    /// The validator's verdict, when it ran.
+    pub smt: Option<Verdict>,
     /// Every point of the domain was shown to refine: the JIT oracle
     /// walked the whole domain, or the validator proved it (`equivalent`,
     /// `vacuous`). An `ok` case that is not `proved` was sampled, with no
     /// proof (the validator unknown or off).
     pub proved: bool,
-    /// For a finding against a peer: its class now (`wrong-value`, ...).
-    pub class: Option<String>,
+    /// For a finding against a peer: its class now.
+    pub class: Option<Class>,
     /// The class with what showed it (the `# backend:` line it would get),
     /// and one line per backend tried.
     pub backend: Option<String>,
@@ -732,12 +732,34 @@ impl CaseReport {
         }
     }
 
-    /// The verdict in one word: what `check` and `replay` agree on.
-    pub fn verdict(&self) -> &'static str {
+    /// The verdict: what `check` and `replay` agree on.
+    pub fn verdict(&self) -> CaseVerdict {
         match (self.ok, self.proved) {
-            (true, true) => "proved",
-            (true, false) => "sampled",
-            (false, _) => "fails",
+            (true, true) => CaseVerdict::Proved,
+            (true, false) => CaseVerdict::Sampled,
+            (false, _) => CaseVerdict::Fails,
+        }
+    }
+}
+
+/// What replaying a case showed, in one word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaseVerdict {
+    /// Every point refines (walked whole, or proved by the validator).
+    Proved,
+    /// Nothing failed, but the domain was sampled and not proved.
+    Sampled,
+    /// A check failed.
+    Fails,
+}
+
+impl CaseVerdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            CaseVerdict::Proved => "proved",
+            CaseVerdict::Sampled => "sampled",
+            CaseVerdict::Fails => "fails",
         }
     }
 }
@@ -781,10 +803,10 @@ pub fn judge(
 ) -> CaseReport {
     let start = std::time::Instant::now();
     let mut rep = CaseReport::new(path.display().to_string());
-    rep.recorded = header_value(prog, "tileproof finding").map(str::to_string);
+    rep.recorded = header_value(prog, "tileproof finding").and_then(Kind::from_name);
     rep.recorded_subject = header_value(prog, "simplifier").map(str::to_string);
     rep.recorded_class = header_value(prog, "backend")
-        .map(|b| b.split([' ', ':']).next().unwrap_or_default().to_string());
+        .and_then(|b| Class::from_name(b.split([' ', ':']).next().unwrap_or_default()));
     let r = (|| {
         let default = match who {
             Replayer::Engine { .. } => Width::W64,
@@ -807,8 +829,8 @@ pub fn judge(
     let w = r.width;
     rep.width = Some(w.0);
     for f in &r.checked.failures {
-        if !rep.found.iter().any(|k| k == f.kind.name()) {
-            rep.found.push(f.kind.name().to_string());
+        if !rep.found.contains(&f.kind) {
+            rep.found.push(f.kind);
         }
     }
     if let Some(t) = &r.checked.tgt {
@@ -818,7 +840,7 @@ pub fn judge(
             .collect();
     }
     if let Some(c) = &r.checked.class {
-        rep.class = Some(c.class.name().to_string());
+        rep.class = Some(c.class);
         rep.backend = Some(c.header());
         rep.backends = c.backends.clone();
     }
@@ -835,7 +857,7 @@ pub fn judge(
         }
     }
     let val = r.checked.validation.as_ref();
-    rep.smt = val.map(|v| v.verdict.name().to_string());
+    rep.smt = val.map(|v| v.verdict);
     let jit = r.checked.oracle.as_ref();
     rep.proved =
         jit.is_some_and(|o| o.exhaustive_pass()) || val.is_some_and(|v| v.verdict.proves());
@@ -968,8 +990,7 @@ pub fn reclassify(path: &Path, rep: &CaseReport) -> io::Result<PathBuf> {
     } else {
         dir
     };
-    let class = rep.class.as_deref().and_then(Class::from_name);
-    let new_dir = match class.and_then(Class::subdir) {
+    let new_dir = match rep.class.and_then(Class::subdir) {
         Some(sub) => base.join(sub),
         None => base.to_path_buf(),
     };

@@ -132,6 +132,57 @@ enum Job<'a> {
     Generated(Generator, u64),
 }
 
+/// A job's name in an error: the fire case, or the generated case's seed.
+fn job_name(job: Job<'_>, seed: u64) -> String {
+    match job {
+        Job::Fire(f) => format!(
+            "the fire case of {}: {}",
+            f.rule,
+            f.program.trim_end().replace('\n', "; ")
+        ),
+        Job::Generated(g, k) => format!(
+            "{} case {k} (seed {seed}, Case::from_seed({g:?}, {:#x}))",
+            g.name(),
+            mix(seed, k)
+        ),
+    }
+}
+
+/// One distinct firing (`case`: its `expr`/`expect` text) of `simp`'s
+/// rule `rule`, validated, and checked to decrease what its pass states.
+fn validate_one(
+    simp: &Simplifier,
+    rule: usize,
+    case: &str,
+    count: u64,
+    validator: &Validator<'_>,
+) -> Firing {
+    let (result, undecreasing) = match engine::parse::parse_program(case) {
+        Ok(mut p) => {
+            let result = validator(&p.graph, &p.outputs, &p.expects);
+            let (before, after) = (p.outputs[0], p.expects[0]);
+            let decrease = simp.check_decrease(&mut p.graph, rule, before, after);
+            (result, decrease.and_then(Result::err))
+        }
+        Err(e) => (
+            Validation {
+                verdict: Verdict::Unknown,
+                detail: Some(format!("the firing does not parse back from text: {e}")),
+                fails: false,
+                point: None,
+            },
+            None,
+        ),
+    };
+    Firing {
+        rule: simp.rule_names()[rule].clone(),
+        case: case.to_string(),
+        count,
+        result,
+        undecreasing,
+    }
+}
+
 /// Simplifies `fire_cases`, then fixed-seed cases of both generators, with
 /// tracing, collects every firing of the rules `algorithmic` marks (indexed
 /// like `simp.rule_names()`; the gate marks [`Simplifier::is_algorithmic`]),
@@ -216,18 +267,7 @@ pub fn validate_firings(
         let per_case: Vec<Result<Vec<(usize, String)>, String>> = jobs
             .par_iter()
             .map(|&job| {
-                let name = match job {
-                    Job::Fire(f) => format!(
-                        "the fire case of {}: {}",
-                        f.rule,
-                        f.program.trim_end().replace('\n', "; ")
-                    ),
-                    Job::Generated(g, k) => format!(
-                        "{} case {k} (seed {seed}, Case::from_seed({g:?}, {:#x}))",
-                        g.name(),
-                        mix(seed, k)
-                    ),
-                };
+                let name = job_name(job, seed);
                 checks::catch(|| {
                     // The case, the simplifier it runs on, and its rule
                     // indices mapped to `simp`'s algorithmic ones.
@@ -288,32 +328,7 @@ pub fn validate_firings(
         }
         let validated: Vec<Firing> = fresh
             .par_iter()
-            .map(|((rule, case), count)| {
-                let (result, undecreasing) = match engine::parse::parse_program(case) {
-                    Ok(mut p) => {
-                        let result = validator(&p.graph, &p.outputs, &p.expects);
-                        let (before, after) = (p.outputs[0], p.expects[0]);
-                        let decrease = simp.check_decrease(&mut p.graph, *rule, before, after);
-                        (result, decrease.and_then(Result::err))
-                    }
-                    Err(e) => (
-                        Validation {
-                            verdict: Verdict::Unknown,
-                            detail: Some(format!("the firing does not parse back from text: {e}")),
-                            fails: false,
-                            point: None,
-                        },
-                        None,
-                    ),
-                };
-                Firing {
-                    rule: names[*rule].clone(),
-                    case: case.clone(),
-                    count: *count,
-                    result,
-                    undecreasing,
-                }
-            })
+            .map(|((rule, case), count)| validate_one(simp, *rule, case, *count, validator))
             .collect();
         out.distinct.extend(validated);
     }

@@ -14,7 +14,8 @@
 //! - [`message`]: one-line messages for reports and headers.
 //! - [`suite`]: the peers' converted test suites, embedded (the seeds).
 //! - [`subject`]: the simplifier under test: the engine, or a peer
-//!   ([`peer`]: a child process speaking the line protocol).
+//!   ([`peer`]: the peer wing: a pool of child processes speaking the line
+//!   protocol, its codec, and the server side).
 //! - [`peer_rules`]: a peer's own rewrite rules, each applied alone to
 //!   instances of its pattern and judged like any answer.
 //! - [`backend`]: what a peer's own compiled code computes (`run`).
@@ -41,7 +42,6 @@ pub mod firings;
 pub mod generate;
 pub mod jit;
 pub mod kind;
-pub mod lines;
 pub mod message;
 pub mod mutate;
 pub mod oracle;

@@ -30,6 +30,7 @@
 use crate::backend::{ReproducerSpec, Run, Script};
 use crate::campaign::prepare_finding;
 use crate::checks::{self, CheckConfig, Confirm, Kind, Validator};
+use crate::confirm::Class;
 use crate::generate::RuleSeed;
 use crate::peer::{from_tree, Peer};
 use crate::subject::{shell_quote, Answer, Profile, Refusal, Subject};
@@ -557,7 +558,7 @@ pub enum Verdict {
     /// Some instance's result does not refine it.
     Refuted {
         failing: usize,
-        classes: Vec<String>,
+        classes: Classes,
     },
     /// The rule raised (or hung) on an instance that means something.
     Crashed {
@@ -589,13 +590,38 @@ impl Verdict {
     }
 }
 
+/// The classes of a refuted rule's failing oracle and validator findings,
+/// in the order met (`None`: not classified on the peer's backend); in
+/// reports, their names (`unclassified` for `None`).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Classes(pub Vec<Option<Class>>);
+
+impl Classes {
+    pub fn names(&self) -> Vec<&'static str> {
+        self.0
+            .iter()
+            .map(|c| c.map_or("unclassified", Class::name))
+            .collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for Classes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.names().serialize(s)
+    }
+}
+
 /// A failing instance, as kept.
 #[derive(Clone, Debug, Serialize)]
 pub struct Finding {
-    /// The failed check (`oracle`, `validate`, `peer-error`, ...).
-    pub kind: String,
+    /// The failed check.
+    pub kind: Kind,
     /// Its class by the peer's compiled code, with what showed it.
-    pub class: Option<String>,
+    pub class: Option<Class>,
     pub backend: Option<String>,
     /// The (shrunk) instance and the rule's result, as text.
     pub instance: String,
@@ -682,7 +708,7 @@ impl RuleReport {
                 if classes.is_empty() {
                     String::new()
                 } else {
-                    format!(" ({})", classes.join(", "))
+                    format!(" ({})", classes.names().join(", "))
                 }
             ),
             Verdict::Crashed { crashing } => format!(
@@ -812,80 +838,128 @@ fn check_rule_inner(
         if rep.findings.len() >= opts.max_findings {
             break;
         }
-        let origin = format!(
-            "peer rule {} ({}), instance {k} of seed {}",
-            rule.name, rule.location, opts.seed
-        );
-        let prep = prepare_finding(
-            p,
-            *kind,
-            &subject,
-            &opts.check,
-            validator,
-            opts.shrink_steps,
-            origin,
-            None,
-        );
-        let e = &prep.entry;
-        let instance = e
-            .body
-            .lines()
-            .filter(|l| !l.starts_with("expect"))
-            .collect::<Vec<_>>()
-            .join("; ");
-        let result = e
-            .body
-            .lines()
-            .filter_map(|l| l.strip_prefix("expect "))
-            .collect::<Vec<_>>()
-            .join("; ");
-        if rep
-            .findings
-            .iter()
-            .any(|f| f.instance == instance && f.result == result)
-        {
-            continue;
-        }
-        let mut f = Finding {
-            kind: kind.name().to_string(),
-            class: e.class.as_ref().map(|c| c.class.name().to_string()),
-            backend: e.class.as_ref().map(|c| c.header()),
-            instance,
-            result,
-            message: checks::one_line(&e.message),
-            relaxed: e.relaxed.clone(),
-            whole: whole_simplifier(peer, &e.body, &fast),
-            file: None,
-            reproduce: None,
-            note: prep.note.clone(),
+        let at = Instance {
+            k: *k,
+            program: p,
+            kind: *kind,
         };
-        if let Some(dir) = &opts.corpus {
-            match crate::corpus::save(dir, e) {
-                Ok(saved) => {
-                    f.reproduce = Some(format!(
-                        "tileproof replay {}{}",
-                        e.reproduce_args,
-                        shell_quote(&saved.path.display().to_string())
-                    ));
-                    f.file = Some(saved.path.display().to_string());
-                }
-                Err(err) => f.note = Some(format!("not written: {err}")),
-            }
+        if let Some(f) = kept_finding(
+            peer,
+            rule,
+            opts,
+            validator,
+            &subject,
+            &fast,
+            at,
+            &rep.findings,
+        ) {
+            rep.findings.push(f);
         }
-        rep.findings.push(f);
     }
-    let mut classes: Vec<String> = Vec::new();
+    rep.verdict = verdict(&rep, drawing);
+    rep
+}
+
+/// A failing instance: its number, program and the kind of its failure.
+struct Instance<'p> {
+    k: usize,
+    program: &'p Program,
+    kind: Kind,
+}
+
+/// A failing instance shrunk keeping its kind, classified on the peer's
+/// backends and written to the corpus (`opts.corpus`), as reported; `None`
+/// when it shrank to an instance and result already `kept`.
+fn kept_finding(
+    peer: &Peer,
+    rule: &PeerRule,
+    opts: &Options,
+    validator: Option<&Validator<'_>>,
+    subject: &RuleSubject<'_>,
+    fast: &CheckConfig,
+    at: Instance<'_>,
+    kept: &[Finding],
+) -> Option<Finding> {
+    let Instance {
+        k,
+        program: p,
+        kind,
+    } = at;
+    let origin = format!(
+        "peer rule {} ({}), instance {k} of seed {}",
+        rule.name, rule.location, opts.seed
+    );
+    let prep = prepare_finding(
+        p,
+        kind,
+        subject,
+        &opts.check,
+        validator,
+        opts.shrink_steps,
+        origin,
+        None,
+    );
+    let e = &prep.entry;
+    let instance = e
+        .body
+        .lines()
+        .filter(|l| !l.starts_with("expect"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let result = e
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("expect "))
+        .collect::<Vec<_>>()
+        .join("; ");
+    if kept
+        .iter()
+        .any(|f| f.instance == instance && f.result == result)
+    {
+        return None;
+    }
+    let mut f = Finding {
+        kind,
+        class: e.class.as_ref().map(|c| c.class),
+        backend: e.class.as_ref().map(|c| c.header()),
+        instance,
+        result,
+        message: checks::one_line(&e.message),
+        relaxed: e.relaxed.clone(),
+        whole: whole_simplifier(peer, &e.body, fast),
+        file: None,
+        reproduce: None,
+        note: prep.note.clone(),
+    };
+    if let Some(dir) = &opts.corpus {
+        match crate::corpus::save(dir, e) {
+            Ok(saved) => {
+                f.reproduce = Some(format!(
+                    "tileproof replay {}{}",
+                    e.reproduce_args,
+                    shell_quote(&saved.path.display().to_string())
+                ));
+                f.file = Some(saved.path.display().to_string());
+            }
+            Err(err) => f.note = Some(format!("not written: {err}")),
+        }
+    }
+    Some(f)
+}
+
+/// A rule's verdict from what its instances showed.
+fn verdict(rep: &RuleReport, drawing: bool) -> Verdict {
+    let mut classes = Classes::default();
     for f in rep
         .findings
         .iter()
-        .filter(|f| f.kind == "oracle" || f.kind == "validate")
+        .filter(|f| matches!(f.kind, Kind::Oracle | Kind::Validate))
     {
-        let c = f.class.clone().unwrap_or_else(|| "unclassified".into());
-        if !classes.contains(&c) {
-            classes.push(c);
+        if !classes.0.contains(&f.class) {
+            classes.0.push(f.class);
         }
     }
-    rep.verdict = if rep.failing > 0 {
+    if rep.failing > 0 {
         Verdict::Refuted {
             failing: rep.failing,
             classes,
@@ -928,8 +1002,7 @@ fn check_rule_inner(
             instances: rep.judged,
             proved: rep.exhaustive + rep.smt,
         }
-    };
-    rep
+    }
 }
 
 /// How many times an instance's result is given to its rule again.

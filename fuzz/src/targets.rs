@@ -9,7 +9,7 @@
 
 use crate::checks::{self, CheckConfig, KindSet};
 use crate::generate::{Case, Generator};
-use crate::lines::{self, BadLine, Line};
+use crate::peer::lines::{self, BadLine, Line};
 use crate::subject::Engine;
 use crate::{peer, peer_rules};
 use engine::rewrite::Simplifier;

@@ -79,7 +79,7 @@ pub struct Args {
     pub peer_cases: u64,
     /// The longest line, in bytes, read from a peer's adapter in `bench
     /// peers` (see docs/protocol.md).
-    #[arg(long, default_value_t = fuzz::lines::DEFAULT_MAX_LINE, value_name = "BYTES")]
+    #[arg(long, default_value_t = fuzz::peer::lines::DEFAULT_MAX_LINE, value_name = "BYTES")]
     pub peer_max_line: usize,
     /// The Python of the peers' venv (adapters/setup-venv.sh), for `bench
     /// tvm` (default: `.venv-peers/bin/python` in the repository).

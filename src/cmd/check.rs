@@ -59,12 +59,12 @@ pub fn header_width(p: &Program) -> Option<u32> {
 /// proved)` or `fails`, with its class against a peer.
 pub fn verdict_line(r: &CaseReport) -> String {
     let word = match r.verdict() {
-        "sampled" => "sampled (not proved: unknown)".to_string(),
-        w => w.to_string(),
+        fuzz::corpus::CaseVerdict::Sampled => "sampled (not proved: unknown)",
+        w => w.name(),
     };
     match &r.class {
         Some(c) => format!("{word} ({c})"),
-        None => word,
+        None => word.to_string(),
     }
 }
 

@@ -164,28 +164,7 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
         // Each worker waits on its adapter: as many workers as adapters.
         jobs = jobs.max(p.processes());
     }
-    // The peer's own rules, instantiated, seed the seeded generator.
-    let seeded = matches!(
-        a.generator,
-        GeneratorChoice::All | GeneratorChoice::One(fuzz::generate::Generator::Seeded)
-    );
-    let rule_seeds = match &under {
-        Under::Peer(p) if p.has_rules() && seeded && a.rule_seeds > 0 => {
-            let rules = fuzz::peer_rules::list(p)?;
-            let seeds = fuzz::peer_rules::rule_seeds(p, &rules, a.rule_seeds, seed)?;
-            eprintln!(
-                "tileproof fuzz: {} of the peer's rules seed the seeded generator ({})",
-                seeds
-                    .iter()
-                    .map(|s| &s.rule)
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .len(),
-                count(seeds.len(), "instance")
-            );
-            seeds
-        }
-        _ => Vec::new(),
-    };
+    let rule_seeds = rule_seeds(&a, &under, seed)?;
     let cfg = CampaignConfig {
         rule_seeds: std::sync::Arc::new(rule_seeds),
         seed,
@@ -245,38 +224,7 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
         );
     }
 
-    let reachable: Option<Vec<bool>> = match &under {
-        Under::Peer(p) if !cfg.rule_seeds.is_empty() => Some(fuzz::peer_rules::reachable(
-            p.rule_names(),
-            &s.rule_counts,
-            &cfg.rule_seeds,
-            p.profile(),
-        )),
-        Under::Peer(p) if !p.rule_reachable().is_empty() => Some(p.rule_reachable().to_vec()),
-        _ => None,
-    };
-    if a.json {
-        let mut j = summary_json(&s, check_width);
-        if let Some(r) = &reachable {
-            j["rules_reachable"] = json!(r.iter().filter(|&&x| x).count());
-            j["rules_reachable_covered"] = json!(reachable_fired(&s, r));
-            j["rules_reachable_never_fired"] = json!(reachable_never_fired(&s, r));
-        }
-        say!("{j}");
-    } else {
-        print_summary(&s, check_width);
-        if let Some(r) = &reachable {
-            say!(
-                "  of the {} rules an input tileproof can express can match (one of their instances is in the peer's input language; `tileproof prove --simplifier` lists the others and why): {} fired",
-                r.iter().filter(|&&x| x).count(),
-                reachable_fired(&s, r)
-            );
-            let never = reachable_never_fired(&s, r);
-            if !never.is_empty() {
-                say!("  of those, never fired: {}", never.join(", "));
-            }
-        }
-    }
+    report(&a, &under, &cfg, &s, check_width);
     // A finding that could not be written is printed whole, on stdout, and
     // the campaign fails: it must not be lost.
     let unwritten: Vec<&(String, String)> = s
@@ -296,6 +244,75 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The peer's own rules, instantiated, that seed the seeded generator
+/// (none for the engine, a peer without rules, or another generator).
+fn rule_seeds(a: &Args, under: &Under, seed: u64) -> anyhow::Result<Vec<fuzz::generate::RuleSeed>> {
+    let seeded = matches!(
+        a.generator,
+        GeneratorChoice::All | GeneratorChoice::One(fuzz::generate::Generator::Seeded)
+    );
+    Ok(match under {
+        Under::Peer(p) if p.has_rules() && seeded && a.rule_seeds > 0 => {
+            let rules = fuzz::peer_rules::list(p)?;
+            let seeds = fuzz::peer_rules::rule_seeds(p, &rules, a.rule_seeds, seed)?;
+            eprintln!(
+                "tileproof fuzz: {} of the peer's rules seed the seeded generator ({})",
+                seeds
+                    .iter()
+                    .map(|s| &s.rule)
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len(),
+                count(seeds.len(), "instance")
+            );
+            seeds
+        }
+        _ => Vec::new(),
+    })
+}
+
+/// The campaign's summary on stdout (JSON with `--json`), with which of a
+/// peer's reachable rules fired.
+fn report(
+    a: &Args,
+    under: &Under,
+    cfg: &CampaignConfig,
+    s: &campaign::Summary,
+    check_width: Width,
+) {
+    let reachable: Option<Vec<bool>> = match under {
+        Under::Peer(p) if !cfg.rule_seeds.is_empty() => Some(fuzz::peer_rules::reachable(
+            p.rule_names(),
+            &s.rule_counts,
+            &cfg.rule_seeds,
+            p.profile(),
+        )),
+        Under::Peer(p) if !p.rule_reachable().is_empty() => Some(p.rule_reachable().to_vec()),
+        _ => None,
+    };
+    if a.json {
+        let mut j = summary_json(s, check_width);
+        if let Some(r) = &reachable {
+            j["rules_reachable"] = json!(r.iter().filter(|&&x| x).count());
+            j["rules_reachable_covered"] = json!(reachable_fired(s, r));
+            j["rules_reachable_never_fired"] = json!(reachable_never_fired(s, r));
+        }
+        say!("{j}");
+    } else {
+        print_summary(s, check_width);
+        if let Some(r) = &reachable {
+            say!(
+                "  of the {} rules an input tileproof can express can match (one of their instances is in the peer's input language; `tileproof prove --simplifier` lists the others and why): {} fired",
+                r.iter().filter(|&&x| x).count(),
+                reachable_fired(s, r)
+            );
+            let never = reachable_never_fired(s, r);
+            if !never.is_empty() {
+                say!("  of those, never fired: {}", never.join(", "));
+            }
+        }
+    }
 }
 
 /// How many of the rules marked reachable fired.

@@ -193,12 +193,7 @@ fn gate(a: Args) -> anyhow::Result<bool> {
     };
     // Each solver call's bound, and no call past the run's deadline.
     let timeout = opts.timeout;
-    let left = || run_deadline.map(|d| d.saturating_duration_since(Instant::now()));
-    let out_of_budget = || left().is_some_and(|l| l.is_zero());
-    let within_budget = |f: &dyn Fn() -> Validation| match run_deadline {
-        Some(d) => verify::solver::with_budget(d, f),
-        None => f(),
-    };
+    let run = RunBudget(run_deadline);
     let mut unreached: Vec<String> = Vec::new();
     super::remove_stale_reports(a.json.iter().chain(&a.junit))?;
     let loaded = load_rule_files(&a.rules)?;
@@ -257,82 +252,22 @@ fn gate(a: Args) -> anyhow::Result<bool> {
 
     // 2. Corpus.
     let t = Instant::now();
-    let who = Replayer::Engine {
-        rules: &set,
-        rule_files: &a.rules,
-    };
-    let mut cases: Vec<CaseReport> = Vec::new();
-    for f in &files {
-        if out_of_budget() {
-            unreached.push(format!(
-                "{} not replayed",
-                count(files.len() - cases.len(), "corpus case")
-            ));
-            break;
-        }
-        let w = case_check_width(f, None, None, &who);
-        let smt = validator(w, timeout);
-        let bounded = |g: &Graph, s: &[NodeId], t: &[NodeId]| within_budget(&|| smt(g, s, t));
-        cases.push(replay_case(
-            f,
-            None,
-            who,
-            Some(w),
-            Some(&bounded as &Validator<'_>),
-        ));
-    }
+    let cases = replay_stage(&files, &set, &a.rules, timeout, run, &mut unreached);
     let corpus_seconds = t.elapsed().as_secs_f64();
     print_corpus(&cases, &a.corpus, &rules_args(&a.rules), corpus_seconds);
 
     // 3. Algorithmic firings: up to a third of the campaign budget.
-
+    let firing_time = run.left().map_or(budget / 3, |l| l.min(budget / 3));
     let deadline = Instant::now() + budget;
-    let simp = Simplifier::new(&set);
-    let algorithmic: Vec<bool> = (0..simp.rule_names().len())
-        .map(|i| simp.is_algorithmic(i))
-        .collect();
-    let fire_cases = engine::passes::fire_cases()?;
-    let smt = validator(Width::W64, timeout);
-    let validator = |g: &Graph, s: &[NodeId], t: &[NodeId]| within_budget(&|| smt(g, s, t));
-    let firing_time = left().map_or(budget / 3, |l| l.min(budget / 3));
     if firing_time.is_zero() {
         unreached.push("the firings stage did not run".into());
     }
-    let firings = pool.install(|| {
-        validate_firings(
-            &simp,
-            &algorithmic,
-            &fire_cases,
-            a.seed,
-            // Nothing left: no case at all.
-            if firing_time.is_zero() {
-                0
-            } else {
-                a.firing_cases
-            },
-            firing_time,
-            &validator,
-        )
-    });
+    let firings =
+        pool.install(|| firings_stage(&set, a.seed, a.firing_cases, firing_time, timeout, run))?;
     print_firings(&firings);
 
-    // 4. Smoke campaigns, one per generator, sharing what is left; each at
-    // least a sixth of its even share, so that firings that ran long cannot
-    // leave a campaign with no case (--budget still cuts them).
-    let mut campaigns = Vec::new();
-    let n = Generator::ALL.len() as u32;
-    for (i, g) in Generator::ALL.iter().enumerate() {
-        let left_here = deadline.saturating_duration_since(Instant::now());
-        let share = (left_here / (n - i as u32)).max(budget * 2 / (3 * n * 6));
-        if out_of_budget() {
-            unreached.push(format!("the {g} campaign did not run"));
-            continue;
-        }
-        let share = left().map_or(share, |l| l.min(share));
-        let s = smoke_campaign(*g, &set, &a, jobs, share)?;
-        print_campaign(*g, &s, &rules_args(&a.rules));
-        campaigns.push((*g, s));
-    }
+    // 4. Smoke campaigns.
+    let campaigns = campaigns_stage(&set, &a, jobs, budget, deadline, run, &mut unreached)?;
 
     let report = Report {
         proofs,
@@ -345,7 +280,18 @@ fn gate(a: Args) -> anyhow::Result<bool> {
         campaigns,
         rules_args: rules_args(&a.rules),
     };
-    let mut problems = problems(&report);
+    finish(&report, &a, unreached, start)
+}
+
+/// The verdict line, and the JSON and JUnit reports: whether the gate
+/// passed.
+fn finish(
+    report: &Report,
+    a: &Args,
+    unreached: Vec<String>,
+    start: Instant,
+) -> anyhow::Result<bool> {
+    let mut problems = problems(report);
     if !unreached.is_empty() {
         problems.push(format!("out of budget: {}", unreached.join(", ")));
     }
@@ -356,14 +302,131 @@ fn gate(a: Args) -> anyhow::Result<bool> {
         say!("verdict   FAIL: {} ({seconds:.1} s)", problems.join("; "));
     }
     if let Some(path) = &a.json {
-        let v = json_report(&report, &a, &problems, seconds);
+        let v = json_report(report, a, &problems, seconds);
         let text = serde_json::to_string_pretty(&v)?;
         super::write_atomically(path, &(text + "\n"))?;
     }
     if let Some(path) = &a.junit {
-        junit::write(path, "tileproof gate", &junit_suites(&report), seconds)?;
+        junit::write(path, "tileproof gate", &junit_suites(report), seconds)?;
     }
     Ok(problems.is_empty())
+}
+
+/// The whole gate's deadline (`--budget`), if any: what is left of it, and
+/// a solver call bounded by it.
+#[derive(Clone, Copy)]
+struct RunBudget(Option<Instant>);
+
+impl RunBudget {
+    fn left(self) -> Option<Duration> {
+        self.0.map(|d| d.saturating_duration_since(Instant::now()))
+    }
+
+    fn spent(self) -> bool {
+        self.left().is_some_and(|l| l.is_zero())
+    }
+
+    fn within(self, f: &dyn Fn() -> Validation) -> Validation {
+        match self.0 {
+            Some(d) => verify::solver::with_budget(d, f),
+            None => f(),
+        }
+    }
+}
+
+/// Stage 2: every corpus case replayed with the engine, each at its width,
+/// until the budget is spent.
+fn replay_stage(
+    files: &[std::path::PathBuf],
+    set: &RuleSet,
+    rule_files: &[String],
+    timeout: Duration,
+    run: RunBudget,
+    unreached: &mut Vec<String>,
+) -> Vec<CaseReport> {
+    let who = Replayer::Engine {
+        rules: set,
+        rule_files,
+    };
+    let mut cases: Vec<CaseReport> = Vec::new();
+    for f in files {
+        if run.spent() {
+            unreached.push(format!(
+                "{} not replayed",
+                count(files.len() - cases.len(), "corpus case")
+            ));
+            break;
+        }
+        let w = case_check_width(f, None, None, &who);
+        let smt = validator(w, timeout);
+        let bounded = |g: &Graph, s: &[NodeId], t: &[NodeId]| run.within(&|| smt(g, s, t));
+        cases.push(replay_case(
+            f,
+            None,
+            who,
+            Some(w),
+            Some(&bounded as &Validator<'_>),
+        ));
+    }
+    cases
+}
+
+/// Stage 3: every firing of the algorithmic rules on their fire cases and
+/// in a fixed-seed run of `time` (no case at all when it is zero).
+fn firings_stage(
+    set: &RuleSet,
+    seed: u64,
+    firing_cases: u64,
+    time: Duration,
+    timeout: Duration,
+    run: RunBudget,
+) -> anyhow::Result<Firings> {
+    let simp = Simplifier::new(set);
+    let algorithmic: Vec<bool> = (0..simp.rule_names().len())
+        .map(|i| simp.is_algorithmic(i))
+        .collect();
+    let fire_cases = engine::passes::fire_cases()?;
+    let smt = validator(Width::W64, timeout);
+    let validator = |g: &Graph, s: &[NodeId], t: &[NodeId]| run.within(&|| smt(g, s, t));
+    Ok(validate_firings(
+        &simp,
+        &algorithmic,
+        &fire_cases,
+        seed,
+        if time.is_zero() { 0 } else { firing_cases },
+        time,
+        &validator,
+    ))
+}
+
+/// Stage 4: a smoke campaign per generator, sharing what is left of the
+/// campaign budget; each gets at least a sixth of its even share, so that
+/// firings that ran long cannot leave a campaign with no case (`--budget`
+/// still cuts them).
+fn campaigns_stage(
+    set: &RuleSet,
+    a: &Args,
+    jobs: usize,
+    budget: Duration,
+    deadline: Instant,
+    run: RunBudget,
+    unreached: &mut Vec<String>,
+) -> anyhow::Result<Vec<(Generator, Summary)>> {
+    let mut campaigns = Vec::new();
+    let n = Generator::ALL.len() as u32;
+    for (i, g) in Generator::ALL.iter().enumerate() {
+        let left_here = deadline.saturating_duration_since(Instant::now());
+        let share = (left_here / (n - i as u32)).max(budget * 2 / (3 * n * 6));
+        if run.spent() {
+            unreached.push(format!("the {g} campaign did not run"));
+            continue;
+        }
+        let share = run.left().map_or(share, |l| l.min(share));
+        let s = smoke_campaign(*g, set, a, jobs, share)?;
+        print_campaign(*g, &s, &rules_args(&a.rules));
+        campaigns.push((*g, s));
+    }
+    Ok(campaigns)
 }
 
 /// The rules to prove: all of the set, the named ones, or the candidates.

@@ -59,7 +59,7 @@ pub fn rule_case(r: &RuleResult) -> TestCase {
     let outcome = match &r.verdict {
         Verdict::Proved => Outcome::Passed,
         Verdict::Failed { counterexample } => Outcome::Failure {
-            kind: "failed".into(),
+            kind: r.verdict.name().into(),
             message: format!(
                 "{} is unsound at width {}: {}",
                 r.rule, r.width, counterexample.failure
@@ -67,7 +67,7 @@ pub fn rule_case(r: &RuleResult) -> TestCase {
             text: counterexample.to_string(),
         },
         Verdict::Vacuous => Outcome::Failure {
-            kind: "vacuous".into(),
+            kind: r.verdict.name().into(),
             message: format!(
                 "{} is vacuous at width {}: its guard and bounds can never hold",
                 r.rule, r.width
@@ -75,17 +75,17 @@ pub fn rule_case(r: &RuleResult) -> TestCase {
             text: String::new(),
         },
         Verdict::Disputed { reason } => Outcome::Failure {
-            kind: "disputed".into(),
+            kind: r.verdict.name().into(),
             message: format!("{} disputed at width {}: {reason}", r.rule, r.width),
             text: String::new(),
         },
         Verdict::Unknown { reason } => Outcome::Error {
-            kind: "unknown".into(),
+            kind: r.verdict.name().into(),
             message: format!("{} unknown at width {}: {reason}", r.rule, r.width),
             text: String::new(),
         },
         Verdict::InternalError { internal_error } => Outcome::Error {
-            kind: "internal-error".into(),
+            kind: r.verdict.name().into(),
             message: format!(
                 "internal error on {} at width {}: {}",
                 r.rule, r.width, internal_error.reason

@@ -100,7 +100,7 @@ pub struct SubjectArgs {
     /// The longest line, in bytes, read from a peer's adapter (its hello
     /// and every answer): a longer one is `garbage` (the adapter is killed
     /// and restarted). docs/protocol.md lists every limit.
-    #[arg(long, default_value_t = ::fuzz::lines::DEFAULT_MAX_LINE, value_name = "BYTES", requires = "simplifier")]
+    #[arg(long, default_value_t = ::fuzz::peer::lines::DEFAULT_MAX_LINE, value_name = "BYTES", requires = "simplifier")]
     pub peer_max_line: usize,
     /// A rule file laid over the built-in rules (repeatable): a rule named
     /// like a built-in one replaces it, others join their group (a group

@@ -120,7 +120,7 @@ pub struct Args {
     /// With --simplifier: the longest line, in bytes, read from a peer's adapter (its hello
     /// and every answer): a longer one is `garbage` (the adapter is killed
     /// and restarted). docs/protocol.md lists every limit.
-    #[arg(long, default_value_t = ::fuzz::lines::DEFAULT_MAX_LINE, value_name = "BYTES", requires = "simplifier")]
+    #[arg(long, default_value_t = ::fuzz::peer::lines::DEFAULT_MAX_LINE, value_name = "BYTES", requires = "simplifier")]
     pub peer_max_line: usize,
     /// With --simplifier: do not run counterexamples on the peer's
     /// backends (its own compiled code); they stay `unconfirmed`.

@@ -245,7 +245,7 @@ fn print_report(reports: &[RuleReport], summary: &Summary, seconds: f64) {
                 if classes.is_empty() {
                     "unclassified".to_string()
                 } else {
-                    classes.join(", ")
+                    classes.names().join(", ")
                 }
             )),
             _ => None,

@@ -117,7 +117,7 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
             say!(
                 "classified {} as {}{}",
                 now.display(),
-                r.class.as_deref().unwrap_or("nothing (no finding)"),
+                r.class.map_or("nothing (no finding)", |c| c.name()),
                 if r.reproducer.is_some() {
                     ", reproducer beside it"
                 } else {
@@ -182,7 +182,8 @@ fn still_found(r: &fuzz::corpus::CaseReport, now_under: &str) -> String {
     let now = if r.found.is_empty() {
         "passes".to_string()
     } else {
-        format!("fails {}", r.found.join(", "))
+        let found: Vec<&str> = r.found.iter().map(|k| k.name()).collect();
+        format!("fails {}", found.join(", "))
     };
     match &r.recorded {
         _ if r.width.is_none() => r.line.clone(),

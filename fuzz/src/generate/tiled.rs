@@ -717,9 +717,9 @@ impl TiledGenome {
         }
     }
 
-    fn build_with(&self, nviews: usize) -> Case {
-        let fam = self.family;
-        // The base tensor.
+    /// The base tensor: its shape, strides, and the offset that keeps
+    /// every address of a negative stride in bounds.
+    fn layout(&self) -> (Vec<i64>, Vec<i64>, i64) {
         let mut base: Vec<i64> = self
             .tensor
             .shape
@@ -749,6 +749,12 @@ impl TiledGenome {
                 .filter(|(_, &st)| st < 0)
                 .map(|(&s, &st)| -st * (s - 1))
                 .sum::<i64>();
+        (base, strides, offset)
+    }
+
+    fn build_with(&self, nviews: usize) -> Case {
+        let fam = self.family;
+        let (base, strides, offset) = self.layout();
         let mut desc = format!(
             "tiled {}: tensor {} strides {}",
             fam,
@@ -795,30 +801,7 @@ impl TiledGenome {
         let mut roots: Vec<NodeId> = if self.tuple {
             idx.clone()
         } else {
-            let mut flat: Option<NodeId> = None;
-            for (&j, &st) in idx.iter().zip(&strides) {
-                if st == 0 || g.node(j).as_const() == Some(0) {
-                    continue;
-                }
-                let term = if st == 1 {
-                    j
-                } else {
-                    let c = ix(&mut g, st);
-                    g.mk(Op::Mul, &[j, c])
-                };
-                flat = Some(match flat {
-                    None => term,
-                    Some(f) => g.mk(Op::Add, &[f, term]),
-                });
-            }
-            vec![match (flat, offset) {
-                (None, o) => ix(&mut g, o),
-                (Some(f), 0) => f,
-                (Some(f), o) => {
-                    let c = ix(&mut g, o);
-                    g.mk(Op::Add, &[f, c])
-                }
-            }]
+            vec![flat_address(&mut g, &idx, &strides, offset)]
         };
         if let Some((&first, rest)) = conds.split_first() {
             let valid = rest.iter().fold(first, |acc, &c| g.mk(Op::And, &[acc, c]));
@@ -830,70 +813,12 @@ impl TiledGenome {
         let mut tile_desc = Vec::new();
         let mut fresh = 0;
         for t in self.tiles.iter().take(MAX_TILE_OPS) {
-            let eligible: Vec<usize> = (0..loops.len()).filter(|&i| loops[i].size >= 2).collect();
-            let (Some(&first), Some(&last)) = (eligible.first(), eligible.last()) else {
+            let Some((g2, r2, d)) = apply_tile(&g, &roots, &mut loops, t, &mut fresh) else {
                 break;
             };
-            let (what, p, k, exact, inner_last) = match *t {
-                TileOp::Split { range, k, exact } => (
-                    "split",
-                    eligible[range as usize % eligible.len()],
-                    k,
-                    exact,
-                    false,
-                ),
-                TileOp::Upcast { k, exact } => ("upcast", last, k, exact, true),
-                TileOp::Unroll { k, exact } => ("unroll", first, k, exact, true),
-            };
-            let n = loops[p].size;
-            // k = n would leave a size-1 outer range; only a range of 2 has
-            // no other choice.
-            let mut k = (k as i64).clamp(2, (n - 1).max(2));
-            if exact {
-                k = exact_factor(n, k);
-            }
-            let m = (n + k - 1) / k;
-            let outer = Loop {
-                name: format!("t{fresh}"),
-                size: m,
-            };
-            let inner = Loop {
-                name: format!("t{}", fresh + 1),
-                size: k,
-            };
-            fresh += 2;
-
-            let mut g2 = Graph::new();
-            let o = loop_var(&mut g2, &outer.name, m);
-            let i = loop_var(&mut g2, &inner.name, k);
-            let kc = ix(&mut g2, k);
-            let ok = g2.mk(Op::Mul, &[o, kc]);
-            let repl = g2.mk(Op::Add, &[ok, i]);
-            let target = loops[p].name.clone();
-            roots = rebuild(&g, &roots, &mut g2, &mut |to, d| {
-                if d.name == target {
-                    repl
-                } else {
-                    loop_var(to, &d.name, d.hi + 1)
-                }
-            });
-            let gated = m * k != n;
-            if gated {
-                let nc = ix(&mut g2, n);
-                let inside = g2.mk(Op::Lt, &[repl, nc]);
-                roots = roots.iter().map(|&r| gate(&mut g2, inside, r)).collect();
-            }
             g = g2;
-            tile_desc.push(format!(
-                "{what} range {p} of {n} by {k}{}",
-                if gated { " (gated)" } else { "" }
-            ));
-            loops[p] = outer;
-            if inner_last {
-                loops.push(inner);
-            } else {
-                loops.insert(p + 1, inner);
-            }
+            roots = r2;
+            tile_desc.push(d);
         }
         if !tile_desc.is_empty() {
             desc.push_str(&format!("; tiles {}", tile_desc.join(", ")));
@@ -921,6 +846,112 @@ impl TiledGenome {
             roots,
             family: fam,
             description: desc,
+        }
+    }
+}
+
+/// Tiles one range of `loops` (in `g`'s `roots`): substitutes it by
+/// `outer * k + inner`, gating the roots where `k` does not divide its
+/// size. The new graph, its roots, and the step described; `None` when no
+/// range is large enough to tile.
+fn apply_tile(
+    g: &Graph,
+    roots: &[NodeId],
+    loops: &mut Vec<Loop>,
+    t: &TileOp,
+    fresh: &mut usize,
+) -> Option<(Graph, Vec<NodeId>, String)> {
+    let eligible: Vec<usize> = (0..loops.len()).filter(|&i| loops[i].size >= 2).collect();
+    let (Some(&first), Some(&last)) = (eligible.first(), eligible.last()) else {
+        return None;
+    };
+    let (what, p, k, exact, inner_last) = match *t {
+        TileOp::Split { range, k, exact } => (
+            "split",
+            eligible[range as usize % eligible.len()],
+            k,
+            exact,
+            false,
+        ),
+        TileOp::Upcast { k, exact } => ("upcast", last, k, exact, true),
+        TileOp::Unroll { k, exact } => ("unroll", first, k, exact, true),
+    };
+    let n = loops[p].size;
+    // k = n would leave a size-1 outer range; only a range of 2 has
+    // no other choice.
+    let mut k = (k as i64).clamp(2, (n - 1).max(2));
+    if exact {
+        k = exact_factor(n, k);
+    }
+    let m = (n + k - 1) / k;
+    let outer = Loop {
+        name: format!("t{fresh}"),
+        size: m,
+    };
+    let inner = Loop {
+        name: format!("t{}", *fresh + 1),
+        size: k,
+    };
+    *fresh += 2;
+
+    let mut g2 = Graph::new();
+    let o = loop_var(&mut g2, &outer.name, m);
+    let i = loop_var(&mut g2, &inner.name, k);
+    let kc = ix(&mut g2, k);
+    let ok = g2.mk(Op::Mul, &[o, kc]);
+    let repl = g2.mk(Op::Add, &[ok, i]);
+    let target = loops[p].name.clone();
+    let mut roots = rebuild(g, roots, &mut g2, &mut |to, d| {
+        if d.name == target {
+            repl
+        } else {
+            loop_var(to, &d.name, d.hi + 1)
+        }
+    });
+    let gated = m * k != n;
+    if gated {
+        let nc = ix(&mut g2, n);
+        let inside = g2.mk(Op::Lt, &[repl, nc]);
+        roots = roots.iter().map(|&r| gate(&mut g2, inside, r)).collect();
+    }
+    let desc = format!(
+        "{what} range {p} of {n} by {k}{}",
+        if gated { " (gated)" } else { "" }
+    );
+    loops[p] = outer;
+    if inner_last {
+        loops.push(inner);
+    } else {
+        loops.insert(p + 1, inner);
+    }
+    Some((g2, roots, desc))
+}
+
+/// The flat address of a tensor element: the sum of each index times its
+/// stride, plus the offset (zero strides and constant-zero indices left out).
+fn flat_address(g: &mut Graph, idx: &[NodeId], strides: &[i64], offset: i64) -> NodeId {
+    let mut flat: Option<NodeId> = None;
+    for (&j, &st) in idx.iter().zip(strides) {
+        if st == 0 || g.node(j).as_const() == Some(0) {
+            continue;
+        }
+        let term = if st == 1 {
+            j
+        } else {
+            let c = ix(g, st);
+            g.mk(Op::Mul, &[j, c])
+        };
+        flat = Some(match flat {
+            None => term,
+            Some(f) => g.mk(Op::Add, &[f, term]),
+        });
+    }
+    match (flat, offset) {
+        (None, o) => ix(g, o),
+        (Some(f), 0) => f,
+        (Some(f), o) => {
+            let c = ix(g, o);
+            g.mk(Op::Add, &[f, c])
         }
     }
 }

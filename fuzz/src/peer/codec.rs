@@ -1,0 +1,668 @@
+//! The wire codec: a case as a request line (text and JSON trees), and the
+//! adapter's lines (answers, runs, reproducers, bounds) built back into
+//! the case's graph within a node budget, or refused as malformed.
+
+use super::hello::{profile_of, Hello, PROTOCOL};
+use super::lines::BadLine;
+use crate::backend::{self, PointRun, Run, Script};
+use crate::bounds::{Bound, Bounds};
+use crate::subject::{Answer, Refusal};
+use engine::dtype::DType;
+use engine::ir::{Graph, NodeId, Op};
+use engine::print;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// The nodes an answer may have (its expressions as trees, all of them;
+/// as text, its operators and operands): this many per node of the
+/// case's source, within `[NODE_BUDGET_MIN, NODE_BUDGET_MAX]`. A bigger
+/// answer is garbage, not a graph built without bound.
+pub const NODE_BUDGET_PER_SOURCE_NODE: usize = 64;
+pub const NODE_BUDGET_MIN: usize = 10_000;
+pub const NODE_BUDGET_MAX: usize = 1_000_000;
+
+/// The node budget of an answer to a source of `source_nodes` nodes.
+pub fn node_budget(source_nodes: usize) -> usize {
+    source_nodes
+        .saturating_mul(NODE_BUDGET_PER_SOURCE_NODE)
+        .clamp(NODE_BUDGET_MIN, NODE_BUDGET_MAX)
+}
+
+/// Requests longer than this are not sent (the case is declined): a
+/// generated case expanded from its DAG into a tree can grow large.
+pub(super) const MAX_REQUEST_BYTES: usize = 1 << 20;
+
+/// Why a protocol line (a hello, an answer, a request) is not valid.
+#[derive(Debug, thiserror::Error)]
+pub enum Malformed {
+    #[error("not a hello: {0}")]
+    NotAHello(serde_json::Error),
+    #[error("protocol {0}, but this tileproof speaks {PROTOCOL}")]
+    Protocol(u64),
+    #[error("integers `{0}` is not one this tileproof checks (unbounded, int32, int64)")]
+    Integers(String),
+    #[error("partial_ops `{0}` is not one this tileproof knows (undefined, unspecified)")]
+    PartialOps(String),
+    #[error("not an answer ({0})")]
+    NotAnAnswer(serde_json::Error),
+    #[error("the answer is to id {got:?}, not {want}")]
+    WrongId { got: Option<Value>, want: u64 },
+    #[error("{got} {what} for {want} expressions")]
+    Count {
+        got: usize,
+        what: &'static str,
+        want: usize,
+    },
+    #[error("no trees, exprs, unsupported or error")]
+    Empty,
+    #[error("`{text}`: {err}")]
+    Expr {
+        text: String,
+        err: engine::parse::ParseError,
+    },
+    #[error("an answer of dtype {got} for an expression of dtype {want}")]
+    Dtype { got: DType, want: DType },
+    #[error("a tree nested more than {MAX_TREE_DEPTH} deep")]
+    TooDeep,
+    #[error("an answer of more than {0} nodes (the node budget for this case)")]
+    TooBig(usize),
+    #[error(transparent)]
+    Line(#[from] BadLine),
+    #[error("`{0}` is not a tree")]
+    NotATree(Value),
+    #[error("`{0}` does not start with a name")]
+    NoHead(Value),
+    #[error("`{head}` with {args} arguments")]
+    Arity { head: String, args: usize },
+    #[error("`{0}`: not a 64-bit integer")]
+    NotAnInteger(Value),
+    #[error("`{0}`: not a concrete dtype (index, i32, i64)")]
+    NotADtype(Value),
+    #[error("`{0}`: not a bool")]
+    NotABool(Value),
+    #[error("`{0}` is not a reproducer's extension (1 to 8 letters or digits, not txt)")]
+    Extension(String),
+    #[error("{0}")]
+    Bounds(String),
+    #[error("`{0}` is not a run result (values, trap or timeout)")]
+    NotAResult(Value),
+    #[error("`{0}`: not a name")]
+    NotAName(Value),
+    #[error("`{0}` is not a variable of the case")]
+    UnknownVar(String),
+    #[error("`{0}` is not an op")]
+    UnknownOp(String),
+    #[error("variable `{name}` has dtype `{dtype}`")]
+    VarDtype { name: String, dtype: String },
+    #[error(transparent)]
+    Type(#[from] engine::ir::TypeError),
+    #[error("{0}")]
+    Refused(#[from] Refusal),
+}
+
+/// How deep a protocol tree may nest: an adversarial answer must not
+/// overflow the stack.
+const MAX_TREE_DEPTH: usize = 10_000;
+
+#[derive(Deserialize)]
+struct Response {
+    pub(super) id: Option<Value>,
+    exprs: Option<Vec<String>>,
+    pub(super) trees: Option<Vec<Value>>,
+    pub(super) unsupported: Option<String>,
+    pub(super) error: Option<String>,
+    pub(super) declined: Option<String>,
+    /// The peer's rules that fired, by name (optional).
+    #[serde(default)]
+    pub(super) fired: serde_json::Map<String, Value>,
+}
+
+/// Reads the answer to `bounds` request `id`: the bounds (none when the
+/// peer declines the case: `unsupported`), or the peer's `error`; `Err`
+/// when the line is not a valid answer.
+pub(super) fn read_bounds(
+    line: &str,
+    id: u64,
+) -> Result<Result<Option<Bounds>, String>, Malformed> {
+    #[derive(Deserialize)]
+    struct BoundsResponse {
+        id: Option<Value>,
+        bounds: Option<Vec<Vec<Value>>>,
+        unsupported: Option<String>,
+        error: Option<String>,
+    }
+    let r: BoundsResponse = serde_json::from_str(line).map_err(Malformed::NotAnAnswer)?;
+    if r.id.as_ref().and_then(Value::as_u64) != Some(id) {
+        return Err(Malformed::WrongId {
+            got: r.id,
+            want: id,
+        });
+    }
+    if let Some(e) = r.error {
+        return Ok(Err(e));
+    }
+    if r.unsupported.is_some() {
+        return Ok(Ok(None));
+    }
+    let lists = r.bounds.ok_or(Malformed::Empty)?;
+    let bounds = lists
+        .iter()
+        .map(|l| {
+            l.iter()
+                .map(Bound::from_json)
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .collect::<Result<Bounds, String>>()
+        .map_err(Malformed::Bounds)?;
+    Ok(Ok(Some(bounds)))
+}
+
+/// The request line for case `id`, with an extra request field (`run`,
+/// `reproducer`) when given (also what `tileproof bench` gives its TVM
+/// timing script).
+pub fn request(g: &Graph, roots: &[NodeId], id: u64, extra: Option<(&str, Value)>) -> String {
+    let mut used: Vec<u32> = g
+        .reachable(roots)
+        .into_iter()
+        .filter_map(|n| match g.node(n).op {
+            Op::Var(v) => Some(v),
+            _ => None,
+        })
+        .collect();
+    // In declaration order.
+    used.sort_unstable();
+    let vars: Vec<Value> = used
+        .iter()
+        .map(|&v| {
+            let d = g.var(v);
+            json!({"name": d.name, "dtype": d.dtype.name(), "lo": d.lo, "hi": d.hi})
+        })
+        .collect();
+    let exprs: Vec<String> = roots.iter().map(|&r| print::expr(g, r)).collect();
+    let trees: Vec<Value> = roots.iter().map(|&r| tree(g, r)).collect();
+    let mut req = json!({"id": id, "vars": vars, "exprs": exprs, "trees": trees});
+    if let Some((key, value)) = extra {
+        req[key] = value;
+    }
+    req.to_string()
+}
+
+/// A node as a protocol tree.
+pub(super) fn tree(g: &Graph, id: NodeId) -> Value {
+    let n = g.node(id);
+    match n.op {
+        Op::Const(c) if n.dtype == DType::Bool => json!(["bool", c != 0]),
+        Op::Const(c) if n.dtype == DType::Index => json!(["const", c]),
+        Op::Const(c) => json!(["const", c, n.dtype.name()]),
+        Op::Var(v) => json!(["var", g.var(v).name]),
+        Op::Invalid => json!(["invalid"]),
+        Op::Cast => json!(["cast", n.dtype.name(), tree(g, n.src()[0])]),
+        op => {
+            let mut v = vec![json!(op.name())];
+            v.extend(n.src().iter().map(|&s| tree(g, s)));
+            Value::Array(v)
+        }
+    }
+}
+
+/// What an answer line says.
+pub(super) enum Reply {
+    Answer(Answer),
+    /// The peer raised (an `error` answer).
+    Error(String),
+}
+
+/// Reads an answer line to case `id` into `g`; `Err` says why it is not a
+/// valid answer.
+/// `rules`: the peer's rule names (empty when it lists none); an answer's
+/// `fired` counts are indexed like them, names it did not list ignored.
+pub(super) fn read_answer(
+    g: &mut Graph,
+    roots: &[NodeId],
+    id: u64,
+    line: &str,
+    rules: &[String],
+) -> Result<Reply, Malformed> {
+    let r: Response = serde_json::from_str(line).map_err(Malformed::NotAnAnswer)?;
+    if r.id.as_ref().and_then(Value::as_u64) != Some(id) {
+        return Err(Malformed::WrongId {
+            got: r.id,
+            want: id,
+        });
+    }
+    if let Some(e) = r.error {
+        return Ok(Reply::Error(e));
+    }
+    if let Some(u) = r.unsupported {
+        return Ok(Reply::Answer(Answer::Unsupported(u)));
+    }
+    if let Some(d) = r.declined {
+        return Ok(Reply::Answer(Answer::Declined(d)));
+    }
+    let mut budget = Budget::new(node_budget(g.reachable(roots).len()));
+    let built: Vec<NodeId> = match (r.trees, r.exprs) {
+        (Some(trees), _) => {
+            if trees.len() != roots.len() {
+                return Err(Malformed::Count {
+                    got: trees.len(),
+                    what: "trees",
+                    want: roots.len(),
+                });
+            }
+            trees
+                .iter()
+                .map(|t| build_tree(g, t, 0, &mut budget))
+                .collect::<Result<_, _>>()?
+        }
+        (None, Some(exprs)) => {
+            if exprs.len() != roots.len() {
+                return Err(Malformed::Count {
+                    got: exprs.len(),
+                    what: "exprs",
+                    want: roots.len(),
+                });
+            }
+            // Counted before parsing: the parser's tokens and syntax tree
+            // are bounded by the budget, not only by the line's length.
+            let tokens: usize = exprs.iter().map(|e| text_nodes(e)).sum();
+            budget.take(tokens)?;
+            let mut out = Vec::new();
+            for e in &exprs {
+                let bad = |err| Malformed::Expr {
+                    text: e.clone(),
+                    err,
+                };
+                let ast = engine::parse::parse_ast(e, 1).map_err(bad)?;
+                out.push(engine::parse::build(g, &ast).map_err(bad)?);
+            }
+            out
+        }
+        (None, None) => return Err(Malformed::Empty),
+    };
+    for (&r, &b) in roots.iter().zip(&built) {
+        let (want, got) = (g.node(r).dtype, g.node(b).dtype);
+        if want != got {
+            return Err(Malformed::Dtype { got, want });
+        }
+    }
+    let mut counts = vec![0; rules.len()];
+    for (name, n) in &r.fired {
+        if let (Some(i), Some(n)) = (rules.iter().position(|r| r == name), n.as_u64()) {
+            counts[i] += n as usize;
+        }
+    }
+    Ok(Reply::Answer(Answer::Simplified {
+        roots: built,
+        counts,
+    }))
+}
+
+/// Reads the answer to `run` request `id` over `roots` expressions at
+/// `points` points: the run, or the adapter's own `error`; `Err` when the
+/// line is not a valid answer.
+pub(super) fn read_run(
+    line: &str,
+    id: u64,
+    roots: usize,
+    points: usize,
+) -> Result<Result<Run, String>, Malformed> {
+    #[derive(Deserialize)]
+    struct RunResponse {
+        id: Option<Value>,
+        results: Option<Vec<Value>>,
+        compile_error: Option<String>,
+        unsupported: Option<String>,
+        error: Option<String>,
+    }
+    let r: RunResponse = serde_json::from_str(line).map_err(Malformed::NotAnAnswer)?;
+    if r.id.as_ref().and_then(Value::as_u64) != Some(id) {
+        return Err(Malformed::WrongId {
+            got: r.id,
+            want: id,
+        });
+    }
+    if let Some(e) = r.error {
+        return Ok(Err(e));
+    }
+    if let Some(e) = r.compile_error {
+        return Ok(Ok(Run::CompileError(e)));
+    }
+    if let Some(u) = r.unsupported {
+        return Ok(Ok(Run::Unsupported(u)));
+    }
+    let results = r.results.ok_or(Malformed::Empty)?;
+    if results.len() != points {
+        return Err(Malformed::Count {
+            got: results.len(),
+            what: "results",
+            want: points,
+        });
+    }
+    let point = |v: &Value| -> Result<PointRun, Malformed> {
+        if let Some(sig) = v.get("trap").and_then(Value::as_str) {
+            return Ok(PointRun::Trap(sig.to_string()));
+        }
+        if let Some(t) = v.get("timeout").and_then(Value::as_f64) {
+            return Ok(PointRun::Timeout(t));
+        }
+        let vals = v
+            .get("values")
+            .and_then(Value::as_array)
+            .ok_or_else(|| Malformed::NotAResult(v.clone()))?;
+        if vals.len() != roots {
+            return Err(Malformed::Count {
+                got: vals.len(),
+                what: "values",
+                want: roots,
+            });
+        }
+        vals.iter()
+            .map(|x| match x {
+                Value::Bool(b) => Ok(backend::Value::Bool(*b)),
+                Value::String(s) if s == "invalid" => Ok(backend::Value::Invalid),
+                Value::Number(n) => n
+                    .as_i64()
+                    .map(|i| backend::Value::Int(i as i128))
+                    .or_else(|| n.as_u64().map(|u| backend::Value::Int(u as i128)))
+                    .ok_or_else(|| Malformed::NotAnInteger(x.clone())),
+                _ => Err(Malformed::NotAResult(x.clone())),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(PointRun::Values)
+    };
+    let runs = results.iter().map(point).collect::<Result<Vec<_>, _>>()?;
+    Ok(Ok(Run::Results(runs)))
+}
+
+/// Reads the answer to `reproducer` request `id`: the script, or why the
+/// adapter wrote none; `Err` when the line is not a valid answer.
+pub(super) fn read_script(line: &str, id: u64) -> Result<Result<Script, String>, Malformed> {
+    #[derive(Deserialize)]
+    struct ScriptResponse {
+        id: Option<Value>,
+        script: Option<String>,
+        extension: Option<String>,
+        unsupported: Option<String>,
+        error: Option<String>,
+    }
+    let r: ScriptResponse = serde_json::from_str(line).map_err(Malformed::NotAnAnswer)?;
+    if r.id.as_ref().and_then(Value::as_u64) != Some(id) {
+        return Err(Malformed::WrongId {
+            got: r.id,
+            want: id,
+        });
+    }
+    let extension = r
+        .extension
+        .unwrap_or_else(|| Script::DEFAULT_EXTENSION.to_string());
+    if !Script::valid_extension(&extension) {
+        return Err(Malformed::Extension(extension));
+    }
+    match (r.script, r.unsupported.or(r.error)) {
+        (Some(text), _) => Ok(Ok(Script { text, extension })),
+        (None, Some(e)) => Ok(Err(e)),
+        (None, None) => Err(Malformed::Empty),
+    }
+}
+
+/// One line an adapter printed, read as each message this module reads
+/// (a hello, an answer to the case `g`'s `roots` as id 7, a `run` and a
+/// `reproducer` answer): for the `protocol` fuzz target. Errors are
+/// fine, panics are not, and an answer grows `g` by no more than its
+/// node budget.
+pub(crate) fn read_every_way(g: &mut Graph, roots: &[NodeId], line: &str) {
+    if let Ok(h) = serde_json::from_str::<Hello>(line) {
+        let _ = profile_of(&h.profile);
+    }
+    let before = g.len();
+    let budget = node_budget(g.reachable(roots).len());
+    let _ = read_answer(g, roots, 7, line, &["r".to_string()]);
+    assert!(
+        g.len() - before <= budget,
+        "an answer built {} nodes, over its budget of {budget}",
+        g.len() - before
+    );
+    let _ = read_run(line, 7, roots.len(), 2);
+    let _ = read_script(line, 7);
+    let _ = read_bounds(line, 7);
+}
+
+/// An upper bound on the nodes a text expression builds: its operands
+/// (runs of letters, digits and `_`) and its operator characters, every
+/// character but spaces, parentheses and commas. Every node of the
+/// expression comes from at least one of them.
+fn text_nodes(text: &str) -> usize {
+    let mut n = 0;
+    let mut in_word = false;
+    for c in text.chars() {
+        let word = c.is_alphanumeric() || c == '_';
+        let operator = !word && !c.is_whitespace() && !matches!(c, '(' | ')' | ',');
+        if (word && !in_word) || operator {
+            n += 1;
+        }
+        in_word = word;
+    }
+    n
+}
+
+/// The nodes an answer may still build, of its whole budget.
+struct Budget {
+    pub(super) left: usize,
+    total: usize,
+}
+
+impl Budget {
+    fn new(total: usize) -> Budget {
+        Budget { left: total, total }
+    }
+
+    /// Takes `n` nodes, or says the answer is over its budget.
+    fn take(&mut self, n: usize) -> Result<(), Malformed> {
+        self.left = self
+            .left
+            .checked_sub(n)
+            .ok_or(Malformed::TooBig(self.total))?;
+        Ok(())
+    }
+}
+
+/// Builds a protocol tree into `g` (the case's variables are declared
+/// there), at most [`NODE_BUDGET_MAX`] nodes.
+pub fn from_tree(g: &mut Graph, t: &Value) -> Result<NodeId, Malformed> {
+    build_tree(g, t, 0, &mut Budget::new(NODE_BUDGET_MAX))
+}
+
+/// Builds a protocol tree into `g`, each node of it taken from `budget`.
+fn build_tree(
+    g: &mut Graph,
+    t: &Value,
+    depth: usize,
+    budget: &mut Budget,
+) -> Result<NodeId, Malformed> {
+    if depth > MAX_TREE_DEPTH {
+        return Err(Malformed::TooDeep);
+    }
+    budget.take(1)?;
+    let items = t.as_array().ok_or_else(|| Malformed::NotATree(t.clone()))?;
+    let head = items
+        .first()
+        .and_then(Value::as_str)
+        .ok_or_else(|| Malformed::NoHead(t.clone()))?;
+    let args = &items[1..];
+    let arity = |n: usize| {
+        if args.len() == n {
+            Ok(())
+        } else {
+            Err(Malformed::Arity {
+                head: head.to_string(),
+                args: args.len(),
+            })
+        }
+    };
+    // A concrete dtype (`i32`, `i64`, `index`): the second operand of a
+    // typed constant, the first of a cast.
+    let dtype = |v: &Value| {
+        v.as_str()
+            .and_then(DType::from_name)
+            .filter(|d| *d != DType::Bool)
+            .ok_or_else(|| Malformed::NotADtype(v.clone()))
+    };
+    match head {
+        "const" if args.len() == 2 => {
+            let d = dtype(&args[1])?;
+            let v = args[0]
+                .as_i64()
+                .filter(|v| {
+                    let (lo, hi) = d.bounds();
+                    lo <= *v && *v <= hi
+                })
+                .ok_or_else(|| Malformed::NotAnInteger(t.clone()))?;
+            Ok(g.cnst(v, d))
+        }
+        "const" => {
+            arity(1)?;
+            let v = args[0]
+                .as_i64()
+                .ok_or_else(|| Malformed::NotAnInteger(t.clone()))?;
+            Ok(g.cnst(v, DType::Index))
+        }
+        "cast" => {
+            arity(2)?;
+            let d = dtype(&args[0])?;
+            let x = build_tree(g, &args[1], depth + 1, budget)?;
+            Ok(g.try_mk(Op::Cast, Some(d), &[x])?)
+        }
+        "bool" => {
+            arity(1)?;
+            let b = args[0]
+                .as_bool()
+                .ok_or_else(|| Malformed::NotABool(t.clone()))?;
+            Ok(g.bool_const(b))
+        }
+        "invalid" => {
+            arity(0)?;
+            Ok(g.invalid())
+        }
+        "var" => {
+            arity(1)?;
+            let name = args[0]
+                .as_str()
+                .ok_or_else(|| Malformed::NotAName(t.clone()))?;
+            let v = g
+                .var_named(name)
+                .ok_or_else(|| Malformed::UnknownVar(name.to_string()))?;
+            Ok(g.var_node(v))
+        }
+        name => {
+            let op = Op::by_name(name).ok_or_else(|| Malformed::UnknownOp(name.to_string()))?;
+            arity(op.arity())?;
+            let src: Vec<NodeId> = args
+                .iter()
+                .map(|a| build_tree(g, a, depth + 1, budget))
+                .collect::<Result<_, _>>()?;
+            Ok(g.try_mk(op, None, &src)?)
+        }
+    }
+}
+
+// ---- the other side: a subject served over the protocol --------------------
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::parse::parse_program;
+
+    #[test]
+    fn a_request_carries_text_and_trees_and_an_answer_builds_back() {
+        let mut p = parse_program(
+            "var r0 in [0, 7]\nvar c: bool\nexpr where(c, (r0 * 4 + 3) // 4, invalid)\n",
+        )
+        .unwrap();
+        let line = request(&p.graph, &p.outputs, 7, None);
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["id"], 7);
+        assert_eq!(v["exprs"][0], "where(c, (r0 * 4 + 3) // 4, invalid)");
+        assert_eq!(v["trees"][0][0], "where");
+        assert_eq!(v["vars"][0]["name"], "r0");
+        let answer = r#"{"id": 7, "trees": [["where", ["var", "c"], ["var", "r0"], ["invalid"]]]}"#;
+        let Ok(Reply::Answer(Answer::Simplified { roots, .. })) =
+            read_answer(&mut p.graph, &p.outputs, 7, answer, &[])
+        else {
+            panic!("not an answer")
+        };
+        assert_eq!(print::expr(&p.graph, roots[0]), "where(c, r0, invalid)");
+        let text = r#"{"id": 7, "exprs": ["where(c, r0 + 0, invalid)"]}"#;
+        assert!(matches!(
+            read_answer(&mut p.graph, &p.outputs, 7, text, &[]),
+            Ok(Reply::Answer(Answer::Simplified { .. }))
+        ));
+    }
+
+    #[test]
+    fn bad_answers_are_garbage_with_a_reason() {
+        let mut p = parse_program("var r0 in [0, 7]\nexpr r0 + 1\n").unwrap();
+        let roots = p.outputs.clone();
+        let mut bad = |line: &str| match read_answer(&mut p.graph, &roots, 3, line, &[]) {
+            Err(why) => why,
+            Ok(_) => panic!("accepted {line}"),
+        };
+        assert!(matches!(bad("not json"), Malformed::NotAnAnswer(_)));
+        assert!(matches!(
+            bad(r#"{"id": 4, "trees": [["var", "r0"]]}"#),
+            Malformed::WrongId { want: 3, .. }
+        ));
+        assert!(matches!(
+            bad(r#"{"id": 3, "trees": [["var", "x"]]}"#),
+            Malformed::UnknownVar(v) if v == "x"
+        ));
+        assert!(matches!(
+            bad(r#"{"id": 3, "trees": [["lt", ["var", "r0"], ["const", 1]]]}"#),
+            Malformed::Dtype { .. }
+        ));
+        assert!(matches!(
+            bad(r#"{"id": 3, "trees": [["add", ["var", "r0"]]]}"#),
+            Malformed::Arity { args: 1, .. }
+        ));
+        assert!(bad(r#"{"id": 3, "exprs": ["r0 +"]}"#)
+            .to_string()
+            .contains("r0 +"));
+        assert!(matches!(bad(r#"{"id": 3}"#), Malformed::Empty));
+    }
+
+    #[test]
+    fn an_answer_over_the_node_budget_is_garbage() {
+        let mut p = parse_program("var r0 in [0, 7]\nexpr r0 + 1\n").unwrap();
+        let roots = p.outputs.clone();
+        let budget = node_budget(3);
+        assert_eq!(budget, NODE_BUDGET_MIN);
+        let sum = |n: usize| vec!["r0"; n].join(" + ");
+        let text = |n: usize| format!(r#"{{"id": 3, "exprs": ["{}"]}}"#, sum(n));
+        // n operands and n - 1 operators.
+        let at = budget.div_ceil(2);
+        assert!(read_answer(&mut p.graph, &roots, 3, &text(at), &[]).is_ok());
+        assert!(matches!(
+            read_answer(&mut p.graph, &roots, 3, &text(at + 1), &[]),
+            Err(Malformed::TooBig(b)) if b == budget
+        ));
+        // A balanced tree: serde_json refuses nesting past 128 levels.
+        let wide = |n: usize| {
+            let mut t = json!(["var", "r0"]);
+            let mut level = vec![t.clone(); n];
+            while level.len() > 1 {
+                level = level
+                    .chunks(2)
+                    .map(|c| json!(["add", c[0], c.get(1).unwrap_or(&c[0])]))
+                    .collect();
+            }
+            t = level.pop().unwrap();
+            json!({"id": 3, "trees": [t]}).to_string()
+        };
+        assert!(read_answer(&mut p.graph, &roots, 3, &wide(1 << 12), &[]).is_ok());
+        assert!(matches!(
+            read_answer(&mut p.graph, &roots, 3, &wide(1 << 13), &[]),
+            Err(Malformed::TooBig(b)) if b == budget
+        ));
+        // 7 nodes; `//` counts twice: an upper bound.
+        assert_eq!(text_nodes("where(p, -x, y_1 // 12)"), 8);
+    }
+}

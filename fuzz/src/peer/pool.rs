@@ -1,0 +1,421 @@
+//! [`Peer`]: a pool of adapter processes behind one command, each started
+//! with its hello checked, restarted after a hang, crash or garbage, capped
+//! at `--peer-jobs` live processes.
+
+use super::codec::{read_answer, request, Malformed, Reply, MAX_REQUEST_BYTES};
+use super::hello::{profile_of, Hello, PROTOCOL};
+use super::lines::{self};
+use super::process::{Next, Process, Slots};
+use crate::kind::Kind;
+use crate::subject::{Answer, Profile, Refusal};
+use engine::ir::{Graph, NodeId};
+
+use serde_json::{json, Value};
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// How long a process may take to write its hello (a peer library can take
+/// seconds to import).
+pub const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long a `run` or `reproducer` request may take: it compiles with
+/// the peer's compiler, in child processes, and re-runs each point alone
+/// after a trap.
+pub const RUN_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Why a peer could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum PeerError {
+    #[error("cannot start `{cmd}`: {source}")]
+    Spawn { cmd: String, source: io::Error },
+    #[error("`{cmd}` wrote no hello within {secs} s{stderr}")]
+    NoHello {
+        cmd: String,
+        secs: u64,
+        stderr: String,
+    },
+    #[error("`{cmd}` exited before its hello{stderr}")]
+    Exited { cmd: String, stderr: String },
+    #[error("`{cmd}` wrote a bad hello ({reason}){}", if line.is_empty() { String::new() } else { format!(": {line}") })]
+    BadHello {
+        cmd: String,
+        reason: Malformed,
+        line: String,
+    },
+}
+
+/// A peer's simplifier as a subject.
+pub struct Peer {
+    pub(super) cmd: String,
+    pub(super) timeout: Duration,
+    /// The longest line read from the adapter (`--peer-max-line`).
+    pub(super) max_line: usize,
+    pub(super) name: String,
+    pub(super) profile: Profile,
+    /// Idle processes, ready for a case.
+    pub(super) pool: Mutex<Vec<Process>>,
+    /// The cap on live processes (`--peer-jobs`).
+    pub(super) slots: Arc<Slots>,
+    pub(super) next_id: AtomicU64,
+    /// Time spent waiting for answers to simplification requests, and how
+    /// many were answered: the peer's share of a campaign.
+    busy_nanos: AtomicU64,
+    pub(super) requests: AtomicU64,
+    /// Processes started after the first (restarts after a hang, crash or
+    /// garbage, and extra workers).
+    pub started: AtomicU64,
+    /// The backends it compiles on (the hello's `backends`).
+    pub(super) backends: Vec<String>,
+    /// It answers `reproducer` requests.
+    pub(super) reproducer: bool,
+    /// It answers `rules`, `instances` and `apply` requests (its own
+    /// rules, one by one: `crate::peer_rules`).
+    pub(super) rules: bool,
+    /// It answers `bounds` requests (its range analysis: `crate::bounds`).
+    pub(super) bounds: bool,
+    /// Its rules' names, when its answers say which fired (see
+    /// [`Peer::with_rule_names`]): a campaign counts them like the engine's.
+    pub(super) rule_names: Vec<String>,
+    /// Per rule: whether some input tileproof can express can match it.
+    rule_reachable: Vec<bool>,
+}
+
+impl Peer {
+    /// Starts `sh -c cmd`, reads its hello and keeps the process. `timeout`
+    /// bounds each case.
+    pub fn start(cmd: &str, timeout: Duration) -> Result<Peer, PeerError> {
+        Peer::start_bounded(cmd, timeout, lines::DEFAULT_MAX_LINE)
+    }
+
+    /// [`Peer::start`], reading lines of at most `max_line` bytes from
+    /// the adapter (its hello, and every answer after it).
+    pub fn start_bounded(cmd: &str, timeout: Duration, max_line: usize) -> Result<Peer, PeerError> {
+        let mut p = Process::spawn(cmd, max_line)?;
+        let line = match p.next_line(START_TIMEOUT) {
+            Next::Line(line) => line,
+            Next::Bad(bad) => {
+                p.kill();
+                return Err(PeerError::BadHello {
+                    cmd: cmd.to_string(),
+                    reason: Malformed::Line(bad),
+                    line: String::new(),
+                });
+            }
+            Next::Timeout => {
+                let stderr = p.stderr_tail();
+                p.kill();
+                return Err(PeerError::NoHello {
+                    cmd: cmd.to_string(),
+                    secs: START_TIMEOUT.as_secs(),
+                    stderr,
+                });
+            }
+            Next::Exited(_) | Next::ClosedStdout => {
+                let stderr = p.stderr_tail();
+                p.kill();
+                return Err(PeerError::Exited {
+                    cmd: cmd.to_string(),
+                    stderr,
+                });
+            }
+        };
+        let bad = |reason: Malformed| PeerError::BadHello {
+            cmd: cmd.to_string(),
+            reason,
+            line: clip(&line),
+        };
+        let hello: Hello = serde_json::from_str(&line).map_err(|e| bad(Malformed::NotAHello(e)))?;
+        if hello.tileproof != PROTOCOL {
+            return Err(bad(Malformed::Protocol(hello.tileproof)));
+        }
+        let profile = profile_of(&hello.profile).map_err(bad)?;
+        let slots = Arc::new(Slots {
+            live: Mutex::new(1),
+            freed: Condvar::new(),
+            max: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        });
+        let mut p = p;
+        p.slot = Some(Arc::clone(&slots));
+        Ok(Peer {
+            cmd: cmd.to_string(),
+            timeout,
+            max_line,
+            name: format!("{} {}", hello.name, hello.version),
+            profile,
+            pool: Mutex::new(vec![p]),
+            slots,
+            busy_nanos: AtomicU64::new(0),
+            requests: AtomicU64::new(0),
+            next_id: AtomicU64::new(1),
+            started: AtomicU64::new(0),
+            backends: hello.backends,
+            reproducer: hello.reproducer,
+            rules: hello.rules,
+            bounds: hello.bounds,
+            rule_names: Vec::new(),
+            rule_reachable: Vec::new(),
+        })
+    }
+
+    /// Counts the peer's rules by these names (its `rules` list): an answer
+    /// that says which fired (`fired`) is then tallied per rule, and a
+    /// campaign reports how many of the peer's rules it reached.
+    /// `rules`: each rule's name and whether an input tileproof can
+    /// express can match it (the adapter's `instantiable`).
+    pub fn with_rule_names(mut self, rules: Vec<(String, bool)>) -> Peer {
+        (self.rule_names, self.rule_reachable) = rules.into_iter().unzip();
+        self
+    }
+
+    /// Per rule (like [`Subject::rule_names`](crate::subject::Subject::rule_names)): whether some input
+    /// tileproof can express can match it.
+    pub fn rule_reachable(&self) -> &[bool] {
+        &self.rule_reachable
+    }
+
+    /// Whether it lists and applies its own rules (the hello's `rules`).
+    pub fn has_rules(&self) -> bool {
+        self.rules
+    }
+
+    /// Sends a request that is not about a case (`{"id": N, key: value}`)
+    /// and returns its answer, an object whose `id` is N; `timeout`
+    /// bounds it. A line that is not such an object is garbage.
+    pub fn ask(&self, key: &str, value: Value, timeout: Duration) -> Result<Value, Refusal> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut req = json!({"id": id});
+        req[key] = value;
+        let (p, answer) = self.exchange(&req.to_string(), timeout)?;
+        match serde_json::from_str::<Value>(&answer) {
+            Ok(v) if v.get("id").and_then(Value::as_u64) == Some(id) && v.is_object() => {
+                self.give_back(p);
+                Ok(v)
+            }
+            Ok(v) => Err(self.garbage(
+                p,
+                Malformed::WrongId {
+                    got: v.get("id").cloned(),
+                    want: id,
+                },
+                &answer,
+            )),
+            Err(e) => Err(self.garbage(p, Malformed::NotAnAnswer(e), &answer)),
+        }
+    }
+
+    /// Applies the peer's rule `rule` alone at the root of `roots` (one
+    /// root) of `g` (an `apply` request): its result, added to `g`, or
+    /// [`Answer::Declined`] when the rule does not rewrite it.
+    pub fn apply(&self, rule: &str, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let line = request(g, roots, id, Some(("apply", json!({ "rule": rule }))));
+        self.answer(g, roots, id, &line)
+    }
+
+    /// Sends a case request and reads its answer into `g`.
+    pub(super) fn answer(
+        &self,
+        g: &mut Graph,
+        roots: &[NodeId],
+        id: u64,
+        line: &str,
+    ) -> Result<Answer, Refusal> {
+        if line.len() > MAX_REQUEST_BYTES {
+            return Ok(Answer::Unsupported(format!(
+                "the case is {} bytes as a request (at most {MAX_REQUEST_BYTES} are sent)",
+                line.len()
+            )));
+        }
+        let start = std::time::Instant::now();
+        let exchanged = self.exchange(line, self.timeout);
+        self.busy_nanos
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        let (p, answer) = exchanged?;
+        match read_answer(g, roots, id, &answer, &self.rule_names) {
+            Ok(result) => {
+                self.give_back(p);
+                match result {
+                    Reply::Answer(a) => Ok(a),
+                    Reply::Error(e) => Err(Refusal {
+                        kind: Kind::PeerError,
+                        message: e,
+                    }),
+                }
+            }
+            Err(why) => Err(self.garbage(p, why, &answer)),
+        }
+    }
+
+    /// The command that runs the adapter.
+    pub fn command(&self) -> &str {
+        &self.cmd
+    }
+
+    /// At most `n` adapter processes at a time (`--peer-jobs`; default one
+    /// per core): a request waits for an idle one beyond that.
+    pub fn with_processes(mut self, n: usize) -> Peer {
+        let live = *self.slots.live.lock().unwrap_or_else(|e| e.into_inner());
+        let slots = Arc::new(Slots {
+            live: Mutex::new(live),
+            freed: Condvar::new(),
+            max: n.max(1),
+        });
+        for p in self
+            .pool
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter_mut()
+        {
+            p.slot = Some(Arc::clone(&slots));
+        }
+        self.slots = slots;
+        self
+    }
+
+    /// The cap on live adapter processes.
+    pub fn processes(&self) -> usize {
+        self.slots.max
+    }
+
+    /// Seconds spent waiting for simplification answers, and how many
+    /// were answered.
+    pub fn busy(&self) -> (f64, u64) {
+        (
+            self.busy_nanos.load(Ordering::Relaxed) as f64 * 1e-9,
+            self.requests.load(Ordering::Relaxed),
+        )
+    }
+
+    /// An idle process, or a fresh one (whose hello is read and checked)
+    /// while fewer than the cap are alive; else waits for one.
+    pub(super) fn process(&self) -> Result<Process, Refusal> {
+        loop {
+            if let Some(p) = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+                return Ok(p);
+            }
+            let mut live = self.slots.live.lock().unwrap_or_else(|e| e.into_inner());
+            if *live < self.slots.max {
+                *live += 1;
+                break;
+            }
+            // Woken when a process is given back or ends; the timeout covers
+            // a give-back that raced with this wait.
+            let _ = self
+                .slots
+                .freed
+                .wait_timeout(live, Duration::from_millis(50))
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        self.started.fetch_add(1, Ordering::Relaxed);
+        let crash = |message: String| Refusal {
+            kind: Kind::Crash,
+            message,
+        };
+        let mut p = match Process::spawn(&self.cmd, self.max_line) {
+            Ok(p) => p,
+            Err(e) => {
+                *self.slots.live.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+                self.slots.freed.notify_one();
+                return Err(crash(e.to_string()));
+            }
+        };
+        p.slot = Some(Arc::clone(&self.slots));
+        match p.next_line(START_TIMEOUT) {
+            Next::Line(line) if serde_json::from_str::<Hello>(&line).is_ok() => Ok(p),
+            Next::Line(line) => Err(crash(format!(
+                "the restarted adapter wrote a bad hello: {}",
+                clip(&line)
+            ))),
+            Next::Bad(bad) => Err(crash(format!(
+                "the restarted adapter wrote a bad hello: {bad}"
+            ))),
+            Next::Timeout | Next::Exited(_) | Next::ClosedStdout => {
+                let tail = p.stderr_tail();
+                p.kill();
+                Err(crash(format!("the adapter did not restart{tail}")))
+            }
+        }
+    }
+
+    pub(super) fn give_back(&self, p: Process) {
+        self.pool.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+        self.slots.freed.notify_one();
+    }
+
+    /// Sends one request line and reads the answer line, within `timeout`.
+    /// The process is the caller's to give back once the answer is read;
+    /// one that hung or exited is dropped here and the failure returned.
+    pub(super) fn exchange(
+        &self,
+        line: &str,
+        timeout: Duration,
+    ) -> Result<(Process, String), Refusal> {
+        let mut p = self.process()?;
+        let refusal = |kind: Kind, message: String| Refusal { kind, message };
+        if writeln!(p.stdin, "{line}")
+            .and_then(|_| p.stdin.flush())
+            .is_err()
+        {
+            let tail = p.stderr_tail();
+            p.kill();
+            return Err(refusal(
+                Kind::Crash,
+                format!("the adapter stopped reading its input{tail}"),
+            ));
+        }
+        match p.next_line(timeout) {
+            Next::Line(answer) => Ok((p, answer)),
+            Next::Bad(bad) => {
+                p.kill();
+                Err(refusal(Kind::Garbage, bad.to_string()))
+            }
+            Next::Timeout => {
+                let tail = p.stderr_tail();
+                p.kill();
+                Err(refusal(
+                    Kind::Hang,
+                    format!(
+                        "no answer within {:.1} s (the adapter was killed and is restarted){tail}",
+                        timeout.as_secs_f64()
+                    ),
+                ))
+            }
+            Next::Exited(status) => {
+                let tail = p.stderr_tail();
+                p.kill();
+                Err(refusal(
+                    Kind::Crash,
+                    format!("the adapter exited ({status}) before answering{tail}"),
+                ))
+            }
+            Next::ClosedStdout => {
+                let tail = p.stderr_tail();
+                p.kill();
+                Err(refusal(
+                    Kind::Crash,
+                    format!(
+                        "the adapter closed its stdout but kept running (it was killed and is restarted){tail}"
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// A line that is not a valid answer: the stream's state is unknown
+    /// after it, so a fresh process takes the next request.
+    pub(super) fn garbage(&self, p: Process, why: Malformed, answer: &str) -> Refusal {
+        p.kill();
+        Refusal {
+            kind: Kind::Garbage,
+            message: format!("{why}: {}", clip(answer)),
+        }
+    }
+}
+
+/// A line cut for a message.
+fn clip(s: &str) -> String {
+    crate::message::short(&crate::message::one_line(s))
+}
