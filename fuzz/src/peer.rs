@@ -22,7 +22,7 @@
 //! wait for an answer watches the process, so one that exits or closes
 //! its stdout is reported rather than waited for.
 
-use crate::backend::{self, PointRun, ReproducerSpec, Run, Script};
+use crate::backend::{self, Attachment, PointRun, ReproducerSpec, Run, Script};
 use crate::bounds::{Bound, Bounds};
 use crate::kind::Kind;
 use crate::lines::{self, BadLine, Line, Tail};
@@ -1208,6 +1208,7 @@ fn read_script(line: &str, id: u64) -> Result<Result<Script, String>, Malformed>
         id: Option<Value>,
         script: Option<String>,
         extension: Option<String>,
+        attachments: Option<std::collections::BTreeMap<String, String>>,
         unsupported: Option<String>,
         error: Option<String>,
     }
@@ -1224,8 +1225,22 @@ fn read_script(line: &str, id: u64) -> Result<Result<Script, String>, Malformed>
     if !Script::valid_extension(&extension) {
         return Err(Malformed::Extension(extension));
     }
+    let mut attachments = Vec::new();
+    for (ext, text) in r.attachments.unwrap_or_default() {
+        if !Script::valid_extension(&ext) || ext == extension {
+            return Err(Malformed::Extension(ext));
+        }
+        attachments.push(Attachment {
+            extension: ext,
+            text,
+        });
+    }
     match (r.script, r.unsupported.or(r.error)) {
-        (Some(text), _) => Ok(Ok(Script { text, extension })),
+        (Some(text), _) => Ok(Ok(Script {
+            text,
+            extension,
+            attachments,
+        })),
         (None, Some(e)) => Ok(Err(e)),
         (None, None) => Err(Malformed::Empty),
     }
