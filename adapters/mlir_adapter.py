@@ -27,7 +27,7 @@ back into trees. The entry points (the hello's name says which):
   affine dialect's other pass that simplifies maps (it also reads the
   loops' bounds).
 
-The language (adapters/README.md, "MLIR"; the experiments in
+The language (docs/peers/mlir.md; the experiments in
 mlir_experiments.py): `+`,
 `neg` (`* -1`), `*` where one operand is a constant, `floordiv`, `ceildiv`
 and `mod` by a positive constant; anything else is answered `unsupported`.

@@ -3,7 +3,7 @@ upstream MLIR Python bindings), shared by mlir_adapter.py and
 mlir_backend.py.
 
 MLIR's input language, as its affine dialect defines it (pure affine
-expressions; adapters/README.md, "MLIR"): `+`, multiplication where one
+expressions; docs/peers/mlir.md): `+`, multiplication where one
 operand is a constant, and `floordiv`, `ceildiv`, `mod` by a positive
 constant. Whether an operand "is a constant" is read on the expression as
 MLIR built it (`d0 * (3 - 1)` is `d0 * 2`), as MLIR's own
@@ -18,7 +18,7 @@ from iree.compiler import ir, passmanager
 
 # `sub` is left out: MLIR has no subtraction, and `a + b * -1` (how its
 # C++ operators and its parser build `a - b`) overflows at b = -2^63 where
-# `a - b` may not, so it is not exact at 64 bits (adapters/README.md).
+# `a - b` may not, so it is not exact at 64 bits (docs/peers/mlir.md).
 OPS = ["add", "mul", "neg", "floordiv", "mod", "ceildiv"]
 
 I64_MIN, I64_MAX = tp.I64_MIN, tp.I64_MAX

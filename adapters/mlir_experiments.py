@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The experiments behind the MLIR adapter's profile (quoted in
-adapters/README.md, "MLIR (iree-base-compiler 3.13.0)").
+docs/peers/mlir.md).
 
     .venv-peers/bin/python adapters/mlir_experiments.py
 
@@ -149,6 +149,37 @@ def range_bugs():
     print("  apply at d0 = 1:", apply_fold(m, 1))
 
 
+def compiled(map_text, *args):
+    """The map's `affine.apply` in a function of i64 arguments, lowered by
+    lower-affine, compiled by iree-compile and run by IREE's runtime."""
+    from iree import compiler, runtime
+    n = len(args)
+    m = ir.Module.parse(
+        f"func.func @f({', '.join(f'%a{i}: i64' for i in range(n))}) -> i64 {{\n"
+        + "".join(f"%i{i} = arith.index_cast %a{i} : i64 to index\n" for i in range(n))
+        + f"%r = affine.apply affine_map<{map_text}>({', '.join(f'%i{i}' for i in range(n))})\n"
+        + "%o = arith.index_cast %r : index to i64\nreturn %o : i64\n}")
+    passmanager.PassManager.parse("builtin.module(func.func(lower-affine))").run(m.operation)
+    vmfb = compiler.compile_str(str(m), target_backends=["llvm-cpu"], extra_args=["--iree-opt-const-eval=false"])
+    ctx = runtime.SystemContext(config=runtime.Config("local-sync"))
+    ctx.add_vm_module(runtime.VmModule.copy_buffer(ctx.instance, vmfb))
+    return ctx.modules.module["f"](*args)
+
+
+def compiled_code():
+    print(f"## compiled code: lower-affine, iree-compile, iree-base-runtime {version('iree-base-runtime')}")
+    for m, x in [("(d0) -> (d0 floordiv 3)", -7), ("(d0) -> (d0 ceildiv 3)", -7), ("(d0) -> (d0 mod 3)", -7),
+                 ("(d0) -> (d0 * 4)", 1 << 62), ("(d0) -> (d0 floordiv 3)", MIN), ("(d0) -> (d0 mod 3)", MIN),
+                 ("(d0) -> (d0 ceildiv 3)", MIN), ("(d0) -> (d0 ceildiv 3)", MIN + 1)]:
+        print(f"{m} at {x}: {compiled(m, x)}")
+    print("construction wraps a constant sum: (d0 + 1) + MAX builds", ADD(ADD(d0, C(1)), C(MAX)),
+          "; ((d0 + 1) + MAX) floordiv 2 builds", FDIV(ADD(ADD(d0, C(1)), C(MAX)), C(2)))
+    print("  node by node at d0 = -1:", compiled("(d0) -> (d0 + 1)", -1), "then + MAX:",
+          compiled("(d0) -> (d0 + 9223372036854775807)", 0), "then floordiv 2:",
+          compiled("(d0) -> (d0 floordiv 2)", MAX))
+    print("  the built map at d0 = -1:", compiled("(d0) -> (d0 floordiv 2 - 4611686018427387904)", -1))
+
+
 if __name__ == "__main__":
-    for f in (api, division_families, language, integers, ranges, range_bugs):
+    for f in (api, division_families, language, integers, ranges, range_bugs, compiled_code):
         f()

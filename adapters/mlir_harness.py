@@ -1,6 +1,7 @@
 # The part of every MLIR reproducer that is the same for all of them
 # (mlir_backend.py inlines this file after the case's own lines): needs only
-# iree-base-compiler==3.13.0. The case defines ENTRY, BACKEND, VARS
+# iree-base-compiler==3.13.0 (and iree-base-runtime==3.13.0 when BACKEND is
+# `iree`, compiled code). The case defines ENTRY, BACKEND, VARS
 # (name, lo, hi), POINT, EXPECTED (None, or the input's values by
 # tileproof's semantics) and source(d) (the input's expressions over the
 # list d, as the adapter builds them).
@@ -68,6 +69,24 @@ def apply_fold(e, values):
     return None
 
 
+def iree_value(e, values):
+    """`affine.apply` of `e` (over len(values) dims) in a function of i64
+    arguments, lowered to arith by MLIR's lower-affine, compiled by
+    iree-compile and run by IREE's runtime at `values`."""
+    from iree import compiler, runtime
+    n = len(values)
+    lines = [f"func.func @e({', '.join(f'%a{i}: i64' for i in range(n))}) -> i64 {{"]
+    lines += [f"  %i{i} = arith.index_cast %a{i} : i64 to index" for i in range(n)]
+    lines += [f"  %r = affine.apply {placeholder(n)}({', '.join(f'%i{i}' for i in range(n))})",
+              "  %o = arith.index_cast %r : index to i64", "  return %o : i64", "}"]
+    module = with_maps("\n".join(lines), [e])
+    passmanager.PassManager.parse("builtin.module(func.func(lower-affine))").run(module.operation)
+    ctx = runtime.SystemContext(config=runtime.Config("local-sync"))
+    vmfb = compiler.compile_str(str(module), target_backends=["llvm-cpu"], extra_args=["--iree-opt-const-eval=false"])
+    ctx.add_vm_module(runtime.VmModule.copy_buffer(ctx.instance, vmfb))
+    return int(ctx.modules.module["e"](*values))
+
+
 def subst(e, dims, syms=()):
     """`e` rebuilt with dim i replaced by dims[i] and symbol j by syms[j]:
     with constants in their place, MLIR folds each node as it builds it."""
@@ -81,15 +100,19 @@ def subst(e, dims, syms=()):
     return GET[type(e)](subst(e.lhs, dims, syms), subst(e.rhs, dims, syms))
 
 
+def const_value(e):
+    e = e.maybe_downcast()
+    return e.value if isinstance(e, ir.AffineConstantExpr) else None
+
+
 def evaluate(e, values, syms=()):
-    """`e` at a point, by BACKEND: `apply` (affine.apply's folder) or `fold`
-    (every node built from constants)."""
-    if BACKEND == "apply":
-        return apply_fold(subst(e, [ir.AffineDimExpr.get(i) for i in range(len(values))],
-                                [ir.AffineDimExpr.get(len(values) + j) for j in range(len(syms))]),
-                          list(values) + list(syms))
-    r = subst(e, [C(v) for v in values], [C(v) for v in syms]).maybe_downcast()
-    return r.value if isinstance(r, ir.AffineConstantExpr) else None
+    """`e` at a point, by BACKEND: `apply` (affine.apply's folder), `iree`
+    (compiled code) or `fold` (every node built from constants)."""
+    if BACKEND in ("apply", "iree"):
+        over = subst(e, [ir.AffineDimExpr.get(i) for i in range(len(values))],
+                     [ir.AffineDimExpr.get(len(values) + j) for j in range(len(syms))])
+        return (apply_fold if BACKEND == "apply" else iree_value)(over, list(values) + list(syms))
+    return const_value(subst(e, [C(v) for v in values], [C(v) for v in syms]))
 
 
 def loop_module():
@@ -174,15 +197,18 @@ def main(klass):
         print(f"MLIR's {ENTRY} raised {type(e).__name__}: {e}")
         sys.exit(1)
     print("answer:", shown)
-    if BACKEND == "fold":
-        want = [evaluate(e, POINT) for e in source([C(v) for v in POINT])]
-    else:
-        want = [evaluate(e, POINT) for e in source(dims)]
+    # The input at the point, literally: built from the point's constants,
+    # each node is folded by MLIR's own arithmetic (None: it declines).
+    # The input built over dims would be what construction folds, which
+    # may be the bug itself.
+    literal = [const_value(e) for e in source([C(v) for v in POINT])]
+    want = literal
     if EXPECTED is not None:
-        print(f"tileproof's semantics give the input {EXPECTED}; MLIR's {BACKEND} folder gives {want}")
+        print(f"tileproof's semantics give the input {EXPECTED}; MLIR's constant folding, node by node, {literal}")
         want = EXPECTED
     at = ", ".join(f"{n} = {x}" for (n, _, _), x in zip(VARS, POINT)) or "the only point"
-    print(f"at {at}: input {want}, answer {got} (by MLIR's {BACKEND} folder; None: it does not fold)")
+    by = "IREE's compiled code" if BACKEND == "iree" else f"MLIR's {BACKEND} folder; None: it does not fold"
+    print(f"at {at}: input {want}, answer {got} (by {by})")
     if got != want:
         print("REPRODUCES: the answer differs from the input")
         sys.exit(1)

@@ -34,7 +34,7 @@ echo "setup-venv: venv $venv ($("$py" --version 2>&1))"
 # so that the message says which one cannot be installed.
 if ! "$py" -m pip install --disable-pip-version-check -q -r "$req"; then
   failed=""
-  for spec in $(grep -E '^(tinygrad|apache-tvm|iree-base-compiler)==' "$req"); do
+  for spec in $(grep -E '^(tinygrad|apache-tvm|iree-base-compiler|iree-base-runtime)==' "$req"); do
     "$py" -m pip install --disable-pip-version-check -q "$spec" || failed="$failed $spec"
   done
   die "could not install:${failed:- the pinned dependencies (see the pip messages above)}"
@@ -66,6 +66,8 @@ check apache-tvm "$(grep -E '^apache-tvm==' "$req")" \
   "from tvm import tirx, ir; from tvm.sym import Analyzer; Analyzer().simplify(tirx.const(1, 'int64'))"
 check iree-base-compiler "$(grep -E '^iree-base-compiler==' "$req")" \
   "from iree.compiler import ir, passmanager; ctx = ir.Context(); ctx.__enter__(); ir.AffineExpr.simplify_affine_expr(ir.AffineDimExpr.get(0), 1, 0); passmanager.PassManager.parse('builtin.module(canonicalize)')"
+check iree-base-runtime "$(grep -E '^iree-base-runtime==' "$req")" \
+  "from iree import runtime; runtime.Config('local-sync')"
 
 # tinygrad's backend (`run` and `reproducer` requests) compiles with the
 # machine's clang (its CPU device needs it whatever the renderer) and loads

@@ -473,7 +473,8 @@ class Backend:
       values per point: an int, a bool, or INVALID for a masked lane. Runs in
       a child process: a trap kills the child, not the adapter.
     - `reproducer(case, name, point, expected, klass)` returns the text of a
-      standalone script (section 5 of docs/protocol.md).
+      standalone script (section 5 of docs/protocol.md), or a `Script`
+      when files are to be kept beside it.
     - `bounds_reproducer(case, name, point, klass)` (optional) returns the
       script of an `unsound-bounds` finding (section 7): it shows a node
       whose value compiled with backend `name` at `point` lies outside the
@@ -502,6 +503,21 @@ class Backend:
 
     def bounds_reproducer(self, case, name, point, klass):
         raise Unsupported("this adapter writes no reproducers of unsound bounds")
+
+
+class Script:
+    """A reproducer with the files kept beside it (`attachments`: extension
+    -> text; MLIR's adapter attaches the module before the pass as `mlir`)."""
+
+    def __init__(self, text, attachments):
+        self.text, self.attachments = text, dict(attachments)
+
+    def answer(self):
+        return {"script": self.text, "attachments": self.attachments} if self.attachments else {"script": self.text}
+
+
+def _script_answer(s):
+    return s.answer() if isinstance(s, Script) else {"script": s}
 
 
 INVALID = "invalid"
@@ -709,7 +725,7 @@ def _answer_backend_request(backend, case, obj):
     else:
         name, point = _check_run_request(case, spec, names)
     expected = spec.get("expected")
-    return {"script": backend.reproducer(case, name, point(spec.get("point")), expected, spec.get("class"))}
+    return _script_answer(backend.reproducer(case, name, point(spec.get("point")), expected, spec.get("class")))
 
 
 # ---- the peer's bounds: bounds requests -----------------------------------------

@@ -26,6 +26,17 @@ fn cases() -> u64 {
         .unwrap_or(200)
 }
 
+/// Cases for a backend that compiles through a whole compiler per case
+/// (MLIR's `iree`: lower-affine and iree-compile, about 0.5 s a case):
+/// `TILEPROOF_AGREEMENT_COMPILED_CASES`, 50 by default (CI); the nightly
+/// runs 300.
+fn compiled_cases() -> u64 {
+    std::env::var("TILEPROOF_AGREEMENT_COMPILED_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50)
+}
+
 /// Points of each case sent to the backend: the whole domain up to this
 /// many, else a sample.
 const POINTS: u64 = 32;
@@ -59,9 +70,22 @@ fn morok_adapter(args: &str) -> String {
 }
 
 fn check_peer(cmd: &str) {
+    check_backends(cmd, None, cases());
+}
+
+/// `cases` cases on each backend of `only` (all the peer offers: None).
+fn check_backends(cmd: &str, only: Option<&[&str]>, cases: u64) {
     let peer = Peer::start(cmd, Duration::from_secs(60)).expect("the adapter starts");
-    let backends = peer.backends().to_vec();
-    assert!(!backends.is_empty(), "{cmd} offers no backend");
+    let backends: Vec<String> = peer
+        .backends()
+        .iter()
+        .filter(|b| only.is_none_or(|o| o.contains(&b.as_str())))
+        .cloned()
+        .collect();
+    assert!(
+        !backends.is_empty(),
+        "{cmd} offers none of the backends {only:?}"
+    );
     let profile = peer.profile().clone();
     let model = Model {
         width: profile.width(),
@@ -69,7 +93,7 @@ fn check_peer(cmd: &str) {
     };
     let (mut agreed, mut unsupported, mut bad, mut rejected) =
         (0usize, 0usize, Vec::new(), Vec::new());
-    for k in 0..cases() {
+    for k in 0..cases {
         let generator = Generator::ALL[(k % 2) as usize];
         let case = Case::from_seed(generator, fuzz::rng::mix(0xA6EE, k));
         let (g, roots) = profile.project(&case.graph, &case.roots);
@@ -106,7 +130,7 @@ fn check_peer(cmd: &str) {
     eprintln!(
         "{}: {} cases x {} backends: {agreed} points agree, {unsupported} runs not compilable as written, {} rejected by the peer's compiler, {} disagreements",
         peer.name(),
-        cases(),
+        cases,
         backends.len(),
         rejected.len(),
         bad.len()
@@ -147,4 +171,28 @@ fn morok_compiles_literally() {
     // Variables both as DEFINE_VARs and as loop RANGEs (the default).
     check_peer(&morok_adapter(""));
     check_peer(&morok_adapter("--vars define"));
+}
+
+/// MLIR's folders: `apply` (affine.apply's constant folding) and `fold`
+/// (each node built from constants).
+#[test]
+#[ignore = "needs the pinned peers: sh adapters/setup-venv.sh, then cargo test --release --test peer_backend_agreement -- --ignored"]
+fn mlir_folders_compute_literally() {
+    check_backends(
+        &python_adapter("mlir_adapter.py --entry construct"),
+        Some(&["apply", "fold"]),
+        cases(),
+    );
+}
+
+/// MLIR's compiled code (`iree`: lower-affine, iree-compile, IREE's
+/// runtime).
+#[test]
+#[ignore = "needs the pinned peers: sh adapters/setup-venv.sh, then cargo test --release --test peer_backend_agreement -- --ignored"]
+fn mlir_compiled_code_computes_literally() {
+    check_backends(
+        &python_adapter("mlir_adapter.py --entry construct"),
+        Some(&["iree"]),
+        compiled_cases(),
+    );
 }

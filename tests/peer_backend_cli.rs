@@ -191,6 +191,12 @@ fn a_campaign_classifies_buckets_and_writes_reproducers() {
         };
         let script = f.with_extension("py");
         assert!(script.exists(), "no reproducer beside {}", f.display());
+        // The adapter's attachment is kept beside it.
+        let attached = std::fs::read_to_string(f.with_extension("case")).unwrap();
+        assert!(
+            t.contains(&format!("expr {}", attached.lines().next().unwrap())),
+            "{attached}\n{t}"
+        );
         // The kept finding replays with its class, confirmed again.
         let o = run(&[
             "replay",

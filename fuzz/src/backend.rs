@@ -74,6 +74,18 @@ pub enum Run {
 pub struct Script {
     pub text: String,
     pub extension: String,
+    /// Files kept beside the script that an upstream report needs but
+    /// nothing runs (MLIR's adapter: the module before the pass, `.mlir`,
+    /// for `mlir-opt` users), by extension, each different from the
+    /// script's.
+    pub attachments: Vec<Attachment>,
+}
+
+/// A file kept beside a reproducer as `NAME.EXT`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attachment {
+    pub extension: String,
+    pub text: String,
 }
 
 impl Script {

@@ -320,10 +320,19 @@ pub fn save(dir: &Path, entry: &Entry) -> io::Result<Saved> {
         return Ok(Saved { path, new: false });
     }
     if let Some(script) = &entry.reproducer {
-        write_atomic(&reproducer_path(&path, &script.extension), &script.text)?;
+        write_script(&path, script)?;
     }
     write_atomic(&path, &entry.render(&path))?;
     Ok(Saved { path, new: true })
+}
+
+/// Writes the reproducer of the case at `case` beside it, with its
+/// attachments.
+fn write_script(case: &Path, script: &Script) -> io::Result<()> {
+    for a in &script.attachments {
+        write_atomic(&reproducer_path(case, &a.extension), &a.text)?;
+    }
+    write_atomic(&reproducer_path(case, &script.extension), &script.text)
 }
 
 /// Where the reproducer of the case at `case` lives: beside it, under the
@@ -332,8 +341,9 @@ pub fn reproducer_path(case: &Path, extension: &str) -> PathBuf {
     case.with_extension(extension)
 }
 
-/// The reproducers kept beside the case at `case`: the files of its stem
-/// with another extension than the case's own.
+/// The reproducers kept beside the case at `case`, with their
+/// attachments: the files of its stem with another extension than the
+/// case's own.
 pub fn reproducers_of(case: &Path) -> Vec<PathBuf> {
     let (Some(dir), Some(stem)) = (case.parent(), case.file_stem()) else {
         return Vec::new();
@@ -1012,7 +1022,7 @@ pub fn reclassify(path: &Path, rep: &CaseReport) -> io::Result<PathBuf> {
         let _ = fs::remove_file(old);
     }
     if let Some(script) = &rep.reproducer {
-        write_atomic(&reproducer_path(&new_path, &script.extension), &script.text)?;
+        write_script(&new_path, script)?;
     }
     if new_path != path {
         fs::remove_file(path)?;

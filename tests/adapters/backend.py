@@ -24,7 +24,8 @@ The backends offered are `eager,lazy` unless a second argument names some.
 Backends `eager` and `lazy` evaluate trees with 64-bit wrapping arithmetic
 and a SIGFPE on a division by zero, as a CPU does; `invalid` only as the
 masked arm of a top-level gate (anything else: unsupported). Reproducers
-are tiny scripts that print the finding and exit 1.
+are tiny scripts that print the finding and exit 1, each with the case's
+expressions attached (`.case`).
 """
 import os
 import signal
@@ -128,8 +129,9 @@ class Fake(tp.Backend):
         }[op]()
 
     def reproducer(self, case, name, point, expected, klass):
-        return (f"#!/usr/bin/env python3\n# {klass} on {name} at {list(point)}; the source gives {expected}\n"
-                f"print({case.exprs!r})\nraise SystemExit(1)\n")
+        return tp.Script(f"#!/usr/bin/env python3\n# {klass} on {name} at {list(point)}; the source gives "
+                         f"{expected}\nprint({case.exprs!r})\nraise SystemExit(1)\n",
+                         {"case": "".join(f"{e}\n" for e in case.exprs)})
 
 
 tp.serve(OUT, {"tileproof": 1, "name": f"fake-{MODE}", "version": "1.0",

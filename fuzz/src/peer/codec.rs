@@ -4,7 +4,7 @@
 
 use super::hello::{profile_of, Hello, PROTOCOL};
 use super::lines::BadLine;
-use crate::backend::{self, PointRun, Run, Script};
+use crate::backend::{self, Attachment, PointRun, Run, Script};
 use crate::bounds::{Bound, Bounds};
 use crate::subject::{Answer, Refusal};
 use engine::dtype::DType;
@@ -382,6 +382,7 @@ pub(super) fn read_script(line: &str, id: u64) -> Result<Result<Script, String>,
         id: Option<Value>,
         script: Option<String>,
         extension: Option<String>,
+        attachments: Option<std::collections::BTreeMap<String, String>>,
         unsupported: Option<String>,
         error: Option<String>,
     }
@@ -398,8 +399,22 @@ pub(super) fn read_script(line: &str, id: u64) -> Result<Result<Script, String>,
     if !Script::valid_extension(&extension) {
         return Err(Malformed::Extension(extension));
     }
+    let mut attachments = Vec::new();
+    for (ext, text) in r.attachments.unwrap_or_default() {
+        if !Script::valid_extension(&ext) || ext == extension {
+            return Err(Malformed::Extension(ext));
+        }
+        attachments.push(Attachment {
+            extension: ext,
+            text,
+        });
+    }
     match (r.script, r.unsupported.or(r.error)) {
-        (Some(text), _) => Ok(Ok(Script { text, extension })),
+        (Some(text), _) => Ok(Ok(Script {
+            text,
+            extension,
+            attachments,
+        })),
         (None, Some(e)) => Ok(Err(e)),
         (None, None) => Err(Malformed::Empty),
     }
