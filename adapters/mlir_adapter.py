@@ -66,7 +66,10 @@ HELLO = {
     "tileproof": tp.PROTOCOL,
     "name": NAME,
     "version": version("iree-base-compiler"),
-    "profile": {"ops": ma.OPS, "invalid": False, "integers": "int64", "bool_vars": False},
+    "profile": {"ops": ma.OPS, "invalid": False, "integers": "int64", "bool_vars": False,
+                # MLIR builds products by constants and divisions by positive
+                # constants only (docs/peers/mlir.md).
+                "input_language": {"affine": True}},
 }
 
 CTX = ma.context()

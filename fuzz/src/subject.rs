@@ -56,6 +56,11 @@ pub struct Profile {
     /// is not an input it is built for, so campaigns do not spend time on
     /// it, and a finding on one is `outside-input-language`.
     pub invalid_compared: bool,
+    /// Its input language is affine (MLIR's affine expressions): a product
+    /// has a constant factor, and a quotient or remainder a positive
+    /// constant divisor. Campaigns build only such cases, and a finding on
+    /// another is `outside-input-language`.
+    pub affine: bool,
     /// What the subject declares a division by zero or an out-of-range
     /// shift to do (undefined in tileproof's and TVM's semantics; an
     /// unspecified value in tinygrad's). Answers are judged under the
@@ -77,6 +82,7 @@ impl Profile {
             bool_vars: true,
             concrete_dtypes: true,
             invalid_compared: true,
+            affine: false,
             partial: Partial::Undefined,
         }
     }
@@ -147,6 +153,7 @@ impl Profile {
                 && (self.bool_vars || !matches!((n.op, n.dtype), (Op::Var(_), DType::Bool)))
                 && (self.bare_invalid || !self.bare_invalid_operand(g, id))
                 && (self.invalid_compared || !self.compares_invalid(g, id))
+                && (!self.affine || affine_node(g, id))
         })
     }
 
@@ -206,6 +213,9 @@ impl Profile {
                         *s = without_invalid(&mut out, *s);
                     }
                 }
+            }
+            if self.affine {
+                make_affine(&mut out, n.op, &mut src, id);
             }
             let new = match n.op {
                 Op::Const(c) if dtype == DType::Bool => out.bool_const(c != 0),
@@ -298,6 +308,40 @@ impl Profile {
         let candidates: Vec<Op> = self.ops.iter().copied().filter(same).collect();
         let by_part = |p: Option<Part>| candidates.iter().copied().find(|&o| part(o) == p);
         by_part(part(op)).or_else(|| candidates.first().copied())
+    }
+}
+
+/// `id` is affine: a product with a constant factor, a quotient or
+/// remainder by a positive constant, or any other node.
+fn affine_node(g: &Graph, id: NodeId) -> bool {
+    let n = g.node(id);
+    let konst = |i: usize| g.node(n.src()[i]).as_const();
+    match n.op {
+        Op::Mul => konst(0).is_some() || konst(1).is_some(),
+        op if op.info().division.is_some() => konst(1).is_some_and(|c| c > 0),
+        _ => true,
+    }
+}
+
+/// The operands of `op` made affine ([`affine_node`]): a product of two
+/// non-constants gets a constant second factor, a divisor that is not a
+/// positive constant becomes one (a constant's magnitude, else a small
+/// constant drawn from the node's id, so that cases keep some variety).
+fn make_affine(out: &mut Graph, op: Op, src: &mut [NodeId], id: NodeId) {
+    let small = 2 + (id.0 % 15) as i64;
+    let konst = |out: &Graph, s: NodeId| out.node(s).as_const();
+    match op {
+        Op::Mul if konst(out, src[0]).is_none() && konst(out, src[1]).is_none() => {
+            src[1] = out.cnst(small, DType::Index);
+        }
+        op if op.info().division.is_some() => {
+            let c = konst(out, src[1]);
+            if !c.is_some_and(|c| c > 0) {
+                let d = c.and_then(i64::checked_abs).filter(|&a| a > 0).unwrap_or(small);
+                src[1] = out.cnst(d, DType::Index);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -501,8 +545,29 @@ mod tests {
             bool_vars: false,
             concrete_dtypes: false,
             invalid_compared: true,
+            affine: false,
             partial: Partial::Undefined,
         }
+    }
+
+    #[test]
+    fn an_affine_peer_gets_constant_factors_and_positive_constant_divisors() {
+        let p = parse_program(
+            "var x in [-9, 9]\nvar y in [1, 5]\nexpr x * y + x // y\nexpr (x mod -3) + x ceildiv 0 + y * 4\n",
+        )
+        .unwrap();
+        let mut prof = profile(
+            &[Op::Add, Op::Mul, Op::FloorDiv, Op::Mod, Op::CeilDiv],
+            false,
+        );
+        assert!(prof.covers(&p.graph, &p.outputs));
+        prof.affine = true;
+        assert!(!prof.covers(&p.graph, &p.outputs));
+        let (g, roots) = prof.project(&p.graph, &p.outputs);
+        let text = engine::print::program(&g, &roots);
+        assert!(prof.covers(&g, &roots), "{text}");
+        // Kept where already affine: a constant factor, and -3 as 3.
+        assert!(text.contains("y * 4") && text.contains("x mod 3"), "{text}");
     }
 
     #[test]

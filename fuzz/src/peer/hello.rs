@@ -45,12 +45,15 @@ pub(super) struct HelloProfile {
 struct InputLanguage {
     #[serde(default = "yes")]
     pub(super) invalid_compared: bool,
+    #[serde(default)]
+    affine: bool,
 }
 
 impl Default for InputLanguage {
     fn default() -> Self {
         InputLanguage {
             invalid_compared: true,
+            affine: false,
         }
     }
 }
@@ -90,6 +93,7 @@ pub(super) fn profile_of(h: &HelloProfile) -> Result<Profile, Malformed> {
         bool_vars: h.bool_vars,
         concrete_dtypes: false,
         invalid_compared: h.input_language.invalid_compared,
+        affine: h.input_language.affine,
         partial,
     })
 }
