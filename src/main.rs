@@ -36,7 +36,7 @@ enum Command {
     Check(cmd::check::Args),
     /// Run a fuzz campaign: generated cases simplified and checked by the
     /// JIT oracle (and Z3 on a sample); findings are shrunk into corpus/.
-    Fuzz(cmd::fuzz::Args),
+    Fuzz(cmd::campaign::Args),
     /// Replay corpus cases with the current engine (JIT oracle, interpreter
     /// checks and Z3); fails naming each case that fails.
     Replay(cmd::replay::Args),
@@ -61,7 +61,7 @@ fn main() -> ExitCode {
         Command::Lower(a) => cmd::lower::run(a),
         Command::Prove(a) => cmd::prove::run(a),
         Command::Check(a) => cmd::check::run(a),
-        Command::Fuzz(a) => cmd::fuzz::run(a),
+        Command::Fuzz(a) => cmd::campaign::run(a),
         Command::Replay(a) => cmd::replay::run(a),
         Command::Import(a) => cmd::import::run(a),
         Command::Serve(a) => cmd::serve::run(a),

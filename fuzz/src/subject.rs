@@ -337,7 +337,10 @@ fn make_affine(out: &mut Graph, op: Op, src: &mut [NodeId], id: NodeId) {
         op if op.info().division.is_some() => {
             let c = konst(out, src[1]);
             if !c.is_some_and(|c| c > 0) {
-                let d = c.and_then(i64::checked_abs).filter(|&a| a > 0).unwrap_or(small);
+                let d = c
+                    .and_then(i64::checked_abs)
+                    .filter(|&a| a > 0)
+                    .unwrap_or(small);
                 src[1] = out.cnst(d, DType::Index);
             }
         }

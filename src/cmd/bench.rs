@@ -29,7 +29,7 @@
 //! - `suites`: time per expression on each of the peers' converted suites
 //!   (`tests/peers/*.cases`).
 
-use super::fuzz::say;
+use super::output::say;
 use engine::dtype::Width;
 use engine::ir::{Graph, NodeId};
 use engine::rewrite::Simplifier;

@@ -122,7 +122,7 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
             for t in &r.answer {
                 println!("answer {t}");
             }
-            super::replay::print_report(&r);
+            super::cases::print_report(&r);
             println!("verdict: {}", verdict_line(&r));
         }
         return Ok(if r.ok && r.proved {

@@ -20,9 +20,10 @@
 //! vacuous count against it) and terminates, every case replays clean, every firing
 //! validates and the campaigns find nothing.
 
-use super::fuzz::{say, summary_json, Display};
+use super::cases::{case_check_width, case_files};
 use super::junit::{self, Outcome, Suite, TestCase};
-use super::replay::{case_check_width, case_files};
+use super::output::say;
+use super::summary::{summary_json, Display};
 use super::{exit, load_rule_files, parse_timeout};
 use engine::dtype::Width;
 use engine::ir::{Graph, NodeId};
@@ -182,7 +183,7 @@ fn gate(a: Args) -> anyhow::Result<bool> {
     anyhow::ensure!(a.jobs != Some(0), "--jobs must be at least 1");
     let opts = verify::prove::Options {
         deadline: run_deadline,
-        ..super::prove::options(
+        ..super::proofs::options(
             &a.widths,
             a.timeout,
             a.no_cache,
@@ -234,7 +235,7 @@ fn gate(a: Args) -> anyhow::Result<bool> {
     // 1. Proofs.
     let t = Instant::now();
     let proofs =
-        super::prove::run_proofs(&to_prove, &opts, Some(jobs)).map_err(anyhow::Error::msg)?;
+        super::proofs::run_proofs(&to_prove, &opts, Some(jobs)).map_err(anyhow::Error::msg)?;
     let prove_seconds = t.elapsed().as_secs_f64();
     print_proofs(&proofs, to_prove.len(), &widths, prove_seconds);
 
@@ -243,7 +244,7 @@ fn gate(a: Args) -> anyhow::Result<bool> {
     let t = Instant::now();
     let termination = verify::termination::check(&to_prove, &set, &opts.widths, timeout);
     let termination_seconds = t.elapsed().as_secs_f64();
-    super::prove::print_termination(&termination, false);
+    super::proofs::print_termination(&termination, false);
     say!(
         "termination {}; {:.1} s",
         termination.summary(),
@@ -461,7 +462,7 @@ fn print_proofs(results: &[RuleResult], rules: usize, widths: &[String], seconds
             ),
             Verdict::Unknown { reason } => {
                 say!("UNKNOWN {} at width {}: {}", r.rule, r.width, reason);
-                for line in super::prove::time_account(r, &mut accounted) {
+                for line in super::proofs::time_account(r, &mut accounted) {
                     say!("{line}");
                 }
             }

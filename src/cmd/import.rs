@@ -6,7 +6,7 @@
 //! is shrunk and written like a campaign finding. Text outlives the bytes:
 //! an artifact means nothing once the generator changes, its case does.
 
-use super::fuzz::say;
+use super::output::say;
 use super::{exit, parse_timeout, parse_width, rules_over_builtin};
 use engine::parse::Program;
 use engine::rewrite::Simplifier;

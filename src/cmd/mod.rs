@@ -1,19 +1,27 @@
-//! One module per subcommand, plus the input helpers and the flags they
-//! share. Commands parse arguments, call the library crates and print;
-//! errors become messages here (`anyhow`).
+//! One module per subcommand (`campaign` is `tileproof fuzz`), plus what
+//! they share: the input helpers and the flags here, case reports
+//! (`cases`), proof runs and their printing (`proofs`), campaign summaries
+//! (`summary`), JUnit (`junit`) and the `say!` macro (`output`). No command
+//! imports another. Commands parse arguments, call the library crates and
+//! print; errors become messages here (`anyhow`).
 
 pub mod bench;
+pub mod campaign;
 pub mod check;
-pub mod fuzz;
 pub mod gate;
 pub mod import;
-pub mod junit;
 pub mod lower;
 pub mod prove;
-pub mod prove_peer;
 pub mod replay;
 pub mod serve;
 pub mod simplify;
+
+// What several commands share (no command imports another).
+mod cases;
+mod junit;
+mod output;
+mod proofs;
+mod summary;
 
 use ::fuzz::peer::Peer;
 use ::fuzz::subject::Engine;
@@ -285,4 +293,21 @@ pub fn exit(name: &str, r: anyhow::Result<std::process::ExitCode>) -> std::proce
             std::process::ExitCode::from(1)
         }
     }
+}
+
+/// A directory name for a peer's findings: its name without the version
+/// (`tinygrad.sym 0.14.0` -> `tinygrad.sym`), in safe characters.
+pub fn peer_dir_name(name: &str) -> String {
+    name.split_whitespace()
+        .next()
+        .unwrap_or("peer")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }

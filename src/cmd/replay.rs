@@ -5,10 +5,11 @@
 //! the campaign's validator hook) `verify::check` at the case's width. This
 //! is what CI runs over `corpus/` forever after a finding.
 
-use super::fuzz::say;
+use super::cases::{case_check_width, case_files, print_report, show_paths};
+use super::output::say;
 use super::{exit, parse_timeout, parse_width, SubjectArgs, Under};
 use fuzz::checks::Validator;
-use fuzz::corpus::{self, replay_case, Replayer};
+use fuzz::corpus::{replay_case, Replayer};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -166,14 +167,6 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// A case's verdict line and, for a failure, what failed, its class and
-/// every node's value at the point (what `replay` and `check
-/// --simplifier` print: one judgement, [`fuzz::corpus::judge`]).
-pub fn print_report(r: &fuzz::corpus::CaseReport) {
-    say!("{}", r.line);
-    let _ = write!(std::io::stdout(), "{}", r.detail);
-}
-
 /// For `--expect-findings`: whether the case still fails the check its
 /// header records (and, where the header records a class, still shows
 /// that class on the peer's backends), as one line starting `still` when
@@ -215,46 +208,4 @@ fn still_found(r: &fuzz::corpus::CaseReport, now_under: &str) -> String {
         },
         Some(k) => format!("FAIL {}: recorded {k}, but it {now} now", r.path),
     }
-}
-
-/// The width a case is checked at: the one given, else its header's, else
-/// the subject's (64 for the engine). An unreadable file gets the default
-/// (replaying it reports the error).
-pub fn case_check_width(
-    path: &std::path::Path,
-    syntax: Option<engine::input::Syntax>,
-    given: Option<engine::dtype::Width>,
-    who: &Replayer<'_>,
-) -> engine::dtype::Width {
-    let default = match who {
-        Replayer::Engine { .. } => engine::dtype::Width::W64,
-        Replayer::Subject { subject, .. } => subject.profile().width(),
-    };
-    given.unwrap_or_else(|| {
-        corpus::read_as(path, syntax)
-            .ok()
-            .and_then(|p| corpus::case_width(&p, path).ok().flatten())
-            .unwrap_or(default)
-    })
-}
-
-/// The case files under `paths` (files as given, `*.txt` of directories,
-/// `-` as is).
-pub fn case_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    for p in paths {
-        if p.as_os_str() == "-" {
-            files.push(p.clone());
-            continue;
-        }
-        files.extend(corpus::files(p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?);
-    }
-    Ok(files)
-}
-
-fn show_paths(p: &[PathBuf]) -> String {
-    p.iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
 }

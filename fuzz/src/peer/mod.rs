@@ -25,13 +25,12 @@
 //! - `pool`: [`Peer`], the pool of processes behind one command.
 //! - `process`: one running adapter process and its process group.
 //! - [`lines`]: the bounded line reader (stdout) and the stderr tail.
-//! - `hello`: the hello and the semantics profile it declares.
-//! - `codec`: requests written, answers read back into the graph.
+//! - `codec`: the hello and its semantics profile read, requests written,
+//!   answers read back into the graph.
 //! - `subject`: a [`Peer`] as a [`crate::subject::Subject`].
 //! - `server`: any subject served on stdin and stdout (`tileproof serve`).
 
 mod codec;
-mod hello;
 pub mod lines;
 mod pool;
 mod process;
@@ -39,10 +38,10 @@ mod server;
 mod subject;
 
 pub(crate) use codec::read_every_way;
+pub use codec::PROTOCOL;
 pub use codec::{
     from_tree, node_budget, request, Malformed, NODE_BUDGET_MAX, NODE_BUDGET_MIN,
     NODE_BUDGET_PER_SOURCE_NODE,
 };
-pub use hello::PROTOCOL;
 pub use pool::{Peer, PeerError, RUN_TIMEOUT, START_TIMEOUT};
 pub use server::serve;

@@ -2,8 +2,8 @@
 //! with its hello checked, restarted after a hang, crash or garbage, capped
 //! at `--peer-jobs` live processes.
 
+use super::codec::{profile_of, Hello, PROTOCOL};
 use super::codec::{read_answer, request, Malformed, Reply, MAX_REQUEST_BYTES};
-use super::hello::{profile_of, Hello, PROTOCOL};
 use super::lines::{self};
 use super::process::{Next, Process, Slots};
 use crate::kind::Kind;
@@ -92,7 +92,10 @@ impl Peer {
     /// [`Peer::start`], reading lines of at most `max_line` bytes from
     /// the adapter (its hello, and every answer after it).
     pub fn start_bounded(cmd: &str, timeout: Duration, max_line: usize) -> Result<Peer, PeerError> {
-        let mut p = Process::spawn(cmd, max_line)?;
+        let mut p = Process::spawn(cmd, max_line).map_err(|source| PeerError::Spawn {
+            cmd: cmd.to_string(),
+            source,
+        })?;
         let line = match p.next_line(START_TIMEOUT) {
             Next::Line(line) => line,
             Next::Bad(bad) => {
@@ -314,7 +317,11 @@ impl Peer {
             kind: Kind::Crash,
             message,
         };
-        let mut p = match Process::spawn(&self.cmd, self.max_line) {
+        let spawned = Process::spawn(&self.cmd, self.max_line).map_err(|source| PeerError::Spawn {
+            cmd: self.cmd.clone(),
+            source,
+        });
+        let mut p = match spawned {
             Ok(p) => p,
             Err(e) => {
                 *self.slots.live.lock().unwrap_or_else(|e| e.into_inner()) -= 1;

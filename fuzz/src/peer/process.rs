@@ -3,7 +3,6 @@
 //! group killed when it is dropped.
 
 use super::lines::{self, BadLine, Line, Tail};
-use super::pool::PeerError;
 use std::io::BufReader;
 use std::process::{ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -50,7 +49,7 @@ pub(super) struct Slots {
 impl Process {
     /// Starts `sh -c cmd`; its stdout is read in lines of at most
     /// `max_line` bytes.
-    pub(super) fn spawn(cmd: &str, max_line: usize) -> Result<Process, PeerError> {
+    pub(super) fn spawn(cmd: &str, max_line: usize) -> std::io::Result<Process> {
         let mut command = Command::new("sh");
         command.arg("-c").arg(cmd);
         // Its own process group, so that killing a hung peer also kills
@@ -62,11 +61,7 @@ impl Process {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| PeerError::Spawn {
-                cmd: cmd.to_string(),
-                source,
-            })?;
+            .spawn()?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");

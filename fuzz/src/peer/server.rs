@@ -1,8 +1,8 @@
 //! The other side of the protocol: any [`Subject`] (tileproof's own engine)
 //! served on standard input and output (`tileproof serve`).
 
+use super::codec::PROTOCOL;
 use super::codec::{from_tree, tree, Malformed};
-use super::hello::PROTOCOL;
 use crate::subject::{Answer, Integers, Subject};
 use engine::dtype::DType;
 use engine::ir::{Graph, NodeId, Op};

@@ -3,8 +3,8 @@
 //! module parses the options and prints: a line per rule, each
 //! counterexample, the closing notes and the summary line.
 
-use super::fuzz::peer_dir_name;
-use super::junit::{Outcome, Suite, TestCase};
+use super::super::junit::{Outcome, Suite, TestCase};
+use super::super::peer_dir_name;
 use fuzz::checks::{CheckConfig, Confirm, Kind, KindSet};
 use fuzz::peer::Peer;
 use fuzz::peer_rules::{self, Options, Pools, RuleReport, Summary, Verdict};
@@ -45,12 +45,12 @@ pub struct Request<'a> {
 }
 
 pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
-    super::remove_stale_reports(a.junit.into_iter())?;
+    super::super::remove_stale_reports(a.junit.into_iter())?;
     let cmd = a.simplifier;
     anyhow::ensure!(a.instances > 0, "--instances must be at least 1");
     anyhow::ensure!(a.jobs != Some(0), "--jobs must be at least 1");
-    let peer_timeout = super::parse_seconds("--peer-timeout", a.peer_timeout)?;
-    let smt_timeout = super::parse_timeout(a.timeout)?;
+    let peer_timeout = super::super::parse_seconds("--peer-timeout", a.peer_timeout)?;
+    let smt_timeout = super::super::parse_timeout(a.timeout)?;
     let start = Instant::now();
     anyhow::ensure!(a.peer_max_line > 0, "--peer-max-line must be at least 1");
     let peer = Peer::start_bounded(cmd, peer_timeout, a.peer_max_line)?;
@@ -130,7 +130,7 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
     let summary = Summary::of(&reports);
     let seconds = start.elapsed().as_secs_f64();
     if let Some(path) = a.junit {
-        super::junit::write(
+        super::super::junit::write(
             path,
             "tileproof prove --simplifier",
             &[suite(&reports)],
