@@ -1,0 +1,154 @@
+//! Constraints cut a map's domain (docs/semantics.md, "Domains"): the
+//! indexing documentation's slice, pad, reduce-window and concatenate maps
+//! (docs/examples/xla-*.map) read, simplify and print back with their
+//! constraints, and `replay` proves each result equal to its input on
+//! exactly the same domain; `check` refutes a target whose domain drops a
+//! point of the source's, or adds one, with that point, under both SMT
+//! encodings.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn tileproof(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr)
+}
+
+/// Each example and the map `simplify` prints for it.
+const EXAMPLES: [(&str, &str); 4] = [
+    (
+        "docs/examples/xla-slice.map",
+        "(d0, d1, d2) -> (d0 - 5, d1 floordiv 7, d2 floordiv 2),\ndomain:\nd0 in [5, 9],\nd1 in [3, 17],\nd2 in [0, 48],\nd2 mod 2 in [0, 0],\nd1 mod 7 in [3, 3]\n",
+    ),
+    (
+        "docs/examples/xla-pad.map",
+        "(d0, d1) -> (d0 floordiv 2, d1 - 4),\ndomain:\nd0 in [1, 7],\nd1 in [4, 7],\nd0 mod 2 in [1, 1]\n",
+    ),
+    (
+        "docs/examples/xla-reduce-window.map",
+        "(d0, d1)[s0] -> (d0, d1 + s0 - 1),\ndomain:\nd0 in [0, 1023],\nd1 in [0, 4],\ns0 in [0, 511],\nd1 + s0 in [1, 514]\n",
+    ),
+    (
+        // The split domain of the concatenation is a variable's bounds.
+        "docs/examples/xla-concatenate.map",
+        "(d0, d1, d2) -> (d0, d1 - 5, d2),\ndomain:\nd0 in [0, 1],\nd1 in [5, 15],\nd2 in [0, 6]\n",
+    ),
+];
+
+#[test]
+fn the_documentation_maps_simplify_and_print_back_with_their_constraints() {
+    for (file, want) in EXAMPLES {
+        let out = tileproof(&["simplify", file], "");
+        assert!(out.status.success(), "{file}: {}", stdout(&out));
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(text, want, "{file}");
+        // What it prints reads back, and is already simplified.
+        let again = tileproof(&["simplify", "-"], &text);
+        assert_eq!(stdout(&again), want, "{file}: printed again");
+    }
+}
+
+#[test]
+fn replay_proves_each_simplified_map_equal_to_its_input_on_the_same_domain() {
+    for (file, _) in EXAMPLES {
+        let out = tileproof(&["replay", file], "");
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{file}: {text}");
+        assert!(
+            text.starts_with(&format!("ok   {file} at width 64 (JIT: exhaustive")),
+            "{text}"
+        );
+        assert!(text.contains("SMT: equivalent"), "{text}");
+    }
+}
+
+/// The pad map as a text file: the source's domain is `d0` odd; the target
+/// is `d0 // 2` on the domain the `expect constraint` lines give.
+fn pad_with_target_domain(target: &str) -> String {
+    format!(
+        "var d0 in [1, 7]\nvar d1 in [4, 7]\nconstraint (d0 - 1) mod 2 in [0, 0]\nexpr (d0 - 1) // 2\nexpr d1 - 4\n{target}expect d0 // 2\nexpect d1 - 4\n"
+    )
+}
+
+#[test]
+fn check_compares_the_domains_exactly_and_names_the_point_that_differs() {
+    for width in ["16", "64"] {
+        // The same points, said otherwise: proved.
+        let same = pad_with_target_domain("expect constraint d0 mod 2 in [1, 1]\n");
+        let out = tileproof(&["check", "--width", width, "-"], &same);
+        assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+        // A tightening that drops a point of the domain (d0 = 7).
+        let dropped = pad_with_target_domain(
+            "expect constraint d0 mod 2 in [1, 1]\nexpect constraint d0 in [1, 6]\n",
+        );
+        let out = tileproof(&["check", "--width", width, "-"], &dropped);
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        assert!(text.contains("validity-differs"), "{text}");
+        assert!(text.contains("\n  point: d0 = 7, d1 = "), "{text}");
+        // One that keeps a point outside it (the bound d0 <= 7 only).
+        let kept = pad_with_target_domain("expect constraint d0 in [0, 7]\n");
+        let out = tileproof(&["check", "--width", width, "-"], &kept);
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        let point = text
+            .lines()
+            .find_map(|l| l.strip_prefix("  point: d0 = "))
+            .unwrap_or_else(|| panic!("{text}"));
+        let d0: i64 = point.split(',').next().unwrap().parse().unwrap();
+        assert_eq!(d0 % 2, 0, "{text}");
+        assert!(
+            text.contains("confirmed by the interpreter: validity-differs"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn constraint_lines_of_the_text_format_print_back() {
+    let src = "var d1 in [3, 17]\nvar s0 in [0, 3]\nconstraint (d1 - 3) mod 7 in [0, 0]\nconstraint d1 + s0 in [0, 100]\nexpr (d1 - 3) // 7 + s0\n";
+    let out = tileproof(&["simplify", "-"], src);
+    assert!(out.status.success(), "{}", stdout(&out));
+    // The second constraint always holds and is dropped; the first is
+    // said of `d1` itself.
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "constraint d1 mod 7 in [3, 3]\nexpr d1 // 7 + s0\n"
+    );
+    // As a map: the same domain.
+    let out = tileproof(&["simplify", "--format", "xla", "-"], src);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "(d1, s0) -> (d1 floordiv 7 + s0),\ndomain:\nd1 in [3, 17],\ns0 in [0, 3],\nd1 mod 7 in [3, 3]\n"
+    );
+}
+
+#[test]
+fn a_map_whose_constraints_no_point_meets_is_reported_empty() {
+    let map =
+        "(d0, d1) -> (d0 floordiv 2)\ndomain:\nd0 in [0, 9],\nd1 in [0, 9],\nd0 + d1 in [19, 30]\n";
+    let out = tileproof(&["simplify", "-"], map);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("the map's domain is empty"),
+        "{}",
+        stdout(&out)
+    );
+}
