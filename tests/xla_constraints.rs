@@ -152,3 +152,19 @@ fn a_map_whose_constraints_no_point_meets_is_reported_empty() {
         stdout(&out)
     );
 }
+
+#[test]
+fn the_engine_simplifies_results_knowing_the_constraints_hold() {
+    // `(d1 - 3) mod 7 == 0` makes `((d1 - 3) floordiv 7) * 7 + 3` be `d1`,
+    // and `d0 mod 4 == 2` makes `(d0 floordiv 4) * 8 + d0 mod 4` be
+    // `d0 * 2 - 2`; replay proves it on the same domain.
+    let map = "(d0, d1) -> (((d1 - 3) floordiv 7) * 7 + 3, (d0 floordiv 4) * 8 + d0 mod 4),\ndomain:\nd0 in [0, 63],\nd1 in [3, 17],\n(d1 - 3) mod 7 in [0, 0],\nd0 mod 4 in [2, 2]\n";
+    let out = tileproof(&["simplify", "-"], map);
+    assert_eq!(
+        stdout(&out),
+        "(d0, d1) -> (d1, d0 * 2 - 2),\ndomain:\nd0 in [0, 63],\nd1 in [3, 17],\nd0 mod 4 in [2, 2],\nd1 mod 7 in [3, 3]\n"
+    );
+    let out = tileproof(&["replay", "-"], map);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).contains("SMT: equivalent"), "{}", stdout(&out));
+}
