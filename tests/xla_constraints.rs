@@ -168,3 +168,92 @@ fn the_engine_simplifies_results_knowing_the_constraints_hold() {
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(stdout(&out).contains("SMT: equivalent"), "{}", stdout(&out));
 }
+
+/// XLA's constraint simplifications (its indexing documentation's three
+/// kinds, and an empty domain), as the engine's passes do them on the
+/// gate: each map, what `simplify` prints, and `replay`'s proof that the
+/// result has exactly the input's domain and results.
+const CONSTRAINT_REWRITES: [(&str, &str); 6] = [
+    // Bounds tightened through `floordiv`, `*` and `+` by constants: a
+    // constraint on one variable is its bounds.
+    (
+        "(d0) -> (d0)\ndomain:\nd0 in [0, 31],\nd0 floordiv 4 in [1, 2]\n",
+        "(d0) -> (d0),\ndomain:\nd0 in [4, 11]\n",
+    ),
+    (
+        "(d0) -> (d0)\ndomain:\nd0 in [0, 31],\nd0 * 3 in [2, 10]\n",
+        "(d0) -> (d0),\ndomain:\nd0 in [1, 3]\n",
+    ),
+    (
+        "(d0, d1) -> (d0)\ndomain:\nd0 in [0, 31],\nd1 in [0, 9],\nd0 + 5 in [7, 9]\n",
+        "(d0, d1) -> (d0),\ndomain:\nd0 in [2, 4],\nd1 in [0, 9]\n",
+    ),
+    // A constraint the bounds imply is removed (the documentation's).
+    (
+        "(d0)[s0] -> (d0 + s0)\ndomain:\nd0 in [0, 5],\ns0 in [1, 3],\nd0 + s0 in [0, 20]\n",
+        "(d0)[s0] -> (d0 + s0),\ndomain:\nd0 in [0, 5],\ns0 in [1, 3]\n",
+    ),
+    // The constraint's expression simplified like a result.
+    (
+        "(d0, d1) -> (d0)\ndomain:\nd0 in [0, 5],\nd1 in [0, 7],\n(d0 * 8 + d1) floordiv 8 in [0, 1]\n",
+        "(d0, d1) -> (d0),\ndomain:\nd0 in [0, 1],\nd1 in [0, 7]\n",
+    ),
+    (
+        "(d0, d1) -> (d0 + d1)\ndomain:\nd0 in [0, 9],\nd1 in [0, 9],\nd0 + d1 in [3, 4],\nd0 - d1 in [6, 9]\n",
+        "",
+    ),
+];
+
+#[test]
+fn xla_constraint_rewrites_keep_exactly_the_domain() {
+    for (map, want) in CONSTRAINT_REWRITES {
+        let out = tileproof(&["simplify", "-"], map);
+        if want.is_empty() {
+            // No point meets the constraints: reported, not printed.
+            assert_eq!(out.status.code(), Some(1), "{map}: {}", stdout(&out));
+            assert!(stdout(&out).contains("the map's domain is empty"), "{map}");
+        } else {
+            assert_eq!(stdout(&out), want, "{map}");
+        }
+        let out = tileproof(&["replay", "-"], map);
+        assert_eq!(out.status.code(), Some(0), "{map}: {}", stdout(&out));
+    }
+}
+
+/// A map's constraint `d0 floordiv 4 in [1, 2]` (`d0` in [4, 11]) against
+/// a target's tightening of it.
+fn tightened(target: &str) -> String {
+    format!("var d0 in [0, 31]\nconstraint d0 // 4 in [1, 2]\nexpr d0 * 2\n{target}expect d0 * 2\n")
+}
+
+#[test]
+fn a_wrong_constraint_rewrite_is_refuted_with_the_point_that_differs() {
+    // Tightening through the floordiv: [1, 2] * 4 is [4, 11]. A rewrite
+    // to [4, 10] drops the feasible 11; one to [3, 11] keeps the
+    // infeasible 3.
+    for (target, point) in [
+        ("expect constraint d0 in [4, 10]\n", "d0 = 11"),
+        ("expect constraint d0 in [3, 11]\n", "d0 = 3"),
+    ] {
+        for width in ["16", "64"] {
+            let out = tileproof(&["check", "--width", width, "-"], &tightened(target));
+            let text = stdout(&out);
+            assert_eq!(out.status.code(), Some(2), "{target}: {text}");
+            assert!(text.contains(": validity-differs\n"), "{text}");
+            assert!(
+                text.contains(&format!("  point: {point}\n")),
+                "{target}: {text}"
+            );
+            assert!(
+                text.contains("confirmed by the interpreter: validity-differs"),
+                "{text}"
+            );
+        }
+    }
+    // The right one is proved.
+    let out = tileproof(
+        &["check", "-"],
+        &tightened("expect constraint d0 in [4, 11]\n"),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}

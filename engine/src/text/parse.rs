@@ -357,6 +357,17 @@ impl Cursor {
         }
     }
 
+    /// `in [LO, HI]`: both bounds as written (signed), with their spans.
+    pub fn interval(&mut self) -> PResult<((i128, Span), (i128, Span))> {
+        self.expect_ident("in")?;
+        self.expect_punct("[")?;
+        let lo = self.int()?;
+        self.expect_punct(",")?;
+        let hi = self.int()?;
+        self.expect_punct("]")?;
+        Ok((lo, hi))
+    }
+
     pub fn expect_eol(&mut self) -> PResult<()> {
         if *self.peek() == Tok::Eol {
             Ok(())
@@ -859,21 +870,8 @@ pub fn parse_constraint(
     let start = c.span();
     let e = c.expr()?;
     allowed(&e)?;
-    c.expect_ident("in")?;
-    c.expect_punct("[")?;
-    let (lo, lspan) = c.int()?;
-    c.expect_punct(",")?;
-    let (hi, _) = c.int()?;
-    c.expect_punct("]")?;
-    let (lo, hi) = match (i64::try_from(lo), i64::try_from(hi)) {
-        (Ok(l), Ok(h)) if l <= h => (l, h),
-        _ => {
-            return Err(ParseError::new(
-                lspan,
-                format!("bad bounds [{lo}, {hi}] for a constraint"),
-            ))
-        }
-    };
+    let ((lo, lspan), (hi, _)) = c.interval()?;
+    let (lo, hi) = interval_i64(lo, hi, lspan, "a constraint")?;
     let expr = build(g, &e)?;
     let t = g.node(expr).dtype;
     if t != DType::Index {
@@ -883,6 +881,17 @@ pub fn parse_constraint(
         ));
     }
     Ok((Constraint { expr, lo, hi }, start))
+}
+
+/// Bounds `[lo, hi]` of `what` as `i64`, `lo <= hi` (an error at `span`).
+pub fn interval_i64(lo: i128, hi: i128, span: Span, what: &str) -> PResult<(i64, i64)> {
+    match (i64::try_from(lo), i64::try_from(hi)) {
+        (Ok(l), Ok(h)) if l <= h => Ok((l, h)),
+        _ => Err(ParseError::new(
+            span,
+            format!("bad bounds [{lo}, {hi}] for {what}"),
+        )),
+    }
 }
 
 /// Puts `roots` under the constraints (`span`: the first constraint's, for
@@ -1017,12 +1026,7 @@ fn parse_var(c: &mut Cursor, g: &mut Graph) -> PResult<()> {
     let (lo, hi) = if dtype == DType::Bool && *c.peek() == Tok::Eol {
         (0, 1)
     } else {
-        c.expect_ident("in")?;
-        c.expect_punct("[")?;
-        let (lo, lspan) = c.int()?;
-        c.expect_punct(",")?;
-        let (hi, hspan) = c.int()?;
-        c.expect_punct("]")?;
+        let ((lo, lspan), (hi, hspan)) = c.interval()?;
         let (tlo, thi) = dtype.bounds();
         for (v, sp) in [(lo, lspan), (hi, hspan)] {
             if v < tlo as i128 || v > thi as i128 {

@@ -23,8 +23,8 @@ use crate::ir::op::Level;
 use crate::ir::{DType, Graph, NodeId, Op};
 use crate::meaning::domain::{split, Split, SplitError};
 use crate::text::parse::{
-    build, gate_roots, lex_line, parse_constraint, Ast, AstKind, Cursor, PResult, ParseError,
-    Program, Span, Tok,
+    build, gate_roots, interval_i64, lex_line, parse_constraint, Ast, AstKind, Cursor, PResult,
+    ParseError, Program, Span, Tok,
 };
 use std::fmt::Write;
 
@@ -192,12 +192,7 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
             ));
         }
         let (name, nspan) = c.name("a variable name")?;
-        c.expect_ident("in")?;
-        c.expect_punct("[")?;
-        let lo = signed_int(&mut c)?;
-        c.expect_punct(",")?;
-        let hi = signed_int(&mut c)?;
-        c.expect_punct("]")?;
+        let ((lo, _), (hi, _)) = c.interval()?;
         c.eat_punct(",");
         c.expect_eol()?;
         bounds.push((name, nspan, lo, hi));
@@ -219,15 +214,7 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
                 format!("`{name}` is bounded twice"),
             ));
         }
-        let (lo, hi) = match (i64::try_from(lo), i64::try_from(hi)) {
-            (Ok(l), Ok(h)) if l <= h => (l, h),
-            _ => {
-                return Err(ParseError::new(
-                    bspan,
-                    format!("bad bounds [{lo}, {hi}] for `{name}`"),
-                ))
-            }
-        };
+        let (lo, hi) = interval_i64(lo, hi, bspan, &format!("`{name}`"))?;
         g.declare_var(name, DType::Index, lo, hi)
             .map_err(|e| ParseError::new(*span, e.0))?;
     }
@@ -308,12 +295,6 @@ fn only_xla_ops(e: &Ast) -> PResult<()> {
         }
     }
     Ok(())
-}
-
-fn signed_int(c: &mut Cursor) -> PResult<i128> {
-    let neg = c.eat_punct("-");
-    let (v, _) = c.int()?;
-    Ok(if neg { -v } else { v })
 }
 
 /// Prints one expression in XLA's syntax; `None` for an op XLA's maps do
