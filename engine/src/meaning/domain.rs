@@ -221,7 +221,15 @@ fn bound(g: &mut Graph, f: NodeId) -> Option<(NodeId, Option<i64>, Option<i64>)>
     let (e, k, e_left) = match (ca, cb) {
         (_, Some(k)) if ca.is_none() => (a, k, true),
         (Some(k), None) => (b, k, false),
-        (None, None) => (g.try_mk(Op::Sub, None, &[a, b]).ok()?, 0, true),
+        // `a + ka OP b + kb` is `a - b OP kb - ka`.
+        (None, None) => {
+            let ((a, ka), (b, kb)) = (peel(g, a), peel(g, b));
+            (
+                g.try_mk(Op::Sub, None, &[a, b]).ok()?,
+                kb.checked_sub(ka)?,
+                true,
+            )
+        }
         _ => return None,
     };
     Some(match (op, e_left) {
@@ -232,6 +240,18 @@ fn bound(g: &mut Graph, f: NodeId) -> Option<(NodeId, Option<i64>, Option<i64>)>
         (Op::Lt, false) => (e, Some(k.checked_add(1)?), None),
         _ => return None,
     })
+}
+
+/// `x + k` as `(x, k)`; any other node `n` as `(n, 0)`.
+fn peel(g: &Graph, n: NodeId) -> (NodeId, i64) {
+    let node = g.node(n);
+    match (node.op, node.src()) {
+        (Op::Add, &[x, k]) => match g.node(k).as_const() {
+            Some(k) => (x, k),
+            None => (n, 0),
+        },
+        _ => (n, 0),
+    }
 }
 
 #[cfg(test)]
@@ -265,6 +285,25 @@ mod tests {
             Split::Map {
                 constraints: cs.to_vec(),
                 results: vec![d0, s0],
+            }
+        );
+        // A comparison of two expressions, as the engine writes one
+        // (`d0 < s0 + 3`), is a bound of their difference.
+        let three = g.cnst(3, DType::Index);
+        let rhs = g.mk(Op::Add, &[s0, three]);
+        let lt = g.mk(Op::Lt, &[d0, rhs]);
+        let inv = g.invalid();
+        let r = g.mk(Op::Where, &[lt, d0, inv]);
+        let diff = g.mk(Op::Sub, &[d0, s0]);
+        assert_eq!(
+            split(&mut g, &[r], &[]).unwrap(),
+            Split::Map {
+                constraints: vec![Constraint {
+                    expr: diff,
+                    lo: -5,
+                    hi: 2,
+                }],
+                results: vec![d0],
             }
         );
         // One result not under the domain: not a map.
