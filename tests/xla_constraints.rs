@@ -231,9 +231,17 @@ fn a_wrong_constraint_rewrite_is_refuted_with_the_point_that_differs() {
     // Tightening through the floordiv: [1, 2] * 4 is [4, 11]. A rewrite
     // to [4, 10] drops the feasible 11; one to [3, 11] keeps the
     // infeasible 3.
-    for (target, point) in [
-        ("expect constraint d0 in [4, 10]\n", "d0 = 11"),
-        ("expect constraint d0 in [3, 11]\n", "d0 = 3"),
+    for (target, point, moved) in [
+        (
+            "expect constraint d0 in [4, 10]\n",
+            "d0 = 11",
+            "in the source's domain and not in the target's: dropped",
+        ),
+        (
+            "expect constraint d0 in [3, 11]\n",
+            "d0 = 3",
+            "in the target's domain and not in the source's: added",
+        ),
     ] {
         for width in ["16", "64"] {
             let out = tileproof(&["check", "--width", width, "-"], &tightened(target));
@@ -243,6 +251,10 @@ fn a_wrong_constraint_rewrite_is_refuted_with_the_point_that_differs() {
             assert!(
                 text.contains(&format!("  point: {point}\n")),
                 "{target}: {text}"
+            );
+            assert!(
+                text.contains(&format!("  the point is {moved}\n")),
+                "{text}"
             );
             assert!(
                 text.contains("confirmed by the interpreter: validity-differs"),

@@ -81,6 +81,37 @@ pub fn gate(g: &mut Graph, cs: &[Constraint], roots: &[NodeId]) -> Result<Vec<No
         .collect())
 }
 
+/// Where a point at which two roots differ in validity lies, when they are
+/// results over domains (docs/semantics.md, "Domains"): the source's
+/// valid and the target's invalid is a point the target dropped; the other
+/// way round, one it added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Moved {
+    Dropped,
+    Added,
+}
+
+impl Moved {
+    /// From whether each root is invalid at the point; `None` unless
+    /// exactly one is.
+    pub fn of(src_invalid: bool, tgt_invalid: bool) -> Option<Moved> {
+        match (src_invalid, tgt_invalid) {
+            (false, true) => Some(Moved::Dropped),
+            (true, false) => Some(Moved::Added),
+            _ => None,
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Moved::Dropped => {
+                "the point is in the source's domain and not in the target's: dropped"
+            }
+            Moved::Added => "the point is in the target's domain and not in the source's: added",
+        }
+    }
+}
+
 /// A program read as results over a domain.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Split {
