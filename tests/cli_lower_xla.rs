@@ -75,12 +75,12 @@ fn simplify_reads_an_xla_map_and_prints_one() {
 fn an_xla_map_error_names_line_and_column() {
     let out = tileproof(
         &["simplify", "-"],
-        "(d0) -> (d0 floordiv 2)\ndomain:\nd0 in [0, 3],\nd0 mod 2 in [0, 0]\n",
+        "(d0, d1) -> (d0 floordiv 2)\ndomain:\nd0 in [0, 3],\nd0 mod 2 in [0, 0],\nd1 in [0, 1]\n",
     );
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("-:4:1: constraints on expressions are not supported"),
+        err.contains("-:4:1: a constraint comes after the variables' bounds"),
         "{err}"
     );
 }
@@ -144,7 +144,7 @@ fn every_command_reads_an_indexing_map_with_the_same_detector_and_a_flag_forces_
             + &String::from_utf8_lossy(&bare.stderr);
         assert_ne!(bare.status.code(), Some(0), "{cmd}: {out}");
         assert!(
-            out.contains("-:1:1: expected `var`, `expr` or `expect`"),
+            out.contains("-:1:1: expected `var`, `constraint`, `expr` or `expect`"),
             "{cmd}: {out}"
         );
     }

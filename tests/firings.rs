@@ -137,7 +137,7 @@ fn every_residue_firing_is_proved_at_width_64() {
         "where(x mod 6 == 5 && y < x, (x - 7) // 3 + (y * 4 + 2) mod 2, invalid)",
         "where(10 < y && y mod 17 == 4 && y < 30 && y * 16 + 3 == x, where(x mod 2 == 0, 1237, y), invalid)",
     ];
-    let fired = firings_proved_at_64("residue_", &cases);
+    let fired = firings_proved_at_64("residue_", FULL, &cases);
     let all: std::collections::BTreeSet<String> = engine::passes::residue::RULES
         .iter()
         .map(|s| s.to_string())
@@ -145,16 +145,22 @@ fn every_residue_firing_is_proved_at_width_64() {
     assert_eq!(fired, all, "every residue rule fired");
 }
 
+/// Full-width variables.
+const FULL: &str = "[-9223372036854775808, 9223372036854775807]";
+
 /// The firings of the rules named `prefix*` while simplifying each case
-/// (over full-width `x`, `y`), each proved by Z3 at width 64; the names
+/// (over `x`, `y` in `range`), each proved by Z3 at width 64; the names
 /// that fired.
-fn firings_proved_at_64(prefix: &str, cases: &[&str]) -> std::collections::BTreeSet<String> {
-    const FULL: &str = "[-9223372036854775808, 9223372036854775807]";
+fn firings_proved_at_64(
+    prefix: &str,
+    range: &str,
+    cases: &[&str],
+) -> std::collections::BTreeSet<String> {
     let simp = Simplifier::new(builtin());
     let names = simp.rule_names();
     let mut fired = std::collections::BTreeSet::new();
     for case in cases {
-        let src = format!("var x in {FULL}\nvar y in {FULL}\nexpr {case}\n");
+        let src = format!("var x in {range}\nvar y in {range}\nexpr {case}\n");
         let mut p = engine::parse::parse_program(&src).unwrap();
         let out = simp.simplify(&mut p.graph, &p.outputs, true).unwrap();
         for f in &out.trace {
@@ -192,8 +198,27 @@ fn every_arm_narrowing_firing_is_proved_at_width_64() {
         "where(x < 8, where(0 <= x, x mod 8, y), min(x, 7) + y)",
         "where(y <= x, (x - y) // (x - y + 1), x + 1)",
     ];
-    let fired = firings_proved_at_64("gate_narrow_arms", &cases);
+    let fired = firings_proved_at_64("gate_narrow_arms", FULL, &cases);
     assert!(fired.contains("gate_narrow_arms"), "it fired: {fired:?}");
+}
+
+#[test]
+fn every_pinned_remainder_firing_is_proved_at_width_64() {
+    // gate_narrow_index (and _arms) on XLA's constraints as gates: a pinned
+    // remainder makes the quotient times (a multiple of) its divisor the
+    // dividend less the remainder. Each of these fires it (printed with
+    // `simplify --trace`); every firing is proved at width 64.
+    let cases = [
+        "where((x - 3) mod 7 == 0, ((x - 3) // 7) * 7 + 3, invalid)",
+        "where(x mod 4 == 2 && 0 < y, (x // 4) * 8 + y, invalid)",
+        "where((x + y) mod 16 == 15, ((x + y) // 16) * 32, invalid)",
+        "where(x mod 3 == 0, (x // 3) * 3, y)",
+    ];
+    let fired = firings_proved_at_64("gate_narrow", "[-1000000000, 1000000000]", &cases);
+    assert!(
+        fired.contains("gate_narrow_index") && fired.contains("gate_narrow_arms"),
+        "it fired: {fired:?}"
+    );
 }
 
 /// A test build's pass: `x * 2` to `x + x` (sound), which the declarative

@@ -36,7 +36,7 @@ pub mod rewrite;
 // The crates above the engine name each module by its concept
 // (`engine::parse`, `engine::dtype`), whatever layer holds it.
 pub use ir::{arith, dtype, op, ranges};
-pub use meaning::{interp, semantics};
+pub use meaning::{domain, interp, semantics};
 pub use text::{input, parse, print, suite, xla};
 
 /// What the unit tests of the rewrites share.

@@ -21,7 +21,7 @@ fn assert_map(map: &str, want: &str) -> String {
         .graph
         .import(&w.program.graph, &w.program.outputs)
         .unwrap();
-    let printed = print_map(&m, &out.roots).unwrap();
+    let printed = print_map(&mut m, &out.roots).unwrap();
     assert_eq!(out.roots, want_roots, "{map}\nsimplified to\n{printed}");
     printed
 }

@@ -904,6 +904,8 @@ pub fn prepare_finding(
         outputs: program.outputs.clone(),
         expects: Vec::new(),
         header: Vec::new(),
+        constraints: Vec::new(),
+        expect_constraints: None,
     };
     // The class to keep while shrinking, and the backend that shows it.
     let keep = (kind == Kind::Oracle && check.confirm != Confirm::Off)
@@ -1046,6 +1048,8 @@ fn record(
         outputs: sub.roots.clone(),
         expects: Vec::new(),
         header: Vec::new(),
+        constraints: Vec::new(),
+        expect_constraints: None,
     };
     let mut prepared = prepare_finding(
         &program,

@@ -556,6 +556,8 @@ impl Replay {
             outputs: self.checked.src.clone(),
             expects: self.checked.tgt.clone().unwrap_or_default(),
             header: Vec::new(),
+            constraints: Vec::new(),
+            expect_constraints: None,
         }
     }
 }

@@ -458,6 +458,8 @@ fn instance_program(it: &Value) -> Result<Program, String> {
         outputs: vec![root],
         expects: Vec::new(),
         header: Vec::new(),
+        constraints: Vec::new(),
+        expect_constraints: None,
     })
 }
 

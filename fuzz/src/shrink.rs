@@ -74,6 +74,9 @@ pub fn shrink(
         outputs: p.outputs.clone(),
         expects: Vec::new(),
         header: p.header.clone(),
+        // The roots carry their constraints (gated, docs/semantics.md).
+        constraints: Vec::new(),
+        expect_constraints: None,
     });
     let mut cur_size = size(&cur);
     loop {
@@ -286,6 +289,9 @@ impl Spec {
             outputs,
             expects: Vec::new(),
             header: self.header.clone(),
+            // The roots carry their constraints (gated, docs/semantics.md).
+            constraints: Vec::new(),
+            expect_constraints: None,
         })
     }
 }

@@ -188,6 +188,22 @@ fn report(r: &CheckResult, prog: &Program, width: Width) {
             println!("counterexample at width {width} ({method}): {failure}{which}");
             println!("  point: {}", engine::print::point(&prog.graph, point));
             let env: Vec<i128> = point.iter().map(|p| p.1).collect();
+            let constrained = !prog.constraints.is_empty() || prog.expect_constraints.is_some();
+            if constrained {
+                // The first pair of roots valid on one side only.
+                let at = |n| {
+                    engine::interp::eval(&prog.graph, &[n], &env, width)
+                        .map(|v| v[0] == engine::interp::Val::Invalid)
+                };
+                let moved = prog
+                    .outputs
+                    .iter()
+                    .zip(&prog.expects)
+                    .find_map(|(&s, &t)| engine::domain::Moved::of(at(s).ok()?, at(t).ok()?));
+                if let Some(m) = moved {
+                    println!("  {}", m.describe());
+                }
+            }
             print!("{}", node_values(prog, &env, width));
             match confirmed {
                 Ok(v) => println!("  confirmed by the interpreter: {v}"),

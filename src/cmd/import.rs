@@ -111,6 +111,8 @@ fn import(a: Args) -> anyhow::Result<ExitCode> {
         outputs: case.roots.clone(),
         expects: Vec::new(),
         header: Vec::new(),
+        constraints: Vec::new(),
+        expect_constraints: None,
     };
     let origin = format!(
         "libFuzzer artifact {} ({} bytes, generator {generator})",

@@ -106,7 +106,7 @@ pub fn run(a: Args) -> ExitCode {
     } else if xla_out {
         // Printing needs the map's variable kinds; a text-format input is
         // printed as a map of its variables, all dimensions.
-        let m = match map {
+        let mut m = match map {
             Some(mut m) => {
                 m.program.graph = prog.graph.clone();
                 m
@@ -118,7 +118,7 @@ pub fn run(a: Args) -> ExitCode {
                 program: prog.clone(),
             },
         };
-        match engine::xla::print_map(&m, &out.roots) {
+        match engine::xla::print_map(&mut m, &out.roots) {
             Ok(s) => print!("{s}"),
             Err(e) => {
                 eprintln!("{}: {e}", a.file);
@@ -126,9 +126,11 @@ pub fn run(a: Args) -> ExitCode {
             }
         }
     } else {
-        for &r in &out.roots {
-            println!("expr {}", print::expr(g, r));
-        }
+        let declared = prog.constraints.clone();
+        print!(
+            "{}",
+            print::result_lines(&mut prog.graph, &out.roots, &declared)
+        );
     }
     ExitCode::SUCCESS
 }

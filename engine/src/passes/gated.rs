@@ -8,7 +8,10 @@
 //! a point becomes a constant, `a mod C` with `a` in one period
 //! `[m*C, m*C + C)` becomes `a - m*C` (`a` for `m = 0`), `a % C` with
 //! `|a| < C` becomes `a`, a `min`/`max` whose arms do not overlap becomes
-//! the smaller/larger arm. Each conjunct of `c` is narrowed the same way
+//! the smaller/larger arm; and `(a // C) * (C*m)` where the gate pins `a
+//! mod C` to `k` becomes `(a - k) * m` (an XLA map's constraint `(d1 - 3)
+//! mod 7 in [0, 0]` makes `((d1 - 3) // 7) * 7 + 3` be `d1`). Each conjunct
+//! of `c` is narrowed the same way
 //! under the other conjuncts (tinygrad's `simplify_valid`); one that
 //! becomes `true` is dropped. A conjunct is never dropped for what `idx`
 //! implies: that would change which lanes are invalid.
@@ -316,7 +319,9 @@ fn narrow(g: &mut Graph, idx: NodeId, b: &Bounds, w: Width) -> Option<NodeId> {
         } else if nr.lo == nr.hi && node.dtype == DType::Bool {
             g.bool_const(nr.lo == 1)
         } else {
-            settle(g, &node, &src, &r).unwrap_or(rebuilt)
+            settle(g, &node, &src, &r)
+                .or_else(|| divisible(g, &node, &src, b))
+                .unwrap_or(rebuilt)
         };
         new.insert(id, out);
     }
@@ -371,6 +376,55 @@ fn settle(
     }
 }
 
+/// `(a // C) * (C*m)` where the bounds pin `a mod C` to `k`: `(a - k) *
+/// m` (`a - k` for `m = 1`), since `a = C*(a // C) + a mod C`. The pinned
+/// remainder is the node the gate compares (`(d1 - 3) mod 7 == 0`, an XLA
+/// map's constraint): it is looked up among the bounds, not built.
+fn divisible(g: &mut Graph, node: &crate::ir::Node, src: &[NodeId], b: &Bounds) -> Option<NodeId> {
+    if node.op != Op::Mul || node.dtype != DType::Index {
+        return None;
+    }
+    let old = node.src();
+    let (q, cm) = (*g.node(old[0]), g.node(old[1]).as_const()? as i128);
+    if q.op != Op::FloorDiv {
+        return None;
+    }
+    let (a, c) = (
+        q.src()[0],
+        g.node(q.src()[1]).as_const().filter(|&c| c > 0)? as i128,
+    );
+    if cm % c != 0 {
+        return None;
+    }
+    let k = b.iter().find_map(|(&n, r)| {
+        let nn = g.node(n);
+        (nn.op == Op::Mod
+            && nn.src()[0] == a
+            && g.node(nn.src()[1]).as_const() == Some(c as i64)
+            && r.lo == r.hi)
+            .then_some(r.lo)
+    })?;
+    // The rebuilt dividend: `src[0]` is the rebuilt quotient.
+    let a_new = g
+        .node(src[0])
+        .src()
+        .first()
+        .copied()
+        .filter(|_| g.node(src[0]).op == Op::FloorDiv)?;
+    let base = if k == 0 {
+        a_new
+    } else {
+        let nk = g.cnst(i64::try_from(-k).ok()?, DType::Index);
+        g.mk(Op::Add, &[a_new, nk])
+    };
+    let m = cm / c;
+    if m == 1 {
+        return Some(base);
+    }
+    let mc = g.cnst(i64::try_from(m).ok()?, DType::Index);
+    Some(g.mk(Op::Mul, &[base, mc]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -387,6 +441,34 @@ mod tests {
         assert_eq!(
             simp(v, "where(x < 4, x mod 8, invalid)"),
             "where(x < 4, x mod 8, invalid)"
+        );
+    }
+
+    #[test]
+    fn a_quotient_times_its_divisor_under_a_pinned_remainder_is_the_dividend_less_it() {
+        // An XLA map's constraint `(d1 - 3) mod 7 in [0, 0]` as a gate.
+        let v = "var d1 in [3, 17]";
+        assert_eq!(
+            simp(
+                v,
+                "where((d1 - 3) mod 7 == 0, ((d1 - 3) // 7) * 7 + 3, invalid)"
+            ),
+            "where(d1 mod 7 == 3, d1, invalid)"
+        );
+        // A multiple of the divisor: (x // 4) * 8 is (x - 2) * 2.
+        let v = "var x in [0, 63]";
+        assert_eq!(
+            simp(v, "where(x mod 4 == 2, (x // 4) * 8 + 1, invalid)"),
+            "where(x mod 4 == 2, x * 2 + -3, invalid)"
+        );
+        // Not a multiple of the divisor, or the remainder not pinned: as is.
+        assert_eq!(
+            simp(v, "where(x mod 4 == 2, (x // 4) * 6, invalid)"),
+            "where(x mod 4 == 2, x // 4 * 6, invalid)"
+        );
+        assert_eq!(
+            simp(v, "where(x mod 4 < 2, (x // 4) * 4, invalid)"),
+            "where(x mod 4 < 2, x // 4 * 4, invalid)"
         );
     }
 

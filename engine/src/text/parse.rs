@@ -13,6 +13,7 @@
 
 use crate::ir::op::{infix_op, prefix_op, punctuation, Class, Level};
 use crate::ir::{DType, Graph, NodeId, Op};
+use crate::meaning::domain::{gate, Constraint};
 use smallvec::{smallvec, SmallVec};
 use std::fmt;
 use std::sync::OnceLock;
@@ -354,6 +355,17 @@ impl Cursor {
             }
             _ => Err(self.unexpected("an integer")),
         }
+    }
+
+    /// `in [LO, HI]`: both bounds as written (signed), with their spans.
+    pub fn interval(&mut self) -> PResult<((i128, Span), (i128, Span))> {
+        self.expect_ident("in")?;
+        self.expect_punct("[")?;
+        let lo = self.int()?;
+        self.expect_punct(",")?;
+        let hi = self.int()?;
+        self.expect_punct("]")?;
+        Ok((lo, hi))
     }
 
     pub fn expect_eol(&mut self) -> PResult<()> {
@@ -837,6 +849,60 @@ pub struct Program {
     pub expects: Vec<NodeId>,
     /// The leading comment lines (without `#`), e.g. a corpus case's header.
     pub header: Vec<String>,
+    /// The `constraint` lines (an XLA map's constraints), as declared: the
+    /// `expr` and `expect` roots are already under them
+    /// ([`crate::meaning::domain::gate`]).
+    pub constraints: Vec<Constraint>,
+    /// The `expect constraint` lines: the target's own domain, when it is
+    /// not the source's (`None`: the `expect` roots are under
+    /// [`Program::constraints`] too).
+    pub expect_constraints: Option<Vec<Constraint>>,
+}
+
+/// Reads `E in [LO, HI]` (a constraint line of either format; the cursor
+/// is at `E`) and builds it in `g`: `E` an `index` expression, `LO <= HI`.
+/// `allowed` vets the expression as written (an indexing map's ops).
+pub fn parse_constraint(
+    c: &mut Cursor,
+    g: &mut Graph,
+    allowed: impl Fn(&Ast) -> PResult<()>,
+) -> PResult<(Constraint, Span)> {
+    let start = c.span();
+    let e = c.expr()?;
+    allowed(&e)?;
+    let ((lo, lspan), (hi, _)) = c.interval()?;
+    let (lo, hi) = interval_i64(lo, hi, lspan, "a constraint")?;
+    let expr = build(g, &e)?;
+    let t = g.node(expr).dtype;
+    if t != DType::Index {
+        return Err(ParseError::new(
+            start,
+            format!("a constraint bounds an `index` expression, not a {t}"),
+        ));
+    }
+    Ok((Constraint { expr, lo, hi }, start))
+}
+
+/// Bounds `[lo, hi]` of `what` as `i64`, `lo <= hi` (an error at `span`).
+pub fn interval_i64(lo: i128, hi: i128, span: Span, what: &str) -> PResult<(i64, i64)> {
+    match (i64::try_from(lo), i64::try_from(hi)) {
+        (Ok(l), Ok(h)) if l <= h => Ok((l, h)),
+        _ => Err(ParseError::new(
+            span,
+            format!("bad bounds [{lo}, {hi}] for {what}"),
+        )),
+    }
+}
+
+/// Puts `roots` under the constraints (`span`: the first constraint's, for
+/// an error).
+pub fn gate_roots(
+    g: &mut Graph,
+    cs: &[Constraint],
+    roots: &[NodeId],
+    span: Span,
+) -> PResult<Vec<NodeId>> {
+    gate(g, cs, roots).map_err(|e| ParseError::new(span, e.to_string()))
 }
 
 /// Parses the text format:
@@ -846,8 +912,10 @@ pub struct Program {
 /// var r0 in [0, 7]          # an index variable with inclusive bounds
 /// var n: i32 in [-5, 5]     # a variable of another integer dtype
 /// var p: bool               # a bool variable
+/// constraint r0 mod 2 in [0, 0]  # the domain: where every constraint holds
 /// expr (r0*4) // 8          # a result; several form a tuple
 /// expect r0 // 2            # what `tileproof check` compares against
+/// expect constraint r0 mod 4 in [0, 2]  # the target's own domain
 /// ```
 pub fn parse_program(text: &str) -> PResult<Program> {
     let mut p = Program {
@@ -857,9 +925,12 @@ pub fn parse_program(text: &str) -> PResult<Program> {
         outputs: Vec::new(),
         expects: Vec::new(),
         header: Vec::new(),
+        constraints: Vec::new(),
+        expect_constraints: None,
     };
     let mut in_header = true;
     let mut expect_spans = Vec::new();
+    let mut constraint_span = None;
     for (i, raw) in text.lines().enumerate() {
         let line = i as u32 + 1;
         let trimmed = raw.trim_start();
@@ -874,9 +945,22 @@ pub fn parse_program(text: &str) -> PResult<Program> {
             continue;
         }
         in_header = false;
-        let (kw, kspan) = c.name("`var`, `expr` or `expect`")?;
+        let (kw, kspan) = c.name("`var`, `constraint`, `expr` or `expect`")?;
         match kw.as_str() {
             "var" => parse_var(&mut c, &mut p.graph)?,
+            "constraint" => {
+                let (k, _) = parse_constraint(&mut c, &mut p.graph, |_| Ok(()))?;
+                c.expect_eol()?;
+                p.constraints.push(k);
+                constraint_span.get_or_insert(kspan);
+            }
+            "expect" if matches!(c.peek(), Tok::Ident(w) if w == "constraint") => {
+                c.next();
+                let (k, _) = parse_constraint(&mut c, &mut p.graph, |_| Ok(()))?;
+                c.expect_eol()?;
+                p.expect_constraints.get_or_insert_with(Vec::new).push(k);
+                constraint_span.get_or_insert(kspan);
+            }
             "expr" | "expect" => {
                 let e = c.expr()?;
                 c.expect_eol()?;
@@ -891,7 +975,7 @@ pub fn parse_program(text: &str) -> PResult<Program> {
             other => {
                 return Err(ParseError::new(
                     kspan,
-                    format!("expected `var`, `expr` or `expect`, found `{other}`"),
+                    format!("expected `var`, `constraint`, `expr` or `expect`, found `{other}`"),
                 ))
             }
         }
@@ -899,6 +983,11 @@ pub fn parse_program(text: &str) -> PResult<Program> {
     if p.outputs.is_empty() {
         let line = text.lines().count() as u32 + 1;
         return Err(ParseError::new(Span { line, col: 1 }, "no `expr` line"));
+    }
+    if let Some(span) = constraint_span {
+        p.outputs = gate_roots(&mut p.graph, &p.constraints, &p.outputs, span)?;
+        let target = p.expect_constraints.as_ref().unwrap_or(&p.constraints);
+        p.expects = gate_roots(&mut p.graph, target, &p.expects, span)?;
     }
     // The k-th `expect` line is compared with the k-th `expr` line: it
     // must have its type.
@@ -937,12 +1026,7 @@ fn parse_var(c: &mut Cursor, g: &mut Graph) -> PResult<()> {
     let (lo, hi) = if dtype == DType::Bool && *c.peek() == Tok::Eol {
         (0, 1)
     } else {
-        c.expect_ident("in")?;
-        c.expect_punct("[")?;
-        let (lo, lspan) = c.int()?;
-        c.expect_punct(",")?;
-        let (hi, hspan) = c.int()?;
-        c.expect_punct("]")?;
+        let ((lo, lspan), (hi, hspan)) = c.interval()?;
         let (tlo, thi) = dtype.bounds();
         for (v, sp) in [(lo, lspan), (hi, hspan)] {
             if v < tlo as i128 || v > thi as i128 {
@@ -964,8 +1048,18 @@ fn parse_var(c: &mut Cursor, g: &mut Graph) -> PResult<()> {
 }
 
 /// The format's keywords.
-const KEYWORDS: [&str; 10] = [
-    "var", "expr", "expect", "in", "true", "false", "invalid", "cast", "rule", "if",
+const KEYWORDS: [&str; 11] = [
+    "var",
+    "constraint",
+    "expr",
+    "expect",
+    "in",
+    "true",
+    "false",
+    "invalid",
+    "cast",
+    "rule",
+    "if",
 ];
 
 /// Every token of the text format: keywords, dtype names, every op's
@@ -1013,6 +1107,56 @@ pub fn is_reserved(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn constraint_lines_gate_every_root_and_print_back() {
+        let text = "var x in [0, 20]\nvar y in [0, 3]\nconstraint x mod 4 in [1, 1]\nconstraint x + y in [-2, 12]\nexpr x // 4\nexpr y\nexpect x // 4\nexpect y\n";
+        let mut p = parse_program(text).unwrap();
+        assert_eq!(p.constraints.len(), 2);
+        for &r in p.outputs.iter().chain(&p.expects) {
+            assert_eq!(p.graph.node(r).op, Op::Where);
+        }
+        let (outputs, declared) = (p.outputs.clone(), p.constraints.clone());
+        assert_eq!(
+            crate::text::print::result_lines(&mut p.graph, &outputs, &declared),
+            "constraint x mod 4 in [1, 1]\nconstraint x + y in [-2, 12]\nexpr x // 4\nexpr y\n"
+        );
+        // Without constraints, the roots as they are.
+        assert_eq!(
+            crate::text::print::result_lines(&mut p.graph, &outputs, &[]),
+            crate::text::print::program(&p.graph, &outputs)
+                .lines()
+                .filter(|l| l.starts_with("expr"))
+                .map(|l| format!("{l}\n"))
+                .collect::<String>()
+        );
+    }
+
+    #[test]
+    fn a_bad_constraint_line_is_an_error_at_its_line_and_column() {
+        let e = |t: &str| parse_program(t).err().map(|e| (e.span.line, e.span.col));
+        let v = "var x in [0, 7]\nvar b: bool\n";
+        // a bool result cannot be a masked lane
+        assert_eq!(
+            e(&format!("{v}constraint x in [1, 2]\nexpr b\n")),
+            Some((3, 1))
+        );
+        // a bool expression is not bounded
+        assert_eq!(
+            e(&format!("{v}constraint b in [0, 1]\nexpr x\n")),
+            Some((3, 12))
+        );
+        // empty bounds, missing bounds, an unknown variable
+        assert_eq!(
+            e(&format!("{v}constraint x in [2, 1]\nexpr x\n")),
+            Some((3, 18))
+        );
+        assert_eq!(e(&format!("{v}constraint x\nexpr x\n")), Some((3, 13)));
+        assert_eq!(
+            e(&format!("{v}constraint x + z in [0, 1]\nexpr x\n")),
+            Some((3, 16))
+        );
+    }
 
     #[test]
     fn the_fuzz_dictionary_holds_every_spelling_the_lexer_knows() {

@@ -3,6 +3,7 @@
 
 use crate::ir::op::{Level, Syntax};
 use crate::ir::{DType, Graph, NodeId, Op};
+use crate::meaning::domain::{self, Constraint};
 use std::fmt::Write;
 
 /// Binding strength of a node's op when printed: its infix level, prefix,
@@ -138,6 +139,44 @@ pub fn program(g: &Graph, roots: &[NodeId]) -> String {
     }
     for &r in roots {
         let _ = writeln!(out, "expr {}", expr(g, r));
+    }
+    out
+}
+
+/// The lines `simplify` prints for `roots` of a program that declared the
+/// constraints `declared`: read back as `constraint` lines (in the declared
+/// order, then any new ones) and `expr` lines of the results
+/// ([`domain::split`]) when the program had constraints and the roots are
+/// results over one domain; else one `expr` line per root as it is (a
+/// `where(C, E, invalid)` reads back with the same meaning).
+pub fn result_lines(g: &mut Graph, roots: &[NodeId], declared: &[Constraint]) -> String {
+    let mut out = String::new();
+    let split = (!declared.is_empty())
+        .then(|| domain::split(g, roots, declared).ok())
+        .flatten();
+    match split {
+        Some(domain::Split::Map {
+            constraints,
+            results,
+        }) => {
+            for c in &constraints {
+                let _ = writeln!(
+                    out,
+                    "constraint {} in [{}, {}]",
+                    expr(g, c.expr),
+                    c.lo,
+                    c.hi
+                );
+            }
+            for &r in &results {
+                let _ = writeln!(out, "expr {}", expr(g, r));
+            }
+        }
+        _ => {
+            for &r in roots {
+                let _ = writeln!(out, "expr {}", expr(g, r));
+            }
+        }
     }
     out
 }

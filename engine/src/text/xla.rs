@@ -21,8 +21,10 @@
 
 use crate::ir::op::Level;
 use crate::ir::{DType, Graph, NodeId, Op};
+use crate::meaning::domain::{split, Split, SplitError};
 use crate::text::parse::{
-    build, lex_line, Ast, AstKind, Cursor, PResult, ParseError, Program, Span, Tok,
+    build, gate_roots, interval_i64, lex_line, parse_constraint, Ast, AstKind, Cursor, PResult,
+    ParseError, Program, Span, Tok,
 };
 use std::fmt::Write;
 
@@ -157,8 +159,10 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
     c.eat_punct(",");
     c.expect_eol()?;
 
-    // The domain.
+    // The domain: each variable's bounds, then the constraints (read once
+    // the variables are declared).
     let mut bounds: Vec<(String, Span, i128, i128)> = Vec::new();
+    let mut constraint_lines: Vec<Cursor> = Vec::new();
     let mut saw_domain = false;
     for (line, ltext) in lines {
         let mut c = Cursor::new(lex(ltext, line)?);
@@ -169,22 +173,26 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
             saw_domain = true;
             continue;
         }
-        let start = c.span();
+        // XLA's own printer ends a map with whether it was simplified.
+        if matches!(c.peek(), Tok::Ident(s) if s == "is_simplified")
+            && matches!(c.peek_at(1), Tok::Punct(":"))
+        {
+            continue;
+        }
         let is_var =
             matches!(c.peek(), Tok::Ident(_)) && matches!(c.peek_at(1), Tok::Ident(s) if s == "in");
         if !is_var {
+            constraint_lines.push(c);
+            continue;
+        }
+        if let Some(first) = constraint_lines.first() {
             return Err(ParseError::new(
-                start,
-                "constraints on expressions are not supported; give each variable its bounds (`d0 in [lo, hi]`)",
+                first.span(),
+                "a constraint comes after the variables' bounds",
             ));
         }
         let (name, nspan) = c.name("a variable name")?;
-        c.expect_ident("in")?;
-        c.expect_punct("[")?;
-        let lo = signed_int(&mut c)?;
-        c.expect_punct(",")?;
-        let hi = signed_int(&mut c)?;
-        c.expect_punct("]")?;
+        let ((lo, _), (hi, _)) = c.interval()?;
         c.eat_punct(",");
         c.expect_eol()?;
         bounds.push((name, nspan, lo, hi));
@@ -206,15 +214,7 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
                 format!("`{name}` is bounded twice"),
             ));
         }
-        let (lo, hi) = match (i64::try_from(lo), i64::try_from(hi)) {
-            (Ok(l), Ok(h)) if l <= h => (l, h),
-            _ => {
-                return Err(ParseError::new(
-                    bspan,
-                    format!("bad bounds [{lo}, {hi}] for `{name}`"),
-                ))
-            }
-        };
+        let (lo, hi) = interval_i64(lo, hi, bspan, &format!("`{name}`"))?;
         g.declare_var(name, DType::Index, lo, hi)
             .map_err(|e| ParseError::new(*span, e.0))?;
     }
@@ -229,6 +229,18 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
         only_xla_ops(e)?;
         outputs.push(build(&mut g, e)?);
     }
+    let mut constraints = Vec::new();
+    let mut first_span = None;
+    for mut c in constraint_lines {
+        let (k, span) = parse_constraint(&mut c, &mut g, only_xla_ops)?;
+        c.eat_punct(",");
+        c.expect_eol()?;
+        constraints.push(k);
+        first_span.get_or_insert(span);
+    }
+    if let Some(span) = first_span {
+        outputs = gate_roots(&mut g, &constraints, &outputs, span)?;
+    }
     let s = |v: &Vec<(String, Span)>| v.iter().map(|x| x.0.clone()).collect();
     Ok(XlaMap {
         program: Program {
@@ -236,6 +248,8 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
             outputs,
             expects: Vec::new(),
             header: Vec::new(),
+            constraints,
+            expect_constraints: None,
         },
         dims: s(&dims),
         syms: s(&syms),
@@ -283,12 +297,6 @@ fn only_xla_ops(e: &Ast) -> PResult<()> {
     Ok(())
 }
 
-fn signed_int(c: &mut Cursor) -> PResult<i128> {
-    let neg = c.eat_punct("-");
-    let (v, _) = c.int()?;
-    Ok(if neg { -v } else { v })
-}
-
 /// Prints one expression in XLA's syntax; `None` for an op XLA's maps do
 /// not have (the table's ops without an XLA spelling: truncating division,
 /// min/max, comparisons, where, casts, ...).
@@ -309,6 +317,14 @@ pub fn expr(g: &Graph, id: NodeId) -> Option<String> {
                 let child = g.node(src[0]);
                 let atomic = child.op.level() == Level::Atom && child.as_const().is_none();
                 format!("{spelling}{}", wrap(src[0], !atomic)?)
+            } else if op == Op::Add
+                && g.node(src[1])
+                    .as_const()
+                    .is_some_and(|c| c < 0 && c > i64::MIN)
+            {
+                // `x + (-3)` as XLA prints it: `x - 3`.
+                let c = -g.node(src[1]).as_const().expect("a constant");
+                format!("{} - {c}", wrap(src[0], g.node(src[0]).op.level() < level)?)
             } else {
                 let l = wrap(src[0], g.node(src[0]).op.level() < level)?;
                 // A negative literal on the right of `+`/`-` reads back, but
@@ -323,16 +339,40 @@ pub fn expr(g: &Graph, id: NodeId) -> Option<String> {
     })
 }
 
-/// A result that XLA's indexing-map syntax cannot say (a `where`, a
-/// comparison, `invalid`, a truncating division...), printed in tileproof's
-/// text format.
+/// Why a program cannot be printed as a map.
 #[derive(Debug, thiserror::Error)]
-#[error("`{0}` has no XLA indexing-map syntax")]
-pub struct NoXlaSyntax(pub String);
+pub enum PrintError {
+    /// A result or constraint that XLA's indexing-map syntax cannot say (a
+    /// `where`, a comparison, `invalid`, a truncating division...), printed
+    /// in tileproof's text format.
+    #[error("`{0}` has no XLA indexing-map syntax")]
+    NoXlaSyntax(String),
+    /// The results are not valid on one domain cut by constraints.
+    #[error(transparent)]
+    NotOneDomain(#[from] SplitError),
+    /// No point is in the domain: every result is `invalid`.
+    #[error("the map's domain is empty: no point of the box meets its constraints")]
+    Empty,
+}
 
-/// Prints a map with `roots` as its results, in XLA's printed syntax.
-pub fn print_map(m: &XlaMap, roots: &[NodeId]) -> Result<String, NoXlaSyntax> {
+/// Prints a map with `roots` as its results, in XLA's printed syntax: the
+/// roots are read back as results and constraints
+/// ([`crate::meaning::domain::split`], which may build a node for a
+/// comparison of two expressions), the constraints in the order the map
+/// declared them, then any new ones.
+pub fn print_map(m: &mut XlaMap, roots: &[NodeId]) -> Result<String, PrintError> {
+    let declared = m.program.constraints.clone();
+    let (constraints, results) = match split(&mut m.program.graph, roots, &declared)? {
+        Split::Map {
+            constraints,
+            results,
+        } => (constraints, results),
+        Split::Empty => return Err(PrintError::Empty),
+    };
     let g = &m.program.graph;
+    let say = |n: NodeId| {
+        expr(g, n).ok_or_else(|| PrintError::NoXlaSyntax(crate::text::print::expr(g, n)))
+    };
     let mut out = String::new();
     let _ = write!(out, "({})", m.dims.join(", "));
     if !m.syms.is_empty() {
@@ -342,17 +382,35 @@ pub fn print_map(m: &XlaMap, roots: &[NodeId]) -> Result<String, NoXlaSyntax> {
         let _ = write!(out, "{{{}}}", m.rts.join(", "));
     }
     let mut res = Vec::new();
-    for &r in roots {
-        res.push(expr(g, r).ok_or_else(|| NoXlaSyntax(crate::text::print::expr(g, r)))?);
+    for &r in &results {
+        res.push(say(r)?);
     }
     let _ = writeln!(out, " -> ({}),", res.join(", "));
     out.push_str("domain:\n");
-    let all: Vec<&String> = m.dims.iter().chain(&m.syms).chain(&m.rts).collect();
-    for (i, name) in all.iter().enumerate() {
-        let d = g.var(g.var_named(name).expect("declared by parse_map"));
-        let sep = if i + 1 < all.len() { "," } else { "" };
-        let _ = writeln!(out, "{name} in [{}, {}]{sep}", d.lo, d.hi);
+    let mut lines = Vec::new();
+    // A constraint on a variable is its bounds, as XLA writes it (and as
+    // the map reads back): the same points.
+    let on_var = |v: u32| {
+        constraints
+            .iter()
+            .filter(move |c| g.node(c.expr).op == Op::Var(v))
+    };
+    for name in m.dims.iter().chain(&m.syms).chain(&m.rts) {
+        let v = g.var_named(name).expect("declared by parse_map");
+        let d = g.var(v);
+        let (lo, hi) = on_var(v).fold((d.lo, d.hi), |(l, h), c| (l.max(c.lo), h.min(c.hi)));
+        if lo > hi {
+            return Err(PrintError::Empty);
+        }
+        lines.push(format!("{name} in [{lo}, {hi}]"));
     }
+    for c in constraints
+        .iter()
+        .filter(|c| !matches!(g.node(c.expr).op, Op::Var(_)))
+    {
+        lines.push(format!("{} in [{}, {}]", say(c.expr)?, c.lo, c.hi));
+    }
+    let _ = writeln!(out, "{}", lines.join(",\n"));
     Ok(out)
 }
 
@@ -362,19 +420,40 @@ mod tests {
 
     #[test]
     fn the_printed_syntax_reads_back() {
-        let m = parse_map(
+        let mut m = parse_map(
             "(d0, d1)[s0] -> (d0 floordiv 8, d0 mod 8 + s0 * 4),\ndomain:\nd0 in [0, 31],\nd1 in [0, 2],\ns0 in [0, 3]\n",
         )
         .unwrap();
         assert_eq!(m.dims, ["d0", "d1"]);
         assert_eq!(m.syms, ["s0"]);
-        let text = print_map(&m, &m.program.outputs).unwrap();
+        let roots = m.program.outputs.clone();
+        let text = print_map(&mut m, &roots).unwrap();
         assert_eq!(
             text,
             "(d0, d1)[s0] -> (d0 floordiv 8, d0 mod 8 + s0 * 4),\ndomain:\nd0 in [0, 31],\nd1 in [0, 2],\ns0 in [0, 3]\n"
         );
-        let again = parse_map(&text).unwrap();
-        assert_eq!(print_map(&again, &again.program.outputs).unwrap(), text);
+        let mut again = parse_map(&text).unwrap();
+        let roots = again.program.outputs.clone();
+        assert_eq!(print_map(&mut again, &roots).unwrap(), text);
+    }
+
+    #[test]
+    fn constraints_read_and_print_back_as_xla_writes_them() {
+        let text = "(d0, d1)[s0] -> (d0 floordiv 7, d1 + s0),\ndomain:\nd0 in [3, 42],\nd1 in [0, 9],\ns0 in [0, 3],\n(d0 - 3) mod 7 in [0, 0],\nd1 + s0 in [0, 10]\n";
+        let mut m = parse_map(&format!("{text}is_simplified: false\n")).unwrap();
+        assert_eq!(m.program.constraints.len(), 2);
+        let g = &m.program.graph;
+        // Each result is under the domain's membership predicate.
+        assert_eq!(
+            crate::text::print::expr(g, m.program.outputs[0]),
+            "where((d0 - 3) mod 7 == 0 && (d1 + s0 <= 10 && 0 <= d1 + s0), d0 // 7, invalid)"
+        );
+        let roots = m.program.outputs.clone();
+        let printed = print_map(&mut m, &roots).unwrap();
+        assert_eq!(printed, text);
+        let mut again = parse_map(&printed).unwrap();
+        let roots = again.program.outputs.clone();
+        assert_eq!(print_map(&mut again, &roots).unwrap(), text);
     }
 
     #[test]
@@ -395,10 +474,29 @@ mod tests {
         let e = |t: &str| parse_map(t).err().map(|e| (e.span.line, e.span.col));
         // a missing bound
         assert_eq!(e("(d0, d1) -> (d0)\ndomain:\nd0 in [0, 3]\n"), Some((1, 6)));
-        // a constraint line
+        // a constraint before a variable's bounds
         assert_eq!(
-            e("(d0) -> (d0)\ndomain:\nd0 in [0, 3],\nd0 mod 2 in [0, 0]\n"),
+            e("(d0, d1) -> (d0)\ndomain:\nd0 in [0, 3],\nd0 mod 2 in [0, 0],\nd1 in [0, 1]\n"),
             Some((4, 1))
+        );
+        // a constraint with an op an indexing map does not have
+        assert_eq!(
+            e("(d0) -> (d0)\ndomain:\nd0 in [0, 3],\nmin(d0, 2) in [0, 0]\n"),
+            Some((4, 1))
+        );
+        // a constraint without its bounds, or with empty ones
+        assert_eq!(
+            e("(d0) -> (d0)\ndomain:\nd0 in [0, 3],\nd0 mod 2 in [0]\n"),
+            Some((4, 15))
+        );
+        assert_eq!(
+            e("(d0) -> (d0)\ndomain:\nd0 in [0, 3],\nd0 mod 2 in [1, 0]\n"),
+            Some((4, 14))
+        );
+        // an unknown variable in a constraint
+        assert_eq!(
+            e("(d0) -> (d0)\ndomain:\nd0 in [0, 3],\nd0 + s0 in [0, 0]\n"),
+            Some((4, 6))
         );
         // a bad token after implicit multiplication: columns as written
         assert_eq!(
