@@ -34,6 +34,10 @@ enum Command {
     /// Check that the `expect` lines of a file refine its `expr` lines at
     /// every point of the variables' bounds (translation validation).
     Check(cmd::check::Args),
+    /// Compose indexing maps (each map's results the next one's
+    /// dimensions), simplify the composition, check it against the chain
+    /// applied map by map, and print it as a map.
+    Compose(cmd::compose::Args),
     /// Run a fuzz campaign: generated cases simplified and checked by the
     /// JIT oracle (and Z3 on a sample); findings are shrunk into corpus/.
     Fuzz(cmd::campaign::Args),
@@ -61,6 +65,7 @@ fn main() -> ExitCode {
         Command::Lower(a) => cmd::lower::run(a),
         Command::Prove(a) => cmd::prove::run(a),
         Command::Check(a) => cmd::check::run(a),
+        Command::Compose(a) => cmd::compose::run(a),
         Command::Fuzz(a) => cmd::campaign::run(a),
         Command::Replay(a) => cmd::replay::run(a),
         Command::Import(a) => cmd::import::run(a),

@@ -1,5 +1,6 @@
 //! The README's and the guides' worked examples (the README's intro trace,
-//! docs/guide/prove-a-pattern.md and docs/guide/reproduce.md) are
+//! docs/guide/prove-a-pattern.md, docs/guide/reproduce.md and
+//! docs/guide/xla-maps.md) are
 //! reproducible: the files they `cat` are shipped in `docs/examples/` with
 //! exactly the contents shown, and each command they run gives the exit
 //! status and the key lines shown. Transcripts that are deterministic
@@ -346,6 +347,31 @@ fn the_broken_rules_finding_is_found_replays_and_is_fixed_by_the_guard() {
         &readme,
         "`tileproof prove --rules docs/examples/broken.rules` refutes the rule itself at every width"
     ));
+}
+
+#[test]
+fn the_xla_guide_transcripts_are_what_the_commands_print() {
+    let readme = readme();
+    let shown = transcript(&readme, "cat docs/examples/xla-slice.map");
+    let file = std::fs::read_to_string(root().join("docs/examples/xla-slice.map")).unwrap();
+    assert_eq!(
+        shown.join("\n") + "\n",
+        file,
+        "docs/guide/xla-maps.md shows another xla-slice.map"
+    );
+    for cmd in [
+        "tileproof simplify docs/examples/xla-slice.map",
+        "tileproof check docs/examples/xla-slice.map",
+        "tileproof compose docs/examples/xla-reshape2.map docs/examples/xla-reshape1.map",
+    ] {
+        let (code, out, err) = tileproof(&cmd.split(' ').collect::<Vec<_>>()[1..]);
+        assert_eq!(code, 0, "{cmd}: {out}{err}");
+        assert_eq!(
+            out.lines().collect::<Vec<_>>(),
+            transcript(&readme, cmd),
+            "docs/guide/xla-maps.md: `{cmd}` prints otherwise now"
+        );
+    }
 }
 
 /// The Markdown pages of the repository: the READMEs and docs/ (not the

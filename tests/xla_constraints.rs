@@ -79,6 +79,23 @@ fn replay_proves_each_simplified_map_equal_to_its_input_on_the_same_domain() {
     }
 }
 
+#[test]
+fn check_on_a_map_alone_proves_the_engines_simplification_of_it() {
+    for (file, _) in EXAMPLES {
+        let out = tileproof(&["check", file], "");
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{file}: {text}");
+        assert!(text.contains("(JIT: exhaustive"), "{text}");
+        assert!(text.ends_with("verdict: proved\n"), "{text}");
+    }
+    // With a wrong rule laid over the built-ins, the same command refutes.
+    let out = tileproof(
+        &["check", "--rules", "docs/examples/broken.rules", "-"],
+        "(d0) -> ((d0 floordiv 3) mod 4)\ndomain:\nd0 in [0, 20]\n",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+}
+
 /// The pad map as a text file: the source's domain is `d0` odd; the target
 /// is `d0 // 2` on the domain the `expect constraint` lines give.
 fn pad_with_target_domain(target: &str) -> String {

@@ -29,6 +29,7 @@ pub mod algebra;
 
 pub mod passes;
 
+pub mod compose;
 pub mod cycles;
 pub mod lower;
 pub mod rewrite;

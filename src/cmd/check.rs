@@ -17,7 +17,8 @@ use verify::check::CheckResult;
     after_help = "Exit status: 0 the target refines the source at every point; 2 a counterexample, \
 or unknown (not proved), or the simplifier declined or failed; 1 other errors.\n\n\
 Examples:\n  tileproof check case.txt\n  tileproof check --width 8 case.txt\n  \
-tileproof check --simplifier 'python3 adapters/tvm_adapter.py' case.txt   # the peer's answer"
+tileproof check --simplifier 'python3 adapters/tvm_adapter.py' case.txt   # the peer's answer\n  \
+tileproof check docs/examples/xla-slice.map   # a map against the engine's simplification of it"
 )]
 pub struct Args {
     /// A file with `var` lines, `expr` lines (the source) and as many
@@ -27,7 +28,8 @@ pub struct Args {
     pub file: String,
     /// The input's syntax (default: detected; a file whose first line is
     /// `(dims)[symbols] -> (...)` is an XLA indexing map, whose expressions
-    /// are the source: check it with `--simplifier` or `--rules`).
+    /// are the source and the engine's answer the target, or a
+    /// `--simplifier`'s).
     #[arg(long, value_enum, value_name = "SYNTAX")]
     pub input_format: Option<super::Syntax>,
     /// Width of `index` (8, 16, 32, 64); default: the file's `# width:`
@@ -73,9 +75,13 @@ pub fn run(a: Args) -> ExitCode {
 }
 
 fn run_check(a: Args) -> anyhow::Result<ExitCode> {
-    let mut prog = super::read_input(&a.file, a.input_format)?.program;
+    let input = super::read_input(&a.file, a.input_format)?;
+    let mut prog = input.program;
     let timeout = parse_timeout(a.timeout)?;
-    let answered = a.subject.simplifier.is_some() || !a.subject.rules.is_empty();
+    // A map states no target of its own: alone, it is checked against the
+    // engine's simplification of it (what `simplify` prints).
+    let map_alone = input.map.is_some() && prog.expects.is_empty();
+    let answered = a.subject.simplifier.is_some() || !a.subject.rules.is_empty() || map_alone;
     let under = if answered {
         Some(a.subject.load()?)
     } else {

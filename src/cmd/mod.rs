@@ -8,6 +8,7 @@
 pub mod bench;
 pub mod campaign;
 pub mod check;
+pub mod compose;
 pub mod gate;
 pub mod import;
 pub mod lower;

@@ -583,14 +583,37 @@ impl Graph {
     /// Copies the subgraph of `roots` in `from` into `self`, mapping
     /// variables by name (declaring those `self` lacks).
     pub fn import(&mut self, from: &Graph, roots: &[NodeId]) -> Result<Vec<NodeId>, TypeError> {
+        self.substitute(from, roots, |g, v| {
+            let d = from.var(v);
+            let nv = g.declare_var(&d.name, d.dtype, d.lo, d.hi)?;
+            Ok(g.var_node(nv))
+        })
+    }
+
+    /// Copies the subgraph of `roots` in `from` into `self`, each variable
+    /// of `from` replaced by the node `var` gives for it (the variable's
+    /// dtype, or the copy is ill-typed: an error).
+    pub fn substitute(
+        &mut self,
+        from: &Graph,
+        roots: &[NodeId],
+        mut var: impl FnMut(&mut Graph, u32) -> Result<NodeId, TypeError>,
+    ) -> Result<Vec<NodeId>, TypeError> {
         let mut map: FxHashMap<NodeId, NodeId> = FxHashMap::default();
         for id in from.reachable(roots) {
             let n = from.node(id);
             let new = match n.op {
                 Op::Var(v) => {
-                    let d = from.var(v);
-                    let nv = self.declare_var(&d.name, d.dtype, d.lo, d.hi)?;
-                    self.var_node(nv)
+                    let x = var(self, v)?;
+                    if self.node(x).dtype != n.dtype {
+                        return Err(TypeError(format!(
+                            "`{}` ({}) replaced by a {}",
+                            from.var(v).name,
+                            n.dtype,
+                            self.node(x).dtype
+                        )));
+                    }
+                    x
                 }
                 _ => {
                     let src: Vec<NodeId> = n.src().iter().map(|s| map[s]).collect();

@@ -859,6 +859,21 @@ pub struct Program {
     pub expect_constraints: Option<Vec<Constraint>>,
 }
 
+impl Program {
+    /// A program of `outputs` alone (an indexing map's results), already
+    /// under `constraints` ([`crate::meaning::domain::gate`]).
+    pub fn of_results(graph: Graph, outputs: Vec<NodeId>, constraints: Vec<Constraint>) -> Program {
+        Program {
+            graph,
+            outputs,
+            expects: Vec::new(),
+            header: Vec::new(),
+            constraints,
+            expect_constraints: None,
+        }
+    }
+}
+
 /// Reads `E in [LO, HI]` (a constraint line of either format; the cursor
 /// is at `E`) and builds it in `g`: `E` an `index` expression, `LO <= HI`.
 /// `allowed` vets the expression as written (an indexing map's ops).

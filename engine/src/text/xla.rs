@@ -243,14 +243,7 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
     }
     let s = |v: &Vec<(String, Span)>| v.iter().map(|x| x.0.clone()).collect();
     Ok(XlaMap {
-        program: Program {
-            graph: g,
-            outputs,
-            expects: Vec::new(),
-            header: Vec::new(),
-            constraints,
-            expect_constraints: None,
-        },
+        program: Program::of_results(g, outputs, constraints),
         dims: s(&dims),
         syms: s(&syms),
         rts: s(&rts),
