@@ -300,12 +300,17 @@ pub fn check(
 }
 
 /// Whether every result is its own dimension: `(d0, ..., dn) -> (d0, ...,
-/// dn)` on the whole box, the identity a cancelling reshape pair composes to.
-pub fn is_identity(m: &XlaMap, roots: &[NodeId]) -> bool {
-    let g = &m.program.graph;
-    roots.len() == m.dims.len()
-        && roots.iter().zip(&m.dims).all(|(&r, d)| {
-            matches!(g.node(r).op, Op::Var(v) if Some(v) == g.var_named(d))
-                && g.node(r).dtype == DType::Index
+/// dn)` on the whole box (a dimension with one point may read as that
+/// constant), the identity a cancelling reshape pair composes to.
+pub fn is_identity(g: &Graph, dims: &[String], roots: &[NodeId]) -> bool {
+    roots.len() == dims.len()
+        && roots.iter().zip(dims).all(|(&r, d)| {
+            let Some(v) = g.var_named(d) else {
+                return false;
+            };
+            let n = g.node(r);
+            let var = g.var(v);
+            n.dtype == DType::Index
+                && (n.op == Op::Var(v) || (var.lo == var.hi && n.as_const() == Some(var.lo)))
         })
 }

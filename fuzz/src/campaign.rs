@@ -64,7 +64,7 @@ pub enum GeneratorChoice {
     /// Tiled or expression, one or the other per case (see the module
     /// documentation).
     Both,
-    /// Any of the generators, one per case, each a quarter of the cases.
+    /// Any of the generators, one per case, each an equal share.
     All,
 }
 
@@ -77,7 +77,8 @@ impl GeneratorChoice {
                 Generator::ALL[(mix(seed ^ 0x6E4E_C01D_0000_0001, k) >> 63) as usize]
             }
             GeneratorChoice::All => {
-                Generator::ALL[(mix(seed ^ 0x6E4E_C01D_0000_0001, k) >> 62) as usize]
+                let x = mix(seed ^ 0x6E4E_C01D_0000_0001, k) as u128;
+                Generator::ALL[((x * Generator::ALL.len() as u128) >> 64) as usize]
             }
         }
     }
@@ -102,7 +103,7 @@ impl FromStr for GeneratorChoice {
                 .map(GeneratorChoice::One)
                 .ok_or_else(|| {
                     format!(
-                        "unknown generator `{s}` (use tiled, expr, splitsum, seeded, both or all)"
+                        "unknown generator `{s}` (use tiled, expr, splitsum, seeded, hlo, both or all)"
                     )
                 }),
         }

@@ -375,6 +375,39 @@ fn bench_campaign(seconds: f64, jobs: Option<usize>) {
             }
         }
     }
+    reshape_round_trips(200);
+}
+
+/// The power figure of the hlo generator: reshapes to another shape and
+/// back, composed, that the engine simplifies to the identity.
+fn reshape_round_trips(n: u64) {
+    let simp = Simplifier::new(builtin());
+    let mut identity = 0;
+    let mut missed = Vec::new();
+    for k in 0..n {
+        let mut c = fuzz::generate::hlo::reshape_round_trip(mix(BENCH_SEED, k));
+        let out = match simp.simplify(&mut c.graph, &c.roots, false) {
+            Ok(o) => o.roots,
+            Err(e) => {
+                say!("hlo reshape round trips: {e}");
+                return;
+            }
+        };
+        let dims: Vec<String> = (0..c.roots.len()).map(|i| format!("d{i}")).collect();
+        if engine::compose::is_identity(&c.graph, &dims, &out) {
+            identity += 1;
+        } else if missed.len() < 3 {
+            missed.push(c.description.clone());
+        }
+    }
+    say!(
+        "hlo reshape round trips: {identity} of {n} simplify to the identity (power, not soundness){}",
+        if missed.is_empty() {
+            String::new()
+        } else {
+            format!("; not: {}", missed.join("; "))
+        }
+    );
 }
 
 /// One fixed campaign (seed, case count, both generators, variants, the

@@ -46,7 +46,8 @@ pub struct Args {
     /// Which generator: tiled (tensor views), expr (expression trees),
     /// splitsum (comparisons, min/max, where over split sums of both
     /// division families), seeded (the peers' own test cases, edited past
-    /// their rules' conditions), both (tiled and expr) or all.
+    /// their rules' conditions), hlo (XLA indexing maps of fused HLO op
+    /// chains, composed), both (tiled and expr) or all.
     #[arg(long, default_value = "all", value_name = "GEN")]
     pub generator: GeneratorChoice,
     /// Against a peer that lists its own rules (`prove --simplifier`):

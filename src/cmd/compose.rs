@@ -72,7 +72,7 @@ fn run_compose(a: Args) -> anyhow::Result<ExitCode> {
     let chain = check(&composed, &maps, &m.program.graph, &out.roots, w, a.points);
     let proof = decide(&m.program.graph, &raw, &out.roots, w, timeout);
     let printed = print_map(&mut m, &out.roots).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let identity = is_identity(&m, &out.roots);
+    let identity = is_identity(&m.program.graph, &m.dims, &out.roots);
     let proved = matches!(proof, CheckResult::Equivalent { .. } | CheckResult::Vacuous);
     let chain_line = match &chain {
         Ok(Checked { points, exhaustive }) => format!(

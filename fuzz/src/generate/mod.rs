@@ -18,14 +18,17 @@
 //! [`Case::from_seed`] feeds [`arbitrary::Unstructured`] with bytes from
 //! splitmix64: the seed is the whole case.
 //!
-//! The tiled-view generator is [`tiled`], the expression generator [`expr`].
+//! The tiled-view generator is [`tiled`], the expression generator [`expr`],
+//! the fused-HLO generator [`hlo`].
 
 mod expr;
+pub mod hlo;
 mod seeded;
 mod splitsum;
 mod tiled;
 
 pub use expr::*;
+pub use hlo::HloGenome;
 pub use seeded::*;
 pub use splitsum::*;
 pub use tiled::*;
@@ -84,14 +87,18 @@ pub enum Generator {
     SplitSum,
     /// The peers' own test cases, edited just past their rules' conditions.
     Seeded,
+    /// XLA's indexing maps of chains of HLO ops, composed (either
+    /// direction, range and runtime variables, constraints).
+    Hlo,
 }
 
 impl Generator {
-    pub const ALL: [Generator; 4] = [
+    pub const ALL: [Generator; 5] = [
         Generator::Tiled,
         Generator::Expr,
         Generator::SplitSum,
         Generator::Seeded,
+        Generator::Hlo,
     ];
 
     pub fn name(self) -> &'static str {
@@ -100,6 +107,7 @@ impl Generator {
             Generator::Expr => "expr",
             Generator::SplitSum => "splitsum",
             Generator::Seeded => "seeded",
+            Generator::Hlo => "hlo",
         }
     }
 
@@ -110,7 +118,7 @@ impl Generator {
     /// Its cases' roots are always integers (the index generators); the
     /// others may have a comparison for a root.
     pub fn int_roots(self) -> bool {
-        matches!(self, Generator::Tiled | Generator::Expr)
+        matches!(self, Generator::Tiled | Generator::Expr | Generator::Hlo)
     }
 }
 
@@ -197,6 +205,7 @@ pub enum Genome {
     Expr(ExprGenome),
     SplitSum(SplitSumGenome),
     Seeded(SeededGenome),
+    Hlo(HloGenome),
 }
 
 impl Genome {
@@ -206,6 +215,7 @@ impl Genome {
             Genome::Expr(_) => Generator::Expr,
             Genome::SplitSum(_) => Generator::SplitSum,
             Genome::Seeded(_) => Generator::Seeded,
+            Genome::Hlo(_) => Generator::Hlo,
         }
     }
 
@@ -219,6 +229,7 @@ impl Genome {
             Generator::Expr => Genome::Expr(ExprGenome::arbitrary(u)?),
             Generator::SplitSum => Genome::SplitSum(SplitSumGenome::arbitrary(u)?),
             Generator::Seeded => Genome::Seeded(SeededGenome::arbitrary(u)?),
+            Generator::Hlo => Genome::Hlo(HloGenome::arbitrary(u)?),
         })
     }
 
@@ -255,6 +266,7 @@ pub fn build_with(genome: &Genome, rule_seeds: &[RuleSeed]) -> Case {
         Genome::Expr(e) => e.build(),
         Genome::SplitSum(s) => s.build(),
         Genome::Seeded(s) => s.build_with(rule_seeds),
+        Genome::Hlo(h) => h.build(),
     }
 }
 
@@ -288,8 +300,10 @@ pub fn strategy(generator: Generator) -> BoxedStrategy<Genome> {
         Generator::Expr => expr_strategy().prop_map(Genome::Expr).boxed(),
         // Drawn from a seed: their fields are bounded choices, not
         // quantities proptest could shrink meaningfully.
-        g @ (Generator::SplitSum | Generator::Seeded) => proptest::prelude::any::<u64>()
-            .prop_map(move |s| Genome::from_seed(g, s))
-            .boxed(),
+        g @ (Generator::SplitSum | Generator::Seeded | Generator::Hlo) => {
+            proptest::prelude::any::<u64>()
+                .prop_map(move |s| Genome::from_seed(g, s))
+                .boxed()
+        }
     }
 }
