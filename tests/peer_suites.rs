@@ -1,18 +1,23 @@
 //! The peers' own public test suites as regression cases (`tests/peers/`):
 //! the integer index-arithmetic cases of tinygrad, TVM (rewrite and
-//! canonical simplifiers), XLA (indexing maps) and Halide, each converted to
-//! the text format with the peer's expected result as a `peer` line.
+//! canonical simplifiers), XLA (indexing maps, with and without
+//! constraints) and Halide, each converted to the text format with the
+//! peer's expected result as a `peer` line (and its own domain as `peer
+//! constraint` lines).
 //!
 //! For every case this test
 //! 1. parses it (a parse error fails the test, naming `file:line`);
 //! 2. checks that the peer's form refines the input over the domain with the
-//!    reference interpreter: a failure is a bad conversion and fails the test;
+//!    reference interpreter: a failure is a bad conversion and fails the test
+//!    (with constraints, the roots are the results under the domain, so a
+//!    peer domain that drops or adds a point fails too: validity differs);
 //! 3. simplifies the input with the built-in rules at the suite's width and
 //!    checks the engine's result the same way: a failure fails the test;
 //! 4. compares the engine's result with the peer's form (division-family
-//!    nodes, node count, structural equality) and prints a table per suite
-//!    and the work list of cases where the engine leaves more than the peer.
-//!    The comparison is a report, not an assertion.
+//!    nodes, node count and constraints, [`engine::suite::cost`]; structural
+//!    equality) and prints a table per suite and the work list of cases
+//!    where the engine leaves more than the peer. The comparison is a
+//!    report, not an assertion.
 //!
 //! Soundness is judged exhaustively on domains of at most 65,536 points;
 //! larger domains get their corner points (up to 2^12 of them) plus 65,536
@@ -28,7 +33,7 @@ use engine::parse::parse_program;
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
 use engine::semantics::Failure as Obligation;
-use engine::suite::{Suite, SuiteCase, SUITE_FILES};
+use engine::suite::{cost, Cost, Suite, SuiteCase, Verdict, SUITE_FILES};
 use fuzz::oracle::Domain;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -221,13 +226,6 @@ fn check_refinement(g: &Graph, sets: &[&[NodeId]], w: Width, seed: u64) -> Check
 
 // ---- measuring --------------------------------------------------------------------
 
-fn divmods(g: &Graph, roots: &[NodeId]) -> usize {
-    g.reachable(roots)
-        .iter()
-        .filter(|&&n| g.node(n).op.is_divmod())
-        .count()
-}
-
 fn show(g: &Graph, roots: &[NodeId]) -> String {
     roots
         .iter()
@@ -255,10 +253,9 @@ struct Outcome {
     input: String,
     engine: String,
     peer: String,
-    engine_divmod: usize,
-    peer_divmod: usize,
-    engine_nodes: usize,
-    peer_nodes: usize,
+    /// What the engine's result and the peer's form leave.
+    engine_cost: Cost,
+    peer_cost: Cost,
     equal: bool,
 }
 
@@ -273,10 +270,8 @@ fn run_case(file: &str, w: Width, c: &SuiteCase, seed: u64) -> Outcome {
         input: String::new(),
         engine: String::new(),
         peer: String::new(),
-        engine_divmod: 0,
-        peer_divmod: 0,
-        engine_nodes: 0,
-        peer_nodes: 0,
+        engine_cost: Cost::default(),
+        peer_cost: Cost::default(),
         equal: false,
     };
     let mut prog = match parse_program(&c.body) {
@@ -340,11 +335,13 @@ fn run_case(file: &str, w: Width, c: &SuiteCase, seed: u64) -> Outcome {
     out.input = show(g, &src);
     out.engine = show(g, &engine);
     out.peer = show(g, &peer);
-    out.engine_divmod = divmods(g, &engine);
-    out.peer_divmod = divmods(g, &peer);
-    out.engine_nodes = g.reachable(&engine).len();
-    out.peer_nodes = g.reachable(&peer).len();
     out.equal = engine == peer;
+    let peer_domain = prog
+        .expect_constraints
+        .clone()
+        .unwrap_or_else(|| prog.constraints.clone());
+    out.engine_cost = cost(&mut prog.graph, &engine, &prog.constraints);
+    out.peer_cost = cost(&mut prog.graph, &peer, &peer_domain);
     out
 }
 
@@ -353,6 +350,101 @@ fn seed_of(name: &str) -> u64 {
     name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
     })
+}
+
+/// One suite's row of the table and its block of the work list: the cases
+/// where the engine leaves more div/mod, more constraints or more nodes than
+/// the peer, the vacuous ones and those that hit the firing cap.
+fn report(suite: &str, w: Width, outs: &[Outcome]) -> (String, String) {
+    let mut row = [0usize; 13];
+    let mut caps = Vec::new();
+    let mut vacuous = Vec::new();
+    let mut work = Vec::new();
+    for o in outs {
+        if !o.errors.is_empty() && o.engine.is_empty() {
+            continue;
+        }
+        let (e, p) = (o.engine_cost, o.peer_cost);
+        row[0] += 1;
+        if o.errors.iter().all(|e| !e.contains("UNSOUND")) {
+            row[1] += 1;
+        }
+        match e.divmod.cmp(&p.divmod) {
+            std::cmp::Ordering::Less => row[2] += 1,
+            std::cmp::Ordering::Equal => row[3] += 1,
+            std::cmp::Ordering::Greater => row[4] += 1,
+        }
+        row[5] += o.equal as usize;
+        row[6] += e.divmod;
+        row[7] += p.divmod;
+        row[8] += e.constraints;
+        row[9] += p.constraints;
+        row[10] += o.sampled as usize;
+        row[11] += o.vacuous as usize;
+        if o.vacuous {
+            vacuous.push(format!("  {} (line {}): {}", o.name, o.line, o.input));
+        }
+        if let Some(cap) = &o.cap {
+            caps.push(format!("  {} (line {}): {cap}", o.name, o.line));
+        }
+        if Verdict::of(e, p) == Verdict::Worse || e.nodes > p.nodes {
+            row[12] += 1;
+            work.push(format!(
+                "  {}  [div/mod {} vs {}, constraints {} vs {}, nodes {} vs {}]\n    input:  {}\n    engine: {}\n    peer:   {}",
+                o.name,
+                e.divmod,
+                p.divmod,
+                e.constraints,
+                p.constraints,
+                e.nodes,
+                p.nodes,
+                o.input,
+                o.engine,
+                o.peer
+            ));
+        }
+    }
+    let line = format!(
+        "{:<15} {:>3} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} {:>8} {:>8}",
+        suite,
+        w.0,
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        row[4],
+        row[5],
+        row[6],
+        row[7],
+        row[8],
+        row[9],
+        format!("{:.1}%", 100.0 * row[12] as f64 / row[0].max(1) as f64),
+        row[10],
+        row[11]
+    );
+    let mut block = format!(
+        "{suite}: {} cases where the engine leaves more div/mod, more constraints or a larger expression than the peer:",
+        work.len()
+    );
+    for wline in &work {
+        block.push('\n');
+        block.push_str(wline);
+    }
+    if !vacuous.is_empty() {
+        block.push_str(&format!(
+            "\n{suite}: {} cases whose input is undefined at every checked point (vacuous checks):\n{}",
+            vacuous.len(),
+            vacuous.join("\n")
+        ));
+    }
+    if !caps.is_empty() {
+        block.push_str(&format!(
+            "\n{suite}: {} cases where the engine hit its firing cap (input kept):\n{}",
+            caps.len(),
+            caps.join("\n")
+        ));
+    }
+    (line, block)
 }
 
 #[test]
@@ -376,89 +468,9 @@ fn peer_suites_convert_soundly_and_the_engine_stays_sound_on_them() {
             .map(|c| run_case(file, w, c, seed_of(&c.name)))
             .collect();
         total_cases += outs.len();
-        let mut row = [0usize; 11];
-        let mut caps = Vec::new();
-        let mut vacuous = Vec::new();
-        let mut work = Vec::new();
-        for o in &outs {
-            failures.extend(o.errors.iter().cloned());
-            if !o.errors.is_empty() && o.engine.is_empty() {
-                continue;
-            }
-            row[0] += 1;
-            if o.errors.iter().all(|e| !e.contains("UNSOUND")) {
-                row[1] += 1;
-            }
-            match o.engine_divmod.cmp(&o.peer_divmod) {
-                std::cmp::Ordering::Less => row[2] += 1,
-                std::cmp::Ordering::Equal => row[3] += 1,
-                std::cmp::Ordering::Greater => row[4] += 1,
-            }
-            row[5] += o.equal as usize;
-            row[6] += o.engine_divmod;
-            row[7] += o.peer_divmod;
-            row[8] += o.sampled as usize;
-            row[9] += o.vacuous as usize;
-            if o.vacuous {
-                vacuous.push(format!("  {} (line {}): {}", o.name, o.line, o.input));
-            }
-            if let Some(cap) = &o.cap {
-                caps.push(format!("  {} (line {}): {cap}", o.name, o.line));
-            }
-            if o.engine_divmod > o.peer_divmod || o.engine_nodes > o.peer_nodes {
-                row[10] += 1;
-                work.push(format!(
-                    "  {}  [div/mod {} vs {}, nodes {} vs {}]\n    input:  {}\n    engine: {}\n    peer:   {}",
-                    o.name,
-                    o.engine_divmod,
-                    o.peer_divmod,
-                    o.engine_nodes,
-                    o.peer_nodes,
-                    o.input,
-                    o.engine,
-                    o.peer
-                ));
-            }
-        }
-        let suite = file.trim_end_matches(".cases");
-        table.push(format!(
-            "{:<14} {:>3} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>6} {:>8} {:>8}",
-            suite,
-            w.0,
-            row[0],
-            row[1],
-            row[2],
-            row[3],
-            row[4],
-            row[5],
-            row[6],
-            row[7],
-            format!("{:.1}%", 100.0 * row[10] as f64 / row[0].max(1) as f64),
-            row[8],
-            row[9]
-        ));
-        let mut block = format!(
-            "{suite}: {} cases where the engine leaves more div/mod or a larger expression than the peer:",
-            work.len()
-        );
-        for wline in &work {
-            block.push('\n');
-            block.push_str(wline);
-        }
-        if !vacuous.is_empty() {
-            block.push_str(&format!(
-                "\n{suite}: {} cases whose input is undefined at every checked point (vacuous checks):\n{}",
-                vacuous.len(),
-                vacuous.join("\n")
-            ));
-        }
-        if !caps.is_empty() {
-            block.push_str(&format!(
-                "\n{suite}: {} cases where the engine hit its firing cap (input kept):\n{}",
-                caps.len(),
-                caps.join("\n")
-            ));
-        }
+        failures.extend(outs.iter().flat_map(|o| o.errors.iter().cloned()));
+        let (row, block) = report(file.trim_end_matches(".cases"), w, &outs);
+        table.push(row);
         worklists.push(block);
     }
     println!();
@@ -466,7 +478,7 @@ fn peer_suites_convert_soundly_and_the_engine_stays_sound_on_them() {
         println!("{block}\n");
     }
     println!(
-        "{:<14} {:>3} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>6} {:>8} {:>8}",
+        "{:<15} {:>3} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} {:>8} {:>8}",
         "suite",
         "w",
         "cases",
@@ -477,6 +489,8 @@ fn peer_suites_convert_soundly_and_the_engine_stays_sound_on_them() {
         "same",
         "dm-eng",
         "dm-peer",
+        "cn-eng",
+        "cn-peer",
         "worse",
         "sampled",
         "vacuous"
@@ -487,7 +501,8 @@ fn peer_suites_convert_soundly_and_the_engine_stays_sound_on_them() {
     println!(
         "fewer/equal/more: distinct div/mod nodes (/ % // mod ceildiv) the engine leaves vs the peer's form; \
          same: structurally equal to the peer's form; dm-eng/dm-peer: div/mod nodes in all; \
-         worse: the share of cases where the engine leaves more div/mod or more nodes than the peer (listed above); \
+         cn-eng/cn-peer: constraints (not bounds) left on the domains in all; \
+         worse: the share of cases where the engine leaves more div/mod, more constraints or more nodes than the peer (listed above); \
          sampled: domains over {MAX_EXHAUSTIVE} points, checked at their corners plus {SAMPLES} samples \
          (the others exhaustively); vacuous: inputs undefined at every checked point"
     );

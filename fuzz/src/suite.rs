@@ -1,5 +1,6 @@
 //! The peers' own test suites (`tests/peers/*.cases`: tinygrad, TVM's
-//! rewrite and canonical simplifiers, XLA's indexing maps, Halide),
+//! rewrite and canonical simplifiers, XLA's indexing maps with and without
+//! constraints, Halide),
 //! embedded in the binary so that a campaign needs no checkout, and read by
 //! the one reader of that format ([`engine::suite::read_suite`]). Their
 //! inputs are the seeded generator's seeds ([`crate::generate`]): the
@@ -10,7 +11,7 @@ use engine::suite::{read_suite, Suite, SuiteCase};
 use std::sync::OnceLock;
 
 /// The embedded suite files, in [`SUITE_FILES`] order: (name, text).
-const TEXTS: [(&str, &str); 5] = [
+const TEXTS: [(&str, &str); 6] = [
     ("tinygrad", include_str!("../../tests/peers/tinygrad.cases")),
     (
         "tvm_rewrite",
@@ -21,6 +22,10 @@ const TEXTS: [(&str, &str); 5] = [
         include_str!("../../tests/peers/tvm_canonical.cases"),
     ),
     ("xla", include_str!("../../tests/peers/xla.cases")),
+    (
+        "xla_constraints",
+        include_str!("../../tests/peers/xla_constraints.cases"),
+    ),
     ("halide", include_str!("../../tests/peers/halide.cases")),
 ];
 

@@ -26,8 +26,11 @@
 //! - `scaling`: time per node of simplifying N independent tiled
 //!   expressions, and one sum of N tiled terms, at about 1k, 10k and 100k
 //!   nodes: the engine's cost is linear when the figure stays flat;
-//! - `suites`: time per expression on each of the peers' converted suites
-//!   (`tests/peers/*.cases`).
+//! - `suites`: on each of the peers' converted suites
+//!   (`tests/peers/*.cases`), how far the engine goes against the peer's
+//!   own expected forms (cases where it leaves no more div/mod in the
+//!   results and no more constraints on the domain, fewer, more: the worse
+//!   ones by name, [`engine::suite::Verdict`]) and time per expression.
 
 use super::output::say;
 use engine::dtype::Width;
@@ -609,7 +612,47 @@ fn peer_suite_cases() -> Vec<(String, Vec<engine::parse::Program>)> {
         .collect()
 }
 
+/// How far the engine goes on each case of a suite against the peer's
+/// form: each case parsed whole (the peer's form and domain are its
+/// `expect` lines), its input simplified at the suite's width (a case that
+/// hits the firing cap keeps its input), the two forms' costs compared.
+fn suite_power(name: &str, suite: &engine::suite::Suite) {
+    use engine::suite::{cost, Verdict};
+    let mut simp = Simplifier::new(builtin());
+    simp.width = suite.width;
+    let (mut cases, mut better, mut worse) = (0, 0, Vec::new());
+    for c in &suite.cases {
+        let Ok(mut p) = engine::parse::parse_program(&c.body) else {
+            continue;
+        };
+        let roots = match simp.simplify(&mut p.graph, &p.outputs, false) {
+            Ok(o) => o.roots,
+            Err(_) => p.outputs.clone(),
+        };
+        let peer_domain = p.expect_constraints.clone();
+        let peer_domain = peer_domain.unwrap_or_else(|| p.constraints.clone());
+        let engine = cost(&mut p.graph, &roots, &p.constraints);
+        let peer = cost(&mut p.graph, &p.expects, &peer_domain);
+        cases += 1;
+        match Verdict::of(engine, peer) {
+            Verdict::Better => better += 1,
+            Verdict::AsFar => {}
+            Verdict::Worse => worse.push(c.name.as_str()),
+        }
+    }
+    say!(
+        "suite {name}: {cases} cases, {} as far as the peer (no more div/mod in the results, no more constraints), {better} of them further, {} worse{}{}",
+        cases - worse.len(),
+        worse.len(),
+        if worse.is_empty() { "" } else { ": " },
+        worse.join(", ")
+    );
+}
+
 fn bench_suites() {
+    for (name, suite) in fuzz::suite::all() {
+        suite_power(name, suite);
+    }
     let simp = Simplifier::new(builtin());
     for (suite, progs) in peer_suite_cases() {
         let exprs: usize = progs.iter().map(|p| p.outputs.len()).sum();

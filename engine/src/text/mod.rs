@@ -1,7 +1,7 @@
 //! Programs as text: the text format ([`parse`], [`print`]), XLA indexing
 //! maps ([`xla`]) and the one input detector every command reads a program
 //! with ([`input`]), and the peer-suite format ([`suite`]). Built on
-//! [`crate::ir`] only.
+//! [`crate::ir`], and [`crate::meaning::domain`] for constraints.
 
 pub mod input;
 pub mod parse;

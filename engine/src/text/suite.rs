@@ -1,17 +1,22 @@
 //! The peer-suite format (`tests/peers/*.cases`): a peer's own test cases
 //! converted to the text format, each `case NAME` followed by its lines
-//! (`var`, `expr` for the input, `peer` for the peer's expected form), with
-//! the width the peer's `index` has in a `# width: N` header line. Read
-//! here once, for the suite test and `tileproof bench suites`.
+//! (`var`, `constraint` and `expr` for the input, `peer` for the peer's
+//! expected form and `peer constraint` for its own domain), with the width
+//! the peer's `index` has in a `# width: N` header line. Read here once, for
+//! the suite test and `tileproof bench suites`, with what a form leaves
+//! ([`cost`]) and how the engine's compares with the peer's ([`Verdict`]).
 
 use crate::ir::dtype::Width;
+use crate::ir::{Graph, NodeId, Op};
+use crate::meaning::domain::{split, Constraint, Split};
 
 /// The converted suites in `tests/peers/`, in report order.
-pub const SUITE_FILES: [&str; 5] = [
+pub const SUITE_FILES: [&str; 6] = [
     "tinygrad.cases",
     "tvm_rewrite.cases",
     "tvm_canonical.cases",
     "xla.cases",
+    "xla_constraints.cases",
     "halide.cases",
 ];
 
@@ -22,7 +27,8 @@ pub struct SuiteCase {
     /// 1-based line of the `case` line.
     pub line: usize,
     /// The lines after it, up to the next `case`, with `peer` read as
-    /// `expect`: a program whose `expect` lines are the peer's form.
+    /// `expect` (so `peer constraint` is `expect constraint`): a program
+    /// whose `expect` lines are the peer's form.
     pub body: String,
 }
 
@@ -84,9 +90,98 @@ pub fn read_suite(text: &str) -> Result<Suite, SuiteError> {
     Ok(Suite { width, cases })
 }
 
+/// What one form of a case leaves: the div/mod nodes (`/ % // mod
+/// ceildiv`) and all the nodes of its results, and the constraints of its
+/// domain. A constraint on a bare variable is that variable's bounds (as
+/// XLA prints it) and is not counted; a domain no point meets (every result
+/// `invalid`) leaves nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cost {
+    pub divmod: usize,
+    pub nodes: usize,
+    pub constraints: usize,
+}
+
+/// The cost of `roots`, a program's results under the constraints
+/// `declared` (none: the roots are the results as they are, a `where` among
+/// them included). The roots are read back as constraints and results
+/// ([`split`]), which is how the engine's result comes back as a map: a
+/// constraint it dropped because the bounds imply it is gone. Roots that do
+/// not read back as one domain count all their nodes and keep the declared
+/// constraints.
+pub fn cost(g: &mut Graph, roots: &[NodeId], declared: &[Constraint]) -> Cost {
+    let on_expr = |g: &Graph, cs: &[Constraint]| {
+        cs.iter()
+            .filter(|c| !matches!(g.node(c.expr).op, Op::Var(_)))
+            .count()
+    };
+    // Every result `invalid` (under whatever gate, a constant `false`
+    // among them): the domain is empty.
+    let arm = |g: &Graph, r: NodeId| {
+        let n = g.node(r);
+        match n.op {
+            Op::Where if g.node(n.src()[2]).op == Op::Invalid => n.src()[1],
+            _ => r,
+        }
+    };
+    if !declared.is_empty()
+        && !roots.is_empty()
+        && roots.iter().all(|&r| g.node(arm(g, r)).op == Op::Invalid)
+    {
+        return Cost::default();
+    }
+    let (results, constraints) = if declared.is_empty() {
+        (roots.to_vec(), 0)
+    } else {
+        match split(g, roots, declared) {
+            Ok(Split::Empty) => return Cost::default(),
+            Ok(Split::Map {
+                constraints,
+                results,
+            }) => {
+                let n = on_expr(g, &constraints);
+                (results, n)
+            }
+            Err(_) => (roots.to_vec(), on_expr(g, declared)),
+        }
+    };
+    let reach = g.reachable(&results);
+    Cost {
+        divmod: reach.iter().filter(|&&n| g.node(n).op.is_divmod()).count(),
+        nodes: reach.len(),
+        constraints,
+    }
+}
+
+/// How far the engine's form of a case goes against the peer's: as far
+/// means no more div/mod in the results and no more constraints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// As far, and fewer div/mod or fewer constraints.
+    Better,
+    /// As many div/mod and constraints.
+    AsFar,
+    /// More div/mod or more constraints: a simplification the engine
+    /// misses.
+    Worse,
+}
+
+impl Verdict {
+    pub fn of(engine: Cost, peer: Cost) -> Verdict {
+        if engine.divmod > peer.divmod || engine.constraints > peer.constraints {
+            Verdict::Worse
+        } else if engine.divmod < peer.divmod || engine.constraints < peer.constraints {
+            Verdict::Better
+        } else {
+            Verdict::AsFar
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::parse::parse_program;
 
     #[test]
     fn a_suite_reads_its_width_and_cases_with_peer_lines_as_expect() {
@@ -112,5 +207,57 @@ mod tests {
             read_suite("# width: x\n"),
             Err(SuiteError::BadWidth { line: 1, .. })
         ));
+    }
+
+    #[test]
+    fn peer_constraint_lines_are_the_expected_forms_own_domain() {
+        let s = read_suite("# width: 64\ncase a\nvar x in [0, 9]\nconstraint x // 2 in [1, 2]\nexpr x\npeer x\npeer constraint x in [2, 5]\n").unwrap();
+        let p = parse_program(&s.cases[0].body).unwrap();
+        assert_eq!(p.constraints.len(), 1);
+        assert_eq!(p.expect_constraints.map(|c| c.len()), Some(1));
+    }
+
+    /// The cost of a program's `expr` roots (`expect: false`) or its
+    /// `expect` roots, each under its own domain.
+    fn cost_of(text: &str, expect: bool) -> Cost {
+        let mut p = parse_program(text).unwrap();
+        let (roots, declared) = if expect {
+            let d = p.expect_constraints.clone();
+            (
+                p.expects.clone(),
+                d.unwrap_or_else(|| p.constraints.clone()),
+            )
+        } else {
+            (p.outputs.clone(), p.constraints.clone())
+        };
+        cost(&mut p.graph, &roots, &declared)
+    }
+
+    #[test]
+    fn a_cost_counts_result_divmods_and_constraints_but_not_bounds() {
+        let text = "var x in [0, 99]\nvar y in [0, 9]\nconstraint x mod 8 + 5 in [6, 10]\nconstraint x * 2 + y in [0, 500]\nexpr x // 4 + y mod 3\nexpect x // 4 + y mod 3\nexpect constraint x in [0, 99]\nexpect constraint x mod 8 in [1, 5]\n";
+        let src = cost_of(text, false);
+        assert_eq!((src.divmod, src.constraints), (2, 2));
+        // `x in [0, 99]` is a bound, not a constraint; the `mod` under the
+        // constraint is not in the results.
+        let peer = cost_of(text, true);
+        assert_eq!((peer.divmod, peer.constraints), (2, 1));
+        assert_eq!(Verdict::of(src, peer), Verdict::Worse);
+        assert_eq!(Verdict::of(peer, src), Verdict::Better);
+        assert_eq!(Verdict::of(peer, peer), Verdict::AsFar);
+    }
+
+    #[test]
+    fn an_empty_domain_costs_nothing_and_a_gate_without_constraints_is_a_result() {
+        let empty = "var x in [0, 9]\nconstraint x // 20 in [2, 2]\nexpr x mod 3\nexpect invalid\n";
+        assert_eq!(cost_of(empty, true), Cost::default());
+        assert_eq!(cost_of(empty, false).constraints, 1);
+        // Also under a constant constraint, which is no bound of anything.
+        let never = "var x in [0, 9]\nconstraint -1 in [0, 1]\nexpr x\nexpect invalid\n";
+        assert_eq!(cost_of(never, true), Cost::default());
+        // No constraint declared: a gated root is a result as it is.
+        let gated = "var x in [0, 9]\nexpr where(x < 5, x // 2, invalid)\n";
+        let c = cost_of(gated, false);
+        assert_eq!((c.divmod, c.constraints), (1, 0));
     }
 }
