@@ -161,13 +161,18 @@ fn constraint_lines_of_the_text_format_print_back() {
 fn a_map_whose_constraints_no_point_meets_is_reported_empty() {
     let map =
         "(d0, d1) -> (d0 floordiv 2)\ndomain:\nd0 in [0, 9],\nd1 in [0, 9],\nd0 + d1 in [19, 30]\n";
-    let out = tileproof(&["simplify", "-"], map);
-    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-    assert!(
-        stdout(&out).contains("the map's domain is empty"),
-        "{}",
-        stdout(&out)
-    );
+    // Through bounds, and through remainders no point meets together.
+    let by_remainders =
+        "(d0, d1) -> (d0 floordiv 2)\ndomain:\nd0 in [0, 9],\nd1 in [0, 9],\nd0 mod 2 in [0, 0],\nd0 mod 4 in [1, 1]\n";
+    for map in [map, by_remainders] {
+        let out = tileproof(&["simplify", "-"], map);
+        assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+        assert!(
+            stdout(&out).contains("the map's domain is empty"),
+            "{}",
+            stdout(&out)
+        );
+    }
 }
 
 #[test]

@@ -155,6 +155,9 @@ pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
     }
     if is_and {
         changed |= pinned_digits(g, &mut facts, w);
+        while merged_congruence(g, &mut facts) {
+            changed = true;
+        }
     }
     // Decided: an empty intersection.
     if facts.iter().any(Fact::empty) {
@@ -327,6 +330,78 @@ fn pinned_digits(g: &Graph, facts: &mut Vec<Fact>, w: Width) -> bool {
     false
 }
 
+/// Two pinned remainders of one base are one congruence (the Chinese
+/// remainder theorem): `x mod 2 == 0 && x mod 3 == 0` is `x mod 6 == 0`
+/// (XLA's constraint merge), `x mod 2 == 1 && x mod 4 == 3` is `x mod 4 ==
+/// 3`, and `x mod 2 == 0 && x mod 4 == 1` holds nowhere (an empty domain).
+fn merged_congruence(g: &mut Graph, facts: &mut Vec<Fact>) -> bool {
+    // `base mod d == a` with a floor remainder by a positive constant.
+    let pinned = |g: &Graph, f: &Fact| -> Option<(NodeId, i128, i128)> {
+        let [(m, 1)] = &f.key[..] else {
+            return None;
+        };
+        let [atom] = m[..] else {
+            return None;
+        };
+        if f.lo != f.hi || !f.not.is_empty() || !g.node(atom).op.is_divmod() {
+            return None;
+        }
+        let s = split_of(g, atom).filter(|s| s.floor_exact(g) && s.lo == 1)?;
+        let d = s.hi.filter(|&d| (1..=1 << 16).contains(&d))?;
+        (g.node(s.base).dtype == DType::Index).then_some((s.base, d, f.lo))
+    };
+    if facts.len() < 2 {
+        return false;
+    }
+    for i in 0..facts.len() {
+        let Some((base, d1, a1)) = pinned(g, &facts[i]) else {
+            continue;
+        };
+        let Some((j, d2, a2)) = (i + 1..facts.len()).find_map(|j| {
+            pinned(g, &facts[j]).and_then(|(b, d, a)| (b == base).then_some((j, d, a)))
+        }) else {
+            continue;
+        };
+        let first = facts[i].first.min(facts[j].first);
+        let step = gcd(d1, d2);
+        let fact = if (a1 - a2).rem_euclid(step) != 0 {
+            // No point meets both: an empty fact decides the chain.
+            Fact {
+                lo: 1,
+                hi: 0,
+                first,
+                ..facts[i].clone()
+            }
+        } else {
+            let l = d1 / step * d2;
+            let Some(a) = (0..d2 / step)
+                .map(|k| a1 + k * d1)
+                .find(|x| (x - a2).rem_euclid(d2) == 0)
+            else {
+                continue;
+            };
+            let Ok(lc) = i64::try_from(l) else {
+                continue;
+            };
+            let lc = g.cnst(lc, DType::Index);
+            let m = g.mk(Op::Mod, &[base, lc]);
+            let a = a.rem_euclid(l);
+            Fact {
+                key: vec![(Mono::from_slice(&[m]), 1)],
+                lo: a,
+                hi: a,
+                not: Vec::new(),
+                first,
+            }
+        };
+        facts.remove(j);
+        facts.remove(i);
+        facts.push(fact);
+        return true;
+    }
+    false
+}
+
 fn div_ceil(a: i128, b: i128) -> Option<i128> {
     crate::ir::arith::div_ceil(a, b)
 }
@@ -360,5 +435,28 @@ mod tests {
         let v = "var x in [-100, 100]";
         assert_eq!(simp(v, "x // 8 == 3 && x mod 8 == 4"), "x == 28");
         assert_eq!(simp(v, "x // 10 == 5 && x mod 10 < 7"), "x < 57 && 49 < x");
+    }
+
+    #[test]
+    fn pinned_remainders_of_one_base_are_one_congruence() {
+        let v = "var x in [-50, 50]";
+        assert_eq!(simp(v, "x mod 2 == 0 && x mod 3 == 0"), "x mod 6 == 0");
+        assert_eq!(simp(v, "x mod 2 == 1 && x mod 4 == 3"), "x mod 4 == 3");
+        assert_eq!(simp(v, "x mod 2 == 0 && x mod 4 == 1"), "false");
+        assert_eq!(
+            simp(v, "(x + 1) mod 4 == 2 && (x + 1) mod 6 == 4"),
+            "x mod 12 == 9"
+        );
+        // The offset is read into the remainder first: one base.
+        assert_eq!(
+            simp(v, "x mod 2 == 0 && (x + 1) mod 3 == 0"),
+            "x mod 6 == 2"
+        );
+        // Remainders of different bases stay apart.
+        let v = "var x in [-50, 50]\nvar y in [-50, 50]";
+        assert_eq!(
+            simp(v, "x mod 2 == 0 && (x + y) mod 3 == 0"),
+            "x mod 2 == 0 && (x + y) mod 3 == 0"
+        );
     }
 }
