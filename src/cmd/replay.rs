@@ -127,9 +127,9 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
             );
         }
         let passed = if a.expect_findings {
-            let verdict = still_found(&r, &who.name());
-            say!("{verdict}");
-            verdict.starts_with("still")
+            let (still, line) = still_found(&r, &who.name());
+            say!("{line}");
+            still
         } else if a.require_proof && r.ok && !r.proved {
             say!(
                 "{}: not proved (--require-proof: the JIT sampled, and Z3 did not prove it)",
@@ -169,9 +169,9 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
 
 /// For `--expect-findings`: whether the case still fails the check its
 /// header records (and, where the header records a class, still shows
-/// that class on the peer's backends), as one line starting `still` when
-/// it does.
-fn still_found(r: &fuzz::corpus::CaseReport, now_under: &str) -> String {
+/// that class on the peer's backends), and the line that says so
+/// (starting `still` when it does, `FAIL` when not).
+fn still_found(r: &fuzz::corpus::CaseReport, now_under: &str) -> (bool, String) {
     let now = if r.found.is_empty() {
         "passes".to_string()
     } else {
@@ -179,7 +179,7 @@ fn still_found(r: &fuzz::corpus::CaseReport, now_under: &str) -> String {
         format!("fails {}", found.join(", "))
     };
     match &r.recorded {
-        _ if r.width.is_none() => r.line.clone(),
+        _ if r.width.is_none() => (false, r.line.clone()),
         // A known finding says something about the simplifier it was found
         // in: replayed against another one, it proves nothing either way.
         Some(_)
@@ -187,25 +187,35 @@ fn still_found(r: &fuzz::corpus::CaseReport, now_under: &str) -> String {
                 .as_deref()
                 .is_some_and(|s| s != now_under) =>
         {
-            format!(
+            let line = format!(
                 "FAIL {}: recorded against {}, replayed against {now_under}",
                 r.path,
                 r.recorded_subject.as_deref().unwrap_or_default()
-            )
+            );
+            (false, line)
         }
-        None => format!(
-            "FAIL {}: no `# tileproof finding:` header to expect (it {now})",
-            r.path
+        None => (
+            false,
+            format!(
+                "FAIL {}: no `# tileproof finding:` header to expect (it {now})",
+                r.path
+            ),
         ),
         Some(k) if r.found.contains(k) => match (&r.recorded_class, &r.class) {
-            (Some(was), Some(now)) if was != now => format!(
-                "FAIL {}: recorded {k} {was}, but the peer's compiled code now says {now}: {}",
-                r.path,
-                r.backend.as_deref().unwrap_or_default()
+            (Some(was), Some(now)) if was != now => (
+                false,
+                format!(
+                    "FAIL {}: recorded {k} {was}, but the peer's compiled code now says {now}: {}",
+                    r.path,
+                    r.backend.as_deref().unwrap_or_default()
+                ),
             ),
-            (Some(was), _) => format!("still {k:<11} {was:<14} {}", r.path),
-            (None, _) => format!("still {k:<11} {}", r.path),
+            (Some(was), _) => (true, format!("still {k:<11} {was:<14} {}", r.path)),
+            (None, _) => (true, format!("still {k:<11} {}", r.path)),
         },
-        Some(k) => format!("FAIL {}: recorded {k}, but it {now} now", r.path),
+        Some(k) => (
+            false,
+            format!("FAIL {}: recorded {k}, but it {now} now", r.path),
+        ),
     }
 }

@@ -205,6 +205,34 @@ pub struct RuleResult {
     /// left unknown after that attempt was unknown too.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generic_budget: Option<Spent>,
+    /// Why a row of 8 bits or more was proved width by width (its note
+    /// says it in full); `None` where the generic query was not tried.
+    #[serde(skip)]
+    pub width_by_width: Option<WidthByWidth>,
+}
+
+/// The kind of reason a rule was proved width by width, not by one
+/// width-generic query.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum WidthByWidth {
+    /// An op or literal whose meaning depends on the width's bits.
+    WidthDependent,
+    /// The generic query has a model at some width bound (not a
+    /// counterexample: a width may still be proved on its own).
+    GenericModel,
+    /// The generic query was not settled (unknown, over a limit, out of
+    /// the run's time, or its premise unsatisfiable).
+    Unsettled,
+}
+
+impl WidthByWidth {
+    pub fn describe(self) -> &'static str {
+        match self {
+            WidthByWidth::WidthDependent => "an op or literal that depends on the width",
+            WidthByWidth::GenericModel => "the generic query has a model at some MAX",
+            WidthByWidth::Unsettled => "the generic query was not settled",
+        }
+    }
 }
 
 impl RuleResult {
@@ -310,7 +338,12 @@ pub fn prove_rule_widths(
     let mut attempt = None;
     if !opts.per_width && !covered.is_empty() {
         match width_generic_obstacle(rule) {
-            Some(why) => generic_note = Some(format!("checked width by width: {why}")),
+            Some(why) => {
+                generic_note = Some((
+                    WidthByWidth::WidthDependent,
+                    format!("checked width by width: {why}"),
+                ))
+            }
             None => match prove_generic(rule, opts) {
                 Ok((cached, seconds)) => {
                     let rows: Vec<RuleResult> = opts
@@ -331,6 +364,7 @@ pub fn prove_rule_widths(
                             generic_attempt_seconds: 0.0,
                             budget: None,
                             generic_budget: None,
+                            width_by_width: None,
                         })
                         .collect();
                     rows.iter().for_each(progress);
@@ -350,9 +384,9 @@ pub fn prove_rule_widths(
                     all.sort_by_key(|r| opts.widths.iter().position(|&w| w == r.width));
                     return all;
                 }
-                Err((why, seconds, spent)) => {
+                Err((kind, why, seconds, spent)) => {
                     attempt_seconds = seconds;
-                    generic_note = Some(format!("checked width by width: {why}"));
+                    generic_note = Some((kind, format!("checked width by width: {why}")));
                     attempt = Some(spent);
                 }
             },
@@ -368,8 +402,9 @@ pub fn prove_rule_widths(
         .par_iter()
         .map(|&w| {
             let mut r = within_budget(opts, || prove_rule_within(rule, w, opts, first));
-            if w >= 8 {
-                r.notes.extend(generic_note.clone());
+            if let (true, Some((kind, note))) = (w >= 8, &generic_note) {
+                r.notes.push(note.clone());
+                r.width_by_width = Some(*kind);
             }
             r.generic_attempt_seconds = attempt_seconds;
             if matches!(r.verdict, Verdict::Unknown { .. }) {
@@ -410,9 +445,9 @@ pub fn width_generic_obstacle(rule: &Rule) -> Option<String> {
     None
 }
 
-/// Why a width-generic attempt did not settle a rule, its seconds, and
-/// where its time went.
-type NotSettled = (String, f64, Spent);
+/// Why a width-generic attempt did not settle a rule (its kind and in
+/// words), its seconds, and where its time went.
+type NotSettled = (WidthByWidth, String, f64, Spent);
 
 /// The width-generic proof of a rule (every type instance, one bounded-
 /// integer query with symbolic `index` bounds each): `Ok((cached,
@@ -427,11 +462,11 @@ fn prove_generic(rule: &Rule, opts: &Options) -> Result<(bool, f64), NotSettled>
 fn prove_generic_within(rule: &Rule, opts: &Options) -> Result<(bool, f64), NotSettled> {
     let mut spent = Spent::new(opts.query_bound());
     if let Some(why) = over_smt_limit(rule) {
-        return Err((why, 0.0, spent));
+        return Err((WidthByWidth::Unsettled, why, 0.0, spent));
     }
     prove_lemmas(rule, opts);
     if let Some(why) = opts.past_deadline() {
-        return Err((why, 0.0, spent));
+        return Err((WidthByWidth::Unsettled, why, 0.0, spent));
     }
     let start = Instant::now();
     let deadline = opts.query_deadline(start);
@@ -457,20 +492,28 @@ fn prove_generic_within(rule: &Rule, opts: &Options) -> Result<(bool, f64), NotS
             Some(d) => with_deadline(d, solve),
             None => solve(),
         };
-        let why = match out {
+        let (kind, why) = match out {
             Outcome::Proved { cached } => {
                 all_cached &= cached;
                 continue;
             }
-            Outcome::Unknown(reason) | Outcome::GenericModel(reason) => {
-                format!("the width-generic query is unknown ({reason})")
-            }
-            Outcome::Vacuous => "the width-generic premise is unsatisfiable".to_string(),
+            Outcome::Unknown(reason) => (
+                WidthByWidth::Unsettled,
+                format!("the width-generic query is unknown ({reason})"),
+            ),
+            Outcome::GenericModel(reason) => (
+                WidthByWidth::GenericModel,
+                format!("the width-generic query is unknown ({reason})"),
+            ),
+            Outcome::Vacuous => (
+                WidthByWidth::Unsettled,
+                "the width-generic premise is unsatisfiable".to_string(),
+            ),
             Outcome::Failed(_) | Outcome::InternalError(_) => {
                 unreachable!("a width-generic query reports no counterexample")
             }
         };
-        return Err((why, start.elapsed().as_secs_f64(), spent));
+        return Err((kind, why, start.elapsed().as_secs_f64(), spent));
     }
     Ok((all_cached, start.elapsed().as_secs_f64()))
 }
@@ -536,6 +579,7 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -
             generic_attempt_seconds: 0.0,
             budget: None,
             generic_budget: None,
+            width_by_width: None,
         };
     }
     let mut method = Mode::Bv;
@@ -601,6 +645,7 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -
         generic_attempt_seconds: 0.0,
         budget: unknown.then_some(spent),
         generic_budget: None,
+        width_by_width: None,
     }
 }
 

@@ -8,7 +8,7 @@ use indicatif::ProgressBar;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use verify::prove::{Options, RuleResult, Verdict};
+use verify::prove::{Options, RuleResult, Verdict, WidthByWidth};
 use verify::termination::Report;
 use verify::verdict::VerdictKind;
 
@@ -253,29 +253,24 @@ fn print_width_generic(results: &[RuleResult]) {
         .iter()
         .filter(|n| results.iter().any(|r| r.rule == **n && r.width_generic))
         .count();
-    let mut why: BTreeMap<String, usize> = BTreeMap::new();
+    let mut why: BTreeMap<WidthByWidth, usize> = BTreeMap::new();
     for n in &rules {
-        let note = results
+        // The kind of reason, not each rule's detail.
+        if let Some(kind) = results
             .iter()
             .filter(|r| r.rule == *n && !r.width_generic)
-            .flat_map(|r| &r.notes)
-            .find_map(|note| note.strip_prefix("checked width by width: "));
-        if let Some(note) = note {
-            // The kind of reason, not each rule's detail.
-            let kind = if note.starts_with("its `") || note.starts_with("its literal") {
-                "an op or literal that depends on the width"
-            } else if note.contains("has a model") {
-                "the generic query has a model at some MAX"
-            } else {
-                "the generic query was not settled"
-            };
-            *why.entry(kind.to_string()).or_default() += 1;
+            .find_map(|r| r.width_by_width)
+        {
+            *why.entry(kind).or_default() += 1;
         }
     }
     if generic == 0 && why.is_empty() {
         return;
     }
-    let why: Vec<String> = why.iter().map(|(k, v)| format!("{v}: {k}")).collect();
+    let why: Vec<String> = why
+        .iter()
+        .map(|(k, v)| format!("{v}: {}", k.describe()))
+        .collect();
     println!(
         "width-generic: {generic} of {} proved for every width >= 8 by one query{}",
         engine::print::count(rules.len(), "rule"),
