@@ -33,7 +33,7 @@ use engine::parse::parse_program;
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
 use engine::semantics::Failure as Obligation;
-use engine::suite::{cost, Cost, Suite, SuiteCase, Verdict, SUITE_FILES};
+use engine::suite::{cost, Cost, Reach, Suite, SuiteCase, SUITE_FILES};
 use fuzz::oracle::Domain;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -387,7 +387,7 @@ fn report(suite: &str, w: Width, outs: &[Outcome]) -> (String, String) {
         if let Some(cap) = &o.cap {
             caps.push(format!("  {} (line {}): {cap}", o.name, o.line));
         }
-        if Verdict::of(e, p) == Verdict::Worse || e.nodes > p.nodes {
+        if Reach::of(e, p) == Reach::Worse || e.nodes > p.nodes {
             row[12] += 1;
             work.push(format!(
                 "  {}  [div/mod {} vs {}, constraints {} vs {}, nodes {} vs {}]\n    input:  {}\n    engine: {}\n    peer:   {}",

@@ -30,7 +30,7 @@
 //!   (`tests/peers/*.cases`), how far the engine goes against the peer's
 //!   own expected forms (cases where it leaves no more div/mod in the
 //!   results and no more constraints on the domain, fewer, more: the worse
-//!   ones by name, [`engine::suite::Verdict`]) and time per expression.
+//!   ones by name, [`engine::suite::Reach`]) and time per expression.
 
 use super::output::say;
 use engine::dtype::Width;
@@ -617,7 +617,7 @@ fn peer_suite_cases() -> Vec<(String, Vec<engine::parse::Program>)> {
 /// `expect` lines), its input simplified at the suite's width (a case that
 /// hits the firing cap keeps its input), the two forms' costs compared.
 fn suite_power(name: &str, suite: &engine::suite::Suite) {
-    use engine::suite::{cost, Verdict};
+    use engine::suite::{cost, Reach};
     let mut simp = Simplifier::new(builtin());
     simp.width = suite.width;
     let (mut cases, mut better, mut worse) = (0, 0, Vec::new());
@@ -634,10 +634,10 @@ fn suite_power(name: &str, suite: &engine::suite::Suite) {
         let engine = cost(&mut p.graph, &roots, &p.constraints);
         let peer = cost(&mut p.graph, &p.expects, &peer_domain);
         cases += 1;
-        match Verdict::of(engine, peer) {
-            Verdict::Better => better += 1,
-            Verdict::AsFar => {}
-            Verdict::Worse => worse.push(c.name.as_str()),
+        match Reach::of(engine, peer) {
+            Reach::Better => better += 1,
+            Reach::AsFar => {}
+            Reach::Worse => worse.push(c.name.as_str()),
         }
     }
     say!(

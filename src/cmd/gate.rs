@@ -42,7 +42,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use tileproof::decide::validator;
-use verify::prove::{RuleResult, Verdict};
+use verify::prove::{ProofVerdict, RuleResult};
 use verify::verdict::VerdictKind;
 
 #[derive(clap::Args)]
@@ -451,25 +451,25 @@ fn print_proofs(results: &[RuleResult], rules: usize, widths: &[String], seconds
     let mut accounted = Vec::new();
     for r in results {
         match &r.verdict {
-            Verdict::Proved => {}
-            Verdict::Failed { counterexample } => {
+            ProofVerdict::Proved => {}
+            ProofVerdict::Failed { counterexample } => {
                 say!("FAILED {} at width {}\n{}", r.rule, r.width, counterexample)
             }
-            Verdict::Vacuous => say!(
+            ProofVerdict::Vacuous => say!(
                 "VACUOUS {} at width {}: its guard and bounds can never hold",
                 r.rule,
                 r.width
             ),
-            Verdict::Unknown { reason } => {
+            ProofVerdict::Unknown { reason } => {
                 say!("UNKNOWN {} at width {}: {}", r.rule, r.width, reason);
                 for line in super::proofs::time_account(r, &mut accounted) {
                     say!("{line}");
                 }
             }
-            Verdict::Disputed { reason } => {
+            ProofVerdict::Disputed { reason } => {
                 say!("DISPUTED {} at width {}: {}", r.rule, r.width, reason)
             }
-            Verdict::InternalError { internal_error } => {
+            ProofVerdict::InternalError { internal_error } => {
                 say!(
                     "INTERNAL ERROR {} at width {}\n{}",
                     r.rule,
@@ -488,7 +488,7 @@ fn print_proofs(results: &[RuleResult], rules: usize, widths: &[String], seconds
                 .collect();
             let proved = at
                 .iter()
-                .filter(|r| matches!(r.verdict, Verdict::Proved))
+                .filter(|r| matches!(r.verdict, ProofVerdict::Proved))
                 .count();
             format!("{proved}/{} at {w}", at.len())
         })
@@ -794,13 +794,15 @@ fn json_report(r: &Report, a: &Args, problems: &[String], seconds: f64) -> Value
             let mut v = serde_json::to_value(p).unwrap_or(Value::Null);
             // The printed form next to the structured one: what a bug
             // report quotes.
-            if let (Verdict::Failed { counterexample }, Value::Object(m)) = (&p.verdict, &mut v) {
+            if let (ProofVerdict::Failed { counterexample }, Value::Object(m)) =
+                (&p.verdict, &mut v)
+            {
                 m.insert(
                     "counterexample_text".into(),
                     json!(counterexample.to_string()),
                 );
             }
-            if let (Verdict::InternalError { internal_error }, Value::Object(m)) =
+            if let (ProofVerdict::InternalError { internal_error }, Value::Object(m)) =
                 (&p.verdict, &mut v)
             {
                 m.insert(

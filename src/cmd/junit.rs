@@ -3,7 +3,7 @@
 //! `testsuites > testsuite > testcase` with an optional `failure`/`error`.
 
 use std::fmt::Write as _;
-use verify::prove::{RuleResult, Verdict};
+use verify::prove::{ProofVerdict, RuleResult};
 
 /// How a test case ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,8 +57,8 @@ impl Suite {
 /// failures (with the counterexample), unknown ones errors.
 pub fn rule_case(r: &RuleResult) -> TestCase {
     let outcome = match &r.verdict {
-        Verdict::Proved => Outcome::Passed,
-        Verdict::Failed { counterexample } => Outcome::Failure {
+        ProofVerdict::Proved => Outcome::Passed,
+        ProofVerdict::Failed { counterexample } => Outcome::Failure {
             kind: r.verdict.name().into(),
             message: format!(
                 "{} is unsound at width {}: {}",
@@ -66,7 +66,7 @@ pub fn rule_case(r: &RuleResult) -> TestCase {
             ),
             text: counterexample.to_string(),
         },
-        Verdict::Vacuous => Outcome::Failure {
+        ProofVerdict::Vacuous => Outcome::Failure {
             kind: r.verdict.name().into(),
             message: format!(
                 "{} is vacuous at width {}: its guard and bounds can never hold",
@@ -74,17 +74,17 @@ pub fn rule_case(r: &RuleResult) -> TestCase {
             ),
             text: String::new(),
         },
-        Verdict::Disputed { reason } => Outcome::Failure {
+        ProofVerdict::Disputed { reason } => Outcome::Failure {
             kind: r.verdict.name().into(),
             message: format!("{} disputed at width {}: {reason}", r.rule, r.width),
             text: String::new(),
         },
-        Verdict::Unknown { reason } => Outcome::Error {
+        ProofVerdict::Unknown { reason } => Outcome::Error {
             kind: r.verdict.name().into(),
             message: format!("{} unknown at width {}: {reason}", r.rule, r.width),
             text: String::new(),
         },
-        Verdict::InternalError { internal_error } => Outcome::Error {
+        ProofVerdict::InternalError { internal_error } => Outcome::Error {
             kind: r.verdict.name().into(),
             message: format!(
                 "internal error on {} at width {}: {}",

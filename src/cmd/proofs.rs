@@ -6,8 +6,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use verify::cache::Cache;
-use verify::prove::{prove_all, Options, RuleResult, Verdict};
-use verify::termination::{Report, Verdict as TermVerdict};
+use verify::prove::{prove_all, Options, ProofVerdict, RuleResult};
+use verify::termination::{Report, TerminationVerdict};
 
 /// Prints termination: each rule that does not decrease the order (every
 /// rule when `every`), justified ones with their justification, and each
@@ -17,11 +17,11 @@ pub fn print_termination(t: &Report, every: bool) {
     let mut out = std::io::stdout().lock();
     for r in &t.rules {
         let tag = match &r.verdict {
-            TermVerdict::Terminates { .. } if !every => continue,
-            TermVerdict::Terminates { .. } => "TERMINATES",
-            TermVerdict::Justified { .. } => "JUSTIFIED",
-            TermVerdict::DoesNotDecrease { .. } => "DOES NOT DECREASE",
-            TermVerdict::Unknown { .. } => "UNKNOWN TERMINATION",
+            TerminationVerdict::Terminates { .. } if !every => continue,
+            TerminationVerdict::Terminates { .. } => "TERMINATES",
+            TerminationVerdict::Justified { .. } => "JUSTIFIED",
+            TerminationVerdict::DoesNotDecrease { .. } => "DOES NOT DECREASE",
+            TerminationVerdict::Unknown { .. } => "UNKNOWN TERMINATION",
         };
         let _ = writeln!(out, "{tag} {}: {}", r.rule, r.verdict.detail());
     }
@@ -77,7 +77,7 @@ pub fn run_proofs(
     // Off a terminal the bar is hidden; a line per tenth keeps logs alive.
     let plain = !std::io::stderr().is_terminal();
     let progress = |r: &RuleResult| {
-        if !matches!(r.verdict, Verdict::Proved) {
+        if !matches!(r.verdict, ProofVerdict::Proved) {
             failed.fetch_add(1, Ordering::Relaxed);
             bar.set_message(format!("{} not proved", failed.load(Ordering::Relaxed)));
         }

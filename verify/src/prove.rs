@@ -124,7 +124,7 @@ impl Options {
 /// The verdict for one rule at one width (over all its type instances).
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "verdict", rename_all = "kebab-case")]
-pub enum Verdict {
+pub enum ProofVerdict {
     Proved,
     /// Some obligation fails: a counterexample.
     Failed {
@@ -150,15 +150,15 @@ pub enum Verdict {
     },
 }
 
-impl Verdict {
+impl ProofVerdict {
     pub fn kind(&self) -> VerdictKind {
         match self {
-            Verdict::Proved => VerdictKind::Proved,
-            Verdict::Failed { .. } => VerdictKind::Failed,
-            Verdict::Vacuous => VerdictKind::Vacuous,
-            Verdict::Disputed { .. } => VerdictKind::Disputed,
-            Verdict::Unknown { .. } => VerdictKind::Unknown,
-            Verdict::InternalError { .. } => VerdictKind::InternalError,
+            ProofVerdict::Proved => VerdictKind::Proved,
+            ProofVerdict::Failed { .. } => VerdictKind::Failed,
+            ProofVerdict::Vacuous => VerdictKind::Vacuous,
+            ProofVerdict::Disputed { .. } => VerdictKind::Disputed,
+            ProofVerdict::Unknown { .. } => VerdictKind::Unknown,
+            ProofVerdict::InternalError { .. } => VerdictKind::InternalError,
         }
     }
 
@@ -173,7 +173,7 @@ pub struct RuleResult {
     pub rule: String,
     pub width: u32,
     #[serde(flatten)]
-    pub verdict: Verdict,
+    pub verdict: ProofVerdict,
     /// The encoding that settled it (the strongest any instance needed).
     pub method: &'static str,
     /// Every instance came from the cache.
@@ -304,7 +304,9 @@ pub fn cross_check_results(rules: &[&Rule], opts: &Options, results: &mut [RuleR
         .par_iter()
         .map(|r| {
             let mine = results.iter().filter(|x| x.rule == r.name);
-            let all_proved = mine.clone().all(|x| matches!(x.verdict, Verdict::Proved));
+            let all_proved = mine
+                .clone()
+                .all(|x| matches!(x.verdict, ProofVerdict::Proved));
             (all_proved && mine.count() > 0).then(|| {
                 crate::crosscheck::cross_check(r, opts.timeout, &|| integer_obligations(r, opts))
             })
@@ -314,7 +316,7 @@ pub fn cross_check_results(rules: &[&Rule], opts: &Options, results: &mut [RuleR
         let Some(cc) = check else { continue };
         for res in results.iter_mut().filter(|x| x.rule == rule.name) {
             if let CrossCheck::Disagrees { detail, .. } = &cc {
-                res.verdict = Verdict::Disputed {
+                res.verdict = ProofVerdict::Disputed {
                     reason: format!("Z3 proved it, but the cross-check disagrees: {detail}"),
                 };
             }
@@ -353,7 +355,7 @@ pub fn prove_rule_widths(
                         .map(|&w| RuleResult {
                             rule: rule.name.clone(),
                             width: w,
-                            verdict: Verdict::Proved,
+                            verdict: ProofVerdict::Proved,
                             method: Mode::Int.name(),
                             cached,
                             instances: rule.instances().len(),
@@ -407,7 +409,7 @@ pub fn prove_rule_widths(
                 r.width_by_width = Some(*kind);
             }
             r.generic_attempt_seconds = attempt_seconds;
-            if matches!(r.verdict, Verdict::Unknown { .. }) {
+            if matches!(r.verdict, ProofVerdict::Unknown { .. }) {
                 r.generic_budget = attempt.clone().filter(|a| !a.rounds.is_empty());
             }
             progress(&r);
@@ -568,7 +570,7 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -
         return RuleResult {
             rule: rule.name.clone(),
             width,
-            verdict: Verdict::Unknown { reason },
+            verdict: ProofVerdict::Unknown { reason },
             method: Mode::Int.name(),
             cached: false,
             instances: instances.len(),
@@ -585,7 +587,7 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -
     let mut method = Mode::Bv;
     let mut all_cached = true;
     let mut vacuous = 0;
-    let mut verdict = Verdict::Proved;
+    let mut verdict = ProofVerdict::Proved;
     let mut shares = Shares {
         share: first,
         spent: &mut spent,
@@ -605,28 +607,28 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -
                 vacuous += 1;
             }
             Outcome::Failed(cex) => {
-                verdict = Verdict::Failed {
+                verdict = ProofVerdict::Failed {
                     counterexample: cex,
                 };
                 all_cached = false;
                 break;
             }
             Outcome::InternalError(e) => {
-                verdict = Verdict::InternalError { internal_error: e };
+                verdict = ProofVerdict::InternalError { internal_error: e };
                 all_cached = false;
                 break;
             }
             Outcome::Unknown(reason) | Outcome::GenericModel(reason) => {
                 all_cached = false;
-                if !matches!(verdict, Verdict::Unknown { .. }) {
-                    verdict = Verdict::Unknown { reason };
+                if !matches!(verdict, ProofVerdict::Unknown { .. }) {
+                    verdict = ProofVerdict::Unknown { reason };
                 }
             }
         }
     }
-    let unknown = matches!(verdict, Verdict::Unknown { .. });
-    if matches!(verdict, Verdict::Proved) && vacuous == instances.len() {
-        verdict = Verdict::Vacuous;
+    let unknown = matches!(verdict, ProofVerdict::Unknown { .. });
+    if matches!(verdict, ProofVerdict::Proved) && vacuous == instances.len() {
+        verdict = ProofVerdict::Vacuous;
     }
     if width > 16 {
         method = Mode::Int;

@@ -37,7 +37,7 @@ pub enum Method {
 /// A rule's termination verdict.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "verdict", rename_all = "kebab-case")]
-pub enum Verdict {
+pub enum TerminationVerdict {
     /// It decreases the order, first in `component`.
     Terminates {
         #[serde(serialize_with = "component_name")]
@@ -62,11 +62,11 @@ fn component_name<S: serde::Serializer>(c: &Component, s: S) -> Result<S::Ok, S:
     s.serialize_str(c.name())
 }
 
-impl Verdict {
+impl TerminationVerdict {
     /// The verdict in words, as reports print it.
     pub fn line(&self) -> String {
         match self {
-            Verdict::Terminates { component, method } => format!(
+            TerminationVerdict::Terminates { component, method } => format!(
                 "terminates ({component}{})",
                 if *method == Method::Solver {
                     ", by Z3"
@@ -74,12 +74,14 @@ impl Verdict {
                     ""
                 }
             ),
-            Verdict::Justified {
+            TerminationVerdict::Justified {
                 failure,
                 justification,
             } => format!("does not decrease ({failure}); justified: {justification}"),
-            Verdict::DoesNotDecrease { failure } => format!("does not decrease ({failure})"),
-            Verdict::Unknown { reason } => format!("unknown ({reason})"),
+            TerminationVerdict::DoesNotDecrease { failure } => {
+                format!("does not decrease ({failure})")
+            }
+            TerminationVerdict::Unknown { reason } => format!("unknown ({reason})"),
         }
     }
 
@@ -87,13 +89,13 @@ impl Verdict {
     /// that is not "terminates" (`DOES NOT DECREASE`, `JUSTIFIED`, ...).
     pub fn detail(&self) -> String {
         match self {
-            Verdict::Justified {
+            TerminationVerdict::Justified {
                 failure,
                 justification,
             } => format!("{failure}; terminates: {justification}"),
-            Verdict::DoesNotDecrease { failure } => failure.clone(),
-            Verdict::Unknown { reason } => reason.clone(),
-            Verdict::Terminates { component, method } => format!(
+            TerminationVerdict::DoesNotDecrease { failure } => failure.clone(),
+            TerminationVerdict::Unknown { reason } => reason.clone(),
+            TerminationVerdict::Terminates { component, method } => format!(
                 "the order decreases in its {component}{}",
                 if *method == Method::Solver {
                     " (Z3)"
@@ -106,7 +108,10 @@ impl Verdict {
 
     /// The rule passes: it decreases the order, or its file justifies it.
     pub fn holds(&self) -> bool {
-        matches!(self, Verdict::Terminates { .. } | Verdict::Justified { .. })
+        matches!(
+            self,
+            TerminationVerdict::Terminates { .. } | TerminationVerdict::Justified { .. }
+        )
     }
 }
 
@@ -115,7 +120,7 @@ impl Verdict {
 pub struct RuleTermination {
     pub rule: String,
     #[serde(flatten)]
-    pub verdict: Verdict,
+    pub verdict: TerminationVerdict,
 }
 
 /// A cycle, as reported.
@@ -151,14 +156,14 @@ impl Report {
     pub fn decreasing(&self) -> usize {
         self.rules
             .iter()
-            .filter(|r| matches!(r.verdict, Verdict::Terminates { .. }))
+            .filter(|r| matches!(r.verdict, TerminationVerdict::Terminates { .. }))
             .count()
     }
 
     pub fn justified(&self) -> impl Iterator<Item = &RuleTermination> {
         self.rules
             .iter()
-            .filter(|r| matches!(r.verdict, Verdict::Justified { .. }))
+            .filter(|r| matches!(r.verdict, TerminationVerdict::Justified { .. }))
     }
 
     /// Rules that neither decrease nor are justified (unknown included).
@@ -248,7 +253,7 @@ fn constants_decrease(
     q: &reduction::ConstantsQuery<'_>,
     widths: &[u32],
     timeout: Duration,
-) -> Verdict {
+) -> TerminationVerdict {
     for types in rule.instances() {
         for &w in widths {
             let mut rq = RuleQuery::firing(rule, &types, Enc::new(Mode::Int, w));
@@ -286,7 +291,7 @@ fn constants_decrease(
                                 .join(", ")
                         })
                         .unwrap_or_default();
-                    return Verdict::DoesNotDecrease {
+                    return TerminationVerdict::DoesNotDecrease {
                         failure: format!(
                             "constants: their ranks do not shrink at width {w}{}",
                             if at.is_empty() {
@@ -298,14 +303,14 @@ fn constants_decrease(
                     };
                 }
                 SatResult::Unknown => {
-                    return Verdict::Unknown {
+                    return TerminationVerdict::Unknown {
                         reason: unknown_reason(&solver, "the constants' decrease"),
                     }
                 }
             }
         }
     }
-    Verdict::Terminates {
+    TerminationVerdict::Terminates {
         component: Component::Constants,
         method: Method::Solver,
     }
@@ -313,23 +318,25 @@ fn constants_decrease(
 
 /// One rule's verdict: the order (syntax, then Z3 for the constants), and
 /// its file's justification where it does not decrease.
-pub fn check_rule(rule: &Rule, widths: &[u32], timeout: Duration) -> Verdict {
+pub fn check_rule(rule: &Rule, widths: &[u32], timeout: Duration) -> TerminationVerdict {
     let verdict = match reduction::check(rule) {
-        Check::Decreases(component) => Verdict::Terminates {
+        Check::Decreases(component) => TerminationVerdict::Terminates {
             component,
             method: Method::Syntax,
         },
         Check::Constants(q) => constants_decrease(rule, &q, widths, timeout),
-        Check::Fails(n) => Verdict::DoesNotDecrease {
+        Check::Fails(n) => TerminationVerdict::DoesNotDecrease {
             failure: n.to_string(),
         },
-        Check::Undecided(reason) => Verdict::Unknown { reason },
+        Check::Undecided(reason) => TerminationVerdict::Unknown { reason },
     };
     match (verdict, &rule.terminates) {
-        (Verdict::DoesNotDecrease { failure }, Some(why)) => Verdict::Justified {
-            failure,
-            justification: why.clone(),
-        },
+        (TerminationVerdict::DoesNotDecrease { failure }, Some(why)) => {
+            TerminationVerdict::Justified {
+                failure,
+                justification: why.clone(),
+            }
+        }
         (v, _) => v,
     }
 }
@@ -338,7 +345,7 @@ pub fn check_rule(rule: &Rule, widths: &[u32], timeout: Duration) -> Verdict {
 /// searched from every rule of `set` that does not decrease the order,
 /// kept when they involve one of `rules`.
 pub fn check(rules: &[&Rule], set: &RuleSet, widths: &[u32], timeout: Duration) -> Report {
-    let verdicts: Vec<(&Rule, Verdict)> = set
+    let verdicts: Vec<(&Rule, TerminationVerdict)> = set
         .rules()
         .chain(
             rules
@@ -350,7 +357,7 @@ pub fn check(rules: &[&Rule], set: &RuleSet, widths: &[u32], timeout: Duration) 
         .collect();
     let starts: Vec<&str> = verdicts
         .iter()
-        .filter(|(_, v)| !matches!(v, Verdict::Terminates { .. }))
+        .filter(|(_, v)| !matches!(v, TerminationVerdict::Terminates { .. }))
         .map(|(r, _)| r.name.as_str())
         .collect();
     let checked = |name: &str| rules.iter().any(|r| r.name == name);

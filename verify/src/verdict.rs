@@ -6,7 +6,7 @@ use serde::Serialize;
 use std::fmt;
 
 /// A proof's verdict, without its evidence (a rule's counterexample or
-/// reason lives in [`crate::prove::Verdict`]).
+/// reason lives in [`crate::prove::ProofVerdict`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum VerdictKind {

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use verify::budget::Spent;
-use verify::prove::{prove_all, prove_rule_widths, Options, Verdict};
+use verify::prove::{prove_all, prove_rule_widths, Options, ProofVerdict};
 use verify::solver::{End, QUERY_FACTOR};
 
 /// The tests take turns: each proves on every core, and the first one's
@@ -60,7 +60,7 @@ fn a_rule_whose_one_check_needs_more_than_a_tenth_of_the_bound_is_proved_within_
     assert!(
         calibration
             .iter()
-            .all(|r| matches!(r.verdict, Verdict::Proved)),
+            .all(|r| matches!(r.verdict, ProofVerdict::Proved)),
         "the rule is sound and proved at a bound of 600 s"
     );
     let bound = (t * 6).max(Duration::from_secs(10));
@@ -72,7 +72,7 @@ fn a_rule_whose_one_check_needs_more_than_a_tenth_of_the_bound_is_proved_within_
             .map(Spent::to_string)
             .collect();
         assert!(
-            matches!(r.verdict, Verdict::Proved),
+            matches!(r.verdict, ProofVerdict::Proved),
             "width {} at a bound of {bound:?} (proved in {t:?} unbounded): {}\n{}",
             r.width,
             r.verdict.name(),
@@ -96,7 +96,10 @@ fn no_check_is_cancelled_twice_at_one_share_and_the_fallback_starts_past_the_gen
     let mut fallbacks = 0;
     for r in &results {
         assert!(
-            matches!(r.verdict, Verdict::Unknown { .. } | Verdict::Proved),
+            matches!(
+                r.verdict,
+                ProofVerdict::Unknown { .. } | ProofVerdict::Proved
+            ),
             "{} at {}: {}",
             r.rule,
             r.width,

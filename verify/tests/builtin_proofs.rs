@@ -10,7 +10,7 @@
 use engine::rules::builtin;
 use std::collections::BTreeMap;
 use std::time::Duration;
-use verify::prove::{prove_all, Options, Verdict};
+use verify::prove::{prove_all, Options, ProofVerdict};
 
 #[test]
 fn every_builtin_rule_is_proved_at_every_width() {
@@ -30,7 +30,7 @@ fn every_builtin_rule_is_proved_at_every_width() {
     let mut bad = Vec::new();
     for r in &results {
         match &r.verdict {
-            Verdict::Proved => {
+            ProofVerdict::Proved => {
                 let how = if r.width_generic {
                     "width-generic"
                 } else {

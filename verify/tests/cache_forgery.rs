@@ -8,7 +8,7 @@ use engine::rules::RuleSet;
 use std::path::PathBuf;
 use std::time::Duration;
 use verify::cache::{Cache, Query};
-use verify::prove::{cache_queries, prove_rule, Options, Verdict};
+use verify::prove::{cache_queries, prove_rule, Options, ProofVerdict};
 
 const WIDTH: u32 = 8;
 
@@ -28,7 +28,7 @@ fn scratch(name: &str) -> PathBuf {
 /// Proves `wrong_mul_zero` (unsound: a masked lane becomes a real 0) at 8
 /// bits with a cache in which `forge` put something at each of its query
 /// keys; returns the verdict and the cache.
-fn prove_with_forged(name: &str, forge: impl Fn(&Cache, &Query)) -> (Verdict, Cache) {
+fn prove_with_forged(name: &str, forge: impl Fn(&Cache, &Query)) -> (ProofVerdict, Cache) {
     let set = wrong_rules();
     let rule = set.rule("wrong_mul_zero").expect("rule exists");
     let cache = Cache::new(scratch(name));
@@ -51,9 +51,9 @@ fn prove_with_forged(name: &str, forge: impl Fn(&Cache, &Query)) -> (Verdict, Ca
     (r.verdict, cache)
 }
 
-fn assert_failed_and_rejected(name: &str, verdict: &Verdict, cache: &Cache, why: &str) {
+fn assert_failed_and_rejected(name: &str, verdict: &ProofVerdict, cache: &Cache, why: &str) {
     assert!(
-        matches!(verdict, Verdict::Failed { .. }),
+        matches!(verdict, ProofVerdict::Failed { .. }),
         "{name}: a forged entry made the unsound rule {}",
         verdict.name()
     );
@@ -107,7 +107,7 @@ fn an_entry_with_the_wrong_digest_is_not_a_proof() {
 #[test]
 fn a_well_formed_entry_is_trusted_so_the_cache_is_only_as_good_as_its_writer() {
     let (v, cache) = prove_with_forged("valid", |c, q| c.record_proof(q, "forger"));
-    assert!(matches!(v, Verdict::Proved), "{}", v.name());
+    assert!(matches!(v, ProofVerdict::Proved), "{}", v.name());
     assert!(cache.rejected().is_empty());
     let _ = std::fs::remove_dir_all(cache.dir());
 }
@@ -129,7 +129,7 @@ fn an_entry_copied_from_another_rules_key_is_not_a_proof() {
         };
         assert!(matches!(
             prove_rule(sound, WIDTH, &opts).verdict,
-            Verdict::Proved
+            ProofVerdict::Proved
         ));
         let entry = cache_queries(sound, WIDTH)
             .iter()

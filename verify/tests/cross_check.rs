@@ -11,7 +11,7 @@ use engine::rules::RuleSet;
 use std::time::Duration;
 use verify::crosscheck::{cvc5_path, cvc5_version, CrossCheck};
 use verify::encode::fault;
-use verify::prove::{prove_all, Options, Verdict};
+use verify::prove::{prove_all, Options, ProofVerdict};
 
 #[test]
 fn a_wrong_encoding_of_mod_in_one_solver_is_caught_by_the_cross_check() {
@@ -44,7 +44,7 @@ fn a_wrong_encoding_of_mod_in_one_solver_is_caught_by_the_cross_check() {
     fault::set_euclidean_mod(false);
     for r in &alone {
         assert!(
-            matches!(r.verdict, Verdict::Proved),
+            matches!(r.verdict, ProofVerdict::Proved),
             "the fault should fool Z3 alone at {}: {:?}",
             r.width,
             r.verdict
@@ -53,7 +53,7 @@ fn a_wrong_encoding_of_mod_in_one_solver_is_caught_by_the_cross_check() {
     }
     for r in &checked {
         assert!(
-            matches!(r.verdict, Verdict::Disputed { .. }),
+            matches!(r.verdict, ProofVerdict::Disputed { .. }),
             "at {}: {:?}",
             r.width,
             r.verdict
@@ -69,14 +69,14 @@ fn a_wrong_encoding_of_mod_in_one_solver_is_caught_by_the_cross_check() {
     assert!(
         fixed
             .iter()
-            .all(|r| matches!(r.verdict, Verdict::Failed { .. })),
+            .all(|r| matches!(r.verdict, ProofVerdict::Failed { .. })),
         "{:?}",
         fixed.iter().map(|r| r.verdict.name()).collect::<Vec<_>>()
     );
     // A sound rule: cvc5 agrees, and the rule stays proved.
     let ok = prove_all(&[set.rule("add_zero_x").unwrap()], &opts(true), &|_| {});
     assert!(
-        ok.iter().all(|r| matches!(r.verdict, Verdict::Proved)
+        ok.iter().all(|r| matches!(r.verdict, ProofVerdict::Proved)
             && matches!(r.cross_check, CrossCheck::Agrees { .. })),
         "{:?}",
         ok.iter()

@@ -5,7 +5,7 @@
 use engine::rules::RuleSet;
 use std::time::Duration;
 use verify::encode::{Enc, Mode};
-use verify::prove::{prove_rule, Options, Verdict};
+use verify::prove::{prove_rule, Options, ProofVerdict};
 use verify::query::RuleQuery;
 
 fn options() -> Options {
@@ -51,7 +51,7 @@ fn a_prove_query_with_a_5000_factor_computed_right_side_is_proved() {
     ));
     let rule = rules.rule("deep_product").expect("the rule is there");
     let r = prove_rule(rule, 8, &options());
-    assert!(matches!(r.verdict, Verdict::Proved), "{:?}", r.verdict);
+    assert!(matches!(r.verdict, ProofVerdict::Proved), "{:?}", r.verdict);
 }
 
 #[test]
@@ -62,7 +62,9 @@ fn a_rule_over_the_smt_limit_is_unknown_at_once_and_says_why() {
     let rule = rules.rule("deep_sum").expect("the rule is there");
     let r = prove_rule(rule, 64, &options());
     match &r.verdict {
-        Verdict::Unknown { reason } => assert!(reason.contains("over the SMT limit"), "{reason}"),
+        ProofVerdict::Unknown { reason } => {
+            assert!(reason.contains("over the SMT limit"), "{reason}")
+        }
         other => panic!("{other:?}"),
     }
 }

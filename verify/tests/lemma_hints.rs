@@ -8,7 +8,7 @@ use engine::rules::RuleSet;
 use std::sync::Arc;
 use std::time::Duration;
 use verify::lemma::Lemmas;
-use verify::prove::{prove_rule, Options, Verdict};
+use verify::prove::{prove_rule, Options, ProofVerdict};
 use verify::verdict::VerdictKind;
 
 const LEMMAS: &str = "\
@@ -54,7 +54,7 @@ fn a_false_lemma_is_refused_and_the_wrong_rule_citing_it_is_still_refuted() {
     for w in [8, 32] {
         let res = prove_rule(rule, w, &o);
         assert!(
-            matches!(res.verdict, Verdict::Failed { .. }),
+            matches!(res.verdict, ProofVerdict::Failed { .. }),
             "at {w}: {:?}",
             res.verdict
         );
@@ -88,7 +88,7 @@ fn a_rule_citing_lemmas_it_does_not_need_still_proves() {
         for w in [8, 16, 32, 64] {
             let res = prove_rule(rule, w, &o);
             assert!(
-                matches!(res.verdict, Verdict::Proved),
+                matches!(res.verdict, ProofVerdict::Proved),
                 "{} at {w}: {:?} {:?}",
                 rule.name,
                 res.verdict,
@@ -123,14 +123,14 @@ fn a_rule_that_needs_a_lemma_is_proved_with_it_only() {
     let r = o.lemmas.result("floordiv_nest", o.timeout, None);
     assert!(r.proved(), "{r:?}");
     let r = prove_rule(with.rule("composed_with").unwrap(), 32, &o);
-    assert!(matches!(r.verdict, Verdict::Proved), "{:?}", r.verdict);
+    assert!(matches!(r.verdict, ProofVerdict::Proved), "{:?}", r.verdict);
     let o = Options {
         timeout: Duration::from_secs(2),
         ..o
     };
     let r = prove_rule(without.rule("composed_without").unwrap(), 32, &o);
     assert!(
-        matches!(r.verdict, Verdict::Unknown { .. }),
+        matches!(r.verdict, ProofVerdict::Unknown { .. }),
         "{:?}",
         r.verdict
     );

@@ -9,7 +9,7 @@
 
 use engine::rules::{builtin, RuleSet};
 use std::time::Duration;
-use verify::prove::{prove_all, Options, Verdict};
+use verify::prove::{prove_all, Options, ProofVerdict};
 
 fn lemmas() -> RuleSet {
     RuleSet::parse("divmod.rules", include_str!("../lemmas/divmod.rules"))
@@ -32,7 +32,7 @@ fn divmod_lemmas_are_proved_at_every_width() {
     let rules: Vec<_> = set.rules().collect();
     let mut bad = Vec::new();
     for r in prove_all(&rules, &opts, &|_| {}) {
-        if !matches!(r.verdict, Verdict::Proved) {
+        if !matches!(r.verdict, ProofVerdict::Proved) {
             bad.push(format!("{} at {}: {:?}", r.rule, r.width, r.verdict));
         }
     }

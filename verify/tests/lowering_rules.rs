@@ -4,7 +4,7 @@
 
 use engine::rules::load_lowering;
 use std::time::Duration;
-use verify::prove::{prove_rule, Options, Verdict};
+use verify::prove::{prove_rule, Options, ProofVerdict};
 
 #[test]
 fn floor_to_truncating_lowering_rules_are_proved_at_width_8() {
@@ -20,7 +20,7 @@ fn floor_to_truncating_lowering_rules_are_proved_at_width_8() {
     for rule in set.rules() {
         let r = prove_rule(rule, 8, &opts);
         assert!(
-            matches!(r.verdict, Verdict::Proved),
+            matches!(r.verdict, ProofVerdict::Proved),
             "{}: {:?}",
             rule.name,
             r.verdict

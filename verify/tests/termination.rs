@@ -6,7 +6,7 @@
 
 use engine::rules::{builtin, load_lowering};
 use std::time::Duration;
-use verify::termination::{check, Method, Verdict};
+use verify::termination::{check, Method, TerminationVerdict};
 
 #[test]
 fn every_builtin_rule_decreases_the_order_or_says_why_it_stops() {
@@ -28,7 +28,7 @@ fn every_builtin_rule_decreases_the_order_or_says_why_it_stops() {
         assert!(
             matches!(
                 v,
-                Verdict::Terminates {
+                TerminationVerdict::Terminates {
                     method: Method::Solver,
                     ..
                 }
@@ -53,7 +53,7 @@ fn the_lowering_rules_that_copy_an_operand_are_justified_by_their_group() {
         .unwrap()
         .verdict;
     match lower_mod {
-        Verdict::Justified {
+        TerminationVerdict::Justified {
             failure,
             justification,
         } => {
@@ -69,6 +69,6 @@ fn the_lowering_rules_that_copy_an_operand_are_justified_by_their_group() {
             .find(|t| t.rule == "lower_floordiv_pow2")
             .unwrap()
             .verdict,
-        Verdict::Terminates { .. }
+        TerminationVerdict::Terminates { .. }
     ));
 }

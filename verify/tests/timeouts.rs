@@ -7,7 +7,7 @@
 
 use engine::rules::RuleSet;
 use std::time::{Duration, Instant};
-use verify::prove::{prove_rule, Options, Verdict};
+use verify::prove::{prove_rule, Options, ProofVerdict};
 use verify::solver::QUERY_FACTOR;
 
 fn hard() -> RuleSet {
@@ -48,7 +48,7 @@ fn a_tiny_timeout_makes_every_hard_query_unknown_at_once() {
                 let r = prove_rule(rule, w, &o);
                 let took = start.elapsed();
                 assert!(
-                    matches!(r.verdict, Verdict::Unknown { .. }),
+                    matches!(r.verdict, ProofVerdict::Unknown { .. }),
                     "{} at {w} with timeout {t}: {}",
                     rule.name,
                     r.verdict.name()
@@ -77,7 +77,7 @@ fn a_hard_query_ends_within_its_bound_of_timeouts() {
     let took = start.elapsed();
     println!("divmod_recombine_composed at 8 bits, timeout 1 s: {took:?}");
     assert!(
-        matches!(r.verdict, Verdict::Unknown { .. }),
+        matches!(r.verdict, ProofVerdict::Unknown { .. }),
         "{}",
         r.verdict.name()
     );
@@ -136,7 +136,7 @@ fn every_hard_query_ends_within_its_bound_and_a_run_within_its_budget() {
     let cut = results
         .iter()
         .filter(
-            |r| matches!(&r.verdict, Verdict::Unknown { reason } if reason.contains("out of time")),
+            |r| matches!(&r.verdict, ProofVerdict::Unknown { reason } if reason.contains("out of time")),
         )
         .count();
     println!("  {cut} of {} rows unknown: out of time", results.len());

@@ -5,7 +5,7 @@
 use engine::rules::RuleSet;
 use std::time::Duration;
 use verify::counterexample::Failure;
-use verify::prove::{prove_rule, Options, Verdict};
+use verify::prove::{prove_rule, Options, ProofVerdict};
 
 fn wrong_rules() -> RuleSet {
     RuleSet::parse("wrong.rules", include_str!("wrong.rules")).expect("the test file parses")
@@ -29,7 +29,7 @@ fn expect_refuted(name: &str, width: u32, failure: Failure) {
     let rule = set.rule(name).expect("rule exists");
     let r = prove_rule(rule, width, &opts());
     match &r.verdict {
-        Verdict::Failed { counterexample } => {
+        ProofVerdict::Failed { counterexample } => {
             assert_eq!(
                 counterexample.failure, failure,
                 "{name} at {width}:\n{counterexample}"
@@ -83,5 +83,9 @@ fn truncating_nested_div_add_without_sign_guard_is_refuted() {
 fn rule_whose_guard_never_holds_is_vacuous() {
     let set = wrong_rules();
     let r = prove_rule(set.rule("vacuous_guard").unwrap(), 8, &opts());
-    assert!(matches!(r.verdict, Verdict::Vacuous), "{:?}", r.verdict);
+    assert!(
+        matches!(r.verdict, ProofVerdict::Vacuous),
+        "{:?}",
+        r.verdict
+    );
 }

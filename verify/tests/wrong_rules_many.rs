@@ -26,7 +26,7 @@ use verify::counterexample::{
     case_point, replay_case, reproduce, CaseError, Counterexample, Failure, State, Unconfirmed,
     VarValue,
 };
-use verify::prove::{prove_rule, Options, Verdict};
+use verify::prove::{prove_rule, Options, ProofVerdict};
 
 const WIDTHS: [u32; 4] = [8, 16, 32, 64];
 
@@ -178,7 +178,7 @@ fn every_counterexample_to_a_wrong_rule_reproduces() {
             };
             let res = prove_rule(rule, width, &opts);
             let out = match &res.verdict {
-                Verdict::Failed { counterexample } => {
+                ProofVerdict::Failed { counterexample } => {
                     let bad = audit(rule, width, counterexample);
                     if bad.is_empty() {
                         Ok(counterexample.case.clone().unwrap_or_default())
@@ -186,7 +186,7 @@ fn every_counterexample_to_a_wrong_rule_reproduces() {
                         Err(format!("{}\n{counterexample}", bad.join("\n")))
                     }
                 }
-                Verdict::InternalError { internal_error } => Err(internal_error.to_string()),
+                ProofVerdict::InternalError { internal_error } => Err(internal_error.to_string()),
                 other => Err(format!("not refuted: {}", other.name())),
             };
             (rule, width, seed, out, res.seconds)

@@ -4,7 +4,7 @@
 //! expected form and `peer constraint` for its own domain), with the width
 //! the peer's `index` has in a `# width: N` header line. Read here once, for
 //! the suite test and `tileproof bench suites`, with what a form leaves
-//! ([`cost`]) and how the engine's compares with the peer's ([`Verdict`]).
+//! ([`cost`]) and how the engine's compares with the peer's ([`Reach`]).
 
 use crate::ir::dtype::Width;
 use crate::ir::{Graph, NodeId, Op};
@@ -156,7 +156,7 @@ pub fn cost(g: &mut Graph, roots: &[NodeId], declared: &[Constraint]) -> Cost {
 /// How far the engine's form of a case goes against the peer's: as far
 /// means no more div/mod in the results and no more constraints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Reach {
     /// As far, and fewer div/mod or fewer constraints.
     Better,
     /// As many div/mod and constraints.
@@ -166,14 +166,14 @@ pub enum Verdict {
     Worse,
 }
 
-impl Verdict {
-    pub fn of(engine: Cost, peer: Cost) -> Verdict {
+impl Reach {
+    pub fn of(engine: Cost, peer: Cost) -> Reach {
         if engine.divmod > peer.divmod || engine.constraints > peer.constraints {
-            Verdict::Worse
+            Reach::Worse
         } else if engine.divmod < peer.divmod || engine.constraints < peer.constraints {
-            Verdict::Better
+            Reach::Better
         } else {
-            Verdict::AsFar
+            Reach::AsFar
         }
     }
 }
@@ -242,9 +242,9 @@ mod tests {
         // constraint is not in the results.
         let peer = cost_of(text, true);
         assert_eq!((peer.divmod, peer.constraints), (2, 1));
-        assert_eq!(Verdict::of(src, peer), Verdict::Worse);
-        assert_eq!(Verdict::of(peer, src), Verdict::Better);
-        assert_eq!(Verdict::of(peer, peer), Verdict::AsFar);
+        assert_eq!(Reach::of(src, peer), Reach::Worse);
+        assert_eq!(Reach::of(peer, src), Reach::Better);
+        assert_eq!(Reach::of(peer, peer), Reach::AsFar);
     }
 
     #[test]

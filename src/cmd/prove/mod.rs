@@ -8,7 +8,7 @@ use indicatif::ProgressBar;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use verify::prove::{Options, RuleResult, Verdict, WidthByWidth};
+use verify::prove::{Options, ProofVerdict, RuleResult, WidthByWidth};
 use verify::termination::Report;
 use verify::verdict::VerdictKind;
 
@@ -160,24 +160,24 @@ pub fn report(results: &[RuleResult], widths: &[u32], elapsed: Duration) -> bool
             println!("NOTE {} at width {}: {note}", r.rule, r.width);
         }
         match &r.verdict {
-            Verdict::Proved => {}
-            Verdict::Failed { counterexample } => {
+            ProofVerdict::Proved => {}
+            ProofVerdict::Failed { counterexample } => {
                 println!("FAILED {} at width {}\n{}", r.rule, r.width, counterexample)
             }
-            Verdict::Vacuous => println!(
+            ProofVerdict::Vacuous => println!(
                 "VACUOUS {} at width {}: its guard and bounds can never hold",
                 r.rule, r.width
             ),
-            Verdict::Unknown { reason } => {
+            ProofVerdict::Unknown { reason } => {
                 println!("UNKNOWN {} at width {}: {}", r.rule, r.width, reason);
                 for line in time_account(r, &mut accounted) {
                     println!("{line}");
                 }
             }
-            Verdict::Disputed { reason } => {
+            ProofVerdict::Disputed { reason } => {
                 println!("DISPUTED {} at width {}: {}", r.rule, r.width, reason)
             }
-            Verdict::InternalError { internal_error } => {
+            ProofVerdict::InternalError { internal_error } => {
                 println!(
                     "INTERNAL ERROR {} at width {}\n{}",
                     r.rule, r.width, internal_error
@@ -191,7 +191,7 @@ pub fn report(results: &[RuleResult], widths: &[u32], elapsed: Duration) -> bool
         let mut methods: BTreeMap<&str, usize> = BTreeMap::new();
         for r in results.iter().filter(|r| r.width == w) {
             *counts.entry(r.verdict.kind()).or_default() += 1;
-            if matches!(r.verdict, Verdict::Proved) {
+            if matches!(r.verdict, ProofVerdict::Proved) {
                 let how = if r.width_generic {
                     "width-generic bounded-integer"
                 } else {
@@ -463,7 +463,9 @@ fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
             serde_json::to_string_pretty(&with_termination(&results, &termination))
                 .expect("serializable")
         );
-        results.iter().all(|r| matches!(r.verdict, Verdict::Proved))
+        results
+            .iter()
+            .all(|r| matches!(r.verdict, ProofVerdict::Proved))
     } else {
         print_lemmas(&rules, &opts);
         let ok = report(&results, &a.width, start.elapsed());
@@ -581,11 +583,11 @@ fn write_cases(dir: &str, results: &[RuleResult]) {
     let _ = std::fs::create_dir_all(dir);
     for r in results {
         let (name, text) = match &r.verdict {
-            Verdict::Failed { counterexample } => match &counterexample.case {
+            ProofVerdict::Failed { counterexample } => match &counterexample.case {
                 Some(case) => (format!("{}-w{}.txt", r.rule, r.width), case.clone()),
                 None => continue,
             },
-            Verdict::InternalError { internal_error } => (
+            ProofVerdict::InternalError { internal_error } => (
                 format!("{}-w{}.internal-error.txt", r.rule, r.width),
                 internal_error.to_string(),
             ),
