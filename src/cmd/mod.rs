@@ -26,7 +26,6 @@ mod summary;
 
 use ::fuzz::peer::Peer;
 use ::fuzz::subject::Engine;
-use anyhow::Context;
 use engine::rewrite::Simplifier;
 use engine::rules::RuleSet;
 use std::time::Duration;
@@ -102,15 +101,8 @@ pub struct SubjectArgs {
     /// adapter: the peer, not tileproof, bounds a campaign's rate.
     #[arg(long, value_name = "N", requires = "simplifier")]
     pub peer_jobs: Option<usize>,
-    /// Seconds a peer may take on one case before it counts as a hang (it
-    /// is then killed and restarted).
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
-    pub peer_timeout: f64,
-    /// The longest line, in bytes, read from a peer's adapter (its hello
-    /// and every answer): a longer one is `garbage` (the adapter is killed
-    /// and restarted). docs/protocol.md lists every limit.
-    #[arg(long, default_value_t = ::fuzz::peer::lines::DEFAULT_MAX_LINE, value_name = "BYTES", requires = "simplifier")]
-    pub peer_max_line: usize,
+    #[command(flatten)]
+    pub limits: PeerLimits,
     /// A rule file laid over the built-in rules (repeatable): a rule named
     /// like a built-in one replaces it, others join their group (a group
     /// the engine does not have is tried after the built-in ones).
@@ -129,6 +121,35 @@ pub struct SubjectArgs {
     pub peer_rule: Option<String>,
 }
 
+/// The limits of a peer's adapter, as every command that starts one takes
+/// them (`fuzz`, `check`, `replay`, `prove --simplifier`).
+#[derive(clap::Args, Clone, Debug)]
+pub struct PeerLimits {
+    /// Seconds a peer may take on one request before it counts as a hang
+    /// (it is then killed and restarted).
+    #[arg(
+        long,
+        default_value_t = 10.0,
+        value_name = "SECONDS",
+        requires = "simplifier"
+    )]
+    pub peer_timeout: f64,
+    /// The longest line, in bytes, read from a peer's adapter (its hello
+    /// and every answer): a longer one is `garbage` (the adapter is killed
+    /// and restarted). docs/protocol.md lists every limit.
+    #[arg(long, default_value_t = ::fuzz::peer::lines::DEFAULT_MAX_LINE, value_name = "BYTES", requires = "simplifier")]
+    pub peer_max_line: usize,
+}
+
+impl PeerLimits {
+    /// Starts the adapter `cmd` within these limits.
+    pub fn start(&self, cmd: &str) -> anyhow::Result<Peer> {
+        let t = parse_seconds("--peer-timeout", self.peer_timeout)?;
+        anyhow::ensure!(self.peer_max_line > 0, "--peer-max-line must be at least 1");
+        Ok(Peer::start_bounded(cmd, t, self.peer_max_line)?)
+    }
+}
+
 /// A loaded simplifier under test.
 pub enum Under {
     /// The engine's rules, and the candidate files they were loaded with.
@@ -140,10 +161,8 @@ impl SubjectArgs {
     pub fn load(&self) -> anyhow::Result<Under> {
         match &self.simplifier {
             Some(cmd) => {
-                let t = parse_timeout(self.peer_timeout).context("--peer-timeout")?;
                 anyhow::ensure!(self.peer_jobs != Some(0), "--peer-jobs must be at least 1");
-                anyhow::ensure!(self.peer_max_line > 0, "--peer-max-line must be at least 1");
-                let mut peer = Peer::start_bounded(cmd, t, self.peer_max_line)?;
+                let mut peer = self.limits.start(cmd)?;
                 if let Some(n) = self.peer_jobs {
                     peer = peer.with_processes(n);
                 }

@@ -108,20 +108,8 @@ pub struct Args {
     /// With --simplifier: instances of each rule's pattern to build.
     #[arg(long, default_value_t = 32, value_name = "N", requires = "simplifier")]
     pub instances: usize,
-    /// With --simplifier: seconds the peer may take on one request before
-    /// it counts as a hang (it is then killed and restarted).
-    #[arg(
-        long,
-        default_value_t = 10.0,
-        value_name = "SECONDS",
-        requires = "simplifier"
-    )]
-    pub peer_timeout: f64,
-    /// With --simplifier: the longest line, in bytes, read from a peer's adapter (its hello
-    /// and every answer): a longer one is `garbage` (the adapter is killed
-    /// and restarted). docs/protocol.md lists every limit.
-    #[arg(long, default_value_t = ::fuzz::peer::lines::DEFAULT_MAX_LINE, value_name = "BYTES", requires = "simplifier")]
-    pub peer_max_line: usize,
+    #[command(flatten)]
+    pub limits: super::PeerLimits,
     /// With --simplifier: do not run counterexamples on the peer's
     /// backends (its own compiled code); they stay `unconfirmed`.
     #[arg(long, requires = "simplifier")]
@@ -392,8 +380,7 @@ pub fn run(a: Args) -> ExitCode {
             simplifier,
             names: a.names.iter().chain(&a.rule).cloned().collect(),
             instances: a.instances,
-            peer_timeout: a.peer_timeout,
-            peer_max_line: a.peer_max_line,
+            limits: &a.limits,
             timeout: a.timeout,
             seed: a.seed,
             jobs: a.jobs,

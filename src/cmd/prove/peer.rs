@@ -6,7 +6,6 @@
 use super::super::junit::{Outcome, Suite, TestCase};
 use super::super::peer_dir_name;
 use fuzz::checks::{CheckConfig, Confirm, Kind, KindSet};
-use fuzz::peer::Peer;
 use fuzz::peer_rules::{self, Options, Pools, RuleReport, Summary, Verdict};
 use fuzz::subject::Subject;
 use rayon::prelude::*;
@@ -30,9 +29,8 @@ pub struct Request<'a> {
     /// The rules named (all when empty).
     pub names: Vec<String>,
     pub instances: usize,
-    pub peer_timeout: f64,
-    /// The longest line read from the adapter (`--peer-max-line`).
-    pub peer_max_line: usize,
+    /// `--peer-timeout`, `--peer-max-line`.
+    pub limits: &'a super::super::PeerLimits,
     /// The SMT timeout per query.
     pub timeout: f64,
     pub seed: u32,
@@ -49,11 +47,9 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
     let cmd = a.simplifier;
     anyhow::ensure!(a.instances > 0, "--instances must be at least 1");
     anyhow::ensure!(a.jobs != Some(0), "--jobs must be at least 1");
-    let peer_timeout = super::super::parse_seconds("--peer-timeout", a.peer_timeout)?;
     let smt_timeout = super::super::parse_timeout(a.timeout)?;
     let start = Instant::now();
-    anyhow::ensure!(a.peer_max_line > 0, "--peer-max-line must be at least 1");
-    let peer = Peer::start_bounded(cmd, peer_timeout, a.peer_max_line)?;
+    let peer = a.limits.start(cmd)?;
     let rules = peer_rules::list(&peer)?;
     let chosen = peer_rules::select(&rules, &a.names)?;
     let profile = peer.profile();
