@@ -4,3 +4,4 @@
 //! this is the one place where their answers are combined.
 
 pub mod decide;
+pub mod gate;

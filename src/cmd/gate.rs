@@ -1,6 +1,7 @@
 //! `tileproof gate`: the soundness gate, the one job CI runs.
 //!
-//! Four stages, each one line with counts and time, then a verdict:
+//! Four stages, each one line with counts and time, then a verdict (the
+//! policy, why the gate fails, is `tileproof::gate`):
 //!
 //! 1. **prove**: every rule (built-in, with `--rules` files laid over them)
 //!    at each width, through the proof cache (`tileproof prove`'s code);
@@ -42,6 +43,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use tileproof::decide::validator;
+use tileproof::gate::{with_verdict, Problem, Report, RunBudget};
 use verify::prove::{ProofVerdict, RuleResult};
 use verify::verdict::VerdictKind;
 
@@ -155,20 +157,6 @@ pub fn run(a: Args) -> ExitCode {
             }
         }),
     )
-}
-
-/// Everything the stages found, for the verdict and the reports.
-struct Report {
-    proofs: Vec<RuleResult>,
-    prove_seconds: f64,
-    termination: verify::termination::Report,
-    termination_seconds: f64,
-    cases: Vec<CaseReport>,
-    corpus_seconds: f64,
-    firings: Firings,
-    campaigns: Vec<(Generator, Summary)>,
-    /// ` --rules FILE` for each overlay: what a reproducing command needs.
-    rules_args: String,
 }
 
 fn gate(a: Args) -> anyhow::Result<bool> {
@@ -292,10 +280,11 @@ fn finish(
     unreached: Vec<String>,
     start: Instant,
 ) -> anyhow::Result<bool> {
-    let mut problems = problems(report);
+    let mut found = report.problems();
     if !unreached.is_empty() {
-        problems.push(format!("out of budget: {}", unreached.join(", ")));
+        found.push(Problem::OutOfBudget(unreached));
     }
+    let problems: Vec<String> = found.iter().map(ToString::to_string).collect();
     let seconds = start.elapsed().as_secs_f64();
     if problems.is_empty() {
         say!("verdict   PASS: every stage holds ({seconds:.1} s)");
@@ -311,28 +300,6 @@ fn finish(
         junit::write(path, "tileproof gate", &junit_suites(report), seconds)?;
     }
     Ok(problems.is_empty())
-}
-
-/// The whole gate's deadline (`--budget`), if any: what is left of it, and
-/// a solver call bounded by it.
-#[derive(Clone, Copy)]
-struct RunBudget(Option<Instant>);
-
-impl RunBudget {
-    fn left(self) -> Option<Duration> {
-        self.0.map(|d| d.saturating_duration_since(Instant::now()))
-    }
-
-    fn spent(self) -> bool {
-        self.left().is_some_and(|l| l.is_zero())
-    }
-
-    fn within(self, f: &dyn Fn() -> Validation) -> Validation {
-        match self.0 {
-            Some(d) => verify::solver::with_budget(d, f),
-            None => f(),
-        }
-    }
 }
 
 /// Stage 2: every corpus case replayed with the engine, each at its width,
@@ -438,13 +405,6 @@ fn select<'s>(set: &'s RuleSet, candidates: &RuleSet, a: &Args) -> anyhow::Resul
         return Ok(set.select(&names)?);
     }
     Ok(set.select(&a.rule)?)
-}
-
-fn with_verdict(results: &[RuleResult], verdict: VerdictKind) -> usize {
-    results
-        .iter()
-        .filter(|r| r.verdict.kind() == verdict)
-        .count()
 }
 
 fn print_proofs(results: &[RuleResult], rules: usize, widths: &[String], seconds: f64) {
@@ -686,104 +646,6 @@ fn print_campaign(g: Generator, s: &Summary, rules: &str) {
         s.seed,
         s.elapsed.as_secs_f64()
     );
-}
-
-/// Why the gate fails (empty: it passes).
-fn problems(r: &Report) -> Vec<String> {
-    let mut p = Vec::new();
-    for (v, what) in [
-        (VerdictKind::Failed, "failed (counterexample)"),
-        (VerdictKind::Unknown, "unknown (not proved)"),
-        (VerdictKind::Vacuous, "vacuous"),
-        (
-            VerdictKind::InternalError,
-            "internal error (a counterexample the interpreter does not reproduce)",
-        ),
-    ] {
-        let n = with_verdict(&r.proofs, v);
-        if n > 0 {
-            let names: Vec<String> = r
-                .proofs
-                .iter()
-                .filter(|x| x.verdict.kind() == v)
-                .map(|x| format!("{}@{}", x.rule, x.width))
-                .collect();
-            p.push(format!(
-                "{} {what}: {}",
-                count(n, "rule-width"),
-                shorten(&names)
-            ));
-        }
-    }
-    let bad: Vec<String> = r.termination.failing().map(|t| t.rule.clone()).collect();
-    if !bad.is_empty() {
-        p.push(format!(
-            "{} not shown to decrease the order: {}",
-            count(bad.len(), "rule"),
-            shorten(&bad)
-        ));
-    }
-    let loops: Vec<String> = r
-        .termination
-        .loops()
-        .map(|c| format!("{} on `{}`", c.rules.join(" -> "), c.term))
-        .collect();
-    if !loops.is_empty() {
-        p.push(format!(
-            "{} that loop: {}",
-            count(loops.len(), "rule cycle"),
-            shorten(&loops)
-        ));
-    }
-    let bad: Vec<String> = r
-        .cases
-        .iter()
-        .filter(|c| !c.ok)
-        .map(|c| c.path.clone())
-        .collect();
-    if !bad.is_empty() {
-        p.push(format!(
-            "{} failed: {}",
-            count(bad.len(), "corpus case"),
-            shorten(&bad)
-        ));
-    }
-    let bad: Vec<String> = r.firings.failed().map(|f| f.rule.clone()).collect();
-    if !bad.is_empty() {
-        p.push(format!(
-            "{} not validated: {}",
-            count(bad.len(), "algorithmic firing"),
-            shorten(&bad)
-        ));
-    }
-    let never = r.firings.unvalidated();
-    if !never.is_empty() {
-        p.push(format!(
-            "{} with no validated firing: {}",
-            count(never.len(), "algorithmic rule"),
-            shorten(&never)
-        ));
-    }
-    if !r.firings.errors.is_empty() {
-        p.push(format!(
-            "{} the simplifier could not finish",
-            count(r.firings.errors.len(), "case")
-        ));
-    }
-    let found: u64 = r.campaigns.iter().map(|(_, s)| s.total_findings()).sum();
-    if found > 0 {
-        p.push(count(found, "campaign finding"));
-    }
-    p
-}
-
-/// At most eight names, then a count.
-fn shorten(names: &[String]) -> String {
-    if names.len() <= 8 {
-        names.join(", ")
-    } else {
-        format!("{}, and {} more", names[..8].join(", "), names.len() - 8)
-    }
 }
 
 fn json_report(r: &Report, a: &Args, problems: &[String], seconds: f64) -> Value {
