@@ -560,6 +560,7 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         },
     };
     let missed_dir = cfg.corpus.as_ref().map(|d| d.join("missed"));
+    let mut budget = missed::Budget::default();
     let mut causes = Causes::default();
     let mut next_j = 0u64;
     let batch = cfg.batch.max(1) as u64;
@@ -577,7 +578,7 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
             break;
         }
         let end = cfg.cases.map_or(next_j + batch, |n| n.min(next_j + batch));
-        let runs: Vec<CaseRun> = (next_j..end)
+        let mut runs: Vec<CaseRun> = (next_j..end)
             .into_par_iter()
             .filter_map(|j| {
                 if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -587,6 +588,9 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
             })
             .collect();
         next_j = end;
+        if let Some(h) = hooks.missed {
+            settle_missed(h, &mut budget, &mut runs);
+        }
 
         // Fold in case order; pick the findings to shrink and record.
         let mut b = Batch::default();
@@ -1204,6 +1208,27 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
         }
     }
     run
+}
+
+/// Settles the batch's missed simplifications no walk settled: in case
+/// order, those the prover's budget allows, proved in parallel; the others
+/// rejected.
+fn settle_missed(h: &Hunter<'_>, budget: &mut missed::Budget, runs: &mut [CaseRun]) {
+    let mut todo: Vec<&mut Hunt> = Vec::new();
+    for hunt in runs.iter_mut().flat_map(|r| r.missed.iter_mut()) {
+        if let Hunt::Unsettled(m) = hunt {
+            if budget.take(m) {
+                todo.push(hunt);
+            } else {
+                *hunt = Hunt::Rejected(missed::Rejection::Budget, String::new());
+            }
+        }
+    }
+    todo.par_iter_mut().for_each(|hunt| {
+        if let Hunt::Unsettled(m) = std::mem::replace(*hunt, Hunt::NotCheaper) {
+            **hunt = h.settle(m);
+        }
+    });
 }
 
 /// Looks for a missed simplification in a sound answer, when asked to; a

@@ -986,7 +986,7 @@ pub fn judge(
         Some(t),
     ) = (who, r.ok(), &r.checked.tgt)
     {
-        rep.missed = Some(h.hunt(&r.checked.graph, &r.checked.src, t));
+        rep.missed = Some(h.hunt_settled(&r.checked.graph, &r.checked.src, t));
     }
     if r.ok() {
         rep.ok = true;

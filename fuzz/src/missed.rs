@@ -17,7 +17,7 @@
 //! on the source. Cases are bucketed by those rules ([`Tally`]).
 
 use crate::checks::{Validator, Verdict};
-use crate::oracle::Domain;
+use crate::oracle::{Domain, OracleConfig};
 use crate::propose::{propose, Language, Proposal};
 use crate::subject::{Integers, Profile};
 use engine::interp::{check_point, Evaluator, PointCheck};
@@ -30,8 +30,19 @@ use std::fmt;
 use std::path::PathBuf;
 
 /// Domains of at most this many points are proved by walking them with the
-/// interpreter; larger ones go to the prover hook.
+/// exact interpreter.
 pub const WALK_POINTS: u128 = 4096;
+
+/// Domains of at most this many points are proved by the oracle's
+/// exhaustive walk (compiled) when no value can leave 64 bits; larger
+/// ones, and the others, go to the prover hook (SMT costs a campaign far
+/// more than a walk).
+pub const JIT_POINTS: u128 = 1 << 20;
+
+/// Points of a large domain at which the source is looked at for one
+/// where it is defined (else the walk proves nothing worth reporting, and
+/// the prover decides).
+const DEFINED_PROBES: u64 = 64;
 
 /// What an expression costs at run time: div/mod first (tens of cycles
 /// each), then nodes. Ordered lexicographically. A negation counts as the
@@ -78,6 +89,9 @@ pub enum Rejection {
     Unproved,
     /// The source means nothing at any point: there is nothing to miss.
     Vacuous,
+    /// Too large to walk, and the prover's budget for its rules was spent
+    /// ([`Budget`]).
+    Budget,
 }
 
 impl Rejection {
@@ -86,6 +100,7 @@ impl Rejection {
             Rejection::Refuted => "refuted",
             Rejection::Unproved => "unproved",
             Rejection::Vacuous => "vacuous",
+            Rejection::Budget => "beyond the solver's budget",
         }
     }
 }
@@ -202,7 +217,41 @@ pub enum Hunt {
     OutsideProfile,
     /// A cheaper answer, not reported.
     Rejected(Rejection, String),
+    /// A cheaper answer no walk could settle: for the prover
+    /// ([`Hunter::settle`]), within its [`Budget`].
+    Unsettled(Box<Missed>),
     Missed(Box<Missed>),
+}
+
+/// How many cases of each rule the prover (SMT, far slower than a walk)
+/// is asked to settle in one campaign: the cases of a rule walks settle are
+/// all counted; a rule seen only on large domains is shown by this many.
+pub const SOLVER_PER_RULE: u32 = 2;
+
+/// The prover's time per case in a campaign: a case it cannot settle
+/// quickly is rejected (unproved), not waited for.
+pub const SOLVER_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The prover's budget, spent in case order (so that what a campaign
+/// reports does not depend on its threads).
+#[derive(Debug, Default)]
+pub struct Budget {
+    tries: std::collections::HashMap<String, u32>,
+}
+
+impl Budget {
+    /// Whether `m` may go to the prover: one of its rules has tries left
+    /// (each of them then spends one).
+    pub fn take(&mut self, m: &Missed) -> bool {
+        let left = |r: &str| self.tries.get(r).copied().unwrap_or(0) < SOLVER_PER_RULE;
+        if !m.causes.iter().any(|c| left(&c.rule)) {
+            return false;
+        }
+        for c in &m.causes {
+            *self.tries.entry(c.rule.clone()).or_default() += 1;
+        }
+        true
+    }
 }
 
 /// Looks for missed simplifications: the engine (with its rules) under a
@@ -278,9 +327,11 @@ impl<'a> Hunter<'a> {
         if !self.profile.covers(&g, &out.roots) {
             return Hunt::OutsideProfile;
         }
-        let (verdict, proof) = match self.prove(&g, src, &out.roots) {
-            Ok(p) => p,
-            Err((r, why)) => return Hunt::Rejected(r, why),
+        let walked = self.walk_any(&g, src, &out.roots);
+        let (verdict, proof) = match &walked {
+            Some(Ok((v, p))) => (*v, p.clone()),
+            Some(Err((r, why))) => return Hunt::Rejected(*r, why.clone()),
+            None => (Verdict::Unknown, "not proved yet".to_string()),
         };
         let causes = self.causes(&mut g, peer, (peer_cost, engine_cost), &out.trace);
         let proposal = self.language.and_then(|l| {
@@ -290,7 +341,7 @@ impl<'a> Hunter<'a> {
                 .collect();
             (!rules.is_empty()).then(|| propose(l, &rules))
         });
-        Hunt::Missed(Box::new(Missed {
+        let m = Box::new(Missed {
             proposal,
             src: src.to_vec(),
             peer: peer.to_vec(),
@@ -301,35 +352,60 @@ impl<'a> Hunter<'a> {
             verdict,
             proof,
             causes,
-        }))
+        });
+        match walked {
+            Some(_) => Hunt::Missed(m),
+            None => Hunt::Unsettled(m),
+        }
     }
 
-    /// `tgt` refines `src` under the peer's model: walked whole with the
-    /// exact interpreter, else proved by the prover hook.
-    fn prove(
+    /// [`Hunter::hunt`], with an unsettled case settled by the prover.
+    pub fn hunt_settled(&self, g: &Graph, src: &[NodeId], peer: &[NodeId]) -> Hunt {
+        match self.hunt(g, src, peer) {
+            Hunt::Unsettled(m) => self.settle(m),
+            h => h,
+        }
+    }
+
+    /// A case no walk settled, proved by the prover hook (SMT) or rejected.
+    pub fn settle(&self, mut m: Box<Missed>) -> Hunt {
+        let Some(prover) = self.prover else {
+            return Hunt::Rejected(
+                Rejection::Unproved,
+                "too many points to walk and no prover".into(),
+            );
+        };
+        let v = prover(&m.graph, &m.src, &m.engine);
+        let detail = v.detail.unwrap_or_default();
+        match v.verdict {
+            Verdict::Equivalent | Verdict::EquivalentByEnumeration => {
+                m.verdict = v.verdict;
+                m.proof = detail;
+                Hunt::Missed(m)
+            }
+            Verdict::Vacuous => Hunt::Rejected(Rejection::Vacuous, detail),
+            Verdict::Counterexample => Hunt::Rejected(Rejection::Refuted, detail),
+            Verdict::Unknown => Hunt::Rejected(Rejection::Unproved, detail),
+        }
+    }
+
+    /// `tgt` against `src` under the peer's model by a walk of the domain
+    /// (the exact interpreter on a small one, the compiled oracle on a
+    /// larger one where it is a proof); `None` when no walk settles it.
+    fn walk_any(
         &self,
         g: &Graph,
         src: &[NodeId],
         tgt: &[NodeId],
-    ) -> Result<(Verdict, String), (Rejection, String)> {
+    ) -> Option<Result<(Verdict, String), (Rejection, String)>> {
         let domain = Domain::new(g, src);
         if domain.size() <= WALK_POINTS {
-            return self.walk(g, src, tgt, &domain);
+            return Some(self.walk(g, src, tgt, &domain));
         }
-        let Some(prover) = self.prover else {
-            return Err((
-                Rejection::Unproved,
-                format!("{} points to walk and no prover", domain.size()),
-            ));
-        };
-        let v = prover(g, src, tgt);
-        let detail = v.detail.unwrap_or_default();
-        match v.verdict {
-            Verdict::Equivalent | Verdict::EquivalentByEnumeration => Ok((v.verdict, detail)),
-            Verdict::Vacuous => Err((Rejection::Vacuous, detail)),
-            Verdict::Counterexample => Err((Rejection::Refuted, detail)),
-            Verdict::Unknown => Err((Rejection::Unproved, detail)),
+        if domain.size() <= JIT_POINTS {
+            return self.walk_compiled(g, src, tgt, &domain);
         }
+        None
     }
 
     /// Every point of `domain` with the exact interpreter, at the width a
@@ -385,6 +461,60 @@ impl<'a> Hunter<'a> {
             Verdict::EquivalentByEnumeration,
             format!("every one of {n} points, by the exact interpreter"),
         ))
+    }
+
+    /// The oracle's exhaustive walk under the peer's model, where it is
+    /// one: at a fixed width always (overflow is the peer's undefined), for
+    /// unbounded integers only where no node's range leaves 64 bits (the
+    /// walk would excuse a point the peer does not). `None`: not walked, or
+    /// the source is undefined at every point probed.
+    fn walk_compiled(
+        &self,
+        g: &Graph,
+        src: &[NodeId],
+        tgt: &[NodeId],
+        domain: &Domain,
+    ) -> Option<Result<(Verdict, String), (Rejection, String)>> {
+        let inside = |id: NodeId| {
+            let n = g.node(id);
+            n.dtype != engine::dtype::DType::Index
+                || n.vmin > n.vmax
+                || (n.vmin > i64::MIN && n.vmax < i64::MAX)
+        };
+        let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
+        if self.profile.integers == Integers::Unbounded
+            && !g.reachable(&all).into_iter().all(inside)
+        {
+            return None;
+        }
+        let mut s = Evaluator::new(g, src, self.model);
+        let mut point = vec![0i64; domain.len()];
+        let defined = (0..DEFINED_PROBES.min(domain.size() as u64)).any(|k| {
+            domain.decode(k, &mut point);
+            let env: Vec<i128> = domain.env(g, &point).iter().map(|&v| v as i128).collect();
+            s.eval(&env).is_ok()
+        });
+        if !defined {
+            return None;
+        }
+        let cfg = OracleConfig {
+            width: self.profile.width(),
+            partial: self.model.partial,
+            unbounded: self.model.unbounded,
+            max_exhaustive: JIT_POINTS as u64,
+            // Campaign workers are the parallelism.
+            parallel: false,
+            ..OracleConfig::default()
+        };
+        let rep = crate::oracle::check_jit(g, src, tgt, &cfg).ok()?;
+        Some(match &rep.failure {
+            _ if rep.sampled => return None,
+            None => Ok((
+                Verdict::EquivalentByEnumeration,
+                format!("every one of {} points, by the compiled oracle", rep.points),
+            )),
+            Some(_) => Err((Rejection::Refuted, rep.to_string())),
+        })
     }
 
     /// The engine's rules whose firings lower what the engine saves (div/mod
@@ -501,6 +631,10 @@ impl Tally {
             }
             Hunt::Rejected(r, _) => {
                 *self.rejected.entry(r).or_default() += 1;
+                return;
+            }
+            Hunt::Unsettled(_) => {
+                *self.rejected.entry(Rejection::Unproved).or_default() += 1;
                 return;
             }
             Hunt::Missed(m) => m,

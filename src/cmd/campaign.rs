@@ -205,7 +205,10 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
         Under::Peer(_) if !a.no_missed => Some(super::rules_over_builtin(&a.subject.rules)?),
         _ => None,
     };
-    let prover = tileproof::decide::validator(Hunter::model_of(subject.profile()), timeout);
+    let prover = tileproof::decide::smt_validator(
+        Hunter::model_of(subject.profile()),
+        fuzz::missed::SOLVER_TIMEOUT.min(timeout),
+    );
     let hunter = missed_rules.as_ref().map(|rules| {
         Hunter::new(rules, subject.profile().clone(), Some(&prover))
             .proposing(Language::of_peer(&subject.name()))

@@ -194,6 +194,8 @@ fn print_missed(h: &Hunt) {
         Hunt::OutsideProfile => {
             println!("missed: none (tileproof's cheaper answer uses an op the peer lacks)")
         }
+        // `hunt_settled` leaves none unsettled; said plainly if it did.
+        Hunt::Unsettled(_) => println!("missed: none reported: tileproof's cheaper answer is not proved"),
         Hunt::Rejected(why, detail) => println!(
             "missed: none reported: tileproof's cheaper answer is not proved equal ({why}: {detail})"
         ),
