@@ -46,8 +46,8 @@ const DEFINED_PROBES: u64 = 64;
 
 /// What an expression costs at run time: div/mod first (tens of cycles
 /// each), then nodes. Ordered lexicographically. A negation counts as the
-/// product by -1 it is in tinygrad's IR (2 nodes), a subtraction as the sum
-/// with such a product (3), so that how a peer spells them is never a
+/// product by -1 it is in tinygrad's IR (2 nodes), and `a - b` as `a +
+/// -b` (a constant `b` folded), so that how a peer spells them is never a
 /// missed simplification.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct Cost {
@@ -59,14 +59,18 @@ impl Cost {
     /// The cost of the distinct nodes of `roots`.
     pub fn of(g: &Graph, roots: &[NodeId]) -> Cost {
         let nodes = g.reachable(roots);
-        let weight = |op: Op| match op {
-            Op::Neg => 2,
-            Op::Sub => 3,
-            _ => 1,
+        let weight = |n: NodeId| {
+            let node = g.node(n);
+            match node.op {
+                Op::Neg => 2,
+                Op::Sub if g.node(node.src()[1]).as_const().is_some() => 1,
+                Op::Sub => 3,
+                _ => 1,
+            }
         };
         Cost {
             divmod: nodes.iter().filter(|&&n| g.node(n).op.is_divmod()).count(),
-            nodes: nodes.iter().map(|&n| weight(g.node(n).op)).sum(),
+            nodes: nodes.iter().map(|&n| weight(n)).sum(),
         }
     }
 }
