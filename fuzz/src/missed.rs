@@ -37,7 +37,7 @@ pub const WALK_POINTS: u128 = 4096;
 /// exhaustive walk (compiled) when no value can leave 64 bits; larger
 /// ones, and the others, go to the prover hook (SMT costs a campaign far
 /// more than a walk).
-pub const JIT_POINTS: u128 = 1 << 20;
+pub const JIT_POINTS: u128 = 1 << 22;
 
 /// Points of a large domain at which the source is looked at for one
 /// where it is defined (else the walk proves nothing worth reporting, and
@@ -230,7 +230,7 @@ pub enum Hunt {
 /// How many cases of each rule the prover (SMT, far slower than a walk)
 /// is asked to settle in one campaign: the cases of a rule walks settle are
 /// all counted; a rule seen only on large domains is shown by this many.
-pub const SOLVER_PER_RULE: u32 = 2;
+pub const SOLVER_PER_RULE: u32 = 1;
 
 /// The prover's time per case in a campaign: a case it cannot settle
 /// quickly is rejected (unproved), not waited for.
