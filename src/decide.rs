@@ -117,6 +117,18 @@ pub fn validation_of(g: &Graph, r: &CheckResult) -> Validation {
     }
 }
 
+/// The prover of missed simplifications in a campaign: SMT alone under
+/// `model` (the hunter has already walked every domain a walk settles
+/// quickly; a long walk here would cost the campaign more than the case is
+/// worth), as a [`Validation`].
+pub fn smt_validator(
+    model: impl Into<Model>,
+    timeout: Duration,
+) -> impl Fn(&Graph, &[NodeId], &[NodeId]) -> Validation + Sync {
+    let model = model.into();
+    move |g, src, tgt| validation_of(g, &check(g, src, tgt, model, timeout))
+}
+
 /// The validator hook: [`decide`] under `model`, as a [`Validation`].
 pub fn validator(
     model: impl Into<Model>,

@@ -39,6 +39,7 @@ use crate::checks::{self, CheckConfig, Confirm, Kind, KindSet, Validator};
 use crate::confirm::{Class, Confirmation};
 use crate::corpus::{self, Entry};
 use crate::generate::{Case, Generator, RuleSeed};
+use crate::missed::{self, Hunt, Hunter, Missed};
 use crate::mutate::{self, Rng, Variant};
 use crate::oracle::Domain;
 pub use crate::rng::mix;
@@ -256,6 +257,9 @@ pub struct Hooks<'a> {
     pub validator: Option<&'a Validator<'a>>,
     /// Called after every batch.
     pub progress: Option<&'a (dyn Fn(&Progress) + Sync)>,
+    /// Looks for missed simplifications in every sound answer of a peer
+    /// (see [`crate::missed`]), written to `missed/` in the corpus.
+    pub missed: Option<&'a Hunter<'a>>,
 }
 
 /// One failed check of one case.
@@ -377,6 +381,8 @@ pub struct Summary {
     /// A hash of every case's number and text, in order: equal digests mean
     /// the same cases.
     pub digest: u64,
+    /// The missed simplifications, by cause (never findings).
+    pub missed: missed::Tally,
 }
 
 impl Summary {
@@ -456,6 +462,8 @@ struct CaseRun {
     /// Hashes of the shapes of a peer's answers (names and constants
     /// abstracted).
     shapes: Vec<u64>,
+    /// What looking for missed simplifications found, case then variant.
+    missed: Vec<Hunt>,
 }
 
 impl CaseRun {
@@ -547,7 +555,13 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         rule_names: names,
         case_numbers: Vec::new(),
         digest: 0xcbf2_9ce4_8422_2325,
+        missed: missed::Tally {
+            on: hooks.missed.is_some(),
+            ..missed::Tally::default()
+        },
     };
+    let missed_dir = cfg.corpus.as_ref().map(|d| d.join("missed"));
+    let mut budget = missed::Budget::default();
     let mut causes = Causes::default();
     let mut next_j = 0u64;
     let batch = cfg.batch.max(1) as u64;
@@ -565,7 +579,7 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
             break;
         }
         let end = cfg.cases.map_or(next_j + batch, |n| n.min(next_j + batch));
-        let runs: Vec<CaseRun> = (next_j..end)
+        let mut runs: Vec<CaseRun> = (next_j..end)
             .into_par_iter()
             .filter_map(|j| {
                 if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -575,11 +589,27 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
             })
             .collect();
         next_j = end;
+        if let Some(h) = hooks.missed {
+            settle_missed(h, &mut budget, &mut runs);
+        }
 
         // Fold in case order; pick the findings to shrink and record.
         let mut b = Batch::default();
         for r in &runs {
             b.fold(&mut s, &mut causes, cfg, r);
+        }
+        if let Some(h) = hooks.missed {
+            let (name, model) = (s.subject.clone(), h.describe_model());
+            // Counted, not written, without a corpus directory.
+            let max = missed_dir.as_ref().map_or(Some(0), |_| cfg.max_findings);
+            for hunt in runs.iter().flat_map(|r| r.missed.iter()) {
+                s.missed.add(hunt.clone(), max, |m: &Missed| {
+                    let dir = missed_dir.as_deref().ok_or("no corpus directory")?;
+                    let text = corpus::missed_file(m, &name, &model, h.width());
+                    let module = m.proposal.as_ref().and_then(|p| p.module.as_deref());
+                    corpus::save_missed(dir, &m.key(), &text, module)
+                });
+            }
         }
         // Shrink in parallel, write in order (a finding is reported only
         // once its file is on disk).
@@ -1091,6 +1121,7 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
         skipped: false,
         skipped_variant: false,
         shapes: Vec::new(),
+        missed: Vec::new(),
     };
     let profile = subject.profile();
     let case = match checks::catch(|| {
@@ -1137,6 +1168,7 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
     );
     add_counts(&mut run.counts, &checked.counts);
     run.tally(&checked, subject.engine().is_none());
+    hunt(hooks, &checked, &mut run);
     let variant = if cfg.variants {
         checks::catch(|| derive(&case, &checked, case_seed, profile.width())).unwrap_or(None)
     } else {
@@ -1166,6 +1198,7 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
         let vc = checks::check(&graph, &roots, subject, &ccfg, None);
         add_counts(&mut run.counts, &vc.counts);
         run.tally(&vc, subject.engine().is_none());
+        hunt(hooks, &vc, &mut run);
         if !vc.ok() {
             run.subjects.push(Tried {
                 variant: Some(v),
@@ -1176,6 +1209,56 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
         }
     }
     run
+}
+
+/// Settles the batch's missed simplifications no walk settled: in case
+/// order, those the prover's budget allows, proved in parallel; the others
+/// rejected.
+fn settle_missed(h: &Hunter<'_>, budget: &mut missed::Budget, runs: &mut [CaseRun]) {
+    let mut todo: Vec<&mut Hunt> = Vec::new();
+    for hunt in runs.iter_mut().flat_map(|r| r.missed.iter_mut()) {
+        if let Hunt::Unsettled(m) = hunt {
+            if budget.take(m) {
+                todo.push(hunt);
+            } else {
+                *hunt = Hunt::Rejected(missed::Rejection::Budget, String::new());
+            }
+        }
+    }
+    todo.par_iter_mut().for_each(|hunt| {
+        if let Hunt::Unsettled(m) = std::mem::replace(*hunt, Hunt::NotCheaper) {
+            **hunt = h.settle(m);
+        }
+    });
+}
+
+/// Looks for a missed simplification in a sound answer, when asked to; a
+/// panic while looking is a finding of the case.
+fn hunt(hooks: &Hooks<'_>, checked: &checks::Checked, run: &mut CaseRun) {
+    let (Some(h), Some(tgt)) = (hooks.missed, &checked.tgt) else {
+        return;
+    };
+    if !checked.ok() {
+        return;
+    }
+    match checks::catch(|| h.hunt(&checked.graph, &checked.src, tgt)) {
+        Ok(found) => run.missed.push(found),
+        Err(msg) => run.subjects.push(Tried {
+            variant: None,
+            graph: checked.graph.clone(),
+            roots: checked.src.clone(),
+            failures: vec![checks::CheckFailure {
+                kind: Kind::Panic,
+                message: format!(
+                    "looking for a missed simplification: {}",
+                    checks::one_line(&msg)
+                ),
+                point: None,
+                env: None,
+                node: None,
+            }],
+        }),
+    }
 }
 
 fn add_counts(total: &mut [usize], counts: &[usize]) {

@@ -33,6 +33,7 @@
 use crate::backend::{ReproducerSpec, Script};
 use crate::checks::{self, CheckConfig, Checked, Kind, KindSet, Validator, Verdict};
 use crate::confirm::{Class, Confirmation};
+use crate::missed::{Hunt, Hunter, Missed};
 use crate::subject::{Engine, Subject};
 use engine::dtype::Width;
 use engine::input::Syntax;
@@ -287,6 +288,76 @@ pub fn case_body(g: &Graph, src: &[NodeId], tgt: Option<&[NodeId]>) -> String {
         out.push_str(&format!("expect {}\n", print::expr(g, r)));
     }
     out
+}
+
+/// A missed simplification's file ([`crate::missed`]): the source as
+/// `expr` lines, the engine's answer as `expect` lines (so `tileproof check
+/// FILE` checks it again), the peer's answer, costs, proof and rules in the
+/// header; `model`: the peer's semantics in words.
+pub fn missed_file(m: &Missed, peer: &str, model: &str, width: Width) -> String {
+    let mut out = format!(
+        "# missed simplification (not a bug): tileproof's engine is cheaper than {peer} on this input, under its semantics ({model})\n"
+    );
+    out.push_str(&format!("# simplifier: {peer}\n"));
+    out.push_str(&format!(
+        "# peer's answer ({}): {}\n",
+        m.peer_cost,
+        m.show(&m.peer)
+    ));
+    out.push_str(&format!(
+        "# tileproof's answer ({}): {}\n",
+        m.engine_cost,
+        m.show(&m.engine)
+    ));
+    out.push_str(&format!("# proof: {}: {}\n", m.verdict, m.proof));
+    for c in &m.causes {
+        out.push_str(&format!("# rule: {c}\n"));
+    }
+    if let Some(p) = &m.proposal {
+        if p.module.is_some() {
+            out.push_str(&format!(
+                "# proposed for {:?}: the module beside this file (its matcher `proposed`)\n",
+                p.language
+            ));
+        }
+        for why in &p.untranslated {
+            out.push_str(&format!("# not proposed: {why}\n"));
+        }
+    }
+    out.push_str(&format!("# width: {}\n", width.0));
+    out.push_str(&case_body(&m.graph, &m.src, Some(&m.engine)));
+    out
+}
+
+/// Writes a missed simplification's file `text` into `dir`, named after its
+/// cause `key` and its text's hash, and the module proposing its rules to
+/// the peer beside it (`.py`).
+pub fn save_missed(
+    dir: &Path,
+    key: &str,
+    text: &str,
+    module: Option<&str>,
+) -> Result<PathBuf, String> {
+    let slug: String = key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(60)
+        .collect();
+    let path = dir.join(format!("{slug}-{:010x}.txt", fnv1a(text.as_bytes()) >> 24));
+    fs::create_dir_all(dir)
+        .and_then(|_| match module {
+            Some(m) => write_atomic(&reproducer_path(&path, "py"), m),
+            None => Ok(()),
+        })
+        .and_then(|_| write_atomic(&path, text))
+        .map(|_| path.clone())
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// 64-bit FNV-1a: a stable hash (file names must not change between builds
@@ -583,10 +654,13 @@ pub enum Replayer<'a> {
         rule_files: &'a [String],
     },
     /// A simplifier under test, as it is; `confirm`: its findings are run
-    /// on its backends and classified ([`crate::confirm`]).
+    /// on its backends and classified ([`crate::confirm`]); `missed`: a
+    /// sound answer is looked at for a missed simplification
+    /// ([`crate::missed`]).
     Subject {
         subject: &'a dyn Subject,
         confirm: bool,
+        missed: Option<&'a Hunter<'a>>,
     },
 }
 
@@ -711,6 +785,9 @@ pub struct CaseReport {
     /// For a confirmed bug of a peer: the peer's reproducer script.
     #[serde(skip)]
     pub reproducer: Option<Script>,
+    /// For a sound answer of a peer, when asked: what the engine makes of
+    /// the same input under the peer's semantics.
+    pub missed: Option<Hunt>,
     /// The one-line summary, saying what was checked: `ok   FILE at width
     /// W (JIT: exhaustive, 12 points; SMT: equivalent)` or `FAIL FILE ...`.
     pub line: String,
@@ -738,6 +815,7 @@ impl CaseReport {
             backends: Vec::new(),
             relaxed: None,
             reproducer: None,
+            missed: None,
             line: String::new(),
             detail: String::new(),
             seconds: 0.0,
@@ -860,6 +938,7 @@ pub fn judge(
     if let Replayer::Subject {
         subject,
         confirm: true,
+        ..
     } = who
     {
         let mut note = None;
@@ -898,6 +977,16 @@ pub fn judge(
         );
         rep.seconds = start.elapsed().as_secs_f64();
         return rep;
+    }
+    if let (
+        Replayer::Subject {
+            missed: Some(h), ..
+        },
+        true,
+        Some(t),
+    ) = (who, r.ok(), &r.checked.tgt)
+    {
+        rep.missed = Some(h.hunt_settled(&r.checked.graph, &r.checked.src, t));
     }
     if r.ok() {
         rep.ok = true;

@@ -18,11 +18,14 @@
 //!   protocol, its codec, and the server side).
 //! - [`peer_rules`]: a peer's own rewrite rules, each applied alone to
 //!   instances of its pattern and judged like any answer.
+//! - [`propose`]: an engine rule written in a peer's pattern language.
 //! - [`backend`]: what a peer's own compiled code computes (`run`).
 //! - [`bounds`]: a peer's range analysis checked against the values its
 //!   nodes take.
 //! - [`bucket`]: findings grouped by cause (a signature per finding).
 //! - [`campaign`]: parallel, reproducible campaigns of generated cases.
+//! - [`missed`]: missed simplifications: where the engine, under a peer's
+//!   semantics, is provably cheaper than the peer's sound answer.
 //! - [`mutate`]: variants a campaign derives from each case.
 //! - [`shrink`]: graph-level shrinking of a failing case.
 //! - [`corpus`]: findings as text cases, written atomically, and replay.
@@ -43,10 +46,12 @@ pub mod generate;
 pub mod jit;
 pub mod kind;
 pub mod message;
+pub mod missed;
 pub mod mutate;
 pub mod oracle;
 pub mod peer;
 pub mod peer_rules;
+pub mod propose;
 pub mod rng;
 pub mod shrink;
 pub mod subject;

@@ -186,6 +186,7 @@ fn mutation_check(
     let hooks = Hooks {
         validator: None,
         progress: Some(&progress),
+        missed: None,
     };
     let s = campaign::run(&cfg, &rules, &hooks).unwrap();
     let seconds = first.into_inner().unwrap().unwrap_or(f64::INFINITY);
@@ -274,6 +275,7 @@ fn a_panic_inside_a_case_is_a_finding_and_the_campaign_goes_on() {
         &Hooks {
             validator: Some(&validator),
             progress: None,
+            missed: None,
         },
     )
     .unwrap();
@@ -301,6 +303,7 @@ fn a_panic_inside_a_case_is_a_finding_and_the_campaign_goes_on() {
         &Hooks {
             validator: Some(&validator),
             progress: None,
+            missed: None,
         },
     )
     .unwrap();
@@ -320,6 +323,7 @@ fn progress_is_reported_after_every_batch() {
         &Hooks {
             validator: None,
             progress: Some(&progress),
+            missed: None,
         },
     )
     .unwrap();

@@ -39,6 +39,7 @@ use engine::rewrite::Simplifier;
 use engine::rules::builtin;
 use fuzz::campaign::{self, mix, CampaignConfig, GeneratorChoice, Hooks};
 use fuzz::generate::{Case, Generator};
+use fuzz::missed::Hunter;
 use fuzz::oracle::{check_batched, check_interp, check_jit, CompiledOracle, OracleConfig};
 use rayon::prelude::*;
 use std::io::Write;
@@ -440,7 +441,7 @@ fn bench_peers(simplifiers: &[String], cases: u64, jobs: Option<usize>, max_line
         ..fuzz::subject::Profile::engine(Width::W64)
     };
     let engine = fuzz::subject::Engine::new(simp, Vec::new()).with_profile(profile);
-    let base = report_peer("engine, in process", &cfg, &engine, None);
+    let base = report_peer("engine, in process", &cfg, &engine, None, None);
     // The same campaign on small domains: the rate a peer's own speed
     // bounds, not the oracle's walk of large domains.
     let small = CampaignConfig {
@@ -452,6 +453,7 @@ fn bench_peers(simplifiers: &[String], cases: u64, jobs: Option<usize>, max_line
         &small,
         &engine,
         None,
+        None,
     );
     let me =
         std::env::current_exe().map_or_else(|_| "tileproof".into(), |p| p.display().to_string());
@@ -462,12 +464,34 @@ fn bench_peers(simplifiers: &[String], cases: u64, jobs: Option<usize>, max_line
             Ok(p) => {
                 let label = format!("{} (`{cmd}`)", fuzz::subject::Subject::name(&p));
                 let t = Instant::now();
-                report_peer(&label, &cfg, &p, base);
+                let off = report_peer(&label, &cfg, &p, base, None);
+                // The same campaign looking for missed simplifications: its
+                // cost is the ratio of the two rates, measured in one run.
+                let profile = fuzz::subject::Subject::profile(&p).clone();
+                let prover = tileproof::decide::smt_validator(
+                    Hunter::model_of(&profile),
+                    fuzz::missed::SOLVER_TIMEOUT,
+                );
+                let hunter = Hunter::new(builtin(), profile, Some(&prover));
+                let on = report_peer(
+                    &format!("{label}, missed simplifications on"),
+                    &cfg,
+                    &p,
+                    base,
+                    Some(&hunter),
+                );
+                if let (Some(off), Some(on)) = (off, on) {
+                    say!(
+                        "      missed simplifications on: {:.0}% of the rate without them",
+                        100.0 * on / off.max(1e-9)
+                    );
+                }
                 report_peer(
                     &format!("{label}, domains <= {SMALL_DOMAIN} points"),
                     &small,
                     &p,
                     base_small,
+                    None,
                 );
                 let (busy, answers) = p.busy();
                 let workers = cfg
@@ -485,16 +509,22 @@ fn bench_peers(simplifiers: &[String], cases: u64, jobs: Option<usize>, max_line
 }
 
 /// Runs the campaign against `subject` and prints its rate (and the ratio
-/// to `base`, the in-process engine's). Returns the rate.
+/// to `base`, the in-process engine's), looking for missed simplifications
+/// with `missed` (counted, not written). Returns the rate.
 fn report_peer(
     label: &str,
     cfg: &CampaignConfig,
     subject: &dyn fuzz::subject::Subject,
     base: Option<f64>,
+    missed: Option<&Hunter<'_>>,
 ) -> Option<f64> {
     let mut cfg = cfg.clone();
     cfg.check.width = subject.profile().width();
-    match campaign::run_subject(&cfg, subject, &Hooks::default()) {
+    let hooks = Hooks {
+        missed,
+        ..Hooks::default()
+    };
+    match campaign::run_subject(&cfg, subject, &hooks) {
         Ok(s) => {
             let rate = s.cases_per_sec();
             let declined: u64 = s.unsupported.values().sum();
@@ -510,6 +540,14 @@ fn report_peer(
                 s.total_findings(),
                 base.map_or_else(String::new, |b| format!("; {:.2}x the in-process engine's time", b / rate.max(1e-9)))
             );
+            if s.missed.on {
+                let rejected: u64 = s.missed.rejected.values().sum();
+                say!(
+                    "      {} missed simplifications by {} of the engine's rules; {rejected} cheaper answers not proved equal",
+                    s.missed.cases,
+                    s.missed.buckets.len()
+                );
+            }
             Some(rate)
         }
         Err(e) => {

@@ -14,6 +14,8 @@ use engine::dtype::Width;
 use engine::print::count;
 use fuzz::campaign::{self, CampaignConfig, GeneratorChoice, Hooks, Progress, Shard};
 use fuzz::checks::{CheckConfig, KindSet, Validator};
+use fuzz::missed::Hunter;
+use fuzz::propose::Language;
 use fuzz::subject::Subject;
 use serde_json::json;
 use std::io::Write;
@@ -87,6 +89,12 @@ pub struct Args {
     /// Check only the generated cases, not also a variant of each.
     #[arg(long)]
     pub no_variants: bool,
+    /// Against a peer: do not look for missed simplifications (answers of
+    /// the peer that tileproof's engine, under the peer's semantics,
+    /// provably makes cheaper; written to the corpus's `missed/`, never
+    /// counted as findings).
+    #[arg(long, requires = "simplifier")]
+    pub no_missed: bool,
     #[command(flatten)]
     pub subject: SubjectArgs,
     /// Print the summary as JSON.
@@ -194,9 +202,22 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
     let display = Display::new(time, a.cases);
     let progress = |p: &Progress| display.update(p);
     let validator = tileproof::decide::validator(model, timeout);
+    let missed_rules = match &under {
+        Under::Peer(_) if !a.no_missed => Some(super::rules_over_builtin(&a.subject.rules)?),
+        _ => None,
+    };
+    let prover = tileproof::decide::smt_validator(
+        Hunter::model_of(subject.profile()),
+        fuzz::missed::SOLVER_TIMEOUT.min(timeout),
+    );
+    let hunter = missed_rules.as_ref().map(|rules| {
+        Hunter::new(rules, subject.profile().clone(), Some(&prover))
+            .proposing(Language::of_peer(&subject.name()))
+    });
     let hooks = Hooks {
         validator: (a.validate_every > 0).then_some(&validator as &Validator<'_>),
         progress: Some(&progress),
+        missed: hunter.as_ref(),
     };
     let s = campaign::run_subject(&cfg, subject, &hooks)?;
     display.finish();

@@ -7,6 +7,8 @@ use engine::dtype::Width;
 use engine::parse::Program;
 use fuzz::checks::Validator;
 use fuzz::corpus::{judge, node_values, CaseReport, Replayer};
+use fuzz::missed::{Hunt, Hunter};
+use fuzz::propose::Language;
 use fuzz::subject::Subject;
 use std::process::ExitCode;
 use tileproof::decide::{decide, validator};
@@ -42,6 +44,11 @@ pub struct Args {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+    /// With `--simplifier`: do not look for a missed simplification (what
+    /// tileproof's engine, under the peer's semantics, provably makes
+    /// cheaper than the peer's sound answer).
+    #[arg(long, requires = "simplifier")]
+    pub no_missed: bool,
     /// With `--simplifier` (or `--rules`), the target is that simplifier's
     /// answer to the `expr` lines, not the `expect` lines.
     #[command(flatten)]
@@ -98,6 +105,23 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
     if let Some(under) = &under {
         // A simplifier's answer: the one judgement `replay` makes too.
         let rule = under.rule_subject(a.subject.peer_rule.as_deref())?;
+        let missed_rules = match under {
+            Under::Peer(_) if !a.no_missed && rule.is_none() => {
+                Some(super::rules_over_builtin(&a.subject.rules)?)
+            }
+            _ => None,
+        };
+        let prover = match under {
+            Under::Peer(p) => Some(validator(Hunter::model_of(p.profile()), timeout)),
+            Under::Engine(..) => None,
+        };
+        let hunter = match (under, &missed_rules, &prover) {
+            (Under::Peer(p), Some(rules), Some(prover)) => Some(
+                Hunter::new(rules, p.profile().clone(), Some(prover as &Validator<'_>))
+                    .proposing(Language::of_peer(&p.name())),
+            ),
+            _ => None,
+        };
         let who = match under {
             Under::Engine(rules, files) => Replayer::Engine {
                 rules,
@@ -109,6 +133,7 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
                     None => p,
                 },
                 confirm: !a.subject.no_confirm,
+                missed: hunter.as_ref(),
             },
         };
         let smt = validator(who.model(width), timeout);
@@ -130,6 +155,9 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
             }
             super::cases::print_report(&r);
             println!("verdict: {}", verdict_line(&r));
+            if let Some(h) = &r.missed {
+                print_missed(h);
+            }
         }
         return Ok(if r.ok && r.proved {
             ExitCode::SUCCESS
@@ -163,6 +191,45 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
         CheckResult::Equivalent { .. } | CheckResult::Vacuous => ExitCode::SUCCESS,
         _ => ExitCode::from(2),
     })
+}
+
+/// What the engine makes of the input beside the peer's sound answer.
+fn print_missed(h: &Hunt) {
+    match h {
+        Hunt::NotCheaper => println!("missed: none (tileproof's engine is not cheaper)"),
+        Hunt::OutsideProfile => {
+            println!("missed: none (tileproof's cheaper answer uses an op the peer lacks)")
+        }
+        // `hunt_settled` leaves none unsettled; said plainly if it did.
+        Hunt::Unsettled(_) => println!("missed: none reported: tileproof's cheaper answer is not proved"),
+        Hunt::Rejected(why, detail) => println!(
+            "missed: none reported: tileproof's cheaper answer is not proved equal ({why}: {detail})"
+        ),
+        Hunt::Missed(m) => {
+            println!(
+                "missed simplification (not a bug): tileproof {} ({}), the peer {} ({})",
+                m.show(&m.engine),
+                m.engine_cost,
+                m.show(&m.peer),
+                m.peer_cost
+            );
+            println!("  proof: {}: {}", m.verdict, m.proof);
+            for c in &m.causes {
+                println!("  rule {c}");
+            }
+            if let Some(p) = &m.proposal {
+                for why in &p.untranslated {
+                    println!("  not proposed: {why}");
+                }
+                if let Some(module) = &p.module {
+                    println!("  proposed for {:?} (a module; its matcher `proposed`):", p.language);
+                    for line in module.lines() {
+                        println!("    {line}");
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn report(r: &CheckResult, prog: &Program, width: Width) {

@@ -602,6 +602,7 @@ fn smoke_campaign(
     let hooks = Hooks {
         validator: Some(&validator as &Validator<'_>),
         progress: Some(&progress),
+        missed: None,
     };
     let mut simp = Simplifier::new(set);
     simp.width = cfg.simplify_width;

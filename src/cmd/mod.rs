@@ -94,7 +94,7 @@ pub struct SubjectArgs {
     /// Test this simplifier instead of tileproof's engine: a command that
     /// speaks the peer protocol (docs/protocol.md), started with `sh -c`
     /// (e.g. `python3 adapters/tinygrad_adapter.py`).
-    #[arg(long, value_name = "CMD", conflicts_with = "rules")]
+    #[arg(long, value_name = "CMD")]
     pub simplifier: Option<String>,
     /// Adapter processes a peer runs at once (default: one per core). A
     /// campaign runs at least as many workers, since each waits on its
@@ -105,7 +105,9 @@ pub struct SubjectArgs {
     pub limits: PeerLimits,
     /// A rule file laid over the built-in rules (repeatable): a rule named
     /// like a built-in one replaces it, others join their group (a group
-    /// the engine does not have is tried after the built-in ones).
+    /// the engine does not have is tried after the built-in ones). With
+    /// `--simplifier`, the rules of the engine that looks for the peer's
+    /// missed simplifications (`fuzz`, `check`).
     #[arg(long = "rules", value_name = "FILE")]
     pub rules: Vec<String>,
     /// Do not run a peer's findings on its backends (its own compiled

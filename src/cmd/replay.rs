@@ -72,6 +72,10 @@ pub fn run(a: Args) -> ExitCode {
 fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
     let width = a.width.map(parse_width).transpose()?;
     let timeout = parse_timeout(a.timeout)?;
+    anyhow::ensure!(
+        a.subject.simplifier.is_none() || a.subject.rules.is_empty(),
+        "--rules with --simplifier is for `fuzz` and `check` (the engine that looks for a peer's missed simplifications)"
+    );
     let under = a.subject.load()?;
     let paths = if a.paths.is_empty() {
         let dir = PathBuf::from("corpus");
@@ -95,6 +99,7 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
             rule_files: files,
         },
         Under::Peer(p) => Replayer::Subject {
+            missed: None,
             subject: match &rule {
                 Some(r) => r as &dyn fuzz::subject::Subject,
                 None => p,

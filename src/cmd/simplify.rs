@@ -34,11 +34,8 @@ pub struct Args {
 }
 
 /// Ops of either division family among the distinct nodes of `roots`.
-pub fn count_divmod(g: &Graph, roots: &[NodeId]) -> usize {
-    g.reachable(roots)
-        .into_iter()
-        .filter(|&n| g.node(n).op.is_divmod())
-        .count()
+fn count_divmod(g: &Graph, roots: &[NodeId]) -> usize {
+    fuzz::missed::Cost::of(g, roots).divmod
 }
 
 pub fn run(a: Args) -> ExitCode {

@@ -5,6 +5,8 @@ use super::output::say;
 use engine::dtype::Width;
 use engine::print::count;
 use fuzz::campaign::{self, Progress, Stop};
+use fuzz::corpus;
+use fuzz::missed::Tally;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::io::{IsTerminal, Write};
@@ -95,7 +97,88 @@ pub fn summary_json(s: &campaign::Summary, width: Width) -> serde_json::Value {
         "rule_counts": fired,
         "never_fired": s.never_fired(),
         "digest": format!("{:016x}", s.digest),
+        "missed": missed_json(&s.missed),
     })
+}
+
+/// The missed simplifications as JSON: one object per cause, the
+/// rejections by why (`null` when the campaign did not look).
+pub fn missed_json(t: &Tally) -> serde_json::Value {
+    if !t.on {
+        return serde_json::Value::Null;
+    }
+    let rules: Vec<serde_json::Value> = t
+        .by_count()
+        .into_iter()
+        .map(|b| {
+            let m = &b.cheapest;
+            json!({
+                "rule": b.cause.rule,
+                "text": b.cause.text,
+                "count": b.count,
+                "written": b.written,
+                "first_path": b.first_path.as_ref().map(|p| p.display().to_string()),
+                "cheapest": {
+                    "source": corpus::case_body(&m.graph, &m.src, None),
+                    "peer": m.show(&m.peer),
+                    "tileproof": m.show(&m.engine),
+                    "peer_cost": m.peer_cost,
+                    "tileproof_cost": m.engine_cost,
+                    "proof": format!("{}: {}", m.verdict, m.proof),
+                    "rules": m.causes.iter().map(|c| c.rule.as_str()).collect::<Vec<_>>(),
+                },
+            })
+        })
+        .collect();
+    json!({
+        "cases": t.cases,
+        "rules": rules,
+        "rejected": t.rejected,
+        "outside_profile": t.outside_profile,
+        "unwritten": t.unwritten,
+    })
+}
+
+/// The missed simplifications: one line per cause (its rules, how often,
+/// the cheapest case), then what was not reported and why.
+pub fn print_missed(t: &Tally) {
+    if !t.on {
+        return;
+    }
+    say!(
+        "missed simplifications (tileproof's engine cheaper than the peer's sound answer, proved under the peer's semantics; not bugs): {}, by the engine's {} that made the difference",
+        count(t.cases, "case"),
+        count(t.buckets.len(), "rule")
+    );
+    for b in t.by_count() {
+        let m = &b.cheapest;
+        say!("  {:>5}x  {}", b.count, b.cause);
+        say!(
+            "           e.g. {} => peer {} ({}), tileproof {} ({}){}",
+            checks_short(&m.show(&m.src)),
+            checks_short(&m.show(&m.peer)),
+            m.peer_cost,
+            checks_short(&m.show(&m.engine)),
+            m.engine_cost,
+            b.first_path
+                .as_ref()
+                .map_or_else(String::new, |p| format!(": {}", p.display()))
+        );
+    }
+    // Not proved equal (refuted, unproved, vacuous), or outside the profile.
+    let mut not: Vec<String> = t.rejected.iter().map(|(r, n)| format!("{r} {n}")).collect();
+    if t.outside_profile > 0 {
+        not.push(format!("{} using an op the peer lacks", t.outside_profile));
+    }
+    if !not.is_empty() {
+        say!(
+            "  cheaper answers of the engine not reported: {}",
+            not.join(", ")
+        );
+    }
+    for e in &t.unwritten {
+        say!("  not written: {e}");
+    }
 }
 
 pub fn stop_name(s: Stop) -> &'static str {
@@ -190,6 +273,7 @@ pub fn print_summary(s: &campaign::Summary, width: Width) {
     if unwritten > 0 {
         say!("  {unwritten} more not written (--max-findings per cause, or a write error above)");
     }
+    print_missed(&s.missed);
     if s.peer {
         // A peer: what it answered and what it declined.
         let declined: u64 = s.unsupported.values().sum();

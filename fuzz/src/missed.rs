@@ -1,0 +1,685 @@
+//! Missed simplifications: where a peer's sound answer costs more than what
+//! tileproof's engine makes of the same input under the peer's semantics.
+//!
+//! The engine simplifies the source at the peer's width; its answer counts
+//! only if it uses nothing the peer's profile lacks ([`Profile::covers`]),
+//! is strictly cheaper ([`Cost`]: fewer div/mod, then fewer nodes), and is
+//! proved to refine the source under the peer's own model (its integers and
+//! its partial ops): by the exact interpreter at every point of a small
+//! domain, else by the prover hook (SMT, supplied by the command line, as
+//! this crate does not depend on the verifier). Anything less (a
+//! counterexample, an unknown) is rejected and counted, never reported: the
+//! engine's rules may be candidates laid over the built-in ones, unproved.
+//!
+//! A missed case is traced to the engine's rules that made the difference:
+//! the firings that lower the cost, first of the engine run on the peer's
+//! own answer (what the peer lacks on top of what it did), else of its run
+//! on the source. Cases are bucketed by those rules ([`Tally`]).
+
+use crate::checks::{Validator, Verdict};
+use crate::oracle::{Domain, OracleConfig};
+use crate::propose::{propose, Language, Proposal};
+use crate::subject::{Integers, Profile};
+use engine::interp::{check_point, Evaluator, PointCheck};
+use engine::ir::{Graph, NodeId, Op};
+use engine::rewrite::{Firing, Simplifier};
+use engine::rules::{Rule, RuleSet};
+use engine::semantics::{Model, Ub};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+/// Domains of at most this many points are proved by walking them with the
+/// exact interpreter.
+pub const WALK_POINTS: u128 = 4096;
+
+/// Domains of at most this many points are proved by the oracle's
+/// exhaustive walk (compiled) when no value can leave 64 bits; larger
+/// ones, and the others, go to the prover hook (SMT costs a campaign far
+/// more than a walk).
+pub const JIT_POINTS: u128 = 1 << 22;
+
+/// Points of a large domain at which the source is looked at for one
+/// where it is defined (else the walk proves nothing worth reporting, and
+/// the prover decides).
+const DEFINED_PROBES: u64 = 64;
+
+/// What an expression costs at run time: div/mod first (tens of cycles
+/// each), then nodes. Ordered lexicographically. A negation counts as the
+/// product by -1 it is in tinygrad's IR (2 nodes), and `a - b` as `a +
+/// -b` (a constant `b` folded), so that how a peer spells them is never a
+/// missed simplification.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct Cost {
+    pub divmod: usize,
+    pub nodes: usize,
+}
+
+impl Cost {
+    /// The cost of the distinct nodes of `roots`.
+    pub fn of(g: &Graph, roots: &[NodeId]) -> Cost {
+        let nodes = g.reachable(roots);
+        let weight = |n: NodeId| {
+            let node = g.node(n);
+            match node.op {
+                Op::Neg => 2,
+                Op::Sub if g.node(node.src()[1]).as_const().is_some() => 1,
+                Op::Sub => 3,
+                _ => 1,
+            }
+        };
+        Cost {
+            divmod: nodes.iter().filter(|&&n| g.node(n).op.is_divmod()).count(),
+            nodes: nodes.iter().map(|&n| weight(n)).sum(),
+        }
+    }
+}
+
+impl fmt::Display for Cost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} div/mod, {} nodes", self.divmod, self.nodes)
+    }
+}
+
+/// Why a cheaper answer of the engine was not reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rejection {
+    /// A point where it does not refine the source under the peer's model
+    /// (an unsound rule or pass of the engine, or one unsound under the
+    /// peer's semantics only).
+    Refuted,
+    /// Neither walked nor proved (the solver's unknown, no prover).
+    Unproved,
+    /// The source means nothing at any point: there is nothing to miss.
+    Vacuous,
+    /// Too large to walk, and the prover's budget for its rules was spent
+    /// ([`Budget`]).
+    Budget,
+}
+
+impl Rejection {
+    pub fn name(self) -> &'static str {
+        match self {
+            Rejection::Refuted => "refuted",
+            Rejection::Unproved => "unproved",
+            Rejection::Vacuous => "vacuous",
+            Rejection::Budget => "beyond the solver's budget",
+        }
+    }
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A rule of the engine that made a difference.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct Cause {
+    pub rule: String,
+    /// A declarative rule as written (`lhs => rhs if guard`); `None` for an
+    /// algorithmic pass's rule (validated where it fires).
+    pub text: Option<String>,
+}
+
+/// A missed simplification, proved.
+#[derive(Clone)]
+pub struct Missed {
+    /// The source's graph with both answers' nodes added.
+    pub graph: Graph,
+    pub src: Vec<NodeId>,
+    pub peer: Vec<NodeId>,
+    pub engine: Vec<NodeId>,
+    pub peer_cost: Cost,
+    pub engine_cost: Cost,
+    /// How the engine's answer was shown to refine the source.
+    pub verdict: Verdict,
+    pub proof: String,
+    pub causes: Vec<Cause>,
+    /// Its declarative rules in the peer's own pattern language, when
+    /// tileproof writes that language.
+    pub proposal: Option<Proposal>,
+}
+
+impl fmt::Debug for Missed {
+    // The graph has no Debug: the case as text says it all.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Missed")
+            .field("source", &engine::print::program(&self.graph, &self.src))
+            .field(
+                "tileproof",
+                &engine::print::program(&self.graph, &self.engine),
+            )
+            .field("peer_cost", &self.peer_cost)
+            .field("engine_cost", &self.engine_cost)
+            .field("causes", &self.causes)
+            .finish()
+    }
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.text {
+            Some(t) => write!(f, "{}: {t}", self.rule),
+            None => write!(f, "{} (algorithmic pass)", self.rule),
+        }
+    }
+}
+
+impl Missed {
+    /// `roots` (the source, the peer's or the engine's) as expressions,
+    /// `; `-separated.
+    pub fn show(&self, roots: &[NodeId]) -> String {
+        let v: Vec<String> = roots
+            .iter()
+            .map(|&r| engine::print::expr(&self.graph, r))
+            .collect();
+        v.join("; ")
+    }
+
+    /// Its rules' names, joined (a file name's stem).
+    pub fn key(&self) -> String {
+        let names: Vec<&str> = self.causes.iter().map(|c| c.rule.as_str()).collect();
+        names.join("+")
+    }
+}
+
+/// A missed case as JSON: the three programs as text (the graph itself
+/// has no serialized form), costs, proof and rules.
+impl serde::Serialize for Missed {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let exprs = |roots: &[NodeId]| -> Vec<String> {
+            roots
+                .iter()
+                .map(|&r| engine::print::expr(&self.graph, r))
+                .collect()
+        };
+        let mut st = s.serialize_struct("Missed", 9)?;
+        st.serialize_field("source", &exprs(&self.src))?;
+        st.serialize_field("peer", &exprs(&self.peer))?;
+        st.serialize_field("tileproof", &exprs(&self.engine))?;
+        st.serialize_field("peer_cost", &self.peer_cost)?;
+        st.serialize_field("tileproof_cost", &self.engine_cost)?;
+        st.serialize_field("verdict", &self.verdict)?;
+        st.serialize_field("proof", &self.proof)?;
+        st.serialize_field("rules", &self.causes)?;
+        st.serialize_field("proposal", &self.proposal)?;
+        st.end()
+    }
+}
+
+/// What looking for a missed simplification on one answer found.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Hunt {
+    /// The engine is not cheaper than the peer.
+    NotCheaper,
+    /// The engine's cheaper answer uses something the peer lacks.
+    OutsideProfile,
+    /// A cheaper answer, not reported.
+    Rejected(Rejection, String),
+    /// A cheaper answer no walk could settle: for the prover
+    /// ([`Hunter::settle`]), within its [`Budget`].
+    Unsettled(Box<Missed>),
+    Missed(Box<Missed>),
+}
+
+/// How many cases of each rule the prover (SMT, far slower than a walk)
+/// is asked to settle in one campaign: the cases of a rule walks settle are
+/// all counted; a rule seen only on large domains is shown by this many.
+pub const SOLVER_PER_RULE: u32 = 1;
+
+/// The prover's time per case in a campaign: a case it cannot settle
+/// quickly is rejected (unproved), not waited for.
+pub const SOLVER_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The prover's budget, spent in case order (so that what a campaign
+/// reports does not depend on its threads).
+#[derive(Debug, Default)]
+pub struct Budget {
+    tries: std::collections::HashMap<String, u32>,
+}
+
+impl Budget {
+    /// Whether `m` may go to the prover: one of its rules has tries left
+    /// (each of them then spends one).
+    pub fn take(&mut self, m: &Missed) -> bool {
+        let left = |r: &str| self.tries.get(r).copied().unwrap_or(0) < SOLVER_PER_RULE;
+        if !m.causes.iter().any(|c| left(&c.rule)) {
+            return false;
+        }
+        for c in &m.causes {
+            *self.tries.entry(c.rule.clone()).or_default() += 1;
+        }
+        true
+    }
+}
+
+/// Looks for missed simplifications: the engine (with its rules) under a
+/// peer's profile, and how to prove an answer where walking cannot.
+pub struct Hunter<'a> {
+    rules: &'a RuleSet,
+    simp: Simplifier<'a>,
+    profile: Profile,
+    /// The peer's own model (its integers, its partial ops).
+    model: Model,
+    prover: Option<&'a Validator<'a>>,
+    /// The peer's pattern language, when tileproof writes it.
+    language: Option<Language>,
+}
+
+impl<'a> Hunter<'a> {
+    /// The engine with `rules` at the profile's width; `prover` decides
+    /// under [`Hunter::model_of`]`(profile)`.
+    pub fn new(
+        rules: &'a RuleSet,
+        profile: Profile,
+        prover: Option<&'a Validator<'a>>,
+    ) -> Hunter<'a> {
+        let mut simp = Simplifier::new(rules);
+        simp.width = profile.width();
+        Hunter {
+            model: Hunter::model_of(&profile),
+            rules,
+            simp,
+            profile,
+            prover,
+            language: None,
+        }
+    }
+
+    /// Proposes the rules of each missed case in `language`.
+    pub fn proposing(mut self, language: Option<Language>) -> Hunter<'a> {
+        self.language = language;
+        self
+    }
+
+    /// The model a missed case is proved under: the peer's own (its
+    /// relaxation of partial ops, if it declares one), since that is what
+    /// the peer's maintainers would add the rule under.
+    pub fn model_of(profile: &Profile) -> Model {
+        profile.relaxed().unwrap_or_else(|| profile.model())
+    }
+
+    /// The model in words, for reports.
+    pub fn describe_model(&self) -> String {
+        let ints = match self.profile.integers {
+            Integers::Unbounded => "unbounded integers".to_string(),
+            Integers::Fixed(w) => format!("index at {w} bits, overflow impossible"),
+        };
+        format!("{ints}, partial ops {}", self.model.partial.name())
+    }
+
+    pub fn width(&self) -> engine::dtype::Width {
+        self.profile.width()
+    }
+
+    /// Looks at the peer's answer `peer` to `src` (nodes of `g`, already
+    /// judged sound).
+    pub fn hunt(&self, g: &Graph, src: &[NodeId], peer: &[NodeId]) -> Hunt {
+        let mut g = g.clone();
+        let Ok(out) = self.simp.simplify(&mut g, src, true) else {
+            return Hunt::NotCheaper;
+        };
+        let (peer_cost, engine_cost) = (Cost::of(&g, peer), Cost::of(&g, &out.roots));
+        if engine_cost >= peer_cost {
+            return Hunt::NotCheaper;
+        }
+        if !self.profile.covers(&g, &out.roots) {
+            return Hunt::OutsideProfile;
+        }
+        let walked = self.walk_any(&g, src, &out.roots);
+        let (verdict, proof) = match &walked {
+            Some(Ok((v, p))) => (*v, p.clone()),
+            Some(Err((r, why))) => return Hunt::Rejected(*r, why.clone()),
+            None => (Verdict::Unknown, "not proved yet".to_string()),
+        };
+        let causes = self.causes(&mut g, peer, (peer_cost, engine_cost), &out.trace);
+        let proposal = self.language.and_then(|l| {
+            let rules: Vec<&Rule> = causes
+                .iter()
+                .filter_map(|c| self.rules.rule(&c.rule))
+                .collect();
+            (!rules.is_empty()).then(|| propose(l, &rules))
+        });
+        let m = Box::new(Missed {
+            proposal,
+            src: src.to_vec(),
+            peer: peer.to_vec(),
+            engine: out.roots,
+            graph: g,
+            peer_cost,
+            engine_cost,
+            verdict,
+            proof,
+            causes,
+        });
+        match walked {
+            Some(_) => Hunt::Missed(m),
+            None => Hunt::Unsettled(m),
+        }
+    }
+
+    /// [`Hunter::hunt`], with an unsettled case settled by the prover.
+    pub fn hunt_settled(&self, g: &Graph, src: &[NodeId], peer: &[NodeId]) -> Hunt {
+        match self.hunt(g, src, peer) {
+            Hunt::Unsettled(m) => self.settle(m),
+            h => h,
+        }
+    }
+
+    /// A case no walk settled, proved by the prover hook (SMT) or rejected.
+    pub fn settle(&self, mut m: Box<Missed>) -> Hunt {
+        let Some(prover) = self.prover else {
+            return Hunt::Rejected(
+                Rejection::Unproved,
+                "too many points to walk and no prover".into(),
+            );
+        };
+        let v = prover(&m.graph, &m.src, &m.engine);
+        let detail = v.detail.unwrap_or_default();
+        match v.verdict {
+            Verdict::Equivalent | Verdict::EquivalentByEnumeration => {
+                m.verdict = v.verdict;
+                m.proof = detail;
+                Hunt::Missed(m)
+            }
+            Verdict::Vacuous => Hunt::Rejected(Rejection::Vacuous, detail),
+            Verdict::Counterexample => Hunt::Rejected(Rejection::Refuted, detail),
+            Verdict::Unknown => Hunt::Rejected(Rejection::Unproved, detail),
+        }
+    }
+
+    /// `tgt` against `src` under the peer's model by a walk of the domain
+    /// (the exact interpreter on a small one, the compiled oracle on a
+    /// larger one where it is a proof); `None` when no walk settles it.
+    fn walk_any(
+        &self,
+        g: &Graph,
+        src: &[NodeId],
+        tgt: &[NodeId],
+    ) -> Option<Result<(Verdict, String), (Rejection, String)>> {
+        let domain = Domain::new(g, src);
+        if domain.size() <= WALK_POINTS {
+            return Some(self.walk(g, src, tgt, &domain));
+        }
+        if domain.size() <= JIT_POINTS {
+            return self.walk_compiled(g, src, tgt, &domain);
+        }
+        None
+    }
+
+    /// Every point of `domain` with the exact interpreter, at the width a
+    /// failing point is confirmed at (wider than any check for unbounded
+    /// integers: a point where the source overflows even there is not one
+    /// the peer excuses, so it proves nothing).
+    fn walk(
+        &self,
+        g: &Graph,
+        src: &[NodeId],
+        tgt: &[NodeId],
+        domain: &Domain,
+    ) -> Result<(Verdict, String), (Rejection, String)> {
+        let model = Model {
+            width: self.profile.confirm_width(),
+            ..self.model
+        };
+        let (mut s, mut t) = (Evaluator::new(g, src, model), Evaluator::new(g, tgt, model));
+        let mut point = vec![0i64; domain.len()];
+        let mut defined = false;
+        let n = domain.size() as u64;
+        for k in 0..n {
+            domain.decode(k, &mut point);
+            let env: Vec<i128> = domain.env(g, &point).iter().map(|&v| v as i128).collect();
+            let sv = s.eval(&env);
+            if let Err(u) = &sv {
+                if self.profile.integers == Integers::Unbounded && u.reason == Ub::IndexOverflow {
+                    return Err((
+                        Rejection::Unproved,
+                        "the source overflows the interpreter's width".into(),
+                    ));
+                }
+            }
+            defined |= sv.is_ok();
+            if let PointCheck::Fails(f) = check_point(sv, t.eval(&env)) {
+                let named = domain
+                    .vars
+                    .iter()
+                    .zip(&point)
+                    .map(|(&v, &x)| format!("{} = {x}", g.var(v).name))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Err((Rejection::Refuted, format!("{f} at {named}")));
+            }
+        }
+        if !defined {
+            return Err((
+                Rejection::Vacuous,
+                "the source is undefined everywhere".into(),
+            ));
+        }
+        Ok((
+            Verdict::EquivalentByEnumeration,
+            format!("every one of {n} points, by the exact interpreter"),
+        ))
+    }
+
+    /// The oracle's exhaustive walk under the peer's model, where it is
+    /// one: at a fixed width always (overflow is the peer's undefined), for
+    /// unbounded integers only where no node's range leaves 64 bits (the
+    /// walk would excuse a point the peer does not). `None`: not walked, or
+    /// the source is undefined at every point probed.
+    fn walk_compiled(
+        &self,
+        g: &Graph,
+        src: &[NodeId],
+        tgt: &[NodeId],
+        domain: &Domain,
+    ) -> Option<Result<(Verdict, String), (Rejection, String)>> {
+        let inside = |id: NodeId| {
+            let n = g.node(id);
+            n.dtype != engine::dtype::DType::Index
+                || n.vmin > n.vmax
+                || (n.vmin > i64::MIN && n.vmax < i64::MAX)
+        };
+        let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
+        if self.profile.integers == Integers::Unbounded
+            && !g.reachable(&all).into_iter().all(inside)
+        {
+            return None;
+        }
+        let mut s = Evaluator::new(g, src, self.model);
+        let mut point = vec![0i64; domain.len()];
+        let defined = (0..DEFINED_PROBES.min(domain.size() as u64)).any(|k| {
+            domain.decode(k, &mut point);
+            let env: Vec<i128> = domain.env(g, &point).iter().map(|&v| v as i128).collect();
+            s.eval(&env).is_ok()
+        });
+        if !defined {
+            return None;
+        }
+        let cfg = OracleConfig {
+            width: self.profile.width(),
+            partial: self.model.partial,
+            unbounded: self.model.unbounded,
+            max_exhaustive: JIT_POINTS as u64,
+            // Campaign workers are the parallelism.
+            parallel: false,
+            ..OracleConfig::default()
+        };
+        let rep = crate::oracle::check_jit(g, src, tgt, &cfg).ok()?;
+        Some(match &rep.failure {
+            _ if rep.sampled => return None,
+            None => Ok((
+                Verdict::EquivalentByEnumeration,
+                format!("every one of {} points, by the compiled oracle", rep.points),
+            )),
+            Some(_) => Err((Rejection::Refuted, rep.to_string())),
+        })
+    }
+
+    /// The engine's rules whose firings lower what the engine saves (div/mod
+    /// where it has fewer, else nodes): on the peer's own answer first (what
+    /// the peer lacks on top of what it did), else in `trace` (the run on
+    /// the source); else every rule that fired there. Sorted by name, so
+    /// that one set of rules is one cause.
+    fn causes(
+        &self,
+        g: &mut Graph,
+        peer: &[NodeId],
+        (peer_cost, engine_cost): (Cost, Cost),
+        trace: &[Firing],
+    ) -> Vec<Cause> {
+        let by_divmod = engine_cost.divmod < peer_cost.divmod;
+        let on_peer = match self.simp.simplify(g, peer, true) {
+            Ok(o) if Cost::of(g, &o.roots) < peer_cost => lowering(g, &o.trace, by_divmod),
+            _ => Vec::new(),
+        };
+        let mut rules = if on_peer.is_empty() {
+            lowering(g, trace, by_divmod)
+        } else {
+            on_peer
+        };
+        if rules.is_empty() {
+            rules = trace.iter().map(|f| f.rule).collect();
+        }
+        let mut causes: Vec<Cause> = rules
+            .into_iter()
+            .map(|r| {
+                let name = self.simp.rule_names()[r].clone();
+                let text = (!self.simp.is_algorithmic(r))
+                    .then(|| self.rules.rule(&name).map(|rule| rule.text.clone()))
+                    .flatten();
+                Cause { rule: name, text }
+            })
+            .collect();
+        causes.sort();
+        causes.dedup();
+        causes
+    }
+}
+
+/// The rules of the firings in `trace` that lower the div/mod count of the
+/// node they rewrite (`by_divmod`), else its cost.
+fn lowering(g: &Graph, trace: &[Firing], by_divmod: bool) -> Vec<usize> {
+    trace
+        .iter()
+        .filter(|f| {
+            let (before, after) = (Cost::of(g, &[f.before]), Cost::of(g, &[f.after]));
+            if by_divmod {
+                after.divmod < before.divmod
+            } else {
+                after < before
+            }
+        })
+        .map(|f| f.rule)
+        .collect()
+}
+
+/// The missed simplifications one rule of the engine takes part in.
+#[derive(Clone, Debug)]
+pub struct Bucket {
+    pub cause: Cause,
+    pub count: u64,
+    /// The cheapest case (by the engine's cost, then the source's size).
+    pub cheapest: Box<Missed>,
+    /// Files written (at most the campaign's `max_findings`).
+    pub written: usize,
+    pub first_path: Option<PathBuf>,
+}
+
+/// A campaign's missed simplifications: one bucket per rule, so that a
+/// thousand cases of one missing rule are one line, whatever rules it
+/// combines with.
+#[derive(Clone, Debug, Default)]
+pub struct Tally {
+    /// The campaign looked for them.
+    pub on: bool,
+    /// Missed cases (each counted once, in every bucket of its rules).
+    pub cases: u64,
+    /// By rule, in the order first met.
+    pub buckets: Vec<Bucket>,
+    /// Cheaper answers not reported, by why.
+    pub rejected: BTreeMap<Rejection, u64>,
+    /// Cheaper answers that use something the peer lacks.
+    pub outside_profile: u64,
+    /// Files that could not be written, with the error.
+    pub unwritten: Vec<String>,
+}
+
+impl Tally {
+    /// The buckets, most frequent first.
+    pub fn by_count(&self) -> Vec<&Bucket> {
+        let mut v: Vec<&Bucket> = self.buckets.iter().collect();
+        v.sort_by(|a, b| b.count.cmp(&a.count).then(a.cause.cmp(&b.cause)));
+        v
+    }
+
+    /// Counts one hunt; a missed case is saved (`save`: its path, or why
+    /// not) once, if one of its rules' buckets has fewer than `max_files`
+    /// files.
+    pub fn add(
+        &mut self,
+        hunt: Hunt,
+        max_files: Option<usize>,
+        save: impl FnOnce(&Missed) -> Result<PathBuf, String>,
+    ) {
+        let m = match hunt {
+            Hunt::NotCheaper => return,
+            Hunt::OutsideProfile => {
+                self.outside_profile += 1;
+                return;
+            }
+            Hunt::Rejected(r, _) => {
+                *self.rejected.entry(r).or_default() += 1;
+                return;
+            }
+            Hunt::Unsettled(_) => {
+                *self.rejected.entry(Rejection::Unproved).or_default() += 1;
+                return;
+            }
+            Hunt::Missed(m) => m,
+        };
+        self.cases += 1;
+        let size = |x: &Missed| (x.engine_cost, Cost::of(&x.graph, &x.src));
+        let mut mine = Vec::new();
+        for c in &m.causes {
+            let b = match self.buckets.iter().position(|b| &b.cause == c) {
+                Some(b) => b,
+                None => {
+                    self.buckets.push(Bucket {
+                        cause: c.clone(),
+                        count: 0,
+                        cheapest: m.clone(),
+                        written: 0,
+                        first_path: None,
+                    });
+                    self.buckets.len() - 1
+                }
+            };
+            let bucket = &mut self.buckets[b];
+            bucket.count += 1;
+            if size(&m) < size(&bucket.cheapest) {
+                bucket.cheapest = m.clone();
+            }
+            mine.push(b);
+        }
+        let room = |b: &Bucket| max_files.is_none_or(|n| b.written < n);
+        if !mine.iter().any(|&b| room(&self.buckets[b])) {
+            return;
+        }
+        match save(&m) {
+            Ok(path) => {
+                for &b in &mine {
+                    let bucket = &mut self.buckets[b];
+                    bucket.written += 1;
+                    bucket.first_path.get_or_insert_with(|| path.clone());
+                }
+            }
+            Err(e) => self.unwritten.push(e),
+        }
+    }
+}
