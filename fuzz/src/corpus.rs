@@ -995,6 +995,16 @@ pub fn judge(
         return rep;
     }
     rep.line = format!("FAIL {} at width {w}{smt_note}", path.display());
+    failure_detail(&mut rep, &r, val);
+    rep.seconds = start.elapsed().as_secs_f64();
+    rep
+}
+
+/// A failing case's detail: each failure, the peer's classes, and the
+/// failing point with every node's value there (from the checks, else from
+/// the validator).
+fn failure_detail(rep: &mut CaseReport, r: &Replay, val: Option<&checks::Validation>) {
+    let w = r.width;
     let d = &mut rep.detail;
     for f in &r.checked.failures {
         d.push_str(&format!("  {f}\n"));
@@ -1039,8 +1049,6 @@ pub fn judge(
         );
         d.push_str(&node_values(&p, &env, w));
     }
-    rep.seconds = start.elapsed().as_secs_f64();
-    rep
 }
 
 /// Rewrites a kept finding against a peer with its class as `rep` (a

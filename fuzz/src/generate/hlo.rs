@@ -236,28 +236,7 @@ fn apply(st: &HloStep, inp: &[i64], i2o: bool) -> Option<Applied> {
     let kind = st.kind % if i2o { 9 } else { 13 };
     Some(match kind {
         0 => same("elementwise", (0..r).map(d).collect()),
-        1 => {
-            // broadcast: a new dimension at `p`.
-            let (p, n) = ((a as usize) % (r + 1), 1 + b % 6);
-            if r == MAX_HLO_RANK {
-                return None;
-            }
-            let mut out = inp.to_vec();
-            out.insert(p, n);
-            let mut m = MapText::over(if i2o { inp } else { &out });
-            if i2o {
-                m.syms.push((0, n - 1));
-                m.results = (0..r).map(d).collect();
-                m.results.insert(p, "s0".into());
-            } else {
-                m.results = (0..=r).filter(|&j| j != p).map(d).collect();
-            }
-            Applied {
-                name: format!("broadcast(+{n} at {p})"),
-                out,
-                map: m,
-            }
-        }
+        1 => broadcast(inp, a, b, i2o)?,
         2 => {
             let perm = permutation(r, a as usize + 256 * b as usize);
             let out: Vec<i64> = perm.iter().map(|&j| inp[j]).collect();
@@ -330,37 +309,7 @@ fn apply(st: &HloStep, inp: &[i64], i2o: bool) -> Option<Applied> {
                 map,
             }
         }
-        8 => {
-            // reduce the dimensions of mask `a`, keeping at least one.
-            let reduced: Vec<usize> = (0..r).filter(|&j| (a >> j) & 1 == 1).collect();
-            if reduced.is_empty() || reduced.len() == r {
-                return None;
-            }
-            let out: Vec<i64> = (0..r)
-                .filter(|j| !reduced.contains(j))
-                .map(|j| inp[j])
-                .collect();
-            let mut m = MapText::over(if i2o { inp } else { &out });
-            if i2o {
-                m.results = (0..r).filter(|j| !reduced.contains(j)).map(d).collect();
-            } else {
-                let mut kept = 0;
-                for j in 0..r {
-                    if reduced.contains(&j) {
-                        m.results.push(format!("s{}", m.syms.len()));
-                        m.syms.push((0, inp[j] - 1));
-                    } else {
-                        m.results.push(d(kept));
-                        kept += 1;
-                    }
-                }
-            }
-            Applied {
-                name: format!("reduce{reduced:?}"),
-                out,
-                map: m,
-            }
-        }
+        8 => reduce(inp, a, i2o)?,
         9 if !i2o => {
             // reduce-window along `k`: window `w`, stride `s`, no padding
             // (XLA composes a padded one with a pad).
@@ -392,34 +341,97 @@ fn apply(st: &HloStep, inp: &[i64], i2o: bool) -> Option<Applied> {
                 map: m,
             }
         }
-        k @ (11 | 12) if !i2o => {
-            // dynamic slice (or a gather of `batch` such slices): the
-            // offsets are runtime values, clamped into the operand by XLA.
-            let sizes: Vec<i64> = (0..r).map(|j| 1 + (a + 5 * j as i64) % inp[j]).collect();
-            let batch = if k == 12 { Some(1 + b % 4) } else { None };
-            let out: Vec<i64> = batch.into_iter().chain(sizes.iter().copied()).collect();
-            if out.len() > MAX_HLO_RANK {
-                return None;
-            }
-            let shift = usize::from(batch.is_some());
-            let mut m = MapText::over(&out);
-            for j in 0..r {
-                if sizes[j] < inp[j] {
-                    m.results
-                        .push(format!("d{} + rt{}", j + shift, m.rts.len()));
-                    m.rts.push((0, inp[j] - sizes[j]));
-                } else {
-                    m.results.push(d(j + shift));
-                }
-            }
-            let what = if k == 12 { "gather" } else { "dynamic-slice" };
-            Applied {
-                name: format!("{what}{sizes:?}"),
-                out,
-                map: m,
+        k @ (11 | 12) if !i2o => dynamic_slice(inp, a, b, k == 12)?,
+        _ => return None,
+    })
+}
+
+/// A broadcast: a new dimension of `1 + b % 6` at `a % (rank + 1)`.
+fn broadcast(inp: &[i64], a: i64, b: i64, i2o: bool) -> Option<Applied> {
+    let r = inp.len();
+    let d = |j: usize| format!("d{j}");
+    let (p, n) = ((a as usize) % (r + 1), 1 + b % 6);
+    if r == MAX_HLO_RANK {
+        return None;
+    }
+    let mut out = inp.to_vec();
+    out.insert(p, n);
+    let mut m = MapText::over(if i2o { inp } else { &out });
+    if i2o {
+        m.syms.push((0, n - 1));
+        m.results = (0..r).map(d).collect();
+        m.results.insert(p, "s0".into());
+    } else {
+        m.results = (0..=r).filter(|&j| j != p).map(d).collect();
+    }
+    Some(Applied {
+        name: format!("broadcast(+{n} at {p})"),
+        out,
+        map: m,
+    })
+}
+
+/// A reduce of the dimensions of mask `a`, keeping at least one.
+fn reduce(inp: &[i64], a: i64, i2o: bool) -> Option<Applied> {
+    let r = inp.len();
+    let d = |j: usize| format!("d{j}");
+    let reduced: Vec<usize> = (0..r).filter(|&j| (a >> j) & 1 == 1).collect();
+    if reduced.is_empty() || reduced.len() == r {
+        return None;
+    }
+    let out: Vec<i64> = (0..r)
+        .filter(|j| !reduced.contains(j))
+        .map(|j| inp[j])
+        .collect();
+    let mut m = MapText::over(if i2o { inp } else { &out });
+    if i2o {
+        m.results = (0..r).filter(|j| !reduced.contains(j)).map(d).collect();
+    } else {
+        let mut kept = 0;
+        for j in 0..r {
+            if reduced.contains(&j) {
+                m.results.push(format!("s{}", m.syms.len()));
+                m.syms.push((0, inp[j] - 1));
+            } else {
+                m.results.push(d(kept));
+                kept += 1;
             }
         }
-        _ => return None,
+    }
+    Some(Applied {
+        name: format!("reduce{reduced:?}"),
+        out,
+        map: m,
+    })
+}
+
+/// A dynamic slice (or, with `gather`, a batch of such slices): the
+/// offsets are runtime values, clamped into the operand by XLA.
+fn dynamic_slice(inp: &[i64], a: i64, b: i64, gather: bool) -> Option<Applied> {
+    let r = inp.len();
+    let d = |j: usize| format!("d{j}");
+    let sizes: Vec<i64> = (0..r).map(|j| 1 + (a + 5 * j as i64) % inp[j]).collect();
+    let batch = gather.then_some(1 + b % 4);
+    let out: Vec<i64> = batch.into_iter().chain(sizes.iter().copied()).collect();
+    if out.len() > MAX_HLO_RANK {
+        return None;
+    }
+    let shift = usize::from(batch.is_some());
+    let mut m = MapText::over(&out);
+    for j in 0..r {
+        if sizes[j] < inp[j] {
+            m.results
+                .push(format!("d{} + rt{}", j + shift, m.rts.len()));
+            m.rts.push((0, inp[j] - sizes[j]));
+        } else {
+            m.results.push(d(j + shift));
+        }
+    }
+    let what = if gather { "gather" } else { "dynamic-slice" };
+    Some(Applied {
+        name: format!("{what}{sizes:?}"),
+        out,
+        map: m,
     })
 }
 
