@@ -47,6 +47,11 @@ fn a_rule_file_that_defines_nothing_is_an_error_for_every_command() {
             vec!["prove", "--no-cache"],
             vec!["simplify", case],
             vec!["check", case],
+            vec![
+                "compose",
+                "docs/examples/xla-reshape2.map",
+                "docs/examples/xla-reshape1.map",
+            ],
             vec!["fuzz", "--cases", "1"],
             vec!["replay", case],
             // Bytes that decode to a case that passes every check (exit 2
@@ -96,7 +101,7 @@ fn a_rule_file_that_defines_nothing_is_an_error_for_every_command() {
         .collect();
     assert_eq!(
         with_rules,
-        ["simplify", "prove", "check", "fuzz", "replay", "import", "serve", "gate"],
+        ["simplify", "prove", "check", "compose", "fuzz", "replay", "import", "serve", "gate"],
         "the commands that take --rules (lower, bench do not)"
     );
 }
