@@ -8,7 +8,7 @@
 
 use engine::ir::{Graph, NodeId};
 use engine::semantics::Model;
-use fuzz::checks::{Validation, Verdict};
+use fuzz::checks::{Validation, ValidationVerdict};
 use std::time::Duration;
 use verify::check::{check, counterexample_at, CheckResult, Method};
 
@@ -80,7 +80,7 @@ pub fn validation_of(g: &Graph, r: &CheckResult) -> Validation {
             confirmed,
             ..
         } => (
-            Verdict::Counterexample,
+            ValidationVerdict::Counterexample,
             Some(format!(
                 "{}: {failure} at {}; {}",
                 if method.by_enumeration() {
@@ -96,21 +96,21 @@ pub fn validation_of(g: &Graph, r: &CheckResult) -> Validation {
             )),
             Some(point.iter().map(|p| p.1).collect()),
         ),
-        CheckResult::Unknown { reason } => (Verdict::Unknown, Some(reason.clone()), None),
+        CheckResult::Unknown { reason } => (ValidationVerdict::Unknown, Some(reason.clone()), None),
         CheckResult::Equivalent { method } if method.by_enumeration() => (
-            Verdict::EquivalentByEnumeration,
+            ValidationVerdict::EquivalentByEnumeration,
             Some(format!("proved by {method}")),
             None,
         ),
         CheckResult::Equivalent { method } => (
-            Verdict::Equivalent,
+            ValidationVerdict::Equivalent,
             Some(format!("proved by {method}")),
             None,
         ),
-        CheckResult::Vacuous => (Verdict::Vacuous, None, None),
+        CheckResult::Vacuous => (ValidationVerdict::Vacuous, None, None),
     };
     Validation {
-        fails: verdict == Verdict::Counterexample,
+        fails: verdict == ValidationVerdict::Counterexample,
         verdict,
         detail,
         point,

@@ -6,7 +6,7 @@
 use engine::dtype::Width;
 use engine::parse::parse_program;
 use engine::semantics::{Model, Partial};
-use fuzz::checks::Verdict;
+use fuzz::checks::ValidationVerdict;
 use tileproof::decide::{validation_of, walk};
 use verify::check::CheckResult;
 use verify::check::Method;
@@ -32,7 +32,7 @@ fn an_undecided_rewrite_on_a_small_domain_is_settled_by_enumeration() {
     );
     let p = parse_program(text).unwrap();
     let v = validation_of(&p.graph, &r);
-    assert_eq!(v.verdict, Verdict::EquivalentByEnumeration);
+    assert_eq!(v.verdict, ValidationVerdict::EquivalentByEnumeration);
     assert!(v.verdict.proves() && !v.fails);
 }
 
@@ -43,7 +43,7 @@ fn an_undecided_wrong_rewrite_on_a_small_domain_is_a_counterexample_at_its_point
     let r = walked(text, Width::W64.into());
     let v = validation_of(&p.graph, &r);
     assert!(v.fails);
-    assert_eq!(v.verdict, Verdict::Counterexample);
+    assert_eq!(v.verdict, ValidationVerdict::Counterexample);
     assert_eq!(v.point, Some(vec![999]));
     let detail = v.detail.unwrap();
     assert!(detail.starts_with("exhaustive, JIT: "), "{detail}");

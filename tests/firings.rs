@@ -5,7 +5,7 @@
 use engine::rewrite::Simplifier;
 use engine::rules::{builtin, RuleSet};
 use fuzz::checks::Validation;
-use fuzz::firings::{validate_firings, Firing, Firings};
+use fuzz::firings::{validate_firings, Firings, ValidatedFiring};
 use std::time::Duration;
 use verify::check::{check, CheckResult};
 
@@ -57,7 +57,7 @@ fn a_wrong_firing_is_refuted_with_a_case_that_check_reproduces() {
     .unwrap();
     let simp = Simplifier::new(&set);
     let f = validate(&simp, &marked(&simp, &["mod_in_range"]));
-    let bad: Vec<&Firing> = f.failed().collect();
+    let bad: Vec<&ValidatedFiring> = f.failed().collect();
     assert!(
         !bad.is_empty(),
         "no wrong firing found in {} firings",
@@ -270,7 +270,7 @@ fn a_looping_algorithmic_pass_is_caught_by_the_firing_validation() {
         &smt,
     );
     assert!(f.total > 0, "double never fired");
-    let bad: Vec<&Firing> = f.failed().collect();
+    let bad: Vec<&ValidatedFiring> = f.failed().collect();
     assert!(!bad.is_empty());
     for x in bad {
         assert!(x.validated(), "{}: sound", x.case);

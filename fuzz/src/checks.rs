@@ -41,7 +41,7 @@ use std::sync::Once;
 /// What an independent check (SMT, then an exhaustive walk where SMT
 /// could not decide) decided about a source and its simplification.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Verdict {
+pub enum ValidationVerdict {
     /// Every point refines: the solver proved it.
     Equivalent,
     /// Every point refines: the solver could not decide, an exhaustive walk
@@ -55,14 +55,14 @@ pub enum Verdict {
     Unknown,
 }
 
-impl Verdict {
+impl ValidationVerdict {
     pub fn name(self) -> &'static str {
         match self {
-            Verdict::Equivalent => "equivalent",
-            Verdict::EquivalentByEnumeration => "equivalent by enumeration",
-            Verdict::Vacuous => "vacuous",
-            Verdict::Counterexample => "counterexample",
-            Verdict::Unknown => "unknown",
+            ValidationVerdict::Equivalent => "equivalent",
+            ValidationVerdict::EquivalentByEnumeration => "equivalent by enumeration",
+            ValidationVerdict::Vacuous => "vacuous",
+            ValidationVerdict::Counterexample => "counterexample",
+            ValidationVerdict::Unknown => "unknown",
         }
     }
 
@@ -70,18 +70,20 @@ impl Verdict {
     pub fn proves(self) -> bool {
         matches!(
             self,
-            Verdict::Equivalent | Verdict::EquivalentByEnumeration | Verdict::Vacuous
+            ValidationVerdict::Equivalent
+                | ValidationVerdict::EquivalentByEnumeration
+                | ValidationVerdict::Vacuous
         )
     }
 }
 
-impl fmt::Display for Verdict {
+impl fmt::Display for ValidationVerdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
 }
 
-impl serde::Serialize for Verdict {
+impl serde::Serialize for ValidationVerdict {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.name())
     }
@@ -90,7 +92,7 @@ impl serde::Serialize for Verdict {
 /// What the validator hook said about a source and its simplification.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Validation {
-    pub verdict: Verdict,
+    pub verdict: ValidationVerdict,
     /// One line saying how the target fails to refine the source (a
     /// finding), or why the validator could not tell (`unknown`: not a
     /// finding, never a pass).
@@ -478,7 +480,7 @@ fn validate_check(
             .is_some_and(|p| !fails_exactly(g, src, tgt, p, confirm));
     if exact_ok {
         val = Validation {
-            verdict: Verdict::Unknown,
+            verdict: ValidationVerdict::Unknown,
             detail: Some(format!(
                 "the counterexample at width {} is an overflow exact integers do not have ({})",
                 cfg.width,

@@ -155,7 +155,7 @@ impl Confirmation {
 
 /// What one backend showed.
 #[derive(Clone, Debug)]
-enum Verdict {
+enum BackendVerdict {
     WrongValue {
         env: Vec<i64>,
         src: Vec<Option<Value>>,
@@ -173,14 +173,14 @@ enum Verdict {
     Nothing(String),
 }
 
-impl Verdict {
+impl BackendVerdict {
     fn rank(&self) -> u8 {
         match self {
-            Verdict::WrongValue { .. } => 0,
-            Verdict::Trap { .. } => 1,
-            Verdict::CompileError(_) => 2,
-            Verdict::Agrees(_) => 3,
-            Verdict::Nothing(_) => 4,
+            BackendVerdict::WrongValue { .. } => 0,
+            BackendVerdict::Trap { .. } => 1,
+            BackendVerdict::CompileError(_) => 2,
+            BackendVerdict::Agrees(_) => 3,
+            BackendVerdict::Nothing(_) => 4,
         }
     }
 }
@@ -244,7 +244,7 @@ fn on_backend(
     envs: &[Vec<i64>],
     model: Model,
     backend: &str,
-) -> (Verdict, String) {
+) -> (BackendVerdict, String) {
     let mut notes = Vec::new();
     let source = subject.run(g, src, backend, envs);
     // A compile error of the answer counts only where the source compiles.
@@ -288,7 +288,7 @@ fn on_backend(
         }
         Err(e) => {
             return (
-                Verdict::Nothing(format!("the source did not run: {e}")),
+                BackendVerdict::Nothing(format!("the source did not run: {e}")),
                 String::new(),
             )
         }
@@ -303,7 +303,7 @@ fn on_backend(
                     PointRun::Values(tv) => {
                         let differs = sv.iter().zip(&tv).any(|(s, t)| s.is_some_and(|s| s != *t));
                         if differs {
-                            found = Some(Verdict::WrongValue {
+                            found = Some(BackendVerdict::WrongValue {
                                 env: env.clone(),
                                 src: sv.clone(),
                                 tgt: tv,
@@ -313,7 +313,7 @@ fn on_backend(
                         agree += 1;
                     }
                     PointRun::Trap(signal) => {
-                        found = found.or(Some(Verdict::Trap {
+                        found = found.or(Some(BackendVerdict::Trap {
                             env: env.clone(),
                             signal,
                             src: sv.clone(),
@@ -327,24 +327,24 @@ fn on_backend(
             }
             found.unwrap_or_else(|| {
                 if agree > 0 {
-                    Verdict::Agrees(agree)
+                    BackendVerdict::Agrees(agree)
                 } else {
-                    Verdict::Nothing("no point where the compiled source runs".into())
+                    BackendVerdict::Nothing("no point where the compiled source runs".into())
                 }
             })
         }
         Ok(Run::CompileError(msg)) if source_compiles => {
-            Verdict::CompileError(crate::message::short(&crate::message::one_line(&msg)))
+            BackendVerdict::CompileError(crate::message::short(&crate::message::one_line(&msg)))
         }
-        Ok(Run::CompileError(msg)) => Verdict::Nothing(format!(
+        Ok(Run::CompileError(msg)) => BackendVerdict::Nothing(format!(
             "neither the source nor the answer compiles: {}",
             crate::message::short(&crate::message::one_line(&msg))
         )),
-        Ok(Run::Unsupported(why)) => Verdict::Nothing(format!(
+        Ok(Run::Unsupported(why)) => BackendVerdict::Nothing(format!(
             "cannot compile the answer as written: {}",
             crate::message::short(&crate::message::one_line(&why))
         )),
-        Err(e) => Verdict::Nothing(format!("the answer did not run: {e}")),
+        Err(e) => BackendVerdict::Nothing(format!("the answer did not run: {e}")),
     };
     (verdict, notes.join("; "))
 }
@@ -397,13 +397,13 @@ pub fn confirm(
             format!("{} has no backend to run it on", subject.name()),
         );
     }
-    let mut best: Option<(Verdict, &str)> = None;
+    let mut best: Option<(BackendVerdict, &str)> = None;
     let mut lines = Vec::new();
     let mut agreed = Vec::new();
     for b in backends {
         let (v, notes) = on_backend(subject, g, src, tgt, envs, model, b);
         let said = match &v {
-            Verdict::WrongValue {
+            BackendVerdict::WrongValue {
                 env,
                 src: s,
                 tgt: t,
@@ -413,15 +413,15 @@ pub fn confirm(
                 show_values(&t.iter().copied().map(Some).collect::<Vec<_>>()),
                 show_point(g, src, env)
             ),
-            Verdict::Trap { env, signal, .. } => {
+            BackendVerdict::Trap { env, signal, .. } => {
                 format!("the answer traps ({signal}) at {}", show_point(g, src, env))
             }
-            Verdict::CompileError(m) => format!("the answer does not compile: {m}"),
-            Verdict::Agrees(n) => {
+            BackendVerdict::CompileError(m) => format!("the answer does not compile: {m}"),
+            BackendVerdict::Agrees(n) => {
                 agreed.push(b.clone());
                 format!("agrees with the source at {}", print::count(*n, "point"))
             }
-            Verdict::Nothing(why) => format!("no verdict: {why}"),
+            BackendVerdict::Nothing(why) => format!("no verdict: {why}"),
         };
         lines.push(if notes.is_empty() {
             format!("{b}: {said}")
@@ -443,7 +443,7 @@ pub fn confirm(
     };
     let expected = |s: &[Option<Value>]| s.iter().map(|v| v.unwrap_or(Value::Int(0))).collect();
     match v {
-        Verdict::WrongValue {
+        BackendVerdict::WrongValue {
             env,
             src: s,
             tgt: t,
@@ -458,7 +458,7 @@ pub fn confirm(
             c.expected = expected(&s);
             c.env = Some(env);
         }
-        Verdict::Trap {
+        BackendVerdict::Trap {
             env,
             signal,
             src: s,
@@ -472,7 +472,7 @@ pub fn confirm(
             c.expected = expected(&s);
             c.env = Some(env);
         }
-        Verdict::CompileError(m) => {
+        BackendVerdict::CompileError(m) => {
             c.class = Class::CompileError;
             c.summary = format!("the answer does not compile, the source does: {m}");
             c.env = envs.first().cloned();
@@ -482,7 +482,7 @@ pub fn confirm(
                 .map(|s| expected(&s))
                 .unwrap_or_default();
         }
-        Verdict::Agrees(_) => {
+        BackendVerdict::Agrees(_) => {
             c.class = Class::ModelOnly;
             c.backend = None;
             c.summary = format!(
@@ -493,7 +493,7 @@ pub fn confirm(
                 flagged
             );
         }
-        Verdict::Nothing(why) => {
+        BackendVerdict::Nothing(why) => {
             c.backend = None;
             c.summary = format!("no backend could judge it: {why}");
         }

@@ -31,7 +31,7 @@
 //! leaves either the whole case or nothing, and never a torn file.
 
 use crate::backend::{ReproducerSpec, Script};
-use crate::checks::{self, CheckConfig, Checked, Kind, KindSet, Validator, Verdict};
+use crate::checks::{self, CheckConfig, Checked, Kind, KindSet, ValidationVerdict, Validator};
 use crate::confirm::{Class, Confirmation};
 use crate::missed::{Hunt, Hunter, Missed};
 use crate::subject::{Engine, Subject};
@@ -768,7 +768,7 @@ pub struct CaseReport {
     /// failed or declined).
     pub answer: Vec<String>,
     /// The validator's verdict, when it ran.
-    pub smt: Option<Verdict>,
+    pub smt: Option<ValidationVerdict>,
     /// Every point of the domain was shown to refine: the JIT oracle
     /// walked the whole domain, or the validator proved it (`equivalent`,
     /// `vacuous`). An `ok` case that is not `proved` was sampled, with no
@@ -957,7 +957,7 @@ pub fn judge(
             "no SMT: simplification failed".to_string()
         }
         None => "no SMT".to_string(),
-        Some(v) if v.verdict == checks::Verdict::Unknown => format!(
+        Some(v) if v.verdict == checks::ValidationVerdict::Unknown => format!(
             "SMT unknown: {}",
             v.detail.as_deref().unwrap_or("no reason given")
         ),

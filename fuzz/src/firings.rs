@@ -11,7 +11,7 @@
 //! rewriter's reason to stop. This is stage 3 of `tileproof gate`.
 
 use crate::campaign::mix;
-use crate::checks::{self, Validation, Validator, Verdict};
+use crate::checks::{self, Validation, ValidationVerdict, Validator};
 use crate::generate::{Case, Generator};
 use engine::passes::FireCase;
 use engine::rewrite::Simplifier;
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 /// One distinct firing of an algorithmic rule and its validation.
 #[derive(Clone, Debug, serde::Serialize)]
-pub struct Firing {
+pub struct ValidatedFiring {
     pub rule: String,
     /// `var` lines, `expr` (before) and `expect` (after): a file
     /// `tileproof check` validates again.
@@ -34,10 +34,10 @@ pub struct Firing {
     pub undecreasing: Option<String>,
 }
 
-impl Firing {
+impl ValidatedFiring {
     /// The validator (or an exhaustive walk) confirmed it.
     pub fn validated(&self) -> bool {
-        !self.result.fails && self.result.verdict != Verdict::Unknown
+        !self.result.fails && self.result.verdict != ValidationVerdict::Unknown
     }
 
     /// It is sound and decreases what its rule states: it holds.
@@ -63,7 +63,7 @@ pub struct Firings {
     pub rules: Vec<String>,
     pub cases: u64,
     pub total: u64,
-    pub distinct: Vec<Firing>,
+    pub distinct: Vec<ValidatedFiring>,
     /// Cases the simplifier could not finish (cap or panic), named.
     pub errors: Vec<String>,
     pub seconds: f64,
@@ -73,7 +73,7 @@ impl Firings {
     /// Firings the validator did not confirm (a counterexample, or an
     /// unknown: never a pass), or that do not decrease what their rule
     /// states.
-    pub fn failed(&self) -> impl Iterator<Item = &Firing> {
+    pub fn failed(&self) -> impl Iterator<Item = &ValidatedFiring> {
         self.distinct.iter().filter(|f| !f.holds())
     }
 
@@ -109,7 +109,7 @@ impl Firings {
     pub fn unknown(&self) -> usize {
         self.distinct
             .iter()
-            .filter(|f| !f.result.fails && f.result.verdict == Verdict::Unknown)
+            .filter(|f| !f.result.fails && f.result.verdict == ValidationVerdict::Unknown)
             .count()
     }
 
@@ -118,7 +118,7 @@ impl Firings {
     pub fn by_enumeration(&self) -> usize {
         self.distinct
             .iter()
-            .filter(|f| f.result.verdict == Verdict::EquivalentByEnumeration)
+            .filter(|f| f.result.verdict == ValidationVerdict::EquivalentByEnumeration)
             .count()
     }
 }
@@ -156,7 +156,7 @@ fn validate_one(
     case: &str,
     count: u64,
     validator: &Validator<'_>,
-) -> Firing {
+) -> ValidatedFiring {
     let (result, undecreasing) = match engine::parse::parse_program(case) {
         Ok(mut p) => {
             let result = validator(&p.graph, &p.outputs, &p.expects);
@@ -166,7 +166,7 @@ fn validate_one(
         }
         Err(e) => (
             Validation {
-                verdict: Verdict::Unknown,
+                verdict: ValidationVerdict::Unknown,
                 detail: Some(format!("the firing does not parse back from text: {e}")),
                 fails: false,
                 point: None,
@@ -174,7 +174,7 @@ fn validate_one(
             None,
         ),
     };
-    Firing {
+    ValidatedFiring {
         rule: simp.rule_names()[rule].clone(),
         case: case.to_string(),
         count,
@@ -326,7 +326,7 @@ pub fn validate_firings(
                 Err(e) => out.errors.push(e),
             }
         }
-        let validated: Vec<Firing> = fresh
+        let validated: Vec<ValidatedFiring> = fresh
             .par_iter()
             .map(|((rule, case), count)| validate_one(simp, *rule, case, *count, validator))
             .collect();

@@ -16,7 +16,7 @@
 //! own answer (what the peer lacks on top of what it did), else of its run
 //! on the source. Cases are bucketed by those rules ([`Tally`]).
 
-use crate::checks::{Validator, Verdict};
+use crate::checks::{ValidationVerdict, Validator};
 use crate::oracle::{Domain, OracleConfig};
 use crate::propose::{propose, Language, Proposal};
 use crate::subject::{Integers, Profile};
@@ -135,7 +135,7 @@ pub struct Missed {
     pub peer_cost: Cost,
     pub engine_cost: Cost,
     /// How the engine's answer was shown to refine the source.
-    pub verdict: Verdict,
+    pub verdict: ValidationVerdict,
     pub proof: String,
     pub causes: Vec<Cause>,
     /// Its declarative rules in the peer's own pattern language, when
@@ -335,7 +335,7 @@ impl<'a> Hunter<'a> {
         let (verdict, proof) = match &walked {
             Some(Ok((v, p))) => (*v, p.clone()),
             Some(Err((r, why))) => return Hunt::Rejected(*r, why.clone()),
-            None => (Verdict::Unknown, "not proved yet".to_string()),
+            None => (ValidationVerdict::Unknown, "not proved yet".to_string()),
         };
         let causes = self.causes(&mut g, peer, (peer_cost, engine_cost), &out.trace);
         let proposal = self.language.and_then(|l| {
@@ -382,14 +382,14 @@ impl<'a> Hunter<'a> {
         let v = prover(&m.graph, &m.src, &m.engine);
         let detail = v.detail.unwrap_or_default();
         match v.verdict {
-            Verdict::Equivalent | Verdict::EquivalentByEnumeration => {
+            ValidationVerdict::Equivalent | ValidationVerdict::EquivalentByEnumeration => {
                 m.verdict = v.verdict;
                 m.proof = detail;
                 Hunt::Missed(m)
             }
-            Verdict::Vacuous => Hunt::Rejected(Rejection::Vacuous, detail),
-            Verdict::Counterexample => Hunt::Rejected(Rejection::Refuted, detail),
-            Verdict::Unknown => Hunt::Rejected(Rejection::Unproved, detail),
+            ValidationVerdict::Vacuous => Hunt::Rejected(Rejection::Vacuous, detail),
+            ValidationVerdict::Counterexample => Hunt::Rejected(Rejection::Refuted, detail),
+            ValidationVerdict::Unknown => Hunt::Rejected(Rejection::Unproved, detail),
         }
     }
 
@@ -401,7 +401,7 @@ impl<'a> Hunter<'a> {
         g: &Graph,
         src: &[NodeId],
         tgt: &[NodeId],
-    ) -> Option<Result<(Verdict, String), (Rejection, String)>> {
+    ) -> Option<Result<(ValidationVerdict, String), (Rejection, String)>> {
         let domain = Domain::new(g, src);
         if domain.size() <= WALK_POINTS {
             return Some(self.walk(g, src, tgt, &domain));
@@ -422,7 +422,7 @@ impl<'a> Hunter<'a> {
         src: &[NodeId],
         tgt: &[NodeId],
         domain: &Domain,
-    ) -> Result<(Verdict, String), (Rejection, String)> {
+    ) -> Result<(ValidationVerdict, String), (Rejection, String)> {
         let model = Model {
             width: self.profile.confirm_width(),
             ..self.model
@@ -462,7 +462,7 @@ impl<'a> Hunter<'a> {
             ));
         }
         Ok((
-            Verdict::EquivalentByEnumeration,
+            ValidationVerdict::EquivalentByEnumeration,
             format!("every one of {n} points, by the exact interpreter"),
         ))
     }
@@ -478,7 +478,7 @@ impl<'a> Hunter<'a> {
         src: &[NodeId],
         tgt: &[NodeId],
         domain: &Domain,
-    ) -> Option<Result<(Verdict, String), (Rejection, String)>> {
+    ) -> Option<Result<(ValidationVerdict, String), (Rejection, String)>> {
         let inside = |id: NodeId| {
             let n = g.node(id);
             n.dtype != engine::dtype::DType::Index
@@ -514,7 +514,7 @@ impl<'a> Hunter<'a> {
         Some(match &rep.failure {
             _ if rep.sampled => return None,
             None => Ok((
-                Verdict::EquivalentByEnumeration,
+                ValidationVerdict::EquivalentByEnumeration,
                 format!("every one of {} points, by the compiled oracle", rep.points),
             )),
             Some(_) => Err((Rejection::Refuted, rep.to_string())),

@@ -19,7 +19,7 @@
 //! match the peer's node itself. tileproof owns what the instances range over
 //! (the pools, their number, the seed) and everything after them.
 //!
-//! A rule's verdict ([`Verdict`]) is never "proved" from samples: it is
+//! A rule's verdict ([`RuleVerdict`]) is never "proved" from samples: it is
 //! `refuted` (an instance fails), `crashed` (the rule raised on an instance
 //! that means something), `checked on N instances` (each instance walked
 //! whole by the JIT or proved by SMT), `sampled` (some instance neither:
@@ -556,7 +556,7 @@ pub struct Options {
 /// A rule's verdict.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "verdict", rename_all = "kebab-case")]
-pub enum Verdict {
+pub enum RuleVerdict {
     /// Some instance's result does not refine it.
     Refuted {
         failing: usize,
@@ -580,14 +580,14 @@ pub enum Verdict {
     },
 }
 
-impl Verdict {
+impl RuleVerdict {
     pub fn word(&self) -> &'static str {
         match self {
-            Verdict::Refuted { .. } => "refuted",
-            Verdict::Crashed { .. } => "crashed",
-            Verdict::Checked { .. } => "checked",
-            Verdict::Sampled { .. } => "sampled",
-            Verdict::NotInstantiated { .. } => "not instantiated",
+            RuleVerdict::Refuted { .. } => "refuted",
+            RuleVerdict::Crashed { .. } => "crashed",
+            RuleVerdict::Checked { .. } => "checked",
+            RuleVerdict::Sampled { .. } => "sampled",
+            RuleVerdict::NotInstantiated { .. } => "not instantiated",
         }
     }
 }
@@ -619,7 +619,7 @@ impl Serialize for Classes {
 
 /// A failing instance, as kept.
 #[derive(Clone, Debug, Serialize)]
-pub struct Finding {
+pub struct RuleFinding {
     /// The failed check.
     pub kind: Kind,
     /// Its class by the peer's compiled code, with what showed it.
@@ -658,18 +658,18 @@ pub struct RuleReport {
     /// tileproof form, by reason; and why attempts built no instance.
     pub skipped: BTreeMap<String, usize>,
     pub build_failures: BTreeMap<String, u64>,
-    pub findings: Vec<Finding>,
+    pub findings: Vec<RuleFinding>,
     /// Instances whose result the rule, applied to it again, rewrites
     /// back to a term it had already produced; the first one's terms.
     pub looping: usize,
     pub loop_example: Option<String>,
     #[serde(flatten)]
-    pub verdict: Verdict,
+    pub verdict: RuleVerdict,
     pub seconds: f64,
 }
 
 impl RuleReport {
-    fn new(rule: &PeerRule, verdict: Verdict) -> RuleReport {
+    fn new(rule: &PeerRule, verdict: RuleVerdict) -> RuleReport {
         RuleReport {
             rule: rule.clone(),
             built: 0,
@@ -704,7 +704,7 @@ impl RuleReport {
 
     fn soundness_line(&self) -> String {
         match &self.verdict {
-            Verdict::Refuted { failing, classes } => format!(
+            RuleVerdict::Refuted { failing, classes } => format!(
                 "refuted: {failing} of {} fail{}",
                 engine::print::count(self.judged, "instance"),
                 if classes.is_empty() {
@@ -713,21 +713,21 @@ impl RuleReport {
                     format!(" ({})", classes.names().join(", "))
                 }
             ),
-            Verdict::Crashed { crashing } => format!(
+            RuleVerdict::Crashed { crashing } => format!(
                 "crashed: raised on {crashing} of {} (peer-crash)",
                 engine::print::count(self.judged, "instance")
             ),
-            Verdict::Checked { instances } => format!(
+            RuleVerdict::Checked { instances } => format!(
                 "checked on {} ({} exhaustive, {} by SMT)",
                 engine::print::count(*instances, "instance"),
                 self.exhaustive,
                 self.smt
             ),
-            Verdict::Sampled { instances, proved } => format!(
+            RuleVerdict::Sampled { instances, proved } => format!(
                 "sampled, not proved: {proved} of {} walked whole or proved by SMT",
                 engine::print::count(*instances, "instance")
             ),
-            Verdict::NotInstantiated { why } => format!("not instantiated ({why})"),
+            RuleVerdict::NotInstantiated { why } => format!("not instantiated ({why})"),
         }
     }
 }
@@ -765,7 +765,7 @@ fn check_rule_inner(
     validator: Option<&Validator<'_>>,
 ) -> RuleReport {
     if let Some(why) = &rule.not_instantiable {
-        return RuleReport::new(rule, Verdict::NotInstantiated { why: why.clone() });
+        return RuleReport::new(rule, RuleVerdict::NotInstantiated { why: why.clone() });
     }
     let drawing = rule.instances == InstanceSource::Tileproof;
     let inst = if drawing {
@@ -776,14 +776,14 @@ fn check_rule_inner(
             Err(e) => {
                 return RuleReport::new(
                     rule,
-                    Verdict::NotInstantiated {
+                    RuleVerdict::NotInstantiated {
                         why: format!("the adapter built no instance: {e}"),
                     },
                 )
             }
         }
     };
-    let mut rep = RuleReport::new(rule, Verdict::NotInstantiated { why: String::new() });
+    let mut rep = RuleReport::new(rule, RuleVerdict::NotInstantiated { why: String::new() });
     rep.built = inst.programs.len();
     rep.build_failures = inst.failures.clone();
     let subject = RuleSubject::new(peer, &rule.name);
@@ -821,12 +821,12 @@ fn check_rule_inner(
         }
         let verdict = c.validation.as_ref().map(|v| v.verdict);
         if c.oracle.as_ref().is_some_and(|o| o.exhaustive_pass())
-            || verdict == Some(checks::Verdict::EquivalentByEnumeration)
+            || verdict == Some(checks::ValidationVerdict::EquivalentByEnumeration)
         {
             rep.exhaustive += 1;
         } else if matches!(
             verdict,
-            Some(checks::Verdict::Equivalent | checks::Verdict::Vacuous)
+            Some(checks::ValidationVerdict::Equivalent | checks::ValidationVerdict::Vacuous)
         ) {
             rep.smt += 1;
         }
@@ -880,8 +880,8 @@ fn kept_finding(
     subject: &RuleSubject<'_>,
     fast: &CheckConfig,
     at: Instance<'_>,
-    kept: &[Finding],
-) -> Option<Finding> {
+    kept: &[RuleFinding],
+) -> Option<RuleFinding> {
     let Instance {
         k,
         program: p,
@@ -920,7 +920,7 @@ fn kept_finding(
     {
         return None;
     }
-    let mut f = Finding {
+    let mut f = RuleFinding {
         kind,
         class: e.class.as_ref().map(|c| c.class),
         backend: e.class.as_ref().map(|c| c.header()),
@@ -950,7 +950,7 @@ fn kept_finding(
 }
 
 /// A rule's verdict from what its instances showed.
-fn verdict(rep: &RuleReport, drawing: bool) -> Verdict {
+fn verdict(rep: &RuleReport, drawing: bool) -> RuleVerdict {
     let mut classes = Classes::default();
     for f in rep
         .findings
@@ -962,12 +962,12 @@ fn verdict(rep: &RuleReport, drawing: bool) -> Verdict {
         }
     }
     if rep.failing > 0 {
-        Verdict::Refuted {
+        RuleVerdict::Refuted {
             failing: rep.failing,
             classes,
         }
     } else if rep.crashing > 0 {
-        Verdict::Crashed {
+        RuleVerdict::Crashed {
             crashing: rep.crashing,
         }
     } else if rep.judged == 0 {
@@ -994,13 +994,13 @@ fn verdict(rep: &RuleReport, drawing: bool) -> Verdict {
                 )
             )
         };
-        Verdict::NotInstantiated { why }
+        RuleVerdict::NotInstantiated { why }
     } else if rep.exhaustive + rep.smt == rep.judged {
-        Verdict::Checked {
+        RuleVerdict::Checked {
             instances: rep.judged,
         }
     } else {
-        Verdict::Sampled {
+        RuleVerdict::Sampled {
             instances: rep.judged,
             proved: rep.exhaustive + rep.smt,
         }
@@ -1109,7 +1109,7 @@ fn whole_simplifier(peer: &Peer, body: &str, cfg: &CheckConfig) -> Option<String
 
 /// Counts over every rule checked.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Summary {
+pub struct RulesSummary {
     pub rules: usize,
     /// Rules that rewrote at least one instance.
     pub fired: usize,
@@ -1127,19 +1127,19 @@ pub struct Summary {
     pub looping: usize,
 }
 
-impl Summary {
-    pub fn of(reports: &[RuleReport]) -> Summary {
-        let mut s = Summary {
+impl RulesSummary {
+    pub fn of(reports: &[RuleReport]) -> RulesSummary {
+        let mut s = RulesSummary {
             rules: reports.len(),
-            ..Summary::default()
+            ..RulesSummary::default()
         };
         for r in reports {
             match r.verdict {
-                Verdict::Refuted { .. } => s.refuted += 1,
-                Verdict::Crashed { .. } => s.crashed += 1,
-                Verdict::Checked { .. } => s.checked += 1,
-                Verdict::Sampled { .. } => s.sampled += 1,
-                Verdict::NotInstantiated { .. } => s.not_instantiated += 1,
+                RuleVerdict::Refuted { .. } => s.refuted += 1,
+                RuleVerdict::Crashed { .. } => s.crashed += 1,
+                RuleVerdict::Checked { .. } => s.checked += 1,
+                RuleVerdict::Sampled { .. } => s.sampled += 1,
+                RuleVerdict::NotInstantiated { .. } => s.not_instantiated += 1,
             }
             if r.judged > 0 {
                 s.fired += 1;

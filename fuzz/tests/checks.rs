@@ -96,7 +96,7 @@ fn the_validator_hook_runs_and_its_panics_are_caught_with_their_location() {
     let simp = Engine::new(Simplifier::new(builtin()), Vec::new());
     let says_no =
         |_: &engine::ir::Graph, _: &[engine::ir::NodeId], _: &[engine::ir::NodeId]| Validation {
-            verdict: fuzz::checks::Verdict::Counterexample,
+            verdict: fuzz::checks::ValidationVerdict::Counterexample,
             detail: Some("the validator disagrees\nover two lines".to_string()),
             fails: true,
             point: None,

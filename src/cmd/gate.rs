@@ -34,7 +34,7 @@ use engine::rules::{Rule, RuleSet};
 use fuzz::campaign::{self, CampaignConfig, GeneratorChoice, Hooks, Progress, Shard, Summary};
 use fuzz::checks::{CheckConfig, Validation, Validator};
 use fuzz::corpus::{replay_case, CaseReport, Replayer};
-use fuzz::firings::{validate_firings, Firing, Firings};
+use fuzz::firings::{validate_firings, Firings, ValidatedFiring};
 use fuzz::generate::Generator;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -567,7 +567,7 @@ fn describe(r: &Validation) -> String {
 }
 
 /// Why a firing fails: its validation, or what it does not decrease.
-fn describe_firing(f: &Firing) -> String {
+fn describe_firing(f: &ValidatedFiring) -> String {
     match &f.undecreasing {
         Some(why) if f.validated() => format!("does not terminate: {why}"),
         _ => describe(&f.result),
@@ -791,7 +791,7 @@ fn junit_suites(r: &Report) -> Vec<Suite> {
     });
     // One case per algorithmic rule: its failing firings, if any; a rule
     // with no validated firing fails too (it has not been validated).
-    let mut by_rule: BTreeMap<&str, Vec<&Firing>> = r
+    let mut by_rule: BTreeMap<&str, Vec<&ValidatedFiring>> = r
         .firings
         .rules
         .iter()

@@ -6,7 +6,7 @@
 use super::super::junit::{Outcome, Suite, TestCase};
 use super::super::peer_dir_name;
 use fuzz::checks::{CheckConfig, Confirm, Kind, KindSet};
-use fuzz::peer_rules::{self, Options, Pools, RuleReport, Summary, Verdict};
+use fuzz::peer_rules::{self, Options, Pools, RuleReport, RuleVerdict, RulesSummary};
 use fuzz::subject::Subject;
 use rayon::prelude::*;
 use std::path::PathBuf;
@@ -123,7 +123,7 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
             })
             .collect()
     });
-    let summary = Summary::of(&reports);
+    let summary = RulesSummary::of(&reports);
     let seconds = start.elapsed().as_secs_f64();
     if let Some(path) = a.junit {
         super::super::junit::write(
@@ -160,7 +160,7 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
 
 /// The per-rule table, each counterexample, the closing notes and the
 /// summary line (last).
-fn print_report(reports: &[RuleReport], summary: &Summary, seconds: f64) {
+fn print_report(reports: &[RuleReport], summary: &RulesSummary, seconds: f64) {
     let w = reports.iter().map(|r| r.rule.name.len()).max().unwrap_or(4);
     let l = reports
         .iter()
@@ -235,7 +235,7 @@ fn print_report(reports: &[RuleReport], summary: &Summary, seconds: f64) {
     let unsound: Vec<String> = reports
         .iter()
         .filter_map(|r| match &r.verdict {
-            Verdict::Refuted { classes, .. } => Some(format!(
+            RuleVerdict::Refuted { classes, .. } => Some(format!(
                 "{} ({})",
                 r.rule.name,
                 if classes.is_empty() {
@@ -255,7 +255,7 @@ fn print_report(reports: &[RuleReport], summary: &Summary, seconds: f64) {
     }
     let crashed: Vec<&str> = reports
         .iter()
-        .filter(|r| matches!(r.verdict, Verdict::Crashed { .. }))
+        .filter(|r| matches!(r.verdict, RuleVerdict::Crashed { .. }))
         .map(|r| r.rule.name.as_str())
         .collect();
     if !crashed.is_empty() {
@@ -266,7 +266,7 @@ fn print_report(reports: &[RuleReport], summary: &Summary, seconds: f64) {
     }
     let sampled: Vec<&str> = reports
         .iter()
-        .filter(|r| matches!(r.verdict, Verdict::Sampled { .. }))
+        .filter(|r| matches!(r.verdict, RuleVerdict::Sampled { .. }))
         .map(|r| r.rule.name.as_str())
         .collect();
     if !sampled.is_empty() {
@@ -274,12 +274,12 @@ fn print_report(reports: &[RuleReport], summary: &Summary, seconds: f64) {
     }
     let not: Vec<&RuleReport> = reports
         .iter()
-        .filter(|r| matches!(r.verdict, Verdict::NotInstantiated { .. }))
+        .filter(|r| matches!(r.verdict, RuleVerdict::NotInstantiated { .. }))
         .collect();
     if !not.is_empty() {
         println!("rules not instantiated:");
         for r in not {
-            if let Verdict::NotInstantiated { why } = &r.verdict {
+            if let RuleVerdict::NotInstantiated { why } = &r.verdict {
                 println!("  {}: {why}", r.rule.name);
             }
         }
@@ -313,7 +313,7 @@ fn suite(reports: &[RuleReport]) -> Suite {
                 .collect::<Vec<_>>()
                 .join("\n");
             let outcome = match &r.verdict {
-                Verdict::Refuted { .. } | Verdict::Crashed { .. } => Outcome::Failure {
+                RuleVerdict::Refuted { .. } | RuleVerdict::Crashed { .. } => Outcome::Failure {
                     kind: r.verdict.word().into(),
                     message,
                     text,
@@ -323,13 +323,13 @@ fn suite(reports: &[RuleReport]) -> Suite {
                     message,
                     text,
                 },
-                Verdict::Checked { .. } => Outcome::Passed,
-                Verdict::Sampled { .. } => Outcome::Error {
+                RuleVerdict::Checked { .. } => Outcome::Passed,
+                RuleVerdict::Sampled { .. } => Outcome::Error {
                     kind: "sampled".into(),
                     message,
                     text,
                 },
-                Verdict::NotInstantiated { .. } => Outcome::Skipped { message },
+                RuleVerdict::NotInstantiated { .. } => Outcome::Skipped { message },
             };
             TestCase {
                 classname: "prove.peer-rules".into(),
