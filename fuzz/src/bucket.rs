@@ -75,6 +75,23 @@ pub fn signature(
     failure: Option<Failure>,
     class: Option<Class>,
 ) -> String {
+    format!("{}: {}", head(kind, failure, class), abstract_shape(g, src))
+}
+
+/// The cause signature of a finding blamed on `rule` ([`crate::blame`]):
+/// its failure and class as [`signature`] has them, and the rule for the
+/// shape, so every shape one wrong rule takes is one bucket.
+pub fn rule_signature(
+    kind: Kind,
+    failure: Option<Failure>,
+    class: Option<Class>,
+    rule: &str,
+) -> String {
+    format!("{}: rule {rule}", head(kind, failure, class))
+}
+
+/// The failed check, how the oracle's answer fails, and the class.
+fn head(kind: Kind, failure: Option<Failure>, class: Option<Class>) -> String {
     let mut head = kind.name().to_string();
     if let Some(f) = failure {
         head.push(' ');
@@ -84,7 +101,7 @@ pub fn signature(
         head.push(' ');
         head.push_str(c.name());
     }
-    format!("{head}: {}", abstract_shape(g, src))
+    head
 }
 
 #[cfg(test)]

@@ -35,9 +35,11 @@
 //! are reported, the rest are counted in their bucket. A finding whose
 //! unshrunk shape was already shrunk into a bucket joins it unshrunk.
 
-use crate::checks::{self, CheckConfig, Confirm, Kind, KindSet, Validator};
+use crate::blame;
+use crate::checks::{self, CheckConfig, Confirm, Kind, Validator};
 use crate::confirm::{Class, Confirmation};
-use crate::corpus::{self, Entry};
+use crate::corpus;
+use crate::finding::{prepare_finding, Prepared, NOT_AGAIN};
 use crate::generate::{Case, Generator, RuleSeed};
 use crate::missed::{self, Hunt, Hunter, Missed};
 use crate::mutate::{self, Rng, Variant};
@@ -328,6 +330,9 @@ pub struct Bucket {
     pub first_case: String,
     /// Where the first finding was written.
     pub first_path: Option<PathBuf>,
+    /// The rule its findings are blamed on ([`crate::blame`]), when the
+    /// cause is a rule rather than a shape.
+    pub rule: Option<String>,
 }
 
 /// What a campaign did.
@@ -801,9 +806,28 @@ fn settle(
     idx: usize,
     keys: Vec<String>,
     (joined, unlisted): (Vec<usize>, u64),
-    rec: Prepared,
+    mut rec: Prepared,
     start: Instant,
 ) -> Finding {
+    // A finding no step of which fails alone (a peer whose wrong step
+    // rewrites a node its adapter builds from several of tileproof's, as
+    // tinygrad's ceildiv) joins the cause of a rule blamed for the same
+    // failure that also fired on it.
+    if rec.entry.blame.is_none() {
+        let fired_cause = s.buckets.iter().find_map(|b| {
+            let rule = b.rule.as_ref()?;
+            let sig = crate::bucket::rule_signature(
+                rec.entry.kind,
+                rec.failure,
+                rec.entry.class.as_ref().map(|c| c.class),
+                rule,
+            );
+            (sig == b.signature && rec.entry.rules.iter().any(|(n, _)| n == rule)).then_some(sig)
+        });
+        if let Some(sig) = fired_cause {
+            rec.entry.bucket = sig;
+        }
+    }
     let b = match s
         .buckets
         .iter()
@@ -827,6 +851,7 @@ fn settle(
                 written: 0,
                 first_case: rec.entry.body.clone(),
                 first_path: None,
+                rule: rec.entry.blame.as_ref().map(|b| b.rule.clone()),
             });
             s.buckets.len() - 1
         }
@@ -860,6 +885,16 @@ fn settle(
                     s.buckets[b].first_path = Some(saved.path.clone());
                 }
                 s.buckets[b].written += 1;
+                // A peer's rule blamed by a campaign is judged on this
+                // instance first by `prove --simplifier`.
+                if let (true, Some(blamed)) = (s.peer, &rec.entry.blame) {
+                    let shown = saved.path.display().to_string();
+                    if let Err(e) =
+                        blame::save_seed(&blame::seeds_dir(&dir.join("rules")), blamed, &shown)
+                    {
+                        f.note = Some(format!("the rule's seed was not written: {e}"));
+                    }
+                }
                 f.path = Some(saved.path);
                 f.new_file = saved.new;
             }
@@ -872,179 +907,6 @@ fn settle(
     f.found_after = start.elapsed();
     f.clone()
 }
-
-/// A finding ready to be written: its corpus entry (built from the shrunk
-/// case), what shrinking did, and anything worth a note.
-#[derive(Clone, Debug)]
-pub struct Prepared {
-    pub entry: Entry,
-    pub stats: Option<shrink::ShrinkStats>,
-    pub note: Option<String>,
-}
-
-/// The checks a shrink candidate must still fail: the finding's own kind
-/// (a `panic` may come from any check, so all run; an oracle that does not
-/// compile is reported as `jit`).
-pub fn kinds_for(kind: Kind) -> KindSet {
-    match kind {
-        Kind::Cap => KindSet::NONE,
-        Kind::Panic => KindSet::ALL,
-        Kind::Jit => KindSet::only(Kind::Jit).with(Kind::Oracle),
-        // A peer fails on its bounds request as well as on the case itself:
-        // the request is made again (the failure kinds always count).
-        Kind::PeerError | Kind::Crash | Kind::Hang | Kind::Garbage => KindSet::only(Kind::Bounds),
-        k => KindSet::only(k),
-    }
-}
-
-/// Shrinks `program` (its `expr` lines) while it fails `kind` under
-/// `subject` and `check` (whose `kinds` are narrowed to what `kind` needs:
-/// shrinking a peer's finding runs the peer on every candidate),
-/// then builds the corpus entry from the shrunk case, checked again after
-/// a round trip through text (the text is what the corpus keeps).
-/// `shrink_steps == 0` keeps the case as it is; past `deadline` shrinking
-/// stops where it is.
-///
-/// Against a peer with backends (and `check.confirm` on), the finding is
-/// classified by the peer's compiled code first; a real bug (a wrong
-/// value, a trap, a compile error) is shrunk only through candidates that
-/// still show that class on the backend that showed it, so the shrunk case
-/// is the same bug and not a smaller model-only look-alike. The shrunk
-/// case is classified again on every backend, and a bug gets the peer's
-/// reproducer script. Shared by campaigns and `tileproof import`.
-#[allow(clippy::too_many_arguments)]
-pub fn prepare_finding(
-    program: &Program,
-    kind: Kind,
-    subject: &dyn Subject,
-    check: &CheckConfig,
-    validator: Option<&Validator<'_>>,
-    shrink_steps: usize,
-    origin: String,
-    deadline: Option<Instant>,
-) -> Prepared {
-    let mut ccfg = check.clone();
-    ccfg.kinds = kinds_for(kind);
-    ccfg.confirm = Confirm::Off;
-    // A shrunk case must stay one the subject accepts (a peer's profile):
-    // else shrinking finds a case it was never meant to take (a bare
-    // `invalid` for tinygrad) and blames it.
-    let profile = subject.profile();
-    let original = Program {
-        graph: program.graph.clone(),
-        outputs: program.outputs.clone(),
-        expects: Vec::new(),
-        header: Vec::new(),
-        constraints: Vec::new(),
-        expect_constraints: None,
-    };
-    // The class to keep while shrinking, and the backend that shows it.
-    let keep = (kind == Kind::Oracle && check.confirm != Confirm::Off)
-        .then(|| {
-            let mut full = ccfg.clone();
-            full.confirm = check.confirm.clone();
-            checks::check(
-                &original.graph,
-                &original.outputs,
-                subject,
-                &full,
-                validator,
-            )
-            .class
-        })
-        .flatten()
-        .filter(|c| {
-            matches!(
-                c.class,
-                Class::WrongValue | Class::Trap | Class::CompileError
-            )
-        })
-        .and_then(|c| c.backend.clone().map(|b| (c.class, b)));
-    let shrink_cfg = match &keep {
-        Some((_, b)) => CheckConfig {
-            confirm: Confirm::Only(b.clone()),
-            ..ccfg.clone()
-        },
-        None => ccfg.clone(),
-    };
-    let still_fails = |p: &Program| {
-        if !profile.covers(&p.graph, &p.outputs) {
-            return false;
-        }
-        let c = checks::check(&p.graph, &p.outputs, subject, &shrink_cfg, validator);
-        c.failed(kind)
-            && keep
-                .as_ref()
-                .is_none_or(|(class, _)| c.class.as_ref().is_some_and(|x| x.class == *class))
-    };
-    let fails = |p: &Program| deadline.is_none_or(|d| Instant::now() < d) && still_fails(p);
-    // Shrinking a hang would wait out the timeout on every candidate.
-    let shrink_steps = if kind == Kind::Hang { 0 } else { shrink_steps };
-    let (mut chosen, stats) = if shrink_steps == 0 {
-        (original.clone(), None)
-    } else if keep.is_some() {
-        // Each candidate run on the backend costs a compile or two with the
-        // peer's compiler: the case is shrunk by the check alone first, and
-        // only when the result no longer shows the class on that backend is
-        // it shrunk again, from the original, through candidates that do.
-        let fails_fast = |p: &Program| {
-            deadline.is_none_or(|d| Instant::now() < d)
-                && profile.covers(&p.graph, &p.outputs)
-                && checks::check(&p.graph, &p.outputs, subject, &ccfg, validator).failed(kind)
-        };
-        let (p, st) = shrink::shrink(&original, &fails_fast, shrink_steps);
-        if still_fails(&p) {
-            (p, Some(st))
-        } else {
-            let (p, st) = shrink::shrink(&original, &fails, shrink_steps);
-            (p, Some(st))
-        }
-    } else {
-        let (p, st) = shrink::shrink(&original, &fails, shrink_steps);
-        (p, Some(st))
-    };
-    let mut note = None;
-    let round_trip = |p: &Program| {
-        let text = corpus::case_body(&p.graph, &p.outputs, None);
-        engine::parse::parse_program(&text)
-            .ok()
-            .filter(|q| still_fails(q))
-    };
-    match round_trip(&chosen) {
-        Some(p) => chosen = p,
-        None => match round_trip(&original) {
-            Some(p) => {
-                note = Some(
-                    "the shrunk case did not fail after a round trip through text; \
-                     the original case is kept"
-                        .into(),
-                );
-                chosen = p;
-            }
-            None => note = Some("this case does not fail after a round trip through text".into()),
-        },
-    }
-    let mut final_cfg = ccfg.clone();
-    final_cfg.confirm = check.confirm.clone();
-    let checked = checks::check(
-        &chosen.graph,
-        &chosen.outputs,
-        subject,
-        &final_cfg,
-        validator,
-    );
-    let mut entry = Entry::from_checked(&checked, kind, subject, check.width, origin);
-    if !checked.failed(kind) {
-        // Only reachable through a nondeterministic check; say so rather
-        // than write a case that claims a failure it does not show.
-        entry.message = format!("{NOT_AGAIN} {}", entry.message);
-    }
-    entry.reproducer = corpus::reproducer(subject, &checked, &mut note);
-    Prepared { entry, stats, note }
-}
-
-/// How a finding's message starts when its case passed the final check.
-const NOT_AGAIN: &str = "(did not fail again when re-checked)";
 
 /// [`prepare_finding`] for a campaign's finding.
 fn record(

@@ -44,6 +44,7 @@ use engine::parse::Program;
 use engine::print;
 use engine::rewrite::Simplifier;
 use engine::rules::RuleSet;
+use engine::semantics::Failure;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -80,8 +81,12 @@ pub struct Entry {
     pub class: Option<Confirmation>,
     /// The verdict under the profile's relaxed model (`# relaxed:`).
     pub relaxed: Option<String>,
-    /// The cause signature ([`crate::bucket::signature`]).
+    /// The cause signature ([`crate::bucket::signature`], or
+    /// [`crate::bucket::rule_signature`] once blamed on a rule).
     pub bucket: String,
+    /// The rule the finding is blamed on, and its instance
+    /// ([`crate::blame`]).
+    pub blame: Option<crate::blame::Blame>,
     /// A standalone script that shows the bug with only the peer's own
     /// code, written beside the case (`NAME.py`).
     pub reproducer: Option<Script>,
@@ -135,7 +140,20 @@ impl Entry {
                 checked.class.as_ref().map(|c| c.class),
             ),
             reproducer: None,
+            blame: None,
         }
+    }
+
+    /// Blames the finding on `b`'s rule: its cause is that rule, whatever
+    /// shape the case has (`failure`: how the oracle's answer failed).
+    pub fn blame_on(&mut self, b: crate::blame::Blame, failure: Option<Failure>) {
+        self.bucket = crate::bucket::rule_signature(
+            self.kind,
+            failure,
+            self.class.as_ref().map(|c| c.class),
+            &b.rule,
+        );
+        self.blame = Some(b);
     }
 
     /// The subdirectory of a peer's corpus this finding is kept in: its
@@ -192,6 +210,13 @@ impl Entry {
                 } else {
                     rules.join(", ")
                 }
+            ));
+        }
+        if let Some(b) = &self.blame {
+            h.push(format!(
+                "blame: {}, applied alone, fails the same way on: {}",
+                b.rule,
+                b.instance.lines().collect::<Vec<_>>().join("; ")
             ));
         }
         h.push(format!("origin: {}", self.origin));

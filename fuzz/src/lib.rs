@@ -35,12 +35,14 @@
 
 pub mod backend;
 pub mod batch;
+pub mod blame;
 pub mod bounds;
 pub mod bucket;
 pub mod campaign;
 pub mod checks;
 pub mod confirm;
 pub mod corpus;
+pub mod finding;
 pub mod firings;
 pub mod generate;
 pub mod jit;

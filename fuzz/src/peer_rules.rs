@@ -11,7 +11,7 @@
 //! strict model first with the profile's relaxation recorded beside it; a
 //! failing instance is shrunk, classified by the peer's own compiled code
 //! (its `run` backends) and written to the corpus
-//! ([`crate::campaign::prepare_finding`], the campaigns' own path).
+//! ([`crate::finding::prepare_finding`], the campaigns' own path).
 //!
 //! Why the instances are built by the adapter: a tileproof tree does not say
 //! which of the peer's nodes it stands for (tinygrad spells a negation as NEG
@@ -27,16 +27,16 @@
 //! given to the rule again, a few times: a rule that rewrites it back to a
 //! term it already produced loops, and is reported so beside its verdict.
 
-use crate::backend::{ReproducerSpec, Run, Script};
-use crate::campaign::prepare_finding;
 use crate::checks::{self, CheckConfig, Confirm, Kind, Validator};
 use crate::confirm::Class;
+use crate::finding::prepare_finding;
 use crate::generate::RuleSeed;
-use crate::peer::{from_tree, Peer};
+use crate::peer::{from_tree, Peer, RuleSubject};
 use crate::subject::{shell_quote, Answer, Profile, Refusal, Subject};
 use engine::dtype::DType;
 use engine::ir::{Graph, NodeId};
 use engine::parse::Program;
+use engine::semantics::Failure;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -463,79 +463,6 @@ fn instance_program(it: &Value) -> Result<Program, String> {
     })
 }
 
-/// One rule of a peer as a simplifier: its `apply` request, alone, at the
-/// root. Everything else (profile, backends) is the peer's.
-pub struct RuleSubject<'p> {
-    peer: &'p Peer,
-    rule: String,
-}
-
-impl<'p> RuleSubject<'p> {
-    pub fn new(peer: &'p Peer, rule: &str) -> RuleSubject<'p> {
-        RuleSubject {
-            peer,
-            rule: rule.to_string(),
-        }
-    }
-}
-
-impl Subject for RuleSubject<'_> {
-    fn name(&self) -> String {
-        format!("{} rule {}", self.peer.name(), self.rule)
-    }
-
-    fn profile(&self) -> &Profile {
-        self.peer.profile()
-    }
-
-    fn rule_names(&self) -> &[String] {
-        &[]
-    }
-
-    fn simplify(&self, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
-        if roots.len() != 1 {
-            return Ok(Answer::Unsupported(format!(
-                "a rule applies to one expression, this case has {}",
-                roots.len()
-            )));
-        }
-        self.peer.apply(&self.rule, g, roots)
-    }
-
-    fn reproduce_args(&self) -> String {
-        format!(
-            "{}--peer-rule {} ",
-            self.peer.reproduce_args(),
-            shell_quote(&self.rule)
-        )
-    }
-
-    fn backends(&self) -> &[String] {
-        self.peer.backends()
-    }
-
-    fn run(
-        &self,
-        g: &Graph,
-        roots: &[NodeId],
-        backend: &str,
-        points: &[Vec<i64>],
-    ) -> Result<Run, Refusal> {
-        self.peer.run(g, roots, backend, points)
-    }
-
-    fn reproducer(
-        &self,
-        _g: &Graph,
-        _roots: &[NodeId],
-        _spec: &ReproducerSpec,
-    ) -> Result<Option<Script>, Refusal> {
-        // The peer's reproducer runs its whole simplifier, not this rule:
-        // the case's reproduce line (`--peer-rule`) is the reproducer.
-        Ok(None)
-    }
-}
-
 /// How the rules are checked.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -551,6 +478,9 @@ pub struct Options {
     pub shrink_steps: usize,
     /// Where counterexamples are written (`corpus/peers/NAME/rules`).
     pub corpus: Option<PathBuf>,
+    /// Instances kept from campaign findings blamed on a rule
+    /// ([`crate::blame`]): judged before the adapter's own.
+    pub seeds: Vec<RuleSeed>,
 }
 
 /// A rule's verdict.
@@ -639,14 +569,20 @@ pub struct RuleFinding {
     pub file: Option<String>,
     pub reproduce: Option<String>,
     pub note: Option<String>,
+    /// How the oracle's answer failed (for ordering by severity).
+    #[serde(skip)]
+    pub failure: Option<Failure>,
 }
 
 /// What checking one rule found.
 #[derive(Clone, Debug, Serialize)]
 pub struct RuleReport {
     pub rule: PeerRule,
-    /// Instances the adapter built.
+    /// Instances the adapter built, with the seeds.
     pub built: usize,
+    /// Of those: seeds kept from campaign findings blamed on the rule.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub seeds: usize,
     /// Instances the rule rewrote and whose result was judged.
     pub judged: usize,
     /// Of those: walked whole by the JIT, proved by SMT (not walked whole).
@@ -673,6 +609,7 @@ impl RuleReport {
         RuleReport {
             rule: rule.clone(),
             built: 0,
+            seeds: 0,
             judged: 0,
             exhaustive: 0,
             smt: 0,
@@ -783,7 +720,18 @@ fn check_rule_inner(
             }
         }
     };
+    // A campaign's instance of the rule comes first: it failed once.
+    let mut inst = inst;
+    let seeded: Vec<Program> = opts
+        .seeds
+        .iter()
+        .filter(|s| s.rule == rule.name)
+        .map(|s| s.program.clone())
+        .collect();
+    let seeds = seeded.len();
+    inst.programs.splice(0..0, seeded);
     let mut rep = RuleReport::new(rule, RuleVerdict::NotInstantiated { why: String::new() });
+    rep.seeds = seeds;
     rep.built = inst.programs.len();
     rep.build_failures = inst.failures.clone();
     let subject = RuleSubject::new(peer, &rule.name);
@@ -793,7 +741,7 @@ fn check_rule_inner(
         confirm: Confirm::Off,
         ..opts.check.clone()
     };
-    let mut failing: Vec<(usize, Program, Kind)> = Vec::new();
+    let mut failing: Vec<(usize, Program, Kind, Option<Failure>)> = Vec::new();
     for (k, p) in inst.programs.iter().enumerate() {
         // Drawn candidates are many: enough once the rule rewrote as many
         // as an adapter would have built.
@@ -816,7 +764,8 @@ fn check_rule_inner(
                 Kind::PeerError | Kind::Crash | Kind::Hang | Kind::Garbage => rep.crashing += 1,
                 _ => rep.failing += 1,
             }
-            failing.push((k, p.clone(), f.kind));
+            let how = c.oracle.as_ref().and_then(|o| o.failure.as_ref());
+            failing.push((k, p.clone(), f.kind, how.map(|f| f.failure)));
             continue;
         }
         let verdict = c.validation.as_ref().map(|v| v.verdict);
@@ -831,12 +780,19 @@ fn check_rule_inner(
             rep.smt += 1;
         }
     }
-    // The soundness failures first, then the crashes.
-    failing.sort_by_key(|(k, _, kind)| (!matches!(kind, Kind::Oracle | Kind::Validate), *k));
+    // The soundness failures first, the most severe first, then the
+    // crashes.
+    failing.sort_by_key(|(k, _, kind, how)| {
+        (
+            !matches!(kind, Kind::Oracle | Kind::Validate),
+            how.map_or(0, severity),
+            *k,
+        )
+    });
     // Kept findings are distinct after shrinking (two instances often
     // shrink to one case); a few more are tried to find distinct ones.
     let tries = opts.max_findings.saturating_mul(3);
-    for (k, p, kind) in failing.iter().take(tries) {
+    for (k, p, kind, _) in failing.iter().take(tries) {
         if rep.findings.len() >= opts.max_findings {
             break;
         }
@@ -858,8 +814,31 @@ fn check_rule_inner(
             rep.findings.push(f);
         }
     }
+    // The most severe counterexample first: a bug the peer's compiled
+    // code shows, then by how the answer fails (a wrong value or a trap
+    // before a validity difference on a masked lane).
+    rep.findings.sort_by_key(|f| {
+        (
+            !f.class.is_some_and(Class::is_bug),
+            f.failure.map_or(0, severity),
+        )
+    });
     rep.verdict = verdict(&rep, drawing);
     rep
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// How severe a failure is, most severe lowest: a wrong value or an
+/// undefined target where the source means something, before a validity
+/// difference (often a masked lane nothing reads).
+fn severity(f: Failure) -> u8 {
+    match f {
+        Failure::ValueDiffers | Failure::TargetUndefined => 0,
+        Failure::ValidityDiffers => 1,
+    }
 }
 
 /// A failing instance: its number, program and the kind of its failure.
@@ -932,6 +911,7 @@ fn kept_finding(
         file: None,
         reproduce: None,
         note: prep.note.clone(),
+        failure: prep.failure,
     };
     if let Some(dir) = &opts.corpus {
         match crate::corpus::save(dir, e) {

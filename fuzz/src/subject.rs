@@ -406,6 +406,13 @@ pub trait Subject: Sync {
     fn engine(&self) -> Option<&Simplifier<'_>> {
         None
     }
+    /// One of its rules (named as in [`Subject::rule_names`]) alone at the
+    /// root of a case, as a subject of its own, to blame a finding's step
+    /// on ([`crate::blame`]); `None` when it cannot apply its rules one by
+    /// one (tileproof's engine is blamed by its trace instead).
+    fn rule_alone(&self, _rule: &str) -> Option<Box<dyn Subject + '_>> {
+        None
+    }
     /// The options a command line needs to run this subject again (for a
     /// finding's `# reproduce:` line): `--rules FILE` for candidate rules,
     /// `--simplifier CMD` for a peer.

@@ -209,7 +209,7 @@ impl Under {
     pub fn rule_subject(
         &self,
         name: Option<&str>,
-    ) -> anyhow::Result<Option<::fuzz::peer_rules::RuleSubject<'_>>> {
+    ) -> anyhow::Result<Option<::fuzz::peer::RuleSubject<'_>>> {
         match (self, name) {
             (Under::Peer(p), Some(n)) => {
                 anyhow::ensure!(
@@ -217,7 +217,7 @@ impl Under {
                     "--peer-rule: {} does not apply single rules (its hello has no `\"rules\": true`)",
                     ::fuzz::subject::Subject::name(p)
                 );
-                Ok(Some(::fuzz::peer_rules::RuleSubject::new(p, n)))
+                Ok(Some(::fuzz::peer::RuleSubject::new(p, n)))
             }
             _ => Ok(None),
         }

@@ -65,6 +65,7 @@ pub fn summary_json(s: &campaign::Summary, width: Width) -> serde_json::Value {
                 "written": b.written,
                 "first_case": b.first_case,
                 "first_path": b.first_path.as_ref().map(|p| p.display().to_string()),
+                "rule": b.rule,
             })
         })
         .collect();
@@ -241,6 +242,9 @@ pub fn print_summary(s: &campaign::Summary, width: Width) {
                     .as_ref()
                     .map_or_else(String::new, |p| format!(": {}", p.display()))
             );
+            if let Some(rule) = &b.rule {
+                say!("           blamed on rule {rule}");
+            }
             say!("           {}", checks_short(&first.join(" ; ")));
         }
     }

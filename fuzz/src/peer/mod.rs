@@ -28,12 +28,14 @@
 //! - `codec`: the hello and its semantics profile read, requests written,
 //!   answers read back into the graph.
 //! - `subject`: a [`Peer`] as a [`crate::subject::Subject`].
+//! - `rule`: one of its rules alone ([`RuleSubject`], the `apply` request).
 //! - `server`: any subject served on stdin and stdout (`tileproof serve`).
 
 mod codec;
 pub mod lines;
 mod pool;
 mod process;
+mod rule;
 mod server;
 mod subject;
 
@@ -44,4 +46,5 @@ pub use codec::{
     NODE_BUDGET_PER_SOURCE_NODE,
 };
 pub use pool::{Peer, PeerError, RUN_TIMEOUT, START_TIMEOUT};
+pub use rule::RuleSubject;
 pub use server::serve;

@@ -34,6 +34,11 @@ impl Subject for Peer {
         &self.backends
     }
 
+    fn rule_alone(&self, rule: &str) -> Option<Box<dyn Subject + '_>> {
+        self.has_rules()
+            .then(|| Box::new(super::RuleSubject::new(self, rule)) as Box<dyn Subject>)
+    }
+
     fn run(
         &self,
         g: &Graph,

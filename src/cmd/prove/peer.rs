@@ -5,6 +5,7 @@
 
 use super::super::junit::{Outcome, Suite, TestCase};
 use super::super::peer_dir_name;
+use fuzz::blame;
 use fuzz::checks::{CheckConfig, Confirm, Kind, KindSet};
 use fuzz::peer_rules::{self, Options, Pools, RuleReport, RuleVerdict, RulesSummary};
 use fuzz::subject::Subject;
@@ -83,6 +84,7 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
         },
         PathBuf::from,
     );
+    let seeds_dir = blame::seeds_dir(&corpus);
     let opts = Options {
         instances: a.instances,
         seed: u64::from(a.seed),
@@ -99,8 +101,16 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
         },
         max_findings: a.max_findings,
         shrink_steps: SHRINK_STEPS,
+        seeds: blame::read_seeds(&seeds_dir)?,
         corpus: Some(corpus),
     };
+    if !opts.seeds.is_empty() {
+        eprintln!(
+            "tileproof: {} from campaign findings blamed on a rule, judged first ({})",
+            engine::print::count(opts.seeds.len(), "seed"),
+            seeds_dir.display()
+        );
+    }
     let smt = validator(profile.model(), smt_timeout);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(a.jobs.unwrap_or(0))

@@ -1,0 +1,345 @@
+//! The rule a finding is blamed on: a step of the simplification that,
+//! taken alone, fails the way the finding does.
+//!
+//! One wrong rule shows up in many shapes (tinygrad's division moved under
+//! its divisor's gate: `0 / where(c, x, invalid)`, `-1 mod where(c, x,
+//! invalid)`, ...), and bucketed by shape a maintainer reads a report per
+//! shape. So the shrunk case's steps are judged one by one, as `prove
+//! --simplifier` judges a rule on one instance: tileproof's engine by its
+//! trace (each firing's node before and after), a peer that applies its
+//! rules one at a time (`apply`, docs/protocol.md section 6) by each rule
+//! that fired on the case, at each node of the case. The first step whose
+//! result fails the oracle with the finding's own failure names the rule;
+//! the node it rewrote is that rule's instance, kept as a seed of the rule
+//! for `prove --simplifier` ([`save_seed`]). A peer's wrong step may come
+//! after sound ones rewrote the case, so the cases its rules make are
+//! searched breadth first, a few steps deep. No step failing alone blames
+//! nothing: the finding keeps its shape for a cause.
+
+use crate::checks::{self, CheckConfig};
+use crate::corpus::{self, case_body, fnv1a, write_atomic};
+use crate::generate::RuleSeed;
+use crate::kind::{Kind, KindSet};
+use crate::subject::{Answer, Profile, Refusal, Subject};
+use engine::ir::{Graph, NodeId};
+use engine::op::Op;
+use engine::semantics::Failure;
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Nodes of a shrunk case tried as a peer rule's instance (a shrunk case
+/// has a handful; a case kept unshrunk is not worth hundreds of requests).
+const MAX_NODES: usize = 32;
+
+/// Rules fired on a case tried at each node.
+const MAX_RULES: usize = 16;
+
+/// Steps taken from the source in search of the wrong one.
+const MAX_DEPTH: usize = 3;
+
+/// Rule applications judged per finding, at most.
+const MAX_STEPS: usize = 400;
+
+/// The rule a finding is blamed on, and the instance it fails on alone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blame {
+    /// The rule, as the subject names it.
+    pub rule: String,
+    /// The instance: `var` and `expr` lines.
+    pub instance: String,
+}
+
+/// The step of simplifying `src` in `g` (a finding's shrunk case) that
+/// fails alone with `failure`, judged under `cfg` (the oracle only, off
+/// the backends); `fired`: the subject's rules that fired on the case.
+pub fn blame(
+    subject: &dyn Subject,
+    g: &Graph,
+    src: &[NodeId],
+    failure: Failure,
+    fired: &[(String, usize)],
+    cfg: &CheckConfig,
+) -> Option<Blame> {
+    let cfg = CheckConfig {
+        kinds: KindSet::only(Kind::Oracle),
+        confirm: checks::Confirm::Off,
+        ..cfg.clone()
+    };
+    let fails = |c: &checks::Checked| {
+        c.oracle
+            .as_ref()
+            .and_then(|o| o.failure.as_ref())
+            .is_some_and(|f| f.failure == failure)
+    };
+    if let Some(simp) = subject.engine() {
+        let mut traced = g.clone();
+        let out = simp.simplify(&mut traced, src, true).ok()?;
+        let names = simp.rule_names();
+        return out.trace.iter().find_map(|f| {
+            let step = Step {
+                after: f.after,
+                profile: subject.profile(),
+            };
+            fails(&checks::check(&traced, &[f.before], &step, &cfg, None)).then(|| Blame {
+                rule: names[f.rule].clone(),
+                instance: case_body(&traced, &[f.before], None),
+            })
+        });
+    }
+    // The peer's wrong step may come after sound ones rewrote the case
+    // (tinygrad moves a division under a gate, then folds the gate's
+    // condition into the divisor): the cases its rules make are searched
+    // breadth first, each step judged alone.
+    let profile = subject.profile();
+    let mut frontier = vec![(g.clone(), src.to_vec())];
+    let mut seen = HashSet::new();
+    let mut budget = MAX_STEPS;
+    for _ in 0..MAX_DEPTH {
+        let mut next = Vec::new();
+        for (sg, roots) in &frontier {
+            for n in innermost_first(sg, roots) {
+                if !profile.covers(sg, &[n]) {
+                    continue;
+                }
+                for (rule, _) in fired.iter().take(MAX_RULES) {
+                    if budget == 0 {
+                        return None;
+                    }
+                    budget -= 1;
+                    let alone = subject.rule_alone(rule)?;
+                    let c = checks::check(sg, &[n], alone.as_ref(), &cfg, None);
+                    if fails(&c) {
+                        return Some(Blame {
+                            rule: rule.clone(),
+                            instance: case_body(sg, &[n], None),
+                        });
+                    }
+                    let Some(&[to]) = c.tgt.as_deref() else {
+                        continue;
+                    };
+                    if to == n || !c.ok() {
+                        continue;
+                    }
+                    let mut ng = c.graph;
+                    let nroots: Vec<NodeId> =
+                        roots.iter().map(|&r| replace(&mut ng, r, n, to)).collect();
+                    if seen.insert(case_body(&ng, &nroots, None)) {
+                        next.push((ng, nroots));
+                    }
+                }
+            }
+        }
+        frontier = next;
+    }
+    None
+}
+
+/// The operations below `roots`, innermost first: the step nearest the
+/// leaves is the one that made the case wrong, where an outer rule only
+/// carried it along.
+fn innermost_first(g: &Graph, roots: &[NodeId]) -> Vec<NodeId> {
+    g.reachable(roots)
+        .into_iter()
+        .filter(|&n| !matches!(g.node(n).op, Op::Var(_) | Op::Const(_) | Op::Invalid))
+        .take(MAX_NODES)
+        .collect()
+}
+
+/// `root` with node `from` replaced by `to` wherever it occurs.
+fn replace(g: &mut Graph, root: NodeId, from: NodeId, to: NodeId) -> NodeId {
+    let mut map: HashMap<NodeId, NodeId> = HashMap::from([(from, to)]);
+    for id in g.reachable(&[root]) {
+        if id == from {
+            continue;
+        }
+        let src = g.node(id).src().to_vec();
+        let new: Vec<NodeId> = src.iter().map(|s| *map.get(s).unwrap_or(s)).collect();
+        if new != src {
+            let rebuilt = g.with_src(id, &new);
+            map.insert(id, rebuilt);
+        }
+    }
+    *map.get(&root).unwrap_or(&root)
+}
+
+/// One firing of the engine's trace as a subject: its answer is the node
+/// the firing made, already in the graph the check clones.
+struct Step<'p> {
+    after: NodeId,
+    profile: &'p Profile,
+}
+
+impl Subject for Step<'_> {
+    fn name(&self) -> String {
+        "one step of the engine's trace".into()
+    }
+
+    fn profile(&self) -> &Profile {
+        self.profile
+    }
+
+    fn rule_names(&self) -> &[String] {
+        &[]
+    }
+
+    fn simplify(&self, _g: &mut Graph, _roots: &[NodeId]) -> Result<Answer, Refusal> {
+        Ok(Answer::Simplified {
+            roots: vec![self.after],
+            counts: Vec::new(),
+        })
+    }
+
+    fn reproduce_args(&self) -> String {
+        String::new()
+    }
+}
+
+/// Where a peer's rule seeds are kept: in `seeds/` of the directory its
+/// rules' own counterexamples go to (`corpus/peers/NAME/rules`, where
+/// `prove --simplifier` writes and reads).
+pub fn seeds_dir(rules_dir: &Path) -> PathBuf {
+    rules_dir.join("seeds")
+}
+
+/// Keeps a blamed finding's instance as a seed of its rule in `dir`, so
+/// that `prove --simplifier` judges the rule on it first (`finding`: where
+/// the finding was written). A seed already kept is left as it is.
+pub fn save_seed(dir: &Path, b: &Blame, finding: &str) -> io::Result<PathBuf> {
+    fs::create_dir_all(dir)?;
+    let key = format!("{}\n{}", b.rule, b.instance);
+    let path = dir.join(format!("seed-{:010x}.txt", fnv1a(key.as_bytes()) >> 24));
+    if !path.exists() {
+        let text = format!(
+            "# seed of the peer's rule below: a campaign's finding was blamed on it ({finding})\n\
+             {RULE_HEADER}{}\n{}",
+            b.rule, b.instance
+        );
+        write_atomic(&path, &text)?;
+    }
+    Ok(path)
+}
+
+/// Where a seed's file names its rule.
+const RULE_HEADER: &str = "# rule: ";
+
+/// Why a rule seed could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum SeedError {
+    #[error("{path}: {source}")]
+    Io { path: String, source: io::Error },
+    #[error("{path}: no `{}NAME` line", RULE_HEADER.trim_end())]
+    NoRule { path: String },
+    #[error("{path}: {source}")]
+    Parse {
+        path: String,
+        source: engine::parse::ParseError,
+    },
+}
+
+/// The seeds kept in `dir` (none when it does not exist), in name order.
+pub fn read_seeds(dir: &Path) -> Result<Vec<RuleSeed>, SeedError> {
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let io = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| SeedError::Io { path, source }
+    };
+    let mut out = Vec::new();
+    for path in corpus::files(dir).map_err(io(dir))? {
+        let text = fs::read_to_string(&path).map_err(io(&path))?;
+        let shown = path.display().to_string();
+        let rule = text
+            .lines()
+            .find_map(|l| l.strip_prefix(RULE_HEADER))
+            .ok_or_else(|| SeedError::NoRule {
+                path: shown.clone(),
+            })?;
+        let program = engine::parse::parse_program(&text).map_err(|source| SeedError::Parse {
+            path: shown,
+            source,
+        })?;
+        out.push(RuleSeed {
+            rule: rule.trim().to_string(),
+            program,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::subject::Engine;
+    use engine::parse::parse_program;
+    use engine::rewrite::Simplifier;
+    use engine::rules::RuleSet;
+
+    /// The built-in rules with `text` laid over them.
+    fn rules_with(text: &str) -> RuleSet {
+        engine::rules::builtin_with(&[("wrong.rules".into(), text.into())]).unwrap()
+    }
+
+    fn blame_of(rules: &RuleSet, case: &str, failure: Failure) -> Option<Blame> {
+        let p = parse_program(case).unwrap();
+        let engine = Engine::new(Simplifier::new(rules), Vec::new());
+        blame(
+            &engine,
+            &p.graph,
+            &p.outputs,
+            failure,
+            &[],
+            &CheckConfig::default(),
+        )
+    }
+
+    #[test]
+    fn a_wrong_engine_rule_is_blamed_by_its_own_step() {
+        let rules = rules_with(
+            "group wrong\n# x mod y == x (the guard forgets x < y)\nrule mod_forgets_bound: x mod y => x if vmin(y) > 0 && vmin(x) >= 0\n",
+        );
+        let b = blame_of(
+            &rules,
+            "var x in [0, 9]\nexpr (x mod 4) * 2 + 1\n",
+            Failure::ValueDiffers,
+        )
+        .expect("the wrong rule's step fails alone");
+        assert_eq!(b.rule, "mod_forgets_bound");
+        assert_eq!(b.instance, "var x in [0, 9]\nexpr x mod 4\n");
+    }
+
+    #[test]
+    fn a_sound_simplification_blames_nothing() {
+        let b = blame_of(
+            engine::rules::builtin(),
+            "var x in [0, 9]\nexpr (x mod 4) * 2 + 1\n",
+            Failure::ValueDiffers,
+        );
+        assert_eq!(b, None);
+    }
+
+    #[test]
+    fn a_seed_is_read_back_with_its_rule_and_kept_once() {
+        let dir = std::env::temp_dir().join(format!("tileproof-seeds-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let b = Blame {
+            rule: "sym.12.lambda".into(),
+            instance: "var r0 in [0, 1]\nexpr 0 / where(r0 != 0, r0, invalid)\n".into(),
+        };
+        let first = save_seed(&dir, &b, "corpus/peers/x/oracle-1.txt").unwrap();
+        let again = save_seed(&dir, &b, "corpus/peers/x/oracle-2.txt").unwrap();
+        assert_eq!(first, again);
+        let seeds = read_seeds(&dir).unwrap();
+        assert_eq!(seeds.len(), 1);
+        assert_eq!(seeds[0].rule, "sym.12.lambda");
+        assert_eq!(
+            engine::print::expr(&seeds[0].program.graph, seeds[0].program.outputs[0]),
+            "0 / where(r0 != 0, r0, invalid)"
+        );
+        fs::write(dir.join("seed-bad.txt"), "var x in [0, 1]\nexpr x\n").unwrap();
+        assert!(matches!(read_seeds(&dir), Err(SeedError::NoRule { .. })));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
