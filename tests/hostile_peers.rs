@@ -296,3 +296,66 @@ fn a_hello_over_the_line_limit_stops_the_campaign_with_a_message() {
     );
     assert!(o.survivors.is_empty(), "still running: {:?}", o.survivors);
 }
+
+/// `tileproof replay --json` of `cases` (file name, text) against `sh -c
+/// cmd`: each case's report, by file name.
+fn replay_json(name: &str, cmd: &str, cases: &[(&str, &str)]) -> Vec<(String, serde_json::Value)> {
+    let dir = scratch(name);
+    for (file, text) in cases {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+        .args(["replay", "--json", "--no-smt", "--simplifier", cmd])
+        .arg(&dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    stdout
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let file = v["file"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_string();
+            (file, v["report"].clone())
+        })
+        .collect()
+}
+
+#[test]
+fn a_peer_that_raises_on_a_case_that_means_nothing_is_no_finding() {
+    // The adapter answers `error` on every case and leaves the triage to
+    // tileproof: `x // 0` is undefined at every point, `x // 1` is not.
+    let reports = replay_json(
+        "raises",
+        "python3 tests/adapters/hostile/raises.py",
+        &[
+            ("a.txt", "var x in [0, 7]\nexpr x // 0\n"),
+            ("b.txt", "var x in [0, 7]\nexpr x // 1\n"),
+        ],
+    );
+    let report = |f: &str| &reports.iter().find(|(n, _)| n == f).unwrap().1;
+    let nothing = report("a.txt");
+    assert_eq!(nothing["found"], serde_json::json!([]), "{nothing}");
+    assert!(
+        nothing["unsupported"]
+            .as_str()
+            .is_some_and(|u| u.contains("the source means nothing at any point")),
+        "{nothing}"
+    );
+    let something = report("b.txt");
+    assert_eq!(
+        something["found"],
+        serde_json::json!(["peer-error"]),
+        "{something}"
+    );
+    assert_eq!(something["class"], "peer-crash", "{something}");
+    assert_eq!(something["unsupported"], serde_json::Value::Null);
+}
