@@ -1,36 +1,44 @@
 #!/usr/bin/env python3
 """Standalone test driver for tileproof peer adapters (protocol version 1).
 
-    python3 adapters/test_adapters.py [--python PATH] [--random N] [--only NAME] [--timeout S]
+    python3 adapters/test_adapters.py [--python PATH] [--tileproof PATH] [--random N] [--only NAME]
     python3 adapters/test_adapters.py --cmd 'python3 my_adapter.py'    (any adapter)
 
 Starts each adapter as `sh -c CMD` (as tileproof does), checks the hello line,
 sends curated cases (constants, every op of the profile, tiled and gated
 indices, division by zero) and N random ones (fixed seed), and checks that
-every answer is well-formed and sound: the input and the answer are evaluated
-with the reference evaluator below (exact Python integers, tileproof's
-semantics: both division families, `where`, `invalid`, unconstrained values,
-undefined behaviour) at every point of the variables' domains. An adapter
+every answer has the protocol's form: the request's id, exactly one of
+`exprs`/`trees`/`unsupported`/`error`, one result per expression. An adapter
 whose hello says `"bounds": true` is also asked for its peer's bounds of
-every case (docs/protocol.md, section 7): the answer must have a bound (or
-null) per node in pre-order, 64-bit `[lo, hi]` or bools, and every node's
-value at every point where the source is defined must lie within its bound.
-Then it sends malformed requests and checks that the adapter answers `error`
-and keeps serving.
+every case (docs/protocol.md, section 7): one list per expression. Then it
+sends malformed requests and checks that the adapter answers `error` and
+keeps serving.
 
-Per adapter it prints cases, answered, unsupported, errors and the mean
-latency per case. An unsound answer to a curated case, a protocol violation or
-a crash fails the run (and so do unsound bounds of a curated case); unsound
-answers and bounds of random cases are printed as suspected peer bugs (with
-the input, the answer and a point) and fail the run only with --strict.
+Whether an answer means what its case means is tileproof's to judge, not
+this script's (tileproof's semantics have one copy, in Rust): the same cases
+are written as tileproof case files and replayed against the adapter by
+`tileproof replay --json --simplifier CMD`, one adapter process of its own
+for them all, running while this script talks to the adapter. tileproof
+checks each answer at every point of the case's (small) domain, each node's
+bounds against its values, and a well-formed answer's types; an `error` is a
+finding unless the source means nothing at any point (then it counts here
+as `unsupported`, with tileproof's reason).
+
+Per adapter it prints cases, answered, unsupported, errors, the mean
+latency per case, and tileproof's verdicts. A protocol violation, a crash, or
+a curated case tileproof finds wrong (an unsound answer or bounds, an
+`error` on a case that means something, a malformed answer) fails the run;
+random cases tileproof finds wrong are printed as suspected peer bugs (with
+the point and every node's value there) and fail the run only with --strict.
 
 `--python` is the interpreter that runs the adapters (default: the venv made
 by adapters/setup-venv.sh, `.venv-peers/bin/python` at the repository root,
-if it exists, else this interpreter). Stdlib only.
+if it exists, else this interpreter). `--tileproof` is the binary that judges
+(default: target/release/tileproof, made by `cargo build --release`).
+Stdlib only.
 """
 
 import argparse
-import itertools
 import json
 import os
 import random
@@ -45,210 +53,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-# ---- reference semantics (tileproof's, see engine/src/interp.rs) -------------
-
-INV = "invalid"   # a masked lane
-UNC = "unconstrained"
-
-
-class Undefined(Exception):
-    pass
-
-
-INT_OPS = {"neg", "add", "sub", "mul", "min", "max", "div", "rem", "floordiv", "mod", "ceildiv",
-           "shl", "shr", "bitand"}
-CMP_OPS = {"lt", "le", "eq", "ne"}
-BOOL_OPS = {"not", "and", "or", "xor"}
 DIV_OPS = {"div", "rem", "floordiv", "mod", "ceildiv"}
-
-
-def tdiv(a, b):
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
-def exact(op, a, b):
-    if op == "neg":
-        return -a
-    if op == "add":
-        return a + b
-    if op == "sub":
-        return a - b
-    if op == "mul":
-        return a * b
-    if op == "min":
-        return min(a, b)
-    if op == "max":
-        return max(a, b)
-    if op == "div":
-        return tdiv(a, b)
-    if op == "rem":
-        return a - b * tdiv(a, b)
-    if op == "floordiv":
-        return a // b
-    if op == "mod":
-        return a - b * (a // b)
-    if op == "ceildiv":
-        return -((-a) // b)
-    if op == "shl":
-        return a << b
-    if op == "shr":
-        return a >> b
-    if op == "bitand":
-        return a & b
-    raise AssertionError(op)
-
-
-def evaluate(tree, env, width, unspecified=False, values=None):
-    """The value of `tree` at `env`: an int, a bool, INV or UNC; raises
-    Undefined. `width` is None (unbounded index) or the index width in bits.
-    `unspecified` (the profile's `partial_ops`): a division by zero or an
-    out-of-range shift gives UNC instead of undefined behaviour.
-    Every operand is evaluated (undefined behaviour is whole-evaluation).
-    With `values` (a dict), every node's value is recorded by `id` of the
-    node."""
-    lo = None if width is None else -(1 << (width - 1))
-    hi = None if width is None else (1 << (width - 1)) - 1
-
-    def fits(v):
-        return width is None or lo <= v <= hi
-
-    def ev(t):
-        v = node(t)
-        if values is not None:
-            values[id(t)] = v
-        return v
-
-    def node(t):
-        op = t[0]
-        if op == "var":
-            v = env[t[1]]
-            if not isinstance(v, bool) and not fits(v):
-                raise Undefined("index overflow")
-            return v
-        if op == "const":
-            if not fits(t[1]):
-                raise Undefined("index overflow")
-            return t[1]
-        if op == "bool":
-            return t[1]
-        if op == "invalid":
-            return INV
-        args = [ev(a) for a in t[1:]]
-        if op == "where":
-            c = args[0]
-            if c is UNC:
-                return UNC
-            return args[1] if c else args[2]
-        if op in CMP_OPS:
-            if any(a is INV or a is UNC for a in args):
-                return UNC
-            a, b = args
-            return {"lt": a < b, "le": a <= b, "eq": a == b, "ne": a != b}[op]
-        if op in BOOL_OPS:
-            # where an unspecified value is some value, `false && u` is false
-            # and `true || u` true (engine/src/meaning/semantics.rs)
-            if unspecified and op in ("and", "or") and any(a is not UNC and a == (op == "or") for a in args):
-                return op == "or"
-            if UNC in args:
-                return UNC
-            if op == "not":
-                return not args[0]
-            a, b = args
-            return {"and": a and b, "or": a or b, "xor": a != b}[op]
-        assert op in INT_OPS, op
-        partial = False  # the result is unspecified at this point
-        if op in DIV_OPS:
-            d = args[1]
-            if d is UNC or d == 0:
-                if not unspecified:
-                    raise Undefined("division by zero")
-                partial = True
-            if op in ("div", "floordiv", "ceildiv") and d == -1 and width is not None and \
-                    (args[0] is UNC or args[0] == lo):
-                raise Undefined("MIN / -1")
-        if op in ("shl", "shr"):
-            # defined for 0 <= s < W, W = 64 for unbounded integers (tileproof's
-            # engine judges them at 64 bits)
-            s = args[1]
-            if s is UNC or (s is not INV and (s < 0 or s >= (width or 64))):
-                if not unspecified:
-                    raise Undefined("shift amount out of range")
-                partial = True
-        if INV in args:
-            return INV
-        if partial:
-            return UNC
-        if UNC in args:
-            if width is not None and unconstrained_overflow(op, args):
-                raise Undefined("index overflow (unconstrained operand)")
-            return UNC
-        r = exact(op, args[0], args[1] if len(args) > 1 else None)
-        if not fits(r):
-            raise Undefined("index overflow")
-        return r
-
-    return ev(tree)
-
-
-def unconstrained_overflow(op, args):
-    """interp.rs `unconstrained_overflow` for index: some value of the
-    unconstrained operand makes the op overflow."""
-    val = [a if a is not UNC else None for a in args]
-    if op == "neg":
-        return True
-    if op == "add":
-        k = val[0] if val[0] is not None else val[1]
-        return k != 0
-    if op == "sub":
-        if val[0] is None and val[1] is not None:
-            return val[1] != 0
-        if val[0] is not None and val[1] is None:
-            return val[0] != -1
-        return True
-    if op == "mul":
-        k = val[0] if val[0] is not None else val[1]
-        return k not in (0, 1)
-    if op in ("shl",):
-        return True
-    return False
-
-
-def refines(s, t):
-    """None if target value t refines source value s, else the verdict."""
-    if s is UNC:
-        return None
-    if s is INV and t is INV:
-        return None
-    if s is INV or t is INV:
-        return "validity-differs"
-    if type(s) is type(t) and s == t:
-        return None
-    return "value-differs"
-
-
-def domain(vars_):
-    return itertools.product(*[range(v["lo"], v["hi"] + 1) for v in vars_])
-
-
-def first_failure(vars_, src, tgt, width, unspecified=False):
-    """The first point where `tgt` does not refine `src` (both lists of
-    trees), as (env, verdict, src values, tgt values), or None."""
-    for pt in domain(vars_):
-        env = {v["name"]: (bool(x) if v["dtype"] == "bool" else x) for v, x in zip(vars_, pt)}
-        try:
-            sv = [evaluate(t, env, width, unspecified) for t in src]
-        except Undefined:
-            continue
-        try:
-            tv = [evaluate(t, env, width, unspecified) for t in tgt]
-        except Undefined as e:
-            return env, f"target-undefined ({e})", sv, None
-        for s, t in zip(sv, tv):
-            v = refines(s, t)
-            if v:
-                return env, v, sv, tv
-    return None
 
 
 # ---- text format: printer and parser (engine/src/parse.rs grammar) -----------
@@ -391,38 +196,6 @@ def ops_of(tree, acc=None):
         if isinstance(a, list):
             ops_of(a, acc)
     return acc
-
-
-def type_of(t, vtypes):
-    """"int" / "bool", or raises ValueError (tileproof's typing rules)."""
-    op = t[0]
-    if op == "var":
-        if len(t) != 2 or t[1] not in vtypes:
-            raise ValueError(f"unknown variable {t!r}")
-        return vtypes[t[1]]
-    if op == "const":
-        if len(t) != 2 or not isinstance(t[1], int) or isinstance(t[1], bool) or not -(1 << 63) <= t[1] < (1 << 63):
-            raise ValueError(f"bad const {t!r}")
-        return "int"
-    if op == "bool":
-        if len(t) != 2 or not isinstance(t[1], bool):
-            raise ValueError(f"bad bool {t!r}")
-        return "bool"
-    if op == "invalid":
-        if len(t) != 1:
-            raise ValueError("bad invalid")
-        return "int"
-    args = [type_of(a, vtypes) for a in t[1:]]
-    if op == "where":
-        if len(args) != 3 or args[0] != "bool" or args[1] != args[2]:
-            raise ValueError(f"ill-typed where {args}")
-        return args[1]
-    sig = {**{o: (("int", "int"), "int") for o in INT_OPS - {"neg"}}, "neg": (("int",), "int"),
-           **{o: (("int", "int"), "bool") for o in CMP_OPS}, "not": (("bool",), "bool"),
-           **{o: (("bool", "bool"), "bool") for o in BOOL_OPS - {"not"}}}
-    if op not in sig or tuple(args) != sig[op][0]:
-        raise ValueError(f"ill-typed or unknown op {op} {args}")
-    return sig[op][1]
 
 
 # ---- cases -----------------------------------------------------------------------
@@ -645,179 +418,95 @@ def check_hello(line):
     return h, problems
 
 
-def width_of(prof):
-    return {"unbounded": None, "int32": 32, "int64": 64}.get(prof["integers"])
-
-
 class Stats:
     def __init__(self):
         self.cases = self.answered = self.unsupported = self.errors = 0
-        self.bounds_answered = self.bounds_unsupported = self.bounds_nodes = self.bounds_points = 0
+        self.bounds_answered = self.bounds_unsupported = self.bounds_errors = self.bounds_nodes = 0
         self.latency = []
-        self.failures = []      # protocol violations and unsound curated answers
-        self.findings = []      # unsound random answers (suspected peer bugs)
+        self.failures = []      # protocol violations, and curated cases tileproof finds wrong
+        self.findings = []      # random cases tileproof finds wrong (suspected peer bugs)
         self.reasons = {}
+        self.kinds = {}         # case id -> the kind of the adapter's answer to this script
+
+    def reason(self, why):
+        key = re.sub(r"-?\d+", "N", why)[:90]
+        self.reasons[key] = self.reasons.get(key, 0) + 1
 
 
-def judge(peer, case, prof, stats, curated, label, verbose):
-    """Sends one case and checks the answer."""
-    line, dt = peer.ask(case)
-    stats.cases += 1
-    stats.latency.append(dt)
+def ask_checked(peer, request, kinds, label, stats):
+    """Sends `request`; returns the answer, its kind and the latency when
+    the answer has the protocol's form (a JSON object with the request's id
+    and exactly one of `kinds`), else records the failure and returns None
+    for the first two. What the answer means is tileproof's to judge."""
+    line, dt = peer.ask(request)
     try:
         ans = json.loads(line)
     except ValueError:
         stats.failures.append(f"{label}: garbage answer {line[:200]!r}")
+        return None, None, dt
+    if not isinstance(ans, dict) or ans.get("id") != request["id"]:
+        got = ans.get("id") if isinstance(ans, dict) else "?"
+        stats.failures.append(f"{label}: answer id {got} for request {request['id']}")
+        return None, None, dt
+    present = [k for k in kinds if k in ans]
+    if len(present) != 1:
+        stats.failures.append(f"{label}: answer must have exactly one of {'/'.join(kinds)}: {line[:200]}")
+        return None, None, dt
+    return ans, present[0], dt
+
+
+def judge(peer, case, stats, label, verbose):
+    """Sends one case and checks the answer's form: one result per input."""
+    ans, kind, dt = ask_checked(peer, case, ("exprs", "trees", "unsupported", "error"), label, stats)
+    stats.cases += 1
+    stats.latency.append(dt)
+    if ans is None:
         return
-    if not isinstance(ans, dict) or ans.get("id") != case["id"]:
-        stats.failures.append(f"{label}: answer id {ans.get('id') if isinstance(ans, dict) else '?'} for request {case['id']}")
-        return
-    kinds = [k for k in ("exprs", "trees", "unsupported", "error") if k in ans]
-    if len(kinds) != 1:
-        stats.failures.append(f"{label}: answer must have exactly one of exprs/trees/unsupported/error: {line[:200]}")
-        return
-    kind = kinds[0]
+    stats.kinds[case["id"]] = kind
     if kind == "unsupported":
         stats.unsupported += 1
-        reason = str(ans["unsupported"])
-        key = re.sub(r"-?\d+", "N", reason)[:90]
-        stats.reasons[key] = stats.reasons.get(key, 0) + 1
+        stats.reason(str(ans["unsupported"]))
         if verbose:
-            print(f"    {label}: unsupported: {reason}")
+            print(f"    {label}: unsupported: {ans['unsupported']}")
         return
     if kind == "error":
+        # A finding or not, tileproof says (`settle`).
         stats.errors += 1
-        msg = (f"{label}: error answer: {ans['error']}\n"
-               f"      vars:   {case['vars']}\n"
-               f"      input:  {' ; '.join(case['exprs'])}")
-        (stats.failures if curated else stats.findings).append(msg)
+        if verbose:
+            print(f"    {label}: error: {ans['error']}")
         return
     stats.answered += 1
     out = ans[kind]
     if not isinstance(out, list) or len(out) != len(case["trees"]):
-        stats.failures.append(f"{label}: {len(out) if isinstance(out, list) else '?'} results for {len(case['trees'])} inputs")
-        return
-    try:
-        trees = [parse(x) for x in out] if kind == "exprs" else out
-        vt = {v["name"]: ("bool" if v["dtype"] == "bool" else "int") for v in case["vars"]}
-        for s, t in zip(case["trees"], trees):
-            if type_of(s, vt) != type_of(t, vt):
-                raise ValueError(f"result type differs from the input's: {show(t)}")
-    except (ValueError, TypeError, IndexError) as e:
-        stats.failures.append(f"{label}: malformed result: {e}: {line[:200]}")
-        return
-    if verbose:
-        for s, t in zip(case["trees"], trees):
-            print(f"    {label}: {show(s)}  =>  {show(t)}")
-    bad = first_failure(case["vars"], case["trees"], trees, width_of(prof),
-                        prof.get("partial_ops") == "unspecified")
-    if bad:
-        env, verdict, sv, tv = bad
-        msg = (f"{label}: UNSOUND ({verdict}) at {env}\n"
-               f"      vars:   {case['vars']}\n"
-               f"      input:  {' ; '.join(show(t) for t in case['trees'])}\n"
-               f"      output: {' ; '.join(show(t) for t in trees)}\n"
-               f"      values: input {sv}, output {tv}")
-        (stats.failures if curated else stats.findings).append(msg)
+        stats.failures.append(f"{label}: {len(out) if isinstance(out, list) else '?'} results for "
+                              f"{len(case['trees'])} inputs")
+    elif verbose:
+        for s, t in zip(case["exprs"], out):
+            print(f"    {label}: {s}  =>  {t if isinstance(t, str) else json.dumps(t)}")
 
 
-def preorder(t):
-    """The nodes of a tree in pre-order: the order of a `bounds` answer."""
-    out = [t]
-    for a in t[1:]:
-        if isinstance(a, list):
-            out += preorder(a)
-    return out
-
-
-I64 = (-(1 << 63), (1 << 63) - 1)
-
-
-def bounds_problem(bounds, case):
-    """Why a `bounds` answer is malformed for `case`, or None: one list per
-    expression, one entry per node in pre-order, each null or `[lo, hi]`
-    (64-bit integers for an index node, bools for a bool one)."""
-    vt = {v["name"]: ("bool" if v["dtype"] == "bool" else "int") for v in case["vars"]}
-    if not isinstance(bounds, list) or len(bounds) != len(case["trees"]):
-        return f"{len(bounds) if isinstance(bounds, list) else 'no'} bound lists for {len(case['trees'])} expressions"
-    for tree, bs in zip(case["trees"], bounds):
-        nodes = preorder(tree)
-        if not isinstance(bs, list) or len(bs) != len(nodes):
-            return f"{len(bs) if isinstance(bs, list) else 'no'} bounds for {show(tree)}, of {len(nodes)} nodes"
-        for n, b in zip(nodes, bs):
-            if b is None:
-                continue
-            kind = bool if type_of(n, vt) == "bool" else int
-            if not isinstance(b, list) or len(b) != 2 or any(type(x) is not kind for x in b) or \
-                    kind is int and not all(I64[0] <= x <= I64[1] for x in b):
-                return f"the bound {json.dumps(b)} of {show(n)} is not [lo, hi] of {kind.__name__}" + \
-                    (" in 64 bits" if kind is int else "")
-    return None
-
-
-def bounds_violation(bounds, case, width):
-    """The first value of a node outside its bound, at a point where the
-    whole source is defined (strict model, as tileproof checks), as text, or
-    None; and how many points were checked. Unbounded integers are judged at
-    64 bits: a point where some value does not fit is an overflow there."""
-    checked = 0
-    for pt in domain(case["vars"]):
-        env = {v["name"]: (bool(x) if v["dtype"] == "bool" else x) for v, x in zip(case["vars"], pt)}
-        values = {}
-        try:
-            for t in case["trees"]:
-                evaluate(t, env, width, False, values)
-        except Undefined:
-            continue
-        if any(isinstance(v, int) and not isinstance(v, bool) and not I64[0] <= v <= I64[1] for v in values.values()):
-            continue
-        checked += 1
-        for tree, bs in zip(case["trees"], bounds):
-            for n, b in zip(preorder(tree), bs):
-                v = values[id(n)]
-                if b is None or v is INV or v is UNC:
-                    continue
-                if not b[0] <= v <= b[1]:
-                    return f"the bound {b} of {show(n)} excludes its value {v} at {env}", checked
-    return None, checked
-
-
-def judge_bounds(peer, case, prof, stats, curated, label, verbose):
+def judge_bounds(peer, case, stats, label, verbose):
     """Asks for the peer's bounds of the case (docs/protocol.md, section 7)
-    and checks them: well-formed, and every node's value at every point of
-    the domain within its bound."""
-    line, _ = peer.ask(dict(case, bounds={}))
-    try:
-        ans = json.loads(line)
-    except ValueError:
-        stats.failures.append(f"{label}: bounds: garbage answer {line[:200]!r}")
-        return
-    kinds = [k for k in ("bounds", "unsupported", "error") if k in ans] if isinstance(ans, dict) else []
-    if len(kinds) != 1 or ans.get("id") != case["id"]:
-        stats.failures.append(f"{label}: bounds: not one of bounds/unsupported/error for id {case['id']}: {line[:200]}")
-        return
-    if kinds[0] == "unsupported":
+    and checks their form: one list per expression. tileproof checks each
+    node's bound against the node's values."""
+    ans, kind, _ = ask_checked(peer, dict(case, bounds={}), ("bounds", "unsupported", "error"),
+                               f"{label}: bounds", stats)
+    if kind == "unsupported":
         stats.bounds_unsupported += 1
+    elif kind == "error":
+        # judged by tileproof with the case's answer (`settle`)
+        stats.bounds_errors += 1
+    if kind != "bounds":
         return
-    if kinds[0] == "error":
-        msg = f"{label}: bounds: error answer: {ans['error']}\n      input:  {' ; '.join(case['exprs'])}"
-        (stats.failures if curated else stats.findings).append(msg)
-        return
-    problem = bounds_problem(ans["bounds"], case)
-    if problem:
-        stats.failures.append(f"{label}: bounds: malformed: {problem}")
+    bounds = ans["bounds"]
+    if not isinstance(bounds, list) or len(bounds) != len(case["trees"]) or \
+            not all(isinstance(bs, list) for bs in bounds):
+        stats.failures.append(f"{label}: bounds: not one list per expression: {json.dumps(bounds)[:200]}")
         return
     stats.bounds_answered += 1
-    stats.bounds_nodes += sum(b is not None for bs in ans["bounds"] for b in bs)
-    bad, points = bounds_violation(ans["bounds"], case, width_of(prof))
-    stats.bounds_points += points
+    stats.bounds_nodes += sum(b is not None for bs in bounds for b in bs)
     if verbose:
-        print(f"    {label}: bounds {json.dumps(ans['bounds'])}")
-    if bad:
-        msg = (f"{label}: UNSOUND BOUNDS: {bad}\n"
-               f"      vars:   {case['vars']}\n"
-               f"      input:  {' ; '.join(case['exprs'])}")
-        (stats.failures if curated else stats.findings).append(msg)
+        print(f"    {label}: bounds {json.dumps(bounds)}")
 
 
 # (what, request, id of the `error` answer, checked for the toy example too)
@@ -832,10 +521,99 @@ MALFORMED = [
 ]
 
 
+# ---- tileproof's judgement ----------------------------------------------------------
+
+def case_text(case, label):
+    """The case as a tileproof case file (docs/formats.md)."""
+    lines = [f"# test_adapters: {label}"]
+    for v in case["vars"]:
+        lines.append(f"var {v['name']}: bool" if v["dtype"] == "bool"
+                     else f"var {v['name']} in [{v['lo']}, {v['hi']}]")
+    lines += [f"expr {e}" for e in case["exprs"]]
+    return "\n".join(lines) + "\n"
+
+
+class Judge:
+    """tileproof's judgement of the cases sent to one adapter: `tileproof
+    replay --json --simplifier CMD` over them written as case files, with
+    an adapter process of its own for them all, running while this script
+    talks to the adapter. Each answer is checked at every point of the
+    case's domain under the profile's integers (the strict model), the
+    peer's bounds too when its hello offers them, and an `error` is a
+    finding unless the source means nothing at any point."""
+
+    def __init__(self, tileproof, cmd, cases, timeout, logdir, slug):
+        self.dir = os.path.join(logdir, slug + ".cases")
+        os.mkdir(self.dir)
+        for case, label, _ in cases:
+            with open(os.path.join(self.dir, self.file(case)), "w") as f:
+                f.write(case_text(case, label))
+        self.out = open(os.path.join(logdir, slug + ".tileproof"), "w+")
+        self.t0 = time.perf_counter()
+        # --no-smt: every domain here is small enough for the JIT to walk
+        # whole (a report says `proved` when it did); --no-confirm: a
+        # finding here is reported, not classified on the peer's backends.
+        argv = [tileproof, "replay", "--json", "--no-smt", "--no-confirm", "--peer-jobs", "1",
+                "--peer-timeout", str(timeout), "--simplifier", cmd, self.dir]
+        self.p = subprocess.Popen(argv, stdout=self.out, stderr=subprocess.STDOUT)
+
+    @staticmethod
+    def file(case):
+        return f"case-{case['id']:05d}.txt"
+
+    def reports(self):
+        """Waits for tileproof: its report per case file, the seconds it
+        took, and why it failed as a whole (or None)."""
+        rc = self.p.wait()
+        seconds = time.perf_counter() - self.t0
+        self.out.seek(0)
+        text = self.out.read()
+        self.out.close()
+        reports, other = {}, []
+        for line in text.splitlines():
+            try:
+                r = json.loads(line)
+                reports[os.path.basename(r["file"])] = r["report"]
+            except (ValueError, KeyError, TypeError):
+                other.append(line)
+        # 0: every case sound; 2: some case not (or not answered)
+        problem = None if rc in (0, 2) else f"tileproof replay exited {rc}: {' | '.join(other[-5:])}"
+        return reports, seconds, problem
+
+
+def settle(stats, case, label, curated, report):
+    """Counts tileproof's report on one case: sound at every point, not
+    answered (no finding), or a failure (curated) / suspected peer bug."""
+    if report is None:
+        problem = "tileproof gave no report on it"
+    elif report["ok"] and report["proved"]:
+        return "sound"
+    elif report["ok"]:
+        problem = f"not checked at every point: {report['line']}"
+    elif not report["found"] and report["unsupported"] is not None:
+        if stats.kinds.get(case["id"]) == "error":
+            # tileproof's triage: the source means nothing anywhere, so
+            # the peer raising there is no finding (docs/protocol.md)
+            stats.errors -= 1
+            stats.unsupported += 1
+            stats.reason(report["unsupported"])
+        return "not answered"
+    else:
+        problem = f"{', '.join(report['found'])}: {report['line']}\n" + \
+            "".join(f"    {line}\n" for line in report["detail"].splitlines())
+    msg = (f"{label}: {problem.rstrip()}\n"
+           f"      vars:   {case['vars']}\n"
+           f"      input:  {' ; '.join(case['exprs'])}\n"
+           f"      answer: {' ; '.join(report['answer']) if report else '?'}")
+    (stats.failures if curated else stats.findings).append(msg)
+    return "wrong"
+
+
 def run_adapter(label, cmd, args, logdir, strict=True):
     print(f"== {label}: {cmd}")
+    slug = re.sub(r"\W+", "_", label)
     stats = Stats()
-    peer = Peer(cmd, os.path.join(logdir, re.sub(r"\W+", "_", label) + ".stderr"), args.timeout)
+    peer = Peer(cmd, os.path.join(logdir, slug + ".stderr"), args.timeout)
     t0 = time.perf_counter()
     try:
         hello_line = peer.readline(args.startup)
@@ -855,40 +633,40 @@ def run_adapter(label, cmd, args, logdir, strict=True):
         peer.close()
         return stats
     prof = hello["profile"]
-    cid = 0
+    # Every case judged, as (case, label, curated): the curated ones within
+    # the profile, the random ones, the known bugs, and one after the
+    # malformed requests.
+    curated, skipped = [], []
+    for cid, (name, vars_, exprs) in enumerate(CURATED, 1):
+        case = make_case(cid, vars_, exprs)
+        (curated.append((case, name, True)) if fits_profile(case, prof) else skipped.append(case))
+    rng = random.Random(args.seed)
+    others = [(random_case(rng, 10000 + k, prof), f"random #{k}", False) for k in range(args.random)]
+    if args.known_bugs:
+        for k, (peer_name, what, vars_, exprs) in enumerate(KNOWN_PEER_BUGS):
+            case = make_case(20000 + k, vars_, exprs)
+            if hello["name"].startswith(peer_name) and fits_profile(case, prof):
+                others.append((case, f"known bug ({what})", False))
+    last = (make_case(999, [R0], ["r0 + 0"]), "after malformed input", True)
+    cases = curated + others + [last]
+    verdict = Judge(args.tileproof, cmd, cases, args.timeout, logdir, slug)
+
+    def send(batch, bounds=hello.get("bounds")):
+        for case, name, _ in batch:
+            judge(peer, case, stats, name, args.verbose)
+            if bounds:
+                judge_bounds(peer, case, stats, name, args.verbose)
+
     try:
-        # curated cases, each alone, then the ones outside the profile
-        skipped = []
-        for name, vars_, exprs in CURATED:
-            cid += 1
-            case = make_case(cid, vars_, exprs)
-            if fits_profile(case, prof):
-                judge(peer, case, prof, stats, True, name, args.verbose)
-                if hello.get("bounds"):
-                    judge_bounds(peer, case, prof, stats, True, name, args.verbose)
-            else:
-                skipped.append(case)
+        send(curated)
         # outside the profile: must be `unsupported`
         for case in skipped[:3]:
             line, _ = peer.ask(case)
             ans = json.loads(line)
             if "unsupported" not in ans:
-                stats.failures.append(f"a case outside the profile ({' ; '.join(case['exprs'])}) was not unsupported: {line[:200]}")
-        # random cases
-        rng = random.Random(args.seed)
-        for k in range(args.random):
-            cid += 1
-            case = random_case(rng, 10000 + k, prof)
-            judge(peer, case, prof, stats, False, f"random #{k}", args.verbose)
-            if hello.get("bounds"):
-                judge_bounds(peer, case, prof, stats, False, f"random #{k}", args.verbose)
-        if args.known_bugs:
-            for k, (peer_name, what, vars_, exprs) in enumerate(KNOWN_PEER_BUGS):
-                case = make_case(20000 + k, vars_, exprs)
-                if hello["name"].startswith(peer_name) and fits_profile(case, prof):
-                    judge(peer, case, prof, stats, False, f"known bug ({what})", args.verbose)
-                    if hello.get("bounds"):
-                        judge_bounds(peer, case, prof, stats, False, f"known bug ({what})", args.verbose)
+                stats.failures.append(f"a case outside the profile ({' ; '.join(case['exprs'])}) was not "
+                                      f"unsupported: {line[:200]}")
+        send(others)
         # malformed requests: a clean `error`, then keep serving
         for what, text, rid, basic in MALFORMED:
             line, _ = peer.ask(text)
@@ -900,20 +678,29 @@ def run_adapter(label, cmd, args, logdir, strict=True):
             except ValueError:
                 ok = False
             if not ok:
-                stats.failures.append(f"malformed request ({what}): expected an `error` answer with id {rid}, got {line[:200]!r}")
-        case = make_case(999, [R0], ["r0 + 0"])
-        judge(peer, case, prof, stats, True, "after malformed input", args.verbose)
+                stats.failures.append(f"malformed request ({what}): expected an `error` answer with id {rid}, "
+                                      f"got {line[:200]!r}")
+        send([last], bounds=False)
     except Dead as e:
         stats.failures.append(f"adapter died: {e}; stderr in {peer.err.name}")
     rc = peer.close()
     if rc != 0:
         stats.failures.append(f"exit code {rc} after stdin closed (want 0)")
+    reports, seconds, problem = verdict.reports()
+    if problem:
+        stats.failures.append(problem)
+    outcomes = {"sound": 0, "not answered": 0, "wrong": 0}
+    for case, name, is_curated in cases:
+        outcomes[settle(stats, case, name, is_curated, reports.get(Judge.file(case)))] += 1
     lat = sum(stats.latency) / len(stats.latency) * 1000 if stats.latency else 0.0
     print(f"  cases {stats.cases}, answered {stats.answered}, unsupported {stats.unsupported}, "
           f"errors {stats.errors}, mean latency {lat:.2f} ms/case")
-    if hello is not None and hello.get("bounds"):
-        print(f"  bounds: {stats.bounds_answered} answered ({stats.bounds_nodes} nodes bounded, checked at "
-              f"{stats.bounds_points} points), {stats.bounds_unsupported} unsupported")
+    if hello.get("bounds"):
+        print(f"  bounds: {stats.bounds_answered} answered ({stats.bounds_nodes} nodes bounded), "
+              f"{stats.bounds_unsupported} unsupported, {stats.bounds_errors} errors")
+    print(f"  tileproof ({seconds:.1f}s, {verdict.dir}): {outcomes['sound']} sound at every point"
+          f"{' (bounds too)' if hello.get('bounds') else ''}, {outcomes['not answered']} not answered, "
+          f"{outcomes['wrong']} wrong")
     for reason, n in sorted(stats.reasons.items(), key=lambda kv: -kv[1]):
         print(f"    unsupported x{n}: {reason}")
     for f in stats.failures:
@@ -938,7 +725,13 @@ def main():
     ap.add_argument("--known-bugs", action="store_true", help="also send the minimal reproductions of the "
                     "suspected peer bugs recorded in corpus/peers/README.md")
     ap.add_argument("--verbose", "-v", action="store_true", help="print every input and answer")
+    ap.add_argument("--tileproof", default=os.path.join(ROOT, "target", "release", "tileproof"),
+                    help="the tileproof binary that judges the answers (default: target/release/tileproof)")
     args = ap.parse_args()
+    if not (os.path.isfile(args.tileproof) and os.access(args.tileproof, os.X_OK)):
+        print(f"test_adapters.py: no tileproof binary at {args.tileproof}: build it with "
+              f"`cargo build --release`, or pass --tileproof PATH", file=sys.stderr)
+        return 1
     py = shlex.quote(args.python)
     a = lambda f: shlex.quote(os.path.join(HERE, f))  # noqa: E731
     adapters = [
@@ -960,7 +753,7 @@ def main():
     if args.only:
         adapters = [x for x in adapters if args.only in x[0]]
     logdir = tempfile.mkdtemp(prefix="tileproof-adapters-")
-    print(f"adapter python: {args.python}; stderr logs in {logdir}")
+    print(f"adapter python: {args.python}; judged by {args.tileproof}; logs and case files in {logdir}")
     passed = failed = 0
     findings = 0
     for label, cmd in adapters:

@@ -27,6 +27,7 @@ with --strict, a MISMATCH too.
 """
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -40,8 +41,187 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_adapters as ta  # noqa: E402
 
 
+# ---- reference semantics (tileproof's, see engine/src/meaning/interp.rs) -----
+# The one Python copy of them left: what a backend's compiled source is
+# compared with. test_adapters.py leaves every judgement of an answer to
+# tileproof itself.
+
+INV = "invalid"   # a masked lane
+UNC = "unconstrained"
+
+
+class Undefined(Exception):
+    pass
+
+
+INT_OPS = {"neg", "add", "sub", "mul", "min", "max", "div", "rem", "floordiv", "mod", "ceildiv",
+           "shl", "shr", "bitand"}
+CMP_OPS = {"lt", "le", "eq", "ne"}
+BOOL_OPS = {"not", "and", "or", "xor"}
+
+
+def tdiv(a, b):
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def exact(op, a, b):
+    if op == "neg":
+        return -a
+    if op == "add":
+        return a + b
+    if op == "sub":
+        return a - b
+    if op == "mul":
+        return a * b
+    if op == "min":
+        return min(a, b)
+    if op == "max":
+        return max(a, b)
+    if op == "div":
+        return tdiv(a, b)
+    if op == "rem":
+        return a - b * tdiv(a, b)
+    if op == "floordiv":
+        return a // b
+    if op == "mod":
+        return a - b * (a // b)
+    if op == "ceildiv":
+        return -((-a) // b)
+    if op == "shl":
+        return a << b
+    if op == "shr":
+        return a >> b
+    if op == "bitand":
+        return a & b
+    raise AssertionError(op)
+
+
+def evaluate(tree, env, width, unspecified=False, values=None):
+    """The value of `tree` at `env`: an int, a bool, INV or UNC; raises
+    Undefined. `width` is None (unbounded index) or the index width in bits.
+    `unspecified` (the profile's `partial_ops`): a division by zero or an
+    out-of-range shift gives UNC instead of undefined behaviour.
+    Every operand is evaluated (undefined behaviour is whole-evaluation).
+    With `values` (a dict), every node's value is recorded by `id` of the
+    node."""
+    lo = None if width is None else -(1 << (width - 1))
+    hi = None if width is None else (1 << (width - 1)) - 1
+
+    def fits(v):
+        return width is None or lo <= v <= hi
+
+    def ev(t):
+        v = node(t)
+        if values is not None:
+            values[id(t)] = v
+        return v
+
+    def node(t):
+        op = t[0]
+        if op == "var":
+            v = env[t[1]]
+            if not isinstance(v, bool) and not fits(v):
+                raise Undefined("index overflow")
+            return v
+        if op == "const":
+            if not fits(t[1]):
+                raise Undefined("index overflow")
+            return t[1]
+        if op == "bool":
+            return t[1]
+        if op == "invalid":
+            return INV
+        args = [ev(a) for a in t[1:]]
+        if op == "where":
+            c = args[0]
+            if c is UNC:
+                return UNC
+            return args[1] if c else args[2]
+        if op in CMP_OPS:
+            if any(a is INV or a is UNC for a in args):
+                return UNC
+            a, b = args
+            return {"lt": a < b, "le": a <= b, "eq": a == b, "ne": a != b}[op]
+        if op in BOOL_OPS:
+            # where an unspecified value is some value, `false && u` is false
+            # and `true || u` true (engine/src/meaning/semantics.rs)
+            if unspecified and op in ("and", "or") and any(a is not UNC and a == (op == "or") for a in args):
+                return op == "or"
+            if UNC in args:
+                return UNC
+            if op == "not":
+                return not args[0]
+            a, b = args
+            return {"and": a and b, "or": a or b, "xor": a != b}[op]
+        assert op in INT_OPS, op
+        partial = False  # the result is unspecified at this point
+        if op in ta.DIV_OPS:
+            d = args[1]
+            if d is UNC or d == 0:
+                if not unspecified:
+                    raise Undefined("division by zero")
+                partial = True
+            if op in ("div", "floordiv", "ceildiv") and d == -1 and width is not None and \
+                    (args[0] is UNC or args[0] == lo):
+                raise Undefined("MIN / -1")
+        if op in ("shl", "shr"):
+            # defined for 0 <= s < W, W = 64 for unbounded integers (tileproof's
+            # engine judges them at 64 bits)
+            s = args[1]
+            if s is UNC or (s is not INV and (s < 0 or s >= (width or 64))):
+                if not unspecified:
+                    raise Undefined("shift amount out of range")
+                partial = True
+        if INV in args:
+            return INV
+        if partial:
+            return UNC
+        if UNC in args:
+            if width is not None and unconstrained_overflow(op, args):
+                raise Undefined("index overflow (unconstrained operand)")
+            return UNC
+        r = exact(op, args[0], args[1] if len(args) > 1 else None)
+        if not fits(r):
+            raise Undefined("index overflow")
+        return r
+
+    return ev(tree)
+
+
+def unconstrained_overflow(op, args):
+    """interp.rs `unconstrained_overflow` for index: some value of the
+    unconstrained operand makes the op overflow."""
+    val = [a if a is not UNC else None for a in args]
+    if op == "neg":
+        return True
+    if op == "add":
+        k = val[0] if val[0] is not None else val[1]
+        return k != 0
+    if op == "sub":
+        if val[0] is None and val[1] is not None:
+            return val[1] != 0
+        if val[0] is not None and val[1] is None:
+            return val[0] != -1
+        return True
+    if op == "mul":
+        k = val[0] if val[0] is not None else val[1]
+        return k not in (0, 1)
+    if op in ("shl",):
+        return True
+    return False
+
+
+def domain(vars_):
+    return itertools.product(*[range(v["lo"], v["hi"] + 1) for v in vars_])
+
+
+def width_of(prof):
+    return {"unbounded": None, "int32": 32, "int64": 64}.get(prof["integers"])
+
+
 def sample_points(vars_, limit, seed):
-    pts = list(ta.domain(vars_)) if _size(vars_) <= limit else None
+    pts = list(domain(vars_)) if _size(vars_) <= limit else None
     if pts is not None:
         return [list(p) for p in pts]
     rng = random.Random(seed)
@@ -62,10 +242,10 @@ def env_of(vars_, pt):
 
 def same(ref, got):
     """Whether a backend value `got` is tileproof's value `ref`."""
-    if ref is ta.UNC:
+    if ref is UNC:
         return True
-    if ref is ta.INV or got == "invalid":
-        return ref is ta.INV and got == "invalid"
+    if ref is INV or got == "invalid":
+        return ref is INV and got == "invalid"
     return type(ref) is type(got) and ref == got
 
 
@@ -80,7 +260,7 @@ class Report:
 
 def check(peer, backend, case, prof, pts, rep, label, rid):
     """Runs the source and the adapter's answer of `case` on `backend`."""
-    width, unspec = ta.width_of(prof), prof.get("partial_ops") == "unspecified"
+    width, unspec = width_of(prof), prof.get("partial_ops") == "unspecified"
 
     def run(trees, what):
         """-> the results, or a string: why there are none (unsupported, compile_error)."""
@@ -108,11 +288,11 @@ def check(peer, backend, case, prof, pts, rep, label, rid):
     for k, pt in enumerate(pts):
         env = env_of(case["vars"], pt)
         try:
-            ref = [ta.evaluate(t, env, width, unspec) for t in case["trees"]]
-        except ta.Undefined:
+            ref = [evaluate(t, env, width, unspec) for t in case["trees"]]
+        except Undefined:
             ref = None
         refs.append(ref)
-        good.append(ref is not None and ta.UNC not in ref)  # where a partial op is, a trap is a PROFILE note
+        good.append(ref is not None and UNC not in ref)  # where a partial op is, a trap is a PROFILE note
         if ref is None or isinstance(src, str):
             continue
         rep.points += 1
@@ -138,8 +318,8 @@ def check(peer, backend, case, prof, pts, rep, label, rid):
     for k, (pt, t, ref) in enumerate(zip(pts, tgt, refs)):
         if not good[k]:
             continue  # the source means nothing here, or its own compiled code is not tileproof's
-        want = src[k]["values"] if not isinstance(src, str) else ["invalid" if r is ta.INV else r for r in ref]
-        if "values" not in t or not all(r is ta.UNC or w == g for r, w, g in zip(ref, want, t["values"])):
+        want = src[k]["values"] if not isinstance(src, str) else ["invalid" if r is INV else r for r in ref]
+        if "values" not in t or not all(r is UNC or w == g for r, w, g in zip(ref, want, t["values"])):
             rep.confirmed.append((label, case, trees, f"at {env_of(case['vars'], pt)}: source {want}, answer {t}",
                                   pt, want))
             return

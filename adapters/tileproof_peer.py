@@ -9,11 +9,10 @@ same for every peer:
   can corrupt the stream;
 - reading and validating requests (`Case`), with tileproof's typing rules;
 - type-checking the adapter's answer trees against the inputs;
-- turning exceptions into `unsupported` / `error` answers, with one triage
-  rule: a peer that raises on a case whose source means nothing at any point
-  (undefined, or an expression unconstrained, at every point: a literal
-  division by zero, say) answers `unsupported`, not `error`, because
-  tileproof owes nothing there;
+- turning exceptions into `unsupported` / `error` answers: a peer that
+  raises gets `error`, even on a case whose source means nothing at any point
+  (a literal division by zero): tileproof decides that with its own
+  semantics and does not count such an `error` as a finding;
 - the optional capabilities' requests: `run`/`reproducer` (a `Backend`),
   `rules`/`instances`/`apply` (a `Rules`), `bounds` (a `Bounds`: the adapter
   gives the peer's bounds of one node, this module walks the trees in
@@ -22,10 +21,8 @@ same for every peer:
 Stdlib only; see docs/protocol.md for the protocol itself.
 """
 
-import itertools
 import json
 import os
-import random
 import sys
 import traceback
 
@@ -269,176 +266,16 @@ def check_const(v):
     return ["const", v]
 
 
-# ---- triage: does the source mean nothing at every point? -----------------
-
-class _Undefined(Exception):
-    pass
-
-
-_INVALID, _UNCON = "invalid", "unconstrained"
-
-
-def _floordiv(a, b):
-    return a // b
-
-
-def _trunc_div(a, b):
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
-def _eval(tree, env, width, unspecified=False):
-    """tileproof's semantics (see docs/semantics.md), just enough to tell
-    whether an evaluation is defined. `width` is None for unbounded index;
-    `unspecified`: a division by zero or an out-of-range shift gives an
-    unspecified value instead of undefined behaviour (the profile's
-    `partial_ops`)."""
-    def fits(v):
-        return width is None or -(1 << (width - 1)) <= v < (1 << (width - 1))
-
-    def ev(t):
-        op = t[0]
-        if op == "var":
-            return env[t[1]]
-        if op == "const":
-            if not fits(t[1]):
-                raise _Undefined()
-            return t[1]
-        if op == "bool":
-            return t[1]
-        if op == "invalid":
-            return _INVALID
-        args = [ev(a) for a in t[1:]]  # every operand: UB is whole-evaluation
-        if op == "where":
-            c = args[0]
-            return _UNCON if c is _UNCON else (args[1] if c else args[2])
-        if op in ("lt", "le", "eq", "ne"):
-            if any(a is _INVALID or a is _UNCON for a in args):
-                return _UNCON
-            a, b = args
-            return {"lt": a < b, "le": a <= b, "eq": a == b, "ne": a != b}[op]
-        if op in ("not", "and", "or", "xor"):
-            # Where an unspecified value is some value, `false && u` is false
-            # and `true || u` true (tileproof's engine, semantics.rs).
-            if unspecified and op in ("and", "or") and any(a is not _UNCON and a == (op == "or") for a in args):
-                return op == "or"
-            if any(a is _UNCON for a in args):
-                return _UNCON
-            if op == "not":
-                return not args[0]
-            a, b = args
-            return {"and": a and b, "or": a or b, "xor": a != b}[op]
-        # integer ops
-        partial = False  # the op's result is unspecified at this point
-        if op in ("div", "rem", "floordiv", "mod", "ceildiv"):
-            d = args[1]
-            if d is _UNCON or d == 0:
-                if not unspecified:
-                    raise _Undefined()
-                partial = True
-            if op in ("div", "floordiv", "ceildiv") and d == -1 and width is not None and \
-                    (args[0] is _UNCON or args[0] == -(1 << (width - 1))):
-                raise _Undefined()
-        if op in ("shl", "shr"):
-            # A shift amount counts against the width points are judged at,
-            # 64 for unbounded integers (as in tileproof's engine): `1 << 2**40`
-            # is out of range, not a 2**40-bit integer to compute.
-            s = args[1]
-            if s is _UNCON or (s is not _INVALID and (s < 0 or s >= (width or 64))):
-                if not unspecified:
-                    raise _Undefined()
-                partial = True
-        if _INVALID in args:
-            return _INVALID
-        if partial:
-            return _UNCON
-        if _UNCON in args:
-            # an op that overflows for some value of its unconstrained operand
-            # is undefined (conservative here: any arithmetic that can grow)
-            if width is not None and op in ("neg", "add", "sub", "mul", "shl"):
-                raise _Undefined()
-            return _UNCON
-        a = args[0]
-        b = args[1] if len(args) > 1 else None
-        if op == "neg":
-            r = -a
-        elif op == "add":
-            r = a + b
-        elif op == "sub":
-            r = a - b
-        elif op == "mul":
-            r = a * b
-        elif op == "min":
-            r = min(a, b)
-        elif op == "max":
-            r = max(a, b)
-        elif op == "div":
-            r = _trunc_div(a, b)
-        elif op == "rem":
-            r = a - b * _trunc_div(a, b)
-        elif op == "floordiv":
-            r = _floordiv(a, b)
-        elif op == "mod":
-            r = a - b * _floordiv(a, b)
-        elif op == "ceildiv":
-            r = -((-a) // b)
-        elif op == "shl":
-            r = a << b
-        elif op == "shr":
-            r = a >> b
-        elif op == "bitand":
-            r = a & b
-        else:
-            raise AssertionError(op)
-        if not fits(r):
-            raise _Undefined()
-        return r
-
-    return ev(tree)
-
-
-def _points(case, limit=4096, samples=512):
-    """Every point of the domain if it is small, else the corners and a
-    fixed-seed sample."""
-    ranges = [(v.lo, v.hi) for v in case.vars]
-    size = 1
-    for lo, hi in ranges:
-        size *= hi - lo + 1
-    if size <= limit:
-        yield from itertools.product(*[range(lo, hi + 1) for lo, hi in ranges])
-        return
-    yield from itertools.product(*[sorted({lo, hi}) for lo, hi in ranges])
-    rng = random.Random(case.id)
-    for _ in range(samples):
-        yield tuple(rng.randint(lo, hi) for lo, hi in ranges)
-
-
-def meaningless_everywhere(case, width, unspecified=False):
-    """Whether the source means nothing at every point tried (all of them for
-    small domains): its evaluation is undefined, or some expression is
-    unconstrained (`x // 0` where partial ops are unspecified)."""
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
-    for pt in _points(case):
-        env = {v.name: (bool(x) if v.dtype == "bool" else x) for v, x in zip(case.vars, pt)}
-        if width is not None and any(v.dtype == "index" and not -(1 << (width - 1)) <= env[v.name] < (1 << (width - 1))
-                                     for v in case.vars):
-            continue
-        try:
-            vals = [_eval(t, env, width, unspecified) for t in case.trees]
-        except _Undefined:
-            continue
-        if all(v is not _UNCON for v in vals):
-            return False
-    return True
-
+# ---- what the peer raises --------------------------------------------------
 
 class _PeerRaised(Exception):
-    """The peer raised on a case that means something: an `error` answer."""
+    """The peer raised: an `error` answer. tileproof, not the adapter, then
+    decides whether the source means anything (docs/protocol.md, "How
+    tileproof treats each answer"): one copy of its semantics, in Rust."""
 
 
-def _call_peer(call, case, width, unspecified):
-    """`call()`, with what the peer raises triaged: Unsupported when the
-    source means nothing at any point, _PeerRaised (an `error`) otherwise."""
+def _call_peer(call):
+    """`call()`, with what the peer raises turned into _PeerRaised."""
     try:
         return call()
     except (Unsupported, BadRequest, Declined):
@@ -448,8 +285,6 @@ def _call_peer(call, case, width, unspecified):
     except Exception as e:  # the peer raised
         what = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
         traceback.print_exc(file=sys.stderr)
-        if meaningless_everywhere(case, width, unspecified):
-            raise Unsupported(f"the source means nothing at any point and the peer raised {what}")
         raise _PeerRaised(f"peer raised {what}")
 
 
@@ -809,7 +644,7 @@ class Rules:
       only tree and returns the result tree; raises Declined when the
       pattern does not match or the function returns None, Unsupported
       when the result has no tileproof form; anything else it raises is the
-      peer's (triaged like a simplification's).
+      peer's (an `error`, like a simplification's).
     """
 
     def list(self):
@@ -852,12 +687,12 @@ def serve(out, hello, simplify, width=None, backend=None, rules=None, bounds=Non
 
     `simplify(case)` returns one tree per input tree (or a `Simplified`,
     which also says which of the peer's rules fired), or raises Unsupported.
-    Any other exception is the peer's: answered `unsupported` when the source
-    means nothing at any point (`width`: None for unbounded integers, else
-    the index width of the profile), `error` otherwise.
+    Any other exception is the peer's: answered `error` (tileproof excuses
+    it where the source means nothing at any point). `width` (None for
+    unbounded integers, else the profile's index width) clamps the bounds
+    answers.
     """
     ops = set(hello["profile"]["ops"])
-    unspecified = hello["profile"].get("partial_ops") == "unspecified"
     if backend is not None and backend.names:
         hello = dict(hello, backends=list(backend.names),
                      reproducer=type(backend).reproducer is not Backend.reproducer)
@@ -904,11 +739,9 @@ def serve(out, hello, simplify, width=None, backend=None, rules=None, bounds=Non
                 if "bounds" in obj:
                     if bounds is None:
                         raise Unsupported("this adapter gives no bounds")
-                    send(out, dict(_call_peer(lambda: _answer_bounds(bounds, case, width), case, width,
-                                              unspecified), id=rid))
+                    send(out, dict(_call_peer(lambda: _answer_bounds(bounds, case, width)), id=rid))
                     continue
-                result = _call_peer(lambda: [rules.apply(case, rule)] if applying else simplify(case), case,
-                                    width, unspecified)
+                result = _call_peer(lambda: [rules.apply(case, rule)] if applying else simplify(case))
             except Declined as e:
                 send(out, {"id": rid, "declined": str(e)[:2000]})
                 continue

@@ -275,3 +275,49 @@ fn check_judges_a_peers_answer() {
     ]);
     assert_eq!(good.status.code(), Some(0), "{}", text(&good));
 }
+
+#[test]
+fn a_peer_that_raises_where_the_source_means_nothing_is_no_finding() {
+    // The adapter answers `error` and leaves the triage to tileproof
+    // (docs/protocol.md): `x // 0` is undefined at every point, `x // 1`
+    // is not.
+    let dir = scratch("raises");
+    std::fs::write(dir.join("nothing.txt"), "var x in [0, 7]\nexpr x // 0\n").unwrap();
+    std::fs::write(dir.join("something.txt"), "var x in [0, 7]\nexpr x // 1\n").unwrap();
+    let o = run(&[
+        "replay",
+        "--json",
+        "--no-smt",
+        "--simplifier",
+        &faulty("raises"),
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let reports: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let report = |file: &str| {
+        reports
+            .iter()
+            .find(|r| r["file"].as_str().is_some_and(|f| f.ends_with(file)))
+            .map(|r| &r["report"])
+            .unwrap_or_else(|| panic!("no report on {file}: {}", text(&o)))
+    };
+    let nothing = report("nothing.txt");
+    assert_eq!(nothing["found"], serde_json::json!([]), "{nothing}");
+    assert!(
+        nothing["unsupported"]
+            .as_str()
+            .is_some_and(|u| u.contains("the source means nothing at any point")),
+        "{nothing}"
+    );
+    let something = report("something.txt");
+    assert_eq!(
+        something["found"],
+        serde_json::json!(["peer-error"]),
+        "{something}"
+    );
+    assert_eq!(something["class"], "peer-crash", "{something}");
+    assert_eq!(something["unsupported"], serde_json::Value::Null);
+}

@@ -690,9 +690,9 @@ fn peer_bounds_check(
 /// Whether a peer that raised, hung or exited on a case owes nothing: the
 /// case's source means nothing at any point (undefined, or a root
 /// unconstrained, at every point), by the profile's model and its relaxed
-/// one (the protocol's triage rule, applied here to what an adapter cannot
-/// triage itself: `1 << 2^40` makes Python compute forever). Nothing is
-/// excused that the profile's own model finds meaningful.
+/// one. The protocol's one triage: adapters answer `error` whenever the
+/// peer raises and leave the semantics to tileproof (docs/protocol.md).
+/// Nothing is excused that the profile's own model finds meaningful.
 fn excused(
     subject: &dyn Subject,
     g: &Graph,

@@ -792,6 +792,12 @@ pub struct CaseReport {
     /// The simplifier's answer, one expression per root (empty when it
     /// failed or declined).
     pub answer: Vec<String>,
+    /// Why the simplifier gave no answer that was not a finding: its
+    /// `unsupported` or `declined` reason, or that it failed on a source
+    /// that means nothing at any point (`None` when it answered, or
+    /// failed with a finding). A replay fails on it all the same: a kept
+    /// case must be answered.
+    pub unsupported: Option<String>,
     /// The validator's verdict, when it ran.
     pub smt: Option<ValidationVerdict>,
     /// Every point of the domain was shown to refine: the JIT oracle
@@ -833,6 +839,7 @@ impl CaseReport {
             recorded_class: None,
             found: Vec::new(),
             answer: Vec::new(),
+            unsupported: None,
             smt: None,
             proved: false,
             class: None,
@@ -995,6 +1002,7 @@ pub fn judge(
     if let Some(why) = &r.checked.unsupported {
         // A peer that declines a case it once answered: nothing to check,
         // and nothing proved either.
+        rep.unsupported = Some(why.clone());
         rep.line = format!(
             "FAIL {} at width {w}: the simplifier declined it ({})",
             path.display(),

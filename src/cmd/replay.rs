@@ -61,6 +61,11 @@ pub struct Args {
     /// written beside it. Needs --simplifier (and its backends).
     #[arg(long, requires = "simplifier", conflicts_with_all = ["require_proof", "no_confirm"])]
     pub reclassify: bool,
+    /// Print one JSON line per case (`file`, `verdict`, and the `report`
+    /// `check --json` prints) and no summary: for a program that judges
+    /// many cases against one simplifier (adapters/test_adapters.py).
+    #[arg(long, conflicts_with_all = ["expect_findings", "reclassify"])]
+    pub json: bool,
     #[command(flatten)]
     pub subject: SubjectArgs,
 }
@@ -131,7 +136,14 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
                 }
             );
         }
-        let passed = if a.expect_findings {
+        let passed = if a.json {
+            say!(
+                "{}",
+                serde_json::json!({ "file": r.path, "verdict": r.verdict(), "report": r })
+            );
+            // --require-proof: a case only sampled is no pass.
+            r.ok && (r.proved || !a.require_proof)
+        } else if a.expect_findings {
             let (still, line) = still_found(&r, &who.name());
             say!("{line}");
             still
@@ -154,17 +166,20 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
     } else {
         ("case", "ok")
     };
-    say!(
-        "replayed {}: {} {passed}, {} failed{}",
-        engine::print::count(files.len(), what),
-        files.len() - failed.len(),
-        failed.len(),
-        if failed.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", failed.join(", "))
-        }
-    );
+    // With --json every case was printed, and the exit status says the rest.
+    if !a.json {
+        say!(
+            "replayed {}: {} {passed}, {} failed{}",
+            engine::print::count(files.len(), what),
+            files.len() - failed.len(),
+            failed.len(),
+            if failed.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", failed.join(", "))
+            }
+        );
+    }
     Ok(if failed.is_empty() {
         ExitCode::SUCCESS
     } else {

@@ -6,6 +6,8 @@
     faulty.py hang         never answers a case that has a multiplication
     faulty.py crash        exits on a case that has a floor division
     faulty.py garbage      answers a case that has a `min` with a line that is not JSON
+    faulty.py raises       answers `error` on a case that has a floor division, as an adapter
+                           does whose peer raises (tileproof decides whether that is a finding)
 
 Otherwise it answers every case with the expressions unchanged.
 """
@@ -35,6 +37,9 @@ for line in sys.stdin:
         time.sleep(3600)
     if MODE == "crash" and any(has(t, "floordiv") for t in trees):
         sys.exit(3)
+    if MODE == "raises" and any(has(t, "floordiv") for t in trees):
+        send(json.dumps({"id": req["id"], "error": "peer raised ZeroDivisionError: division by zero"}))
+        continue
     if MODE == "garbage" and any(has(t, "min") for t in trees):
         send("this is not an answer")
         continue
