@@ -64,7 +64,6 @@ pub fn blame(
 ) -> Option<Blame> {
     let cfg = CheckConfig {
         kinds: KindSet::only(Kind::Oracle),
-        confirm: checks::Confirm::Off,
         ..cfg.clone()
     };
     let fails = |c: &checks::Checked| {

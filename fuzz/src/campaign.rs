@@ -36,7 +36,8 @@
 //! unshrunk shape was already shrunk into a bucket joins it unshrunk.
 
 use crate::blame;
-use crate::checks::{self, CheckConfig, Confirm, Kind, Validator};
+use crate::checks::{self, CheckConfig, Kind, Validator};
+use crate::classify::Confirm;
 use crate::confirm::{Class, Confirmation};
 use crate::corpus;
 use crate::finding::{prepare_finding, Prepared, NOT_AGAIN};
@@ -175,6 +176,8 @@ pub struct CampaignConfig {
     pub cap: usize,
     /// The checks; `check.seed` is replaced per case by the case's seed.
     pub check: CheckConfig,
+    /// Which of a peer's backends classify a recorded finding.
+    pub confirm: Confirm,
     /// Run the validator hook on every `validate_every`-th case of the
     /// shard (0: never).
     pub validate_every: u64,
@@ -217,6 +220,7 @@ impl Default for CampaignConfig {
             simplify_width: Width::W64,
             cap: DEFAULT_CAP,
             check: CheckConfig::default(),
+            confirm: Confirm::Off,
             validate_every: 0,
             corpus: None,
             shrink_steps: 2000,
@@ -949,6 +953,7 @@ fn record(
         kind,
         subject,
         &ccfg,
+        &cfg.confirm,
         validator,
         cfg.shrink_steps,
         origin,
@@ -1019,8 +1024,8 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
     run.validated = validate && hooks.validator.is_some();
     let mut ccfg = cfg.check.clone();
     ccfg.seed = case_seed;
-    // A finding is classified once, when it is recorded.
-    ccfg.confirm = Confirm::Off;
+    // A finding is classified once, when it is recorded (the check only
+    // judges).
     let checked = checks::check(
         &case.graph,
         &case.roots,

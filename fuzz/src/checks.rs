@@ -125,24 +125,7 @@ pub struct CheckConfig {
     /// Let the oracle split a domain across cores.
     pub parallel: bool,
     pub kinds: KindSet,
-    /// Confirm an oracle finding against a peer on its backends
-    /// ([`crate::confirm`]): compiles with the peer's compiler, so off
-    /// where a case is checked many times (shrinking).
-    pub confirm: Confirm,
 }
-
-/// Which of a peer's backends confirm an oracle finding.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Confirm {
-    Off,
-    /// Every backend the peer offers.
-    All,
-    /// Only this one (the backend that showed a bug, while shrinking it).
-    Only(String),
-}
-
-/// How many failing points a finding is confirmed at.
-pub const CONFIRM_POINTS: usize = 8;
 
 /// The verdict under a profile's own, relaxed model, recorded beside the
 /// strict one (tinygrad declares partial ops unspecified).
@@ -181,7 +164,6 @@ impl Default for CheckConfig {
             seed: 0,
             parallel: true,
             kinds: KindSet::ALL,
-            confirm: Confirm::Off,
         }
     }
 }
@@ -261,8 +243,12 @@ pub struct Checked {
     /// finding against a subject that declares one.
     pub relaxed: Option<Relaxed>,
     /// For a finding against a peer: its class, by the peer's own compiled
-    /// code where it was run ([`crate::confirm`]).
+    /// code where it was run ([`crate::classify`], a step after the check;
+    /// the check itself sets only the classes no backend is needed for).
     pub class: Option<Confirmation>,
+    /// The value a peer's own bounds miss (an `unsound-bounds` finding),
+    /// for its classification.
+    pub bounds_violation: Option<crate::bounds::Violation>,
 }
 
 impl Checked {
@@ -373,6 +359,7 @@ pub fn check(
         oracle: None,
         relaxed: None,
         class: None,
+        bounds_violation: None,
     };
     if let Err(msg) = catch(|| run_checks(&mut out, subject, cfg, validate)) {
         out.failures
@@ -562,9 +549,6 @@ fn run_checks(
                     if let Some(m) = subject.profile().relaxed() {
                         out.relaxed = relaxed_verdict(g, src, &tgt, m, &oracle_cfg);
                     }
-                    if subject.engine().is_none() {
-                        out.class = Some(classify_oracle(subject, g, src, &tgt, f, cfg));
-                    }
                 }
                 out.oracle = Some(rep);
             }
@@ -575,9 +559,14 @@ fn run_checks(
         }
     }
     if kinds.contains(Kind::Bounds) && subject.engine().is_none() {
-        if let Some((f, class)) = peer_bounds_check(subject, g, src, cfg) {
+        if let Some((f, found)) = peer_bounds_check(subject, g, src, cfg) {
             out.failures.push(f);
-            out.class.get_or_insert(class);
+            match found {
+                BoundsFound::Classed(class) => {
+                    out.class.get_or_insert(class);
+                }
+                BoundsFound::Violation(v) => out.bounds_violation = Some(v),
+            }
         }
     }
     if kinds.contains(Kind::Range) {
@@ -608,16 +597,24 @@ fn run_checks(
     }
 }
 
+/// What a peer's bounds check found beside its failure.
+enum BoundsFound {
+    /// The peer failed to give its bounds: a class no backend is needed for.
+    Classed(Confirmation),
+    /// A value outside its node's bounds, classified later on the peer's
+    /// backends ([`crate::classify`]).
+    Violation(crate::bounds::Violation),
+}
+
 /// A peer's own bounds of every node of the source ([`crate::bounds`]),
-/// against the values the nodes take: the failure and its class by the
-/// peer's compiled code, when some value lies outside its node's bounds
-/// (or the peer fails to give them).
+/// against the values the nodes take: the failure, when some value lies
+/// outside its node's bounds (or the peer fails to give them).
 fn peer_bounds_check(
     subject: &dyn Subject,
     g: &Graph,
     src: &[NodeId],
     cfg: &CheckConfig,
-) -> Option<(CheckFailure, Confirmation)> {
+) -> Option<(CheckFailure, BoundsFound)> {
     let bounds = match subject.bounds(g, src) {
         Ok(b) => b?,
         // The simplifier's triage holds for its analysis too.
@@ -625,7 +622,10 @@ fn peer_bounds_check(
         Err(refusal) => {
             let class = subject_failure_class(subject, g, src, &refusal);
             let msg = format!("asked for its bounds: {}", one_line(&refusal.message));
-            return Some((CheckFailure::new(refusal.kind, msg), class));
+            return Some((
+                CheckFailure::new(refusal.kind, msg),
+                BoundsFound::Classed(class),
+            ));
         }
     };
     let nodes = match crate::bounds::per_node(g, src, &bounds) {
@@ -633,7 +633,10 @@ fn peer_bounds_check(
         Err(e) => {
             let msg = format!("the bounds answer does not match the case: {e}");
             let class = Confirmation::without_backend(Class::Garbage, msg.clone());
-            return Some((CheckFailure::new(Kind::Garbage, msg), class));
+            return Some((
+                CheckFailure::new(Kind::Garbage, msg),
+                BoundsFound::Classed(class),
+            ));
         }
     };
     let model = Model {
@@ -655,36 +658,14 @@ fn peer_bounds_check(
         v.value,
         engine::print::point(g, &point)
     );
-    let class = if !subject.profile().covers(g, src) {
-        outside_language(subject)
-    } else {
-        match &cfg.confirm {
-            Confirm::Off => Confirmation::without_backend(
-                Class::Unconfirmed,
-                "not run on the peer's backend (confirmation off)",
-            ),
-            Confirm::All => {
-                crate::confirm::confirm_bounds(subject, g, src, v.node, v.bound, &v.env, None)
-            }
-            Confirm::Only(b) => crate::confirm::confirm_bounds(
-                subject,
-                g,
-                src,
-                v.node,
-                v.bound,
-                &v.env,
-                Some(b.as_str()),
-            ),
-        }
-    };
     let failure = CheckFailure {
         kind: Kind::Bounds,
         message,
         point: Some(point),
-        env: Some(v.env),
+        env: Some(v.env.clone()),
         node: Some(v.node),
     };
-    Some((failure, class))
+    Some((failure, BoundsFound::Violation(v)))
 }
 
 /// Whether a peer that raised, hung or exited on a case owes nothing: the
@@ -722,7 +703,7 @@ fn subject_failure_class(
     refusal: &crate::subject::Refusal,
 ) -> Confirmation {
     if !subject.profile().covers(g, src) {
-        return outside_language(subject);
+        return crate::confirm::outside_language(subject);
     }
     let class = match refusal.kind {
         Kind::Hang => Class::Hang,
@@ -736,63 +717,6 @@ fn subject_failure_class(
             crate::checks::short(&one_line(&refusal.message))
         ),
     )
-}
-
-fn outside_language(subject: &dyn Subject) -> Confirmation {
-    Confirmation::without_backend(
-        Class::OutsideInputLanguage,
-        format!(
-            "the input is not one {}'s own pipeline builds (its profile)",
-            subject.name()
-        ),
-    )
-}
-
-/// The class of an oracle finding against a peer: by its backends at the
-/// failing points when `cfg.confirm` says so, else unconfirmed.
-fn classify_oracle(
-    subject: &dyn Subject,
-    g: &Graph,
-    src: &[NodeId],
-    tgt: &[NodeId],
-    f: &oracle::FailingPoint,
-    cfg: &CheckConfig,
-) -> Confirmation {
-    if !subject.profile().covers(g, src) {
-        return outside_language(subject);
-    }
-    let only = match &cfg.confirm {
-        Confirm::Off => {
-            return Confirmation::without_backend(
-                Class::Unconfirmed,
-                "not run on the peer's backend (confirmation off)",
-            )
-        }
-        Confirm::All => None,
-        Confirm::Only(b) => Some(b.as_str()),
-    };
-    if subject.backends().is_empty() {
-        return Confirmation::without_backend(
-            Class::Unconfirmed,
-            format!("{} offers no backend to run it on", subject.name()),
-        );
-    }
-    let model = Model {
-        width: cfg.width,
-        ..subject.profile().confirm_model()
-    };
-    let envs = crate::confirm::failing_points(g, src, tgt, model, Some(&f.env), CONFIRM_POINTS);
-    let ub = f
-        .replay
-        .as_ref()
-        .and_then(|r| r.tgt.as_ref().err())
-        .map(|u| u.reason);
-    let flagged = format!(
-        "tileproof's model flagged {}: {}",
-        f.failure,
-        crate::confirm::model_part(Some(f.failure), ub)
-    );
-    crate::confirm::confirm(subject, g, src, tgt, &envs, model, &flagged, only)
 }
 
 /// The oracle's verdict under a profile's relaxed model `m`.

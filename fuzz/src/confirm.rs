@@ -724,3 +724,15 @@ pub fn confirm_bounds(
     }
     c
 }
+
+/// The class of a finding on an input the peer's own pipeline does not
+/// build (outside its profile's input language).
+pub fn outside_language(subject: &dyn Subject) -> Confirmation {
+    Confirmation::without_backend(
+        Class::OutsideInputLanguage,
+        format!(
+            "the input is not one {}'s own pipeline builds (its profile)",
+            subject.name()
+        ),
+    )
+}

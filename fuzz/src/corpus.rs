@@ -32,6 +32,7 @@
 
 use crate::backend::{ReproducerSpec, Script};
 use crate::checks::{self, CheckConfig, Checked, Kind, KindSet, ValidationVerdict, Validator};
+use crate::classify::{classify, Confirm};
 use crate::confirm::{Class, Confirmation};
 use crate::missed::{Hunt, Hunter, Missed};
 use crate::subject::{Engine, Subject};
@@ -699,10 +700,7 @@ pub fn replay(
     width: Width,
     validate: Option<&Validator<'_>>,
 ) -> Result<Replay, CorpusError> {
-    let mut cfg = replay_config(width);
-    if let Replayer::Subject { confirm: true, .. } = who {
-        cfg.confirm = checks::Confirm::All;
-    }
+    let cfg = replay_config(width);
     let checked = match who {
         Replayer::Engine { rules, rule_files } => {
             let mut simp = Simplifier::new(rules);
@@ -710,8 +708,13 @@ pub fn replay(
             let engine = Engine::new(simp, rule_files.to_vec());
             checks::check(&p.graph, &p.outputs, &engine, &cfg, validate)
         }
-        Replayer::Subject { subject, .. } => {
-            checks::check(&p.graph, &p.outputs, subject, &cfg, validate)
+        Replayer::Subject {
+            subject, confirm, ..
+        } => {
+            let mut c = checks::check(&p.graph, &p.outputs, subject, &cfg, validate);
+            let confirm = if confirm { Confirm::All } else { Confirm::Off };
+            classify(subject, &mut c, &confirm, width);
+            c
         }
     };
     let fired = match who {

@@ -7,7 +7,8 @@
 //! instance) all prepare their findings here.
 
 use crate::blame;
-use crate::checks::{self, CheckConfig, Confirm, Kind, KindSet, Validator};
+use crate::checks::{self, CheckConfig, Kind, KindSet, Validator};
+use crate::classify::{classify, Confirm};
 use crate::confirm::Class;
 use crate::corpus::{self, Entry};
 use crate::shrink;
@@ -50,8 +51,9 @@ pub fn kinds_for(kind: Kind) -> KindSet {
 /// `shrink_steps == 0` keeps the case as it is; past `deadline` shrinking
 /// stops where it is.
 ///
-/// Against a peer with backends (and `check.confirm` on), the finding is
-/// classified by the peer's compiled code first; a real bug (a wrong
+/// Judging and classifying are two steps: against a peer with backends
+/// (`confirm` not off), the finding is classified by the peer's compiled
+/// code first ([`crate::classify`]); a real bug (a wrong
 /// value, a trap, a compile error) is shrunk only through candidates that
 /// still show that class on the backend that showed it, so the shrunk case
 /// is the same bug and not a smaller model-only look-alike. The shrunk
@@ -63,6 +65,7 @@ pub fn prepare_finding(
     kind: Kind,
     subject: &dyn Subject,
     check: &CheckConfig,
+    confirm: &Confirm,
     validator: Option<&Validator<'_>>,
     shrink_steps: usize,
     origin: String,
@@ -70,7 +73,6 @@ pub fn prepare_finding(
 ) -> Prepared {
     let mut ccfg = check.clone();
     ccfg.kinds = kinds_for(kind);
-    ccfg.confirm = Confirm::Off;
     // A shrunk case must stay one the subject accepts (a peer's profile):
     // else shrinking finds a case it was never meant to take (a bare
     // `invalid` for tinygrad) and blames it.
@@ -84,18 +86,17 @@ pub fn prepare_finding(
         expect_constraints: None,
     };
     // The class to keep while shrinking, and the backend that shows it.
-    let keep = (kind == Kind::Oracle && check.confirm != Confirm::Off)
+    let keep = (kind == Kind::Oracle && *confirm != Confirm::Off)
         .then(|| {
-            let mut full = ccfg.clone();
-            full.confirm = check.confirm.clone();
-            checks::check(
+            let mut found = checks::check(
                 &original.graph,
                 &original.outputs,
                 subject,
-                &full,
+                &ccfg,
                 validator,
-            )
-            .class
+            );
+            classify(subject, &mut found, confirm, ccfg.width);
+            found.class
         })
         .flatten()
         .filter(|c| {
@@ -105,22 +106,20 @@ pub fn prepare_finding(
             )
         })
         .and_then(|c| c.backend.clone().map(|b| (c.class, b)));
-    let shrink_cfg = match &keep {
-        Some((_, b)) => CheckConfig {
-            confirm: Confirm::Only(b.clone()),
-            ..ccfg.clone()
-        },
-        None => ccfg.clone(),
-    };
+    // A candidate keeps the class on the backend that showed it.
     let still_fails = |p: &Program| {
         if !profile.covers(&p.graph, &p.outputs) {
             return false;
         }
-        let c = checks::check(&p.graph, &p.outputs, subject, &shrink_cfg, validator);
-        c.failed(kind)
-            && keep
-                .as_ref()
-                .is_none_or(|(class, _)| c.class.as_ref().is_some_and(|x| x.class == *class))
+        let mut c = checks::check(&p.graph, &p.outputs, subject, &ccfg, validator);
+        if !c.failed(kind) {
+            return false;
+        }
+        let Some((class, b)) = &keep else {
+            return true;
+        };
+        classify(subject, &mut c, &Confirm::Only(b.clone()), ccfg.width);
+        c.class.as_ref().is_some_and(|x| x.class == *class)
     };
     let fails = |p: &Program| deadline.is_none_or(|d| Instant::now() < d) && still_fails(p);
     // Shrinking a hang would wait out the timeout on every candidate.
@@ -169,15 +168,8 @@ pub fn prepare_finding(
             None => note = Some("this case does not fail after a round trip through text".into()),
         },
     }
-    let mut final_cfg = ccfg.clone();
-    final_cfg.confirm = check.confirm.clone();
-    let checked = checks::check(
-        &chosen.graph,
-        &chosen.outputs,
-        subject,
-        &final_cfg,
-        validator,
-    );
+    let mut checked = checks::check(&chosen.graph, &chosen.outputs, subject, &ccfg, validator);
+    classify(subject, &mut checked, confirm, ccfg.width);
     let mut entry = Entry::from_checked(&checked, kind, subject, check.width, origin);
     if !checked.failed(kind) {
         // Only reachable through a nondeterministic check; say so rather

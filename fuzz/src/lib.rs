@@ -40,6 +40,7 @@ pub mod bounds;
 pub mod bucket;
 pub mod campaign;
 pub mod checks;
+pub mod classify;
 pub mod confirm;
 pub mod corpus;
 pub mod finding;

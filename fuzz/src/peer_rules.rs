@@ -27,7 +27,8 @@
 //! given to the rule again, a few times: a rule that rewrites it back to a
 //! term it already produced loops, and is reported so beside its verdict.
 
-use crate::checks::{self, CheckConfig, Confirm, Kind, Validator};
+use crate::checks::{self, CheckConfig, Kind, Validator};
+use crate::classify::Confirm;
 use crate::confirm::Class;
 use crate::finding::prepare_finding;
 use crate::generate::RuleSeed;
@@ -470,9 +471,10 @@ pub struct Options {
     pub instances: usize,
     pub seed: u64,
     pub pools: Pools,
-    /// How each instance is judged (its `confirm` says whether findings
-    /// are run on the peer's backends).
+    /// How each instance is judged.
     pub check: CheckConfig,
+    /// Which of the peer's backends classify a kept finding.
+    pub confirm: Confirm,
     /// Failing instances per rule that are shrunk, classified and written.
     pub max_findings: usize,
     pub shrink_steps: usize,
@@ -737,10 +739,7 @@ fn check_rule_inner(
     let subject = RuleSubject::new(peer, &rule.name);
     // Judged without the backends first: only the kept findings are run
     // there (each costs the peer's compiler several runs).
-    let fast = CheckConfig {
-        confirm: Confirm::Off,
-        ..opts.check.clone()
-    };
+    let fast = opts.check.clone();
     let mut failing: Vec<(usize, Program, Kind, Option<Failure>)> = Vec::new();
     for (k, p) in inst.programs.iter().enumerate() {
         // Drawn candidates are many: enough once the rule rewrote as many
@@ -875,6 +874,7 @@ fn kept_finding(
         kind,
         subject,
         &opts.check,
+        &opts.confirm,
         validator,
         opts.shrink_steps,
         origin,

@@ -173,9 +173,9 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
         check: CheckConfig {
             width: check_width,
             kinds: KindSet::ALL,
-            confirm: under.confirm(a.subject.no_confirm),
             ..CheckConfig::default()
         },
+        confirm: under.confirm(a.subject.no_confirm),
         validate_every: a.validate_every,
         corpus: Some(corpus_dir.clone()),
         shrink_steps: a.shrink_steps,

@@ -11,6 +11,7 @@ use super::{exit, parse_timeout, parse_width, rules_over_builtin};
 use engine::parse::Program;
 use engine::rewrite::Simplifier;
 use fuzz::checks::{self, CheckConfig, Validator};
+use fuzz::classify::Confirm;
 use fuzz::corpus;
 use fuzz::finding::prepare_finding;
 use fuzz::generate::{Case, Generator};
@@ -124,6 +125,8 @@ fn import(a: Args) -> anyhow::Result<ExitCode> {
         first.kind,
         &simp,
         &cfg,
+        // The engine's findings have no backend to be classified on.
+        &Confirm::Off,
         validator,
         a.shrink_steps,
         origin,

@@ -237,12 +237,12 @@ impl Under {
 
     /// How findings are confirmed on the subject's own compiled code: on
     /// every backend of a peer that offers some, unless `--no-confirm`.
-    pub fn confirm(&self, no_confirm: bool) -> ::fuzz::checks::Confirm {
+    pub fn confirm(&self, no_confirm: bool) -> ::fuzz::classify::Confirm {
         match self {
             Under::Peer(p) if !no_confirm && !::fuzz::subject::Subject::backends(p).is_empty() => {
-                ::fuzz::checks::Confirm::All
+                ::fuzz::classify::Confirm::All
             }
-            _ => ::fuzz::checks::Confirm::Off,
+            _ => ::fuzz::classify::Confirm::Off,
         }
     }
 

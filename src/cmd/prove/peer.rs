@@ -6,7 +6,8 @@
 use super::super::junit::{Outcome, Suite, TestCase};
 use super::super::peer_dir_name;
 use fuzz::blame;
-use fuzz::checks::{CheckConfig, Confirm, Kind, KindSet};
+use fuzz::checks::{CheckConfig, Kind, KindSet};
+use fuzz::classify::Confirm;
 use fuzz::peer_rules::{self, Options, Pools, RuleReport, RuleVerdict, RulesSummary};
 use fuzz::subject::Subject;
 use rayon::prelude::*;
@@ -96,9 +97,9 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
             seed: u64::from(a.seed),
             parallel: false,
             kinds: KindSet::only(Kind::Oracle).with(Kind::Validate),
-            confirm,
             ..CheckConfig::default()
         },
+        confirm,
         max_findings: a.max_findings,
         shrink_steps: SHRINK_STEPS,
         seeds: blame::read_seeds(&seeds_dir)?,

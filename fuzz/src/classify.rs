@@ -1,0 +1,114 @@
+//! A finding's class by the peer's own compiled code: the step after the
+//! check. [`crate::checks::check`] only judges (it sets only the classes no
+//! backend is needed for: a peer that failed on the case, an input outside
+//! its language); [`classify`] then runs what failed on the peer's
+//! backends ([`crate::confirm`]). Each compiles with the peer's compiler, so
+//! a finding is classified once as found and once as kept, never on every
+//! case of a campaign or every shrink candidate.
+
+use crate::checks::Checked;
+use crate::confirm::{self, Class, Confirmation};
+use crate::kind::Kind;
+use crate::oracle;
+use crate::subject::Subject;
+use engine::dtype::Width;
+use engine::ir::{Graph, NodeId};
+use engine::semantics::Model;
+
+/// Which of a peer's backends confirm an oracle finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Confirm {
+    Off,
+    /// Every backend the peer offers.
+    All,
+    /// Only this one (the backend that showed a bug, while shrinking it).
+    Only(String),
+}
+
+/// How many failing points a finding is confirmed at.
+pub const CONFIRM_POINTS: usize = 8;
+
+/// Classifies `c`'s failure against `subject` on its backends (`confirm`
+/// says which), judged at `width`: an oracle failure at its failing points,
+/// a peer's unsound bounds at the point its bounds miss. A class the check
+/// already set, and tileproof's own engine, are left as they are.
+pub fn classify(subject: &dyn Subject, c: &mut Checked, confirm: &Confirm, width: Width) {
+    if subject.engine().is_some() || c.class.is_some() {
+        return;
+    }
+    let (g, src) = (&c.graph, &c.src);
+    let only = match confirm {
+        Confirm::Off => None,
+        Confirm::All => Some(None),
+        Confirm::Only(b) => Some(Some(b.as_str())),
+    };
+    let oracle_failure = c
+        .failed(Kind::Oracle)
+        .then(|| c.oracle.as_ref().and_then(|o| o.failure.as_ref()))
+        .flatten();
+    c.class = if let (Some(f), Some(tgt)) = (oracle_failure, c.tgt.as_deref()) {
+        Some(oracle_class(subject, g, src, tgt, f, only, width))
+    } else if let Some(v) = &c.bounds_violation {
+        Some(if !subject.profile().covers(g, src) {
+            confirm::outside_language(subject)
+        } else {
+            match only {
+                None => unconfirmed(),
+                Some(only) => {
+                    confirm::confirm_bounds(subject, g, src, v.node, v.bound, &v.env, only)
+                }
+            }
+        })
+    } else {
+        None
+    };
+}
+
+fn unconfirmed() -> Confirmation {
+    Confirmation::without_backend(
+        Class::Unconfirmed,
+        "not run on the peer's backend (confirmation off)",
+    )
+}
+
+/// The class of an oracle finding against a peer: by its backends at the
+/// failing points (`only`: `None` when confirmation is off, else the one
+/// backend to run or every one), else unconfirmed.
+fn oracle_class(
+    subject: &dyn Subject,
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    f: &oracle::FailingPoint,
+    only: Option<Option<&str>>,
+    width: Width,
+) -> Confirmation {
+    if !subject.profile().covers(g, src) {
+        return confirm::outside_language(subject);
+    }
+    let Some(only) = only else {
+        return unconfirmed();
+    };
+    if subject.backends().is_empty() {
+        return Confirmation::without_backend(
+            Class::Unconfirmed,
+            format!("{} offers no backend to run it on", subject.name()),
+        );
+    }
+    let model = Model {
+        width,
+        ..subject.profile().confirm_model()
+    };
+    let envs = confirm::failing_points(g, src, tgt, model, Some(&f.env), CONFIRM_POINTS);
+    let ub = f
+        .replay
+        .as_ref()
+        .and_then(|r| r.tgt.as_ref().err())
+        .map(|u| u.reason);
+    let flagged = format!(
+        "tileproof's model flagged {}: {}",
+        f.failure,
+        confirm::model_part(Some(f.failure), ub)
+    );
+    confirm::confirm(subject, g, src, tgt, &envs, model, &flagged, only)
+}
