@@ -789,18 +789,23 @@ fn check_rule_inner(
         )
     });
     // Kept findings are distinct after shrinking (two instances often
-    // shrink to one case); a few more are tried to find distinct ones.
+    // shrink to one case); a few more are tried to find distinct ones. A
+    // seed (a campaign finding's instance) is always tried, and kept past
+    // `max_findings` when it shows a class no kept one does: the rule's
+    // report has a counterexample of each class its campaigns found.
     let tries = opts.max_findings.saturating_mul(3);
-    for (k, p, kind, _) in failing.iter().take(tries) {
-        if rep.findings.len() >= opts.max_findings {
-            break;
+    for (i, (k, p, kind, _)) in failing.iter().enumerate() {
+        let seed = *k < rep.seeds;
+        let room = rep.findings.len() < opts.max_findings;
+        if !seed && (i >= tries || !room) {
+            continue;
         }
         let at = Instance {
             k: *k,
             program: p,
             kind: *kind,
         };
-        if let Some(f) = kept_finding(
+        let Some(f) = kept_finding(
             peer,
             rule,
             opts,
@@ -809,7 +814,10 @@ fn check_rule_inner(
             &fast,
             at,
             &rep.findings,
-        ) {
+        ) else {
+            continue;
+        };
+        if room || !rep.findings.iter().any(|x| x.class == f.class) {
             rep.findings.push(f);
         }
     }
