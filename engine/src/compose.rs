@@ -258,13 +258,10 @@ pub fn check(
     });
     let exhaustive = size.is_some_and(|s| s <= limit);
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    // Deterministic, so a failure reproduces.
     let mut draw = |lo: i128, hi: i128| {
-        // splitmix64: deterministic, so a failure reproduces.
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        lo + ((z ^ (z >> 31)) as u128 % ((hi - lo + 1) as u128)) as i128
+        let z = crate::splitmix::splitmix64(&mut state);
+        lo + (z as u128 % ((hi - lo + 1) as u128)) as i128
     };
     let points: Box<dyn Iterator<Item = Vec<i128>>> = if exhaustive {
         Box::new(crate::meaning::interp::points(g))

@@ -18,6 +18,7 @@
 pub mod deep;
 pub mod ir;
 pub mod smallmap;
+pub mod splitmix;
 
 pub mod meaning;
 

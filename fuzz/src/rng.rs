@@ -3,14 +3,7 @@
 //! the oracle's samples and the variants' choices. A seed is the whole
 //! case, so every report reproduces from numbers alone.
 
-/// One step of splitmix64.
-pub fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+pub use engine::splitmix::splitmix64;
 
 /// A well-mixed hash of one number: splitmix64's output for state `z`.
 pub fn hash64(z: u64) -> u64 {

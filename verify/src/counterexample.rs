@@ -366,13 +366,7 @@ pub fn minimize(
 /// A Fisher-Yates shuffle driven by splitmix64 from `seed`.
 fn shuffle<T>(v: &mut [T], seed: u32) {
     let mut state = u64::from(seed);
-    let mut next = || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
+    let mut next = || engine::splitmix::splitmix64(&mut state);
     for i in (1..v.len()).rev() {
         let j = (next() % (i as u64 + 1)) as usize;
         v.swap(i, j);
