@@ -606,7 +606,10 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
                 s.missed.add(hunt.clone(), max, |m: &Missed| {
                     let dir = missed_dir.as_deref().ok_or("no corpus directory")?;
                     let text = corpus::missed_file(m, &name, &model, h.width());
-                    let module = m.proposal.as_ref().and_then(|p| p.module.as_deref());
+                    let module = m
+                        .proposal
+                        .as_ref()
+                        .and_then(|p| p.module.as_deref().map(|t| (p.language.extension(), t)));
                     corpus::save_missed(dir, &m.key(), &text, module)
                 });
             }

@@ -316,8 +316,10 @@ pub fn missed_file(m: &Missed, peer: &str, model: &str, width: Width) -> String 
     if let Some(p) = &m.proposal {
         if p.module.is_some() {
             out.push_str(&format!(
-                "# proposed for {:?}: the module beside this file (its matcher `proposed`)\n",
-                p.language
+                "# proposed for {}: the .{} file beside this one ({})\n",
+                p.language.name(),
+                p.language.extension(),
+                p.language.describe()
             ));
         }
         for why in &p.untranslated {
@@ -330,13 +332,13 @@ pub fn missed_file(m: &Missed, peer: &str, model: &str, width: Width) -> String 
 }
 
 /// Writes a missed simplification's file `text` into `dir`, named after its
-/// cause `key` and its text's hash, and the module proposing its rules to
-/// the peer beside it (`.py`).
+/// cause `key` and its text's hash, and the file proposing its rules to
+/// the peer beside it (`module`: its extension and text).
 pub fn save_missed(
     dir: &Path,
     key: &str,
     text: &str,
-    module: Option<&str>,
+    module: Option<(&str, &str)>,
 ) -> Result<PathBuf, String> {
     let slug: String = key
         .chars()
@@ -352,7 +354,7 @@ pub fn save_missed(
     let path = dir.join(format!("{slug}-{:010x}.txt", fnv1a(text.as_bytes()) >> 24));
     fs::create_dir_all(dir)
         .and_then(|_| match module {
-            Some(m) => write_atomic(&reproducer_path(&path, "py"), m),
+            Some((ext, m)) => write_atomic(&reproducer_path(&path, ext), m),
             None => Ok(()),
         })
         .and_then(|_| write_atomic(&path, text))

@@ -222,7 +222,11 @@ fn print_missed(h: &Hunt) {
                     println!("  not proposed: {why}");
                 }
                 if let Some(module) = &p.module {
-                    println!("  proposed for {:?} (a module; its matcher `proposed`):", p.language);
+                    println!(
+                        "  proposed for {} ({}):",
+                        p.language.name(),
+                        p.language.describe()
+                    );
                     for line in module.lines() {
                         println!("    {line}");
                     }
