@@ -168,8 +168,12 @@ trait Dialect: Sized {
     }
 
     /// Guard: exact integers and conditions over the matched terms.
-    fn g_int(&self, i: i128) -> String;
-    fn g_bool(&self, b: bool) -> String;
+    fn g_int(&self, i: i128) -> String {
+        i.to_string()
+    }
+    fn g_bool(&self, b: bool) -> String {
+        b.to_string()
+    }
     fn g_val(&self, name: &str) -> String;
     fn g_bound(&self, interval: &str, hi: bool) -> String;
     /// `vmin(e) >= s` (`at_least`) or `vmax(e) < s`, where the language has
@@ -177,14 +181,21 @@ trait Dialect: Sized {
     fn g_prove(&self, _interval: &str, _at_least: bool, _s: &str) -> Option<String> {
         None
     }
-    /// `fits(e)`: computing `e` cannot overflow.
-    fn g_fits(&self) -> Option<String>;
-    fn g_valid(&self, name: &str) -> Option<String>;
-    fn g_constrained(&self, name: &str) -> Option<String>;
-    fn g_is_const(&self, name: &str) -> Option<String>;
-    fn g_neg(&self, a: &str) -> String;
-    fn g_not(&self, a: &str) -> String;
+    /// `fits(e)`: computing `e` cannot overflow (no test by default: the
+    /// peers with fixed-width integers saturate their bounds at the
+    /// dtype's).
+    fn g_fits(&self) -> Option<String> {
+        None
+    }
+    /// `valid(x)`, `constrained(x)`, `is_const(x)`.
+    fn g_test(&self, test: Test, name: &str) -> Option<String>;
+    /// `-a` (`Op::Neg`) or `!a`.
+    fn g_un(&self, op: Op, a: &str) -> String;
+    /// Arithmetic of both families, `&` (for `is_pow2`), comparisons,
+    /// `&&`, `||`.
     fn g_bin(&self, op: Op, a: &str, b: &str) -> Option<String>;
+    /// The helpers that are numbers (`divides` and `is_pow2` are built
+    /// from [`Dialect::g_bin`]).
     fn g_helper(&self, h: Helper, args: &[String]) -> Option<String>;
 
     /// Interval expressions: terms whose bounds the peer computes.
@@ -198,13 +209,34 @@ trait Dialect: Sized {
     fn t_invalid(&self, anchor: &str) -> Option<String>;
     fn t_bound(&self, name: &str, hi: bool, konst: bool, anchor: &str) -> Option<String>;
     fn t_computed(&self, value: &str, anchor: &str) -> String;
-    fn t_helper(&self, h: Helper, args: &[String]) -> Option<String>;
+    /// A helper inside a computed constant: as in a guard, by default.
+    fn t_helper(&self, h: Helper, args: &[String]) -> Option<String> {
+        self.g_helper(h, args)
+    }
     fn t_op(&self, op: Op, args: &[String], konst: bool) -> Option<String>;
 
     /// The rule as it appears in the file, from its walked pieces.
     fn rule(&self, w: &Walk<'_, Self>) -> Result<String, Untranslatable>;
     /// The file, from its rules.
     fn module(&self, rules: &[String]) -> String;
+}
+
+/// A test of a matched term in a guard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Test {
+    Valid,
+    Constrained,
+    IsConst,
+}
+
+impl Test {
+    fn name(self) -> &'static str {
+        match self {
+            Test::Valid => "valid",
+            Test::Constrained => "constrained",
+            Test::IsConst => "is_const",
+        }
+    }
 }
 
 /// A rule walked in one dialect: its pieces spelled.
@@ -388,21 +420,16 @@ impl<'r, D: Dialect> Walk<'r, D> {
             Guard::Fits(..) => d.g_fits().ok_or_else(|| {
                 self.no_guard("fits (its bounds saturate at the dtype: no overflow test)")
             })?,
-            Guard::Valid(v) => d.g_valid(name(v)).ok_or_else(|| self.no_guard("valid"))?,
-            Guard::Constrained(v) => d
-                .g_constrained(name(v))
-                .ok_or_else(|| self.no_guard("constrained"))?,
-            Guard::IsConst(v) => d
-                .g_is_const(name(v))
-                .ok_or_else(|| self.no_guard("is_const"))?,
+            Guard::Valid(v) => self.test(Test::Valid, name(v))?,
+            Guard::Constrained(v) => self.test(Test::Constrained, name(v))?,
+            Guard::IsConst(v) => self.test(Test::IsConst, name(v))?,
             Guard::TyMin(_) | Guard::TyMax(_) => {
                 return Err(self.no_guard(match d.language() {
                     Language::Tinygrad => "min_of/max_of (unbounded integers)",
                     _ => "min_of/max_of",
                 }))
             }
-            Guard::Un(Op::Neg, a) => d.g_neg(&self.guard(a)?),
-            Guard::Un(_, a) => d.g_not(&self.guard(a)?),
+            Guard::Un(op, a) => d.g_un(*op, &self.guard(a)?),
             Guard::Bin(Op::And, a, b) => {
                 // A conjunct that always holds in the language (TVM has no
                 // invalid: `valid(x)` is true there) is left out.
@@ -422,9 +449,37 @@ impl<'r, D: Dialect> Walk<'r, D> {
                     .iter()
                     .map(|x| self.guard(x))
                     .collect::<Result<_, _>>()?;
-                d.g_helper(*h, &a).ok_or_else(|| self.no_guard(h.name()))?
+                self.helper(*h, &a).ok_or_else(|| self.no_guard(h.name()))?
             }
         })
+    }
+
+    fn test(&self, test: Test, name: &str) -> Result<String, Untranslatable> {
+        self.d
+            .g_test(test, name)
+            .ok_or_else(|| self.no_guard(test.name()))
+    }
+
+    /// A guard helper: `divides(d, n)` as `d != 0 && n % d == 0`,
+    /// `is_pow2(n)` as `0 < n && n & (n - 1) == 0`, in the language's own
+    /// operators; the others by the language.
+    fn helper(&self, h: Helper, a: &[String]) -> Option<String> {
+        let d = self.d;
+        let (zero, one) = (d.g_int(0), d.g_int(1));
+        match (h, a) {
+            (Helper::Divides, [div, n]) => {
+                let nonzero = d.g_bin(Op::Ne, div, &zero)?;
+                let multiple = d.g_bin(Op::Eq, &d.g_bin(Op::Rem, n, div)?, &zero)?;
+                d.g_bin(Op::And, &nonzero, &multiple)
+            }
+            (Helper::IsPow2, [n]) => {
+                let positive = d.g_bin(Op::Lt, &zero, n)?;
+                let below = d.g_bin(Op::Sub, n, &one)?;
+                let single = d.g_bin(Op::Eq, &d.g_bin(Op::BitAnd, n, &below)?, &zero)?;
+                d.g_bin(Op::And, &positive, &single)
+            }
+            _ => d.g_helper(h, a),
+        }
     }
 
     /// `s <= vmin(e)`, `s < vmin(e)`, `vmax(e) < s`, `vmax(e) <= s` with
@@ -508,6 +563,25 @@ impl<'r, D: Dialect> Walk<'r, D> {
             }
         })
     }
+}
+
+/// The infix symbol of `op` shared by the languages' integer and boolean
+/// expressions (Python's, Rust's and C++'s; Python spells `&&` and `||` as
+/// words, which its dialect does first).
+fn infix_symbol(op: Op) -> Option<&'static str> {
+    Some(match op {
+        Op::Add => "+",
+        Op::Sub => "-",
+        Op::Mul => "*",
+        Op::Lt => "<",
+        Op::Le => "<=",
+        Op::Eq => "==",
+        Op::Ne => "!=",
+        Op::And => "&&",
+        Op::Or => "||",
+        Op::BitAnd => "&",
+        _ => return None,
+    })
 }
 
 /// A guard term that reads a bound (not a plain number).
@@ -597,7 +671,7 @@ mod tests {
         assert_eq!(
             body,
             "Mod(Add[Mul[a, c @const(c_val)], b], n @const(n_val)) => {\n    \
-             if !(((((n_val.try_int()? as i128) != 0 && (c_val.try_int()? as i128) % (n_val.try_int()? as i128) == 0) && valid(a)) \
+             if !((((((n_val.try_int()? as i128) != 0) && ((c_val.try_int()? as i128).checked_rem((n_val.try_int()? as i128))? == 0)) && valid(a)) \
              && (((0 <= (b.vmin().try_int()? as i128)) && (0 <= (a.mul(&c).add(&b).vmin().try_int()? as i128))) \
              || (((b.vmax().try_int()? as i128) <= 0) && ((a.mul(&c).add(&b).vmax().try_int()? as i128) <= 0))))) { return None; }\n    \
              Some(b.mod_(&n))\n},"
@@ -659,7 +733,7 @@ mod tests {
             text.lines().skip(2).collect::<Vec<_>>().join("\n"),
             "// in RewriteSimplifier::Impl::VisitExpr_(const ModNode* op)\n\
              TVM_TRY_REWRITE_IF(matches_one_of(truncmod(x * c1 + y, c2), truncmod(y + x * c1, c2)), truncmod(y, c2),\n                   \
-             (c2.Eval()->value != 0 && c1.Eval()->value % c2.Eval()->value == 0) && \
+             c2.Eval()->value != 0 && c1.Eval()->value % c2.Eval()->value == 0 && \
              ((CanProveGreaterEqual(y.Eval(), 0) && CanProveGreaterEqual((x * c1 + y).Eval(), 0)) \
              || (CanProveLess(y.Eval(), 1) && CanProveLess((x * c1 + y).Eval(), 1))));"
         );

@@ -7,7 +7,7 @@
 //! spells `-x` as a product by -1 and has no `min` node; its bounds
 //! saturate at the dtype's, so `fits` has no test there.
 
-use super::{header, Dialect, Language, Untranslatable, Walk};
+use super::{header, infix_symbol, Dialect, Language, Test, Untranslatable, Walk};
 use engine::ir::Op;
 use engine::rules::ast::{Guard, Helper, PatVar, Rule};
 use std::fmt::Write;
@@ -118,14 +118,6 @@ impl Dialect for Morok {
         })
     }
 
-    fn g_int(&self, i: i128) -> String {
-        i.to_string()
-    }
-
-    fn g_bool(&self, b: bool) -> String {
-        b.to_string()
-    }
-
     fn g_val(&self, name: &str) -> String {
         value(name)
     }
@@ -137,28 +129,19 @@ impl Dialect for Morok {
         )
     }
 
-    fn g_fits(&self) -> Option<String> {
-        None
+    fn g_test(&self, test: Test, name: &str) -> Option<String> {
+        Some(match test {
+            Test::Valid => format!("valid({name})"),
+            Test::Constrained => format!("constrained({name})"),
+            Test::IsConst => format!("matches!({name}.op(), Op::Const(_))"),
+        })
     }
 
-    fn g_valid(&self, name: &str) -> Option<String> {
-        Some(format!("valid({name})"))
-    }
-
-    fn g_constrained(&self, name: &str) -> Option<String> {
-        Some(format!("constrained({name})"))
-    }
-
-    fn g_is_const(&self, name: &str) -> Option<String> {
-        Some(format!("matches!({name}.op(), Op::Const(_))"))
-    }
-
-    fn g_neg(&self, a: &str) -> String {
-        format!("(-{a})")
-    }
-
-    fn g_not(&self, a: &str) -> String {
-        format!("!{a}")
+    fn g_un(&self, op: Op, a: &str) -> String {
+        match op {
+            Op::Neg => format!("(-{a})"),
+            _ => format!("!{a}"),
+        }
     }
 
     fn g_bin(&self, op: Op, a: &str, b: &str) -> Option<String> {
@@ -168,7 +151,7 @@ impl Dialect for Morok {
             Op::FloorDiv => format!("floor_div({a}, {b})?"),
             Op::Mod => format!("floor_mod({a}, {b})?"),
             Op::CeilDiv => format!("(-floor_div(-{a}, {b})?)"),
-            o => format!("({a} {} {b})", rust_infix(o)?),
+            o => format!("({a} {} {b})", infix_symbol(o)?),
         })
     }
 
@@ -178,8 +161,6 @@ impl Dialect for Morok {
             (Helper::Abs, [x]) => format!("{x}.abs()"),
             (Helper::Min, [x, y]) => format!("{x}.min({y})"),
             (Helper::Max, [x, y]) => format!("{x}.max({y})"),
-            (Helper::Divides, [d, n]) => format!("({d} != 0 && {n} % {d} == 0)"),
-            (Helper::IsPow2, [n]) => format!("({n} > 0 && {n} & ({n} - 1) == 0)"),
             (Helper::Log2, [n]) => format!("({n}.trailing_zeros() as i128)"),
             _ => return None,
         })
@@ -238,10 +219,6 @@ impl Dialect for Morok {
 
     fn t_computed(&self, value: &str, anchor: &str) -> String {
         format!("UOp::const_({anchor}.dtype(), ConstValue::Int(i64::try_from({value}).ok()?))")
-    }
-
-    fn t_helper(&self, h: Helper, args: &[String]) -> Option<String> {
-        self.g_helper(h, args)
     }
 
     /// `op` over UOps, by Morok's own constructors (`min` as the negated
@@ -346,22 +323,6 @@ fn morok_op(op: Op) -> Option<&'static str> {
         Op::Xor => "Xor",
         Op::Not => "Not",
         Op::Where => "Where",
-        _ => return None,
-    })
-}
-
-/// The Rust infix spelling of `op` on `i128` and `bool`.
-fn rust_infix(op: Op) -> Option<&'static str> {
-    Some(match op {
-        Op::Add => "+",
-        Op::Sub => "-",
-        Op::Mul => "*",
-        Op::Lt => "<",
-        Op::Le => "<=",
-        Op::Eq => "==",
-        Op::Ne => "!=",
-        Op::And => "&&",
-        Op::Or => "||",
         _ => return None,
     })
 }

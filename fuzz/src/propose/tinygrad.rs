@@ -8,7 +8,7 @@
 //! those is not translated (a right side may build them: its UOp methods
 //! do).
 
-use super::{header, Dialect, Language, Untranslatable, Walk};
+use super::{header, infix_symbol, Dialect, Language, Test, Untranslatable, Walk};
 use engine::ir::{DType, Op};
 use engine::rules::ast::{Guard, Helper, PatVar, Rule, Ty};
 use std::fmt::Write;
@@ -93,10 +93,6 @@ impl Dialect for Tinygrad {
         Some(format!("UPat(Ops.{ops}, src={src})"))
     }
 
-    fn g_int(&self, i: i128) -> String {
-        i.to_string()
-    }
-
     fn g_bool(&self, b: bool) -> String {
         py_bool(b).to_string()
     }
@@ -114,24 +110,19 @@ impl Dialect for Tinygrad {
         Some("True".to_string())
     }
 
-    fn g_valid(&self, name: &str) -> Option<String> {
-        Some(format!("_valid({name})"))
+    fn g_test(&self, test: Test, name: &str) -> Option<String> {
+        Some(match test {
+            Test::Valid => format!("_valid({name})"),
+            Test::Constrained => format!("_constrained({name})"),
+            Test::IsConst => format!("{name}.op is Ops.CONST"),
+        })
     }
 
-    fn g_constrained(&self, name: &str) -> Option<String> {
-        Some(format!("_constrained({name})"))
-    }
-
-    fn g_is_const(&self, name: &str) -> Option<String> {
-        Some(format!("{name}.op is Ops.CONST"))
-    }
-
-    fn g_neg(&self, a: &str) -> String {
-        format!("(-{a})")
-    }
-
-    fn g_not(&self, a: &str) -> String {
-        format!("(not {a})")
+    fn g_un(&self, op: Op, a: &str) -> String {
+        match op {
+            Op::Neg => format!("(-{a})"),
+            _ => format!("(not {a})"),
+        }
     }
 
     /// `a op b` on Python integers and bools (exact, like the guard).
@@ -144,7 +135,7 @@ impl Dialect for Tinygrad {
             Op::Rem => format!("_trem({a}, {b})"),
             Op::And => format!("({a} and {b})"),
             Op::Or => format!("({a} or {b})"),
-            o => format!("({a} {} {b})", py_infix(o)?),
+            o => format!("({a} {} {b})", infix_symbol(o)?),
         })
     }
 
@@ -154,8 +145,6 @@ impl Dialect for Tinygrad {
             (Helper::Abs, [x]) => format!("abs({x})"),
             (Helper::Min, [x, y]) => format!("min({x}, {y})"),
             (Helper::Max, [x, y]) => format!("max({x}, {y})"),
-            (Helper::Divides, [d, n]) => format!("({d} != 0 and {n} % {d} == 0)"),
-            (Helper::IsPow2, [n]) => format!("({n} > 0 and {n} & ({n} - 1) == 0)"),
             (Helper::Log2, [n]) => format!("(({n}).bit_length() - 1)"),
             _ => return None,
         })
@@ -171,7 +160,7 @@ impl Dialect for Tinygrad {
     }
 
     fn i_bin(&self, op: Op, a: &str, b: &str) -> Option<String> {
-        Some(format!("({a} {} {b})", py_infix(op)?))
+        Some(format!("({a} {} {b})", infix_symbol(op)?))
     }
 
     fn t_var(&self, name: &str, konst: bool) -> String {
@@ -205,10 +194,6 @@ impl Dialect for Tinygrad {
 
     fn t_computed(&self, value: &str, anchor: &str) -> String {
         format!("{anchor}.const_like({value})")
-    }
-
-    fn t_helper(&self, h: Helper, args: &[String]) -> Option<String> {
-        self.g_helper(h, args)
     }
 
     /// `op` over UOps, by tinygrad's own constructors; inside a constant,
@@ -308,20 +293,6 @@ fn tinygrad_op(op: Op) -> Option<&'static str> {
         Op::And => "AND",
         Op::Or => "OR",
         Op::Xor => "XOR",
-        _ => return None,
-    })
-}
-
-/// The Python infix spelling of `op` on integers.
-fn py_infix(op: Op) -> Option<&'static str> {
-    Some(match op {
-        Op::Add => "+",
-        Op::Sub => "-",
-        Op::Mul => "*",
-        Op::Lt => "<",
-        Op::Le => "<=",
-        Op::Eq => "==",
-        Op::Ne => "!=",
         _ => return None,
     })
 }

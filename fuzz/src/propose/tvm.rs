@@ -8,7 +8,7 @@
 //! invalid value (so `valid`/`constrained` always hold), and its bounds
 //! clamp to the dtype (so `fits` has no test).
 
-use super::{header, Dialect, Language, Untranslatable, Walk};
+use super::{header, infix_symbol, Dialect, Language, Test, Untranslatable, Walk};
 use engine::ir::Op;
 use engine::rules::ast::{Guard, Helper, Pat, PatVar, Rule};
 use std::fmt::Write;
@@ -74,14 +74,6 @@ impl Dialect for Tvm {
         spelled.parse::<i64>().is_ok() || CONSTS.contains(&spelled)
     }
 
-    fn g_int(&self, i: i128) -> String {
-        i.to_string()
-    }
-
-    fn g_bool(&self, b: bool) -> String {
-        b.to_string()
-    }
-
     fn g_val(&self, name: &str) -> String {
         format!("{name}.Eval()->value")
     }
@@ -89,7 +81,7 @@ impl Dialect for Tvm {
     fn g_bound(&self, interval: &str, hi: bool) -> String {
         format!(
             "analyzer_->const_int_bound({}.Eval())->{}",
-            wrap(interval, 7),
+            wrap(interval, UNARY),
             if hi { "max_value" } else { "min_value" }
         )
     }
@@ -100,31 +92,20 @@ impl Dialect for Tvm {
         } else {
             "CanProveLess"
         };
-        Some(format!("{test}({}.Eval(), {s})", wrap(interval, 7)))
+        Some(format!("{test}({}.Eval(), {s})", wrap(interval, UNARY)))
     }
 
-    fn g_fits(&self) -> Option<String> {
-        None
+    /// Always true for `valid` and `constrained`: no TVM value is invalid.
+    fn g_test(&self, test: Test, name: &str) -> Option<String> {
+        Some(match test {
+            Test::Valid | Test::Constrained => "true".to_string(),
+            Test::IsConst => format!("{name}.Eval()->IsInstance<IntImmNode>()"),
+        })
     }
 
-    fn g_valid(&self, _: &str) -> Option<String> {
-        Some("true".to_string())
-    }
-
-    fn g_constrained(&self, _: &str) -> Option<String> {
-        Some("true".to_string())
-    }
-
-    fn g_is_const(&self, name: &str) -> Option<String> {
-        Some(format!("{name}.Eval()->IsInstance<IntImmNode>()"))
-    }
-
-    fn g_neg(&self, a: &str) -> String {
-        format!("-{}", wrap(a, 7))
-    }
-
-    fn g_not(&self, a: &str) -> String {
-        format!("!{}", wrap(a, 7))
+    fn g_un(&self, op: Op, a: &str) -> String {
+        let sign = if op == Op::Neg { "-" } else { "!" };
+        format!("{sign}{}", wrap(a, UNARY))
     }
 
     /// On `int64_t` (C++'s `/` and `%` truncate; TVM's `floordiv` and
@@ -133,7 +114,9 @@ impl Dialect for Tvm {
         Some(match op {
             Op::FloorDiv => format!("floordiv({a}, {b})"),
             Op::Mod => format!("floormod({a}, {b})"),
-            o => infix(a, cpp_infix(o)?, b),
+            Op::Div => infix(a, "/", b),
+            Op::Rem => infix(a, "%", b),
+            o => infix(a, infix_symbol(o)?, b),
         })
     }
 
@@ -143,8 +126,6 @@ impl Dialect for Tvm {
             (Helper::Abs, [x]) => format!("std::abs({x})"),
             (Helper::Min, [x, y]) => format!("std::min<int64_t>({x}, {y})"),
             (Helper::Max, [x, y]) => format!("std::max<int64_t>({x}, {y})"),
-            (Helper::Divides, [d, n]) => format!("({d} != 0 && {n} % {d} == 0)"),
-            (Helper::IsPow2, [n]) => format!("({n} > 0 && ({n} & ({n} - 1)) == 0)"),
             _ => return None,
         })
     }
@@ -196,7 +177,7 @@ impl Dialect for Tvm {
     fn t_op(&self, op: Op, a: &[String], _: bool) -> Option<String> {
         Some(match (op, a) {
             (Op::Neg, [x]) => infix(x, "*", "-1"),
-            (Op::Not, [x]) => format!("!{}", wrap(x, 7)),
+            (Op::Not, [x]) => self.g_un(Op::Not, x),
             (Op::Add, [x, y]) => infix(x, "+", y),
             (Op::Sub, [x, y]) => infix(x, "-", y),
             (Op::Mul, [x, y]) => infix(x, "*", y),
@@ -281,13 +262,17 @@ fn precedence(op: &str) -> Option<u8> {
     Some(match op {
         "||" => 1,
         "&&" => 2,
-        "==" | "!=" => 3,
-        "<" | "<=" => 4,
-        "+" | "-" => 5,
-        "*" | "/" | "%" => 6,
+        "&" => 3,
+        "==" | "!=" => 4,
+        "<" | "<=" => 5,
+        "+" | "-" => 6,
+        "*" | "/" | "%" => 7,
         _ => return None,
     })
 }
+
+/// Binding strength of a prefix `-` or `!`: above every infix operator.
+const UNARY: u8 = 8;
 
 /// `a op b`, an operand parenthesized where it binds looser than `op`
 /// (the right one also where it binds as loosely: `a - (b - c)`).
@@ -342,24 +327,6 @@ fn visitor(op: Op) -> Option<&'static str> {
         Op::Or => "OrNode",
         Op::Not => "NotNode",
         Op::Where => "SelectNode",
-        _ => return None,
-    })
-}
-
-/// The C++ infix spelling of `op` on `int64_t` and `bool`.
-fn cpp_infix(op: Op) -> Option<&'static str> {
-    Some(match op {
-        Op::Add => "+",
-        Op::Sub => "-",
-        Op::Mul => "*",
-        Op::Div => "/",
-        Op::Rem => "%",
-        Op::Lt => "<",
-        Op::Le => "<=",
-        Op::Eq => "==",
-        Op::Ne => "!=",
-        Op::And => "&&",
-        Op::Or => "||",
         _ => return None,
     })
 }
