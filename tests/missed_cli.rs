@@ -3,8 +3,10 @@
 //! sound answer, `check --simplifier` and peer campaigns say so, with the
 //! rule and the proof, apart from the findings; a cheaper answer that is
 //! not proved equal (an unsound rule laid over the built-in ones) is
-//! rejected, never proposed. The peers are `tileproof serve` (the engine
-//! itself, so only a rule it lacks can be cheaper) and
+//! rejected, never proposed. The other direction too: where the peer's
+//! sound answer is the cheaper one, it is tileproof's own missed
+//! simplification. The peers are `tileproof serve` (the engine itself, so
+//! only a rule one of the two lacks can make a difference) and
 //! `tests/adapters/faulty.py identity` (answers every case unchanged).
 
 use std::path::{Path, PathBuf};
@@ -152,6 +154,39 @@ fn a_sound_cheaper_answer_is_proposed_with_its_rule_and_its_proof() {
     );
 }
 
+/// Sound, and not among the built-in rules.
+const SQUARE: &str = "# x mod 2 squared is itself: x mod 2 is 0 or 1\n\
+                      rule mod2_square: (x mod 2) * (x mod 2) => x mod 2\n";
+
+#[test]
+fn a_peer_cheaper_than_the_engine_is_the_engines_missed_simplification_with_its_proof() {
+    let dir = scratch("engine-missed");
+    let rules = write(&dir, "square.rules", SQUARE);
+    let case = write(
+        &dir,
+        "case.txt",
+        "var x in [0, 3]\nexpr (x mod 2) * (x mod 2)\n",
+    );
+    let peer = format!("{} --rules {rules}", serve());
+    let o = run(&["check", "--simplifier", &peer, &case]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        out.contains("missed simplification of tileproof's engine (not a bug of the peer): the peer x mod 2 (1 div/mod, 3 nodes), tileproof x mod 2 * (x mod 2) (1 div/mod, 4 nodes)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("proof (the peer's answer): equivalent by enumeration: every one of 4 points"),
+        "{out}"
+    );
+    // Without the rule the peer is the engine: nothing is missed.
+    let out = stdout(&run(&["check", "--simplifier", &serve(), &case]));
+    assert!(
+        out.contains("missed: none (the two answers cost the same)"),
+        "{out}"
+    );
+}
+
 #[test]
 fn a_campaign_keeps_missed_cases_apart_by_rule_and_each_file_checks_again() {
     let dir = scratch("campaign");
@@ -182,6 +217,28 @@ fn a_campaign_keeps_missed_cases_apart_by_rule_and_each_file_checks_again() {
         let o = run(&["check", &f.display().to_string()]);
         assert_eq!(o.status.code(), Some(0), "{}: {}", f.display(), text(&o));
     }
+    // The identity is sometimes cheaper than the engine: its cost counts
+    // `d0 + (d0 + 3)` one node under the engine's `d0 * 2 + 3`. Those are
+    // the engine's missed simplifications, apart, each proved.
+    let engine_missed = &missed["engine_missed"];
+    assert!(engine_missed["cases"].as_u64().unwrap() > 0, "{missed}");
+    let kept: Vec<PathBuf> = std::fs::read_dir(dir.join("corpus/engine-missed"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(
+        kept.len() as u64,
+        engine_missed["written"].as_u64().unwrap()
+    );
+    for f in &kept {
+        let t = std::fs::read_to_string(f).unwrap();
+        assert!(
+            t.starts_with("# missed simplification of tileproof's engine (not a bug of the peer)")
+                && t.contains("# proof (the peer's answer): equivalent"),
+            "{}: {t}",
+            f.display()
+        );
+    }
     let off = campaign_json(&scratch("campaign-off"), IDENTITY, &["--no-missed"]);
     assert!(off["missed"].is_null(), "{}", off["missed"]);
 }
@@ -206,7 +263,16 @@ fn a_campaign_reports_the_same_missed_cases_whatever_its_thread_count() {
                 )
             })
             .collect();
-        (m["cases"].as_u64().unwrap(), rules, m["rejected"].clone())
+        let engine = &m["engine_missed"];
+        (
+            m["cases"].as_u64().unwrap(),
+            rules,
+            m["rejected"].clone(),
+            (
+                engine["cases"].as_u64().unwrap(),
+                engine["rejected"].clone(),
+            ),
+        )
     };
     assert_eq!(counts("1"), counts("2"));
 }

@@ -33,7 +33,7 @@
 use crate::backend::{ReproducerSpec, Script};
 use crate::checks::{self, CheckConfig, Checked, Kind, KindSet, ValidationVerdict, Validator};
 use crate::confirm::{Class, Confirmation};
-use crate::missed::{Hunt, Hunter, Missed};
+use crate::missed::{Direction, Hunt, Hunter, Missed};
 use crate::subject::{Engine, Subject};
 use engine::dtype::Width;
 use engine::input::Syntax;
@@ -291,13 +291,18 @@ pub fn case_body(g: &Graph, src: &[NodeId], tgt: Option<&[NodeId]>) -> String {
 }
 
 /// A missed simplification's file ([`crate::missed`]): the source as
-/// `expr` lines, the engine's answer as `expect` lines (so `tileproof check
-/// FILE` checks it again), the peer's answer, costs, proof and rules in the
+/// `expr` lines, the cheaper answer as `expect` lines (so `tileproof check
+/// FILE` checks it again), the other answer, costs, proof and rules in the
 /// header; `model`: the peer's semantics in words.
 pub fn missed_file(m: &Missed, peer: &str, model: &str, width: Width) -> String {
-    let mut out = format!(
-        "# missed simplification (not a bug): tileproof's engine is cheaper than {peer} on this input, under its semantics ({model})\n"
-    );
+    let mut out = match m.direction {
+        Direction::EngineCheaper => format!(
+            "# missed simplification (not a bug): tileproof's engine is cheaper than {peer} on this input, under its semantics ({model})\n"
+        ),
+        Direction::PeerCheaper => format!(
+            "# missed simplification of tileproof's engine (not a bug of the peer): {peer} is cheaper than tileproof's engine on this input, under its semantics ({model})\n"
+        ),
+    };
     out.push_str(&format!("# simplifier: {peer}\n"));
     out.push_str(&format!(
         "# peer's answer ({}): {}\n",
@@ -309,7 +314,8 @@ pub fn missed_file(m: &Missed, peer: &str, model: &str, width: Width) -> String 
         m.engine_cost,
         m.show(&m.engine)
     ));
-    out.push_str(&format!("# proof: {}: {}\n", m.verdict, m.proof));
+    let whose = m.direction.proved();
+    out.push_str(&format!("# proof{whose}: {}: {}\n", m.verdict, m.proof));
     for c in &m.causes {
         out.push_str(&format!("# rule: {c}\n"));
     }
@@ -327,7 +333,7 @@ pub fn missed_file(m: &Missed, peer: &str, model: &str, width: Width) -> String 
         }
     }
     out.push_str(&format!("# width: {}\n", width.0));
-    out.push_str(&case_body(&m.graph, &m.src, Some(&m.engine)));
+    out.push_str(&case_body(&m.graph, &m.src, Some(m.cheaper())));
     out
 }
 
