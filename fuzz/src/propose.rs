@@ -209,6 +209,11 @@ trait Dialect: Sized {
     fn t_invalid(&self, anchor: &str) -> Option<String>;
     fn t_bound(&self, name: &str, hi: bool, konst: bool, anchor: &str) -> Option<String>;
     fn t_computed(&self, value: &str, anchor: &str) -> String;
+    /// A computed constant that is a bool (`None`: the language computes
+    /// integer constants only).
+    fn t_computed_bool(&self, value: &str, anchor: &str) -> Option<String> {
+        Some(self.t_computed(value, anchor))
+    }
     /// A helper inside a computed constant: as in a guard, by default.
     fn t_helper(&self, h: Helper, args: &[String]) -> Option<String> {
         self.g_helper(h, args)
@@ -544,7 +549,22 @@ impl<'r, D: Dialect> Walk<'r, D> {
             Pat::Bound(v, hi) => d
                 .t_bound(&self.names[*v], *hi, konst, &self.anchor)
                 .ok_or_else(|| self.no_template(if *hi { "vmax" } else { "vmin" }))?,
-            Pat::Computed(inner) => d.t_computed(&self.template(inner, true)?, &self.anchor),
+            Pat::Computed(inner) => {
+                let value = self.template(inner, true)?;
+                let boolean = matches!(
+                    **inner,
+                    Pat::Op(
+                        Op::And | Op::Or | Op::Xor | Op::Not | Op::Lt | Op::Le | Op::Eq | Op::Ne,
+                        ..
+                    )
+                );
+                if boolean {
+                    d.t_computed_bool(&value, &self.anchor)
+                        .ok_or_else(|| self.no_template("a computed bool"))?
+                } else {
+                    d.t_computed(&value, &self.anchor)
+                }
+            }
             Pat::Helper(h, args) => {
                 let a: Vec<String> = args
                     .iter()
@@ -780,6 +800,20 @@ mod tests {
         assert!(
             function.contains("(0 <= ((a * a.const_like(C.arg)) + b).vmin)"),
             "{function}"
+        );
+    }
+
+    #[test]
+    fn morok_computes_no_bool_constant_where_tinygrad_does() {
+        let r = builtin("fold_and");
+        assert_eq!(
+            translate(Language::Morok, r).unwrap_err().to_string(),
+            "fold_and: the right side's `a computed bool` has no Morok counterpart"
+        );
+        let text = translate(Language::Tinygrad, r).unwrap();
+        assert!(
+            text.contains("return root_.const_like((C1.arg and C2.arg))"),
+            "{text}"
         );
     }
 }

@@ -221,6 +221,10 @@ impl Dialect for Morok {
         format!("UOp::const_({anchor}.dtype(), ConstValue::Int(i64::try_from({value}).ok()?))")
     }
 
+    fn t_computed_bool(&self, _: &str, _: &str) -> Option<String> {
+        None
+    }
+
     /// `op` over UOps, by Morok's own constructors (`min` as the negated
     /// `max` of the negations: Morok has no min node); inside a constant,
     /// on exact integers.
