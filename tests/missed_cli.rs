@@ -3,8 +3,10 @@
 //! sound answer, `check --simplifier` and peer campaigns say so, with the
 //! rule and the proof, apart from the findings; a cheaper answer that is
 //! not proved equal (an unsound rule laid over the built-in ones) is
-//! rejected, never proposed. The peers are `tileproof serve` (the engine
-//! itself, so only a rule it lacks can be cheaper) and
+//! rejected, never proposed. The other direction too: where the peer's
+//! sound answer is the cheaper one, it is tileproof's own missed
+//! simplification. The peers are `tileproof serve` (the engine itself, so
+//! only a rule one of the two lacks can make a difference) and
 //! `tests/adapters/faulty.py identity` (answers every case unchanged).
 
 use std::path::{Path, PathBuf};
@@ -152,6 +154,39 @@ fn a_sound_cheaper_answer_is_proposed_with_its_rule_and_its_proof() {
     );
 }
 
+/// Sound, and not among the built-in rules.
+const SQUARE: &str = "# x mod 2 squared is itself: x mod 2 is 0 or 1\n\
+                      rule mod2_square: (x mod 2) * (x mod 2) => x mod 2\n";
+
+#[test]
+fn a_peer_cheaper_than_the_engine_is_the_engines_missed_simplification_with_its_proof() {
+    let dir = scratch("engine-missed");
+    let rules = write(&dir, "square.rules", SQUARE);
+    let case = write(
+        &dir,
+        "case.txt",
+        "var x in [0, 3]\nexpr (x mod 2) * (x mod 2)\n",
+    );
+    let peer = format!("{} --rules {rules}", serve());
+    let o = run(&["check", "--simplifier", &peer, &case]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        out.contains("missed simplification of tileproof's engine (not a bug of the peer): the peer x mod 2 (1 div/mod, 3 nodes), tileproof x mod 2 * (x mod 2) (1 div/mod, 4 nodes)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("proof (the peer's answer): equivalent by enumeration: every one of 4 points"),
+        "{out}"
+    );
+    // Without the rule the peer is the engine: nothing is missed.
+    let out = stdout(&run(&["check", "--simplifier", &serve(), &case]));
+    assert!(
+        out.contains("missed: none (the two answers cost the same)"),
+        "{out}"
+    );
+}
+
 #[test]
 fn a_campaign_keeps_missed_cases_apart_by_rule_and_each_file_checks_again() {
     let dir = scratch("campaign");
@@ -182,6 +217,28 @@ fn a_campaign_keeps_missed_cases_apart_by_rule_and_each_file_checks_again() {
         let o = run(&["check", &f.display().to_string()]);
         assert_eq!(o.status.code(), Some(0), "{}: {}", f.display(), text(&o));
     }
+    // The identity is sometimes cheaper than the engine: its cost counts
+    // `d0 + (d0 + 3)` one node under the engine's `d0 * 2 + 3`. Those are
+    // the engine's missed simplifications, apart, each proved.
+    let engine_missed = &missed["engine_missed"];
+    assert!(engine_missed["cases"].as_u64().unwrap() > 0, "{missed}");
+    let kept: Vec<PathBuf> = std::fs::read_dir(dir.join("corpus/engine-missed"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(
+        kept.len() as u64,
+        engine_missed["written"].as_u64().unwrap()
+    );
+    for f in &kept {
+        let t = std::fs::read_to_string(f).unwrap();
+        assert!(
+            t.starts_with("# missed simplification of tileproof's engine (not a bug of the peer)")
+                && t.contains("# proof (the peer's answer): equivalent"),
+            "{}: {t}",
+            f.display()
+        );
+    }
     let off = campaign_json(&scratch("campaign-off"), IDENTITY, &["--no-missed"]);
     assert!(off["missed"].is_null(), "{}", off["missed"]);
 }
@@ -206,24 +263,45 @@ fn a_campaign_reports_the_same_missed_cases_whatever_its_thread_count() {
                 )
             })
             .collect();
-        (m["cases"].as_u64().unwrap(), rules, m["rejected"].clone())
+        let engine = &m["engine_missed"];
+        (
+            m["cases"].as_u64().unwrap(),
+            rules,
+            m["rejected"].clone(),
+            (
+                engine["cases"].as_u64().unwrap(),
+                engine["rejected"].clone(),
+            ),
+        )
     };
     assert_eq!(counts("1"), counts("2"));
 }
 
-// ---- the pinned tinygrad (the venv: .ci/run runs these with --ignored) ----
+// ---- the pinned peers (.ci/run runs these with --ignored) ----
+
+/// `check --simplifier PEER --json CASE`, and the peer's installation, which
+/// must be there.
+fn check_json(peer: &str, installed: &str, case: &str) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(installed);
+    assert!(path.exists(), "{} is missing: see .ci/run", path.display());
+    let o = run(&["check", "--simplifier", peer, "--json", case]);
+    serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {}", text(&o)))
+}
+
+/// The module proposed for the missed simplification of a `check --json`.
+fn proposed_module(j: &serde_json::Value) -> String {
+    let missed = &j["report"]["missed"]["missed"];
+    missed["proposal"]["module"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{missed}"))
+        .to_string()
+}
 
 const TINYGRAD: &str = ".venv-peers/bin/python adapters/tinygrad_adapter.py";
 
 #[test]
 #[ignore = "needs the pinned tinygrad (.venv-peers): run by .ci/run"]
 fn the_proposed_tinygrad_pattern_makes_tinygrad_simplify_the_case_and_passes_prove() {
-    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-peers/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run sh adapters/setup-venv.sh",
-        python.display()
-    );
     let dir = scratch("tinygrad");
     // A truncating remainder of a value in (-16, 0): the pinned `sym` keeps
     // it, the engine's rem_in_range drops it.
@@ -232,15 +310,11 @@ fn the_proposed_tinygrad_pattern_makes_tinygrad_simplify_the_case_and_passes_pro
         "case.txt",
         "var r0 in [5, 7]\nexpr (r0 * -2 + 5) % 16\n",
     );
-    let o = run(&["check", "--simplifier", TINYGRAD, "--json", &case]);
-    let j: serde_json::Value =
-        serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    let j = check_json(TINYGRAD, ".venv-peers/bin/python", &case);
     assert!(j["target"][0].as_str().unwrap().contains('%'), "{j}");
     let missed = &j["report"]["missed"]["missed"];
     assert_eq!(missed["rules"][0]["rule"], "rem_in_range", "{missed}");
-    let module = missed["proposal"]["module"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{missed}"));
+    let module = proposed_module(&j);
     let file = write(
         &dir,
         "proposed.py",
@@ -269,4 +343,51 @@ fn the_proposed_tinygrad_pattern_makes_tinygrad_simplify_the_case_and_passes_pro
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(out.contains("refuted 0, checked 1"), "{out}");
+}
+
+// ---- the pinned Morok (its adapter built by .ci/run) ----
+
+const MOROK: &str = "adapters/morok/target/release/tileproof-morok";
+
+#[test]
+#[ignore = "needs Morok's adapter built (adapters/morok/target): run by .ci/run"]
+fn the_proposed_morok_entries_compile_against_the_pinned_morok_and_build_a_matcher() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = scratch("morok");
+    // Morok leaves `0 % x` as it is; the engine's zero_rem drops it.
+    let case = write(
+        &dir,
+        "case.txt",
+        "var x in [-16, 16]\nexpr 0 % x / 4 * 4 <= 0 % x\n",
+    );
+    let module = proposed_module(&check_json(MOROK, MOROK, &case));
+    assert!(module.contains("root @ Mod(@zero, x) => {"), "{module}");
+    // The entries go inside morok-schedule (`crate::`); here, a crate of
+    // their own on the adapter's pinned dependencies, built offline in its
+    // target directory, whose main builds the matcher.
+    let krate = dir.join("proposed");
+    std::fs::create_dir_all(krate.join("src")).unwrap();
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        "[package]\nname = \"proposed-check\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
+         [dependencies]\nmorok-ir = \"=0.1.0-alpha.2\"\nmorok-dtype = \"=0.1.0-alpha.2\"\nmorok-schedule = \"=0.1.0-alpha.2\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::copy(
+        root.join("adapters/morok/Cargo.lock"),
+        krate.join("Cargo.lock"),
+    )
+    .unwrap();
+    let main = format!(
+        "#![allow(unused)]\n{}\nfn main() {{\n    let _ = proposed();\n}}\n",
+        module.replace("crate::", "morok_schedule::")
+    );
+    std::fs::write(krate.join("src/main.rs"), main).unwrap();
+    let o = Command::new(env!("CARGO"))
+        .args(["run", "--release", "--offline", "--quiet"])
+        .current_dir(&krate)
+        .env("CARGO_TARGET_DIR", root.join("adapters/morok/target"))
+        .output()
+        .expect("cargo runs");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }

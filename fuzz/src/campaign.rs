@@ -569,7 +569,15 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
             ..missed::Tally::default()
         },
     };
-    let missed_dir = cfg.corpus.as_ref().map(|d| d.join("missed"));
+    // The engine's cheaper answers in missed/, the peer's in engine-missed/.
+    let missed_dir = |d: missed::Direction| {
+        cfg.corpus.as_ref().map(|c| {
+            c.join(match d {
+                missed::Direction::EngineCheaper => "missed",
+                missed::Direction::PeerCheaper => "engine-missed",
+            })
+        })
+    };
     let mut budget = missed::Budget::default();
     let mut causes = Causes::default();
     let mut next_j = 0u64;
@@ -610,13 +618,16 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         if let Some(h) = hooks.missed {
             let (name, model) = (s.subject.clone(), h.describe_model());
             // Counted, not written, without a corpus directory.
-            let max = missed_dir.as_ref().map_or(Some(0), |_| cfg.max_findings);
+            let max = cfg.corpus.as_ref().map_or(Some(0), |_| cfg.max_findings);
             for hunt in runs.iter().flat_map(|r| r.missed.iter()) {
                 s.missed.add(hunt.clone(), max, |m: &Missed| {
-                    let dir = missed_dir.as_deref().ok_or("no corpus directory")?;
+                    let dir = missed_dir(m.direction).ok_or("no corpus directory")?;
                     let text = corpus::missed_file(m, &name, &model, h.width());
-                    let module = m.proposal.as_ref().and_then(|p| p.module.as_deref());
-                    corpus::save_missed(dir, &m.key(), &text, module)
+                    let module = m
+                        .proposal
+                        .as_ref()
+                        .and_then(|p| p.module.as_deref().map(|t| (p.language.extension(), t)));
+                    corpus::save_missed(&dir, &m.key(), &text, module)
                 });
             }
         }
@@ -1088,7 +1099,7 @@ fn settle_missed(h: &Hunter<'_>, budget: &mut missed::Budget, runs: &mut [CaseRu
             if budget.take(m) {
                 todo.push(hunt);
             } else {
-                *hunt = Hunt::Rejected(missed::Rejection::Budget, String::new());
+                *hunt = Hunt::rejected(m.direction, missed::Rejection::Budget, String::new());
             }
         }
     }

@@ -34,7 +34,7 @@ use crate::backend::{ReproducerSpec, Script};
 use crate::checks::{self, CheckConfig, Checked, Kind, KindSet, ValidationVerdict, Validator};
 use crate::classify::{classify, Confirm};
 use crate::confirm::{Class, Confirmation};
-use crate::missed::{Hunt, Hunter, Missed};
+use crate::missed::{Direction, Hunt, Hunter, Missed};
 use crate::subject::{Engine, Subject};
 use engine::dtype::Width;
 use engine::input::Syntax;
@@ -317,13 +317,18 @@ pub fn case_body(g: &Graph, src: &[NodeId], tgt: Option<&[NodeId]>) -> String {
 }
 
 /// A missed simplification's file ([`crate::missed`]): the source as
-/// `expr` lines, the engine's answer as `expect` lines (so `tileproof check
-/// FILE` checks it again), the peer's answer, costs, proof and rules in the
+/// `expr` lines, the cheaper answer as `expect` lines (so `tileproof check
+/// FILE` checks it again), the other answer, costs, proof and rules in the
 /// header; `model`: the peer's semantics in words.
 pub fn missed_file(m: &Missed, peer: &str, model: &str, width: Width) -> String {
-    let mut out = format!(
-        "# missed simplification (not a bug): tileproof's engine is cheaper than {peer} on this input, under its semantics ({model})\n"
-    );
+    let mut out = match m.direction {
+        Direction::EngineCheaper => format!(
+            "# missed simplification (not a bug): tileproof's engine is cheaper than {peer} on this input, under its semantics ({model})\n"
+        ),
+        Direction::PeerCheaper => format!(
+            "# missed simplification of tileproof's engine (not a bug of the peer): {peer} is cheaper than tileproof's engine on this input, under its semantics ({model})\n"
+        ),
+    };
     out.push_str(&format!("# simplifier: {peer}\n"));
     out.push_str(&format!(
         "# peer's answer ({}): {}\n",
@@ -335,15 +340,18 @@ pub fn missed_file(m: &Missed, peer: &str, model: &str, width: Width) -> String 
         m.engine_cost,
         m.show(&m.engine)
     ));
-    out.push_str(&format!("# proof: {}: {}\n", m.verdict, m.proof));
+    let whose = m.direction.proved();
+    out.push_str(&format!("# proof{whose}: {}: {}\n", m.verdict, m.proof));
     for c in &m.causes {
         out.push_str(&format!("# rule: {c}\n"));
     }
     if let Some(p) = &m.proposal {
         if p.module.is_some() {
             out.push_str(&format!(
-                "# proposed for {:?}: the module beside this file (its matcher `proposed`)\n",
-                p.language
+                "# proposed for {}: the .{} file beside this one ({})\n",
+                p.language.name(),
+                p.language.extension(),
+                p.language.describe()
             ));
         }
         for why in &p.untranslated {
@@ -351,18 +359,18 @@ pub fn missed_file(m: &Missed, peer: &str, model: &str, width: Width) -> String 
         }
     }
     out.push_str(&format!("# width: {}\n", width.0));
-    out.push_str(&case_body(&m.graph, &m.src, Some(&m.engine)));
+    out.push_str(&case_body(&m.graph, &m.src, Some(m.cheaper())));
     out
 }
 
 /// Writes a missed simplification's file `text` into `dir`, named after its
-/// cause `key` and its text's hash, and the module proposing its rules to
-/// the peer beside it (`.py`).
+/// cause `key` and its text's hash, and the file proposing its rules to
+/// the peer beside it (`module`: its extension and text).
 pub fn save_missed(
     dir: &Path,
     key: &str,
     text: &str,
-    module: Option<&str>,
+    module: Option<(&str, &str)>,
 ) -> Result<PathBuf, String> {
     let slug: String = key
         .chars()
@@ -378,7 +386,7 @@ pub fn save_missed(
     let path = dir.join(format!("{slug}-{:010x}.txt", fnv1a(text.as_bytes()) >> 24));
     fs::create_dir_all(dir)
         .and_then(|_| match module {
-            Some(m) => write_atomic(&reproducer_path(&path, "py"), m),
+            Some((ext, m)) => write_atomic(&reproducer_path(&path, ext), m),
             None => Ok(()),
         })
         .and_then(|_| write_atomic(&path, text))

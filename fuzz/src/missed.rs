@@ -15,6 +15,12 @@
 //! the firings that lower the cost, first of the engine run on the peer's
 //! own answer (what the peer lacks on top of what it did), else of its run
 //! on the source. Cases are bucketed by those rules ([`Tally`]).
+//!
+//! The other direction is kept too: where the peer's sound answer is
+//! strictly cheaper than the engine's, by the same cost, it is a missed
+//! simplification of tileproof's own engine ([`Direction::PeerCheaper`]),
+//! proved the same way (the peer's answer against the source under the
+//! peer's model), counted and written apart, never a finding.
 
 use crate::checks::{ValidationVerdict, Validator};
 use crate::oracle::{Domain, OracleConfig};
@@ -124,9 +130,31 @@ pub struct Cause {
     pub text: Option<String>,
 }
 
+/// Which answer a missed simplification found cheaper.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    /// tileproof's engine: a simplification the peer misses.
+    EngineCheaper,
+    /// The peer's: a simplification tileproof's engine misses.
+    PeerCheaper,
+}
+
+impl Direction {
+    /// How a proof line names the answer it proves (the engine's is the
+    /// default).
+    pub fn proved(self) -> &'static str {
+        match self {
+            Direction::EngineCheaper => "",
+            Direction::PeerCheaper => " (the peer's answer)",
+        }
+    }
+}
+
 /// A missed simplification, proved.
 #[derive(Clone)]
 pub struct Missed {
+    pub direction: Direction,
     /// The source's graph with both answers' nodes added.
     pub graph: Graph,
     pub src: Vec<NodeId>,
@@ -134,9 +162,11 @@ pub struct Missed {
     pub engine: Vec<NodeId>,
     pub peer_cost: Cost,
     pub engine_cost: Cost,
-    /// How the engine's answer was shown to refine the source.
+    /// How the cheaper answer was shown to refine the source.
     pub verdict: ValidationVerdict,
     pub proof: String,
+    /// The engine's rules that made the difference (none where the peer
+    /// is cheaper).
     pub causes: Vec<Cause>,
     /// Its declarative rules in the peer's own pattern language, when
     /// tileproof writes that language.
@@ -179,10 +209,22 @@ impl Missed {
         v.join("; ")
     }
 
-    /// Its rules' names, joined (a file name's stem).
+    /// Its rules' names, joined (a file name's stem; `peer` where the
+    /// peer is cheaper, which no rule of the engine explains).
     pub fn key(&self) -> String {
         let names: Vec<&str> = self.causes.iter().map(|c| c.rule.as_str()).collect();
-        names.join("+")
+        match self.direction {
+            Direction::EngineCheaper => names.join("+"),
+            Direction::PeerCheaper => "peer".to_string(),
+        }
+    }
+
+    /// The cheaper answer, the one proved.
+    pub fn cheaper(&self) -> &[NodeId] {
+        match self.direction {
+            Direction::EngineCheaper => &self.engine,
+            Direction::PeerCheaper => &self.peer,
+        }
     }
 }
 
@@ -197,7 +239,8 @@ impl serde::Serialize for Missed {
                 .map(|&r| engine::print::expr(&self.graph, r))
                 .collect()
         };
-        let mut st = s.serialize_struct("Missed", 9)?;
+        let mut st = s.serialize_struct("Missed", 10)?;
+        st.serialize_field("direction", &self.direction)?;
         st.serialize_field("source", &exprs(&self.src))?;
         st.serialize_field("peer", &exprs(&self.peer))?;
         st.serialize_field("tileproof", &exprs(&self.engine))?;
@@ -219,12 +262,24 @@ pub enum Hunt {
     NotCheaper,
     /// The engine's cheaper answer uses something the peer lacks.
     OutsideProfile,
-    /// A cheaper answer, not reported.
+    /// A cheaper answer of the engine, not reported.
     Rejected(Rejection, String),
+    /// A cheaper answer of the peer, not reported.
+    PeerRejected(Rejection, String),
     /// A cheaper answer no walk could settle: for the prover
     /// ([`Hunter::settle`]), within its [`Budget`].
     Unsettled(Box<Missed>),
     Missed(Box<Missed>),
+}
+
+impl Hunt {
+    /// A cheaper answer of `direction` rejected.
+    pub fn rejected(direction: Direction, why: Rejection, detail: String) -> Hunt {
+        match direction {
+            Direction::EngineCheaper => Hunt::Rejected(why, detail),
+            Direction::PeerCheaper => Hunt::PeerRejected(why, detail),
+        }
+    }
 }
 
 /// How many cases of each rule the prover (SMT, far slower than a walk)
@@ -246,13 +301,19 @@ pub struct Budget {
 impl Budget {
     /// Whether `m` may go to the prover: one of its rules has tries left
     /// (each of them then spends one).
+    /// The peer's cheaper answers share one budget, under the key a file
+    /// of theirs is named by.
     pub fn take(&mut self, m: &Missed) -> bool {
+        let keys: Vec<String> = match m.direction {
+            Direction::EngineCheaper => m.causes.iter().map(|c| c.rule.clone()).collect(),
+            Direction::PeerCheaper => vec![m.key()],
+        };
         let left = |r: &str| self.tries.get(r).copied().unwrap_or(0) < SOLVER_PER_RULE;
-        if !m.causes.iter().any(|c| left(&c.rule)) {
+        if !keys.iter().any(|k| left(k)) {
             return false;
         }
-        for c in &m.causes {
-            *self.tries.entry(c.rule.clone()).or_default() += 1;
+        for k in keys {
+            *self.tries.entry(k).or_default() += 1;
         }
         true
     }
@@ -325,18 +386,30 @@ impl<'a> Hunter<'a> {
             return Hunt::NotCheaper;
         };
         let (peer_cost, engine_cost) = (Cost::of(&g, peer), Cost::of(&g, &out.roots));
+        // Not proved yet: [`Hunter::proved`] walks it.
+        let unproved = |direction, graph, engine, causes, proposal| Missed {
+            direction,
+            src: src.to_vec(),
+            peer: peer.to_vec(),
+            engine,
+            graph,
+            peer_cost,
+            engine_cost,
+            verdict: ValidationVerdict::Unknown,
+            proof: "not proved yet".to_string(),
+            causes,
+            proposal,
+        };
+        if peer_cost < engine_cost {
+            let m = unproved(Direction::PeerCheaper, g, out.roots, Vec::new(), None);
+            return self.proved(m);
+        }
         if engine_cost >= peer_cost {
             return Hunt::NotCheaper;
         }
         if !self.profile.covers(&g, &out.roots) {
             return Hunt::OutsideProfile;
         }
-        let walked = self.walk_any(&g, src, &out.roots);
-        let (verdict, proof) = match &walked {
-            Some(Ok((v, p))) => (*v, p.clone()),
-            Some(Err((r, why))) => return Hunt::Rejected(*r, why.clone()),
-            None => (ValidationVerdict::Unknown, "not proved yet".to_string()),
-        };
         let causes = self.causes(&mut g, peer, (peer_cost, engine_cost), &out.trace);
         let proposal = self.language.and_then(|l| {
             let rules: Vec<&Rule> = causes
@@ -345,21 +418,26 @@ impl<'a> Hunter<'a> {
                 .collect();
             (!rules.is_empty()).then(|| propose(l, &rules))
         });
-        let m = Box::new(Missed {
-            proposal,
-            src: src.to_vec(),
-            peer: peer.to_vec(),
-            engine: out.roots,
-            graph: g,
-            peer_cost,
-            engine_cost,
-            verdict,
-            proof,
+        self.proved(unproved(
+            Direction::EngineCheaper,
+            g,
+            out.roots,
             causes,
-        });
-        match walked {
-            Some(_) => Hunt::Missed(m),
-            None => Hunt::Unsettled(m),
+            proposal,
+        ))
+    }
+
+    /// `m` with its cheaper answer walked against the source: missed,
+    /// rejected, or unsettled (for the prover).
+    fn proved(&self, mut m: Missed) -> Hunt {
+        match self.walk_any(&m.graph, &m.src, m.cheaper()) {
+            Some(Ok((verdict, proof))) => {
+                m.verdict = verdict;
+                m.proof = proof;
+                Hunt::Missed(Box::new(m))
+            }
+            Some(Err((why, detail))) => Hunt::rejected(m.direction, why, detail),
+            None => Hunt::Unsettled(Box::new(m)),
         }
     }
 
@@ -374,23 +452,25 @@ impl<'a> Hunter<'a> {
     /// A case no walk settled, proved by the prover hook (SMT) or rejected.
     pub fn settle(&self, mut m: Box<Missed>) -> Hunt {
         let Some(prover) = self.prover else {
-            return Hunt::Rejected(
+            return Hunt::rejected(
+                m.direction,
                 Rejection::Unproved,
                 "too many points to walk and no prover".into(),
             );
         };
-        let v = prover(&m.graph, &m.src, &m.engine);
+        let v = prover(&m.graph, &m.src, m.cheaper());
         let detail = v.detail.unwrap_or_default();
-        match v.verdict {
+        let why = match v.verdict {
             ValidationVerdict::Equivalent | ValidationVerdict::EquivalentByEnumeration => {
                 m.verdict = v.verdict;
                 m.proof = detail;
-                Hunt::Missed(m)
+                return Hunt::Missed(m);
             }
-            ValidationVerdict::Vacuous => Hunt::Rejected(Rejection::Vacuous, detail),
-            ValidationVerdict::Counterexample => Hunt::Rejected(Rejection::Refuted, detail),
-            ValidationVerdict::Unknown => Hunt::Rejected(Rejection::Unproved, detail),
-        }
+            ValidationVerdict::Vacuous => Rejection::Vacuous,
+            ValidationVerdict::Counterexample => Rejection::Refuted,
+            ValidationVerdict::Unknown => Rejection::Unproved,
+        };
+        Hunt::rejected(m.direction, why, detail)
     }
 
     /// `tgt` against `src` under the peer's model by a walk of the domain
@@ -608,6 +688,21 @@ pub struct Tally {
     pub outside_profile: u64,
     /// Files that could not be written, with the error.
     pub unwritten: Vec<String>,
+    /// Where the peer's sound answer is the cheaper one: tileproof's own
+    /// missed simplifications.
+    pub engine_missed: EngineMissed,
+}
+
+/// A campaign's missed simplifications of tileproof's engine (one count:
+/// no rule of the engine explains them).
+#[derive(Clone, Debug, Default)]
+pub struct EngineMissed {
+    pub cases: u64,
+    /// Files written (at most the campaign's `max_findings`).
+    pub written: usize,
+    pub first_path: Option<PathBuf>,
+    /// Cheaper answers of the peer not proved, by why.
+    pub rejected: BTreeMap<Rejection, u64>,
 }
 
 impl Tally {
@@ -637,8 +732,30 @@ impl Tally {
                 *self.rejected.entry(r).or_default() += 1;
                 return;
             }
-            Hunt::Unsettled(_) => {
-                *self.rejected.entry(Rejection::Unproved).or_default() += 1;
+            Hunt::PeerRejected(r, _) => {
+                *self.engine_missed.rejected.entry(r).or_default() += 1;
+                return;
+            }
+            Hunt::Unsettled(m) => {
+                let rejected = match m.direction {
+                    Direction::EngineCheaper => &mut self.rejected,
+                    Direction::PeerCheaper => &mut self.engine_missed.rejected,
+                };
+                *rejected.entry(Rejection::Unproved).or_default() += 1;
+                return;
+            }
+            Hunt::Missed(m) if m.direction == Direction::PeerCheaper => {
+                let e = &mut self.engine_missed;
+                e.cases += 1;
+                if max_files.is_none_or(|n| e.written < n) {
+                    match save(&m) {
+                        Ok(path) => {
+                            e.written += 1;
+                            e.first_path.get_or_insert(path);
+                        }
+                        Err(err) => self.unwritten.push(err),
+                    }
+                }
                 return;
             }
             Hunt::Missed(m) => m,
@@ -681,5 +798,87 @@ impl Tally {
             }
             Err(e) => self.unwritten.push(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::dtype::Width;
+    use engine::parse::parse_program;
+
+    /// The source `x mod 2 * (x mod 2)` (its `expr` line) and a peer's
+    /// answer (its `expect` line) in one graph, hunted by the built-in
+    /// engine under the engine's own profile.
+    fn hunt(text: &str) -> Hunt {
+        let p = parse_program(text).unwrap();
+        let rules = engine::rules::builtin();
+        let h = Hunter::new(rules, Profile::engine(Width::W64), None);
+        h.hunt(&p.graph, &p.outputs, &p.expects)
+    }
+
+    #[test]
+    fn a_cheaper_sound_peer_answer_is_the_engines_missed_simplification_proved_and_written() {
+        // The engine keeps the square of x mod 2, which is x mod 2 itself.
+        let h = hunt("var x in [0, 3]\nexpr x mod 2 * (x mod 2)\nexpect x mod 2\n");
+        let Hunt::Missed(m) = h.clone() else {
+            panic!("{h:?}")
+        };
+        assert_eq!(m.direction, Direction::PeerCheaper);
+        assert_eq!(m.verdict, ValidationVerdict::EquivalentByEnumeration);
+        assert!(m.peer_cost < m.engine_cost, "{m:?}");
+        assert!(m.causes.is_empty() && m.proposal.is_none());
+        let mut t = Tally {
+            on: true,
+            ..Tally::default()
+        };
+        let dir =
+            std::env::temp_dir().join(format!("tileproof-engine-missed-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        t.add(h, Some(1), |m| {
+            let text = crate::corpus::missed_file(m, "peer 1.0", "its model", Width::W64);
+            crate::corpus::save_missed(&dir, &m.key(), &text, None)
+        });
+        assert_eq!(
+            (t.cases, t.engine_missed.cases, t.engine_missed.written),
+            (0, 1, 1)
+        );
+        let path = t.engine_missed.first_path.unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.starts_with("# missed simplification of tileproof's engine (not a bug of the peer): peer 1.0 is cheaper"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "# proof (the peer's answer): equivalent by enumeration: every one of 4 points"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("expr x mod 2 * (x mod 2)\nexpect x mod 2\n"),
+            "{text}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_cheaper_peer_answer_that_is_wrong_is_rejected_apart() {
+        // x mod 2 is not x mod 4 at x = 2.
+        let h = hunt("var x in [0, 3]\nexpr x mod 2 * (x mod 2)\nexpect x mod 4\n");
+        assert!(
+            matches!(h, Hunt::PeerRejected(Rejection::Refuted, _)),
+            "{h:?}"
+        );
+        let mut t = Tally::default();
+        t.add(h, None, |_| unreachable!("nothing to save"));
+        assert_eq!(t.engine_missed.rejected[&Rejection::Refuted], 1);
+        assert!(t.rejected.is_empty());
+    }
+
+    #[test]
+    fn an_answer_of_the_same_cost_is_no_missed_simplification() {
+        let h = hunt("var x in [0, 3]\nexpr x mod 2 * (x mod 2)\nexpect x mod 2 * (x mod 2)\n");
+        assert!(matches!(h, Hunt::NotCheaper), "{h:?}");
     }
 }

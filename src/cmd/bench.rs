@@ -28,9 +28,11 @@
 //!   nodes: the engine's cost is linear when the figure stays flat;
 //! - `suites`: on each of the peers' converted suites
 //!   (`tests/peers/*.cases`), how far the engine goes against the peer's
-//!   own expected forms (cases where it leaves no more div/mod in the
-//!   results and no more constraints on the domain, fewer, more: the worse
-//!   ones by name, [`engine::suite::Reach`]) and time per expression.
+//!   own expected forms: the cases where tileproof goes further (fewer
+//!   div/mod in the results or constraints on the domain, no more of
+//!   either) and where the peer does (the engine's missed
+//!   simplifications, by name), [`engine::suite::Reach`], and time per
+//!   expression.
 
 use super::output::say;
 use engine::dtype::Width;
@@ -543,9 +545,10 @@ fn report_peer(
             if s.missed.on {
                 let rejected: u64 = s.missed.rejected.values().sum();
                 say!(
-                    "      {} missed simplifications by {} of the engine's rules; {rejected} cheaper answers not proved equal",
+                    "      {} missed simplifications by {} of the engine's rules; {rejected} cheaper answers not proved equal; {} of the engine's own (the peer's answer cheaper)",
                     s.missed.cases,
-                    s.missed.buckets.len()
+                    s.missed.buckets.len(),
+                    s.missed.engine_missed.cases
                 );
             }
             Some(rate)
@@ -678,12 +681,14 @@ fn suite_power(name: &str, suite: &engine::suite::Suite) {
             Reach::Worse => worse.push(c.name.as_str()),
         }
     }
+    // Further: fewer div/mod or constraints in the results and no more of
+    // either (`Reach::Better` for tileproof, `Reach::Worse` for the peer).
     say!(
-        "suite {name}: {cases} cases, {} as far as the peer (no more div/mod in the results, no more constraints), {better} of them further, {} worse{}{}",
-        cases - worse.len(),
+        "suite {name}: {cases} cases: tileproof further on {better}, peer further on {}{}{}, as far on {} (div/mod in the results, then constraints on the domain)",
         worse.len(),
         if worse.is_empty() { "" } else { ": " },
-        worse.join(", ")
+        worse.join(", "),
+        cases - better - worse.len()
     );
 }
 

@@ -7,7 +7,7 @@ use engine::dtype::Width;
 use engine::parse::Program;
 use fuzz::checks::Validator;
 use fuzz::corpus::{judge, node_values, CaseReport, Replayer};
-use fuzz::missed::{Hunt, Hunter};
+use fuzz::missed::{Direction, Hunt, Hunter};
 use fuzz::propose::Language;
 use fuzz::subject::Subject;
 use std::process::ExitCode;
@@ -196,24 +196,31 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
 /// What the engine makes of the input beside the peer's sound answer.
 fn print_missed(h: &Hunt) {
     match h {
-        Hunt::NotCheaper => println!("missed: none (tileproof's engine is not cheaper)"),
+        Hunt::NotCheaper => println!("missed: none (the two answers cost the same)"),
         Hunt::OutsideProfile => {
             println!("missed: none (tileproof's cheaper answer uses an op the peer lacks)")
         }
         // `hunt_settled` leaves none unsettled; said plainly if it did.
-        Hunt::Unsettled(_) => println!("missed: none reported: tileproof's cheaper answer is not proved"),
+        Hunt::Unsettled(_) => println!("missed: none reported: the cheaper answer is not proved"),
         Hunt::Rejected(why, detail) => println!(
             "missed: none reported: tileproof's cheaper answer is not proved equal ({why}: {detail})"
         ),
+        Hunt::PeerRejected(why, detail) => println!(
+            "missed: none reported: the peer's cheaper answer is not proved equal ({why}: {detail})"
+        ),
         Hunt::Missed(m) => {
-            println!(
-                "missed simplification (not a bug): tileproof {} ({}), the peer {} ({})",
-                m.show(&m.engine),
-                m.engine_cost,
-                m.show(&m.peer),
-                m.peer_cost
-            );
-            println!("  proof: {}: {}", m.verdict, m.proof);
+            let peer = format!("the peer {} ({})", m.show(&m.peer), m.peer_cost);
+            let engine = format!("tileproof {} ({})", m.show(&m.engine), m.engine_cost);
+            match m.direction {
+                Direction::EngineCheaper => {
+                    println!("missed simplification (not a bug): {engine}, {peer}")
+                }
+                Direction::PeerCheaper => println!(
+                    "missed simplification of tileproof's engine (not a bug of the peer): {peer}, {engine}"
+                ),
+            }
+            let whose = m.direction.proved();
+            println!("  proof{whose}: {}: {}", m.verdict, m.proof);
             for c in &m.causes {
                 println!("  rule {c}");
             }
@@ -222,7 +229,11 @@ fn print_missed(h: &Hunt) {
                     println!("  not proposed: {why}");
                 }
                 if let Some(module) = &p.module {
-                    println!("  proposed for {:?} (a module; its matcher `proposed`):", p.language);
+                    println!(
+                        "  proposed for {} ({}):",
+                        p.language.name(),
+                        p.language.describe()
+                    );
                     for line in module.lines() {
                         println!("    {line}");
                     }

@@ -137,6 +137,12 @@ pub fn missed_json(t: &Tally) -> serde_json::Value {
         "rejected": t.rejected,
         "outside_profile": t.outside_profile,
         "unwritten": t.unwritten,
+        "engine_missed": {
+            "cases": t.engine_missed.cases,
+            "written": t.engine_missed.written,
+            "first_path": t.engine_missed.first_path.as_ref().map(|p| p.display().to_string()),
+            "rejected": t.engine_missed.rejected,
+        },
     })
 }
 
@@ -177,6 +183,20 @@ pub fn print_missed(t: &Tally) {
             not.join(", ")
         );
     }
+    let e = &t.engine_missed;
+    let unproved: u64 = e.rejected.values().sum();
+    say!(
+        "missed simplifications of tileproof's engine (the peer's sound answer cheaper, proved under the peer's semantics; not bugs): {}{}{}",
+        count(e.cases, "case"),
+        e.first_path
+            .as_ref()
+            .map_or_else(String::new, |p| format!(", e.g. {}", p.display())),
+        if unproved > 0 {
+            format!("; {unproved} more not proved")
+        } else {
+            String::new()
+        }
+    );
     for e in &t.unwritten {
         say!("  not written: {e}");
     }
