@@ -36,6 +36,7 @@ fn entry(body: &str) -> Entry {
         relaxed: None,
         bucket: "oracle value-differs: v0 % C".into(),
         reproducer: None,
+        blame: None,
     }
 }
 
