@@ -120,6 +120,7 @@ fn wait_with_rusage(pid: i32, limit: Duration) -> (i32, i64) {
     }
 }
 
+/// The findings written under `corpus`, with their text.
 fn findings(corpus: &Path) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut dirs = vec![corpus.to_path_buf()];
@@ -129,7 +130,12 @@ fn findings(corpus: &Path) -> Vec<(String, String)> {
         };
         for e in rd.flatten() {
             let p = e.path();
-            if p.is_dir() {
+            // Missed simplifications (either way) are kept beside the
+            // findings, never counted as one.
+            let missed = p
+                .file_name()
+                .is_some_and(|n| n == "missed" || n == "engine-missed");
+            if p.is_dir() && !missed {
                 dirs.push(p);
             } else if p.extension().is_some_and(|x| x == "txt") {
                 let name = p.file_name().unwrap().to_string_lossy().into_owned();
