@@ -16,6 +16,7 @@
 //! searched breadth first, a few steps deep. No step failing alone blames
 //! nothing: the finding keeps its shape for a cause.
 
+use crate::bucket::Blame;
 use crate::checks::{self, CheckConfig};
 use crate::corpus::{self, case_body, fnv1a, write_atomic};
 use crate::generate::RuleSeed;
@@ -41,15 +42,6 @@ const MAX_DEPTH: usize = 3;
 
 /// Rule applications judged per finding, at most.
 const MAX_STEPS: usize = 400;
-
-/// The rule a finding is blamed on, and the instance it fails on alone.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Blame {
-    /// The rule, as the subject names it.
-    pub rule: String,
-    /// The instance: `var` and `expr` lines.
-    pub instance: String,
-}
 
 /// The step of simplifying `src` in `g` (a finding's shrunk case) that
 /// fails alone with `failure`, judged under `cfg` (the oracle only, off

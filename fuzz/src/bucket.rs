@@ -18,6 +18,16 @@ use engine::ir::{Graph, NodeId};
 use engine::print;
 use engine::semantics::Failure;
 
+/// The rule a finding is blamed on, and the instance it fails on alone
+/// ([`crate::blame`]): its cause, whatever shape the finding has.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blame {
+    /// The rule, as the subject names it.
+    pub rule: String,
+    /// The instance: `var` and `expr` lines.
+    pub instance: String,
+}
+
 /// `roots` of `g` printed with variables renamed `v0, v1, ...` in order of
 /// first appearance and every integer literal written `C`.
 pub fn abstract_shape(g: &Graph, roots: &[NodeId]) -> String {

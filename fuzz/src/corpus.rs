@@ -87,7 +87,7 @@ pub struct Entry {
     pub bucket: String,
     /// The rule the finding is blamed on, and its instance
     /// ([`crate::blame`]).
-    pub blame: Option<crate::blame::Blame>,
+    pub blame: Option<crate::bucket::Blame>,
     /// A standalone script that shows the bug with only the peer's own
     /// code, written beside the case (`NAME.py`).
     pub reproducer: Option<Script>,
@@ -147,7 +147,7 @@ impl Entry {
 
     /// Blames the finding on `b`'s rule: its cause is that rule, whatever
     /// shape the case has (`failure`: how the oracle's answer failed).
-    pub fn blame_on(&mut self, b: crate::blame::Blame, failure: Option<Failure>) {
+    pub fn blame_on(&mut self, b: crate::bucket::Blame, failure: Option<Failure>) {
         self.bucket = crate::bucket::rule_signature(
             self.kind,
             failure,

@@ -6,10 +6,11 @@ use engine::dtype::Width;
 use engine::parse::parse_program;
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
-use fuzz::checks::{check, CheckConfig, Kind};
+use fuzz::checks::{check, CheckConfig, Kind, ValidationVerdict};
 use fuzz::corpus::Replayer;
 use fuzz::corpus::{self, Entry};
-use fuzz::subject::Engine;
+use fuzz::missed::{Direction, Hunt, Hunter, Tally};
+use fuzz::subject::{Engine, Profile};
 use std::path::{Path, PathBuf};
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -184,4 +185,56 @@ fn an_entry_from_a_checked_case_carries_the_failure_and_the_engine_output() {
             && text.contains("# point: c = false, x = 3\n"),
         "{text}"
     );
+}
+
+/// A peer's answer (the `expect` line) to the `expr` line, hunted for a
+/// missed simplification by the built-in engine under its own profile.
+fn hunt(text: &str) -> Hunt {
+    let p = engine::parse::parse_program(text).unwrap();
+    let h = Hunter::new(engine::rules::builtin(), Profile::engine(Width::W64), None);
+    h.hunt(&p.graph, &p.outputs, &p.expects)
+}
+
+#[test]
+fn a_cheaper_sound_peer_answer_is_the_engines_missed_simplification_proved_and_written() {
+    // The engine keeps the square of x mod 2, which is x mod 2 itself.
+    let h = hunt("var x in [0, 3]\nexpr x mod 2 * (x mod 2)\nexpect x mod 2\n");
+    let Hunt::Missed(m) = h.clone() else {
+        panic!("{h:?}")
+    };
+    assert_eq!(m.direction, Direction::PeerCheaper);
+    assert_eq!(m.verdict, ValidationVerdict::EquivalentByEnumeration);
+    assert!(m.peer_cost < m.engine_cost, "{m:?}");
+    assert!(m.causes.is_empty() && m.proposal.is_none());
+    let mut t = Tally {
+        on: true,
+        ..Tally::default()
+    };
+    let dir = std::env::temp_dir().join(format!("tileproof-engine-missed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    t.add(h, Some(1), |m| {
+        let text = corpus::missed_file(m, "peer 1.0", "its model", Width::W64);
+        corpus::save_missed(&dir, &m.key(), &text, None)
+    });
+    assert_eq!(
+        (t.cases, t.engine_missed.cases, t.engine_missed.written),
+        (0, 1, 1)
+    );
+    let path = t.engine_missed.first_path.unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.starts_with("# missed simplification of tileproof's engine (not a bug of the peer): peer 1.0 is cheaper"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "# proof (the peer's answer): equivalent by enumeration: every one of 4 points"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("expr x mod 2 * (x mod 2)\nexpect x mod 2\n"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
