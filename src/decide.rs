@@ -126,8 +126,38 @@ pub fn smt_validator(
     timeout: Duration,
 ) -> impl Fn(&Graph, &[NodeId], &[NodeId]) -> Validation + Sync {
     let model = model.into();
-    move |g, src, tgt| validation_of(g, &check(g, src, tgt, model, timeout))
+    move |g, src, tgt| {
+        // `timeout` bounds the whole query, every attempt of it (hints, the
+        // integer encoding after bitvectors): a campaign's batch waits for
+        // it. Z3 4.8 can take seconds to heed an interrupt (a shift by a
+        // variable), so the query runs on a thread of its own, left to end
+        // alone when it overruns.
+        let (g, src, tgt) = (g.clone(), src.to_vec(), tgt.to_vec());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let deadline = std::time::Instant::now() + timeout;
+            let r =
+                verify::solver::with_deadline(deadline, || check(&g, &src, &tgt, model, timeout));
+            // The campaign may have stopped waiting.
+            let _ = tx.send(validation_of(&g, &r));
+        });
+        rx.recv_timeout(timeout + SOLVER_GRACE)
+            .unwrap_or_else(|_| Validation {
+                fails: false,
+                verdict: ValidationVerdict::Unknown,
+                detail: Some(format!(
+                    "the solver did not stop within {} ms of its {} ms",
+                    SOLVER_GRACE.as_millis(),
+                    timeout.as_millis()
+                )),
+                point: None,
+            })
+    }
 }
+
+/// How long past its timeout a campaign's query is waited for (an
+/// interrupted solver unwinding, a counterexample confirmed).
+const SOLVER_GRACE: Duration = Duration::from_millis(250);
 
 /// The validator hook: [`decide`] under `model`, as a [`Validation`].
 pub fn validator(

@@ -1090,9 +1090,14 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
 }
 
 /// Settles the batch's missed simplifications no walk settled: in case
-/// order, those the prover's budget allows, proved in parallel; the others
-/// rejected.
+/// order, those the prover's budget allows (rules no walk of the batch or
+/// an earlier one showed), proved in parallel; the others rejected.
 fn settle_missed(h: &Hunter<'_>, budget: &mut missed::Budget, runs: &mut [CaseRun]) {
+    for hunt in runs.iter().flat_map(|r| r.missed.iter()) {
+        if let Hunt::Missed(m) = hunt {
+            budget.shown(m);
+        }
+    }
     let mut todo: Vec<&mut Hunt> = Vec::new();
     for hunt in runs.iter_mut().flat_map(|r| r.missed.iter_mut()) {
         if let Hunt::Unsettled(m) = hunt {

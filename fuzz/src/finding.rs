@@ -59,6 +59,11 @@ pub fn kinds_for(kind: Kind) -> KindSet {
 /// is the same bug and not a smaller model-only look-alike. The shrunk
 /// case is classified again on every backend, and a bug gets the peer's
 /// reproducer script. Shared by campaigns and `tileproof import`.
+/// Candidates a case is shrunk through on the backend that shows its
+/// class, at most: each is a compile with the peer's compiler (a tenth of
+/// a second with clang), where the check alone is a millisecond.
+pub const BACKEND_SHRINK_STEPS: usize = 150;
+
 #[allow(clippy::too_many_arguments)]
 pub fn prepare_finding(
     program: &Program,
@@ -140,7 +145,8 @@ pub fn prepare_finding(
         if still_fails(&p) {
             (p, Some(st))
         } else {
-            let (p, st) = shrink::shrink(&original, &fails, shrink_steps);
+            let steps = shrink_steps.min(BACKEND_SHRINK_STEPS);
+            let (p, st) = shrink::shrink(&original, &fails, steps);
             (p, Some(st))
         }
     } else {

@@ -52,9 +52,10 @@ const DEFINED_PROBES: u64 = 64;
 
 /// What an expression costs at run time: div/mod first (tens of cycles
 /// each), then nodes. Ordered lexicographically. A negation counts as the
-/// product by -1 it is in tinygrad's IR (2 nodes), and `a - b` as `a +
-/// -b` (a constant `b` folded), so that how a peer spells them is never a
-/// missed simplification.
+/// product by -1 it is in tinygrad's IR (2 nodes), `a - b` as `a + -b` (a
+/// constant `b` folded), and a negated comparison as the one comparison
+/// it compiles to (tinygrad writes `a >= b` as `!(a < b)`), so that how a
+/// peer spells them is never a missed simplification.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct Cost {
     pub divmod: usize,
@@ -69,6 +70,7 @@ impl Cost {
             let node = g.node(n);
             match node.op {
                 Op::Neg => 2,
+                Op::Not if g.node(node.src()[0]).op.is_comparison() => 0,
                 Op::Sub if g.node(node.src()[1]).as_const().is_some() => 1,
                 Op::Sub => 3,
                 _ => 1,
@@ -258,6 +260,10 @@ impl serde::Serialize for Missed {
 #[derive(Clone, Debug, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Hunt {
+    /// Not looked at: a variable of the source has one point (a loop of
+    /// one iteration, a constant the peer's other passes fold; what the
+    /// engine makes of it would say nothing of the peer's rules).
+    OnePoint(String),
     /// The engine is not cheaper than the peer.
     NotCheaper,
     /// The engine's cheaper answer uses something the peer lacks.
@@ -284,12 +290,16 @@ impl Hunt {
 
 /// How many cases of each rule the prover (SMT, far slower than a walk)
 /// is asked to settle in one campaign: the cases of a rule walks settle are
-/// all counted; a rule seen only on large domains is shown by this many.
+/// all counted; a rule seen only on large domains is shown by this many
+/// (one a walk has shown takes none, [`Budget::shown`]).
 pub const SOLVER_PER_RULE: u32 = 1;
 
 /// The prover's time per case in a campaign: a case it cannot settle
-/// quickly is rejected (unproved), not waited for.
-pub const SOLVER_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
+/// quickly is rejected (unproved), not waited for. The proofs it finds take
+/// a tenth of a second; Z3 4.8, given more, can enter a phase it does not
+/// leave when interrupted (seconds of `x mod (y >> y)`), which the batch
+/// would wait for.
+pub const SOLVER_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// The prover's budget, spent in case order (so that what a campaign
 /// reports does not depend on its threads).
@@ -304,10 +314,7 @@ impl Budget {
     /// The peer's cheaper answers share one budget, under the key a file
     /// of theirs is named by.
     pub fn take(&mut self, m: &Missed) -> bool {
-        let keys: Vec<String> = match m.direction {
-            Direction::EngineCheaper => m.causes.iter().map(|c| c.rule.clone()).collect(),
-            Direction::PeerCheaper => vec![m.key()],
-        };
+        let keys = Budget::keys(m);
         let left = |r: &str| self.tries.get(r).copied().unwrap_or(0) < SOLVER_PER_RULE;
         if !keys.iter().any(|k| left(k)) {
             return false;
@@ -316,6 +323,22 @@ impl Budget {
             *self.tries.entry(k).or_default() += 1;
         }
         true
+    }
+
+    /// `m` is proved (by a walk): its rules need the prover no more (the
+    /// prover's calls are most of what looking for missed simplifications
+    /// costs a campaign).
+    pub fn shown(&mut self, m: &Missed) {
+        for k in Budget::keys(m) {
+            self.tries.insert(k, SOLVER_PER_RULE);
+        }
+    }
+
+    fn keys(m: &Missed) -> Vec<String> {
+        match m.direction {
+            Direction::EngineCheaper => m.causes.iter().map(|c| c.rule.clone()).collect(),
+            Direction::PeerCheaper => vec![m.key()],
+        }
     }
 }
 
@@ -381,6 +404,10 @@ impl<'a> Hunter<'a> {
     /// Looks at the peer's answer `peer` to `src` (nodes of `g`, already
     /// judged sound).
     pub fn hunt(&self, g: &Graph, src: &[NodeId], peer: &[NodeId]) -> Hunt {
+        let vars = g.reachable_vars(src);
+        if let Some(v) = vars.iter().map(|&v| g.var(v)).find(|v| v.lo == v.hi) {
+            return Hunt::OnePoint(format!("{} in [{}, {}]", v.name, v.lo, v.hi));
+        }
         let mut g = g.clone();
         let Ok(out) = self.simp.simplify(&mut g, src, true) else {
             return Hunt::NotCheaper;
@@ -686,6 +713,8 @@ pub struct Tally {
     pub rejected: BTreeMap<Rejection, u64>,
     /// Cheaper answers that use something the peer lacks.
     pub outside_profile: u64,
+    /// Sound answers not looked at: a variable of one point.
+    pub one_point: u64,
     /// Files that could not be written, with the error.
     pub unwritten: Vec<String>,
     /// Where the peer's sound answer is the cheaper one: tileproof's own
@@ -724,6 +753,10 @@ impl Tally {
     ) {
         let m = match hunt {
             Hunt::NotCheaper => return,
+            Hunt::OnePoint(_) => {
+                self.one_point += 1;
+                return;
+            }
             Hunt::OutsideProfile => {
                 self.outside_profile += 1;
                 return;
@@ -835,5 +868,41 @@ mod tests {
     fn an_answer_of_the_same_cost_is_no_missed_simplification() {
         let h = hunt("var x in [0, 3]\nexpr x mod 2 * (x mod 2)\nexpect x mod 2 * (x mod 2)\n");
         assert!(matches!(h, Hunt::NotCheaper), "{h:?}");
+    }
+
+    #[test]
+    fn a_negated_comparison_costs_the_comparison_it_spells() {
+        // tinygrad's `!(x < 2)` is the engine's `2 <= x`.
+        let h = hunt("var x in [0, 3]\nexpr 2 <= x\nexpect !(x < 2)\n");
+        assert!(matches!(h, Hunt::NotCheaper), "{h:?}");
+        let p = parse_program("var x in [0, 9]\nexpr !(x < 2)\nexpect 2 <= x\n").unwrap();
+        let cost = |r: &[NodeId]| Cost::of(&p.graph, r);
+        assert_eq!(cost(&p.outputs), cost(&p.expects));
+    }
+
+    #[test]
+    fn a_rule_a_walk_has_shown_takes_no_more_of_the_prover() {
+        let h = hunt("var x in [0, 3]\nexpr x * 1 + 0\nexpect x * 1 + 0\n");
+        let Hunt::Missed(m) = h else {
+            panic!("the engine's x is cheaper: {h:?}")
+        };
+        assert!(Budget::default().take(&m));
+        let mut b = Budget::default();
+        b.shown(&m);
+        assert!(!b.take(&m));
+    }
+
+    #[test]
+    fn a_source_with_a_variable_of_one_point_is_not_looked_at() {
+        // The engine folds `x * 45` to 0 here; the peer's rules are not
+        // what is missing.
+        let h = hunt("var x in [0, 0]\nvar y in [0, 3]\nexpr x * 45 + y\nexpect x * 45 + y\n");
+        assert!(
+            matches!(&h, Hunt::OnePoint(v) if v == "x in [0, 0]"),
+            "{h:?}"
+        );
+        let mut t = Tally::default();
+        t.add(h, None, |_| unreachable!("nothing to save"));
+        assert_eq!((t.one_point, t.cases), (1, 0));
     }
 }

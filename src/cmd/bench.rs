@@ -482,11 +482,8 @@ fn bench_peers(simplifiers: &[String], cases: u64, jobs: Option<usize>, max_line
                     base,
                     Some(&hunter),
                 );
-                if let (Some(off), Some(on)) = (off, on) {
-                    say!(
-                        "      missed simplifications on: {:.0}% of the rate without them",
-                        100.0 * on / off.max(1e-9)
-                    );
+                if off.is_some() && on.is_some() {
+                    hunt_cost(&cfg, &p, &hunter);
                 }
                 report_peer(
                     &format!("{label}, domains <= {SMALL_DOMAIN} points"),
@@ -508,6 +505,64 @@ fn bench_peers(simplifiers: &[String], cases: u64, jobs: Option<usize>, max_line
             Err(e) => say!("peers: {e}"),
         }
     }
+}
+
+/// Rounds of the campaign with and without looking for missed
+/// simplifications, alternated, whose ratios' median is the hunt's cost:
+/// one pair of short runs on a shared machine is noise, and a peer warms
+/// up (Python's caches) over its first run.
+const HUNT_ROUNDS: usize = 3;
+
+/// The cases of each of those campaigns, at least: the prover's cost is
+/// per rule (its first cases, [`fuzz::missed::Budget`]), which a campaign
+/// of minutes spreads over far more cases than a run of a second.
+const HUNT_CASES: u64 = 1500;
+
+/// Prints the rate with missed simplifications on as a share of the rate
+/// without, the median of [`HUNT_ROUNDS`] alternating pairs of campaigns
+/// of at least [`HUNT_CASES`] cases.
+fn hunt_cost(cfg: &CampaignConfig, subject: &dyn fuzz::subject::Subject, hunter: &Hunter<'_>) {
+    let cases = cfg.cases.unwrap_or(0).max(HUNT_CASES);
+    let rate = |missed: Option<&Hunter<'_>>| {
+        let mut cfg = cfg.clone();
+        cfg.cases = Some(cases);
+        cfg.check.width = subject.profile().width();
+        let hooks = Hooks {
+            missed,
+            ..Hooks::default()
+        };
+        campaign::run_subject(&cfg, subject, &hooks).map(|s| s.cases_per_sec())
+    };
+    let mut pairs = Vec::new();
+    for round in 0..HUNT_ROUNDS {
+        // Alternate which goes first, so that neither is always the warmer.
+        let pair = if round % 2 == 1 {
+            let on = rate(Some(hunter));
+            (rate(None), on)
+        } else {
+            let off = rate(None);
+            (off, rate(Some(hunter)))
+        };
+        match pair {
+            (Ok(off), Ok(on)) => pairs.push((off, on)),
+            (Err(e), _) | (_, Err(e)) => {
+                say!("      missed simplifications on: round {round}: {e}");
+                return;
+            }
+        }
+    }
+    let mut shares: Vec<f64> = pairs.iter().map(|&(off, on)| on / off.max(1e-9)).collect();
+    shares.sort_by(f64::total_cmp);
+    let rounds: Vec<String> = pairs
+        .iter()
+        .map(|(off, on)| format!("{on:.0}/{off:.0}"))
+        .collect();
+    say!(
+        "      missed simplifications on: {:.0}% of the rate without them (median of {} alternating rounds of {cases} cases, on/off cases/s: {})",
+        100.0 * shares[shares.len() / 2],
+        pairs.len(),
+        rounds.join(", ")
+    );
 }
 
 /// Runs the campaign against `subject` and prints its rate (and the ratio

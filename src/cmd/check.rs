@@ -197,6 +197,9 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
 fn print_missed(h: &Hunt) {
     match h {
         Hunt::NotCheaper => println!("missed: none (the two answers cost the same)"),
+        Hunt::OnePoint(v) => println!(
+            "missed: not looked for: {v} has one point (a constant the peer's other passes fold)"
+        ),
         Hunt::OutsideProfile => {
             println!("missed: none (tileproof's cheaper answer uses an op the peer lacks)")
         }

@@ -136,6 +136,7 @@ pub fn missed_json(t: &Tally) -> serde_json::Value {
         "rules": rules,
         "rejected": t.rejected,
         "outside_profile": t.outside_profile,
+        "one_point": t.one_point,
         "unwritten": t.unwritten,
         "engine_missed": {
             "cases": t.engine_missed.cases,
@@ -181,6 +182,12 @@ pub fn print_missed(t: &Tally) {
         say!(
             "  cheaper answers of the engine not reported: {}",
             not.join(", ")
+        );
+    }
+    if t.one_point > 0 {
+        say!(
+            "  sound answers not looked at: {} (a variable of one point, a constant the peer's other passes fold)",
+            count(t.one_point, "case")
         );
     }
     let e = &t.engine_missed;
