@@ -569,16 +569,11 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
             ..missed::Tally::default()
         },
     };
-    // The engine's cheaper answers in missed/, the peer's in engine-missed/.
-    let missed_dir = |d: missed::Direction| {
-        cfg.corpus.as_ref().map(|c| {
-            c.join(match d {
-                missed::Direction::EngineCheaper => "missed",
-                missed::Direction::PeerCheaper => "engine-missed",
-            })
-        })
-    };
     let mut budget = missed::Budget::default();
+    // The last batch's missed simplifications, in case order: the prover
+    // settles them while the next batch runs (a batch waiting on it would
+    // leave every worker idle but one).
+    let mut hunts: Vec<Hunt> = Vec::new();
     let mut causes = Causes::default();
     let mut next_j = 0u64;
     let batch = cfg.batch.max(1) as u64;
@@ -596,40 +591,35 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
             break;
         }
         let end = cfg.cases.map_or(next_j + batch, |n| n.min(next_j + batch));
-        let mut runs: Vec<CaseRun> = (next_j..end)
-            .into_par_iter()
-            .filter_map(|j| {
-                if deadline.is_some_and(|d| Instant::now() >= d) {
-                    return None;
-                }
-                Some(run_case(cfg, subject, hooks, j))
-            })
-            .collect();
+        let last = std::mem::take(&mut hunts);
+        let (mut runs, last) = rayon::join(
+            || {
+                (next_j..end)
+                    .into_par_iter()
+                    .filter_map(|j| {
+                        if deadline.is_some_and(|d| Instant::now() >= d) {
+                            return None;
+                        }
+                        Some(run_case(cfg, subject, hooks, j))
+                    })
+                    .collect::<Vec<CaseRun>>()
+            },
+            || settle_missed(hooks.missed, last),
+        );
         next_j = end;
-        if let Some(h) = hooks.missed {
-            settle_missed(h, &mut budget, &mut runs);
+        fold_missed(&mut s, cfg, hooks.missed, last);
+        if hooks.missed.is_some() {
+            hunts = runs
+                .iter_mut()
+                .flat_map(|r| std::mem::take(&mut r.missed))
+                .collect();
+            budget.spend(&mut hunts);
         }
 
         // Fold in case order; pick the findings to shrink and record.
         let mut b = Batch::default();
         for r in &runs {
             b.fold(&mut s, &mut causes, cfg, r);
-        }
-        if let Some(h) = hooks.missed {
-            let (name, model) = (s.subject.clone(), h.describe_model());
-            // Counted, not written, without a corpus directory.
-            let max = cfg.corpus.as_ref().map_or(Some(0), |_| cfg.max_findings);
-            for hunt in runs.iter().flat_map(|r| r.missed.iter()) {
-                s.missed.add(hunt.clone(), max, |m: &Missed| {
-                    let dir = missed_dir(m.direction).ok_or("no corpus directory")?;
-                    let text = corpus::missed_file(m, &name, &model, h.width());
-                    let module = m
-                        .proposal
-                        .as_ref()
-                        .and_then(|p| p.module.as_deref().map(|t| (p.language.extension(), t)));
-                    corpus::save_missed(&dir, &m.key(), &text, module)
-                });
-            }
         }
         // Shrink in parallel, write in order (a finding is reported only
         // once its file is on disk).
@@ -663,8 +653,36 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
             });
         }
     }
+    let last = settle_missed(hooks.missed, hunts);
+    fold_missed(&mut s, cfg, hooks.missed, last);
     s.elapsed = start.elapsed();
     s
+}
+
+/// Counts a batch's missed simplifications (settled), in case order, and
+/// writes their files: the engine's cheaper answers in `missed/`, the
+/// peer's in `engine-missed/`; counted, not written, without a corpus.
+fn fold_missed(s: &mut Summary, cfg: &CampaignConfig, h: Option<&Hunter<'_>>, hunts: Vec<Hunt>) {
+    let Some(h) = h else {
+        return;
+    };
+    let (name, model) = (s.subject.clone(), h.describe_model());
+    let max = cfg.corpus.as_ref().map_or(Some(0), |_| cfg.max_findings);
+    for hunt in hunts {
+        s.missed.add(hunt, max, |m: &Missed| {
+            let dir = cfg
+                .corpus
+                .as_ref()
+                .map(|c| c.join(m.direction.dir()))
+                .ok_or("no corpus directory")?;
+            let text = corpus::missed_file(m, &name, &model, h.width());
+            let module = m
+                .proposal
+                .as_ref()
+                .and_then(|p| p.module.as_deref().map(|t| (p.language.extension(), t)));
+            corpus::save_missed(&dir, &m.key(), &text, module)
+        });
+    }
 }
 
 /// Across a campaign: the unshrunk shapes and messages already bucketed,
@@ -1089,30 +1107,19 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
     run
 }
 
-/// Settles the batch's missed simplifications no walk settled: in case
-/// order, those the prover's budget allows (rules no walk of the batch or
-/// an earlier one showed), proved in parallel; the others rejected.
-fn settle_missed(h: &Hunter<'_>, budget: &mut missed::Budget, runs: &mut [CaseRun]) {
-    for hunt in runs.iter().flat_map(|r| r.missed.iter()) {
-        if let Hunt::Missed(m) = hunt {
-            budget.shown(m);
-        }
-    }
-    let mut todo: Vec<&mut Hunt> = Vec::new();
-    for hunt in runs.iter_mut().flat_map(|r| r.missed.iter_mut()) {
-        if let Hunt::Unsettled(m) = hunt {
-            if budget.take(m) {
-                todo.push(hunt);
-            } else {
-                *hunt = Hunt::rejected(m.direction, missed::Rejection::Budget, String::new());
+/// Settles the hunts the prover's budget let through
+/// ([`missed::Budget::spend`]), in parallel.
+fn settle_missed(h: Option<&Hunter<'_>>, mut hunts: Vec<Hunt>) -> Vec<Hunt> {
+    if let Some(h) = h {
+        hunts.par_iter_mut().for_each(|hunt| {
+            if let Hunt::Unsettled(_) = hunt {
+                if let Hunt::Unsettled(m) = std::mem::replace(hunt, Hunt::NotCheaper) {
+                    *hunt = h.settle(m);
+                }
             }
-        }
+        });
     }
-    todo.par_iter_mut().for_each(|hunt| {
-        if let Hunt::Unsettled(m) = std::mem::replace(*hunt, Hunt::NotCheaper) {
-            **hunt = h.settle(m);
-        }
-    });
+    hunts
 }
 
 /// Looks for a missed simplification in a sound answer, when asked to; a

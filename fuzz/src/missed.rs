@@ -36,7 +36,13 @@ use std::fmt;
 use std::path::PathBuf;
 
 /// Domains of at most this many points are proved by walking them with the
-/// exact interpreter.
+/// exact interpreter; up to [`WALK_POINTS`], where the compiled walk does
+/// not apply.
+pub const INTERP_POINTS: u128 = 256;
+
+/// Domains of at most this many points are always walked: compiled (a
+/// compile costs less than the interpreter's walk of a few hundred
+/// points), else by the exact interpreter.
 pub const WALK_POINTS: u128 = 4096;
 
 /// Domains of at most this many points are proved by the oracle's
@@ -143,6 +149,14 @@ pub enum Direction {
 }
 
 impl Direction {
+    /// The corpus folder its cases are written to.
+    pub fn dir(self) -> &'static str {
+        match self {
+            Direction::EngineCheaper => "missed",
+            Direction::PeerCheaper => "engine-missed",
+        }
+    }
+
     /// How a proof line names the answer it proves (the engine's is the
     /// default).
     pub fn proved(self) -> &'static str {
@@ -313,7 +327,7 @@ impl Budget {
     /// (each of them then spends one).
     /// The peer's cheaper answers share one budget, under the key a file
     /// of theirs is named by.
-    pub fn take(&mut self, m: &Missed) -> bool {
+    fn take(&mut self, m: &Missed) -> bool {
         let keys = Budget::keys(m);
         let left = |r: &str| self.tries.get(r).copied().unwrap_or(0) < SOLVER_PER_RULE;
         if !keys.iter().any(|k| left(k)) {
@@ -328,9 +342,27 @@ impl Budget {
     /// `m` is proved (by a walk): its rules need the prover no more (the
     /// prover's calls are most of what looking for missed simplifications
     /// costs a campaign).
-    pub fn shown(&mut self, m: &Missed) {
+    fn shown(&mut self, m: &Missed) {
         for k in Budget::keys(m) {
             self.tries.insert(k, SOLVER_PER_RULE);
+        }
+    }
+
+    /// Decides, in case order, which of `hunts` the prover settles: those
+    /// it has tries left for, after every rule the walks among them showed;
+    /// the others are rejected.
+    pub fn spend(&mut self, hunts: &mut [Hunt]) {
+        for hunt in hunts.iter() {
+            if let Hunt::Missed(m) = hunt {
+                self.shown(m);
+            }
+        }
+        for hunt in hunts.iter_mut() {
+            if let Hunt::Unsettled(m) = hunt {
+                if !self.take(m) {
+                    *hunt = Hunt::rejected(m.direction, Rejection::Budget, String::new());
+                }
+            }
         }
     }
 
@@ -510,13 +542,15 @@ impl<'a> Hunter<'a> {
         tgt: &[NodeId],
     ) -> Option<Result<(ValidationVerdict, String), (Rejection, String)>> {
         let domain = Domain::new(g, src);
-        if domain.size() <= WALK_POINTS {
+        if domain.size() <= INTERP_POINTS {
             return Some(self.walk(g, src, tgt, &domain));
         }
         if domain.size() <= JIT_POINTS {
-            return self.walk_compiled(g, src, tgt, &domain);
+            if let Some(r) = self.walk_compiled(g, src, tgt, &domain) {
+                return Some(r);
+            }
         }
-        None
+        (domain.size() <= WALK_POINTS).then(|| self.walk(g, src, tgt, &domain))
     }
 
     /// Every point of `domain` with the exact interpreter, at the width a

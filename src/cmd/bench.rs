@@ -23,6 +23,9 @@
 //! - `peers`: cases per second of one fixed campaign against the engine in
 //!   process, the engine over the peer protocol (`tileproof serve`: the
 //!   protocol's own cost) and every `--simplifier` given, side by side;
+//!   for each peer, what looking for missed simplifications costs: the
+//!   median rate with it on over the rate with it off, in alternating
+//!   rounds of campaigns of at least 1,500 cases;
 //! - `scaling`: time per node of simplifying N independent tiled
 //!   expressions, and one sum of N tiled terms, at about 1k, 10k and 100k
 //!   nodes: the engine's cost is linear when the figure stays flat;
