@@ -43,6 +43,11 @@ pub fn kinds_for(kind: Kind) -> KindSet {
     }
 }
 
+/// Candidates a case is shrunk through on the backend that shows its
+/// class, at most: each is a compile with the peer's compiler (a tenth of
+/// a second with clang), where the check alone is a millisecond.
+pub const BACKEND_SHRINK_STEPS: usize = 150;
+
 /// Shrinks `program` (its `expr` lines) while it fails `kind` under
 /// `subject` and `check` (whose `kinds` are narrowed to what `kind` needs:
 /// shrinking a peer's finding runs the peer on every candidate),
@@ -59,11 +64,6 @@ pub fn kinds_for(kind: Kind) -> KindSet {
 /// is the same bug and not a smaller model-only look-alike. The shrunk
 /// case is classified again on every backend, and a bug gets the peer's
 /// reproducer script. Shared by campaigns and `tileproof import`.
-/// Candidates a case is shrunk through on the backend that shows its
-/// class, at most: each is a compile with the peer's compiler (a tenth of
-/// a second with clang), where the check alone is a millisecond.
-pub const BACKEND_SHRINK_STEPS: usize = 150;
-
 #[allow(clippy::too_many_arguments)]
 pub fn prepare_finding(
     program: &Program,

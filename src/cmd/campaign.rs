@@ -83,7 +83,8 @@ pub struct Args {
     /// batch; default: run the whole budget).
     #[arg(long, value_name = "N")]
     pub max_causes: Option<usize>,
-    /// Checks a shrink may run per finding (0: do not shrink).
+    /// Checks a shrink may run per finding (0: do not shrink); a peer's finding
+    /// shrunk through its backend runs at most 150 (each is a compile).
     #[arg(long, default_value_t = 2000, value_name = "N")]
     pub shrink_steps: usize,
     /// Check only the generated cases, not also a variant of each.
