@@ -538,6 +538,11 @@ pub fn run_subject(
     Ok(pool.install(|| run_in_pool(cfg, subject, hooks)))
 }
 
+/// The worker threads `jobs` asks for: one per core when unset.
+pub fn workers(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -> Summary {
     let start = Instant::now();
     let deadline = cfg.time.map(|t| start + t);
@@ -1112,11 +1117,7 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
 fn settle_missed(h: Option<&Hunter<'_>>, mut hunts: Vec<Hunt>) -> Vec<Hunt> {
     if let Some(h) = h {
         hunts.par_iter_mut().for_each(|hunt| {
-            if let Hunt::Unsettled(_) = hunt {
-                if let Hunt::Unsettled(m) = std::mem::replace(hunt, Hunt::NotCheaper) {
-                    *hunt = h.settle(m);
-                }
-            }
+            *hunt = h.settled(std::mem::replace(hunt, Hunt::NotCheaper));
         });
     }
     hunts

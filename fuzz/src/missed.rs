@@ -502,14 +502,19 @@ impl<'a> Hunter<'a> {
 
     /// [`Hunter::hunt`], with an unsettled case settled by the prover.
     pub fn hunt_settled(&self, g: &Graph, src: &[NodeId], peer: &[NodeId]) -> Hunt {
-        match self.hunt(g, src, peer) {
+        self.settled(self.hunt(g, src, peer))
+    }
+
+    /// `h`, settled by the prover if no walk settled it.
+    pub fn settled(&self, h: Hunt) -> Hunt {
+        match h {
             Hunt::Unsettled(m) => self.settle(m),
             h => h,
         }
     }
 
     /// A case no walk settled, proved by the prover hook (SMT) or rejected.
-    pub fn settle(&self, mut m: Box<Missed>) -> Hunt {
+    fn settle(&self, mut m: Box<Missed>) -> Hunt {
         let Some(prover) = self.prover else {
             return Hunt::rejected(
                 m.direction,

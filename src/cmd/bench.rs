@@ -496,9 +496,7 @@ fn bench_peers(simplifiers: &[String], cases: u64, jobs: Option<usize>, max_line
                     None,
                 );
                 let (busy, answers) = p.busy();
-                let workers = cfg
-                    .jobs
-                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+                let workers = fuzz::campaign::workers(cfg.jobs);
                 say!(
                     "      the peer's share: {:.0}% of the {workers} workers' time waiting for its {answers} answers ({:.2} ms per answer)",
                     100.0 * busy / (t.elapsed().as_secs_f64() * workers as f64).max(1e-9),
@@ -526,16 +524,11 @@ const HUNT_CASES: u64 = 1500;
 /// of at least [`HUNT_CASES`] cases.
 fn hunt_cost(cfg: &CampaignConfig, subject: &dyn fuzz::subject::Subject, hunter: &Hunter<'_>) {
     let cases = cfg.cases.unwrap_or(0).max(HUNT_CASES);
-    let rate = |missed: Option<&Hunter<'_>>| {
-        let mut cfg = cfg.clone();
-        cfg.cases = Some(cases);
-        cfg.check.width = subject.profile().width();
-        let hooks = Hooks {
-            missed,
-            ..Hooks::default()
-        };
-        campaign::run_subject(&cfg, subject, &hooks).map(|s| s.cases_per_sec())
+    let cfg = CampaignConfig {
+        cases: Some(cases),
+        ..cfg.clone()
     };
+    let rate = |missed| run_peer(&cfg, subject, missed).map(|s| s.cases_per_sec());
     let mut pairs = Vec::new();
     for round in 0..HUNT_ROUNDS {
         // Alternate which goes first, so that neither is always the warmer.
@@ -568,6 +561,22 @@ fn hunt_cost(cfg: &CampaignConfig, subject: &dyn fuzz::subject::Subject, hunter:
     );
 }
 
+/// The campaign `cfg` against `subject` at its width, looking for missed
+/// simplifications with `missed` (counted, not written).
+fn run_peer(
+    cfg: &CampaignConfig,
+    subject: &dyn fuzz::subject::Subject,
+    missed: Option<&Hunter<'_>>,
+) -> Result<campaign::Summary, campaign::CampaignError> {
+    let mut cfg = cfg.clone();
+    cfg.check.width = subject.profile().width();
+    let hooks = Hooks {
+        missed,
+        ..Hooks::default()
+    };
+    campaign::run_subject(&cfg, subject, &hooks)
+}
+
 /// Runs the campaign against `subject` and prints its rate (and the ratio
 /// to `base`, the in-process engine's), looking for missed simplifications
 /// with `missed` (counted, not written). Returns the rate.
@@ -578,19 +587,11 @@ fn report_peer(
     base: Option<f64>,
     missed: Option<&Hunter<'_>>,
 ) -> Option<f64> {
-    let mut cfg = cfg.clone();
-    cfg.check.width = subject.profile().width();
-    let hooks = Hooks {
-        missed,
-        ..Hooks::default()
-    };
-    match campaign::run_subject(&cfg, subject, &hooks) {
+    match run_peer(cfg, subject, missed) {
         Ok(s) => {
             let rate = s.cases_per_sec();
             let declined: u64 = s.unsupported.values().sum();
-            let threads = cfg
-                .jobs
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let threads = fuzz::campaign::workers(cfg.jobs);
             say!(
                 "peers {label}: {rate:.0} cases/s, {:.0} per core ({} cases in {:.1} s; {} programs answered, {declined} declined; {} findings){}",
                 rate / threads.max(1) as f64,

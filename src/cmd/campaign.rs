@@ -154,9 +154,7 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
         (None, Some(_)) => None,
         (None, None) => Some(Duration::from_secs(60)),
     };
-    let mut jobs = a
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let mut jobs = fuzz::campaign::workers(a.jobs);
     if let Under::Peer(p) = &under {
         // Each worker waits on its adapter: as many workers as adapters.
         jobs = jobs.max(p.processes());

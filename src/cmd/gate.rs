@@ -194,9 +194,7 @@ fn gate(a: Args) -> anyhow::Result<bool> {
         a.corpus.display()
     );
     let files = case_files(std::slice::from_ref(&a.corpus))?;
-    let jobs = a
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let jobs = fuzz::campaign::workers(a.jobs);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()

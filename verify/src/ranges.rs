@@ -230,17 +230,7 @@ fn prove_transfer_bits(
                 crate::encode::model_int(&m, &Num::B(t.clone()))
                     .map_or("?".to_string(), |v| v.to_string())
             };
-            let pts: Vec<String> = points
-                .iter()
-                .map(|(n, v, lo, hi)| format!("{n} = {} in [{}, {}]", show(v), show(lo), show(hi)))
-                .collect();
-            format!(
-                "{}; result {} outside [{}, {}]",
-                pts.join(", "),
-                show(&value),
-                show(&claimed.lo.0),
-                show(&claimed.hi.0)
-            )
+            described(&points, [&value, &claimed.lo.0, &claimed.hi.0], show)
         }),
         SatResult::Unsat => None,
     };
@@ -536,6 +526,59 @@ pub fn prove_transfer(
         Term::B(b) => b.ite(&Int::from_i64(1), &Int::from_i64(0)),
         Term::N(Num::B(_)) => unreachable!("integer mode"),
     };
+    let powers = op_facts(op, &points, &ranges, &mut premise);
+    let claimed = clamp(&transfer(op, &ranges), dt);
+    let outside = Bool::or(&[value.lt(&claimed.lo.0), claimed.hi.0.lt(&value)]);
+    // With the lemma instances assumed, the products and quotients are
+    // only compared, never multiplied out: the linear abstraction (each
+    // such term a function of its operands) usually refutes at once.
+    let subs: Vec<(&Int, &Int)> = powers.iter().map(|(a, b)| (a, b)).collect();
+    let general_b = |b: &Bool| {
+        if subs.is_empty() {
+            b.clone()
+        } else {
+            b.substitute(&subs)
+        }
+    };
+    let general_i = |t: &Int| {
+        if subs.is_empty() {
+            t.clone()
+        } else {
+            t.substitute(&subs)
+        }
+    };
+    let premise = general_b(&Bool::and(&premise));
+    let outside = general_b(&outside);
+    let abstraction = crate::prove::Abstraction::new(crate::poly::take_nonlinear()).map(general_i);
+    let solver = Solver::new();
+    solver.assert(&premise);
+    solver.assert(&outside);
+    let answer = if abstraction.refutes(&premise, &outside, timeout / 4) {
+        SatResult::Unsat
+    } else {
+        check_within(&solver, timeout)
+    };
+    let detail = match answer {
+        SatResult::Unsat => None,
+        SatResult::Unknown => solver.get_reason_unknown(),
+        SatResult::Sat => Some(counterexample(&solver, &points, &value, &claimed)),
+    };
+    range_result(op, arg_dts, dt, width, answer, detail, start)
+}
+
+/// The operand `x_i` of a transfer query: its name, value, and range bounds.
+type Operand = (String, Int, Int, Int);
+
+/// The facts `op`'s query assumes beyond the operands' ranges (the
+/// monotonicity lemmas' instances, a remainder's bounds), pushed on
+/// `premise`; for a shift, the powers of two to generalize to fresh
+/// integers.
+fn op_facts(
+    op: Op,
+    points: &[Operand],
+    ranges: &[Range<Z>],
+    premise: &mut Vec<Bool>,
+) -> Vec<(Int, Int)> {
     // A shift is a product or quotient by `P = 2^k`, with `P` inside
     // `[2^klo, 2^khi]` for the amounts the transfer function keeps: the
     // powers of two are then generalized to fresh integers with only that
@@ -583,61 +626,38 @@ pub fn prove_transfer(
         premise.push(remainder_period(op, x, &ranges[0].hi.0, y));
         premise.push(remainder_period(op, &ranges[0].lo.0, &ranges[0].hi.0, y));
     }
-    let claimed = clamp(&transfer(op, &ranges), dt);
-    let outside = Bool::or(&[value.lt(&claimed.lo.0), claimed.hi.0.lt(&value)]);
-    // With the lemma instances assumed, the products and quotients are
-    // only compared, never multiplied out: the linear abstraction (each
-    // such term a function of its operands) usually refutes at once.
-    let subs: Vec<(&Int, &Int)> = powers.iter().map(|(a, b)| (a, b)).collect();
-    let general_b = |b: &Bool| {
-        if subs.is_empty() {
-            b.clone()
-        } else {
-            b.substitute(&subs)
-        }
+    powers
+}
+
+/// The operands and result of a satisfiable transfer query, in words.
+fn counterexample(solver: &Solver, points: &[Operand], value: &Int, claimed: &Range<Z>) -> String {
+    let m = solver.get_model().expect("a satisfiable query has a model");
+    let show = |t: &Int| {
+        m.eval(t, true)
+            .and_then(|v| v.as_i128())
+            .map_or("?".to_string(), |v| v.to_string())
     };
-    let general_i = |t: &Int| {
-        if subs.is_empty() {
-            t.clone()
-        } else {
-            t.substitute(&subs)
-        }
-    };
-    let premise = general_b(&Bool::and(&premise));
-    let outside = general_b(&outside);
-    let abstraction = crate::prove::Abstraction::new(crate::poly::take_nonlinear()).map(general_i);
-    let solver = Solver::new();
-    solver.assert(&premise);
-    solver.assert(&outside);
-    let answer = if abstraction.refutes(&premise, &outside, timeout / 4) {
-        SatResult::Unsat
-    } else {
-        check_within(&solver, timeout)
-    };
-    let detail = match answer {
-        SatResult::Unsat => None,
-        SatResult::Unknown => solver.get_reason_unknown(),
-        SatResult::Sat => {
-            let m = solver.get_model().expect("a satisfiable query has a model");
-            let show = |t: &Int| {
-                m.eval(t, true)
-                    .and_then(|v| v.as_i128())
-                    .map_or("?".to_string(), |v| v.to_string())
-            };
-            let pts: Vec<String> = points
-                .iter()
-                .map(|(n, v, lo, hi)| format!("{n} = {} in [{}, {}]", show(v), show(lo), show(hi)))
-                .collect();
-            Some(format!(
-                "{}; result {} outside [{}, {}]",
-                pts.join(", "),
-                show(&value),
-                show(&claimed.lo.0),
-                show(&claimed.hi.0)
-            ))
-        }
-    };
-    range_result(op, arg_dts, dt, width, answer, detail, start)
+    described(points, [value, &claimed.lo.0, &claimed.hi.0], show)
+}
+
+/// A transfer query's counterexample in words: the operands (name, value,
+/// range bounds), then the result and the claimed range it is outside.
+fn described<T>(
+    points: &[(String, T, T, T)],
+    [value, lo, hi]: [&T; 3],
+    show: impl Fn(&T) -> String,
+) -> String {
+    let pts: Vec<String> = points
+        .iter()
+        .map(|(n, v, lo, hi)| format!("{n} = {} in [{}, {}]", show(v), show(lo), show(hi)))
+        .collect();
+    format!(
+        "{}; result {} outside [{}, {}]",
+        pts.join(", "),
+        show(value),
+        show(lo),
+        show(hi)
+    )
 }
 
 fn range_result(

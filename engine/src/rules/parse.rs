@@ -708,20 +708,7 @@ impl RuleParser {
     fn guard(&mut self, e: &Ast) -> PResult<(RawGuard, bool)> {
         crate::deep::grow(|| {
             let sp = e.span;
-            let int = |g: (RawGuard, bool), s: Span| -> PResult<RawGuard> {
-                if g.1 {
-                    Err(ParseError::new(s, "expected a number, found a condition"))
-                } else {
-                    Ok(g.0)
-                }
-            };
-            let cond = |g: (RawGuard, bool), s: Span| -> PResult<RawGuard> {
-                if g.1 {
-                    Ok(g.0)
-                } else {
-                    Err(ParseError::new(s, "expected a condition, found a number"))
-                }
-            };
+            let (int, cond) = (guard_number, guard_condition);
             match &e.kind {
                 AstKind::Int(v) => Ok((RawGuard::Int(*v), false)),
                 AstKind::Bool(b) => Ok((RawGuard::Bool(*b), true)),
@@ -772,109 +759,134 @@ impl RuleParser {
                         ))
                     }
                 }
-                AstKind::Call { name, ty, args } => {
-                    let n = name.as_str();
-                    let want = |k: usize| -> PResult<()> {
-                        if args.len() == k {
-                            Ok(())
-                        } else {
-                            Err(ParseError::new(
-                                sp,
-                                format!("`{n}` takes {}", crate::text::print::count(k, "argument")),
-                            ))
-                        }
-                    };
-                    if ty.is_some() {
-                        return Err(ParseError::new(
-                            sp,
-                            "type parameters are not allowed in a guard",
-                        ));
-                    }
-                    match n {
-                        "vmin" | "vmax" | "fits" => {
-                            want(1)?;
-                            let mut class = None;
-                            // A lone variable may be a bool (its range is 0/1);
-                            // arithmetic needs integers.
-                            let lone_bool = match &args[0].kind {
-                                AstKind::Name(v) if n != "fits" => {
-                                    self.vars.iter().position(|x| x.0 == *v)
-                                }
-                                _ => None,
-                            };
-                            let e = match lone_bool {
-                                Some(i) if !self.vars[i].1 => RawIExpr::Var(i),
-                                _ => self.iexpr(&args[0], &mut class)?,
-                            };
-                            Ok(match n {
-                                "vmin" => (RawGuard::VMin(e), false),
-                                "vmax" => (RawGuard::VMax(e), false),
-                                _ => {
-                                    let cl = class.unwrap_or_else(|| self.inf.fixed(DType::Index));
-                                    (RawGuard::Fits(e, cl), true)
-                                }
-                            })
-                        }
-                        "valid" | "constrained" | "is_const" => {
-                            want(1)?;
-                            let AstKind::Name(v) = &args[0].kind else {
-                                return Err(ParseError::new(
-                                    args[0].span,
-                                    format!("`{n}` takes a pattern variable"),
-                                ));
-                            };
-                            let Some(i) = self.vars.iter().position(|x| x.0 == *v) else {
-                                return Err(ParseError::new(
-                                    args[0].span,
-                                    format!("`{v}` is not bound by the left side"),
-                                ));
-                            };
-                            Ok(match n {
-                                "valid" => (RawGuard::Valid(i), true),
-                                "constrained" => (RawGuard::Constrained(i), true),
-                                _ => (RawGuard::IsConst(i), true),
-                            })
-                        }
-                        "min_of" | "max_of" => {
-                            want(1)?;
-                            let AstKind::Name(t) = &args[0].kind else {
-                                return Err(ParseError::new(
-                                    args[0].span,
-                                    "expected a dtype or type variable",
-                                ));
-                            };
-                            let cl = self.type_class(t, args[0].span)?;
-                            let r = self.inf.need_int(cl);
-                            self.err(args[0].span, r)?;
-                            Ok((
-                                if n == "min_of" {
-                                    RawGuard::TyMin(cl)
-                                } else {
-                                    RawGuard::TyMax(cl)
-                                },
-                                false,
-                            ))
-                        }
-                        _ if Helper::by_name(n).is_some() => {
-                            let h = Helper::by_name(n).expect("checked");
-                            want(h.arity())?;
-                            let mut vals = Vec::with_capacity(args.len());
-                            for a in args {
-                                vals.push(int(self.guard(a)?, a.span)?);
-                            }
-                            Ok((RawGuard::Call(h, vals), h.is_condition()))
-                        }
-                        _ if Op::by_call(n).is_some_and(|op| op.is_divmod()) => {
-                            let op = Op::by_call(n).expect("checked");
-                            want(2)?;
-                            let x = int(self.guard(&args[0])?, args[0].span)?;
-                            let y = int(self.guard(&args[1])?, args[1].span)?;
-                            Ok((RawGuard::Bin(op, Box::new(x), Box::new(y)), false))
-                        }
-                        _ => Err(ParseError::new(sp, format!("unknown guard helper `{n}`"))),
-                    }
-                }
+                AstKind::Call { name, ty, args } => self.guard_call(sp, name, ty.is_some(), args),
             }
         })
+    }
+
+    /// Reads a guard's call `n(args)` (`typed`: it has type parameters).
+    fn guard_call(
+        &mut self,
+        sp: Span,
+        n: &str,
+        typed: bool,
+        args: &[Ast],
+    ) -> PResult<(RawGuard, bool)> {
+        let int = guard_number;
+        let want = |k: usize| -> PResult<()> {
+            if args.len() == k {
+                Ok(())
+            } else {
+                Err(ParseError::new(
+                    sp,
+                    format!("`{n}` takes {}", crate::text::print::count(k, "argument")),
+                ))
+            }
+        };
+        if typed {
+            return Err(ParseError::new(
+                sp,
+                "type parameters are not allowed in a guard",
+            ));
+        }
+        match n {
+            "vmin" | "vmax" | "fits" => {
+                want(1)?;
+                let mut class = None;
+                // A lone variable may be a bool (its range is 0/1);
+                // arithmetic needs integers.
+                let lone_bool = match &args[0].kind {
+                    AstKind::Name(v) if n != "fits" => self.vars.iter().position(|x| x.0 == *v),
+                    _ => None,
+                };
+                let e = match lone_bool {
+                    Some(i) if !self.vars[i].1 => RawIExpr::Var(i),
+                    _ => self.iexpr(&args[0], &mut class)?,
+                };
+                Ok(match n {
+                    "vmin" => (RawGuard::VMin(e), false),
+                    "vmax" => (RawGuard::VMax(e), false),
+                    _ => {
+                        let cl = class.unwrap_or_else(|| self.inf.fixed(DType::Index));
+                        (RawGuard::Fits(e, cl), true)
+                    }
+                })
+            }
+            "valid" | "constrained" | "is_const" => {
+                want(1)?;
+                let AstKind::Name(v) = &args[0].kind else {
+                    return Err(ParseError::new(
+                        args[0].span,
+                        format!("`{n}` takes a pattern variable"),
+                    ));
+                };
+                let Some(i) = self.vars.iter().position(|x| x.0 == *v) else {
+                    return Err(ParseError::new(
+                        args[0].span,
+                        format!("`{v}` is not bound by the left side"),
+                    ));
+                };
+                Ok(match n {
+                    "valid" => (RawGuard::Valid(i), true),
+                    "constrained" => (RawGuard::Constrained(i), true),
+                    _ => (RawGuard::IsConst(i), true),
+                })
+            }
+            "min_of" | "max_of" => {
+                want(1)?;
+                let AstKind::Name(t) = &args[0].kind else {
+                    return Err(ParseError::new(
+                        args[0].span,
+                        "expected a dtype or type variable",
+                    ));
+                };
+                let cl = self.type_class(t, args[0].span)?;
+                let r = self.inf.need_int(cl);
+                self.err(args[0].span, r)?;
+                Ok((
+                    if n == "min_of" {
+                        RawGuard::TyMin(cl)
+                    } else {
+                        RawGuard::TyMax(cl)
+                    },
+                    false,
+                ))
+            }
+            _ if Helper::by_name(n).is_some() => {
+                let h = Helper::by_name(n).expect("checked");
+                want(h.arity())?;
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(int(self.guard(a)?, a.span)?);
+                }
+                Ok((RawGuard::Call(h, vals), h.is_condition()))
+            }
+            _ if Op::by_call(n).is_some_and(|op| op.is_divmod()) => {
+                let op = Op::by_call(n).expect("checked");
+                want(2)?;
+                let x = int(self.guard(&args[0])?, args[0].span)?;
+                let y = int(self.guard(&args[1])?, args[1].span)?;
+                Ok((RawGuard::Bin(op, Box::new(x), Box::new(y)), false))
+            }
+            _ => Err(ParseError::new(sp, format!("unknown guard helper `{n}`"))),
+        }
+    }
+}
+
+/// A guard read where a number is expected.
+fn guard_number(g: (RawGuard, bool), s: Span) -> PResult<RawGuard> {
+    if g.1 {
+        Err(ParseError::new(s, "expected a number, found a condition"))
+    } else {
+        Ok(g.0)
+    }
+}
+
+/// A guard read where a condition is expected.
+fn guard_condition(g: (RawGuard, bool), s: Span) -> PResult<RawGuard> {
+    if g.1 {
+        Ok(g.0)
+    } else {
+        Err(ParseError::new(s, "expected a condition, found a number"))
     }
 }

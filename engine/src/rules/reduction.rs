@@ -570,22 +570,34 @@ pub enum Check<'r> {
 /// Whether `rule` strictly decreases the order in every instance (its
 /// guard's `valid`/`is_const` facts taken into account), as far as syntax
 /// decides; the constants, when they decide, are left to the verifier.
+/// The components in turn: each either decides (`Err`) or ties.
 pub fn check(rule: &Rule) -> Check<'_> {
-    let kinds = var_kinds(rule);
-    let fail = |component, why: String| Check::Fails(NotDecreasing { component, why });
     let terms = Patterns {
-        kinds: kinds.clone(),
+        kinds: var_kinds(rule),
         _rule: std::marker::PhantomData,
     };
-    let n = rule.vars.len();
+    let decide = || -> Result<Check<'_>, Check<'_>> {
+        size_order(rule, &terms)?;
+        gate_order(rule, &terms)?;
+        path_order(rule, &terms)?;
+        Ok(constant_order(rule, &terms))
+    };
+    decide().unwrap_or_else(|decided| decided)
+}
 
-    // 1. Size.
+fn fail<'r>(component: Component, why: String) -> Check<'r> {
+    Check::Fails(NotDecreasing { component, why })
+}
+
+/// 1. Size: `Err` when it decides.
+fn size_order<'r>(rule: &'r Rule, terms: &Patterns<'r>) -> Result<(), Check<'r>> {
+    let n = rule.vars.len();
     let (mut l, mut r) = (Sum::new(n), Sum::new(n));
-    size(&rule.lhs, &terms, &mut l);
-    size(&rule.rhs, &terms, &mut r);
+    size(&rule.lhs, terms, &mut l);
+    size(&rule.rhs, terms, &mut r);
     for v in 0..n {
         if r.per_var[v] > l.per_var[v] {
-            return fail(
+            return Err(fail(
                 Component::Size,
                 format!(
                     "`{}` occurs {} on the right and {} on the left",
@@ -593,28 +605,29 @@ pub fn check(rule: &Rule) -> Check<'_> {
                     times(r.per_var[v]),
                     times(l.per_var[v])
                 ),
-            );
+            ));
         }
     }
     // Every term has at least one node.
     let extra: i128 = (0..n).map(|v| l.per_var[v] - r.per_var[v]).sum();
     let least = l.fixed - r.fixed + extra;
-    let by_size = if least > 0 {
-        return Check::Decreases(Component::Size);
+    if least > 0 {
+        Err(Check::Decreases(Component::Size))
     } else if least < 0 {
-        return fail(
+        Err(fail(
             Component::Size,
             format!("the right side is larger by {}", least.unsigned_abs()),
-        );
-    } else if extra == 0 {
-        Cmp::Eq
+        ))
     } else {
-        Cmp::Ge
-    };
+        Ok(())
+    }
+}
 
-    // 2. Gates. The measure looks at a `where`'s true arm, so a rule whose
-    // right side may be `invalid` where its left is not would add a gate
-    // to the term around it.
+/// 2. Gates. The measure looks at a `where`'s true arm, so a rule whose
+/// right side may be `invalid` where its left is not would add a gate to
+/// the term around it. `Err` when it decides.
+fn gate_order<'r>(rule: &'r Rule, terms: &Patterns<'r>) -> Result<(), Check<'r>> {
+    let (kinds, n) = (&terms.kinds, rule.vars.len());
     let root_invalid = |p: &Pat| match p {
         Pat::Invalid => true,
         Pat::Var(v) => kinds[*v].may_invalid,
@@ -626,69 +639,60 @@ pub fn check(rule: &Rule) -> Check<'_> {
         _ => false,
     };
     if root_invalid(&rule.rhs) && !same_root {
-        return fail(
+        return Err(fail(
             Component::Gates,
             "the right side may be `invalid` where the left side is not".into(),
-        );
+        ));
     }
-    let (lg, la) = gates(&rule.lhs, &terms, n);
-    let (rg, ra) = gates(&rule.rhs, &terms, n);
+    let (lg, la) = gates(&rule.lhs, terms, n);
+    let (rg, ra) = gates(&rule.rhs, terms, n);
     let mut low = lg - rg;
-    let mut high = Some(lg - rg);
     for v in 0..n {
-        if !kinds[v].may_invalid {
-            continue;
+        if kinds[v].may_invalid {
+            low += (la[v] - ra[v]).min(0);
         }
-        let k = la[v] - ra[v];
-        low += k.min(0);
-        high = high.map(|h| h + k.max(0));
     }
-    if by_size == Cmp::Ge {
-        // A variable dropped may carry gates of its own.
-        high = None;
-    }
-    let by_gates = if low > 0 {
-        return Check::Decreases(Component::Gates);
+    if low > 0 {
+        Err(Check::Decreases(Component::Gates))
     } else if low < 0 {
-        return fail(
+        Err(fail(
             Component::Gates,
             "the right side may put `invalid` in a `where`'s true arm".into(),
-        );
-    } else if high == Some(0) {
-        Cmp::Eq
+        ))
     } else {
-        Cmp::Ge
-    };
+        Ok(())
+    }
+}
 
-    // 3. The path order.
-    let mut po = PathOrder::new(&terms);
+/// 3. The path order: `Err` unless the sides tie.
+fn path_order<'r>(rule: &'r Rule, terms: &Patterns<'r>) -> Result<(), Check<'r>> {
+    let mut po = PathOrder::new(terms);
     let Ok(by_ops) = po.cmp(PatRef(&rule.lhs), PatRef(&rule.rhs)) else {
-        return Check::Undecided(format!(
+        return Err(Check::Undecided(format!(
             "the path order gave up after {PATH_STEPS} steps on its {}-node sides",
             rule.lhs.size() + rule.rhs.size()
-        ));
+        )));
     };
     match by_ops {
-        Cmp::Gt => return Check::Decreases(Component::Ops),
-        Cmp::Eq => {}
-        Cmp::Ge | Cmp::No => {
-            return fail(
-                Component::Ops,
-                format!(
-                    "`{}` is not above `{}` in the path order",
-                    shown(rule, &rule.lhs),
-                    shown(rule, &rule.rhs)
-                ),
-            )
-        }
+        Cmp::Gt => Err(Check::Decreases(Component::Ops)),
+        Cmp::Eq => Ok(()),
+        Cmp::Ge | Cmp::No => Err(fail(
+            Component::Ops,
+            format!(
+                "`{}` is not above `{}` in the path order",
+                shown(rule, &rule.lhs),
+                shown(rule, &rule.rhs)
+            ),
+        )),
     }
+}
 
-    // 4. The constants: the sides are the same up to constants here.
-    let _ = (by_size, by_gates);
+/// 4. The constants, the sides being the same up to constants.
+fn constant_order<'r>(rule: &'r Rule, terms: &Patterns<'r>) -> Check<'r> {
     let mut lc = Vec::new();
     let mut rc = Vec::new();
-    constants(&rule.lhs, &terms, &mut lc);
-    constants(&rule.rhs, &terms, &mut rc);
+    constants(&rule.lhs, terms, &mut lc);
+    constants(&rule.rhs, terms, &mut rc);
     // Constants on both sides cancel: equal literals, one constant variable.
     let same = |a: &Pat, b: &Pat| match (a, b) {
         (Pat::Lit(x, _), Pat::Lit(y, _)) => x == y,
