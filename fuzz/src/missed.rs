@@ -275,8 +275,9 @@ impl serde::Serialize for Missed {
 #[serde(rename_all = "kebab-case")]
 pub enum Hunt {
     /// Not looked at: a variable of the source has one point (a loop of
-    /// one iteration, a constant the peer's other passes fold; what the
-    /// engine makes of it would say nothing of the peer's rules).
+    /// one iteration, which a compiler's pipeline usually removes before
+    /// index simplification; the engine folds it, and every rule after
+    /// would look missed).
     OnePoint(String),
     /// The engine is not cheaper than the peer.
     NotCheaper,

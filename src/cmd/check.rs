@@ -198,7 +198,7 @@ fn print_missed(h: &Hunt) {
     match h {
         Hunt::NotCheaper => println!("missed: none (the two answers cost the same)"),
         Hunt::OnePoint(v) => println!(
-            "missed: not looked for: {v} has one point (a constant the peer's other passes fold)"
+            "missed: not looked for: {v} has one point (the engine would fold it to a constant and every rule after would look missed)"
         ),
         Hunt::OutsideProfile => {
             println!("missed: none (tileproof's cheaper answer uses an op the peer lacks)")

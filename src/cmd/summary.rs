@@ -186,7 +186,7 @@ pub fn print_missed(t: &Tally) {
     }
     if t.one_point > 0 {
         say!(
-            "  sound answers not looked at: {} (a variable of one point, a constant the peer's other passes fold)",
+            "  sound answers not looked at: {} (a variable of one point: the engine would fold it to a constant and every rule after would look missed)",
             count(t.one_point, "case")
         );
     }
