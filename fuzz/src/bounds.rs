@@ -170,36 +170,70 @@ fn corners(domain: &Domain) -> Vec<Vec<i64>> {
     out
 }
 
-/// Every node of `bounded` evaluated (by the JIT, under `model`) at
-/// every point of the domain of `roots` where the source is defined,
-/// against its bounds; the first value outside them.
-pub fn check(
+/// The points a domain is judged at: every point up to [`MAX_EXHAUSTIVE`],
+/// else its corners and then [`SAMPLES`] random points (seeded); `visit`
+/// returns `true` to stop. Whether the walk was exhaustive.
+pub fn scan_points(domain: &Domain, seed: u64, visit: impl FnMut(&[i64]) -> bool) -> bool {
+    scan_points_within(domain, seed, MAX_EXHAUSTIVE, SAMPLES, visit)
+}
+
+/// [`scan_points`] with its limits: every point up to `max_exhaustive`,
+/// else the corners and `samples` random points.
+pub fn scan_points_within(
+    domain: &Domain,
+    seed: u64,
+    max_exhaustive: u128,
+    samples: u64,
+    mut visit: impl FnMut(&[i64]) -> bool,
+) -> bool {
+    let exhaustive = domain.size() <= max_exhaustive;
+    let mut point = vec![0i64; domain.len()];
+    if exhaustive {
+        for k in 0..domain.size() as u64 {
+            domain.decode(k, &mut point);
+            if visit(&point) {
+                break;
+            }
+        }
+    } else {
+        for c in corners(domain) {
+            if visit(&c) {
+                return false;
+            }
+        }
+        for k in 0..samples {
+            domain.sample(seed, k, &mut point);
+            if visit(&point) {
+                break;
+            }
+        }
+    }
+    exhaustive
+}
+
+/// The values of the bounded nodes at points of the domain of `roots` where
+/// the source is defined, by the JIT above a few thousand points (compiled
+/// once, with the whole source, so that a point where it is undefined is
+/// skipped), else by the interpreter, which costs less than a compile
+/// there (and where the JIT cannot compile). `visit` gets the environment
+/// and the values in `bounded`'s order, and returns `true` to stop.
+fn scan_values(
     g: &Graph,
     roots: &[NodeId],
     bounded: &[(NodeId, Bound)],
     model: Model,
     seed: u64,
-) -> Report {
+    mut visit: impl FnMut(Vec<i64>, &[Val]) -> bool,
+) -> (u64, bool) {
     let domain = Domain::new(g, roots);
-    let exhaustive = domain.size() <= MAX_EXHAUSTIVE;
-    // The bounded nodes' values by the JIT above a few thousand points
-    // (compiled once, with the whole source, so that a point where it is
-    // undefined is skipped), else by the interpreter, which costs less than
-    // a compile there (and where the JIT cannot compile).
     let mut all: Vec<NodeId> = bounded.iter().map(|(n, _)| *n).collect();
     all.extend_from_slice(roots);
     let jit = (domain.size() > JIT_ABOVE)
         .then(|| crate::jit::CompiledEval::new(g, &all, model).ok())
         .flatten();
     let mut ev = Evaluator::new(g, roots, model);
-    let mut rep = Report {
-        nodes: bounded.len(),
-        points: 0,
-        exhaustive,
-        violation: None,
-    };
-    let mut point = vec![0i64; domain.len()];
-    let mut try_point = |point: &[i64], rep: &mut Report| -> bool {
+    let mut points = 0u64;
+    let exhaustive = scan_points(&domain, seed, |point| {
         let env = domain.env(g, point);
         let values: Vec<Val> = match &jit {
             Some(j) => match j.eval(&env) {
@@ -214,41 +248,72 @@ pub fn check(
                 }
             }
         };
-        rep.points += 1;
-        for (&(n, b), &v) in bounded.iter().zip(&values) {
-            if b.contains(v) == Some(false) {
-                rep.violation = Some(Violation {
-                    node: n,
-                    bound: b,
-                    env,
-                    value: v,
+        points += 1;
+        visit(env, &values[..bounded.len()])
+    });
+    (points, exhaustive)
+}
+
+/// Every node of `bounded` evaluated (under `model`) at every point of the
+/// domain of `roots` where the source is defined ([`scan_points`]), against
+/// its bounds; the first value outside them.
+pub fn check(
+    g: &Graph,
+    roots: &[NodeId],
+    bounded: &[(NodeId, Bound)],
+    model: Model,
+    seed: u64,
+) -> Report {
+    let mut violation = None;
+    let (points, exhaustive) = scan_values(g, roots, bounded, model, seed, |env, values| {
+        let found = bounded
+            .iter()
+            .zip(values)
+            .find(|((_, b), &v)| b.contains(v) == Some(false));
+        if let Some((&(node, bound), &value)) = found {
+            violation = Some(Violation {
+                node,
+                bound,
+                env,
+                value,
+            });
+        }
+        violation.is_some()
+    });
+    Report {
+        nodes: bounded.len(),
+        points,
+        exhaustive,
+        violation,
+    }
+}
+
+/// Every bounded node whose bounds exclude a value it takes at some point
+/// of the domain of `roots` ([`scan_points`]), each with the first such
+/// point, in `bounded`'s order: where [`check`] stops at the first, the
+/// cause of a finding is the lowest of these (`crate::cause::transfer`).
+pub fn violations(
+    g: &Graph,
+    roots: &[NodeId],
+    bounded: &[(NodeId, Bound)],
+    model: Model,
+    seed: u64,
+) -> Vec<Violation> {
+    let mut found: Vec<Option<Violation>> = vec![None; bounded.len()];
+    scan_values(g, roots, bounded, model, seed, |env, values| {
+        for (i, (&(node, bound), &value)) in bounded.iter().zip(values).enumerate() {
+            if found[i].is_none() && bound.contains(value) == Some(false) {
+                found[i] = Some(Violation {
+                    node,
+                    bound,
+                    env: env.clone(),
+                    value,
                 });
-                return true;
             }
         }
         false
-    };
-    if exhaustive {
-        for k in 0..domain.size() as u64 {
-            domain.decode(k, &mut point);
-            if try_point(&point, &mut rep) {
-                break;
-            }
-        }
-    } else {
-        for c in corners(&domain) {
-            if try_point(&c, &mut rep) {
-                return rep;
-            }
-        }
-        for k in 0..SAMPLES {
-            domain.sample(seed, k, &mut point);
-            if try_point(&point, &mut rep) {
-                break;
-            }
-        }
-    }
-    rep
+    });
+    found.into_iter().flatten().collect()
 }
 
 #[cfg(test)]

@@ -249,6 +249,9 @@ pub struct Checked {
     /// The value a peer's own bounds miss (an `unsound-bounds` finding),
     /// for its classification.
     pub bounds_violation: Option<crate::bounds::Violation>,
+    /// The peer's own bounds of the source's nodes, when it gave them: what
+    /// a finding's cause is weighed against ([`crate::cause::transfer`]).
+    pub peer_bounds: Vec<crate::cause::transfer::PeerBound>,
 }
 
 impl Checked {
@@ -360,6 +363,7 @@ pub fn check(
         relaxed: None,
         class: None,
         bounds_violation: None,
+        peer_bounds: Vec::new(),
     };
     if let Err(msg) = catch(|| run_checks(&mut out, subject, cfg, validate)) {
         out.failures
@@ -559,7 +563,9 @@ fn run_checks(
         }
     }
     if kinds.contains(Kind::Bounds) && subject.engine().is_none() {
-        if let Some((f, found)) = peer_bounds_check(subject, g, src, cfg) {
+        let (bounded, failed) = peer_bounds_check(subject, g, src, cfg);
+        out.peer_bounds = bounded;
+        if let Some((f, found)) = failed {
             out.failures.push(f);
             match found {
                 BoundsFound::Classed(class) => {
@@ -607,25 +613,33 @@ enum BoundsFound {
 }
 
 /// A peer's own bounds of every node of the source ([`crate::bounds`]),
-/// against the values the nodes take: the failure, when some value lies
-/// outside its node's bounds (or the peer fails to give them).
+/// against the values the nodes take: the bounds, and the failure when
+/// some value lies outside its node's bounds (or the peer fails to give
+/// them).
 fn peer_bounds_check(
     subject: &dyn Subject,
     g: &Graph,
     src: &[NodeId],
     cfg: &CheckConfig,
-) -> Option<(CheckFailure, BoundsFound)> {
+) -> (
+    Vec<crate::cause::transfer::PeerBound>,
+    Option<(CheckFailure, BoundsFound)>,
+) {
     let bounds = match subject.bounds(g, src) {
-        Ok(b) => b?,
+        Ok(Some(b)) => b,
+        Ok(None) => return (Vec::new(), None),
         // The simplifier's triage holds for its analysis too.
-        Err(refusal) if excused(subject, g, src, &refusal, cfg) => return None,
+        Err(refusal) if excused(subject, g, src, &refusal, cfg) => return (Vec::new(), None),
         Err(refusal) => {
             let class = subject_failure_class(subject, g, src, &refusal);
             let msg = format!("asked for its bounds: {}", one_line(&refusal.message));
-            return Some((
-                CheckFailure::new(refusal.kind, msg),
-                BoundsFound::Classed(class),
-            ));
+            return (
+                Vec::new(),
+                Some((
+                    CheckFailure::new(refusal.kind, msg),
+                    BoundsFound::Classed(class),
+                )),
+            );
         }
     };
     let nodes = match crate::bounds::per_node(g, src, &bounds) {
@@ -633,17 +647,30 @@ fn peer_bounds_check(
         Err(e) => {
             let msg = format!("the bounds answer does not match the case: {e}");
             let class = Confirmation::without_backend(Class::Garbage, msg.clone());
-            return Some((
-                CheckFailure::new(Kind::Garbage, msg),
-                BoundsFound::Classed(class),
-            ));
+            return (
+                Vec::new(),
+                Some((
+                    CheckFailure::new(Kind::Garbage, msg),
+                    BoundsFound::Classed(class),
+                )),
+            );
         }
     };
+    let bounded: Vec<crate::cause::transfer::PeerBound> = nodes
+        .iter()
+        .map(|&(node, bound)| crate::cause::transfer::PeerBound {
+            node,
+            bound,
+            op: None,
+        })
+        .collect();
     let model = Model {
         width: cfg.width,
         ..subject.profile().model()
     };
-    let v = crate::bounds::check(g, src, &nodes, model, cfg.seed).violation?;
+    let Some(v) = crate::bounds::check(g, src, &nodes, model, cfg.seed).violation else {
+        return (bounded, None);
+    };
     let domain = Domain::new(g, src);
     let point: Vec<(String, i64)> = domain
         .vars
@@ -665,7 +692,7 @@ fn peer_bounds_check(
         env: Some(v.env.clone()),
         node: Some(v.node),
     };
-    Some((failure, BoundsFound::Violation(v)))
+    (bounded, Some((failure, BoundsFound::Violation(v))))
 }
 
 /// Whether a peer that raised, hung or exited on a case owes nothing: the

@@ -6,6 +6,7 @@
 //! a finding is classified once as found and once as kept, never on every
 //! case of a campaign or every shrink candidate.
 
+use crate::backend::{ReproducerSpec, Script};
 use crate::checks::Checked;
 use crate::confirm::{self, Class, Confirmation};
 use crate::kind::Kind;
@@ -111,4 +112,48 @@ fn oracle_class(
         confirm::model_part(Some(f.failure), ub)
     );
     confirm::confirm(subject, g, src, tgt, &envs, model, &flagged, only)
+}
+
+/// The peer's reproducer script for a confirmed bug of `checked`, when it
+/// writes one; a failure to get it becomes a note.
+pub fn reproducer(
+    subject: &dyn Subject,
+    checked: &Checked,
+    note: &mut Option<String>,
+) -> Option<Script> {
+    let c = checked.class.as_ref()?;
+    if !matches!(
+        c.class,
+        Class::WrongValue | Class::Trap | Class::CompileError | Class::PeerCrash
+    ) {
+        return None;
+    }
+    let backend = match c.class {
+        Class::PeerCrash => None,
+        _ => Some(c.backend.clone()?),
+    };
+    let env = c.env.clone().or_else(|| {
+        checked
+            .failures
+            .iter()
+            .find_map(|f| f.env.clone())
+            .or_else(|| Some(checked.graph.vars().iter().map(|d| d.lo).collect()))
+    })?;
+    let spec = ReproducerSpec {
+        backend,
+        env,
+        expected: c.expected.clone(),
+        class: c.class.name().to_string(),
+        kind: checked
+            .failures
+            .first()
+            .map_or(String::new(), |f| f.kind.name().to_string()),
+    };
+    match subject.reproducer(&checked.graph, &checked.src, &spec) {
+        Ok(script) => script,
+        Err(e) => {
+            *note = Some(format!("no reproducer: {e}"));
+            None
+        }
+    }
 }

@@ -182,7 +182,7 @@ pub fn prepare_finding(
         // than write a case that claims a failure it does not show.
         entry.message = format!("{NOT_AGAIN} {}", entry.message);
     }
-    entry.reproducer = corpus::reproducer(subject, &checked, &mut note);
+    entry.reproducer = crate::classify::reproducer(subject, &checked, &mut note);
     let failure = checked
         .oracle
         .as_ref()

@@ -22,7 +22,10 @@
 //! - [`backend`]: what a peer's own compiled code computes (`run`).
 //! - [`bounds`]: a peer's range analysis checked against the values its
 //!   nodes take.
-//! - [`bucket`]: findings grouped by cause (a signature per finding).
+//! - [`cause`]: a finding's cause, the defect it is filed under (a rule, a
+//!   transfer function of a range analysis, the backend, a stage, a crash
+//!   site), and [`bucket`]: the shape of a case, names and constants
+//!   abstracted.
 //! - [`campaign`]: parallel, reproducible campaigns of generated cases.
 //! - [`missed`]: missed simplifications: where the engine, under a peer's
 //!   semantics, is provably cheaper than the peer's sound answer.
@@ -39,6 +42,7 @@ pub mod blame;
 pub mod bounds;
 pub mod bucket;
 pub mod campaign;
+pub mod cause;
 pub mod checks;
 pub mod classify;
 pub mod confirm;

@@ -1,0 +1,251 @@
+//! A finding's cause: the defect a maintainer acts on.
+//!
+//! A campaign against a buggy simplifier finds the same defect in many
+//! clothes. Grouped by the shape of each finding, one wrong transfer
+//! function of a range analysis becomes a hundred causes; grouped by the
+//! rule that made the wrong step, a right rule that trusted a wrong bound
+//! takes the blame. A [`Cause`] names the code that is wrong, found layer
+//! by layer ([`triage`]): the peer's range analysis (the transfer function
+//! of the lowest node whose bound excludes a value it takes, when the
+//! answer is right wherever the bounds hold: [`transfer`]), a pipeline
+//! stage (the first whose output fails: [`stage`]), a rule (whose step
+//! fails alone: [`crate::blame`]), the peer's backend (a construct its
+//! compiled code gets wrong: [`backend`]), a crash site or a loop
+//! ([`site`]), a hang; and when none of these can be named, the innermost
+//! subterm the simplifier gets wrong alone, or the finding's shape.
+//!
+//! A cause has one stable text, its [`Cause::key`]: what a corpus header
+//! records (`# cause:`), what buckets a campaign's findings, and what
+//! `tileproof report` files a report under. [`Cause::parse`] reads it back.
+
+pub mod backend;
+pub mod site;
+pub mod transfer;
+pub mod triage;
+
+use std::fmt;
+
+/// What a peer's backend compiles wrongly.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Construct {
+    /// An integer literal: compiled in every context probed, it does not
+    /// mean its value (a C renderer writing `i64::MIN` as
+    /// `-9223372036854775808LL`, an unsigned literal negated).
+    Literal(i64),
+    /// An operation (tileproof's name for it): a node whose compiled value
+    /// differs from its meaning where it is defined while its operands'
+    /// compiled values are right.
+    Op(String),
+}
+
+impl fmt::Display for Construct {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Construct::Literal(c) => write!(f, "literal {c}"),
+            Construct::Op(op) => write!(f, "op {op}"),
+        }
+    }
+}
+
+/// The defect a finding is filed under.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Cause {
+    /// A rule of the simplifier: its step, applied alone, fails the way the
+    /// finding does, and not only where the peer's bounds are wrong.
+    Rule(String),
+    /// A transfer function of the peer's range analysis, by the peer's op
+    /// (`MUL`; tileproof's op name when the peer does not say): the bound
+    /// of a node of that op excludes a value the node takes while its
+    /// operands' bounds hold.
+    Transfer(String),
+    /// The peer's backend: its compiled code gets a construct wrong.
+    Backend {
+        backend: String,
+        construct: Construct,
+    },
+    /// A stage of the peer's pipeline (MLIR's construction, before any
+    /// pass): the first whose output fails, and the innermost subterm it
+    /// gets wrong alone (names and constants abstracted).
+    Stage { stage: String, subterm: String },
+    /// The innermost subterm the simplifier gets wrong alone (names and
+    /// constants abstracted): a peer with neither rules nor stages to
+    /// blame.
+    Subterm(String),
+    /// The peer raised, panicked or died: where (a panic's `file:line`, an
+    /// exception's innermost frame and type).
+    Crash(String),
+    /// The peer's rewriting does not stop: the rules of the cycle.
+    Loop(Vec<String>),
+    /// The peer did not answer in time.
+    Hang,
+    /// What is left: the failure and the shrunk case's shape (names and
+    /// constants abstracted), tileproof's own checks (ranges, lowering,
+    /// idempotence) among them.
+    Shape(String),
+}
+
+impl Cause {
+    /// The cause's one stable text: `rule NAME`, `transfer OP`, `backend
+    /// NAME literal C`, `backend NAME op OP`, `stage NAME: SHAPE`,
+    /// `subterm SHAPE`, `crash SITE`, `loop R1, R2`, `hang`, `shape TEXT`.
+    pub fn key(&self) -> String {
+        match self {
+            Cause::Rule(r) => format!("rule {r}"),
+            Cause::Transfer(op) => format!("transfer {op}"),
+            Cause::Backend { backend, construct } => format!("backend {backend} {construct}"),
+            Cause::Stage { stage, subterm } => format!("stage {stage}: {subterm}"),
+            Cause::Subterm(s) => format!("subterm {s}"),
+            Cause::Crash(site) => format!("crash {site}"),
+            Cause::Loop(rules) => format!("loop {}", rules.join(", ")),
+            Cause::Hang => "hang".into(),
+            Cause::Shape(s) => format!("shape {s}"),
+        }
+    }
+
+    /// Reads a [`Cause::key`] back.
+    pub fn parse(key: &str) -> Option<Cause> {
+        let (head, rest) = key.split_once(' ').unwrap_or((key, ""));
+        let rest = rest.to_string();
+        Some(match head {
+            "rule" if !rest.is_empty() => Cause::Rule(rest),
+            "transfer" if !rest.is_empty() => Cause::Transfer(rest),
+            "backend" => {
+                let (backend, construct) = rest.split_once(' ')?;
+                let construct = match construct.split_once(' ')? {
+                    ("literal", c) => Construct::Literal(c.parse().ok()?),
+                    ("op", op) => Construct::Op(op.to_string()),
+                    _ => return None,
+                };
+                Cause::Backend {
+                    backend: backend.to_string(),
+                    construct,
+                }
+            }
+            "stage" => {
+                let (stage, subterm) = rest.split_once(": ")?;
+                Cause::Stage {
+                    stage: stage.to_string(),
+                    subterm: subterm.to_string(),
+                }
+            }
+            "subterm" if !rest.is_empty() => Cause::Subterm(rest),
+            "crash" if !rest.is_empty() => Cause::Crash(rest),
+            "loop" if !rest.is_empty() => {
+                Cause::Loop(rest.split(", ").map(str::to_string).collect())
+            }
+            "hang" if rest.is_empty() => Cause::Hang,
+            "shape" if !rest.is_empty() => Cause::Shape(rest),
+            _ => return None,
+        })
+    }
+
+    /// The layer the defect is in, for reports and summaries.
+    pub fn layer(&self) -> Layer {
+        match self {
+            Cause::Rule(_) => Layer::Rule,
+            Cause::Transfer(_) => Layer::RangeAnalysis,
+            Cause::Backend { .. } => Layer::Backend,
+            Cause::Stage { .. } => Layer::Stage,
+            Cause::Subterm(_) | Cause::Shape(_) => Layer::Unattributed,
+            Cause::Crash(_) => Layer::Crash,
+            Cause::Loop(_) => Layer::Loop,
+            Cause::Hang => Layer::Hang,
+        }
+    }
+
+    /// One line naming what is wrong, for a summary or a report's title.
+    pub fn describe(&self) -> String {
+        match self {
+            Cause::Rule(r) => format!("rule {r} rewrites wrongly"),
+            Cause::Transfer(op) => format!(
+                "the range analysis's bounds of {op} exclude values the node takes while its operands' bounds hold"
+            ),
+            Cause::Backend { backend, construct } => {
+                format!("the {backend} backend compiles {construct} wrongly")
+            }
+            Cause::Stage { stage, subterm } => {
+                format!("stage {stage} already gets {subterm} wrong")
+            }
+            Cause::Subterm(s) => format!("the simplifier gets {s} wrong"),
+            Cause::Crash(site) => format!("the simplifier crashes at {site}"),
+            Cause::Loop(rules) => format!("rewriting loops through {}", rules.join(", ")),
+            Cause::Hang => "the simplifier does not answer in time".into(),
+            Cause::Shape(s) => format!("unattributed: {s}"),
+        }
+    }
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.key())
+    }
+}
+
+impl serde::Serialize for Cause {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.key())
+    }
+}
+
+/// Where in a peer a defect is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Layer {
+    Rule,
+    RangeAnalysis,
+    Backend,
+    Stage,
+    Crash,
+    Loop,
+    Hang,
+    Unattributed,
+}
+
+impl Layer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Rule => "rule",
+            Layer::RangeAnalysis => "range analysis",
+            Layer::Backend => "backend",
+            Layer::Stage => "pipeline stage",
+            Layer::Crash => "crash",
+            Layer::Loop => "loop",
+            Layer::Hang => "hang",
+            Layer::Unattributed => "unattributed",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_cause_reads_back_from_its_key() {
+        let causes = [
+            Cause::Rule("symbolic.84.fold_where_closure".into()),
+            Cause::Transfer("MUL".into()),
+            Cause::Backend {
+                backend: "clang".into(),
+                construct: Construct::Literal(i64::MIN),
+            },
+            Cause::Backend {
+                backend: "x86".into(),
+                construct: Construct::Op("neg".into()),
+            },
+            Cause::Stage {
+                stage: "construct".into(),
+                subterm: "(v0 + v1) // C".into(),
+            },
+            Cause::Subterm("v0 // C * C".into()),
+            Cause::Crash("morok-schedule/src/symbolic/divmod.rs:464".into()),
+            Cause::Loop(vec!["a".into(), "b".into()]),
+            Cause::Hang,
+            Cause::Shape("oracle value-differs: v0 % C".into()),
+        ];
+        for c in causes {
+            assert_eq!(Cause::parse(&c.key()), Some(c.clone()), "{}", c.key());
+        }
+        assert_eq!(Cause::parse("rule"), None);
+        assert_eq!(Cause::parse("backend clang literal x"), None);
+    }
+}

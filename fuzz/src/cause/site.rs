@@ -1,0 +1,163 @@
+//! Where a peer crashed, or which of its rules loop, read from the message
+//! its adapter answered with.
+//!
+//! A crash is one defect per site, whatever input reaches it: a Rust panic
+//! names its `file:line` (`... at /root/.cargo/registry/src/index.crates.io-
+//! .../morok-schedule-0.1.0-alpha.2/src/symbolic/divmod.rs:464`), a Python
+//! adapter names the innermost frame of the peer's own code (`(at
+//! tinygrad/uop/ops.py:512 in divides)`, added by `tileproof_peer.py`). A
+//! message with neither keeps its text, numbers abstracted (TVM's C++
+//! checks: `Literal value C exceeds range of int64`). Morok's adapter stops
+//! a rewrite that does not reach a fixed point and names the groups that
+//! kept firing: a loop is one defect per set of rules.
+
+use super::Cause;
+
+/// The cause a peer's failure message names.
+pub fn of_message(message: &str) -> Cause {
+    if let Some(rules) = loop_rules(message) {
+        return Cause::Loop(rules);
+    }
+    if let Some(site) = frame(message).or_else(|| panic_location(message)) {
+        return Cause::Crash(site);
+    }
+    Cause::Crash(abstract_text(message))
+}
+
+/// The rules of a loop Morok's adapter stopped: `graph_rewrite loops: N
+/// rewrites without a fixed point (its last rewrites are by A, B, A, ...)`
+/// or `(A keeps rewriting what it rewrote)`; each rule once, sorted.
+fn loop_rules(message: &str) -> Option<Vec<String>> {
+    let rest = message.split_once("graph_rewrite loops:")?.1;
+    let inside = rest.split_once('(')?.1.split_once(')')?.0;
+    let mut rules: Vec<String> =
+        if let Some(list) = inside.strip_prefix("its last rewrites are by ") {
+            list.split(", ").map(|r| r.trim().to_string()).collect()
+        } else {
+            vec![inside.split(' ').next()?.to_string()]
+        };
+    rules.retain(|r| !r.is_empty());
+    rules.sort();
+    rules.dedup();
+    (!rules.is_empty()).then_some(rules)
+}
+
+/// The innermost frame of the peer's own code that `tileproof_peer.py`
+/// appends: `(at FILE:LINE in FUNCTION)`.
+fn frame(message: &str) -> Option<String> {
+    let at = message.rfind("(at ")?;
+    let inside = message[at + 4..].split_once(')')?.0;
+    let (place, function) = inside.split_once(" in ").unwrap_or((inside, ""));
+    let kind = message
+        .strip_prefix("peer raised ")
+        .and_then(|m| m.split_once(':'))
+        .map_or("", |(k, _)| k);
+    let mut site = short_location(place.trim()).unwrap_or_else(|| place.trim().to_string());
+    if !function.is_empty() {
+        site.push_str(&format!(" in {}", function.trim()));
+    }
+    if !kind.is_empty() {
+        site.push_str(&format!(": {kind}"));
+    }
+    Some(site)
+}
+
+/// A Rust panic's location (`... at PATH:LINE`), the path from the crate's
+/// directory on (`morok-schedule-0.1.0-alpha.2/src/symbolic/divmod.rs:464`),
+/// without the column Rust's own hook adds.
+fn panic_location(message: &str) -> Option<String> {
+    let at = message.rfind(" at ")?;
+    short_location(message[at + 4..].split_whitespace().next()?)
+}
+
+/// `PATH:LINE[:COLUMN]` as `CRATE_DIR/src/...:LINE` (the path from the
+/// directory holding `src/` on; the whole path when there is none).
+fn short_location(loc: &str) -> Option<String> {
+    let mut parts: Vec<&str> = loc.split(':').collect();
+    if parts.len() < 2 || !parts[1].chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    parts.truncate(2);
+    let path = parts[0];
+    let short = match path.rfind("/src/") {
+        Some(i) => {
+            let crate_dir = path[..i].rsplit('/').next().unwrap_or_default();
+            format!("{crate_dir}{}", &path[i..])
+        }
+        None => path.to_string(),
+    };
+    Some(format!("{short}:{}", parts[1]))
+}
+
+/// A message with its numbers written `C`, first line, at most 160 chars.
+fn abstract_text(message: &str) -> String {
+    let line = message.lines().next().unwrap_or_default();
+    let mut out = String::new();
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            while chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+                chars.next();
+            }
+            if out.ends_with('-') {
+                out.pop();
+            }
+            out.push('C');
+        } else {
+            out.push(c);
+        }
+    }
+    let out = out.trim().trim_end_matches('(').trim().to_string();
+    out.chars().take(160).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rust_panic_is_filed_under_its_file_and_line() {
+        let m = "panic: attempt to calculate the remainder with a divisor of zero at /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/morok-schedule-0.1.0-alpha.2/src/symbolic/divmod.rs:464";
+        assert_eq!(
+            of_message(m),
+            Cause::Crash("morok-schedule-0.1.0-alpha.2/src/symbolic/divmod.rs:464".into())
+        );
+        let with_column = "boom (at src/x.rs:12:5)";
+        assert_eq!(of_message(with_column), Cause::Crash("src/x.rs:12".into()));
+    }
+
+    #[test]
+    fn morok_loops_are_one_cause_per_set_of_rules() {
+        let a = "panic: graph_rewrite loops: 19 rewrites without a fixed point (its last rewrites are by range_based_mod_div_patterns, range_based_mod_div_patterns, constant_folding_dsl_patterns, range_based_mod_div_patterns); Morok's own guard panics later";
+        let b = "panic: graph_rewrite loops: 40 rewrites without a fixed point (its last rewrites are by constant_folding_dsl_patterns, range_based_mod_div_patterns)";
+        assert_eq!(of_message(a), of_message(b));
+        assert_eq!(
+            of_message(a),
+            Cause::Loop(vec![
+                "constant_folding_dsl_patterns".into(),
+                "range_based_mod_div_patterns".into()
+            ])
+        );
+        let one = "panic: graph_rewrite loops: 33 rewrites without a fixed point (propagate_invalid keeps rewriting what it rewrote); Morok's own guard";
+        assert_eq!(
+            of_message(one),
+            Cause::Loop(vec!["propagate_invalid".into()])
+        );
+    }
+
+    #[test]
+    fn a_python_peer_is_filed_under_its_innermost_frame() {
+        let m = "peer raised ZeroDivisionError: integer modulo by zero (at tinygrad/uop/ops.py:512 in divides)";
+        assert_eq!(
+            of_message(m),
+            Cause::Crash("tinygrad/uop/ops.py:512 in divides: ZeroDivisionError".into())
+        );
+    }
+
+    #[test]
+    fn a_message_without_a_site_keeps_its_text_with_numbers_abstracted() {
+        let a = "peer raised ValueError: Check failed: (small.has_value()) is false: Literal value 9223372036854775809 exceeds range of int64";
+        let b = "peer raised ValueError: Check failed: (small.has_value()) is false: Literal value -18446744073709547660 exceeds range of int64";
+        assert_eq!(of_message(a), of_message(b));
+    }
+}
