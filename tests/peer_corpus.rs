@@ -44,8 +44,9 @@ fn peer_cases() -> Vec<PathBuf> {
     out
 }
 
-fn header<'p>(p: &'p Program, key: &str, path: &Path) -> &'p str {
-    corpus::header_value(p, key)
+/// A header field the file must have.
+fn must<'a>(v: &'a Option<String>, key: &str, path: &Path) -> &'a str {
+    v.as_deref()
         .unwrap_or_else(|| panic!("{}: no `# {key}:` header", path.display()))
 }
 
@@ -61,7 +62,7 @@ fn simplifier_of(reproduce: &str, path: &Path) -> String {
 
 /// The `# point:` header as an environment in the graph's variable order.
 fn point_of(p: &Program, path: &Path) -> Vec<i128> {
-    let text = header(p, "point", path);
+    let text = must(&corpus::Header::of(p).point, "point", path);
     let vals: Vec<(String, i128)> = text
         .split(", ")
         .map(|kv| {
@@ -113,7 +114,7 @@ fn every_kept_peer_finding_is_confirmed_by_the_peer_and_the_interpreter() {
     for path in peer_cases() {
         let shown = path.display().to_string();
         let mut p = corpus::read(&path).unwrap();
-        let reproduce = header(&p, "reproduce", &path).to_string();
+        let reproduce = must(&corpus::Header::of(&p).reproduce, "reproduce", &path).to_string();
         let cmd = simplifier_of(&reproduce, &path);
         if !peers.iter().any(|(c, _)| *c == cmd) {
             let peer = Peer::start(&cmd, Duration::from_secs(30))
@@ -123,10 +124,14 @@ fn every_kept_peer_finding_is_confirmed_by_the_peer_and_the_interpreter() {
         let peer = &peers.iter().find(|(c, _)| *c == cmd).unwrap().1;
         // The pinned peer is the one the finding was made against, and the
         // case sits in that peer's directory.
-        assert_eq!(header(&p, "simplifier", &path), peer.name(), "{shown}");
+        assert_eq!(
+            must(&corpus::Header::of(&p).simplifier, "simplifier", &path),
+            peer.name(),
+            "{shown}"
+        );
         // Findings of a class kept apart from the bugs sit in its
         // subdirectory of the peer's directory.
-        let class_name = header(&p, "backend", &path)
+        let class_name = must(&corpus::Header::of(&p).backend, "backend", &path)
             .split([' ', ':'])
             .next()
             .unwrap()
@@ -158,7 +163,12 @@ fn every_kept_peer_finding_is_confirmed_by_the_peer_and_the_interpreter() {
             ..peer.profile().model()
         };
         let relaxed = peer.profile().relaxed().map(|r| Model { width: w, ..r });
-        let kind = header(&p, "tileproof finding", &path).to_string();
+        let kind = must(
+            &corpus::Header::of(&p).kind_text,
+            "tileproof finding",
+            &path,
+        )
+        .to_string();
         let outputs = p.outputs.clone();
         let answer = peer.simplify(&mut p.graph, &outputs);
         if kind == Kind::PeerError.name() {
@@ -213,7 +223,7 @@ fn every_kept_peer_finding_is_confirmed_by_the_peer_and_the_interpreter() {
                 interp::eval(&p.graph, &p.outputs, &env, m),
                 interp::eval(&p.graph, &roots, &env, m),
             );
-            let failure = header(&p, "failure", &path);
+            let failure = must(&corpus::Header::of(&p).failure, "failure", &path);
             match check {
                 PointCheck::Fails(f) => assert!(
                     failure.starts_with(f.name()),

@@ -79,11 +79,32 @@ pub fn blame(
             })
         });
     }
+    let profile = subject.profile();
+    // Each rule that fired, alone at the root first: one request a rule
+    // names the wrong one when it rewrites the whole case (Morok applies a
+    // group over the whole expression), and its instance is then the
+    // innermost node it fails on alone.
+    for (rule, _) in fired.iter().take(MAX_RULES) {
+        let alone = subject.rule_alone(rule)?;
+        if !profile.covers(g, src) || !fails(&checks::check(g, src, alone.as_ref(), &cfg, None)) {
+            continue;
+        }
+        let at = innermost_first(g, src)
+            .into_iter()
+            .find(|&n| {
+                profile.covers(g, &[n])
+                    && fails(&checks::check(g, &[n], alone.as_ref(), &cfg, None))
+            })
+            .map_or_else(|| src.to_vec(), |n| vec![n]);
+        return Some(Blame {
+            rule: rule.clone(),
+            instance: case_body(g, &at, None),
+        });
+    }
     // The peer's wrong step may come after sound ones rewrote the case
     // (tinygrad moves a division under a gate, then folds the gate's
     // condition into the divisor): the cases its rules make are searched
     // breadth first, each step judged alone.
-    let profile = subject.profile();
     let mut frontier = vec![(g.clone(), src.to_vec())];
     let mut seen = HashSet::new();
     let mut budget = MAX_STEPS;

@@ -27,20 +27,27 @@
 //! matter most (measured there). `variants: false` turns this off.
 //!
 //! **Findings.** Every failed check of a case counts as a finding of its
-//! kind. A finding is shrunk (see [`crate::shrink`]) while it still fails
-//! the same check, classified by the peer's own compiled code (for a peer
-//! with backends, see [`crate::confirm`]), and grouped by cause (a
-//! [`Bucket`], see [`crate::bucket`]); at most `max_findings` per bucket
-//! are written to the corpus directory (see [`crate::corpus`]) before they
-//! are reported, the rest are counted in their bucket. A finding whose
-//! unshrunk shape was already shrunk into a bucket joins it unshrunk.
+//! kind, and its cause is found where it was found, without compiling
+//! anything ([`crate::cause::triage`]: the peer's range analysis, a rule,
+//! a crash site, ...). A finding of a cause already kept `max_findings`
+//! times is only counted in its [`Bucket`]: never shrunk, classified or
+//! compiled again, so a campaign against a peer with one systematic bug
+//! runs near the rate of one against a sound peer. The others are shrunk
+//! (see [`crate::shrink`]) while they fail the same way and keep their
+//! cause, classified by the peer's own compiled code (for a peer with
+//! backends, see [`crate::confirm`]), filed under the backend when it is
+//! the backend that gets them wrong, and written to the corpus directory
+//! (see [`crate::corpus`]) before they are reported.
 
 use crate::blame;
+use crate::cause::backend::LiteralCache;
+use crate::cause::triage::{self, Found};
+use crate::cause::{site, Cause, Layer};
 use crate::checks::{self, CheckConfig, Kind, Validator};
 use crate::classify::Confirm;
 use crate::confirm::{Class, Confirmation};
 use crate::corpus;
-use crate::finding::{prepare_finding, Prepared, NOT_AGAIN};
+use crate::finding::{Prepared, Preparer, NOT_AGAIN};
 use crate::generate::{Case, Generator, RuleSeed};
 use crate::missed::{self, Hunt, Hunter, Missed};
 use crate::mutate::{self, Rng, Variant};
@@ -305,8 +312,8 @@ pub struct Finding {
     pub unwritten: Option<(String, String)>,
     /// Against a peer: its class by the peer's own compiled code.
     pub class: Option<Confirmation>,
-    /// Its cause signature (see [`Bucket`]), once shrunk or matched.
-    pub bucket: Option<String>,
+    /// Its cause (see [`Bucket`]), once recorded or counted into one.
+    pub cause: Option<Cause>,
 }
 
 /// Why a campaign stopped.
@@ -318,25 +325,28 @@ pub enum Stop {
     Causes,
 }
 
-/// The findings of one cause ([`crate::bucket::signature`]).
+/// The findings of one cause ([`crate::cause`]).
 #[derive(Clone, Debug)]
 pub struct Bucket {
-    pub signature: String,
+    pub cause: Cause,
+    /// The kind of its first finding.
     pub kind: Kind,
-    /// The class of its findings against a peer.
+    /// The most severe class of its findings against a peer.
     pub class: Option<Class>,
-    /// Findings of this cause: shrunk into it, or of an unshrunk shape
-    /// already shrunk into it.
+    /// Findings of this cause: recorded into it, or counted.
     pub count: u64,
+    /// Findings shrunk and recorded into it (at most `max_findings` once
+    /// it is known; the others are counted).
+    pub recorded: usize,
     /// Findings written to the corpus (at most `max_findings`).
     pub written: usize,
     /// The first finding's shrunk case (`var`, `expr`, `expect` lines).
     pub first_case: String,
     /// Where the first finding was written.
     pub first_path: Option<PathBuf>,
-    /// The rule its findings are blamed on ([`crate::blame`]), when the
-    /// cause is a rule rather than a shape.
-    pub rule: Option<String>,
+    /// What showed the cause on the first finding: the rule's step that
+    /// fails alone, or the bound that is wrong (one line).
+    pub detail: Option<String>,
 }
 
 /// What a campaign did.
@@ -430,25 +440,85 @@ impl Summary {
     }
 }
 
-/// A program a case checked: the generated case itself or a variant.
+/// A program a case checked: the generated case itself or a variant, and
+/// each failure with its cause.
 struct Tried {
     variant: Option<Variant>,
     graph: Graph,
     roots: Vec<NodeId>,
     failures: Vec<checks::CheckFailure>,
+    causes: Vec<Found>,
+    /// It holds a literal a backend was seen to compile wrongly: its cause
+    /// may be the backend, which only a compile tells, so it is never
+    /// counted into a cause unrecorded.
+    suspect_literal: bool,
+}
+
+impl Tried {
+    /// A checked program that failed, each failure with its cause (found
+    /// here, in the worker: it asks the peer, never its compiler).
+    fn new(
+        variant: Option<Variant>,
+        subject: &dyn Subject,
+        checked: checks::Checked,
+        cfg: &CheckConfig,
+        literals: &LiteralCache,
+    ) -> Tried {
+        let causes = checked
+            .failures
+            .iter()
+            .map(|f| {
+                checks::catch(|| triage::triage(subject, &checked, f, cfg))
+                    .unwrap_or_else(|msg| Found::just(site::of_message(&msg)))
+            })
+            .collect();
+        let both: Vec<NodeId> = checked
+            .src
+            .iter()
+            .chain(checked.tgt.iter().flatten())
+            .copied()
+            .collect();
+        Tried {
+            variant,
+            suspect_literal: literals.holds_known(&checked.graph, &both),
+            graph: checked.graph,
+            roots: checked.src,
+            failures: checked.failures,
+            causes,
+        }
+    }
+
+    /// tileproof panicked on the program (`roots` of `graph`, empty when
+    /// generating it did).
+    fn panicked(graph: Graph, roots: Vec<NodeId>, message: String) -> Tried {
+        let cause = Found::just(site::of_message(&message));
+        Tried {
+            variant: None,
+            graph,
+            roots,
+            failures: vec![checks::CheckFailure {
+                kind: Kind::Panic,
+                message,
+                point: None,
+                env: None,
+                node: None,
+            }],
+            causes: vec![cause],
+            suspect_literal: false,
+        }
+    }
 }
 
 /// A finding to shrink, classify and record: its index in the summary's
-/// findings, where it failed, and the group of findings that join its
-/// bucket (by its unshrunk shape, its message, and the shape of the node
-/// it is about when it is one node's: `keys`).
+/// findings, where it failed, its cause as found, and the group of
+/// findings of the same cause in its batch that join its bucket.
 struct ToRecord<'r> {
     idx: usize,
     run: &'r CaseRun,
     sub: &'r Tried,
     kind: Kind,
+    found: Found,
     group: usize,
-    keys: Vec<String>,
 }
 
 /// The outcome of one case, before findings are shrunk. Only subjects with
@@ -579,7 +649,9 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
     // settles them while the next batch runs (a batch waiting on it would
     // leave every worker idle but one).
     let mut hunts: Vec<Hunt> = Vec::new();
-    let mut causes = Causes::default();
+    let mut seen = Seen::default();
+    // Which literals the peer's backends compile wrongly, probed once.
+    let literals = LiteralCache::default();
     let mut next_j = 0u64;
     let batch = cfg.batch.max(1) as u64;
     loop {
@@ -605,7 +677,7 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
                         if deadline.is_some_and(|d| Instant::now() >= d) {
                             return None;
                         }
-                        Some(run_case(cfg, subject, hooks, j))
+                        Some(run_case(cfg, subject, hooks, &literals, j))
                     })
                     .collect::<Vec<CaseRun>>()
             },
@@ -624,27 +696,26 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         // Fold in case order; pick the findings to shrink and record.
         let mut b = Batch::default();
         for r in &runs {
-            b.fold(&mut s, &mut causes, cfg, r);
+            b.fold(&mut s, &mut seen, cfg, r);
         }
         // Shrink in parallel, write in order (a finding is reported only
         // once its file is on disk).
-        let done: Vec<(usize, usize, Vec<String>, Prepared)> = b
+        let done: Vec<(usize, usize, Prepared)> = b
             .todo
             .par_iter()
             .map(|t| {
                 (
                     t.idx,
                     t.group,
-                    t.keys.clone(),
-                    record(cfg, subject, hooks, t.run, t.sub, t.kind, deadline),
+                    record(cfg, subject, hooks, &literals, t, deadline),
                 )
             })
             .collect();
         let new_findings: Vec<Finding> = done
             .into_iter()
-            .map(|(idx, group, keys, rec)| {
+            .map(|(idx, group, rec)| {
                 let joined = std::mem::take(&mut b.groups[group]);
-                settle(&mut s, &mut causes, cfg, idx, keys, joined, rec, start)
+                settle(&mut s, cfg, idx, joined, rec, start)
             })
             .collect();
         if let Some(p) = hooks.progress {
@@ -690,35 +761,10 @@ fn fold_missed(s: &mut Summary, cfg: &CampaignConfig, h: Option<&Hunter<'_>>, hu
     }
 }
 
-/// Across a campaign: the unshrunk shapes and messages already bucketed,
-/// each with its bucket (an index into [`Summary::buckets`]), and the
-/// distinct shapes of the subject's answers.
+/// Across a campaign: the distinct shapes of the subject's answers.
 #[derive(Default)]
-struct Causes {
-    joins: HashMap<String, usize>,
+struct Seen {
     answer_shapes: std::collections::HashSet<u64>,
-}
-
-/// The keys a failure joins a bucket by: its unshrunk shape, its message,
-/// and for a failure about one node (a peer's bounds of it) that node's
-/// shape.
-fn join_keys(sub: &Tried, f: &checks::CheckFailure) -> Vec<String> {
-    let mut keys = vec![
-        format!(
-            "shape {}: {}",
-            f.kind,
-            crate::bucket::abstract_shape(&sub.graph, &sub.roots)
-        ),
-        format!("message {}: {}", f.kind, f.message),
-    ];
-    if let Some(n) = f.node {
-        keys.push(format!(
-            "node {}: {}",
-            f.kind,
-            crate::bucket::abstract_shape(&sub.graph, &[n])
-        ));
-    }
-    keys
 }
 
 /// One batch of cases folded in case order: the findings to shrink and
@@ -727,8 +773,9 @@ fn join_keys(sub: &Tried, f: &checks::CheckFailure) -> Vec<String> {
 #[derive(Default)]
 struct Batch<'r> {
     todo: Vec<ToRecord<'r>>,
-    /// Join key to group (an index into `groups`).
-    pending: HashMap<String, usize>,
+    /// The cause of each finding to record in this batch, to its group (an
+    /// index into `groups`).
+    pending: HashMap<Cause, usize>,
     /// Per group: the listed findings that joined it, and how many more
     /// joined past [`MAX_LISTED_FINDINGS`].
     groups: Vec<(Vec<usize>, u64)>,
@@ -736,8 +783,9 @@ struct Batch<'r> {
 
 impl<'r> Batch<'r> {
     /// Counts one case's run into the summary and queues or groups its
-    /// failures.
-    fn fold(&mut self, s: &mut Summary, causes: &mut Causes, cfg: &CampaignConfig, r: &'r CaseRun) {
+    /// failures: a finding of a cause kept `max_findings` times is counted
+    /// there and not recorded again.
+    fn fold(&mut self, s: &mut Summary, seen: &mut Seen, cfg: &CampaignConfig, r: &'r CaseRun) {
         if r.skipped {
             s.skipped += 1;
             return;
@@ -753,42 +801,45 @@ impl<'r> Batch<'r> {
             *c += n as u64;
         }
         s.answered += r.answered;
-        causes.answer_shapes.extend(r.shapes.iter().copied());
-        s.answer_shapes = causes.answer_shapes.len() as u64;
+        seen.answer_shapes.extend(r.shapes.iter().copied());
+        s.answer_shapes = seen.answer_shapes.len() as u64;
         for why in &r.unsupported {
             *s.unsupported.entry(why.clone()).or_default() += 1;
         }
         for sub in &r.subjects {
-            for f in &sub.failures {
+            for (f, found) in sub.failures.iter().zip(&sub.causes) {
                 *s.by_kind.entry(f.kind).or_default() += 1;
-                // A failure of an unshrunk shape, or with a message,
-                // already shrunk into a bucket (a peer raising the same
-                // exception case after case) joins that bucket: counted
-                // there, not shrunk and written again.
-                let keys = join_keys(sub, f);
-                if let Some(b) = keys.iter().find_map(|k| causes.joins.get(k).copied()) {
+                // A cause already kept as often as asked: counted there,
+                // not shrunk, classified or written again.
+                let countable = !sub.suspect_literal;
+                let full = s.buckets.iter().position(|b| {
+                    b.cause == found.cause && cfg.max_findings.is_some_and(|m| b.recorded >= m)
+                });
+                if let (true, Some(b)) = (countable, full) {
                     s.buckets[b].count += 1;
                     if let Some(c) = s.buckets[b].class {
                         *s.by_class.entry(c).or_default() += 1;
                     }
                     continue;
                 }
-                let group = keys.iter().find_map(|k| self.pending.get(k).copied());
+                let group = countable
+                    .then(|| self.pending.get(&found.cause).copied())
+                    .flatten();
                 let record_it = group.is_none() && !sub.roots.is_empty();
                 let idx = s.findings.len();
                 if record_it {
                     let g = self.groups.len();
                     self.groups.push((Vec::new(), 0));
-                    for k in &keys {
-                        self.pending.insert(k.clone(), g);
+                    if countable {
+                        self.pending.insert(found.cause.clone(), g);
                     }
                     self.todo.push(ToRecord {
                         idx,
                         run: r,
                         sub,
                         kind: f.kind,
+                        found: found.clone(),
                         group: g,
-                        keys,
                     });
                 } else if let Some(g) = group {
                     if s.findings.len() >= MAX_LISTED_FINDINGS {
@@ -829,48 +880,40 @@ fn unshrunk_finding(r: &CaseRun, sub: &Tried, f: &checks::CheckFailure) -> Findi
         note: None,
         unwritten: None,
         class: None,
-        bucket: None,
+        cause: None,
     }
 }
 
-/// Puts a prepared finding (`s.findings[idx]`) into its bucket, new or
-/// found, with the findings of its group (`joined`), writes it to the
-/// corpus while its bucket has room, and returns it as reported.
-#[allow(clippy::too_many_arguments)]
+/// Puts a prepared finding (`s.findings[idx]`) into its cause's bucket,
+/// new or found, with the findings of its group (`joined`), writes it to
+/// the corpus while its bucket has room, and returns it as reported.
 fn settle(
     s: &mut Summary,
-    causes: &mut Causes,
     cfg: &CampaignConfig,
     idx: usize,
-    keys: Vec<String>,
     (joined, unlisted): (Vec<usize>, u64),
     mut rec: Prepared,
     start: Instant,
 ) -> Finding {
-    // A finding no step of which fails alone (a peer whose wrong step
-    // rewrites a node its adapter builds from several of tileproof's, as
-    // tinygrad's ceildiv) joins the cause of a rule blamed for the same
-    // failure that also fired on it.
-    if rec.entry.blame.is_none() {
-        let fired_cause = s.buckets.iter().find_map(|b| {
-            let rule = b.rule.as_ref()?;
-            let sig = crate::bucket::rule_signature(
-                rec.entry.kind,
-                rec.failure,
-                rec.entry.class.as_ref().map(|c| c.class),
-                rule,
-            );
-            (sig == b.signature && rec.entry.rules.iter().any(|(n, _)| n == rule)).then_some(sig)
+    // A finding nothing more precise could be said of (a peer whose wrong
+    // step rewrites a node its adapter builds from several of tileproof's,
+    // as tinygrad's ceildiv) joins the cause of a rule blamed for a finding
+    // of the same kind that also fired on it.
+    if rec.entry.cause.cause.layer() == Layer::Unattributed {
+        let fired = s.buckets.iter().find_map(|b| match &b.cause {
+            Cause::Rule(rule)
+                if b.kind == rec.entry.kind && rec.entry.rules.iter().any(|(n, _)| n == rule) =>
+            {
+                Some(b.cause.clone())
+            }
+            _ => None,
         });
-        if let Some(sig) = fired_cause {
-            rec.entry.bucket = sig;
+        if let Some(cause) = fired {
+            rec.entry.cause = Found::just(cause);
         }
     }
-    let b = match s
-        .buckets
-        .iter()
-        .position(|b| b.signature == rec.entry.bucket)
-    {
+    let cause = rec.entry.cause.cause.clone();
+    let b = match s.buckets.iter().position(|b| b.cause == cause) {
         Some(b) => b,
         // A new cause beyond `max_causes` (found in the batch that
         // reached the limit) is counted by kind, not kept.
@@ -882,28 +925,33 @@ fn settle(
         }
         None => {
             s.buckets.push(Bucket {
-                signature: rec.entry.bucket.clone(),
+                cause: cause.clone(),
                 kind: rec.entry.kind,
-                class: rec.entry.class.as_ref().map(|c| c.class),
+                class: None,
                 count: 0,
+                recorded: 0,
                 written: 0,
                 first_case: rec.entry.body.clone(),
                 first_path: None,
-                rule: rec.entry.blame.as_ref().map(|b| b.rule.clone()),
+                detail: rec.entry.cause.detail(),
             });
             s.buckets.len() - 1
         }
     };
-    for k in keys {
-        causes.joins.insert(k, b);
-    }
     let n = 1 + joined.len() as u64 + unlisted;
-    s.buckets[b].count += n;
+    let bucket = &mut s.buckets[b];
+    bucket.count += n;
+    bucket.recorded += 1;
+    // The bucket's class is its most severe finding's (a bug before a
+    // model-only one).
     if let Some(c) = &rec.entry.class {
         *s.by_class.entry(c.class).or_default() += n;
+        if bucket.class.is_none_or(|k| c.class < k) {
+            bucket.class = Some(c.class);
+        }
     }
     for &j in &joined {
-        s.findings[j].bucket = Some(rec.entry.bucket.clone());
+        s.findings[j].cause = Some(cause.clone());
         s.findings[j].class = rec.entry.class.clone();
     }
     let f = &mut s.findings[idx];
@@ -914,7 +962,7 @@ fn settle(
     f.shrink = rec.stats;
     f.note = rec.note;
     f.class = rec.entry.class.clone();
-    f.bucket = Some(rec.entry.bucket.clone());
+    f.cause = Some(cause);
     let room = cfg.max_findings.is_none_or(|m| s.buckets[b].written < m);
     if let (Some(dir), true) = (&cfg.corpus, room) {
         match corpus::save(dir, &rec.entry) {
@@ -925,7 +973,7 @@ fn settle(
                 s.buckets[b].written += 1;
                 // A peer's rule blamed by a campaign is judged on this
                 // instance first by `prove --simplifier`.
-                if let (true, Some(blamed)) = (s.peer, &rec.entry.blame) {
+                if let (true, Some(blamed)) = (s.peer, &rec.entry.cause.blame) {
                     let shown = saved.path.display().to_string();
                     if let Err(e) =
                         blame::save_seed(&blame::seeds_dir(&dir.join("rules")), blamed, &shown)
@@ -946,16 +994,17 @@ fn settle(
     f.clone()
 }
 
-/// [`prepare_finding`] for a campaign's finding.
+/// A campaign's finding prepared ([`Preparer::prepare`]) from its cause as
+/// found.
 fn record(
     cfg: &CampaignConfig,
     subject: &dyn Subject,
     hooks: &Hooks<'_>,
-    r: &CaseRun,
-    sub: &Tried,
-    kind: Kind,
+    literals: &LiteralCache,
+    t: &ToRecord<'_>,
     deadline: Option<Instant>,
 ) -> Prepared {
+    let (r, sub, kind) = (t.run, t.sub, t.kind);
     let mut ccfg = cfg.check.clone();
     ccfg.seed = r.case_seed;
     // The validator ran on this subject only if it was the sampled case.
@@ -982,17 +1031,16 @@ fn record(
         constraints: Vec::new(),
         expect_constraints: None,
     };
-    let mut prepared = prepare_finding(
-        &program,
-        kind,
+    let preparer = Preparer {
         subject,
-        &ccfg,
-        &cfg.confirm,
+        check: &ccfg,
+        confirm: &cfg.confirm,
         validator,
-        cfg.shrink_steps,
-        origin,
+        shrink_steps: cfg.shrink_steps,
         deadline,
-    );
+        literals,
+    };
+    let mut prepared = preparer.prepare(&program, kind, Some(t.found.clone()), origin);
     // A failure that did not recur (a peer whose state spans requests: an
     // adapter that answers twice fails the next request) keeps what it was.
     if prepared.entry.message.starts_with(NOT_AGAIN) {
@@ -1005,7 +1053,13 @@ fn record(
 
 /// Generates and checks case `j` of the shard, and one variant of it, each
 /// projected onto the subject's profile.
-fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u64) -> CaseRun {
+fn run_case(
+    cfg: &CampaignConfig,
+    subject: &dyn Subject,
+    hooks: &Hooks<'_>,
+    literals: &LiteralCache,
+    j: u64,
+) -> CaseRun {
     let k = cfg.shard.case_number(j);
     let generator = cfg.generator.for_case(cfg.seed, k);
     let case_seed = mix(cfg.seed, k);
@@ -1034,18 +1088,9 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
     }) {
         Ok(c) => c,
         Err(msg) => {
-            run.subjects.push(Tried {
-                variant: None,
-                graph: Graph::new(),
-                roots: Vec::new(),
-                failures: vec![checks::CheckFailure {
-                    kind: Kind::Panic,
-                    message: format!("generating the case: {}", checks::one_line(&msg)),
-                    point: None,
-                    env: None,
-                    node: None,
-                }],
-            });
+            let msg = format!("generating the case: {}", checks::one_line(&msg));
+            run.subjects
+                .push(Tried::panicked(Graph::new(), Vec::new(), msg));
             return run;
         }
     };
@@ -1076,12 +1121,8 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
         None
     };
     if !checked.ok() {
-        run.subjects.push(Tried {
-            variant: None,
-            graph: case.graph,
-            roots: case.roots,
-            failures: checked.failures,
-        });
+        run.subjects
+            .push(Tried::new(None, subject, checked, &ccfg, literals));
     }
     if let Some((v, graph, roots)) = variant {
         let (graph, roots) = if profile.covers(&graph, &roots) {
@@ -1101,12 +1142,8 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
         run.tally(&vc, subject.engine().is_none());
         hunt(hooks, &vc, &mut run);
         if !vc.ok() {
-            run.subjects.push(Tried {
-                variant: Some(v),
-                graph,
-                roots,
-                failures: vc.failures,
-            });
+            run.subjects
+                .push(Tried::new(Some(v), subject, vc, &ccfg, literals));
         }
     }
     run
@@ -1134,21 +1171,14 @@ fn hunt(hooks: &Hooks<'_>, checked: &checks::Checked, run: &mut CaseRun) {
     }
     match checks::catch(|| h.hunt(&checked.graph, &checked.src, tgt)) {
         Ok(found) => run.missed.push(found),
-        Err(msg) => run.subjects.push(Tried {
-            variant: None,
-            graph: checked.graph.clone(),
-            roots: checked.src.clone(),
-            failures: vec![checks::CheckFailure {
-                kind: Kind::Panic,
-                message: format!(
-                    "looking for a missed simplification: {}",
-                    checks::one_line(&msg)
-                ),
-                point: None,
-                env: None,
-                node: None,
-            }],
-        }),
+        Err(msg) => run.subjects.push(Tried::panicked(
+            checked.graph.clone(),
+            checked.src.clone(),
+            format!(
+                "looking for a missed simplification: {}",
+                checks::one_line(&msg)
+            ),
+        )),
     }
 }
 

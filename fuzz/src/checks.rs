@@ -127,6 +127,10 @@ pub struct CheckConfig {
     pub kinds: KindSet,
 }
 
+/// Points a quick check walks whole, and samples of a larger domain.
+const QUICK_EXHAUSTIVE: u64 = 1 << 16;
+const QUICK_SAMPLES: u64 = 1 << 12;
+
 /// The verdict under a profile's own, relaxed model, recorded beside the
 /// strict one (tinygrad declares partial ops unspecified).
 #[derive(Clone, Debug, PartialEq)]
@@ -169,6 +173,19 @@ impl Default for CheckConfig {
 }
 
 impl CheckConfig {
+    /// The checks of one step of finding a cause (a rule applied alone, a
+    /// subterm, a shrink candidate kept to its cause): the failure is
+    /// already known to show at the domain's edges and special values, so
+    /// a smaller walk finds it again, on this thread.
+    pub fn quick(&self) -> CheckConfig {
+        CheckConfig {
+            max_exhaustive: self.max_exhaustive.min(QUICK_EXHAUSTIVE),
+            samples: self.samples.min(QUICK_SAMPLES),
+            parallel: false,
+            ..self.clone()
+        }
+    }
+
     fn oracle(&self) -> OracleConfig {
         OracleConfig {
             width: self.width,

@@ -6,7 +6,9 @@
 //! `tileproof import` and `prove --simplifier` (a peer rule's failing
 //! instance) all prepare their findings here.
 
-use crate::blame;
+use crate::cause::backend::{self, LiteralCache};
+use crate::cause::triage::{self, Found};
+use crate::cause::{Cause, Layer};
 use crate::checks::{self, CheckConfig, Kind, KindSet, Validator};
 use crate::classify::{classify, Confirm};
 use crate::confirm::Class;
@@ -14,7 +16,7 @@ use crate::corpus::{self, Entry};
 use crate::shrink;
 use crate::subject::Subject;
 use engine::parse::Program;
-use engine::semantics::Failure;
+use engine::semantics::{Failure, Model};
 use std::time::Instant;
 
 /// A finding ready to be written: its corpus entry (built from the shrunk
@@ -48,163 +50,302 @@ pub fn kinds_for(kind: Kind) -> KindSet {
 /// a second with clang), where the check alone is a millisecond.
 pub const BACKEND_SHRINK_STEPS: usize = 150;
 
-/// Shrinks `program` (its `expr` lines) while it fails `kind` under
-/// `subject` and `check` (whose `kinds` are narrowed to what `kind` needs:
-/// shrinking a peer's finding runs the peer on every candidate),
-/// then builds the corpus entry from the shrunk case, checked again after
-/// a round trip through text (the text is what the corpus keeps).
-/// `shrink_steps == 0` keeps the case as it is; past `deadline` shrinking
-/// stops where it is.
-///
-/// Judging and classifying are two steps: against a peer with backends
-/// (`confirm` not off), the finding is classified by the peer's compiled
-/// code first ([`crate::classify`]); a real bug (a wrong
-/// value, a trap, a compile error) is shrunk only through candidates that
-/// still show that class on the backend that showed it, so the shrunk case
-/// is the same bug and not a smaller model-only look-alike. The shrunk
-/// case is classified again on every backend, and a bug gets the peer's
-/// reproducer script. Shared by campaigns and `tileproof import`.
-#[allow(clippy::too_many_arguments)]
-pub fn prepare_finding(
-    program: &Program,
-    kind: Kind,
-    subject: &dyn Subject,
-    check: &CheckConfig,
-    confirm: &Confirm,
-    validator: Option<&Validator<'_>>,
-    shrink_steps: usize,
-    origin: String,
-    deadline: Option<Instant>,
-) -> Prepared {
-    let mut ccfg = check.clone();
-    ccfg.kinds = kinds_for(kind);
-    // A shrunk case must stay one the subject accepts (a peer's profile):
-    // else shrinking finds a case it was never meant to take (a bare
-    // `invalid` for tinygrad) and blames it.
-    let profile = subject.profile();
-    let original = Program {
-        graph: program.graph.clone(),
-        outputs: program.outputs.clone(),
-        expects: Vec::new(),
-        header: Vec::new(),
-        constraints: Vec::new(),
-        expect_constraints: None,
-    };
-    // The class to keep while shrinking, and the backend that shows it.
-    let keep = (kind == Kind::Oracle && *confirm != Confirm::Off)
-        .then(|| {
-            let mut found = checks::check(
-                &original.graph,
-                &original.outputs,
-                subject,
-                &ccfg,
-                validator,
-            );
-            classify(subject, &mut found, confirm, ccfg.width);
-            found.class
-        })
-        .flatten()
-        .filter(|c| {
-            matches!(
-                c.class,
-                Class::WrongValue | Class::Trap | Class::CompileError
-            )
-        })
-        .and_then(|c| c.backend.clone().map(|b| (c.class, b)));
-    // A candidate keeps the class on the backend that showed it.
-    let still_fails = |p: &Program| {
-        if !profile.covers(&p.graph, &p.outputs) {
-            return false;
+/// Candidates a case is shrunk through while keeping its cause, at most,
+/// when shrinking by its failure alone lands on a case of another cause:
+/// each is a triage (a peer's rules applied alone, its bounds asked).
+pub const CAUSE_SHRINK_STEPS: usize = 60;
+
+/// How findings are prepared: the subject, how a case is checked, which
+/// of the peer's backends classify it, how far it is shrunk.
+#[derive(Clone, Copy)]
+pub struct Preparer<'a> {
+    pub subject: &'a dyn Subject,
+    /// The checks (`kinds` is narrowed per finding to what its kind needs).
+    pub check: &'a CheckConfig,
+    pub confirm: &'a Confirm,
+    pub validator: Option<&'a Validator<'a>>,
+    /// Checks a shrink may run (0: keep the case as found).
+    pub shrink_steps: usize,
+    /// Past it, shrinking stops where it is.
+    pub deadline: Option<Instant>,
+    /// The literals the peer's backends were seen to compile wrongly.
+    pub literals: &'a LiteralCache,
+}
+
+impl Preparer<'_> {
+    /// The checks a triage of a `kind` failure runs: `kind`'s, and the
+    /// peer's bounds, which a cause is weighed against.
+    fn triage_config(&self, kind: Kind) -> CheckConfig {
+        CheckConfig {
+            kinds: kinds_for(kind).with(Kind::Bounds),
+            ..self.check.clone()
         }
-        let mut c = checks::check(&p.graph, &p.outputs, subject, &ccfg, validator);
-        if !c.failed(kind) {
-            return false;
-        }
-        let Some((class, b)) = &keep else {
-            return true;
+    }
+
+    /// The cause of the `kind` failure of `p`, when it fails so.
+    pub fn cause_of(&self, p: &Program, kind: Kind) -> Option<Found> {
+        let cfg = self.triage_config(kind);
+        let c = checks::check(&p.graph, &p.outputs, self.subject, &cfg, self.validator);
+        let f = c.failure(kind)?;
+        Some(triage::triage(self.subject, &c, f, &cfg))
+    }
+
+    /// Whether `p`'s `kind` failure still has cause `want`.
+    fn has_cause(&self, p: &Program, kind: Kind, want: &Cause) -> bool {
+        let cfg = self.triage_config(kind).quick();
+        let c = checks::check(&p.graph, &p.outputs, self.subject, &cfg, self.validator);
+        c.failure(kind)
+            .is_some_and(|f| triage::holds(self.subject, &c, f, &cfg, want))
+    }
+
+    /// Shrinks `program` (its `expr` lines) while it fails `kind` the same
+    /// way and keeps its cause (`found`, else the cause triage gives it),
+    /// then builds the corpus entry from the shrunk case, checked again
+    /// after a round trip through text (the text is what the corpus
+    /// keeps), classified on the peer's backends, and filed under its
+    /// cause: the backend when its compiled code gets a construct wrong,
+    /// else the cause the case shows.
+    ///
+    /// Judging and classifying are two steps: against a peer with backends
+    /// (`confirm` not off), the finding is classified by the peer's
+    /// compiled code first ([`crate::classify`]); a real bug (a wrong
+    /// value, a trap, a compile error) is shrunk only through candidates
+    /// that still show that class on the backend that showed it, so the
+    /// shrunk case is the same bug and not a smaller model-only
+    /// look-alike. The shrunk case is classified again on every backend,
+    /// and a bug gets the peer's reproducer script.
+    pub fn prepare(
+        &self,
+        program: &Program,
+        kind: Kind,
+        found: Option<Found>,
+        origin: String,
+    ) -> Prepared {
+        let subject = self.subject;
+        let mut ccfg = self.check.clone();
+        ccfg.kinds = kinds_for(kind);
+        // A shrunk case must stay one the subject accepts (a peer's
+        // profile): else shrinking finds a case it was never meant to take
+        // (a bare `invalid` for tinygrad) and blames it.
+        let profile = subject.profile();
+        let original = Program {
+            graph: program.graph.clone(),
+            outputs: program.outputs.clone(),
+            expects: Vec::new(),
+            header: Vec::new(),
+            constraints: Vec::new(),
+            expect_constraints: None,
         };
-        classify(subject, &mut c, &Confirm::Only(b.clone()), ccfg.width);
-        c.class.as_ref().is_some_and(|x| x.class == *class)
-    };
-    let fails = |p: &Program| deadline.is_none_or(|d| Instant::now() < d) && still_fails(p);
-    // Shrinking a hang would wait out the timeout on every candidate.
-    let shrink_steps = if kind == Kind::Hang { 0 } else { shrink_steps };
-    let (mut chosen, stats) = if shrink_steps == 0 {
-        (original.clone(), None)
-    } else if keep.is_some() {
-        // Each candidate run on the backend costs a compile or two with the
-        // peer's compiler: the case is shrunk by the check alone first, and
-        // only when the result no longer shows the class on that backend is
-        // it shrunk again, from the original, through candidates that do.
+        let cause = found.or_else(|| self.cause_of(&original, kind));
+        let keep = self.class_to_keep(&original, kind, &ccfg);
+        // A candidate is judged by a quick walk (its failure shows at the
+        // domain's edges); the kept case by the whole check.
+        let quick = ccfg.quick();
+        // A candidate keeps the class on the backend that showed it.
+        let still_fails = |p: &Program| {
+            if !profile.covers(&p.graph, &p.outputs) {
+                return false;
+            }
+            let mut c = checks::check(&p.graph, &p.outputs, subject, &quick, self.validator);
+            if !c.failed(kind) {
+                return false;
+            }
+            let Some((class, b)) = &keep else {
+                return true;
+            };
+            classify(subject, &mut c, &Confirm::Only(b.clone()), ccfg.width);
+            c.class.as_ref().is_some_and(|x| x.class == *class)
+        };
+        let in_time = || self.deadline.is_none_or(|d| Instant::now() < d);
+        let fails = |p: &Program| in_time() && still_fails(p);
+        let (mut chosen, mut stats) = self.shrunk(&original, kind, &quick, &keep, &fails);
+        // Shrinking by the failure alone may land on a case of another
+        // cause (a smaller instance of another wrong rule): shrunk again
+        // from the original, keeping the cause (a shape cannot be kept).
+        if let Some(want) = cause
+            .as_ref()
+            .filter(|c| c.cause.layer() != Layer::Unattributed)
+        {
+            let same = |p: &Program| self.has_cause(p, kind, &want.cause);
+            if stats.is_some() && !same(&chosen) {
+                let steps = self.shrink_steps.min(CAUSE_SHRINK_STEPS);
+                let (p, st) = shrink::shrink(&original, &|p: &Program| fails(p) && same(p), steps);
+                (chosen, stats) = (p, Some(st));
+            }
+        }
+        let mut note = None;
+        let round_trip = |p: &Program| {
+            let text = corpus::case_body(&p.graph, &p.outputs, None);
+            engine::parse::parse_program(&text)
+                .ok()
+                .filter(|q| still_fails(q))
+        };
+        match round_trip(&chosen) {
+            Some(p) => chosen = p,
+            None => match round_trip(&original) {
+                Some(p) => {
+                    note = Some(
+                        "the shrunk case did not fail after a round trip through text; \
+                         the original case is kept"
+                            .into(),
+                    );
+                    chosen = p;
+                }
+                None => {
+                    note = Some("this case does not fail after a round trip through text".into())
+                }
+            },
+        }
+        let mut checked = checks::check(
+            &chosen.graph,
+            &chosen.outputs,
+            subject,
+            &ccfg,
+            self.validator,
+        );
+        classify(subject, &mut checked, self.confirm, ccfg.width);
+        let failure = checked
+            .oracle
+            .as_ref()
+            .and_then(|o| o.failure.as_ref())
+            .map(|f| f.failure);
+        let filed = self.file_under(&chosen, kind, cause, &checked);
+        let mut entry =
+            Entry::from_checked(&checked, kind, subject, self.check.width, origin, filed);
+        if !checked.failed(kind) {
+            // Only reachable through a nondeterministic check; say so rather
+            // than write a case that claims a failure it does not show.
+            entry.message = format!("{NOT_AGAIN} {}", entry.message);
+        }
+        entry.reproducer = crate::classify::reproducer(subject, &checked, &mut note);
+        Prepared {
+            entry,
+            stats,
+            note,
+            failure,
+        }
+    }
+
+    /// The class to keep while shrinking an oracle finding, and the backend
+    /// that shows it: a real bug's (a wrong value, a trap, a compile
+    /// error), found on the peer's backends.
+    fn class_to_keep(
+        &self,
+        original: &Program,
+        kind: Kind,
+        ccfg: &CheckConfig,
+    ) -> Option<(Class, String)> {
+        if kind != Kind::Oracle || *self.confirm == Confirm::Off {
+            return None;
+        }
+        let mut found = checks::check(
+            &original.graph,
+            &original.outputs,
+            self.subject,
+            ccfg,
+            self.validator,
+        );
+        classify(self.subject, &mut found, self.confirm, ccfg.width);
+        found
+            .class
+            .filter(|c| {
+                matches!(
+                    c.class,
+                    Class::WrongValue | Class::Trap | Class::CompileError
+                )
+            })
+            .and_then(|c| c.backend.clone().map(|b| (c.class, b)))
+    }
+
+    /// `original` shrunk while `fails`, and what shrinking did (`None`: not
+    /// shrunk). Each candidate run on a backend costs a compile or two with
+    /// the peer's compiler: a case whose class must be kept is shrunk by the
+    /// check alone first, and only when the result no longer shows the
+    /// class on that backend is it shrunk again, from the original,
+    /// through candidates that do.
+    fn shrunk(
+        &self,
+        original: &Program,
+        kind: Kind,
+        ccfg: &CheckConfig,
+        keep: &Option<(Class, String)>,
+        fails: &dyn Fn(&Program) -> bool,
+    ) -> (Program, Option<shrink::ShrinkStats>) {
+        // Shrinking a hang would wait out the timeout on every candidate.
+        if self.shrink_steps == 0 || kind == Kind::Hang {
+            return (original.clone(), None);
+        }
+        if keep.is_none() {
+            let (p, st) = shrink::shrink(original, fails, self.shrink_steps);
+            return (p, Some(st));
+        }
+        let profile = self.subject.profile();
         let fails_fast = |p: &Program| {
-            deadline.is_none_or(|d| Instant::now() < d)
+            self.deadline.is_none_or(|d| Instant::now() < d)
                 && profile.covers(&p.graph, &p.outputs)
-                && checks::check(&p.graph, &p.outputs, subject, &ccfg, validator).failed(kind)
+                && checks::check(&p.graph, &p.outputs, self.subject, ccfg, self.validator)
+                    .failed(kind)
         };
-        let (p, st) = shrink::shrink(&original, &fails_fast, shrink_steps);
-        if still_fails(&p) {
+        let (p, st) = shrink::shrink(original, &fails_fast, self.shrink_steps);
+        if fails(&p) {
             (p, Some(st))
         } else {
-            let steps = shrink_steps.min(BACKEND_SHRINK_STEPS);
-            let (p, st) = shrink::shrink(&original, &fails, steps);
+            let steps = self.shrink_steps.min(BACKEND_SHRINK_STEPS);
+            let (p, st) = shrink::shrink(original, fails, steps);
             (p, Some(st))
         }
-    } else {
-        let (p, st) = shrink::shrink(&original, &fails, shrink_steps);
-        (p, Some(st))
-    };
-    let mut note = None;
-    let round_trip = |p: &Program| {
-        let text = corpus::case_body(&p.graph, &p.outputs, None);
-        engine::parse::parse_program(&text)
-            .ok()
-            .filter(|q| still_fails(q))
-    };
-    match round_trip(&chosen) {
-        Some(p) => chosen = p,
-        None => match round_trip(&original) {
-            Some(p) => {
-                note = Some(
-                    "the shrunk case did not fail after a round trip through text; \
-                     the original case is kept"
-                        .into(),
-                );
-                chosen = p;
+    }
+
+    /// The cause the kept case is filed under: the backend, when the peer's
+    /// compiled code gets a construct of it wrong (a wrong value or a trap
+    /// the answer is not to blame for), else what triage of the kept case
+    /// finds, else `cause` (the finding's as found).
+    fn file_under(
+        &self,
+        chosen: &Program,
+        kind: Kind,
+        cause: Option<Found>,
+        checked: &checks::Checked,
+    ) -> Found {
+        if let (Some(c), Some(tgt)) = (&checked.class, &checked.tgt) {
+            if let (Class::WrongValue | Class::Trap, Some(backend), Some(env)) =
+                (c.class, &c.backend, &c.env)
+            {
+                let model = Model {
+                    width: self.check.width,
+                    ..self.subject.profile().model()
+                };
+                if let Some(construct) = backend::attribute(
+                    self.subject,
+                    backend,
+                    &checked.graph,
+                    &checked.src,
+                    tgt,
+                    env,
+                    model,
+                    self.literals,
+                ) {
+                    return Found::just(Cause::Backend {
+                        backend: backend.clone(),
+                        construct,
+                    });
+                }
             }
-            None => note = Some("this case does not fail after a round trip through text".into()),
-        },
-    }
-    let mut checked = checks::check(&chosen.graph, &chosen.outputs, subject, &ccfg, validator);
-    classify(subject, &mut checked, confirm, ccfg.width);
-    let mut entry = Entry::from_checked(&checked, kind, subject, check.width, origin);
-    if !checked.failed(kind) {
-        // Only reachable through a nondeterministic check; say so rather
-        // than write a case that claims a failure it does not show.
-        entry.message = format!("{NOT_AGAIN} {}", entry.message);
-    }
-    entry.reproducer = crate::classify::reproducer(subject, &checked, &mut note);
-    let failure = checked
-        .oracle
-        .as_ref()
-        .and_then(|o| o.failure.as_ref())
-        .map(|f| f.failure);
-    if let (Kind::Oracle, Some(f), true) = (kind, failure, checked.failed(kind)) {
-        if let Some(b) = blame::blame(
-            subject,
-            &checked.graph,
-            &checked.src,
-            f,
-            &entry.rules,
-            &ccfg,
-        ) {
-            entry.blame_on(b, Some(f));
         }
-    }
-    Prepared {
-        entry,
-        stats,
-        note,
-        failure,
+        // The kept case's own cause, with what shows it on the kept case;
+        // a case shrunk to another cause than its finding's (found before
+        // shrinking) keeps its finding's, unless that was only a shape.
+        let now = self.cause_of(chosen, kind);
+        match (now, cause) {
+            (Some(now), Some(was))
+                if now.cause != was.cause && was.cause.layer() != Layer::Unattributed =>
+            {
+                was
+            }
+            (Some(now), _) => now,
+            (None, Some(was)) => was,
+            (None, None) => Found::just(triage::shape_of(checked, kind)),
+        }
     }
 }
 

@@ -27,13 +27,14 @@
 //! given to the rule again, a few times: a rule that rewrites it back to a
 //! term it already produced loops, and is reported so beside its verdict.
 
+use crate::cause::backend::LiteralCache;
 use crate::checks::{self, CheckConfig, Kind, Validator};
 use crate::classify::Confirm;
 use crate::confirm::Class;
-use crate::finding::prepare_finding;
+use crate::finding::Preparer;
 use crate::generate::RuleSeed;
 use crate::peer::{from_tree, Peer, RuleSubject};
-use crate::subject::{shell_quote, Answer, Profile, Refusal, Subject};
+use crate::subject::{Answer, Profile, Refusal, Subject};
 use engine::dtype::DType;
 use engine::ir::{Graph, NodeId};
 use engine::parse::Program;
@@ -877,17 +878,17 @@ fn kept_finding(
         "peer rule {} ({}), instance {k} of seed {}",
         rule.name, rule.location, opts.seed
     );
-    let prep = prepare_finding(
-        p,
-        kind,
+    let literals = LiteralCache::default();
+    let preparer = Preparer {
         subject,
-        &opts.check,
-        &opts.confirm,
+        check: &opts.check,
+        confirm: &opts.confirm,
         validator,
-        opts.shrink_steps,
-        origin,
-        None,
-    );
+        shrink_steps: opts.shrink_steps,
+        deadline: None,
+        literals: &literals,
+    };
+    let prep = preparer.prepare(p, kind, None, origin);
     let e = &prep.entry;
     let instance = e
         .body
@@ -924,11 +925,7 @@ fn kept_finding(
     if let Some(dir) = &opts.corpus {
         match crate::corpus::save(dir, e) {
             Ok(saved) => {
-                f.reproduce = Some(format!(
-                    "tileproof replay {}{}",
-                    e.reproduce_args,
-                    shell_quote(&saved.path.display().to_string())
-                ));
+                f.reproduce = Some(crate::corpus::replay_line(&e.reproduce_args, &saved.path));
                 f.file = Some(saved.path.display().to_string());
             }
             Err(err) => f.note = Some(format!("not written: {err}")),

@@ -6,6 +6,8 @@ use engine::dtype::Width;
 use engine::parse::parse_program;
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
+use fuzz::cause::triage::Found;
+use fuzz::cause::Cause;
 use fuzz::checks::{check, CheckConfig, Kind, ValidationVerdict};
 use fuzz::corpus::Replayer;
 use fuzz::corpus::{self, Entry};
@@ -18,6 +20,15 @@ fn temp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// A header's text parsed and written again.
+fn h_again(text: &str) -> String {
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| l[1..].strip_prefix(' ').unwrap_or(&l[1..]).to_string())
+        .collect();
+    corpus::Header::parse(&lines).render()
 }
 
 fn entry(body: &str) -> Entry {
@@ -35,9 +46,8 @@ fn entry(body: &str) -> Entry {
         body: body.into(),
         class: None,
         relaxed: None,
-        bucket: "oracle value-differs: v0 % C".into(),
+        cause: Found::just(Cause::Rule("rem_drop_multiple".into())),
         reproducer: None,
-        blame: None,
     }
 }
 
@@ -87,20 +97,26 @@ fn a_written_case_parses_and_says_what_failed() {
     let p = parse_program(&text).unwrap();
     assert_eq!(p.outputs.len(), 1);
     assert_eq!(p.expects.len(), 1);
-    assert_eq!(corpus::header_value(&p, "width"), Some("32"));
+    let h = corpus::Header::of(&p);
+    assert_eq!(h.width.as_deref(), Some("32"));
     assert_eq!(
         corpus::case_width(&p, std::path::Path::new("case.txt")).unwrap(),
         Some(Width(32))
     );
-    assert_eq!(corpus::header_value(&p, "point"), Some("x = -1"));
+    assert_eq!(h.point.as_deref(), Some("x = -1"));
+    assert_eq!(h.rules.as_deref(), Some("rem_drop_multiple (1x)"));
+    assert_eq!(h.cause, Some(Cause::Rule("rem_drop_multiple".into())));
     assert_eq!(
-        corpus::header_value(&p, "rules"),
-        Some("rem_drop_multiple (1x)")
-    );
-    assert_eq!(
-        corpus::header_value(&p, "reproduce").unwrap(),
+        h.reproduce.unwrap(),
         format!("tileproof replay {}", saved.path.display())
     );
+    // What was written reads back as the very same header.
+    let header_text: String = text
+        .lines()
+        .filter(|l| l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(h_again(&header_text), header_text);
     // The same case again is the same file, left as it was.
     let again = corpus::save(
         &dir,
@@ -173,7 +189,14 @@ fn an_entry_from_a_checked_case_carries_the_failure_and_the_engine_output() {
     )
     .unwrap();
     let c = check(&p.graph, &p.outputs, &simp, &CheckConfig::default(), None);
-    let e = Entry::from_checked(&c, Kind::Oracle, &simp, Width::W64, "test".into());
+    let e = Entry::from_checked(
+        &c,
+        Kind::Oracle,
+        &simp,
+        Width::W64,
+        "test".into(),
+        Found::just(Cause::Shape("test".into())),
+    );
     assert_eq!(e.rules, vec![("mul_zero".to_string(), 1)]);
     assert!(e.body.ends_with("expect 0\n"), "{}", e.body);
     assert!(e.message.starts_with("validity-differs"));

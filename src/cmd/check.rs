@@ -57,11 +57,7 @@ pub struct Args {
 
 /// The width a file asks for in its header (`# width: 8`).
 pub fn header_width(p: &Program) -> Option<u32> {
-    p.header.iter().find_map(|l| {
-        l.trim()
-            .strip_prefix("width:")
-            .and_then(|w| w.trim().parse().ok())
-    })
+    fuzz::corpus::Header::of(p).width?.parse().ok()
 }
 
 /// The verdict of a judged answer in words: `proved`, `sampled (not

@@ -10,10 +10,11 @@ use super::output::say;
 use super::{exit, parse_timeout, parse_width, rules_over_builtin};
 use engine::parse::Program;
 use engine::rewrite::Simplifier;
+use fuzz::cause::backend::LiteralCache;
 use fuzz::checks::{self, CheckConfig, Validator};
 use fuzz::classify::Confirm;
 use fuzz::corpus;
-use fuzz::finding::prepare_finding;
+use fuzz::finding::Preparer;
 use fuzz::generate::{Case, Generator};
 use fuzz::subject::Engine;
 use std::io::Write;
@@ -120,18 +121,18 @@ fn import(a: Args) -> anyhow::Result<ExitCode> {
         a.artifact.display(),
         bytes.len()
     );
-    let prepared = prepare_finding(
-        &program,
-        first.kind,
-        &simp,
-        &cfg,
+    let literals = LiteralCache::default();
+    let preparer = Preparer {
+        subject: &simp,
+        check: &cfg,
         // The engine's findings have no backend to be classified on.
-        &Confirm::Off,
+        confirm: &Confirm::Off,
         validator,
-        a.shrink_steps,
-        origin,
-        None,
-    );
+        shrink_steps: a.shrink_steps,
+        deadline: None,
+        literals: &literals,
+    };
+    let prepared = preparer.prepare(&program, first.kind, None, origin);
     if let Some(n) = &prepared.note {
         say!("note: {n}");
     }

@@ -49,7 +49,7 @@ pub fn summary_json(s: &campaign::Summary, width: Width) -> serde_json::Value {
                 "note": f.note,
                 "class": f.class.as_ref().map(|c| c.class.name()),
                 "backend": f.class.as_ref().map(|c| c.header()),
-                "bucket": f.bucket,
+                "cause": f.cause.as_ref().map(|c| c.key()),
             })
         })
         .collect();
@@ -58,14 +58,17 @@ pub fn summary_json(s: &campaign::Summary, width: Width) -> serde_json::Value {
         .iter()
         .map(|b| {
             json!({
-                "signature": b.signature,
+                "cause": b.cause.key(),
+                "layer": b.cause.layer().name(),
+                "describe": b.cause.describe(),
                 "kind": b.kind.name(),
                 "class": b.class.map(|c| c.name()),
                 "count": b.count,
                 "written": b.written,
                 "first_case": b.first_case,
                 "first_path": b.first_path.as_ref().map(|p| p.display().to_string()),
-                "rule": b.rule,
+                "recorded": b.recorded,
+                "detail": b.detail,
             })
         })
         .collect();
@@ -261,16 +264,18 @@ pub fn print_summary(s: &campaign::Summary, width: Width) {
                 .filter(|l| l.starts_with("expr"))
                 .collect::<Vec<_>>();
             say!(
-                "  {:>5}x  {}{}",
+                "  {:>5}x  {} ({}, {}){}",
                 b.count,
+                b.cause,
+                b.cause.layer().name(),
                 b.class
                     .map_or_else(|| b.kind.name().to_string(), |c| format!("{} {c}", b.kind)),
                 b.first_path
                     .as_ref()
                     .map_or_else(String::new, |p| format!(": {}", p.display()))
             );
-            if let Some(rule) = &b.rule {
-                say!("           blamed on rule {rule}");
+            if let Some(d) = &b.detail {
+                say!("           {}", checks_short(d));
             }
             say!("           {}", checks_short(&first.join(" ; ")));
         }

@@ -38,7 +38,22 @@ pub struct Found {
 }
 
 impl Found {
-    fn just(cause: Cause) -> Found {
+    /// What showed the cause, in one line: the rule's step that fails
+    /// alone, or the bound that is wrong.
+    pub fn detail(&self) -> Option<String> {
+        match (&self.blame, &self.wrong_bound) {
+            (Some(b), _) => Some(format!(
+                "{}, applied alone, fails the same way on: {}",
+                b.rule,
+                b.instance.lines().collect::<Vec<_>>().join("; ")
+            )),
+            (None, Some(w)) => Some(w.line()),
+            (None, None) => None,
+        }
+    }
+
+    /// A cause with nothing more to show.
+    pub fn just(cause: Cause) -> Found {
         Found {
             cause,
             blame: None,
@@ -119,6 +134,7 @@ pub fn triage(
     cfg: &CheckConfig,
 ) -> Found {
     let peer = subject.engine().is_none();
+    let cfg = &cfg.quick();
     let model = Model {
         width: cfg.width,
         ..subject.profile().model()
@@ -150,7 +166,7 @@ pub fn triage(
         }
         _ => {}
     }
-    Found::just(shape_cause(checked, failure))
+    Found::just(shape(checked, failure.kind, failure.node))
 }
 
 /// The cause of an oracle failure: the range analysis, a rule, a subterm.
@@ -163,30 +179,17 @@ fn oracle_cause(
     peer: bool,
 ) -> Option<Found> {
     let (g, src) = (&checked.graph, &checked.src);
-    let tgt = checked.tgt.as_deref()?;
     let how = oracle_failure(checked)?;
-    if !checked.peer_bounds.is_empty() {
-        if let Some(w) = transfer::lowest(g, src, &checked.peer_bounds, model, cfg.seed) {
-            let failing: Vec<Vec<i64>> = failure.env.iter().cloned().collect();
-            if transfer::right_where_bounds_hold(
-                g,
-                src,
-                tgt,
-                &checked.peer_bounds,
-                model,
-                cfg.seed,
-                &failing,
-            ) {
-                return Some(Found {
-                    cause: Cause::Transfer(w.op.clone()),
-                    blame: None,
-                    wrong_bound: Some(WrongBound::new(g, &w, &checked.peer_bounds)),
-                });
-            }
-        }
+    if let Some(found) = bounds_explain(checked, failure, model, cfg.seed) {
+        return Some(found);
     }
     let fired = checked.fired(subject.rule_names());
     if let Some(b) = blame::blame(subject, g, src, how, &fired, cfg) {
+        // The rule's premises: a step that is right wherever the peer's
+        // bounds of its instance hold trusted a wrong bound.
+        if let Some(found) = instance_bounds_explain(subject, &b, cfg, model) {
+            return Some(found);
+        }
         return Some(Found {
             cause: Cause::Rule(b.rule.clone()),
             blame: Some(b),
@@ -199,6 +202,109 @@ fn oracle_cause(
         }
     }
     None
+}
+
+/// The range analysis's transfer function, when the peer's bounds of
+/// `checked`'s source exclude a value some node takes and its answer is
+/// right wherever they hold.
+fn bounds_explain(
+    checked: &Checked,
+    failure: &CheckFailure,
+    model: Model,
+    seed: u64,
+) -> Option<Found> {
+    let (g, src) = (&checked.graph, &checked.src);
+    let tgt = checked.tgt.as_deref()?;
+    if checked.peer_bounds.is_empty() {
+        return None;
+    }
+    let w = transfer::lowest(g, src, &checked.peer_bounds, model, seed)?;
+    let failing: Vec<Vec<i64>> = failure.env.iter().cloned().collect();
+    transfer::right_where_bounds_hold(g, src, tgt, &checked.peer_bounds, model, seed, &failing)
+        .then(|| Found {
+            cause: Cause::Transfer(w.op.clone()),
+            blame: None,
+            wrong_bound: Some(WrongBound::new(g, &w, &checked.peer_bounds)),
+        })
+}
+
+/// [`bounds_explain`] for a blamed rule's instance: its step (the rule
+/// alone) judged against the peer's bounds of the instance, which may hold
+/// nodes the case's source has not (Morok rewrites `-c / x` to `c * -1 /
+/// x` before another group trusts the product's bound).
+fn instance_bounds_explain(
+    subject: &dyn Subject,
+    b: &Blame,
+    cfg: &CheckConfig,
+    model: Model,
+) -> Option<Found> {
+    let p = engine::parse::parse_program(&b.instance).ok()?;
+    let alone = subject.rule_alone(&b.rule)?;
+    let step_cfg = CheckConfig {
+        kinds: KindSet::only(Kind::Oracle),
+        ..cfg.clone()
+    };
+    let mut step = checks::check(&p.graph, &p.outputs, alone.as_ref(), &step_cfg, None);
+    let bounds_cfg = CheckConfig {
+        kinds: KindSet::only(Kind::Bounds),
+        ..cfg.clone()
+    };
+    let asked = checks::check(&p.graph, &p.outputs, subject, &bounds_cfg, None);
+    // The two checks copied the same graph: the instance's nodes have the
+    // same ids in both.
+    step.peer_bounds = asked.peer_bounds;
+    let failure = step.failure(Kind::Oracle)?.clone();
+    bounds_explain(&step, &failure, model, cfg.seed)
+}
+
+/// Whether `failure` of `checked` still has cause `want` (a shrink
+/// candidate kept to its finding's cause): the triage of it, asking only
+/// what that cause and the layers before it need (its bound; its rule
+/// alone; its message). A shape cannot be kept (shrinking changes it).
+pub fn holds(
+    subject: &dyn Subject,
+    checked: &Checked,
+    failure: &CheckFailure,
+    cfg: &CheckConfig,
+    want: &Cause,
+) -> bool {
+    let cfg = &cfg.quick();
+    let model = Model {
+        width: cfg.width,
+        ..subject.profile().model()
+    };
+    let (g, src) = (&checked.graph, &checked.src);
+    match want {
+        Cause::Crash(_) | Cause::Loop(_) => site::of_message(&failure.message) == *want,
+        Cause::Hang => failure.kind == Kind::Hang,
+        Cause::Transfer(_) if failure.kind == Kind::Bounds => {
+            transfer::lowest(g, src, &checked.peer_bounds, model, cfg.seed)
+                .is_some_and(|w| Cause::Transfer(w.op) == *want)
+        }
+        Cause::Transfer(_) | Cause::Rule(_) => {
+            let Some(how) = oracle_failure(checked) else {
+                return false;
+            };
+            if let Some(found) = bounds_explain(checked, failure, model, cfg.seed) {
+                return found.cause == *want;
+            }
+            let only = match want {
+                Cause::Rule(rule) => vec![(rule.clone(), 1)],
+                _ => checked.fired(subject.rule_names()),
+            };
+            let Some(b) = blame::blame(subject, g, src, how, &only, cfg) else {
+                return false;
+            };
+            match instance_bounds_explain(subject, &b, cfg, model) {
+                Some(found) => found.cause == *want,
+                None => Cause::Rule(b.rule) == *want,
+            }
+        }
+        Cause::Subterm(shape) => {
+            wrong_subterm(subject, g, src, cfg).as_deref() == Some(shape.as_str())
+        }
+        Cause::Stage { .. } | Cause::Backend { .. } | Cause::Shape(_) => false,
+    }
 }
 
 /// How the oracle's answer failed.
@@ -223,10 +329,17 @@ pub fn wrong_subterm(
         ..cfg.clone()
     };
     let profile = subject.profile();
-    g.reachable(src)
+    // The innermost operations, then each root (a large case's roots lie
+    // past the innermost few).
+    let inner = g
+        .reachable(src)
         .into_iter()
         .filter(|&n| !matches!(g.node(n).op, Op::Var(_) | Op::Const(_) | Op::Invalid))
-        .take(MAX_SUBTERMS)
+        .take(MAX_SUBTERMS);
+    let mut tried = std::collections::HashSet::new();
+    inner
+        .chain(src.iter().copied())
+        .filter(|&n| tried.insert(n))
         .find(|&n| {
             profile.covers(g, &[n]) && {
                 let c = checks::check(g, &[n], subject, &cfg, None);
@@ -238,15 +351,15 @@ pub fn wrong_subterm(
 
 /// The failure and the shape of the node it is about (a bound's), else of
 /// the case.
-fn shape_cause(checked: &Checked, failure: &CheckFailure) -> Cause {
-    let roots: Vec<NodeId> = match failure.node {
+fn shape(checked: &Checked, kind: Kind, node: Option<NodeId>) -> Cause {
+    let roots: Vec<NodeId> = match node {
         Some(n) => vec![n],
         None => checked.src.clone(),
     };
-    let how = (failure.kind == Kind::Oracle)
+    let how = (kind == Kind::Oracle)
         .then(|| oracle_failure(checked))
         .flatten();
-    let mut head = failure.kind.name().to_string();
+    let mut head = kind.name().to_string();
     if let Some(f) = how {
         head.push(' ');
         head.push_str(f.name());
@@ -255,4 +368,10 @@ fn shape_cause(checked: &Checked, failure: &CheckFailure) -> Cause {
         "{head}: {}",
         bucket::abstract_shape(&checked.graph, &roots)
     ))
+}
+
+/// The shape cause of the `kind` failure of `checked` (what a case is
+/// filed under when nothing more can be said of it).
+pub fn shape_of(checked: &Checked, kind: Kind) -> Cause {
+    shape(checked, kind, checked.failure(kind).and_then(|f| f.node))
 }

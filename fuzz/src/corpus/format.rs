@@ -3,16 +3,173 @@
 
 use super::store::{fnv1a, CorpusError};
 use crate::backend::Script;
+use crate::cause::triage::Found;
+use crate::cause::Cause;
 use crate::checks::{self, Checked, Kind};
-use crate::confirm::Confirmation;
+use crate::confirm::{Class, Confirmation};
 use crate::missed::{Direction, Missed};
 use crate::subject::Subject;
 use engine::dtype::Width;
 use engine::ir::{Graph, NodeId, Op};
 use engine::parse::Program;
 use engine::print;
-use engine::semantics::Failure;
 use std::path::Path;
+
+/// A finding file's header: its `# key: value` lines, typed. Written by
+/// [`Entry::render`], read back by [`Header::parse`] (`replay`, `report`
+/// and [`super::reclassify`] read nothing else), every line a key this
+/// type knows kept as it was and any other comment line kept after them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Header {
+    /// `# tileproof finding: KIND` (`None`: not a finding's file, or a kind
+    /// this tileproof does not know: see `kind_text`).
+    pub kind: Option<Kind>,
+    pub kind_text: Option<String>,
+    /// `# failure:` what failed, one line.
+    pub failure: Option<String>,
+    /// `# point:` where, as the input syntax writes it.
+    pub point: Option<String>,
+    /// `# simplifier:` the simplifier under test, name and version (and for
+    /// a rule's counterexample, ` rule NAME`).
+    pub simplifier: Option<String>,
+    /// `# backend:` the class by the peer's compiled code, with what showed
+    /// it, and one indented line per backend tried.
+    pub backend: Option<String>,
+    pub backends: Vec<String>,
+    /// `# relaxed:` the verdict under the profile's relaxed model.
+    pub relaxed: Option<String>,
+    /// `# rules:` the rules that fired, with counts.
+    pub rules: Option<String>,
+    /// `# cause:` the defect the finding is filed under ([`Cause::key`]).
+    pub cause: Option<Cause>,
+    /// `# blame:` the rule's step that fails alone, and its instance.
+    pub blame: Option<String>,
+    /// `# bound:` the peer's bound that excludes a value its node takes.
+    pub bound: Option<String>,
+    /// `# origin:` where the case came from.
+    pub origin: Option<String>,
+    /// `# width:` and `# simplify-width:`, as written.
+    pub width: Option<String>,
+    pub simplify_width: Option<String>,
+    /// `# reproduce:` the command that replays it.
+    pub reproduce: Option<String>,
+    /// `# expect lines: ...`: the case's `expect` lines are the answer
+    /// when it was found.
+    pub expect_note: bool,
+    /// Any other comment line, in order.
+    pub other: Vec<String>,
+}
+
+/// The `# expect lines` note.
+const EXPECT_NOTE: &str = "expect lines: what the simplifier produced when this was found";
+
+impl Header {
+    /// Reads the header lines of a case (without their `#`, as
+    /// [`Program::header`] holds them).
+    pub fn parse(lines: &[String]) -> Header {
+        let mut h = Header::default();
+        let mut in_backend = false;
+        for line in lines {
+            let line = line.trim_end();
+            if in_backend && line.starts_with("  ") {
+                h.backends.push(line.trim().to_string());
+                continue;
+            }
+            in_backend = false;
+            let Some((key, value)) = line.split_once(':') else {
+                h.other.push(line.to_string());
+                continue;
+            };
+            let value = value.trim().to_string();
+            match key.trim() {
+                "tileproof finding" => {
+                    h.kind = Kind::from_name(&value);
+                    h.kind_text = Some(value);
+                }
+                "failure" => h.failure = Some(value),
+                "point" => h.point = Some(value),
+                "simplifier" => h.simplifier = Some(value),
+                "backend" => {
+                    h.backend = Some(value);
+                    in_backend = true;
+                }
+                "relaxed" => h.relaxed = Some(value),
+                "rules" => h.rules = Some(value),
+                "cause" => match Cause::parse(&value) {
+                    Some(c) => h.cause = Some(c),
+                    None => h.other.push(line.to_string()),
+                },
+                "blame" => h.blame = Some(value),
+                "bound" => h.bound = Some(value),
+                "origin" => h.origin = Some(value),
+                "width" => h.width = Some(value),
+                "simplify-width" => h.simplify_width = Some(value),
+                "reproduce" => h.reproduce = Some(value),
+                "expect lines" => h.expect_note = true,
+                _ => h.other.push(line.to_string()),
+            }
+        }
+        h
+    }
+
+    /// The header of a parsed case.
+    pub fn of(p: &Program) -> Header {
+        Header::parse(&p.header)
+    }
+
+    /// The class the `# backend:` line records.
+    pub fn class(&self) -> Option<Class> {
+        let b = self.backend.as_deref()?;
+        Class::from_name(b.split([' ', ':']).next().unwrap_or_default())
+    }
+
+    /// The header as `# ` lines, each newline-terminated.
+    pub fn render(&self) -> String {
+        fn put(h: &mut Vec<String>, key: &str, v: Option<&str>) {
+            if let Some(v) = v {
+                h.push(format!("{key}: {}", checks::one_line(v)));
+            }
+        }
+        let mut h: Vec<String> = Vec::new();
+        put(&mut h, "tileproof finding", self.kind_text.as_deref());
+        put(&mut h, "failure", self.failure.as_deref());
+        put(&mut h, "point", self.point.as_deref());
+        put(&mut h, "simplifier", self.simplifier.as_deref());
+        put(&mut h, "backend", self.backend.as_deref());
+        if self.backend.is_some() {
+            h.extend(
+                self.backends
+                    .iter()
+                    .map(|l| format!("  {}", checks::one_line(l))),
+            );
+        }
+        put(&mut h, "relaxed", self.relaxed.as_deref());
+        put(&mut h, "rules", self.rules.as_deref());
+        let cause = self.cause.as_ref().map(Cause::key);
+        put(&mut h, "cause", cause.as_deref());
+        put(&mut h, "blame", self.blame.as_deref());
+        put(&mut h, "bound", self.bound.as_deref());
+        put(&mut h, "origin", self.origin.as_deref());
+        put(&mut h, "width", self.width.as_deref());
+        put(&mut h, "simplify-width", self.simplify_width.as_deref());
+        put(&mut h, "reproduce", self.reproduce.as_deref());
+        if self.expect_note {
+            h.push(EXPECT_NOTE.to_string());
+        }
+        h.extend(self.other.iter().cloned());
+        h.iter().map(|l| format!("# {l}\n")).collect()
+    }
+}
+
+/// The command that replays a case file: `tileproof replay ARGS PATH`
+/// (`args`: the options that run its simplifier again, each followed by a
+/// space).
+pub fn replay_line(args: &str, path: &Path) -> String {
+    format!(
+        "tileproof replay {args}{}",
+        crate::subject::shell_quote(&path.display().to_string())
+    )
+}
 
 /// Everything a corpus file says about a finding.
 #[derive(Clone, Debug)]
@@ -45,38 +202,26 @@ pub struct Entry {
     pub class: Option<Confirmation>,
     /// The verdict under the profile's relaxed model (`# relaxed:`).
     pub relaxed: Option<String>,
-    /// The cause signature ([`crate::bucket::signature`], or
-    /// [`crate::bucket::rule_signature`] once blamed on a rule).
-    pub bucket: String,
-    /// The rule the finding is blamed on, and its instance
-    /// ([`crate::blame`]).
-    pub blame: Option<crate::bucket::Blame>,
+    /// The defect it is filed under, with what showed it (the rule's step
+    /// that fails alone, the bound that is wrong).
+    pub cause: Found,
     /// A standalone script that shows the bug with only the peer's own
     /// code, written beside the case (`NAME.py`).
     pub reproducer: Option<Script>,
 }
 
 impl Entry {
-    /// The entry for a checked case: the first failure of `kind` (or the
-    /// first failure) and the rules that fired.
+    /// The entry for a checked case, filed under `cause`: the first failure
+    /// of `kind` (or the first failure) and the rules that fired.
     pub fn from_checked(
         checked: &Checked,
         kind: Kind,
         subject: &dyn Subject,
         width: Width,
         origin: String,
+        cause: Found,
     ) -> Entry {
         let fail = checked.failure(kind).or(checked.failures.first()).cloned();
-        let failure = (kind == Kind::Oracle)
-            .then(|| checked.oracle.as_ref().and_then(|o| o.failure.as_ref()))
-            .flatten()
-            .map(|f| f.failure);
-        // A failure about one node (a peer's bounds of it) has that node's
-        // shape for its cause, not the whole case's.
-        let cause: Vec<NodeId> = match fail.as_ref().and_then(|f| f.node) {
-            Some(n) => vec![n],
-            None => checked.src.clone(),
-        };
         Entry {
             kind,
             message: fail
@@ -96,28 +241,9 @@ impl Entry {
             body: case_body(&checked.graph, &checked.src, checked.tgt.as_deref()),
             class: checked.class.clone(),
             relaxed: checked.relaxed.as_ref().map(|r| r.header()),
-            bucket: crate::bucket::signature(
-                &checked.graph,
-                &cause,
-                kind,
-                failure,
-                checked.class.as_ref().map(|c| c.class),
-            ),
+            cause,
             reproducer: None,
-            blame: None,
         }
-    }
-
-    /// Blames the finding on `b`'s rule: its cause is that rule, whatever
-    /// shape the case has (`failure`: how the oracle's answer failed).
-    pub fn blame_on(&mut self, b: crate::bucket::Blame, failure: Option<Failure>) {
-        self.bucket = crate::bucket::rule_signature(
-            self.kind,
-            failure,
-            self.class.as_ref().map(|c| c.class),
-            &b.rule,
-        );
-        self.blame = Some(b);
     }
 
     /// The subdirectory of a peer's corpus this finding is kept in: its
@@ -138,72 +264,53 @@ impl Entry {
         format!("{}-{:010x}.txt", self.kind, fnv1a(key.as_bytes()) >> 24)
     }
 
-    /// The whole file; `path` is where it will live (for the reproduce
-    /// line).
-    pub fn render(&self, path: &Path) -> String {
-        let mut h = vec![format!("tileproof finding: {}", self.kind)];
-        if !self.message.is_empty() {
-            h.push(format!("failure: {}", checks::one_line(&self.message)));
-        }
-        if let Some(p) = &self.point_text {
-            h.push(format!("point: {p}"));
-        }
-        h.push(format!("simplifier: {}", self.subject));
-        if let Some(c) = &self.class {
-            h.push(format!("backend: {}", checks::one_line(&c.header())));
-            for line in &c.backends {
-                h.push(format!("  {}", checks::one_line(line)));
-            }
-        }
-        if let Some(r) = &self.relaxed {
-            h.push(format!("relaxed: {}", checks::one_line(r)));
-        }
+    /// The header this finding's file gets at `path`.
+    pub fn header(&self, path: &Path) -> Header {
         let rules: Vec<String> = self
             .rules
             .iter()
             .map(|(n, c)| format!("{n} ({c}x)"))
             .collect();
-        if !rules.is_empty()
+        let say_rules = !rules.is_empty()
             || self.reproduce_args.starts_with("--rules")
-            || self.reproduce_args.is_empty()
-        {
-            h.push(format!(
-                "rules: {}",
+            || self.reproduce_args.is_empty();
+        Header {
+            kind: Some(self.kind),
+            kind_text: Some(self.kind.name().to_string()),
+            failure: (!self.message.is_empty()).then(|| self.message.clone()),
+            point: self.point_text.clone(),
+            simplifier: Some(self.subject.clone()),
+            backend: self.class.as_ref().map(|c| c.header()),
+            backends: self
+                .class
+                .as_ref()
+                .map(|c| c.backends.clone())
+                .unwrap_or_default(),
+            relaxed: self.relaxed.clone(),
+            rules: say_rules.then(|| {
                 if rules.is_empty() {
                     "none fired".to_string()
                 } else {
                     rules.join(", ")
                 }
-            ));
+            }),
+            cause: Some(self.cause.cause.clone()),
+            blame: self.cause.blame.as_ref().and(self.cause.detail()),
+            bound: self.cause.wrong_bound.as_ref().map(|b| b.line()),
+            origin: Some(self.origin.clone()),
+            width: Some(self.width.to_string()),
+            simplify_width: (self.simplify_width != self.width)
+                .then(|| self.simplify_width.to_string()),
+            reproduce: Some(replay_line(&self.reproduce_args, path)),
+            expect_note: self.body.lines().any(|l| l.starts_with("expect")),
+            other: Vec::new(),
         }
-        if let Some(b) = &self.blame {
-            h.push(format!(
-                "blame: {}, applied alone, fails the same way on: {}",
-                b.rule,
-                b.instance.lines().collect::<Vec<_>>().join("; ")
-            ));
-        }
-        h.push(format!("origin: {}", self.origin));
-        h.push(format!("width: {}", self.width));
-        if self.simplify_width != self.width {
-            h.push(format!("simplify-width: {}", self.simplify_width));
-        }
-        h.push(format!(
-            "reproduce: tileproof replay {}{}",
-            self.reproduce_args,
-            crate::subject::shell_quote(&path.display().to_string())
-        ));
-        if self.body.lines().any(|l| l.starts_with("expect")) {
-            h.push("expect lines: what the simplifier produced when this was found".into());
-        }
-        let mut out = String::new();
-        for line in h {
-            out.push_str("# ");
-            out.push_str(&line);
-            out.push('\n');
-        }
-        out.push_str(&self.body);
-        out
+    }
+
+    /// The whole file; `path` is where it will live (for the reproduce
+    /// line).
+    pub fn render(&self, path: &Path) -> String {
+        format!("{}{}", self.header(path).render(), self.body)
     }
 }
 
@@ -282,22 +389,13 @@ pub fn missed_file(m: &Missed, peer: &str, model: &str, width: Width) -> String 
     out
 }
 
-/// The value of a `# key: value` header line.
-pub fn header_value<'p>(p: &'p Program, key: &str) -> Option<&'p str> {
-    p.header.iter().find_map(|l| {
-        l.trim()
-            .strip_prefix(key)
-            .and_then(|r| r.strip_prefix(':'))
-            .map(str::trim)
-    })
-}
-
+/// The width a header line asks for (`# width: 32`), checked.
 pub(super) fn header_width(
-    p: &Program,
+    value: Option<&str>,
     path: &Path,
     key: &str,
 ) -> Result<Option<Width>, CorpusError> {
-    match header_value(p, key) {
+    match value {
         None => Ok(None),
         Some(v) => match v.parse::<u32>() {
             Ok(w) if Width::ALL.contains(&Width(w)) => Ok(Some(Width(w))),
@@ -312,5 +410,5 @@ pub(super) fn header_width(
 
 /// The width a case asks for in its header (`# width: 32`).
 pub fn case_width(p: &Program, path: &Path) -> Result<Option<Width>, CorpusError> {
-    header_width(p, path, "width")
+    header_width(Header::of(p).width.as_deref(), path, "width")
 }

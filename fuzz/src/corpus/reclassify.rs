@@ -1,9 +1,9 @@
 //! A kept finding against a peer rewritten with the class its peer's
 //! compiled code gives it now.
 
+use super::format::{replay_line, Header};
 use super::replay::CaseReport;
 use super::store::{reproducers_of, write_atomic, write_script};
-use crate::checks::{self};
 use crate::confirm::Class;
 use std::fs;
 use std::io::{self};
@@ -16,37 +16,23 @@ use std::path::{Path, PathBuf};
 /// removed). Returns where the file is now.
 pub fn reclassify(path: &Path, rep: &CaseReport) -> io::Result<PathBuf> {
     let text = fs::read_to_string(path)?;
-    let mut lines: Vec<String> = Vec::new();
-    let mut in_backend = false;
-    for line in text.lines() {
-        if line.starts_with("# backend:") {
-            in_backend = true;
-            continue;
-        }
-        if in_backend && line.starts_with("#   ") {
-            continue;
-        }
-        in_backend = false;
-        if line.starts_with("# relaxed:") {
-            continue;
-        }
-        lines.push(line.to_string());
-    }
-    let mut header = Vec::new();
-    if let Some(b) = &rep.backend {
-        header.push(format!("# backend: {}", checks::one_line(b)));
-        for l in &rep.backends {
-            header.push(format!("#   {}", checks::one_line(l)));
-        }
-    }
-    if let Some(r) = &rep.relaxed {
-        header.push(format!("# relaxed: {}", checks::one_line(r)));
-    }
-    let at = lines
-        .iter()
-        .position(|l| l.starts_with("# simplifier:"))
-        .map_or(0, |i| i + 1);
-    lines.splice(at..at, header);
+    let lines: Vec<String> = text
+        .lines()
+        .take_while(|l| l.starts_with('#'))
+        .map(|l| {
+            let c = &l[1..];
+            c.strip_prefix(' ').unwrap_or(c).to_string()
+        })
+        .collect();
+    let body: String = text
+        .lines()
+        .skip(lines.len())
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let mut header = Header::parse(&lines);
+    header.backend = rep.backend.clone();
+    header.backends = rep.backends.clone();
+    header.relaxed = rep.relaxed.clone();
     let dir = path.parent().unwrap_or(Path::new("."));
     let in_subdir = dir
         .file_name()
@@ -63,17 +49,18 @@ pub fn reclassify(path: &Path, rep: &CaseReport) -> io::Result<PathBuf> {
     };
     fs::create_dir_all(&new_dir)?;
     let new_path = new_dir.join(path.file_name().unwrap_or_default());
-    let (old_shown, new_shown) = (path.display().to_string(), new_path.display().to_string());
-    let mut out = String::new();
-    for l in &lines {
-        if l.starts_with("# reproduce:") {
-            out.push_str(&l.replace(&old_shown, &new_shown));
-        } else {
-            out.push_str(l);
+    // The reproduce line names the file where it now is.
+    let old = crate::subject::shell_quote(&path.display().to_string());
+    header.reproduce = header.reproduce.map(|r| {
+        match r
+            .strip_prefix("tileproof replay ")
+            .and_then(|args| args.strip_suffix(old.as_str()))
+        {
+            Some(args) => replay_line(args, &new_path),
+            None => r,
         }
-        out.push('\n');
-    }
-    write_atomic(&new_path, &out)?;
+    });
+    write_atomic(&new_path, &format!("{}{body}", header.render()))?;
     let old_scripts = reproducers_of(path);
     for old in reproducers_of(&new_path) {
         let _ = fs::remove_file(old);

@@ -2,7 +2,7 @@
 //! peer and judged by every check, with what `replay`, `check` and `gate`
 //! print of it.
 
-use super::format::{case_width, header_value, header_width};
+use super::format::{case_width, header_width, Header};
 use super::store::{read, read_as, CorpusError};
 use crate::backend::Script;
 use crate::checks::{self, CheckConfig, Checked, Kind, KindSet, ValidationVerdict, Validator};
@@ -96,7 +96,12 @@ pub fn replay(
     let checked = match who {
         Replayer::Engine { rules, rule_files } => {
             let mut simp = Simplifier::new(rules);
-            simp.width = header_width(p, path, "simplify-width")?.unwrap_or(width);
+            simp.width = header_width(
+                Header::of(p).simplify_width.as_deref(),
+                path,
+                "simplify-width",
+            )?
+            .unwrap_or(width);
             let engine = Engine::new(simp, rule_files.to_vec());
             checks::check(&p.graph, &p.outputs, &engine, &cfg, validate)
         }
@@ -182,6 +187,8 @@ pub struct CaseReport {
     pub recorded_subject: Option<String>,
     /// The class the header records (`# backend: CLASS ...`).
     pub recorded_class: Option<Class>,
+    /// The cause the header records (`# cause: ...`).
+    pub recorded_cause: Option<crate::cause::Cause>,
     /// The kinds of the checks that failed now (empty when ok).
     pub found: Vec<Kind>,
     /// The simplifier's answer, one expression per root (empty when it
@@ -232,6 +239,7 @@ impl CaseReport {
             recorded: None,
             recorded_subject: None,
             recorded_class: None,
+            recorded_cause: None,
             found: Vec::new(),
             answer: Vec::new(),
             unsupported: None,
@@ -320,10 +328,11 @@ pub fn judge(
 ) -> CaseReport {
     let start = std::time::Instant::now();
     let mut rep = CaseReport::new(path.display().to_string());
-    rep.recorded = header_value(prog, "tileproof finding").and_then(Kind::from_name);
-    rep.recorded_subject = header_value(prog, "simplifier").map(str::to_string);
-    rep.recorded_class = header_value(prog, "backend")
-        .and_then(|b| Class::from_name(b.split([' ', ':']).next().unwrap_or_default()));
+    let header = Header::of(prog);
+    rep.recorded = header.kind;
+    rep.recorded_subject = header.simplifier.clone();
+    rep.recorded_class = header.class();
+    rep.recorded_cause = header.cause.clone();
     let r = (|| {
         let default = match who {
             Replayer::Engine { .. } => Width::W64,
