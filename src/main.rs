@@ -46,6 +46,9 @@ enum Command {
     Replay(cmd::replay::Args),
     /// Turn a libFuzzer crash artifact into a text corpus case.
     Import(cmd::import::Args),
+    /// Write one upstream report per defect of a corpus (its kept
+    /// findings grouped by peer release and cause), and their table.
+    Report(cmd::report::Args),
     /// Serve tileproof's engine over the peer protocol on standard input
     /// and output, so it can be tested as a peer (docs/protocol.md).
     Serve(cmd::serve::Args),
@@ -69,6 +72,7 @@ fn main() -> ExitCode {
         Command::Fuzz(a) => cmd::campaign::run(a),
         Command::Replay(a) => cmd::replay::run(a),
         Command::Import(a) => cmd::import::run(a),
+        Command::Report(a) => cmd::report::run(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Gate(a) => cmd::gate::run(a),

@@ -45,8 +45,8 @@ fn peer_cases() -> Vec<PathBuf> {
 }
 
 /// A header field the file must have.
-fn must<'a>(v: &'a Option<String>, key: &str, path: &Path) -> &'a str {
-    v.as_deref()
+fn must(v: &Option<String>, key: &str, path: &Path) -> String {
+    v.clone()
         .unwrap_or_else(|| panic!("{}: no `# {key}:` header", path.display()))
 }
 

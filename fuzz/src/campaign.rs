@@ -400,6 +400,9 @@ pub struct Summary {
     /// A hash of every case's number and text, in order: equal digests mean
     /// the same cases.
     pub digest: u64,
+    /// Why the causes' counts could not be added to the corpus's
+    /// [`corpus::CAUSES_FILE`], when they could not.
+    pub causes_unwritten: Option<String>,
     /// The missed simplifications, by cause (never findings).
     pub missed: missed::Tally,
 }
@@ -639,6 +642,7 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         rule_names: names,
         case_numbers: Vec::new(),
         digest: 0xcbf2_9ce4_8422_2325,
+        causes_unwritten: None,
         missed: missed::Tally {
             on: hooks.missed.is_some(),
             ..missed::Tally::default()
@@ -732,6 +736,32 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
     let last = settle_missed(hooks.missed, hunts);
     fold_missed(&mut s, cfg, hooks.missed, last);
     s.elapsed = start.elapsed();
+    if let (Some(dir), false) = (&cfg.corpus, s.buckets.is_empty()) {
+        let counts: Vec<corpus::CauseCount> = s
+            .buckets
+            .iter()
+            .map(|b| corpus::CauseCount {
+                cause: b.cause.clone(),
+                count: b.count,
+            })
+            .collect();
+        let campaign = format!(
+            "{}: seed {}, shard {}, {} cases in {:.0} s",
+            s.subject,
+            s.seed,
+            s.shard,
+            s.cases,
+            s.elapsed.as_secs_f64()
+        );
+        // The findings are on disk; a count that cannot be written costs
+        // only the report's figure, and the summary says so.
+        if let Err(e) = corpus::record_causes(dir, &campaign, &counts) {
+            s.causes_unwritten = Some(format!(
+                "the causes' counts were not written to {}: {e}",
+                dir.join(corpus::CAUSES_FILE).display()
+            ));
+        }
+    }
     s
 }
 

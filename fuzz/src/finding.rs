@@ -16,7 +16,7 @@ use crate::corpus::{self, Entry};
 use crate::shrink;
 use crate::subject::Subject;
 use engine::parse::Program;
-use engine::semantics::{Failure, Model};
+use engine::semantics::Failure;
 use std::time::Instant;
 
 /// A finding ready to be written: its corpus entry (built from the shrunk
@@ -307,30 +307,10 @@ impl Preparer<'_> {
         cause: Option<Found>,
         checked: &checks::Checked,
     ) -> Found {
-        if let (Some(c), Some(tgt)) = (&checked.class, &checked.tgt) {
-            if let (Class::WrongValue | Class::Trap, Some(backend), Some(env)) =
-                (c.class, &c.backend, &c.env)
-            {
-                let model = Model {
-                    width: self.check.width,
-                    ..self.subject.profile().model()
-                };
-                if let Some(construct) = backend::attribute(
-                    self.subject,
-                    backend,
-                    &checked.graph,
-                    &checked.src,
-                    tgt,
-                    env,
-                    model,
-                    self.literals,
-                ) {
-                    return Found::just(Cause::Backend {
-                        backend: backend.clone(),
-                        construct,
-                    });
-                }
-            }
+        if let Some(cause) =
+            backend::of_classified(self.subject, checked, self.check.width, self.literals)
+        {
+            return Found::just(cause);
         }
         // The kept case's own cause, with what shows it on the kept case;
         // a case shrunk to another cause than its finding's (found before

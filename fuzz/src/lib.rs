@@ -19,6 +19,7 @@
 //! - [`peer_rules`]: a peer's own rewrite rules, each applied alone to
 //!   instances of its pattern and judged like any answer.
 //! - [`propose`]: an engine rule written in a peer's pattern language.
+//! - [`report`]: one upstream report per defect of a corpus.
 //! - [`backend`]: what a peer's own compiled code computes (`run`).
 //! - [`bounds`]: a peer's range analysis checked against the values its
 //!   nodes take.
@@ -59,6 +60,7 @@ pub mod oracle;
 pub mod peer;
 pub mod peer_rules;
 pub mod propose;
+pub mod report;
 pub mod rng;
 pub mod shrink;
 pub mod subject;

@@ -14,6 +14,7 @@ pub mod import;
 pub mod lower;
 pub mod prove;
 pub mod replay;
+pub mod report;
 pub mod serve;
 pub mod simplify;
 

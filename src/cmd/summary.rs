@@ -309,6 +309,9 @@ pub fn print_summary(s: &campaign::Summary, width: Width) {
     if unwritten > 0 {
         say!("  {unwritten} more not written (--max-findings per cause, or a write error above)");
     }
+    if let Some(why) = &s.causes_unwritten {
+        say!("  note: {why}");
+    }
     print_missed(&s.missed);
     if s.peer {
         // A peer: what it answered and what it declined.

@@ -19,10 +19,13 @@
 //!   lowest whose operands are compiled right is the construct
 //!   ([`Construct::Op`]; tinygrad's C renderer writes `-(-x)` as `--x`).
 
-use super::Construct;
+use super::{Cause, Construct};
 use crate::backend::{PointRun, Run, Value};
+use crate::checks::Checked;
+use crate::confirm::Class;
 use crate::subject::Subject;
 use engine::dtype::DType;
+use engine::dtype::Width;
 use engine::interp::{self, Val};
 use engine::ir::{Graph, NodeId, Op};
 use engine::semantics::Model;
@@ -191,6 +194,41 @@ fn without_literal(
         .map(|r| r.iter().map(|x| map[x]).collect())
         .collect();
     Some((out, rebuilt, env))
+}
+
+/// The backend's cause of a classified finding: a wrong value or a trap
+/// on a backend that gets a construct of it wrong (the answer is not to
+/// blame), judged at `width`.
+pub fn of_classified(
+    subject: &dyn Subject,
+    checked: &Checked,
+    width: Width,
+    cache: &LiteralCache,
+) -> Option<Cause> {
+    let c = checked.class.as_ref()?;
+    let tgt = checked.tgt.as_deref()?;
+    if !matches!(c.class, Class::WrongValue | Class::Trap) {
+        return None;
+    }
+    let (backend, env) = (c.backend.as_ref()?, c.env.as_ref()?);
+    let model = Model {
+        width,
+        ..subject.profile().model()
+    };
+    let construct = attribute(
+        subject,
+        backend,
+        &checked.graph,
+        &checked.src,
+        tgt,
+        env,
+        model,
+        cache,
+    )?;
+    Some(Cause::Backend {
+        backend: backend.clone(),
+        construct,
+    })
 }
 
 /// The construct `backend` gets wrong in the finding `tgt` of `src` at

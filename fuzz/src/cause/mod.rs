@@ -23,7 +23,32 @@ pub mod site;
 pub mod transfer;
 pub mod triage;
 
+use crate::checks::{CheckConfig, Checked};
+use crate::kind::Kind;
+use crate::subject::Subject;
+use backend::LiteralCache;
 use std::fmt;
+use triage::Found;
+
+/// The cause a checked case's `kind` failure is filed under: the backend
+/// when its classified finding is one its compiled code gets wrong, else
+/// what [`triage`] finds (`checked` must have been checked with the
+/// peer's bounds asked, and classified when it is a peer's).
+pub fn attribute(
+    subject: &dyn Subject,
+    checked: &Checked,
+    kind: Kind,
+    cfg: &CheckConfig,
+    literals: &LiteralCache,
+) -> Found {
+    if let Some(cause) = backend::of_classified(subject, checked, cfg.width, literals) {
+        return Found::just(cause);
+    }
+    match checked.failure(kind) {
+        Some(f) => triage::triage(subject, checked, f, cfg),
+        None => Found::just(triage::shape_of(checked, kind)),
+    }
+}
 
 /// What a peer's backend compiles wrongly.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

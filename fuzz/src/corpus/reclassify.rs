@@ -33,6 +33,11 @@ pub fn reclassify(path: &Path, rep: &CaseReport) -> io::Result<PathBuf> {
     header.backend = rep.backend.clone();
     header.backends = rep.backends.clone();
     header.relaxed = rep.relaxed.clone();
+    if let Some(found) = &rep.cause {
+        header.cause = Some(found.cause.clone());
+        header.blame = found.blame.as_ref().and(found.detail());
+        header.bound = found.wrong_bound.as_ref().map(|b| b.line());
+    }
     let dir = path.parent().unwrap_or(Path::new("."));
     let in_subdir = dir
         .file_name()

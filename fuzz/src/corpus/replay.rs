@@ -189,6 +189,10 @@ pub struct CaseReport {
     pub recorded_class: Option<Class>,
     /// The cause the header records (`# cause: ...`).
     pub recorded_cause: Option<crate::cause::Cause>,
+    /// Its cause now, with what shows it (a failing case against a peer
+    /// whose backends are run: what `--reclassify` writes).
+    #[serde(skip)]
+    pub cause: Option<crate::cause::triage::Found>,
     /// The kinds of the checks that failed now (empty when ok).
     pub found: Vec<Kind>,
     /// The simplifier's answer, one expression per root (empty when it
@@ -240,6 +244,7 @@ impl CaseReport {
             recorded_subject: None,
             recorded_class: None,
             recorded_cause: None,
+            cause: None,
             found: Vec::new(),
             answer: Vec::new(),
             unsupported: None,
@@ -381,6 +386,20 @@ pub fn judge(
         rep.reproducer = crate::classify::reproducer(subject, &r.checked, &mut note);
         if let Some(n) = note {
             rep.detail.push_str(&format!("  note: {n}\n"));
+        }
+        // The finding's cause now, for the kind its header records.
+        let kind = rep
+            .recorded
+            .filter(|&k| r.checked.failed(k))
+            .or_else(|| r.checked.failures.first().map(|f| f.kind));
+        if let Some(kind) = kind {
+            rep.cause = Some(crate::cause::attribute(
+                subject,
+                &r.checked,
+                kind,
+                &replay_config(w),
+                &crate::cause::backend::LiteralCache::default(),
+            ));
         }
     }
     let val = r.checked.validation.as_ref();

@@ -4,6 +4,7 @@
 
 use super::format::Entry;
 use crate::backend::Script;
+use crate::cause::Cause;
 use crate::confirm::Class;
 use engine::input::Syntax;
 use engine::parse::ParseError;
@@ -255,4 +256,41 @@ pub fn read_as(path: &Path, syntax: Option<Syntax>) -> Result<Program, CorpusErr
 /// [`read_as`] in the syntax detected.
 pub fn read(path: &Path) -> Result<Program, CorpusError> {
     read_as(path, None)
+}
+
+/// The file a campaign adds its causes' counts to, beside its findings:
+/// how many findings of each cause it saw (most are counted, not kept).
+pub const CAUSES_FILE: &str = "causes.json";
+
+/// How many findings of one cause a campaign saw.
+#[derive(Clone, Debug)]
+pub struct CauseCount {
+    pub cause: Cause,
+    pub count: u64,
+}
+
+/// Adds a campaign's counts (`campaign`: what it was, one line) to `dir`'s
+/// [`CAUSES_FILE`]: per cause key, the total and each campaign's count.
+pub fn record_causes(dir: &Path, campaign: &str, counts: &[CauseCount]) -> io::Result<()> {
+    let path = dir.join(CAUSES_FILE);
+    let mut v: serde_json::Value = fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_else(|| serde_json::json!({ "causes": {} }));
+    let causes = v["causes"]
+        .as_object_mut()
+        .ok_or_else(|| io::Error::other(format!("{}: no `causes` object", path.display())))?;
+    for c in counts {
+        let e = causes
+            .entry(c.cause.key())
+            .or_insert_with(|| serde_json::json!({ "count": 0, "campaigns": [] }));
+        let total = e["count"].as_u64().unwrap_or(0) + c.count;
+        e["count"] = total.into();
+        if let Some(list) = e["campaigns"].as_array_mut() {
+            list.push(serde_json::json!({ "campaign": campaign, "count": c.count }));
+        }
+    }
+    fs::create_dir_all(dir)?;
+    let text = serde_json::to_string_pretty(&v).map_err(io::Error::other)?;
+    write_atomic(&path, &format!("{text}\n"))
 }
