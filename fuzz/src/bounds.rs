@@ -5,8 +5,8 @@
 //! the strength of `vmin`/`vmax`. An adapter that says `"bounds": true`
 //! answers a `bounds` request with its peer's bounds of every node of the
 //! source, in the pre-order of the request's trees; [`check`] evaluates
-//! every node at every point of the domain (sampled above
-//! [`MAX_EXHAUSTIVE`] points) and reports a value outside its node's
+//! every node at every point of the domain (sampled past the walk policy's
+//! limits, [`Purpose::Bounds`]) and reports a value outside its node's
 //! bounds: an `unsound-bounds` finding, even when no rewrite has used that
 //! bound yet (Souper checks LLVM's dataflow facts the same way).
 
@@ -14,6 +14,7 @@ use crate::oracle::Domain;
 use engine::interp::{Evaluator, Val};
 use engine::ir::{Graph, NodeId};
 use engine::semantics::Model;
+use engine::walk::{self, Purpose, Way};
 use serde_json::Value;
 use std::fmt;
 
@@ -114,13 +115,6 @@ pub fn per_node(
     Ok(out)
 }
 
-/// Domains with at most this many points are checked at every point.
-pub const MAX_EXHAUSTIVE: u128 = 1 << 16;
-/// Domains with more points than this are evaluated by the JIT.
-const JIT_ABOVE: u128 = 4096;
-/// Random points of a larger domain, beside its corners.
-pub const SAMPLES: u64 = 1 << 12;
-
 /// A value outside its node's bounds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Violation {
@@ -181,21 +175,22 @@ pub fn check(
     seed: u64,
 ) -> Report {
     let domain = Domain::new(g, roots);
-    let exhaustive = domain.size() <= MAX_EXHAUSTIVE;
-    // The bounded nodes' values by the JIT above a few thousand points
-    // (compiled once, with the whole source, so that a point where it is
-    // undefined is skipped), else by the interpreter, which costs less than
-    // a compile there (and where the JIT cannot compile).
     let mut all: Vec<NodeId> = bounded.iter().map(|(n, _)| *n).collect();
     all.extend_from_slice(roots);
-    let jit = (domain.size() > JIT_ABOVE)
+    let decision = walk::decide(Purpose::Bounds, domain.size(), g.reachable(&all).len());
+    let samples = decision.samples();
+    // The bounded nodes' values by the JIT unless the policy interprets
+    // (compiled once, with the whole source, so that a point where it is
+    // undefined is skipped; a sample is thousands of points), else by the
+    // interpreter (and where the JIT cannot compile).
+    let jit = (decision.first() != Some(Way::Interpreter))
         .then(|| crate::jit::CompiledEval::new(g, &all, model).ok())
         .flatten();
     let mut ev = Evaluator::new(g, roots, model);
     let mut rep = Report {
         nodes: bounded.len(),
         points: 0,
-        exhaustive,
+        exhaustive: samples.is_none(),
         violation: None,
     };
     let mut point = vec![0i64; domain.len()];
@@ -228,21 +223,21 @@ pub fn check(
         }
         false
     };
-    if exhaustive {
-        for k in 0..domain.size() as u64 {
-            domain.decode(k, &mut point);
-            if try_point(&point, &mut rep) {
-                break;
-            }
-        }
-    } else {
+    if let Some(samples) = samples {
         for c in corners(&domain) {
             if try_point(&c, &mut rep) {
                 return rep;
             }
         }
-        for k in 0..SAMPLES {
+        for k in 0..samples {
             domain.sample(seed, k, &mut point);
+            if try_point(&point, &mut rep) {
+                break;
+            }
+        }
+    } else {
+        for k in 0..domain.size() as u64 {
+            domain.decode(k, &mut point);
             if try_point(&point, &mut rep) {
                 break;
             }
@@ -310,7 +305,8 @@ mod tests {
         let sound: Bounds = vec![vec![Some(Bound::Int(-1_000_000, 1_000_000)), None, None]];
         let nodes = per_node(&p.graph, &p.outputs, &sound).unwrap();
         let rep = check(&p.graph, &p.outputs, &nodes, model(), 1);
-        assert!(rep.violation.is_none() && rep.points > SAMPLES, "{rep:?}");
+        let samples = Purpose::Bounds.limits().samples;
+        assert!(rep.violation.is_none() && rep.points > samples, "{rep:?}");
     }
 
     #[test]
