@@ -1,20 +1,20 @@
-//! Deciding whether a target refines its source: the one policy every
-//! command uses. SMT first (`verify::check`, over the variables' bounds);
-//! where the solver cannot decide (a timeout, a node count past its limit),
-//! an exhaustive JIT walk of the domain (`fuzz::oracle::enumerate`) when it
-//! has at most [`ENUMERATION_POINTS`] points: a walk of every point is a
-//! proof at that width, a sample never is. Also the answer as the fuzz
-//! crate's [`Validation`], and the validator hook built on it.
+//! Deciding whether a target refines its source: the one path every
+//! command uses, in the order the walk policy gives a proof
+//! (`engine::walk::Purpose::Proof`). SMT first (`verify::check`, over the
+//! variables' bounds, which also walks a small domain with the
+//! interpreter); where the solver cannot decide (a timeout, a node count
+//! past its limit), an exhaustive JIT walk of the domain
+//! (`fuzz::oracle::enumerate`) where the policy walks it compiled: a walk
+//! of every point is a proof at that width, a sample never is. Also the
+//! answer as the fuzz crate's [`Validation`], and the validator hook built
+//! on it.
 
 use engine::ir::{Graph, NodeId};
 use engine::semantics::Model;
+use engine::walk::Purpose;
 use fuzz::checks::{Validation, ValidationVerdict};
 use std::time::Duration;
 use verify::check::{check, counterexample_at, CheckResult, Method};
-
-/// Domains of at most this many points are walked whole when the solver
-/// cannot decide (about a second of JIT on one core).
-pub const ENUMERATION_POINTS: u64 = 1 << 24;
 
 /// `tgt` against `src` under `model`: SMT, then the JIT's walk of a small
 /// domain where SMT says unknown.
@@ -47,8 +47,11 @@ pub fn walk(
     let why = if model != Model::from(width) {
         "the JIT walks only tileproof's own semantics, not this model".to_string()
     } else {
-        match fuzz::oracle::enumerate(g, src, tgt, width, ENUMERATION_POINTS) {
-            None => format!("too many points to enumerate (over {ENUMERATION_POINTS})"),
+        match fuzz::oracle::enumerate(g, src, tgt, width) {
+            None => format!(
+                "too many points to enumerate (over {})",
+                Purpose::Proof.limits().whole
+            ),
             Some(Err(e)) => format!("the JIT could not compile it: {e}"),
             Some(Ok(rep)) => {
                 return match rep.failure {

@@ -9,13 +9,16 @@ use engine::lower::{as_roots, lower, Select};
 use engine::parse::parse_program;
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
+use engine::walk::Limits;
 use fuzz::generate::{Case, Generator};
 use fuzz::oracle::{check_jit, OracleConfig};
 
 fn cfg() -> OracleConfig {
     OracleConfig {
-        max_exhaustive: 1 << 20,
-        samples: 1 << 12,
+        limits: Limits {
+            whole: 1 << 20,
+            samples: 1 << 12,
+        },
         ..OracleConfig::default()
     }
 }
@@ -87,8 +90,10 @@ fn fixed_seed_campaigns_with_lowering_checks_report_no_finding() {
             cases: Some(300),
             check: CheckConfig {
                 kinds: KindSet::only(Kind::Lower).with(Kind::Oracle),
-                max_exhaustive: 1 << 16,
-                samples: 1 << 10,
+                limits: Limits {
+                    whole: 1 << 16,
+                    samples: 1 << 10,
+                },
                 ..CheckConfig::default()
             },
             shrink_steps: 0,

@@ -19,6 +19,7 @@ pub mod deep;
 pub mod ir;
 pub mod smallmap;
 pub mod splitmix;
+pub mod walk;
 
 pub mod meaning;
 

@@ -5,8 +5,8 @@
 //! the strength of `vmin`/`vmax`. An adapter that says `"bounds": true`
 //! answers a `bounds` request with its peer's bounds of every node of the
 //! source, in the pre-order of the request's trees; [`check`] evaluates
-//! every node at every point of the domain (sampled above
-//! [`MAX_EXHAUSTIVE`] points) and reports a value outside its node's
+//! every node at every point of the domain (sampled past the walk policy's
+//! limits, [`Purpose::Bounds`]) and reports a value outside its node's
 //! bounds: an `unsound-bounds` finding, even when no rewrite has used that
 //! bound yet (Souper checks LLVM's dataflow facts the same way).
 
@@ -14,6 +14,7 @@ use crate::oracle::Domain;
 use engine::interp::{Evaluator, Val};
 use engine::ir::{Graph, NodeId};
 use engine::semantics::Model;
+use engine::walk::{self, Purpose, Way};
 use serde_json::Value;
 use std::fmt;
 
@@ -114,13 +115,6 @@ pub fn per_node(
     Ok(out)
 }
 
-/// Domains with at most this many points are checked at every point.
-pub const MAX_EXHAUSTIVE: u128 = 1 << 16;
-/// Domains with more points than this are evaluated by the JIT.
-const JIT_ABOVE: u128 = 4096;
-/// Random points of a larger domain, beside its corners.
-pub const SAMPLES: u64 = 1 << 12;
-
 /// A value outside its node's bounds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Violation {
@@ -170,45 +164,42 @@ fn corners(domain: &Domain) -> Vec<Vec<i64>> {
     out
 }
 
-/// The points a domain is judged at: every point up to [`MAX_EXHAUSTIVE`],
-/// else its corners and then [`SAMPLES`] random points (seeded); `visit`
-/// returns `true` to stop. Whether the walk was exhaustive.
-pub fn scan_points(domain: &Domain, seed: u64, visit: impl FnMut(&[i64]) -> bool) -> bool {
-    scan_points_within(domain, seed, MAX_EXHAUSTIVE, SAMPLES, visit)
-}
-
-/// [`scan_points`] with its limits: every point up to `max_exhaustive`,
-/// else the corners and `samples` random points.
-pub fn scan_points_within(
+/// The points a domain is judged at: every point when `samples` is `None`
+/// (the walk policy's decision for its purpose), else its corners and then
+/// that many random points (seeded); `visit` returns `true` to stop.
+/// Whether the walk was exhaustive.
+pub fn scan_points(
     domain: &Domain,
     seed: u64,
-    max_exhaustive: u128,
-    samples: u64,
+    samples: Option<u64>,
     mut visit: impl FnMut(&[i64]) -> bool,
 ) -> bool {
-    let exhaustive = domain.size() <= max_exhaustive;
     let mut point = vec![0i64; domain.len()];
-    if exhaustive {
-        for k in 0..domain.size() as u64 {
-            domain.decode(k, &mut point);
-            if visit(&point) {
-                break;
+    match samples {
+        None => {
+            for k in 0..domain.size() as u64 {
+                domain.decode(k, &mut point);
+                if visit(&point) {
+                    break;
+                }
             }
+            true
         }
-    } else {
-        for c in corners(domain) {
-            if visit(&c) {
-                return false;
+        Some(samples) => {
+            for c in corners(domain) {
+                if visit(&c) {
+                    return false;
+                }
             }
-        }
-        for k in 0..samples {
-            domain.sample(seed, k, &mut point);
-            if visit(&point) {
-                break;
+            for k in 0..samples {
+                domain.sample(seed, k, &mut point);
+                if visit(&point) {
+                    break;
+                }
             }
+            false
         }
     }
-    exhaustive
 }
 
 /// The values of the bounded nodes at points of the domain of `roots` where
@@ -228,12 +219,18 @@ fn scan_values(
     let domain = Domain::new(g, roots);
     let mut all: Vec<NodeId> = bounded.iter().map(|(n, _)| *n).collect();
     all.extend_from_slice(roots);
-    let jit = (domain.size() > JIT_ABOVE)
+    let decision = walk::decide(Purpose::Bounds, domain.size(), g.reachable(&all).len());
+    let samples = decision.samples();
+    // The bounded nodes' values by the JIT unless the policy interprets
+    // (compiled once, with the whole source, so that a point where it is
+    // undefined is skipped; a sample is thousands of points), else by the
+    // interpreter (and where the JIT cannot compile).
+    let jit = (decision.first() != Some(Way::Interpreter))
         .then(|| crate::jit::CompiledEval::new(g, &all, model).ok())
         .flatten();
     let mut ev = Evaluator::new(g, roots, model);
     let mut points = 0u64;
-    let exhaustive = scan_points(&domain, seed, |point| {
+    let exhaustive = scan_points(&domain, seed, samples, |point| {
         let env = domain.env(g, point);
         let values: Vec<Val> = match &jit {
             Some(j) => match j.eval(&env) {
@@ -375,7 +372,8 @@ mod tests {
         let sound: Bounds = vec![vec![Some(Bound::Int(-1_000_000, 1_000_000)), None, None]];
         let nodes = per_node(&p.graph, &p.outputs, &sound).unwrap();
         let rep = check(&p.graph, &p.outputs, &nodes, model(), 1);
-        assert!(rep.violation.is_none() && rep.points > SAMPLES, "{rep:?}");
+        let samples = Purpose::Bounds.limits().samples;
+        assert!(rep.violation.is_none() && rep.points > samples, "{rep:?}");
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! | kind         | fails when                                                  |
 //! |--------------|-------------------------------------------------------------|
 //! | `cap`        | the rewriter hit its cap ([`engine::rewrite::CapError`])    |
-//! | `oracle`     | the JIT oracle finds a point where the target does not refine the source (whole domain, or sampled above [`CheckConfig::max_exhaustive`] points) |
+//! | `oracle`     | the JIT oracle finds a point where the target does not refine the source (whole domain, or sampled past [`CheckConfig::limits`]) |
 //! | `range`      | at a probe point, some node's interpreted value lies outside its `[vmin, vmax]` |
 //! | `unsound-bounds` | a peer's own bounds of a node of the source (its `bounds` answer) exclude a value the node takes somewhere in the domain ([`crate::bounds`]) |
 //! | `idempotent` | simplifying the simplified form changes it                  |
@@ -30,6 +30,7 @@ use engine::dtype::Width;
 use engine::interp::{self, Evaluator, Val};
 use engine::ir::{Graph, NodeId};
 use engine::semantics::Model;
+use engine::walk::Limits;
 use std::cell::{Cell, RefCell};
 use std::fmt;
 
@@ -113,10 +114,9 @@ pub type Validator<'a> = dyn Fn(&Graph, &[NodeId], &[NodeId]) -> Validation + Sy
 pub struct CheckConfig {
     /// The width `index` is checked at by the oracle and the probes.
     pub width: Width,
-    /// Domains with more points than this are sampled by the oracle.
-    pub max_exhaustive: u64,
-    /// Oracle samples for a sampled domain.
-    pub samples: u64,
+    /// What the oracle walks of a domain: every point within them, else a
+    /// sample.
+    pub limits: Limits,
     /// Points at which the `range` and `jit` checks evaluate every node
     /// (the whole domain when it is smaller).
     pub probe_points: u64,
@@ -126,10 +126,6 @@ pub struct CheckConfig {
     pub parallel: bool,
     pub kinds: KindSet,
 }
-
-/// Points a quick check walks whole, and samples of a larger domain.
-const QUICK_EXHAUSTIVE: u64 = 1 << 16;
-const QUICK_SAMPLES: u64 = 1 << 12;
 
 /// The verdict under a profile's own, relaxed model, recorded beside the
 /// strict one (tinygrad declares partial ops unspecified).
@@ -162,8 +158,7 @@ impl Default for CheckConfig {
     fn default() -> CheckConfig {
         CheckConfig {
             width: Width::W64,
-            max_exhaustive: 1 << 24,
-            samples: 1 << 18,
+            limits: Limits::CASE,
             probe_points: 64,
             seed: 0,
             parallel: true,
@@ -178,9 +173,12 @@ impl CheckConfig {
     /// already known to show at the domain's edges and special values, so
     /// a smaller walk finds it again, on this thread.
     pub fn quick(&self) -> CheckConfig {
+        let t = Limits::TRIAGE;
         CheckConfig {
-            max_exhaustive: self.max_exhaustive.min(QUICK_EXHAUSTIVE),
-            samples: self.samples.min(QUICK_SAMPLES),
+            limits: Limits {
+                whole: self.limits.whole.min(t.whole),
+                samples: self.limits.samples.min(t.samples),
+            },
             parallel: false,
             ..self.clone()
         }
@@ -189,8 +187,7 @@ impl CheckConfig {
     fn oracle(&self) -> OracleConfig {
         OracleConfig {
             width: self.width,
-            max_exhaustive: self.max_exhaustive,
-            samples: self.samples,
+            limits: self.limits,
             seed: self.seed,
             parallel: self.parallel,
             ..OracleConfig::default()
@@ -731,7 +728,7 @@ fn excused(
             width: cfg.width,
             ..m
         };
-        oracle::meaningful_somewhere(g, src, m, 1 << 16) == Some(false)
+        oracle::meaningful_somewhere(g, src, m) == Some(false)
     };
     matches!(refusal.kind, Kind::PeerError | Kind::Hang | Kind::Crash)
         && meaningless(profile.model())

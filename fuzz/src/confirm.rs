@@ -33,6 +33,7 @@ use engine::interp::{self, Evaluator, PointCheck, Val};
 use engine::ir::{Graph, NodeId};
 use engine::print;
 use engine::semantics::{Failure, Model, Ub};
+use engine::walk::{self, Purpose};
 use std::fmt;
 
 /// What a finding against a peer is, by the peer's own compiled code.
@@ -502,9 +503,9 @@ pub fn confirm(
 }
 
 /// Up to `limit` points where `tgt` does not refine `src` under `model`,
-/// `first` (the oracle's point) first: every point of a domain of at most
-/// 2^16 points is tried, else 2^14 samples. Each is indexed like `g`'s
-/// variable table.
+/// `first` (the oracle's point) first: every point the walk policy names
+/// for failing points ([`Purpose::FailingPoints`]) is tried, by the
+/// interpreter. Each is indexed like `g`'s variable table.
 pub fn failing_points(
     g: &Graph,
     src: &[NodeId],
@@ -513,17 +514,16 @@ pub fn failing_points(
     first: Option<&[i64]>,
     limit: usize,
 ) -> Vec<Vec<i64>> {
-    const EXHAUSTIVE: u128 = 1 << 16;
-    const SAMPLES: u64 = 1 << 14;
     let mut out: Vec<Vec<i64>> = first.map(|f| vec![f.to_vec()]).unwrap_or_default();
     let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
     let domain = Domain::new(g, &all);
-    let exhaustive = domain.size() <= EXHAUSTIVE;
-    let n = if exhaustive {
-        domain.size() as u64
-    } else {
-        SAMPLES
-    };
+    let decision = walk::decide(
+        Purpose::FailingPoints,
+        domain.size(),
+        g.reachable(&all).len(),
+    );
+    let exhaustive = decision.samples().is_none();
+    let n = decision.samples().unwrap_or(domain.size() as u64);
     let (mut es, mut et) = (Evaluator::new(g, src, model), Evaluator::new(g, tgt, model));
     let mut point = vec![0i64; domain.len()];
     for k in 0..n {

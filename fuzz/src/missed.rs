@@ -31,25 +31,10 @@ use engine::ir::{Graph, NodeId, Op};
 use engine::rewrite::{Firing, Simplifier};
 use engine::rules::{Rule, RuleSet};
 use engine::semantics::{Model, Ub};
+use engine::walk::{self, Purpose, Way};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
-
-/// Domains of at most this many points are proved by walking them with the
-/// exact interpreter; up to [`WALK_POINTS`], where the compiled walk does
-/// not apply.
-pub const INTERP_POINTS: u128 = 256;
-
-/// Domains of at most this many points are always walked: compiled (a
-/// compile costs less than the interpreter's walk of a few hundred
-/// points), else by the exact interpreter.
-pub const WALK_POINTS: u128 = 4096;
-
-/// Domains of at most this many points are proved by the oracle's
-/// exhaustive walk (compiled) when no value can leave 64 bits; larger
-/// ones, and the others, go to the prover hook (SMT costs a campaign far
-/// more than a walk).
-pub const JIT_POINTS: u128 = 1 << 22;
 
 /// Points of a large domain at which the source is looked at for one
 /// where it is defined (else the walk proves nothing worth reporting, and
@@ -538,9 +523,10 @@ impl<'a> Hunter<'a> {
         Hunt::rejected(m.direction, why, detail)
     }
 
-    /// `tgt` against `src` under the peer's model by a walk of the domain
-    /// (the exact interpreter on a small one, the compiled oracle on a
-    /// larger one where it is a proof); `None` when no walk settles it.
+    /// `tgt` against `src` under the peer's model by the walks the policy
+    /// names for a missed simplification ([`Purpose::Missed`]), in order:
+    /// the exact interpreter, or the compiled oracle where it is a proof;
+    /// `None` when no walk settles it (the prover's, then).
     fn walk_any(
         &self,
         g: &Graph,
@@ -548,15 +534,13 @@ impl<'a> Hunter<'a> {
         tgt: &[NodeId],
     ) -> Option<Result<(ValidationVerdict, String), (Rejection, String)>> {
         let domain = Domain::new(g, src);
-        if domain.size() <= INTERP_POINTS {
-            return Some(self.walk(g, src, tgt, &domain));
-        }
-        if domain.size() <= JIT_POINTS {
-            if let Some(r) = self.walk_compiled(g, src, tgt, &domain) {
-                return Some(r);
-            }
-        }
-        (domain.size() <= WALK_POINTS).then(|| self.walk(g, src, tgt, &domain))
+        let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
+        let decision = walk::decide(Purpose::Missed, domain.size(), g.reachable(&all).len());
+        decision.ways().find_map(|way| match way {
+            Way::Interpreter => Some(self.walk(g, src, tgt, &domain)),
+            Way::Batched | Way::Compiled => self.walk_compiled(g, src, tgt, &domain),
+            Way::Sampled { .. } | Way::Smt => None,
+        })
     }
 
     /// Every point of `domain` with the exact interpreter, at the width a
@@ -652,7 +636,7 @@ impl<'a> Hunter<'a> {
             width: self.profile.width(),
             partial: self.model.partial,
             unbounded: self.model.unbounded,
-            max_exhaustive: JIT_POINTS as u64,
+            limits: Purpose::Missed.limits(),
             // Campaign workers are the parallelism.
             parallel: false,
             ..OracleConfig::default()

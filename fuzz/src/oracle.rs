@@ -17,11 +17,13 @@
 //! splits it into chunks across cores, and the reported failure is the one
 //! with the smallest linear index, whatever the scheduling.
 //!
-//! Domains larger than [`OracleConfig::max_exhaustive`] points are sampled
-//! instead: deterministic pseudo-random points derived from
-//! [`OracleConfig::seed`] and the sample number (so a report reproduces
-//! exactly), biased towards each variable's bounds and towards 0 and +-1,
-//! where overflow and rounding bugs live. The report then says so.
+//! Whether a domain is walked or sampled, and by which evaluator, is the
+//! walk policy's ([`engine::walk`]) within [`OracleConfig::limits`]. A
+//! domain past them is sampled: deterministic pseudo-random points derived
+//! from [`OracleConfig::seed`] and the sample number (so a report
+//! reproduces exactly), biased towards each variable's bounds and towards
+//! 0 and +-1, where overflow and rounding bugs live. The report then says
+//! so.
 //!
 //! [`check_interp`] performs the same comparison, over the same points in
 //! the same order, with the reference interpreter: the slow definition that
@@ -41,6 +43,7 @@ use engine::interp::{self, Evaluator, PointCheck, Undefined, Val};
 use engine::ir::{Graph, NodeId};
 use engine::print::count;
 use engine::semantics::{self, Failure, Model, Partial};
+use engine::walk::{self, Decision, Limits, Purpose, Way};
 use rayon::prelude::*;
 use std::fmt;
 
@@ -55,10 +58,8 @@ pub struct OracleConfig {
     pub partial: Partial,
     /// Whether `index` stands for the unbounded integers (the profile says).
     pub unbounded: bool,
-    /// Domains with more points than this are sampled.
-    pub max_exhaustive: u64,
-    /// Number of points checked when sampling.
-    pub samples: u64,
+    /// Every point of a domain within them, else this many samples.
+    pub limits: Limits,
     /// Seed of the sampled points.
     pub seed: u64,
     /// Points per call of the compiled function (and per rayon task).
@@ -73,8 +74,7 @@ impl Default for OracleConfig {
             width: Width::W64,
             partial: Partial::Undefined,
             unbounded: false,
-            max_exhaustive: 1 << 24,
-            samples: 1 << 20,
+            limits: Limits::ONE_SHOT,
             seed: 0,
             chunk: 1 << 15,
             parallel: true,
@@ -244,7 +244,7 @@ impl Domain {
 
     /// Number of points (saturating at `u128::MAX`).
     pub fn size(&self) -> u128 {
-        (0..self.len()).fold(1u128, |acc, k| acc.saturating_mul(self.span(k)))
+        walk::points(self.lo.iter().copied().zip(self.hi.iter().copied()))
     }
 
     /// The point with linear index `index` (row-major, last variable
@@ -324,12 +324,10 @@ enum Plan {
 }
 
 impl Plan {
-    fn of(domain: &Domain, cfg: &OracleConfig) -> Plan {
-        let size = domain.size();
-        if size <= cfg.max_exhaustive as u128 {
-            Plan::Exhaustive(size as u64)
-        } else {
-            Plan::Sampled(cfg.samples)
+    fn of(domain: &Domain, decision: Decision) -> Plan {
+        match decision.samples() {
+            Some(samples) => Plan::Sampled(samples),
+            None => Plan::Exhaustive(domain.size() as u64),
         }
     }
 
@@ -399,14 +397,14 @@ fn report(g: &Graph, domain: &Domain, plan: Plan, seed: u64, raw: Option<RawFail
     }
 }
 
-/// The domain and plan of comparing `src` with `tgt` under `cfg`, once
-/// the width and the root counts are checked.
+/// The domain, plan and the policy's decision of comparing `src` with
+/// `tgt` under `cfg`, once the width and the root counts are checked.
 fn domain_and_plan(
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
     cfg: &OracleConfig,
-) -> Result<(Domain, Plan), JitError> {
+) -> Result<(Domain, Plan, Decision), JitError> {
     check_width(cfg.width)?;
     if src.len() != tgt.len() {
         return Err(JitError::RootCount {
@@ -416,8 +414,10 @@ fn domain_and_plan(
     }
     let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
     let domain = Domain::new(g, &all);
-    let plan = Plan::of(&domain, cfg);
-    Ok((domain, plan))
+    let nodes = g.reachable(&all).len();
+    let decision = walk::decide(Purpose::Oracle(cfg.limits), domain.size(), nodes);
+    let plan = Plan::of(&domain, decision);
+    Ok((domain, plan, decision))
 }
 
 // ---- the compiled oracle -------------------------------------------------------------
@@ -461,7 +461,7 @@ impl CompiledOracle {
         tgt: &[NodeId],
         cfg: &OracleConfig,
     ) -> Result<CompiledOracle, JitError> {
-        let (domain, plan) = domain_and_plan(g, src, tgt, cfg)?;
+        let (domain, plan, _) = domain_and_plan(g, src, tgt, cfg)?;
         let (code, fptr) = build_oracle(g, src, tgt, cfg.model(), &domain, plan)?;
         // SAFETY: built with exactly this signature.
         let func: OracleFn = unsafe { std::mem::transmute::<*const u8, OracleFn>(fptr) };
@@ -901,17 +901,12 @@ fn pick(b: &mut FunctionBuilder<'_>, c: Cond, x: Value, y: Value) -> Value {
 
 // ---- the batched oracle ---------------------------------------------------------------
 
-/// Exhaustive domains of at most this many points are checked by the
-/// batched evaluator ([`crate::batch`]) instead of compiled code: the
-/// same points, the same verdict, no compiling. Compiling costs about
-/// 10 to 50 us per node, the batched evaluator about 1 to 3 ns per node
-/// and point (measured by `tileproof bench oracle`), so below a few
-/// thousand points it is the faster.
-pub const BATCH_POINTS: u64 = 4096;
-
-/// Whether [`check_jit`] runs the batched evaluator for `plan`.
-fn batched(plan: Plan) -> bool {
-    matches!(plan, Plan::Exhaustive(n) if n <= BATCH_POINTS)
+/// Whether [`check_jit`] runs the batched evaluator ([`crate::batch`])
+/// instead of compiled code: the same points, the same verdict, nothing
+/// compiled. The policy's first way but the interpreter, which
+/// [`check_cheapest`] alone takes.
+fn batched(decision: Decision) -> bool {
+    decision.ways().find(|&w| w != Way::Interpreter) == Some(Way::Batched)
 }
 
 /// The comparison of two forms as a batched program: the same
@@ -1056,9 +1051,9 @@ pub fn point_evaluator(
     tgt: &[NodeId],
     cfg: &OracleConfig,
 ) -> Result<PointEval, JitError> {
-    let (_, plan) = domain_and_plan(g, src, tgt, cfg)?;
+    let (_, _, decision) = domain_and_plan(g, src, tgt, cfg)?;
     let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
-    Ok(if batched(plan) {
+    Ok(if batched(decision) {
         PointEval::Batch(BatchEval::new(g, &all, cfg.model()))
     } else {
         PointEval::Jit(Box::new(CompiledEval::new(g, &all, cfg.model())?))
@@ -1082,10 +1077,10 @@ pub fn merge_graphs(
 }
 
 /// Does `tgt` refine `src` on the whole domain (or a sample of it)? The JIT
-/// oracle; an exhaustive domain of at most [`BATCH_POINTS`] points is
-/// walked by the batched evaluator instead (the same points in the same
-/// order, the same verdict, nothing compiled). A failure comes with the
-/// interpreter's replay of that point.
+/// oracle; a small exhaustive domain ([`Way::Batched`]) is walked by the
+/// batched evaluator instead (the same points in the same order, the same
+/// verdict, nothing compiled). A failure comes with the interpreter's
+/// replay of that point.
 pub fn check_jit(
     g: &Graph,
     src: &[NodeId],
@@ -1102,8 +1097,8 @@ fn check_fast(
     tgt: &[NodeId],
     cfg: &OracleConfig,
 ) -> Result<(Report, Checker), JitError> {
-    let (domain, plan) = domain_and_plan(g, src, tgt, cfg)?;
-    let (mut rep, checker) = if batched(plan) {
+    let (domain, plan, decision) = domain_and_plan(g, src, tgt, cfg)?;
+    let (mut rep, checker) = if batched(decision) {
         (run_batched(g, src, tgt, cfg, &domain, plan), Checker::Batch)
     } else {
         let oracle = CompiledOracle::new(g, src, tgt, cfg)?;
@@ -1138,7 +1133,7 @@ pub fn check_batched(
     tgt: &[NodeId],
     cfg: &OracleConfig,
 ) -> Result<Report, JitError> {
-    let (domain, plan) = domain_and_plan(g, src, tgt, cfg)?;
+    let (domain, plan, _) = domain_and_plan(g, src, tgt, cfg)?;
     if matches!(plan, Plan::Sampled(_)) {
         return check_jit(g, src, tgt, cfg);
     }
@@ -1168,30 +1163,19 @@ impl fmt::Display for Checker {
     }
 }
 
-/// [`check_cheapest`] interprets a large function's domain of at most
-/// this many points: compiling costs 10 to 50 us per node (a sum to a
-/// floor division; some 10^7 Cranelift instructions for a 10^6-term chain
-/// of floor divisions: 150 s, 11 GB), interpreting 20 to 40 ns per node and
-/// point, so below a few hundred points interpreting is never the slower.
-pub const INTERP_POINTS: u64 = 256;
-
 /// [`check_jit`] (compiled or batched), or [`check_interp`] (the same
-/// points, the same verdict) when the forms have more than
-/// [`crate::jit::LARGE_FUNCTION`] nodes and the plan at most
-/// [`INTERP_POINTS`] points.
+/// points, the same verdict) where the policy interprets: a large
+/// function over a few points, which would take longer to compile than to
+/// interpret.
 pub fn check_cheapest(
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
     cfg: &OracleConfig,
 ) -> Result<(Report, Checker), JitError> {
-    let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
-    let nodes = g.reachable(&all).len();
-    if nodes > crate::jit::LARGE_FUNCTION {
-        let (_, plan) = domain_and_plan(g, src, tgt, cfg)?;
-        if plan.total() <= INTERP_POINTS {
-            return Ok((check_interp(g, src, tgt, cfg)?, Checker::Interpreter));
-        }
+    let (_, _, decision) = domain_and_plan(g, src, tgt, cfg)?;
+    if decision.first() == Some(Way::Interpreter) {
+        return Ok((check_interp(g, src, tgt, cfg)?, Checker::Interpreter));
     }
     check_fast(g, src, tgt, cfg)
 }
@@ -1210,23 +1194,24 @@ pub fn check_jit_graphs(
     check_jit(&g, src, &t, cfg)
 }
 
-/// [`check_jit`] over every point of the domain at `width`, when it has at
-/// most `max_points` points; `None` (nothing compiled) when it has more. An
-/// exhaustive walk that finds no failure is a proof at that width: the
-/// fallback of the SMT checks when the solver cannot decide.
+/// [`check_jit`] over every point of the domain at `width`, where the
+/// policy walks a proof's domain compiled ([`Purpose::Proof`]); `None`
+/// (nothing compiled) where it does not. An exhaustive walk that finds no
+/// failure is a proof at that width: the fallback of the SMT checks when
+/// the solver cannot decide.
 pub fn enumerate(
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
     width: Width,
-    max_points: u64,
 ) -> Option<Result<Report, JitError>> {
     let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
-    if Domain::new(g, &all).size() > max_points as u128 {
+    let (points, nodes) = (Domain::new(g, &all).size(), g.reachable(&all).len());
+    if !walk::decide(Purpose::Proof, points, nodes).walks_compiled() {
         return None;
     }
     let cfg = OracleConfig {
-        max_exhaustive: max_points,
+        limits: Purpose::Proof.limits(),
         ..OracleConfig::at_width(width)
     };
     Some(check_jit(g, src, tgt, &cfg))
@@ -1253,7 +1238,7 @@ pub fn check_interp(
     tgt: &[NodeId],
     cfg: &OracleConfig,
 ) -> Result<Report, JitError> {
-    let (domain, plan) = domain_and_plan(g, src, tgt, cfg)?;
+    let (domain, plan, _) = domain_and_plan(g, src, tgt, cfg)?;
     let (w, seed) = (cfg.model(), cfg.seed);
     let raw = first_failing_chunk(plan.total(), cfg.chunk, cfg.parallel, |start, count| {
         let mut point = vec![0i64; domain.len()];
@@ -1296,19 +1281,16 @@ pub fn check_interp(
 /// `x // 0` where partial ops are unspecified, carries no value a
 /// simplifier could get wrong). `Some(true)` when such a point is found,
 /// `Some(false)` when every point was tried and none is, or when a part
-/// walked on its own settles it; `None` when the domain is larger than
-/// `max_points` and no sampled point was (the answer is not known).
-pub fn meaningful_somewhere(
-    g: &Graph,
-    roots: &[NodeId],
-    w: impl Into<Model>,
-    max_points: u64,
-) -> Option<bool> {
+/// walked on its own settles it; `None` when the domain is too large to
+/// walk ([`Purpose::Meaning`]) and no sampled point was (the answer is not
+/// known).
+pub fn meaningful_somewhere(g: &Graph, roots: &[NodeId], w: impl Into<Model>) -> Option<bool> {
     let w = w.into();
-    if !never(g, roots, w, max_points, Some(0), means_something) {
+    let (walked, none) = never(g, roots, w, Purpose::Meaning, Some(0), means_something);
+    if !none {
         return Some(true);
     }
-    if Domain::new(g, roots).size() <= max_points as u128 {
+    if walked == Some(Way::Interpreter) {
         return Some(false);
     }
     // Too large to walk: a part that means nothing on its own smaller
@@ -1321,19 +1303,15 @@ pub fn meaningful_somewhere(
         roots.len() > 1
             && roots
                 .iter()
-                .any(|&r| never(g, &[r], w, max_points, None, means_something))
+                .any(|&r| never(g, &[r], w, Purpose::Meaning, None, means_something).1)
     };
     let subterm = || {
         g.reachable(roots).into_iter().any(|n| {
-            !g.node(n).src().is_empty() && never(g, &[n], w, SUBTERM_POINTS, None, defined)
+            !g.node(n).src().is_empty() && never(g, &[n], w, Purpose::Subterm, None, defined).1
         })
     };
     (root_alone() || subterm()).then_some(false)
 }
-
-/// The largest domain of a subterm [`meaningful_somewhere`] walks to find
-/// it undefined everywhere.
-const SUBTERM_POINTS: u64 = 4096;
 
 /// Defined, and no root unconstrained.
 fn means_something(r: Result<Vec<Val>, Undefined>) -> bool {
@@ -1344,38 +1322,36 @@ fn defined(r: Result<Vec<Val>, Undefined>) -> bool {
     r.is_ok()
 }
 
-/// Whether `ok` holds of `roots`' evaluation at no point of their own
-/// domain: every point when it has at most `max_points`, else (`sample`:
-/// the sampler's stream) `max_points` sampled ones; false, without trying,
-/// when the domain is too large and no sample is asked for.
+/// How `purpose` walks the domain of `roots` (`None`: not at all, or a
+/// sample where `sample`, the sampler's stream, is not given), and whether
+/// `ok` holds of their evaluation at none of the points walked (false,
+/// without trying, when nothing is walked).
 fn never(
     g: &Graph,
     roots: &[NodeId],
     w: Model,
-    max_points: u64,
+    purpose: Purpose,
     sample: Option<u64>,
     ok: fn(Result<Vec<Val>, Undefined>) -> bool,
-) -> bool {
+) -> (Option<Way>, bool) {
     let domain = Domain::new(g, roots);
-    let exhaustive = domain.size() <= max_points as u128;
-    if !exhaustive && sample.is_none() {
-        return false;
-    }
-    let n = if exhaustive {
-        domain.size() as u64
-    } else {
-        max_points
+    let walked = walk::decide(purpose, domain.size(), g.reachable(roots).len()).first();
+    let (n, stream) = match (walked, sample) {
+        (Some(Way::Interpreter), _) => (domain.size() as u64, None),
+        (Some(Way::Sampled { samples }), Some(stream)) => (samples, Some(stream)),
+        _ => return (None, false),
     };
     let mut point = vec![0i64; domain.len()];
     let mut eval = Evaluator::new(g, roots, w);
-    (0..n).all(|k| {
-        match sample {
-            Some(stream) if !exhaustive => domain.sample(stream, k, &mut point),
-            _ => domain.decode(k, &mut point),
+    let none = (0..n).all(|k| {
+        match stream {
+            Some(stream) => domain.sample(stream, k, &mut point),
+            None => domain.decode(k, &mut point),
         }
         let env: Vec<i128> = domain.env(g, &point).iter().map(|&v| v as i128).collect();
         !ok(eval.eval(&env))
-    })
+    });
+    (walked, none)
 }
 
 /// [`check_interp`] for forms in two graphs.

@@ -14,17 +14,17 @@ use crate::subject::Engine;
 use crate::{peer, peer_rules};
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
+use engine::walk::Limits;
 use std::sync::OnceLock;
 
-/// Checks for one libFuzzer input: the JIT oracle over every domain up to
-/// 2^16 points (else 1024 samples), ranges at 8 points, idempotence; no
+/// Checks for one libFuzzer input: the JIT oracle within
+/// [`Limits::FUZZ_INPUT`], ranges at 8 points, idempotence; no
 /// JIT-versus-interpreter probe (a second compilation per input) and no
 /// SMT. Single-threaded: libFuzzer runs one input at a time, and its
 /// executions per second are what finds bugs; campaigns check more.
 pub fn target_config() -> CheckConfig {
     CheckConfig {
-        max_exhaustive: 1 << 16,
-        samples: 1 << 10,
+        limits: Limits::FUZZ_INPUT,
         probe_points: 8,
         parallel: false,
         kinds: KindSet::ALL

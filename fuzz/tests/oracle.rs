@@ -7,6 +7,7 @@ use engine::dtype::Width;
 use engine::interp::{PointCheck, Val};
 use engine::ir::{DType, Graph, NodeId, Op};
 use engine::semantics::Failure;
+use engine::walk::Limits;
 use fuzz::oracle::{
     check_interp, check_interp_graphs, check_jit, check_jit_graphs, meaningful_somewhere,
     CompiledOracle, Domain, OracleConfig, Report,
@@ -210,8 +211,10 @@ fn large_domains_are_sampled_deterministically() {
     let s = g.mk(Op::FloorDiv, &[x, y]);
     let t = g.mk(Op::Div, &[x, y]);
     let c = OracleConfig {
-        max_exhaustive: 1 << 20,
-        samples: 20_000,
+        limits: Limits {
+            whole: 1 << 20,
+            samples: 20_000,
+        },
         seed: 42,
         ..cfg(32)
     };
@@ -456,8 +459,10 @@ fn jit_oracle_agrees_with_interpreter_on_random_expressions() {
             failures += rep.failure.is_some() as u32;
             // sampled mode over the same small domain agrees too
             let c = OracleConfig {
-                max_exhaustive: 10,
-                samples: 500,
+                limits: Limits {
+                    whole: 10,
+                    samples: 500,
+                },
                 seed,
                 ..c
             };
@@ -476,16 +481,10 @@ fn a_root_meaningless_on_its_own_variables_makes_a_too_large_source_meaningless(
     let (m1, zero, one) = (idx(&mut g, -1), idx(&mut g, 0), idx(&mut g, 1));
     let q = g.mk(Op::Div, &[zero, one]);
     let bad = g.mk(Op::Rem, &[m1, q]);
-    assert_eq!(
-        meaningful_somewhere(&g, &[bad, r0], Width(64), 1 << 16),
-        Some(false)
-    );
+    assert_eq!(meaningful_somewhere(&g, &[bad, r0], Width(64)), Some(false));
     // A defined root beside it: a meaningful point is found by sampling.
     let fine = g.mk(Op::Rem, &[m1, one]);
-    assert_eq!(
-        meaningful_somewhere(&g, &[fine, r0], Width(64), 1 << 16),
-        Some(true)
-    );
+    assert_eq!(meaningful_somewhere(&g, &[fine, r0], Width(64)), Some(true));
 }
 
 #[test]
@@ -498,15 +497,9 @@ fn a_subterm_undefined_on_its_own_variables_makes_a_too_large_source_meaningless
     let sq = g.mk(Op::Mul, &[zero, zero]);
     let rem = g.mk(Op::Rem, &[m1, sq]);
     let sum = g.mk(Op::Add, &[r0, rem]);
-    assert_eq!(
-        meaningful_somewhere(&g, &[sum], Width(64), 1 << 16),
-        Some(false)
-    );
+    assert_eq!(meaningful_somewhere(&g, &[sum], Width(64)), Some(false));
     // Under a divisor that is not always zero, sampling finds a point.
     let d = g.mk(Op::Rem, &[m1, r0]);
     let sum = g.mk(Op::Add, &[r0, d]);
-    assert_eq!(
-        meaningful_somewhere(&g, &[sum], Width(64), 1 << 16),
-        Some(true)
-    );
+    assert_eq!(meaningful_somewhere(&g, &[sum], Width(64)), Some(true));
 }

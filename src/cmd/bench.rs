@@ -42,6 +42,7 @@ use engine::dtype::Width;
 use engine::ir::{Graph, NodeId};
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
+use engine::walk;
 use fuzz::campaign::{self, mix, CampaignConfig, GeneratorChoice, Hooks};
 use fuzz::generate::{Case, Generator};
 use fuzz::missed::Hunter;
@@ -342,13 +343,11 @@ fn jit_per_core(g: &Graph, src: &[NodeId], tgt: &[NodeId], cfg: &OracleConfig) {
     }
 }
 
-/// The domain size of the small-domain campaign figure.
-const SMALL_DOMAIN: u128 = 4096;
-
 fn bench_campaign(seconds: f64, jobs: Option<usize>) {
     let threads = jobs.unwrap_or_else(rayon::current_num_threads).max(1);
     for g in Generator::ALL {
-        for limit in [None, Some(SMALL_DOMAIN)] {
+        // Beside all cases, those the oracle walks without compiling.
+        for limit in [None, Some(walk::SMALL)] {
             let cfg = CampaignConfig {
                 seed: BENCH_SEED,
                 generator: GeneratorChoice::One(g),
@@ -450,11 +449,11 @@ fn bench_peers(simplifiers: &[String], cases: u64, jobs: Option<usize>, max_line
     // The same campaign on small domains: the rate a peer's own speed
     // bounds, not the oracle's walk of large domains.
     let small = CampaignConfig {
-        domain_limit: Some(SMALL_DOMAIN),
+        domain_limit: Some(walk::SMALL),
         ..cfg.clone()
     };
     let base_small = report_peer(
-        &format!("engine, in process, domains <= {SMALL_DOMAIN} points"),
+        &format!("engine, in process, domains <= {} points", walk::SMALL),
         &small,
         &engine,
         None,
@@ -489,7 +488,7 @@ fn bench_peers(simplifiers: &[String], cases: u64, jobs: Option<usize>, max_line
                     hunt_cost(&cfg, &p, &hunter);
                 }
                 report_peer(
-                    &format!("{label}, domains <= {SMALL_DOMAIN} points"),
+                    &format!("{label}, domains <= {} points", walk::SMALL),
                     &small,
                     &p,
                     base_small,

@@ -13,6 +13,7 @@ use crate::solver::{check_with_hints, check_within};
 use engine::interp;
 use engine::ir::{DType, Graph, NodeId, Op};
 use engine::semantics::Model;
+use engine::walk::{self, Purpose, Way};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::time::Duration;
@@ -218,18 +219,12 @@ impl<'g> GraphEnc<'g> {
     }
 }
 
-/// Graphs reaching more nodes than this are not handed to Z3: building and
-/// preprocessing a query is not interrupted by the timeout and grows
-/// faster than the graph (a product chain of 3,000 factors takes 11 s, of
-/// 30,000 factors 44 s and 3.7 GB), and a solver that needs its whole
-/// timeout on far smaller graphs will not decide one this large. The check
-/// then falls back to enumeration.
-pub const SMT_NODES: usize = 10_000;
-
 /// Validates `tgt` against `src` (root lists of equal length over `g`)
 /// under `model` (or at a width): bitvectors at 8 and 16 (bounded integers
 /// if they time out), bounded integers at 32 and 64; a domain small enough
-/// is enumerated when Z3 cannot decide (see [`exhaustively`]).
+/// is enumerated when Z3 cannot decide (see [`exhaustively`]). Whether Z3
+/// is asked at all, and whether the domain is enumerated, is the walk
+/// policy's ([`Purpose::Proof`]).
 pub fn check(
     g: &Graph,
     src: &[NodeId],
@@ -239,7 +234,9 @@ pub fn check(
 ) -> CheckResult {
     let model = model.into();
     let nodes = g.reachable(&[src, tgt].concat()).len();
-    let modes: &[Mode] = if nodes > SMT_NODES {
+    let points = walk::points(g.vars().iter().map(|d| (d.lo, d.hi)));
+    let decision = walk::decide(Purpose::Proof, points, nodes);
+    let modes: &[Mode] = if !decision.has(Way::Smt) {
         &[]
     } else if model.width.0 <= 16 {
         &[Mode::Bv, Mode::Int]
@@ -248,8 +245,9 @@ pub fn check(
     };
     let mut last = CheckResult::Unknown {
         reason: format!(
-            "{}: over the SMT limit of {SMT_NODES}",
-            engine::print::count(nodes, "node")
+            "{}: over the SMT limit of {}",
+            engine::print::count(nodes, "node"),
+            walk::SMT_NODES
         ),
     };
     for &mode in modes {
@@ -258,41 +256,23 @@ pub fn check(
             return last;
         }
     }
-    exhaustively(g, src, tgt, model, nodes).unwrap_or(last)
+    if decision.has(Way::Interpreter) {
+        exhaustively(g, src, tgt, model)
+    } else {
+        last
+    }
 }
 
-/// Domains of at most this many points are decided point by point by the
-/// interpreter when Z3 cannot decide them...
-pub const EXHAUSTIVE_POINTS: u128 = 1 << 16;
-
-/// ... as long as that is at most this many node evaluations (about a
-/// second).
-pub const EXHAUSTIVE_EVALS: u128 = 1 << 25;
-
-/// The verdict of the reference interpreter at every point of a small
-/// domain (a complete check, as good as a proof); `None` for a larger
-/// domain. Z3 can time out on a small domain whose terms are non-linear
+/// The verdict of the reference interpreter at every point of the domain
+/// (a complete check, as good as a proof), where the policy has it walk a
+/// small one: Z3 can time out on a small domain whose terms are non-linear
 /// (products of variables, divisions of sums) when the machine is loaded.
-fn exhaustively(
-    g: &Graph,
-    src: &[NodeId],
-    tgt: &[NodeId],
-    model: Model,
-    nodes: usize,
-) -> Option<CheckResult> {
-    let limit = EXHAUSTIVE_POINTS.min(EXHAUSTIVE_EVALS / nodes.max(1) as u128);
-    let mut points: u128 = 1;
-    for d in g.vars() {
-        points = points.checked_mul((d.hi as i128 - d.lo as i128 + 1) as u128)?;
-        if points > limit {
-            return None;
-        }
-    }
+fn exhaustively(g: &Graph, src: &[NodeId], tgt: &[NodeId], model: Model) -> CheckResult {
     let defined_somewhere = || {
         let mut source = interp::Evaluator::new(g, src, model);
         interp::points(g).any(|env| source.eval(&env).is_ok())
     };
-    Some(match interp::first_failure(g, src, tgt, model) {
+    match interp::first_failure(g, src, tgt, model) {
         Some((env, failure)) => {
             counterexample_at(g, src, tgt, &env, failure, Method::Interpreter, model)
         }
@@ -300,7 +280,7 @@ fn exhaustively(
             method: Method::Interpreter,
         },
         None => CheckResult::Vacuous,
-    })
+    }
 }
 
 /// The counterexample an enumeration found at `env` (indexed like the
@@ -450,14 +430,8 @@ mod tests {
 
     fn decide(text: &str) -> CheckResult {
         let p = parse_program(text).unwrap();
-        exhaustively(
-            &p.graph,
-            &p.outputs,
-            &p.expects,
-            engine::dtype::Width::W64.into(),
-            10,
-        )
-        .expect("a small domain")
+        let w = engine::dtype::Width::W64.into();
+        exhaustively(&p.graph, &p.outputs, &p.expects, w)
     }
 
     #[test]
@@ -474,39 +448,21 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let big = parse_program("var x in [0, 99999999]\nexpr x\nexpect x\n").unwrap();
-        assert!(exhaustively(
-            &big.graph,
-            &big.outputs,
-            &big.expects,
-            engine::dtype::Width::W64.into(),
-            2
-        )
-        .is_none());
-    }
-
-    #[test]
-    fn the_enumeration_budget_shrinks_with_the_graph() {
-        // 1,000 points: enumerated for a small graph, not for one whose
-        // point count times node count is past the evaluation budget.
-        let p = parse_program("var x in [0, 999]\nexpr x\nexpect x\n").unwrap();
-        let w = engine::dtype::Width::W64.into();
-        assert!(exhaustively(&p.graph, &p.outputs, &p.expects, w, 2).is_some());
-        let huge = (EXHAUSTIVE_EVALS / 1000 + 1) as usize;
-        assert!(exhaustively(&p.graph, &p.outputs, &p.expects, w, huge).is_none());
     }
 
     #[test]
     fn a_graph_over_the_smt_limit_is_not_encoded_and_says_why() {
         // A sum of SMT_NODES + 1 distinct terms over a wide domain: no
         // encoding, no enumeration, an unknown that names the limit.
-        let terms: Vec<String> = (0..=SMT_NODES / 2)
+        let terms: Vec<String> = (0..=walk::SMT_NODES / 2)
             .map(|k| format!("x * {}", k + 2))
             .collect();
         let text = format!(
             "var x in [0, 1000000000]\nexpr {}\nexpect x * {}\n",
             terms.join(" + "),
-            (0..=SMT_NODES / 2).map(|k| k as i128 + 2).sum::<i128>()
+            (0..=walk::SMT_NODES / 2)
+                .map(|k| k as i128 + 2)
+                .sum::<i128>()
         );
         let p = parse_program(&text).unwrap();
         let r = check(

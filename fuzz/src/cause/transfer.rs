@@ -22,6 +22,7 @@ use crate::oracle::Domain;
 use engine::interp::{self, Evaluator, PointCheck};
 use engine::ir::{Graph, NodeId, Op};
 use engine::semantics::Model;
+use engine::walk::{self, Purpose};
 use std::collections::HashSet;
 
 /// A peer's bound of one node of the source, and the peer's own name for
@@ -75,12 +76,6 @@ pub fn lowest(
     })
 }
 
-/// Points the answer is judged at where the bounds hold: every point of a
-/// domain this small, else the corners and this many samples (beside the
-/// points the oracle failed at).
-const MAX_EXHAUSTIVE: u128 = 1 << 12;
-const SAMPLES: u64 = 1 << 12;
-
 /// Whether `tgt` refines `src` at every point walked where every bound of
 /// `bounded` holds (`failing`: the points the oracle failed at, judged
 /// first): then what makes the answer wrong needs a wrong bound, and the
@@ -118,9 +113,9 @@ pub fn right_where_bounds_hold(
             return false;
         }
     }
-    bounds::scan_points_within(&domain, seed, MAX_EXHAUSTIVE, SAMPLES, |point| {
-        judge(&domain.env(g, point))
-    });
+    let nodes = g.size_of(src) + g.size_of(tgt);
+    let samples = walk::decide(Purpose::Premise, domain.size(), nodes).samples();
+    bounds::scan_points(&domain, seed, samples, |point| judge(&domain.env(g, point)));
     !wrong_somewhere
 }
 

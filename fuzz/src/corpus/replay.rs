@@ -51,8 +51,8 @@ impl Replay {
     }
 }
 
-/// The checks a replay runs: everything a campaign checks, over the whole
-/// domain when it has at most 2^24 points.
+/// The checks a replay runs: everything a campaign checks, within the
+/// campaign's limits ([`engine::walk::Limits::CASE`]).
 pub fn replay_config(width: Width) -> CheckConfig {
     CheckConfig {
         width,

@@ -5,6 +5,7 @@
 
 use super::super::junit::{Outcome, Suite, TestCase};
 use super::super::peer_dir_name;
+use engine::walk::Limits;
 use fuzz::blame;
 use fuzz::checks::{CheckConfig, Kind, KindSet};
 use fuzz::classify::Confirm;
@@ -16,10 +17,6 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 use tileproof::decide::validator;
-
-/// Domains of at most this many points are walked whole by the JIT (an
-/// instance's domain is small: a few variables from the range pool).
-const MAX_EXHAUSTIVE: u64 = 1 << 20;
 
 /// Shrinking steps per kept counterexample (each asks the peer again).
 const SHRINK_STEPS: usize = 300;
@@ -92,8 +89,7 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
         pools: Pools::default(),
         check: CheckConfig {
             width: profile.width(),
-            max_exhaustive: MAX_EXHAUSTIVE,
-            samples: 1 << 16,
+            limits: Limits::PEER_RULE,
             seed: u64::from(a.seed),
             parallel: false,
             kinds: KindSet::only(Kind::Oracle).with(Kind::Validate),
