@@ -628,7 +628,7 @@ fn peer_bounds_check(
             ));
         }
     };
-    let nodes = match crate::bounds::per_node(g, src, &bounds) {
+    let nodes = match crate::bounds::per_node(g, src, &bounds.bounds) {
         Ok(n) => n,
         Err(e) => {
             let msg = format!("the bounds answer does not match the case: {e}");
