@@ -27,6 +27,14 @@ back into trees. The entry points (the hello's name says which):
   affine dialect's other pass that simplifies maps (it also reads the
   loops' bounds).
 
+Each entry point is a pipeline, whose stages the hello lists
+(docs/protocol.md, "Pipeline stages"; a request's `stage` asks for the
+expressions after one): `construct` (what `ir.AffineMap.get` over the
+built expressions gives: the `construct` entry's answer), then for
+`simplify` the simplification; for `canonicalize` and `structures`,
+`parse` (the module built and parsed, read back with no pass run), then
+the pass.
+
 The language (docs/peers/mlir.md; the experiments in
 mlir_experiments.py): `+`,
 `neg` (`* -1`), `*` where one operand is a constant, `floordiv`, `ceildiv`
@@ -61,6 +69,9 @@ NAME = {"construct": "mlir.construct", "simplify": "mlir.simplify_affine_expr",
         "canonicalize": "mlir.canonicalize", "structures": "mlir.affine_simplify_structures"}[ARGS.entry]
 PIPELINE = {"canonicalize": ma.CANONICALIZE,
             "structures": "builtin.module(func.func(affine-simplify-structures))"}.get(ARGS.entry)
+STAGES = {"construct": ["construct"], "simplify": ["construct", "simplify"],
+          "canonicalize": ["construct", "parse", "canonicalize"],
+          "structures": ["construct", "parse", "structures"]}[ARGS.entry]
 
 HELLO = {
     "tileproof": tp.PROTOCOL,
@@ -75,24 +86,29 @@ HELLO = {
 CTX = ma.context()
 
 
-def simplify(case):
+def simplify(case, stage=STAGES[-1]):
+    """The expressions after `stage` of the entry's pipeline (by default
+    its last: the entry point's answer)."""
     ma.check_vars(case)
     with CTX:
         index = {v.name: i for i, v in enumerate(case.vars)}
         dims = [["var", v.name] for v in case.vars]
         exprs = [ma.build(t, index) for t in case.trees]
-        if ARGS.entry == "construct":
+        if stage == "construct":
             m = ir.AffineMap.get(len(dims), 0, exprs)
             return [ma.back(e, dims) for e in m.results]
-        if ARGS.entry == "simplify":
+        if stage == "simplify":
             return [ma.back(ir.AffineExpr.simplify_affine_expr(e, len(dims), 0), dims) for e in exprs]
-        module = ma.run_pass(ma.module_with(ma.loop_module(case, exprs), exprs), PIPELINE)
+        module = ma.module_with(ma.loop_module(case, exprs), exprs)
+        if stage != "parse":
+            module = ma.run_pass(module, PIPELINE)
         results = ma.calls(module.operation)
         if len(results) != len(exprs):
-            raise RuntimeError(f"{len(results)} results after the pass for {len(exprs)} expressions")
+            raise RuntimeError(f"{len(results)} results after {stage} for {len(exprs)} expressions")
         return [ma.value_tree(v, case) for v in results]
 
 
 if __name__ == "__main__":
     sys.setrecursionlimit(20000)
-    sys.exit(tp.serve(OUT, HELLO, simplify, width=64, backend=MLIRBackend(HELLO["version"], ARGS.entry)))
+    sys.exit(tp.serve(OUT, HELLO, simplify, width=64, backend=MLIRBackend(HELLO["version"], ARGS.entry),
+                      stages=STAGES))

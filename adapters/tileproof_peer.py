@@ -15,8 +15,10 @@ same for every peer:
   semantics and does not count such an `error` as a finding;
 - the optional capabilities' requests: `run`/`reproducer` (a `Backend`),
   `rules`/`instances`/`apply` (a `Rules`), `bounds` (a `Bounds`: the adapter
-  gives the peer's bounds of one node, this module walks the trees in
-  pre-order and writes them as the protocol's 64-bit `[lo, hi]`).
+  gives the peer's bounds of one node, and optionally its op, this module
+  walks the trees in pre-order and writes them as the protocol's 64-bit
+  `[lo, hi]`), and `stage` (`serve`'s `stages=`: the entry point's
+  pipeline).
 
 Stdlib only; see docs/protocol.md for the protocol itself.
 """
@@ -577,12 +579,21 @@ class Bounds:
       end an integer of any size, or None where the analysis has no bound
       on that side (an infinity); a bool's ends may be bools or 0/1; None
       when the analysis says nothing.
+    - `op(obj)` (optional) returns the peer's own name of the operation of
+      one object (the root of the node's spelling in the peer's IR:
+      tinygrad's `MUL` for a `neg` it builds as `x * -1`): the answer's
+      `ops`, by which tileproof tells one transfer function of the peer
+      from another whichever tileproof op spelled it. Without it, the
+      answer has no `ops`.
     """
 
     def build(self, case):
         raise NotImplementedError
 
     def bound(self, obj):
+        raise NotImplementedError
+
+    def op(self, obj):
         raise NotImplementedError
 
 
@@ -615,15 +626,21 @@ def wire_bound(bound, typ, width):
 def _answer_bounds(bounds, case, width):
     """The answer (without id) to a `bounds` request: per tree, the bound
     of every node in pre-order (None for an `invalid`, which has no value
-    to bound)."""
+    to bound), and the peer's op of every bounded node when the adapter
+    names them (`Bounds.op`)."""
     built = bounds.build(case)
-    out = []
+    named = type(bounds).op is not Bounds.op
+    out, ops = [], []
     for t in case.trees:
         types = {}
         type_of(t, case.var, types=types)
-        out.append([None if n[0] == "invalid" else wire_bound(bounds.bound(built[id(n)]), types[id(n)], width)
-                    for n in preorder(t)])
-    return {"bounds": out}
+        nodes = preorder(t)
+        bs = [None if n[0] == "invalid" else wire_bound(bounds.bound(built[id(n)]), types[id(n)], width)
+              for n in nodes]
+        out.append(bs)
+        if named:
+            ops.append([None if b is None else bounds.op(built[id(n)]) for n, b in zip(nodes, bs)])
+    return {"bounds": out, "ops": ops} if named else {"bounds": out}
 
 
 # ---- the loop ----------------------------------------------------------------
@@ -665,6 +682,17 @@ def _rule_name(obj, key):
     return name
 
 
+def _stage(obj, stages):
+    """The stage a request asks for (None: the entry point's answer)."""
+    if "stage" not in obj:
+        return None
+    if not stages:
+        raise Unsupported("this adapter has no pipeline stages")
+    if obj["stage"] not in stages:
+        raise BadRequest(f"`stage` must be one of {', '.join(stages)}, got {json.dumps(obj['stage'])[:80]}")
+    return obj["stage"]
+
+
 def _answer_rules_request(rules, obj):
     """The answer (without id) to a `rules` or `instances` request."""
     if rules is None:
@@ -676,14 +704,18 @@ def _answer_rules_request(rules, obj):
     return {"instances": insts, "failures": failures}
 
 
-def serve(out, hello, simplify, width=None, backend=None, rules=None, bounds=None):
+def serve(out, hello, simplify, width=None, backend=None, rules=None, bounds=None, stages=None):
     """Writes the hello, then answers requests until stdin closes.
 
     `backend` (a Backend, optional) answers `run` and `reproducer`
     requests; its names go into the hello's `backends`. `rules` (a Rules,
     optional) answers `rules`, `instances` and `apply` requests; the hello
     then says `"rules": true`. `bounds` (a Bounds, optional) answers
-    `bounds` requests; the hello then says `"bounds": true`.
+    `bounds` requests; the hello then says `"bounds": true`. `stages`
+    (names, in order, optional) are the stages of the pipeline the entry
+    point is, the last being the entry itself: the hello lists them, and a
+    request with `"stage": NAME` is answered by `simplify(case,
+    stage=NAME)`, the expressions after that stage.
 
     `simplify(case)` returns one tree per input tree (or a `Simplified`,
     which also says which of the peer's rules fired), or raises Unsupported.
@@ -700,6 +732,8 @@ def serve(out, hello, simplify, width=None, backend=None, rules=None, bounds=Non
         hello = dict(hello, rules=True)
     if bounds is not None:
         hello = dict(hello, bounds=True)
+    if stages:
+        hello = dict(hello, stages=list(stages))
     send(out, hello)
     stdin = sys.stdin
     while True:
@@ -726,6 +760,7 @@ def serve(out, hello, simplify, width=None, backend=None, rules=None, bounds=Non
                 send(out, dict(_answer_backend_request(backend, case, obj), id=rid))
                 continue
             applying = "apply" in obj
+            stage = _stage(obj, stages)
             if applying:
                 if rules is None:
                     raise Unsupported("this adapter does not apply single rules")
@@ -741,7 +776,12 @@ def serve(out, hello, simplify, width=None, backend=None, rules=None, bounds=Non
                         raise Unsupported("this adapter gives no bounds")
                     send(out, dict(_call_peer(lambda: _answer_bounds(bounds, case, width)), id=rid))
                     continue
-                result = _call_peer(lambda: [rules.apply(case, rule)] if applying else simplify(case))
+                if applying:
+                    result = _call_peer(lambda: [rules.apply(case, rule)])
+                elif stage is not None:
+                    result = _call_peer(lambda: simplify(case, stage=stage))
+                else:
+                    result = _call_peer(lambda: simplify(case))
             except Declined as e:
                 send(out, {"id": rid, "declined": str(e)[:2000]})
                 continue

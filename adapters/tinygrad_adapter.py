@@ -57,7 +57,7 @@ tinygrad's three CPU renderers, `clang`, `llvm` and `x86`, which compile the
 expressions literally (no symbolic pass): tinygrad_backend.py.
 
 Its range analysis (docs/protocol.md, section 7): `bounds` requests answer
-the `vmin`/`vmax` of every node's UOp (TinygradBounds).
+the `vmin`/`vmax` of every node's UOp and its op (`MUL`; TinygradBounds).
 
 Back from tinygrad: every op that can appear maps exactly or the answer is
 `unsupported`. Integer XOR only ever comes from `minimum`: `a ^ -1` is
@@ -170,6 +170,10 @@ class TinygradBounds(tp.Bounds):
 
     def bound(self, u):
         return u.vmin, u.vmax
+
+    def op(self, u):
+        # The root of the node's spelling: `neg` is built as `x * -1`, MUL.
+        return u.op.name
 
 
 # The simplifier's matcher with each rule's firings counted (the same pairs

@@ -46,7 +46,7 @@ expressions compiled literally for the CPU) and `pipeline` (TVM's
 unmodified pipeline), in tvm_backend.py.
 
 The range analysis (`bounds`; docs/protocol.md section 7): the
-`const_int_bound` of every node (TVMBounds).
+`const_int_bound` of every node, with its type key (`prim.Mul`; TVMBounds).
 """
 
 import argparse
@@ -253,6 +253,13 @@ class TVMBounds(tp.Bounds):
         b = az.const_int_bound(e)
         return (None if b.min_value == ConstIntBound.NEG_INF else b.min_value,
                 None if b.max_value == ConstIntBound.POS_INF else b.max_value)
+
+    def op(self, obj):
+        # The node's type key (`prim.Mul`): the transfer function of
+        # const_int_bound that gave the bound is the one of that node type.
+        e = obj[1]
+        info = getattr(e, "__tvm_ffi_type_info__", None)
+        return info.type_key if info is not None else type(e).__name__
 
 
 if __name__ == "__main__":

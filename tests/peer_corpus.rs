@@ -188,7 +188,7 @@ fn every_kept_peer_finding_is_confirmed_by_the_peer_and_the_interpreter() {
                 .bounds(&p.graph, &outputs)
                 .unwrap_or_else(|e| panic!("{shown}: the peer gives no bounds: {e}"))
                 .unwrap_or_else(|| panic!("{shown}: the peer gives no bounds"));
-            let bounded = fuzz::bounds::per_node(&p.graph, &outputs, &bounds)
+            let bounded = fuzz::bounds::per_node(&p.graph, &outputs, &bounds.bounds)
                 .unwrap_or_else(|e| panic!("{shown}: {e}"));
             let env = point_of(&p, &path);
             let mut ev = interp::Evaluator::new(&p.graph, &outputs, m);
@@ -198,7 +198,7 @@ fn every_kept_peer_finding_is_confirmed_by_the_peer_and_the_interpreter() {
             assert!(
                 bounded
                     .iter()
-                    .any(|&(n, b)| b.contains(vals[n.index()]) == Some(false)),
+                    .any(|&(n, b)| fuzz::bounds::contains(b, vals[n.index()]) == Some(false)),
                 "{shown}: at the recorded point every node lies within the peer's bounds"
             );
         } else {

@@ -15,57 +15,20 @@ use engine::interp::{Evaluator, Val};
 use engine::ir::{Graph, NodeId};
 use engine::semantics::Model;
 use engine::walk::{self, Purpose, Way};
-use serde_json::Value;
-use std::fmt;
 
-/// What a peer's analysis says of one node's values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Bound {
-    Int(i64, i64),
-    Bool(bool, bool),
-}
+/// A node's bound, an answer's bounds, the peer's op names of its nodes,
+/// and the answer itself: the protocol's wire types.
+pub use tileproof_adapter::{Bound, Bounds, Ops, PeerBounds};
 
-impl Bound {
-    /// Reads `[lo, hi]` (integers or bools); `null` is no bound.
-    pub fn from_json(v: &Value) -> Result<Option<Bound>, String> {
-        if v.is_null() {
-            return Ok(None);
-        }
-        let pair = v
-            .as_array()
-            .filter(|a| a.len() == 2)
-            .ok_or_else(|| format!("`{v}` is not a bound [lo, hi]"))?;
-        match (&pair[0], &pair[1]) {
-            (Value::Bool(lo), Value::Bool(hi)) => Ok(Some(Bound::Bool(*lo, *hi))),
-            (lo, hi) => match (lo.as_i64(), hi.as_i64()) {
-                (Some(lo), Some(hi)) => Ok(Some(Bound::Int(lo, hi))),
-                _ => Err(format!("`{v}` is not a bound [lo, hi]")),
-            },
-        }
-    }
-
-    /// Whether `v` lies within; `None` for a value it says nothing of (an
-    /// invalid or unconstrained lane, or a value of the other type).
-    pub fn contains(self, v: Val) -> Option<bool> {
-        match (self, v) {
-            (Bound::Int(lo, hi), Val::Int(x)) => Some(lo as i128 <= x && x <= hi as i128),
-            (Bound::Bool(lo, hi), Val::Bool(b)) => Some(lo <= b && b <= hi),
-            _ => None,
-        }
+/// Whether `v` lies within `b`; `None` for a value it says nothing of (an
+/// invalid or unconstrained lane, or a value of the other type).
+pub fn contains(b: Bound, v: Val) -> Option<bool> {
+    match (b, v) {
+        (Bound::Int(lo, hi), Val::Int(x)) => Some(lo as i128 <= x && x <= hi as i128),
+        (Bound::Bool(lo, hi), Val::Bool(b)) => Some(lo <= b && b <= hi),
+        _ => None,
     }
 }
-
-impl fmt::Display for Bound {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Bound::Int(lo, hi) => write!(f, "[{lo}, {hi}]"),
-            Bound::Bool(lo, hi) => write!(f, "[{lo}, {hi}]"),
-        }
-    }
-}
-
-/// The bounds of a `bounds` answer: per expression, per node in pre-order.
-pub type Bounds = Vec<Vec<Option<Bound>>>;
 
 /// The nodes of `root`'s tree in pre-order (a node, then its operands left
 /// to right), a shared node once per occurrence: the order in which a
@@ -80,6 +43,23 @@ pub fn preorder(g: &Graph, root: NodeId) -> Vec<NodeId> {
     out
 }
 
+/// `Err` unless the answer's ops, when it has them, name one op per bound
+/// (the same lists, of the same lengths).
+pub fn ops_match(b: &PeerBounds) -> Result<(), String> {
+    let Some(ops) = &b.ops else {
+        return Ok(());
+    };
+    let shape = |l: &[Vec<Option<String>>]| l.iter().map(Vec::len).collect::<Vec<_>>();
+    let bounds: Vec<usize> = b.bounds.iter().map(Vec::len).collect();
+    if shape(ops) != bounds {
+        return Err(format!(
+            "ops for {:?} nodes beside bounds for {bounds:?}",
+            shape(ops)
+        ));
+    }
+    Ok(())
+}
+
 /// Each bounded node with its bounds (one per occurrence that has one,
 /// duplicates dropped); `Err` when the answer does not match the trees.
 pub fn per_node(
@@ -87,6 +67,46 @@ pub fn per_node(
     roots: &[NodeId],
     bounds: &Bounds,
 ) -> Result<Vec<(NodeId, Bound)>, String> {
+    let mut out: Vec<(NodeId, Bound)> = Vec::new();
+    for (n, b, _) in in_preorder(g, roots, bounds, None)? {
+        if !out.contains(&(n, b)) {
+            out.push((n, b));
+        }
+    }
+    Ok(out)
+}
+
+/// Each bounded node with its bounds and the peer's op whose bound it is
+/// (one per occurrence that has a bound, duplicates dropped): one node may
+/// be reported twice under two ops of the peer; `Err` when the answer
+/// does not match the trees.
+pub fn per_node_ops(
+    g: &Graph,
+    roots: &[NodeId],
+    b: &PeerBounds,
+) -> Result<Vec<(NodeId, Bound, Option<String>)>, String> {
+    ops_match(b)?;
+    let mut out: Vec<(NodeId, Bound, Option<String>)> = Vec::new();
+    for (n, bound, op) in in_preorder(g, roots, &b.bounds, b.ops.as_ref())? {
+        let entry = (n, bound, op.cloned());
+        if !out.contains(&entry) {
+            out.push(entry);
+        }
+    }
+    Ok(out)
+}
+
+/// A bounded occurrence of a node: its bound and the peer's op of it.
+type Occurrence<'a> = (NodeId, Bound, Option<&'a String>);
+
+/// Every bounded occurrence of a node in the pre-order of `roots`' trees
+/// (`ops` as long as `bounds`).
+fn in_preorder<'a>(
+    g: &Graph,
+    roots: &[NodeId],
+    bounds: &Bounds,
+    ops: Option<&'a Ops>,
+) -> Result<Vec<Occurrence<'a>>, String> {
     if bounds.len() != roots.len() {
         return Err(format!(
             "{} bound lists for {} expressions",
@@ -94,8 +114,8 @@ pub fn per_node(
             roots.len()
         ));
     }
-    let mut out: Vec<(NodeId, Bound)> = Vec::new();
-    for (&r, b) in roots.iter().zip(bounds) {
+    let mut out = Vec::new();
+    for (k, (&r, b)) in roots.iter().zip(bounds).enumerate() {
         let nodes = preorder(g, r);
         if nodes.len() != b.len() {
             return Err(format!(
@@ -104,11 +124,10 @@ pub fn per_node(
                 nodes.len()
             ));
         }
-        for (&n, b) in nodes.iter().zip(b) {
+        for (i, (&n, b)) in nodes.iter().zip(b).enumerate() {
             if let Some(b) = b {
-                if !out.contains(&(n, *b)) {
-                    out.push((n, *b));
-                }
+                let op = ops.and_then(|o| o[k][i].as_ref());
+                out.push((n, *b, op));
             }
         }
     }
@@ -266,7 +285,7 @@ pub fn check(
         let found = bounded
             .iter()
             .zip(values)
-            .find(|((_, b), &v)| b.contains(v) == Some(false));
+            .find(|((_, b), &v)| contains(*b, v) == Some(false));
         if let Some((&(node, bound), &value)) = found {
             violation = Some(Violation {
                 node,
@@ -299,7 +318,7 @@ pub fn violations(
     let mut found: Vec<Option<Violation>> = vec![None; bounded.len()];
     scan_values(g, roots, bounded, model, seed, |env, values| {
         for (i, (&(node, bound), &value)) in bounded.iter().zip(values).enumerate() {
-            if found[i].is_none() && bound.contains(value) == Some(false) {
+            if found[i].is_none() && contains(bound, value) == Some(false) {
                 found[i] = Some(Violation {
                     node,
                     bound,
@@ -377,16 +396,69 @@ mod tests {
     }
 
     #[test]
+    fn each_bound_is_paired_with_the_peers_op_that_gave_it() {
+        // `-x` and `min(x, y)` both as the peer's MUL (Morok's spellings):
+        // one cause, whichever tileproof op spelled it.
+        let p = parse_program("var x in [-3, 5]\nvar y in [0, 4]\nexpr -x + min(x, y)\n").unwrap();
+        let g = &p.graph;
+        let order = preorder(g, p.outputs[0]);
+        let said = |n: NodeId| match g.node(n).op {
+            engine::ir::Op::Add => (Some(Bound::Int(-8, 7)), Some("ADD")),
+            engine::ir::Op::Neg => (Some(Bound::Int(-5, 3)), Some("MUL")),
+            engine::ir::Op::Min => (Some(Bound::Int(-3, 4)), Some("MUL")),
+            engine::ir::Op::Var(0) => (Some(Bound::Int(-3, 5)), Some("VAR")),
+            _ => (None, None),
+        };
+        let b = PeerBounds {
+            bounds: vec![order.iter().map(|&n| said(n).0).collect()],
+            ops: Some(vec![order
+                .iter()
+                .map(|&n| said(n).1.map(String::from))
+                .collect()]),
+        };
+        let nodes = per_node_ops(g, &p.outputs, &b).unwrap();
+        let muls: Vec<engine::ir::Op> = nodes
+            .iter()
+            .filter(|(_, _, o)| o.as_deref() == Some("MUL"))
+            .map(|(n, _, _)| g.node(*n).op)
+            .collect();
+        assert_eq!(muls.len(), 2);
+        assert!(muls.contains(&engine::ir::Op::Neg) && muls.contains(&engine::ir::Op::Min));
+        // x twice with the same bound and op: once; y has no bound.
+        assert_eq!(order.len(), 6);
+        assert_eq!(nodes.len(), 4);
+        // Without ops, the same nodes and bounds, no op.
+        let plain = per_node_ops(g, &p.outputs, &b.bounds.clone().into()).unwrap();
+        assert!(plain.iter().all(|(_, _, o)| o.is_none()) && plain.len() == 4);
+        let pairs: Vec<(NodeId, Bound)> = nodes.iter().map(|(n, b, _)| (*n, *b)).collect();
+        assert_eq!(per_node(g, &p.outputs, &b.bounds).unwrap(), pairs);
+    }
+
+    #[test]
+    fn ops_that_do_not_match_the_bounds_are_refused() {
+        let p = parse_program("var x in [0, 3]\nexpr x + 1\n").unwrap();
+        let b = PeerBounds {
+            bounds: vec![vec![None, None, None]],
+            ops: Some(vec![vec![None, None]]),
+        };
+        let e = per_node_ops(&p.graph, &p.outputs, &b).unwrap_err();
+        assert!(e.contains("ops for [2] nodes beside bounds for [3]"), "{e}");
+        assert_eq!(ops_match(&b), Err(e));
+    }
+
+    #[test]
     fn an_answer_that_does_not_match_the_trees_is_refused() {
         let p = parse_program("var x in [0, 3]\nexpr x + 1\n").unwrap();
         let short: Bounds = vec![vec![None, None]];
         assert!(per_node(&p.graph, &p.outputs, &short)
             .unwrap_err()
             .contains("2 bounds"));
-        assert!(Bound::from_json(&serde_json::json!([1])).is_err());
+        let bound = |v| serde_json::from_value::<Option<Bound>>(v);
+        assert!(bound(serde_json::json!([1])).is_err());
         assert_eq!(
-            Bound::from_json(&serde_json::json!([false, true])).unwrap(),
+            bound(serde_json::json!([false, true])).unwrap(),
             Some(Bound::Bool(false, true))
         );
+        assert_eq!(bound(serde_json::Value::Null).unwrap(), None);
     }
 }

@@ -656,7 +656,7 @@ fn peer_bounds_check(
             );
         }
     };
-    let nodes = match crate::bounds::per_node(g, src, &bounds) {
+    let with_ops = match crate::bounds::per_node_ops(g, src, &bounds) {
         Ok(n) => n,
         Err(e) => {
             let msg = format!("the bounds answer does not match the case: {e}");
@@ -670,14 +670,21 @@ fn peer_bounds_check(
             );
         }
     };
-    let bounded: Vec<crate::cause::transfer::PeerBound> = nodes
+    let bounded: Vec<crate::cause::transfer::PeerBound> = with_ops
         .iter()
-        .map(|&(node, bound)| crate::cause::transfer::PeerBound {
-            node,
-            bound,
-            op: None,
+        .map(|(node, bound, op)| crate::cause::transfer::PeerBound {
+            node: *node,
+            bound: *bound,
+            op: op.clone(),
         })
         .collect();
+    // A node bounded twice (a shared subtree written twice) keeps both.
+    let mut nodes: Vec<(NodeId, crate::bounds::Bound)> = Vec::new();
+    for b in &bounded {
+        if !nodes.contains(&(b.node, b.bound)) {
+            nodes.push((b.node, b.bound));
+        }
+    }
     let model = Model {
         width: cfg.width,
         ..subject.profile().model()

@@ -680,7 +680,7 @@ pub fn confirm_bounds(
                         Value::Bool(x) => Val::Bool(x),
                         Value::Invalid => Val::Invalid,
                     };
-                    match bound.contains(val) {
+                    match crate::bounds::contains(bound, val) {
                         Some(false) => {
                             outside.get_or_insert((b.clone(), got));
                             format!("the node computes {got} at {at}, outside {bound}")

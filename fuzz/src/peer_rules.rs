@@ -6,7 +6,7 @@
 //! instances of a rule's left side from tileproof's pools (constants and
 //! variable ranges: [`Pools`]), and applies one rule alone at the root of a
 //! case (`apply`). Each instance the rule rewrites is judged like any answer
-//! of a peer ([`crate::checks::check`] through [`RuleSubject`], a subject
+//! of a peer ([`crate::checks::check`] through [`PeerPart`], a subject
 //! that *is* that one rule): the JIT oracle over its domain and SMT, under the
 //! strict model first with the profile's relaxation recorded beside it; a
 //! failing instance is shrunk, classified by the peer's own compiled code
@@ -33,17 +33,18 @@ use crate::classify::Confirm;
 use crate::confirm::Class;
 use crate::finding::Preparer;
 use crate::generate::RuleSeed;
-use crate::peer::{from_tree, Peer, RuleSubject};
+use crate::peer::{from_tree, Peer, PeerPart};
 use crate::subject::{Answer, Profile, Refusal, Subject};
 use engine::dtype::DType;
 use engine::ir::{Graph, NodeId};
 use engine::parse::Program;
 use engine::semantics::Failure;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use tileproof_adapter::{Case, Empty, InstancesRequest, Instantiable, Reply, Request, VarDtype};
 
 /// How long a `rules` or `instances` request may take (the adapter
 /// introspects the peer and builds up to a few hundred instances).
@@ -81,18 +82,12 @@ pub struct PeerRule {
     pub instances: InstanceSource,
 }
 
-/// Who builds a rule's instances.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum InstanceSource {
-    /// The adapter, from tileproof's pools (`instances` requests).
-    Adapter,
-    /// tileproof, from its own suites and generators, keeping the cases the
-    /// rule rewrites (`"instances": "tileproof"`): for a peer whose rules
-    /// are opaque, like Morok's pattern groups (closures with no pattern
-    /// tree to instantiate).
-    Tileproof,
-}
+/// Who builds a rule's instances: the adapter, from tileproof's pools
+/// (`instances` requests), or tileproof, from its own suites and
+/// generators, keeping the cases the rule rewrites (`"instances":
+/// "tileproof"`: for a peer whose rules are opaque, like Morok's pattern
+/// groups, closures with no pattern tree to instantiate).
+pub use tileproof_adapter::InstanceSource;
 
 fn malformed(request: &'static str, why: impl Into<String>) -> RulesError {
     RulesError::Malformed {
@@ -106,54 +101,54 @@ pub fn list(peer: &Peer) -> Result<Vec<PeerRule>, RulesError> {
     if !peer.has_rules() {
         return Err(RulesError::NoCapability(peer.name()));
     }
-    let v = peer.ask("rules", json!({}), LIST_TIMEOUT)?;
-    rules_of(&v)
+    let r = peer.ask(
+        Request {
+            rules: Some(Empty {}),
+            ..Request::default()
+        },
+        LIST_TIMEOUT,
+    )?;
+    rules_of(&r)
+}
+
+/// A refusal of a `rules` or `instances` request, as the reason it is not
+/// a valid answer to it.
+fn refused(request: &'static str, r: &Reply) -> Result<(), RulesError> {
+    match r.error.as_ref().or(r.unsupported.as_ref()) {
+        Some(e) => Err(malformed(
+            request,
+            format!("it answered {}", Value::from(e.as_str())),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The rules a `rules` answer lists.
-pub(crate) fn rules_of(v: &Value) -> Result<Vec<PeerRule>, RulesError> {
-    if let Some(e) = v.get("error").or(v.get("unsupported")) {
-        return Err(malformed("rules", format!("it answered {e}")));
-    }
-    let items = v
-        .get("rules")
-        .and_then(Value::as_array)
+pub(crate) fn rules_of(r: &Reply) -> Result<Vec<PeerRule>, RulesError> {
+    refused("rules", r)?;
+    let items = r
+        .rules
+        .as_ref()
         .ok_or_else(|| malformed("rules", "no `rules` list"))?;
-    let text = |r: &Value, k: &str| -> Result<String, RulesError> {
-        r.get(k)
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .ok_or_else(|| malformed("rules", format!("a rule without a string `{k}`: {r}")))
-    };
     let mut out: Vec<PeerRule> = Vec::new();
     for r in items {
-        let name = text(r, "name")?;
-        if out.iter().any(|o| o.name == name) {
-            return Err(malformed("rules", format!("two rules are named `{name}`")));
+        if out.iter().any(|o| o.name == r.name) {
+            return Err(malformed(
+                "rules",
+                format!("two rules are named `{}`", r.name),
+            ));
         }
-        let not_instantiable = match r.get("instantiable") {
-            Some(Value::Bool(true)) | None => None,
-            Some(Value::String(why)) => Some(why.clone()),
-            Some(other) => Some(format!("the adapter says {other}")),
-        };
-        let instances = match r.get("instances").and_then(Value::as_str) {
-            None | Some("adapter") => InstanceSource::Adapter,
-            Some("tileproof") => InstanceSource::Tileproof,
-            Some(other) => {
-                return Err(malformed(
-                    "rules",
-                    format!("rule `{name}`: instances from `{other}` (adapter or tileproof)"),
-                ))
-            }
-        };
         out.push(PeerRule {
-            instances,
-            pattern: text(r, "pattern")?,
-            location: text(r, "location").unwrap_or_default(),
-            function: text(r, "function").unwrap_or_default(),
-            tree: r.get("tree").cloned().unwrap_or(Value::Null),
-            not_instantiable,
-            name,
+            name: r.name.clone(),
+            pattern: r.pattern.clone(),
+            location: r.location.clone(),
+            function: r.function.clone(),
+            tree: r.tree.clone(),
+            not_instantiable: match &r.instantiable {
+                Instantiable::Yes => None,
+                Instantiable::No(why) => Some(why.clone()),
+            },
+            instances: r.instances,
         });
     }
     Ok(out)
@@ -274,23 +269,29 @@ pub fn instances(
     limit: usize,
     seed: u64,
 ) -> Result<Instances, RulesError> {
-    let ranges: Vec<[i64; 2]> = pools.ranges.iter().map(|&(lo, hi)| [lo, hi]).collect();
-    let v = peer.ask(
-        "instances",
-        json!({"rule": rule, "constants": pools.constants, "ranges": ranges, "limit": limit, "seed": seed}),
+    let req = InstancesRequest {
+        rule: rule.to_string(),
+        constants: pools.constants.clone(),
+        ranges: pools.ranges.clone(),
+        limit,
+        seed,
+    };
+    let r = peer.ask(
+        Request {
+            instances: Some(req),
+            ..Request::default()
+        },
         LIST_TIMEOUT,
     )?;
-    instances_of(&v)
+    instances_of(&r)
 }
 
 /// The instances an `instances` answer holds.
-pub(crate) fn instances_of(v: &Value) -> Result<Instances, RulesError> {
-    if let Some(e) = v.get("error").or(v.get("unsupported")) {
-        return Err(malformed("instances", format!("it answered {e}")));
-    }
-    let items = v
-        .get("instances")
-        .and_then(Value::as_array)
+pub(crate) fn instances_of(r: &Reply) -> Result<Instances, RulesError> {
+    refused("instances", r)?;
+    let items = r
+        .instances
+        .as_ref()
         .ok_or_else(|| malformed("instances", "no `instances` list"))?;
     let mut out = Instances::default();
     for it in items {
@@ -304,10 +305,8 @@ pub(crate) fn instances_of(v: &Value) -> Result<Instances, RulesError> {
             }
         }
     }
-    if let Some(f) = v.get("failures").and_then(Value::as_object) {
-        for (k, n) in f {
-            out.failures.insert(k.clone(), n.as_u64().unwrap_or(1));
-        }
+    for (k, n) in r.failures.iter().flatten() {
+        out.failures.insert(k.clone(), *n);
     }
     Ok(out)
 }
@@ -425,36 +424,21 @@ pub fn reachable(
 }
 
 /// One instance (`{"vars": [...], "trees": [tree]}`) as a program.
-fn instance_program(it: &Value) -> Result<Program, String> {
+fn instance_program(it: &Case) -> Result<Program, String> {
     let mut g = Graph::new();
-    let vars = it
-        .get("vars")
-        .and_then(Value::as_array)
-        .ok_or("an instance without `vars`")?;
-    for v in vars {
-        let name = v
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or("a var without a name")?;
-        let dtype = match v.get("dtype").and_then(Value::as_str) {
-            Some("bool") => DType::Bool,
-            Some("index") | None => DType::Index,
-            Some(other) => return Err(format!("var `{name}` has dtype `{other}`")),
+    for v in &it.vars {
+        let dtype = match &v.dtype {
+            VarDtype::Bool => DType::Bool,
+            VarDtype::Index => DType::Index,
+            VarDtype::Other(other) => return Err(format!("var `{}` has dtype `{other}`", v.name)),
         };
-        let bound = |k: &str| {
-            v.get(k)
-                .and_then(Value::as_i64)
-                .ok_or(format!("var `{name}` without `{k}`"))
-        };
-        g.declare_var(name, dtype, bound("lo")?, bound("hi")?)
+        g.declare_var(&v.name, dtype, v.lo, v.hi)
             .map_err(|e| e.to_string())?;
     }
-    let trees = it
-        .get("trees")
-        .and_then(Value::as_array)
-        .filter(|t| t.len() == 1)
-        .ok_or("an instance is one tree")?;
-    let root = from_tree(&mut g, &trees[0]).map_err(|e| e.to_string())?;
+    let [tree] = &it.trees[..] else {
+        return Err("an instance is one tree".into());
+    };
+    let root = from_tree(&mut g, tree).map_err(|e| e.to_string())?;
     Ok(Program {
         graph: g,
         outputs: vec![root],
@@ -737,7 +721,7 @@ fn check_rule_inner(
     rep.seeds = seeds;
     rep.built = inst.programs.len();
     rep.build_failures = inst.failures.clone();
-    let subject = RuleSubject::new(peer, &rule.name);
+    let subject = PeerPart::rule(peer, &rule.name);
     // Judged without the backends first: only the kept findings are run
     // there (each costs the peer's compiler several runs).
     let fast = opts.check.clone();
@@ -864,7 +848,7 @@ fn kept_finding(
     rule: &PeerRule,
     opts: &Options,
     validator: Option<&Validator<'_>>,
-    subject: &RuleSubject<'_>,
+    subject: &PeerPart<'_>,
     fast: &CheckConfig,
     at: Instance<'_>,
     kept: &[RuleFinding],
@@ -1003,7 +987,7 @@ const REAPPLY: usize = 3;
 /// ordered and grouped: tileproof reads every term into its own canonical
 /// operand order, so a peer rule that sorts a chain its own way would seem
 /// to loop on each one.
-fn reapplied(subject: &RuleSubject<'_>, c: &checks::Checked) -> Option<String> {
+fn reapplied(subject: &PeerPart<'_>, c: &checks::Checked) -> Option<String> {
     let (&first, &src) = (c.tgt.as_ref()?.first()?, c.src.first()?);
     if first == src {
         return None;

@@ -413,6 +413,19 @@ pub trait Subject: Sync {
     fn rule_alone(&self, _rule: &str) -> Option<Box<dyn Subject + '_>> {
         None
     }
+    /// The stages of its entry point's pipeline, in order, the last being
+    /// the entry itself (a peer's hello `stages`: MLIR's canonicalize is
+    /// `construct`, `parse`, `canonicalize`); empty when it is not one.
+    fn stages(&self) -> &[String] {
+        &[]
+    }
+    /// The pipeline up to and including its stage `name`, as a subject of
+    /// its own whose answer is the expressions after that stage: where in
+    /// the pipeline a finding first appears; `None` for a stage it does
+    /// not have.
+    fn stage(&self, _name: &str) -> Option<Box<dyn Subject + '_>> {
+        None
+    }
     /// The options a command line needs to run this subject again (for a
     /// finding's `# reproduce:` line): `--rules FILE` for candidate rules,
     /// `--simplifier CMD` for a peer.
@@ -437,13 +450,14 @@ pub trait Subject: Sync {
         )))
     }
     /// The bounds the subject's own range analysis gives every node of
-    /// `roots` (the protocol's `bounds` request: `crate::bounds`); `None`
-    /// when it gives none.
+    /// `roots`, with its own op of each node when it names them (the
+    /// protocol's `bounds` request: `crate::bounds`); `None` when it gives
+    /// none.
     fn bounds(
         &self,
         _g: &Graph,
         _roots: &[NodeId],
-    ) -> Result<Option<crate::bounds::Bounds>, Refusal> {
+    ) -> Result<Option<crate::bounds::PeerBounds>, Refusal> {
         Ok(None)
     }
 

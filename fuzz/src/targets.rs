@@ -94,9 +94,9 @@ pub fn protocol(bytes: &[u8]) {
         match lines::read_line(&mut r, PROTOCOL_MAX_LINE, &mut buf) {
             Ok(Line::Text(line)) => {
                 peer::read_every_way(&mut p.graph, &p.outputs, &line);
-                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
-                    let _ = peer_rules::rules_of(&v);
-                    let _ = peer_rules::instances_of(&v);
+                if let Ok(r) = serde_json::from_str::<tileproof_adapter::Reply>(&line) {
+                    let _ = peer_rules::rules_of(&r);
+                    let _ = peer_rules::instances_of(&r);
                 }
             }
             // Not read past, as from an adapter.

@@ -894,7 +894,9 @@ fn tvm_times(
     let text: String = cases
         .iter()
         .enumerate()
-        .map(|(i, (p, _))| fuzz::peer::request(&p.graph, &p.outputs, i as u64, None) + "\n")
+        .map(|(i, (p, _))| {
+            fuzz::peer::line(&fuzz::peer::request(&p.graph, &p.outputs, i as u64)) + "\n"
+        })
         .collect();
     std::fs::write(&requests, text).map_err(|e| format!("{}: {e}", requests.display()))?;
     let out = std::process::Command::new(python)

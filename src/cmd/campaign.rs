@@ -132,6 +132,10 @@ fn run_campaign(a: Args) -> anyhow::Result<ExitCode> {
         a.subject.peer_rule.is_none(),
         "--peer-rule is for `replay` and `check` (a campaign's cases seldom match one rule's pattern: `prove --simplifier` builds its instances)"
     );
+    anyhow::ensure!(
+        a.subject.peer_stage.is_none(),
+        "--peer-stage is for `replay` and `check`: a campaign tests the peer's whole entry point"
+    );
     let under = a.subject.load()?;
     let engine = under.engine(width);
     let subject: &dyn Subject = match (&under, &engine) {

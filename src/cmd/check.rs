@@ -101,8 +101,9 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
     if let Some(under) = &under {
         // A simplifier's answer: the one judgement `replay` makes too.
         let rule = under.rule_subject(a.subject.peer_rule.as_deref())?;
+        let stage = under.stage_subject(a.subject.peer_stage.as_deref())?;
         let missed_rules = match under {
-            Under::Peer(_) if !a.no_missed && rule.is_none() => {
+            Under::Peer(_) if !a.no_missed && rule.is_none() && stage.is_none() => {
                 Some(super::rules_over_builtin(&a.subject.rules)?)
             }
             _ => None,
@@ -124,9 +125,10 @@ fn run_check(a: Args) -> anyhow::Result<ExitCode> {
                 rule_files: files,
             },
             Under::Peer(p) => Replayer::Subject {
-                subject: match &rule {
-                    Some(r) => r as &dyn Subject,
-                    None => p,
+                subject: match (&rule, &stage) {
+                    (Some(r), _) => r as &dyn Subject,
+                    (None, Some(s)) => s.as_ref(),
+                    (None, None) => p,
                 },
                 confirm: !a.subject.no_confirm,
                 missed: hunter.as_ref(),

@@ -122,6 +122,17 @@ pub struct SubjectArgs {
     /// request): how `prove --simplifier` counterexamples are replayed.
     #[arg(long, value_name = "NAME", requires = "simplifier")]
     pub peer_rule: Option<String>,
+    /// With `--simplifier`: the simplifier under test is that peer's
+    /// pipeline up to its stage NAME (one of its hello's `stages`; the
+    /// protocol's `stage` request): where in the pipeline a finding first
+    /// appears.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "simplifier",
+        conflicts_with = "peer_rule"
+    )]
+    pub peer_stage: Option<String>,
 }
 
 /// The limits of a peer's adapter, as every command that starts one takes
@@ -210,7 +221,7 @@ impl Under {
     pub fn rule_subject(
         &self,
         name: Option<&str>,
-    ) -> anyhow::Result<Option<::fuzz::peer::RuleSubject<'_>>> {
+    ) -> anyhow::Result<Option<::fuzz::peer::PeerPart<'_>>> {
         match (self, name) {
             (Under::Peer(p), Some(n)) => {
                 anyhow::ensure!(
@@ -218,7 +229,34 @@ impl Under {
                     "--peer-rule: {} does not apply single rules (its hello has no `\"rules\": true`)",
                     ::fuzz::subject::Subject::name(p)
                 );
-                Ok(Some(::fuzz::peer::RuleSubject::new(p, n)))
+                Ok(Some(::fuzz::peer::PeerPart::rule(p, n)))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The peer's pipeline up to its stage `name` as the subject
+    /// (`--peer-stage`), when one is named; an error for a stage the peer
+    /// does not have.
+    pub fn stage_subject(
+        &self,
+        name: Option<&str>,
+    ) -> anyhow::Result<Option<Box<dyn ::fuzz::subject::Subject + '_>>> {
+        match (self, name) {
+            (Under::Peer(p), Some(n)) => {
+                use ::fuzz::subject::Subject;
+                let stage = p.stage(n).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "--peer-stage: {} has no stage `{n}` (its hello's stages: {})",
+                        p.name(),
+                        if p.stages().is_empty() {
+                            "none".to_string()
+                        } else {
+                            p.stages().join(", ")
+                        }
+                    )
+                })?;
+                Ok(Some(stage))
             }
             _ => Ok(None),
         }

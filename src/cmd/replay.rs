@@ -98,6 +98,7 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let rule = under.rule_subject(a.subject.peer_rule.as_deref())?;
+    let stage = under.stage_subject(a.subject.peer_stage.as_deref())?;
     let who = match &under {
         Under::Engine(rules, files) => Replayer::Engine {
             rules,
@@ -105,9 +106,10 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
         },
         Under::Peer(p) => Replayer::Subject {
             missed: None,
-            subject: match &rule {
-                Some(r) => r as &dyn fuzz::subject::Subject,
-                None => p,
+            subject: match (&rule, &stage) {
+                (Some(r), _) => r as &dyn fuzz::subject::Subject,
+                (None, Some(s)) => s.as_ref(),
+                (None, None) => p,
             },
             confirm: !a.subject.no_confirm,
         },

@@ -11,8 +11,9 @@ use morok_ir::UOp;
 use morok_schedule::graph_rewrite;
 use std::sync::Arc;
 use tileproof_adapter::{
-    Adapter, Bounds, Case, Dtype, Exprs, Hello, Instantiable, Integers, PartialOps, Profile,
-    Refuse, ReproducerRequest, RuleInfo, Run, RunRequest, Script, Simplified, Tree,
+    Adapter, Case, Dtype, Exprs, Hello, InputLanguage, InstanceSource, Instantiable, Integers,
+    PartialOps, PeerBounds, Profile, Refuse, ReproducerRequest, RuleInfo, Run, RunRequest, Script,
+    Simplified, Tree,
 };
 
 pub struct Morok {
@@ -70,23 +71,29 @@ impl Morok {
 
 impl Adapter for Morok {
     fn hello(&self) -> Hello {
-        Hello {
-            name: format!("morok.{}", self.entry.name()),
-            version: MOROK_VERSION.into(),
-            profile: Profile {
-                ops: convert::ops(),
-                invalid: true,
-                integers: Integers::Int64,
-                bool_vars: false,
-                partial_ops: PartialOps::Undefined,
-                // Morok builds INVALID only as the masked arm of an index's
-                // WHERE (`UOp::valid`): no comparison sees a gated value.
+        let profile = Profile {
+            ops: convert::ops(),
+            invalid: true,
+            integers: Integers::Int64,
+            bool_vars: false,
+            partial_ops: PartialOps::Undefined,
+            // Morok builds INVALID only as the masked arm of an index's
+            // WHERE (`UOp::valid`): no comparison sees a gated value.
+            input_language: InputLanguage {
                 invalid_compared: false,
+                affine: false,
             },
+        };
+        Hello {
             backends: backend::BACKENDS.iter().map(|b| b.to_string()).collect(),
             reproducer: true,
             rules: true,
             bounds: true,
+            ..Hello::new(
+                format!("morok.{}", self.entry.name()),
+                MOROK_VERSION,
+                profile,
+            )
         }
     }
 
@@ -130,7 +137,7 @@ impl Adapter for Morok {
         reproducer::write(self.entry, case, &plans, req)
     }
 
-    fn bounds(&mut self, case: &Case) -> Result<Bounds, Refuse> {
+    fn bounds(&mut self, case: &Case) -> Result<PeerBounds, Refuse> {
         self.housekeeping();
         let plans = self.plans(case)?;
         bounds::of(case, &plans)
@@ -149,9 +156,14 @@ impl Adapter for Morok {
                 location: g.location.to_string(),
                 function: g.name.to_string(),
                 tree: serde_json::Value::Null,
+                // tileproof draws the instances of a group it can reach.
                 instantiable: match g.unreachable {
                     Some(why) => Instantiable::No(why.to_string()),
-                    None => Instantiable::Tileproof,
+                    None => Instantiable::Yes,
+                },
+                instances: match g.unreachable {
+                    Some(_) => InstanceSource::Adapter,
+                    None => InstanceSource::Tileproof,
                 },
             })
             .collect();
@@ -164,6 +176,7 @@ impl Adapter for Morok {
             instantiable: Instantiable::No(
                 "morok-schedule does not export them: they run only inside their tier".into(),
             ),
+            instances: InstanceSource::Adapter,
         });
         Ok(out)
     }
@@ -233,9 +246,10 @@ mod tests {
             .zip(["sound_answer", "sound_bounds", "no_panic"])
         {
             let answer = tileproof_adapter::answer_line(&mut adapter, line);
-            let script = answer["script"]
-                .as_str()
-                .unwrap_or_else(|| panic!("{answer}"));
+            let script = answer
+                .script
+                .as_deref()
+                .unwrap_or_else(|| panic!("{answer:?}"));
             let kept = std::fs::read_to_string(format!("{dir}/{name}.rs")).unwrap();
             let body: String = kept.lines().skip(3).map(|l| format!("{l}\n")).collect();
             assert_eq!(

@@ -150,14 +150,14 @@ const NOT_IN_PROFILE: &[&str] = &["bitand", "shl", "shr"];
 /// The ops the adapter builds: [`BINARY`], and `neg` (Morok's `neg()`,
 /// which builds `MUL(x, -1)`), `min` (Morok has no MIN: see `min_spelling`),
 /// `not`, `where`.
-pub fn ops() -> Vec<&'static str> {
+pub fn ops() -> Vec<String> {
     let mut v: Vec<&'static str> = BINARY
         .iter()
         .map(|(n, _, _)| *n)
         .filter(|n| !NOT_IN_PROFILE.contains(n))
         .collect();
     v.extend(["neg", "min", "not", "where"]);
-    v
+    v.into_iter().map(String::from).collect()
 }
 
 /// A way to build a case: into UOps, or into Rust source that builds them.

@@ -32,26 +32,19 @@ fn fold(t: &Tree) -> Result<Tree, Refuse> {
 
 impl Adapter for Toy {
     fn hello(&self) -> Hello {
-        let ops = vec![
+        let ops = [
             "add", "sub", "mul", "neg", "min", "max", "div", "rem", "lt", "le", "eq", "ne", "and",
             "or", "not", "where",
         ];
-        Hello {
-            name: "toy".into(),
-            version: "1.0".into(),
-            profile: Profile {
-                ops,
-                invalid: true,
-                integers: Integers::Int64,
-                bool_vars: true,
-                partial_ops: PartialOps::Undefined,
-                invalid_compared: true,
-            },
-            backends: vec![],
-            reproducer: false,
-            rules: false,
-            bounds: false,
-        }
+        let profile = Profile {
+            ops: ops.map(String::from).to_vec(),
+            invalid: true,
+            integers: Integers::Int64,
+            bool_vars: true,
+            partial_ops: PartialOps::Undefined,
+            input_language: InputLanguage::default(),
+        };
+        Hello::new("toy", "1.0", profile)
     }
 
     fn simplify(&mut self, case: &Case) -> Result<Simplified, Refuse> {

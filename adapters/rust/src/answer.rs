@@ -1,8 +1,63 @@
-//! What an adapter answers, per request kind (docs/protocol.md, sections
-//! 3, 5, 6 and 7), and the requests' own fields.
+//! What an adapter answers (docs/protocol.md, sections 3, 5, 6 and 7): the
+//! answer line ([`Reply`], the protocol's one definition of every answer
+//! form: adapters write it with these types and tileproof reads it with
+//! them), its parts, and the values an [`Adapter`](crate::Adapter) returns.
 
 use crate::case::{Case, Tree};
-use serde_json::{json, Value};
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// An answer line. Every answer has `id` (null when the request could not
+/// be read) and one outcome: the fields of its request's kind, or a refusal
+/// (`unsupported`, `error`; `declined` for `apply`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reply {
+    pub id: Option<u64>,
+    // Section 3: a simplification (or a rule's rewrite, or a stage's output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trees: Option<Vec<Tree>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exprs: Option<Vec<String>>,
+    /// The peer's rules that rewrote the case, with counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fired: Option<BTreeMap<String, u64>>,
+    // Refusals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsupported: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declined: Option<String>,
+    // Section 5: `run` and `reproducer`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub results: Option<Vec<PointRun>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compile_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
+    /// The script's file extension (`py` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extension: Option<String>,
+    /// Files kept beside the script, by extension.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attachments: Option<BTreeMap<String, String>>,
+    // Section 6: `rules` and `instances`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<Vec<RuleInfo>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instances: Option<Vec<Case>>,
+    /// Why the attempts that gave no instance failed (reason -> count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failures: Option<BTreeMap<String, u64>>,
+    // Section 7: `bounds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<Bounds>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops: Option<Ops>,
+}
 
 /// The expressions of an answer: trees, or text in tileproof's format.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,7 +94,8 @@ pub enum Refuse {
     Declined(String),
 }
 
-/// One expression's value at one point, as the compiled code gives it.
+/// One expression's value at one point, as the compiled code gives it: an
+/// integer, `true`/`false`, or `"invalid"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunValue {
     Int(i64),
@@ -48,26 +104,48 @@ pub enum RunValue {
     Invalid,
 }
 
-impl RunValue {
-    pub fn to_json(self) -> Value {
+impl Serialize for RunValue {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            RunValue::Int(v) => json!(v),
-            RunValue::Bool(b) => json!(b),
-            RunValue::Invalid => json!("invalid"),
-        }
-    }
-
-    pub fn from_json(v: &Value) -> Option<RunValue> {
-        match v {
-            Value::Bool(b) => Some(RunValue::Bool(*b)),
-            Value::String(s) if s == "invalid" => Some(RunValue::Invalid),
-            _ => v.as_i64().map(RunValue::Int),
+            RunValue::Int(v) => s.serialize_i64(*v),
+            RunValue::Bool(b) => s.serialize_bool(*b),
+            RunValue::Invalid => s.serialize_str("invalid"),
         }
     }
 }
 
-impl std::fmt::Display for RunValue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl<'de> Deserialize<'de> for RunValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RunValue, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = RunValue;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a 64-bit integer, a bool or \"invalid\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RunValue, E> {
+                Ok(RunValue::Int(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RunValue, E> {
+                i64::try_from(v)
+                    .map(RunValue::Int)
+                    .map_err(|_| E::custom(format!("{v} does not fit 64 bits")))
+            }
+            fn visit_bool<E: de::Error>(self, b: bool) -> Result<RunValue, E> {
+                Ok(RunValue::Bool(b))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<RunValue, E> {
+                match s {
+                    "invalid" => Ok(RunValue::Invalid),
+                    _ => Err(E::invalid_value(de::Unexpected::Str(s), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl fmt::Display for RunValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RunValue::Int(v) => write!(f, "{v}"),
             RunValue::Bool(b) => write!(f, "{b}"),
@@ -76,8 +154,10 @@ impl std::fmt::Display for RunValue {
     }
 }
 
-/// What running the compiled expressions did at one point.
-#[derive(Clone, Debug, PartialEq)]
+/// What running the compiled expressions did at one point:
+/// `{"values": [...]}`, `{"trap": "SIGFPE"}` or `{"timeout": seconds}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum PointRun {
     Values(Vec<RunValue>),
     /// Killed by this signal (`SIGFPE`).
@@ -94,28 +174,6 @@ pub enum Run {
     CompileError(String),
 }
 
-/// A `run` request's own fields.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunRequest {
-    pub backend: String,
-    /// Values of the case's variables, in their order (a bool as 0 or 1).
-    pub points: Vec<Vec<i64>>,
-}
-
-/// A `reproducer` request's own fields.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReproducerRequest {
-    /// None for a `peer-crash`: the reproducer only calls the simplifier.
-    pub backend: Option<String>,
-    pub point: Vec<i64>,
-    /// The source's values there by tileproof's semantics.
-    pub expected: Vec<RunValue>,
-    /// The finding's class (`wrong-value`, `trap`, `peer-crash`...).
-    pub class: String,
-    /// The finding's kind (`oracle`, `peer-error`, `unsound-bounds`...).
-    pub kind: String,
-}
-
 /// A reproducer: its text and the file extension it is kept under.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Script {
@@ -126,17 +184,18 @@ pub struct Script {
 
 /// What the peer's range analysis says of one node: its values lie in
 /// `[lo, hi]` (for a bool, `false < true`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
 pub enum Bound {
     Int(i64, i64),
     Bool(bool, bool),
 }
 
-impl Bound {
-    fn to_json(self) -> Value {
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Bound::Int(lo, hi) => json!([lo, hi]),
-            Bound::Bool(lo, hi) => json!([lo, hi]),
+            Bound::Int(lo, hi) => write!(f, "[{lo}, {hi}]"),
+            Bound::Bool(lo, hi) => write!(f, "[{lo}, {hi}]"),
         }
     }
 }
@@ -145,71 +204,89 @@ impl Bound {
 /// ([`Tree::preorder`]); `None` for a node the analysis gives nothing for.
 pub type Bounds = Vec<Vec<Option<Bound>>>;
 
-pub(crate) fn bounds_json(b: &Bounds) -> Value {
-    Value::Array(
-        b.iter()
-            .map(|e| {
-                Value::Array(
-                    e.iter()
-                        .map(|n| n.map_or(Value::Null, Bound::to_json))
-                        .collect(),
-                )
-            })
-            .collect(),
-    )
+/// Per expression, per node in the same pre-order: the peer's own name of
+/// the operation whose bound is reported (the root of the node's spelling
+/// in the peer's IR: Morok's `-x` is `MUL(x, -1)`), or `None`.
+pub type Ops = Vec<Vec<Option<String>>>;
+
+/// A `bounds` answer: the bounds, and the peer's op of each node when the
+/// adapter names them (one transfer function of the peer is one cause,
+/// whichever tileproof op spelled it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PeerBounds {
+    pub bounds: Bounds,
+    pub ops: Option<Ops>,
 }
 
-/// Where a rule's instances come from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Instantiable {
-    /// The adapter builds them (`instances` requests).
-    Adapter,
-    /// tileproof draws them from its own generators and suites and keeps
-    /// those the rule rewrites: for a peer whose rules are opaque (Morok's
-    /// pattern groups are closures, with no pattern tree to instantiate).
-    Tileproof,
-    /// No instance can be built, and why.
-    No(String),
-}
-
-/// One rule of the peer, as a `rules` answer lists it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RuleInfo {
-    pub name: String,
-    pub pattern: String,
-    pub location: String,
-    pub function: String,
-    /// The pattern as a structured tree, when the adapter has one.
-    pub tree: Value,
-    pub instantiable: Instantiable,
-}
-
-impl RuleInfo {
-    pub(crate) fn to_json(&self) -> Value {
-        let mut r = json!({
-            "name": self.name, "pattern": self.pattern, "location": self.location,
-            "function": self.function, "tree": self.tree,
-        });
-        match &self.instantiable {
-            Instantiable::Adapter => r["instantiable"] = json!(true),
-            Instantiable::Tileproof => {
-                r["instantiable"] = json!(true);
-                r["instances"] = json!("tileproof");
-            }
-            Instantiable::No(why) => r["instantiable"] = json!(why),
-        }
-        r
+impl From<Bounds> for PeerBounds {
+    fn from(bounds: Bounds) -> PeerBounds {
+        PeerBounds { bounds, ops: None }
     }
 }
 
-/// An `instances` request's own fields.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InstancesRequest {
-    pub rule: String,
-    pub constants: Vec<i64>,
-    pub ranges: Vec<(i64, i64)>,
-    pub limit: usize,
-    pub seed: u64,
+/// Whether a rule's instances can be built: `true`, or why not (a
+/// string). A reader takes any other value as a reason.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Instantiable {
+    #[default]
+    Yes,
+    No(String),
+}
+
+impl Serialize for Instantiable {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Instantiable::Yes => s.serialize_bool(true),
+            Instantiable::No(why) => s.serialize_str(why),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Instantiable {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Instantiable, D::Error> {
+        Ok(match Value::deserialize(d)? {
+            Value::Bool(true) => Instantiable::Yes,
+            Value::String(why) => Instantiable::No(why),
+            other => Instantiable::No(format!("the adapter says {other}")),
+        })
+    }
+}
+
+/// Who builds a rule's instances.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InstanceSource {
+    /// The adapter, from tileproof's pools (`instances` requests).
+    #[default]
+    Adapter,
+    /// tileproof, from its own generators and suites, keeping those the
+    /// rule rewrites: for a peer whose rules are opaque (Morok's pattern
+    /// groups are closures, with no pattern tree to instantiate).
+    Tileproof,
+}
+
+impl InstanceSource {
+    fn is_adapter(&self) -> bool {
+        *self == InstanceSource::Adapter
+    }
+}
+
+/// One rule of the peer, as a `rules` answer lists it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RuleInfo {
+    pub name: String,
+    pub pattern: String,
+    #[serde(default)]
+    pub location: String,
+    #[serde(default)]
+    pub function: String,
+    /// The pattern as a structured tree, when the adapter has one.
+    #[serde(default)]
+    pub tree: Value,
+    #[serde(default)]
+    pub instantiable: Instantiable,
+    #[serde(default, skip_serializing_if = "InstanceSource::is_adapter")]
+    pub instances: InstanceSource,
 }
 
 /// The instances built, and why the failed attempts failed (reason, count).
@@ -219,34 +296,86 @@ pub struct Instances {
     pub failures: Vec<(String, u64)>,
 }
 
-pub(crate) fn simplified_json(s: &Simplified) -> Value {
-    let mut v = match &s.exprs {
-        Exprs::Trees(t) => json!({"trees": t.iter().map(Tree::to_json).collect::<Vec<_>>()}),
-        Exprs::Text(e) => json!({"exprs": e}),
-    };
-    if !s.fired.is_empty() {
-        let fired: serde_json::Map<String, Value> =
-            s.fired.iter().map(|(k, n)| (k.clone(), json!(n))).collect();
-        v["fired"] = Value::Object(fired);
+impl Reply {
+    /// A refusal of request `id`.
+    pub fn refusal(id: Option<u64>, r: Refuse) -> Reply {
+        let mut out = Reply {
+            id,
+            ..Reply::default()
+        };
+        match r {
+            Refuse::Unsupported(why) => out.unsupported = Some(why),
+            Refuse::Error(e) => out.error = Some(e),
+            Refuse::Declined(why) => out.declined = Some(why),
+        }
+        out
     }
-    v
 }
 
-pub(crate) fn run_json(r: &Run) -> Value {
-    match r {
-        Run::CompileError(e) => json!({"compile_error": e}),
-        Run::Results(points) => {
-            let results: Vec<Value> = points
-                .iter()
-                .map(|p| match p {
-                    PointRun::Values(v) => {
-                        json!({"values": v.iter().map(|x| x.to_json()).collect::<Vec<_>>()})
-                    }
-                    PointRun::Trap(sig) => json!({"trap": sig}),
-                    PointRun::Timeout(s) => json!({"timeout": s}),
-                })
-                .collect();
-            json!({"results": results})
+impl From<Simplified> for Reply {
+    fn from(s: Simplified) -> Reply {
+        let mut out = Reply::default();
+        match s.exprs {
+            Exprs::Trees(t) => out.trees = Some(t),
+            Exprs::Text(e) => out.exprs = Some(e),
+        }
+        if !s.fired.is_empty() {
+            out.fired = Some(s.fired.into_iter().collect());
+        }
+        out
+    }
+}
+
+impl From<Run> for Reply {
+    fn from(r: Run) -> Reply {
+        match r {
+            Run::CompileError(e) => Reply {
+                compile_error: Some(e),
+                ..Reply::default()
+            },
+            Run::Results(points) => Reply {
+                results: Some(points),
+                ..Reply::default()
+            },
+        }
+    }
+}
+
+impl From<Script> for Reply {
+    fn from(s: Script) -> Reply {
+        Reply {
+            script: Some(s.text),
+            extension: Some(s.extension),
+            ..Reply::default()
+        }
+    }
+}
+
+impl From<PeerBounds> for Reply {
+    fn from(b: PeerBounds) -> Reply {
+        Reply {
+            bounds: Some(b.bounds),
+            ops: b.ops,
+            ..Reply::default()
+        }
+    }
+}
+
+impl From<Instances> for Reply {
+    fn from(inst: Instances) -> Reply {
+        Reply {
+            // An instance is its variables and trees (docs/protocol.md).
+            instances: Some(
+                inst.cases
+                    .into_iter()
+                    .map(|c| Case {
+                        exprs: Vec::new(),
+                        ..c
+                    })
+                    .collect(),
+            ),
+            failures: Some(inst.failures.into_iter().collect()),
+            ..Reply::default()
         }
     }
 }

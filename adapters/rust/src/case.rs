@@ -1,21 +1,32 @@
 //! What a request carries: the variables and the expressions, as trees
-//! (docs/protocol.md, section 2), read from and written to JSON.
+//! (docs/protocol.md, section 2). These serde types are the protocol's one
+//! definition of a case: tileproof writes requests with them and reads
+//! adapters' instances with them, an adapter reads its cases with them.
 //!
 //! Op names are kept as text: the adapter maps the ones its peer has and
 //! answers `unsupported` for the rest, so a later protocol's op is never a
 //! crash of an adapter built against this one.
 
-use serde_json::{json, Value};
+use serde::de::{self, DeserializeSeed, IgnoredAny, SeqAccess, Visitor};
+use serde::ser::SerializeSeq;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
 
 /// A variable's dtype.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum VarDtype {
+    #[default]
     Index,
     Bool,
+    /// A dtype protocol 1 does not send (tileproof's `i32` variables): a
+    /// case with one is refused ([`Case::check`]).
+    #[serde(untagged)]
+    Other(String),
 }
 
 /// A variable of a case, with its inclusive bounds (`0` and `1` for a bool).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Var {
     pub name: String,
     pub dtype: VarDtype,
@@ -23,9 +34,41 @@ pub struct Var {
     pub hi: i64,
 }
 
+impl<'de> Deserialize<'de> for Var {
+    /// `dtype` defaults to `index`, and a bool's bounds to `0` and `1`: a
+    /// reader is lenient where the protocol's meaning is plain.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Var, D::Error> {
+        #[derive(Deserialize)]
+        struct Read {
+            name: String,
+            #[serde(default)]
+            dtype: VarDtype,
+            lo: Option<i64>,
+            hi: Option<i64>,
+        }
+        let r = Read::deserialize(d)?;
+        let bool_end = |end: Option<i64>, default: i64| match r.dtype {
+            VarDtype::Bool => Ok(end.unwrap_or(default)),
+            VarDtype::Index | VarDtype::Other(_) => end.ok_or_else(|| {
+                de::Error::custom(format!(
+                    "var `{}` needs integer bounds `lo` and `hi`",
+                    r.name
+                ))
+            }),
+        };
+        Ok(Var {
+            lo: bool_end(r.lo, 0)?,
+            hi: bool_end(r.hi, 1)?,
+            name: r.name,
+            dtype: r.dtype,
+        })
+    }
+}
+
 /// A concrete integer dtype of a cast or a typed constant (`i32`, `i64`),
 /// or `index`: what an answer that lowers `index` to machine widths uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Dtype {
     Index,
     I32,
@@ -51,7 +94,9 @@ impl Dtype {
     }
 }
 
-/// An expression as a protocol tree.
+/// An expression as a protocol tree: `["var", name]`, `["const", n]`,
+/// `["const", n, dtype]`, `["bool", b]`, `["invalid"]`, `["cast", dtype,
+/// x]`, or `[op, operand, ...]`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Tree {
     Var(String),
@@ -72,30 +117,30 @@ pub enum BadRequest {
     NotJson(String),
     #[error("a request is a JSON object with an integer `id`")]
     NoId,
-    #[error("`{0}` must be a list")]
-    NotAList(&'static str),
-    #[error("a var needs a string `name`, a dtype and integer bounds: {0}")]
-    BadVar(String),
+    #[error("not a request: {0}")]
+    Shape(String),
+    #[error("a case request needs `{0}`")]
+    Missing(&'static str),
     #[error("var `{0}` declared twice")]
     TwiceDeclared(String),
     #[error("var `{name}`: empty range [{lo}, {hi}]")]
     EmptyRange { name: String, lo: i64, hi: i64 },
-    #[error("`{0}` is not a tree")]
-    NotATree(String),
     #[error("`{0}` is not a variable of the case")]
     UnknownVar(String),
-    #[error("a tree nested more than {0} deep")]
-    TooDeep(usize),
+    #[error("var `{name}` has dtype `{dtype}` (index and bool are protocol 1's)")]
+    VarDtype { name: String, dtype: String },
 }
 
 /// How deep a tree may nest: deeper is refused rather than recursed into.
 pub const MAX_DEPTH: usize = 2_000;
 
-/// One case: its variables and expressions.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One case: its variables and expressions (also an `instances` answer's
+/// instance, which has no `exprs`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Case {
     pub vars: Vec<Var>,
     /// The expressions in tileproof's text format, when the request had them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exprs: Vec<String>,
     pub trees: Vec<Tree>,
 }
@@ -106,143 +151,41 @@ impl Case {
         self.vars.iter().find(|v| v.name == name)
     }
 
-    /// Reads the case of a request object (`vars`, `trees`, `exprs`).
-    pub fn from_json(obj: &Value) -> Result<Case, BadRequest> {
-        let vars_in = obj
-            .get("vars")
-            .and_then(Value::as_array)
-            .ok_or(BadRequest::NotAList("vars"))?;
-        let mut vars: Vec<Var> = Vec::with_capacity(vars_in.len());
-        for v in vars_in {
-            let bad = || BadRequest::BadVar(v.to_string());
-            let name = v.get("name").and_then(Value::as_str).ok_or_else(bad)?;
-            let dtype = match v.get("dtype").and_then(Value::as_str) {
-                Some("index") | None => VarDtype::Index,
-                Some("bool") => VarDtype::Bool,
-                Some(_) => return Err(bad()),
-            };
-            let (lo, hi) = match dtype {
-                VarDtype::Bool => (
-                    v.get("lo").and_then(Value::as_i64).unwrap_or(0),
-                    v.get("hi").and_then(Value::as_i64).unwrap_or(1),
-                ),
-                VarDtype::Index => (
-                    v.get("lo").and_then(Value::as_i64).ok_or_else(bad)?,
-                    v.get("hi").and_then(Value::as_i64).ok_or_else(bad)?,
-                ),
-            };
-            if lo > hi {
+    /// Checks what the types cannot say: each variable declared once over a
+    /// non-empty range, and every tree using only the case's variables.
+    pub fn check(&self) -> Result<(), BadRequest> {
+        for (i, v) in self.vars.iter().enumerate() {
+            if v.lo > v.hi {
                 return Err(BadRequest::EmptyRange {
-                    name: name.to_string(),
-                    lo,
-                    hi,
+                    name: v.name.clone(),
+                    lo: v.lo,
+                    hi: v.hi,
                 });
             }
-            if vars.iter().any(|w| w.name == name) {
-                return Err(BadRequest::TwiceDeclared(name.to_string()));
+            if self.vars[..i].iter().any(|w| w.name == v.name) {
+                return Err(BadRequest::TwiceDeclared(v.name.clone()));
             }
-            vars.push(Var {
-                name: name.to_string(),
-                dtype,
-                lo,
-                hi,
-            });
+            if let VarDtype::Other(d) = &v.dtype {
+                return Err(BadRequest::VarDtype {
+                    name: v.name.clone(),
+                    dtype: d.clone(),
+                });
+            }
         }
-        let trees_in = obj
-            .get("trees")
-            .and_then(Value::as_array)
-            .ok_or(BadRequest::NotAList("trees"))?;
-        let mut case = Case {
-            vars,
-            exprs: Vec::new(),
-            trees: Vec::with_capacity(trees_in.len()),
-        };
-        for t in trees_in {
-            let tree = Tree::from_json(t)?;
-            tree.check_vars(&case)?;
-            case.trees.push(tree);
+        for t in &self.trees {
+            for n in t.preorder() {
+                if let Tree::Var(name) = n {
+                    if self.var(name).is_none() {
+                        return Err(BadRequest::UnknownVar(name.clone()));
+                    }
+                }
+            }
         }
-        if let Some(exprs) = obj.get("exprs").and_then(Value::as_array) {
-            case.exprs = exprs
-                .iter()
-                .filter_map(|e| e.as_str().map(str::to_string))
-                .collect();
-        }
-        Ok(case)
-    }
-
-    /// The case as request fields (`vars`, `exprs`, `trees`).
-    pub fn to_json(&self) -> Value {
-        let vars: Vec<Value> = self
-            .vars
-            .iter()
-            .map(|v| {
-                let dtype = match v.dtype {
-                    VarDtype::Index => "index",
-                    VarDtype::Bool => "bool",
-                };
-                json!({"name": v.name, "dtype": dtype, "lo": v.lo, "hi": v.hi})
-            })
-            .collect();
-        let trees: Vec<Value> = self.trees.iter().map(Tree::to_json).collect();
-        json!({"vars": vars, "exprs": self.exprs, "trees": trees})
+        Ok(())
     }
 }
 
 impl Tree {
-    /// Reads a protocol tree (iteratively deep only to [`MAX_DEPTH`]).
-    pub fn from_json(t: &Value) -> Result<Tree, BadRequest> {
-        Tree::read(t, 0)
-    }
-
-    fn read(t: &Value, depth: usize) -> Result<Tree, BadRequest> {
-        if depth > MAX_DEPTH {
-            return Err(BadRequest::TooDeep(MAX_DEPTH));
-        }
-        let bad = || BadRequest::NotATree(short(t));
-        let items = t.as_array().ok_or_else(bad)?;
-        let head = items.first().and_then(Value::as_str).ok_or_else(bad)?;
-        let args = &items[1..];
-        Ok(match (head, args) {
-            ("var", [Value::String(name)]) => Tree::Var(name.clone()),
-            ("const", [n]) => Tree::Const(n.as_i64().ok_or_else(bad)?, Dtype::Index),
-            ("const", [n, Value::String(d)]) => Tree::Const(
-                n.as_i64().ok_or_else(bad)?,
-                Dtype::by_name(d).ok_or_else(bad)?,
-            ),
-            ("bool", [Value::Bool(b)]) => Tree::Bool(*b),
-            ("invalid", []) => Tree::Invalid,
-            ("cast", [Value::String(d), x]) => Tree::Cast(
-                Dtype::by_name(d).ok_or_else(bad)?,
-                Box::new(Tree::read(x, depth + 1)?),
-            ),
-            ("var" | "const" | "bool" | "invalid" | "cast", _) => return Err(bad()),
-            (op, args) => Tree::Op(
-                op.to_string(),
-                args.iter()
-                    .map(|a| Tree::read(a, depth + 1))
-                    .collect::<Result<_, _>>()?,
-            ),
-        })
-    }
-
-    /// The tree as protocol JSON.
-    pub fn to_json(&self) -> Value {
-        match self {
-            Tree::Var(n) => json!(["var", n]),
-            Tree::Const(v, Dtype::Index) => json!(["const", v]),
-            Tree::Const(v, d) => json!(["const", v, d.name()]),
-            Tree::Bool(b) => json!(["bool", b]),
-            Tree::Invalid => json!(["invalid"]),
-            Tree::Cast(d, x) => json!(["cast", d.name(), x.to_json()]),
-            Tree::Op(op, args) => {
-                let mut v = vec![json!(op)];
-                v.extend(args.iter().map(Tree::to_json));
-                Value::Array(v)
-            }
-        }
-    }
-
     /// Every node of the tree in pre-order (a node, then its operands left
     /// to right): the order of a `bounds` answer.
     pub fn preorder(&self) -> Vec<&Tree> {
@@ -258,36 +201,102 @@ impl Tree {
         }
         out
     }
+}
 
-    fn check_vars(&self, case: &Case) -> Result<(), BadRequest> {
-        for t in self.preorder() {
-            if let Tree::Var(n) = t {
-                if case.var(n).is_none() {
-                    return Err(BadRequest::UnknownVar(n.clone()));
+impl Serialize for Tree {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Tree::Var(n) => ("var", n).serialize(s),
+            Tree::Const(v, Dtype::Index) => ("const", v).serialize(s),
+            Tree::Const(v, d) => ("const", v, d).serialize(s),
+            Tree::Bool(b) => ("bool", b).serialize(s),
+            Tree::Invalid => ("invalid",).serialize(s),
+            Tree::Cast(d, x) => ("cast", d, x).serialize(s),
+            Tree::Op(op, args) => {
+                let mut seq = s.serialize_seq(Some(1 + args.len()))?;
+                seq.serialize_element(op)?;
+                for a in args {
+                    seq.serialize_element(a)?;
                 }
+                seq.end()
             }
         }
-        Ok(())
     }
 }
 
-/// A value cut for a message.
-fn short(v: &Value) -> String {
-    let s = v.to_string();
-    if s.len() <= 200 {
-        s
-    } else {
-        let mut end = 200;
-        while !s.is_char_boundary(end) {
-            end -= 1;
+impl<'de> Deserialize<'de> for Tree {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Tree, D::Error> {
+        AtDepth(0).deserialize(d)
+    }
+}
+
+/// Reads a tree `.0` levels down: one nested deeper than [`MAX_DEPTH`] is
+/// refused rather than recursed into (a `serde_json::Value` has no
+/// nesting limit of its own).
+struct AtDepth(usize);
+
+impl<'de> DeserializeSeed<'de> for AtDepth {
+    type Value = Tree;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Tree, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for AtDepth {
+    type Value = Tree;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a tree: a list of an op name and its operands")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Tree, A::Error> {
+        if self.0 > MAX_DEPTH {
+            return Err(de::Error::custom(format!(
+                "a tree nested more than {MAX_DEPTH} deep"
+            )));
         }
-        format!("{}...", &s[..end])
+        let head: String = seq
+            .next_element()?
+            .ok_or_else(|| de::Error::custom("an empty tree"))?;
+        fn need<T, E: de::Error>(x: Option<T>, head: &str) -> Result<T, E> {
+            x.ok_or_else(|| de::Error::custom(format!("`{head}` lacks an operand")))
+        }
+        let below = AtDepth(self.0 + 1);
+        let tree = match head.as_str() {
+            "var" => Tree::Var(need(seq.next_element()?, &head)?),
+            "const" => {
+                let v = need(seq.next_element()?, &head)?;
+                Tree::Const(v, seq.next_element()?.unwrap_or(Dtype::Index))
+            }
+            "bool" => Tree::Bool(need(seq.next_element()?, &head)?),
+            "invalid" => Tree::Invalid,
+            "cast" => {
+                let d = need(seq.next_element()?, &head)?;
+                Tree::Cast(d, Box::new(need(seq.next_element_seed(below)?, &head)?))
+            }
+            _ => {
+                let mut args = Vec::new();
+                while let Some(a) = seq.next_element_seed(AtDepth(self.0 + 1))? {
+                    args.push(a);
+                }
+                return Ok(Tree::Op(head, args));
+            }
+        };
+        if seq.next_element::<IgnoredAny>()?.is_some() {
+            return Err(de::Error::custom(format!(
+                "`{head}` with too many operands"
+            )));
+        }
+        Ok(tree)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::Request;
+    use serde_json::{json, Value};
 
     #[test]
     fn a_request_case_reads_and_writes_back_the_same() {
@@ -295,7 +304,8 @@ mod tests {
             "vars": [{"name": "r0", "dtype": "index", "lo": 0, "hi": 7}, {"name": "p", "dtype": "bool", "lo": 0, "hi": 1}],
             "exprs": ["where(p, i32(r0) + i32(1), invalid)"],
             "trees": [["where", ["var", "p"], ["add", ["cast", "i32", ["var", "r0"]], ["const", 1, "i32"]], ["invalid"]]]});
-        let case = Case::from_json(&obj).unwrap();
+        let req: Request = serde_json::from_value(obj.clone()).unwrap();
+        let case = req.case().unwrap();
         assert_eq!(case.vars[1].dtype, VarDtype::Bool);
         let Tree::Op(op, args) = &case.trees[0] else {
             panic!("not an op")
@@ -311,40 +321,81 @@ mod tests {
                 ]
             )
         );
-        let back = case.to_json();
-        assert_eq!(back["trees"], obj["trees"]);
-        assert_eq!(back["vars"], obj["vars"]);
+        assert_eq!(
+            serde_json::to_value(Request::of_case(1, case)).unwrap(),
+            obj
+        );
+    }
+
+    #[test]
+    fn a_bool_var_may_leave_out_its_bounds_and_an_index_var_may_not() {
+        let var = |v: Value| serde_json::from_value::<Var>(v);
+        let b = var(json!({"name": "p", "dtype": "bool"})).unwrap();
+        assert_eq!((b.lo, b.hi), (0, 1));
+        let x = var(json!({"name": "x", "lo": -2, "hi": 3})).unwrap();
+        assert_eq!(x.dtype, VarDtype::Index);
+        let e = var(json!({"name": "x", "hi": 3})).unwrap_err().to_string();
+        assert!(e.contains("`x` needs integer bounds"), "{e}");
     }
 
     #[test]
     fn malformed_cases_are_refused_with_the_reason() {
-        let refuse = |v: Value| Case::from_json(&v).unwrap_err();
+        let refuse = |v: Value| -> String {
+            match serde_json::from_value::<Request>(v) {
+                Ok(req) => req.case().unwrap_err().to_string(),
+                Err(e) => e.to_string(),
+            }
+        };
+        assert!(refuse(json!({"id": 1, "vars": 3, "trees": []})).contains("expected a sequence"));
         assert_eq!(
-            refuse(json!({"vars": 3, "trees": []})),
-            BadRequest::NotAList("vars")
+            refuse(json!({"id": 1, "trees": []})),
+            BadRequest::Missing("vars").to_string()
         );
         assert_eq!(
-            refuse(json!({"vars": [], "trees": [["var", "x"]]})),
-            BadRequest::UnknownVar("x".into())
+            refuse(json!({"id": 1, "vars": [], "trees": [["var", "x"]]})),
+            BadRequest::UnknownVar("x".into()).to_string()
         );
-        assert!(matches!(
-            refuse(json!({"vars": [{"name": "x", "lo": 3, "hi": 1}], "trees": []})),
-            BadRequest::EmptyRange { .. }
-        ));
-        assert!(matches!(
-            refuse(json!({"vars": [], "trees": [["const", "seven"]]})),
-            BadRequest::NotATree(_)
-        ));
+        assert!(
+            refuse(json!({"id": 1, "vars": [{"name": "x", "lo": 3, "hi": 1}], "trees": []}))
+                .contains("empty range [3, 1]")
+        );
+        let twice = json!({"name": "x", "lo": 0, "hi": 1});
+        assert!(
+            refuse(json!({"id": 1, "vars": [twice, twice], "trees": []}))
+                .contains("declared twice")
+        );
+        assert!(
+            refuse(json!({"id": 1, "vars": [], "trees": [["const", "seven"]]}))
+                .contains("invalid type: string \"seven\"")
+        );
+        assert!(
+            refuse(json!({"id": 1, "vars": [], "trees": [["invalid", 1]]}))
+                .contains("`invalid` with too many operands")
+        );
         let mut deep = json!(["const", 1]);
         for _ in 0..(MAX_DEPTH + 5) {
             deep = json!(["neg", deep]);
         }
-        // serde_json refuses such nesting before we see it; built by hand
-        // here, the reader refuses it rather than recursing without bound.
-        assert_eq!(
-            Tree::from_json(&deep).unwrap_err(),
-            BadRequest::TooDeep(MAX_DEPTH)
+        // serde_json refuses such nesting in a line before we see it; built
+        // by hand here, the reader refuses it rather than recursing without
+        // bound.
+        let e = Tree::deserialize(&deep).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("nested more than {MAX_DEPTH} deep")),
+            "{e}"
         );
+    }
+
+    #[test]
+    fn every_tree_form_writes_and_reads_back_the_same() {
+        let t = json!([
+            "where",
+            ["lt", ["var", "x"], ["const", -3]],
+            ["cast", "i64", ["const", 7, "i32"]],
+            ["add", ["bool", true], ["invalid"]]
+        ]);
+        let tree = Tree::deserialize(&t).unwrap();
+        assert_eq!(serde_json::to_value(&tree).unwrap(), t);
     }
 
     #[test]

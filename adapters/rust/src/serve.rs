@@ -5,13 +5,11 @@
 //! caught and answered as `error` with the panic's message and location, so
 //! tileproof records a `peer-crash` finding and the campaign goes on.
 
-use crate::answer::{
-    bounds_json, run_json, simplified_json, Bounds, Instances, InstancesRequest, Refuse,
-    ReproducerRequest, RuleInfo, Run, RunRequest, RunValue, Script, Simplified,
-};
+use crate::answer::{Instances, PeerBounds, Refuse, Reply, RuleInfo, Run, Script, Simplified};
 use crate::case::{BadRequest, Case};
 use crate::hello::Hello;
-use serde_json::{json, Value};
+use crate::request::{InstancesRequest, ReproducerRequest, Request, RunRequest};
+use serde_json::Value;
 use std::cell::RefCell;
 use std::io::{self, BufRead, Write};
 use std::panic::{self, AssertUnwindSafe};
@@ -39,9 +37,18 @@ pub trait Adapter {
         ))
     }
 
-    /// The peer's bounds of every node of the source (section 7).
-    fn bounds(&mut self, _case: &Case) -> Result<Bounds, Refuse> {
+    /// The peer's bounds of every node of the source, and optionally its
+    /// own op of each (section 7).
+    fn bounds(&mut self, _case: &Case) -> Result<PeerBounds, Refuse> {
         Err(Refuse::Unsupported("this adapter gives no bounds".into()))
+    }
+
+    /// The expressions as they are after the pipeline's stage `stage` (one
+    /// of the hello's `stages`; the last is `simplify` itself).
+    fn stage(&mut self, stage: &str, _case: &Case) -> Result<Simplified, Refuse> {
+        Err(Refuse::Unsupported(format!(
+            "this adapter has no pipeline stage `{stage}`"
+        )))
     }
 
     /// The peer's rules, in its order (section 6).
@@ -137,40 +144,41 @@ pub fn serve_on<A: Adapter>(
     mut out: impl Write,
 ) -> io::Result<()> {
     capture_panics();
-    let hello = adapter.hello();
-    writeln!(out, "{}", hello.to_json())?;
+    let hello: Hello = adapter.hello();
+    writeln!(out, "{}", line(&hello))?;
     out.flush()?;
-    for line in input.lines() {
-        let line = line?;
-        if line.trim().is_empty() {
+    for l in input.lines() {
+        let l = l?;
+        if l.trim().is_empty() {
             continue;
         }
-        let answer = answer_line(&mut adapter, &line);
-        writeln!(out, "{answer}")?;
+        let answer = answer_line(&mut adapter, &l);
+        writeln!(out, "{}", line(&answer))?;
         out.flush()?;
     }
     Ok(())
 }
 
+/// A protocol line: these types always serialize.
+fn line(v: &impl serde::Serialize) -> String {
+    serde_json::to_string(v).expect("the protocol's types serialize")
+}
+
 /// The answer to one request line.
-pub fn answer_line<A: Adapter>(adapter: &mut A, line: &str) -> Value {
-    let obj: Value = match serde_json::from_str(line) {
-        Ok(v) => v,
-        Err(e) => {
-            return refusal(
-                Value::Null,
-                Refuse::Error(BadRequest::NotJson(e.to_string()).to_string()),
-            )
-        }
-    };
-    let Some(id) = obj.get("id").filter(|i| i.is_u64() || i.is_i64()).cloned() else {
-        return refusal(Value::Null, Refuse::Error(BadRequest::NoId.to_string()));
+pub fn answer_line<A: Adapter>(adapter: &mut A, line: &str) -> Reply {
+    let req: Request = match serde_json::from_str(line) {
+        Ok(r) => r,
+        Err(e) => return unreadable(line, e),
     };
     LAST_PANIC.with(|p| p.borrow_mut().take());
-    let result = panic::catch_unwind(AssertUnwindSafe(|| dispatch(adapter, &obj)));
-    let body = match result {
-        Ok(Ok(v)) => v,
-        Ok(Err(r)) => return refusal(id, r),
+    let result = panic::catch_unwind(AssertUnwindSafe(|| dispatch(adapter, &req)));
+    let id = Some(req.id);
+    match result {
+        Ok(Ok(mut reply)) => {
+            reply.id = id;
+            reply
+        }
+        Ok(Err(r)) => refusal(id, r),
         Err(payload) => {
             // A panic through the hook has its message and location there;
             // one resumed without the hook (`resume_unwind`) only its payload.
@@ -179,20 +187,38 @@ pub fn answer_line<A: Adapter>(adapter: &mut A, line: &str) -> Value {
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "a panic".into());
-            return refusal(id, Refuse::Error(format!("panic: {}", clip(&msg))));
+            refusal(id, Refuse::Error(format!("panic: {}", clip(&msg))))
         }
-    };
-    let mut v = body;
-    v["id"] = id;
-    v
+    }
 }
 
-fn refusal(id: Value, r: Refuse) -> Value {
-    match r {
-        Refuse::Unsupported(why) => json!({"id": id, "unsupported": clip(&why)}),
-        Refuse::Error(e) => json!({"id": id, "error": clip(&e)}),
-        Refuse::Declined(why) => json!({"id": id, "declined": clip(&why)}),
+/// The `error` answer to a line that is not a request, with its id when
+/// one can be read (so that tileproof pairs it with its request).
+fn unreadable(line: &str, e: serde_json::Error) -> Reply {
+    let obj: Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => {
+            return refusal(
+                None,
+                Refuse::Error(BadRequest::NotJson(e.to_string()).to_string()),
+            )
+        }
+    };
+    match obj.get("id").and_then(Value::as_u64) {
+        Some(id) => refusal(Some(id), bad(BadRequest::Shape(e.to_string()))),
+        None => refusal(None, Refuse::Error(BadRequest::NoId.to_string())),
     }
+}
+
+fn refusal(id: Option<u64>, r: Refuse) -> Reply {
+    Reply::refusal(
+        id,
+        match r {
+            Refuse::Unsupported(why) => Refuse::Unsupported(clip(&why)),
+            Refuse::Error(e) => Refuse::Error(clip(&e)),
+            Refuse::Declined(why) => Refuse::Declined(clip(&why)),
+        },
+    )
 }
 
 /// A message kept short enough for an answer line.
@@ -212,136 +238,52 @@ fn bad(e: BadRequest) -> Refuse {
     Refuse::Error(format!("bad request: {e}"))
 }
 
-fn dispatch<A: Adapter>(adapter: &mut A, obj: &Value) -> Result<Value, Refuse> {
-    if obj.get("rules").is_some() {
-        let rules = adapter.rules()?;
-        return Ok(json!({"rules": rules.iter().map(RuleInfo::to_json).collect::<Vec<_>>()}));
+fn dispatch<A: Adapter>(adapter: &mut A, req: &Request) -> Result<Reply, Refuse> {
+    if req.rules.is_some() {
+        return Ok(Reply {
+            rules: Some(adapter.rules()?),
+            ..Reply::default()
+        });
     }
-    if let Some(spec) = obj.get("instances") {
-        let req = instances_request(spec).map_err(bad)?;
-        let inst = adapter.instances(&req)?;
-        let cases: Vec<Value> = inst
-            .cases
-            .iter()
-            .map(|c| {
-                let v = c.to_json();
-                json!({"vars": v["vars"], "trees": v["trees"]})
-            })
-            .collect();
-        let failures: serde_json::Map<String, Value> = inst
-            .failures
-            .iter()
-            .map(|(k, n)| (k.clone(), json!(n)))
-            .collect();
-        return Ok(json!({"instances": cases, "failures": failures}));
+    if let Some(spec) = &req.instances {
+        return Ok(adapter.instances(spec)?.into());
     }
-    let case = Case::from_json(obj).map_err(bad)?;
-    if let Some(spec) = obj.get("run") {
-        let req = RunRequest {
-            backend: spec
-                .get("backend")
-                .and_then(Value::as_str)
-                .ok_or(bad(BadRequest::NotAList("run.backend")))?
-                .to_string(),
-            points: points(spec.get("points"), case.vars.len())?,
-        };
-        return Ok(run_json(&adapter.run(&case, &req)?));
+    let case = req.case().map_err(bad)?;
+    if let Some(spec) = &req.run {
+        check_points(spec.points.iter(), case.vars.len())?;
+        return Ok(adapter.run(&case, spec)?.into());
     }
-    if let Some(spec) = obj.get("reproducer") {
-        let req = ReproducerRequest {
-            backend: spec
-                .get("backend")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            point: points(
-                spec.get("point").map(|p| json!([p])).as_ref(),
-                case.vars.len(),
-            )?
-            .pop()
-            .unwrap_or_default(),
-            expected: spec
-                .get("expected")
-                .and_then(Value::as_array)
-                .map(|v| v.iter().filter_map(RunValue::from_json).collect())
-                .unwrap_or_default(),
-            class: spec
-                .get("class")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            kind: spec
-                .get("kind")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-        };
-        let s = adapter.reproducer(&case, &req)?;
-        return Ok(json!({"script": s.text, "extension": s.extension}));
+    if let Some(spec) = &req.reproducer {
+        check_points([&spec.point].into_iter(), case.vars.len())?;
+        return Ok(adapter.reproducer(&case, spec)?.into());
     }
-    if obj.get("bounds").is_some() {
-        return Ok(json!({"bounds": bounds_json(&adapter.bounds(&case)?)}));
+    if req.bounds.is_some() {
+        return Ok(adapter.bounds(&case)?.into());
     }
-    if let Some(spec) = obj.get("apply") {
-        let rule = spec
-            .get("rule")
-            .and_then(Value::as_str)
-            .ok_or(bad(BadRequest::NotAList("apply.rule")))?;
+    if let Some(spec) = &req.apply {
         if case.trees.len() != 1 {
             return Err(Refuse::Error(
                 "bad request: an `apply` request has exactly one tree".into(),
             ));
         }
-        return Ok(simplified_json(&adapter.apply(rule, &case)?));
+        return Ok(adapter.apply(&spec.rule, &case)?.into());
     }
-    let s = adapter.simplify(&case)?;
-    Ok(simplified_json(&s))
+    if let Some(stage) = &req.stage {
+        return Ok(adapter.stage(stage, &case)?.into());
+    }
+    Ok(adapter.simplify(&case)?.into())
 }
 
-/// A list of points, each with one value per variable.
-fn points(v: Option<&Value>, vars: usize) -> Result<Vec<Vec<i64>>, Refuse> {
-    let wrong = || {
-        Refuse::Error(format!(
+/// Every point has one value per variable.
+fn check_points<'a>(
+    mut points: impl Iterator<Item = &'a Vec<i64>>,
+    vars: usize,
+) -> Result<(), Refuse> {
+    if points.all(|p| p.len() == vars) {
+        Ok(())
+    } else {
+        Err(Refuse::Error(format!(
             "bad request: points must be lists of {vars} integers"
-        ))
-    };
-    let list = v.and_then(Value::as_array).ok_or_else(wrong)?;
-    list.iter()
-        .map(|p| {
-            let p = p.as_array().filter(|p| p.len() == vars).ok_or_else(wrong)?;
-            p.iter()
-                .map(|x| {
-                    x.as_i64()
-                        .or_else(|| x.as_bool().map(i64::from))
-                        .ok_or_else(wrong)
-                })
-                .collect()
-        })
-        .collect()
-}
-
-fn instances_request(spec: &Value) -> Result<InstancesRequest, BadRequest> {
-    let ints = |k: &'static str| -> Result<Vec<i64>, BadRequest> {
-        spec.get(k)
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_i64).collect())
-            .ok_or(BadRequest::NotAList(k))
-    };
-    let ranges = spec
-        .get("ranges")
-        .and_then(Value::as_array)
-        .ok_or(BadRequest::NotAList("ranges"))?
-        .iter()
-        .filter_map(|r| Some((r.get(0)?.as_i64()?, r.get(1)?.as_i64()?)))
-        .collect();
-    Ok(InstancesRequest {
-        rule: spec
-            .get("rule")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-        constants: ints("constants")?,
-        ranges,
-        limit: spec.get("limit").and_then(Value::as_u64).unwrap_or(32) as usize,
-        seed: spec.get("seed").and_then(Value::as_u64).unwrap_or(0),
-    })
+        )))
+    }
 }

@@ -7,21 +7,17 @@ struct Echo;
 
 impl Adapter for Echo {
     fn hello(&self) -> Hello {
+        let profile = Profile {
+            ops: vec!["add".into()],
+            invalid: false,
+            integers: Integers::Int64,
+            bool_vars: false,
+            partial_ops: PartialOps::Undefined,
+            input_language: InputLanguage::default(),
+        };
         Hello {
-            name: "echo".into(),
-            version: "0".into(),
-            profile: Profile {
-                ops: vec!["add"],
-                invalid: false,
-                integers: Integers::Int64,
-                bool_vars: false,
-                partial_ops: PartialOps::Undefined,
-                invalid_compared: true,
-            },
-            backends: vec![],
-            reproducer: false,
-            rules: false,
             bounds: true,
+            ..Hello::new("echo", "0", profile)
         }
     }
 
@@ -38,8 +34,8 @@ impl Adapter for Echo {
         })
     }
 
-    fn bounds(&mut self, case: &Case) -> Result<Bounds, Refuse> {
-        Ok(case
+    fn bounds(&mut self, case: &Case) -> Result<PeerBounds, Refuse> {
+        let bounds: Bounds = case
             .trees
             .iter()
             .map(|t| {
@@ -48,7 +44,8 @@ impl Adapter for Echo {
                     .map(|_| Some(Bound::Int(0, 7)))
                     .collect()
             })
-            .collect())
+            .collect();
+        Ok(bounds.into())
     }
 }
 

@@ -20,6 +20,7 @@
 
 pub mod backend;
 pub mod site;
+pub mod stage;
 pub mod transfer;
 pub mod triage;
 

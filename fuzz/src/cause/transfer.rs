@@ -99,7 +99,7 @@ pub fn right_where_bounds_hold(
         };
         let holds = bounded
             .iter()
-            .all(|b| b.bound.contains(vals[b.node.index()]) != Some(false));
+            .all(|b| bounds::contains(b.bound, vals[b.node.index()]) != Some(false));
         if !holds {
             return false;
         }

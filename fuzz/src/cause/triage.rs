@@ -9,7 +9,8 @@
 //! 2. an unsound bound is its lowest node's transfer function; a wrong
 //!    answer is the range analysis's when it is right wherever the peer's
 //!    bounds hold ([`super::transfer`]);
-//! 3. a rule whose step fails alone ([`crate::blame`]);
+//! 3. the first stage of a pipeline whose output fails ([`super::stage`]);
+//!    a rule whose step fails alone ([`crate::blame`]);
 //! 4. for a peer with neither, the innermost subterm it gets wrong alone;
 //! 5. the failure and the case's shape.
 //!
@@ -18,7 +19,7 @@
 //! ([`crate::finding`]).
 
 use super::transfer::{self, Wrong};
-use super::{site, Cause};
+use super::{site, stage, Cause};
 use crate::blame;
 use crate::bucket::{self, Blame};
 use crate::checks::{self, CheckConfig, CheckFailure, Checked};
@@ -183,6 +184,9 @@ fn oracle_cause(
     if let Some(found) = bounds_explain(checked, failure, model, cfg.seed) {
         return Some(found);
     }
+    if let Some(cause) = stage::first_wrong(subject, g, src, cfg) {
+        return Some(Found::just(cause));
+    }
     let fired = checked.fired(subject.rule_names());
     if let Some(b) = blame::blame(subject, g, src, how, &fired, cfg) {
         // The rule's premises: a step that is right wherever the peer's
@@ -288,6 +292,9 @@ pub fn holds(
             if let Some(found) = bounds_explain(checked, failure, model, cfg.seed) {
                 return found.cause == *want;
             }
+            if let Some(cause) = stage::first_wrong(subject, g, src, cfg) {
+                return cause == *want;
+            }
             let only = match want {
                 Cause::Rule(rule) => vec![(rule.clone(), 1)],
                 _ => checked.fired(subject.rule_names()),
@@ -303,7 +310,8 @@ pub fn holds(
         Cause::Subterm(shape) => {
             wrong_subterm(subject, g, src, cfg).as_deref() == Some(shape.as_str())
         }
-        Cause::Stage { .. } | Cause::Backend { .. } | Cause::Shape(_) => false,
+        Cause::Stage { .. } => stage::first_wrong(subject, g, src, cfg).as_ref() == Some(want),
+        Cause::Backend { .. } | Cause::Shape(_) => false,
     }
 }
 

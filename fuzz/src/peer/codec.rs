@@ -1,79 +1,22 @@
-//! The wire codec: a case as a request line (text and JSON trees), and the
-//! adapter's lines (answers, runs, reproducers, bounds) built back into
-//! the case's graph within a node budget, or refused as malformed.
+//! The wire codec: a case as a request line, and an adapter's lines (its
+//! hello, answers, runs, reproducers, bounds) read through the protocol's
+//! wire types (`tileproof_adapter`, their one definition) and built back
+//! into the case's graph within a node budget, or refused as malformed.
 
 use super::lines::BadLine;
 use crate::backend::{self, Attachment, PointRun, Run, Script};
-use crate::bounds::{Bound, Bounds};
-use crate::subject::{Answer, Refusal};
-use crate::subject::{Integers, Profile};
-use engine::dtype::DType;
-use engine::dtype::Width;
+use crate::bounds::PeerBounds;
+use crate::subject::{Answer, Integers, Profile, Refusal};
+use engine::dtype::{DType, Width};
 use engine::ir::{Graph, NodeId, Op};
 use engine::print;
 use engine::semantics::Partial;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use tileproof_adapter::{self as wire, Reply, Request, Tree};
 
-// The hello: the name, version, semantics profile and what the adapter
-// offers (backends, reproducers, rules, bounds), read and checked.
-
-/// The protocol version this side speaks.
-pub const PROTOCOL: u64 = 1;
-
-#[derive(Deserialize)]
-pub(super) struct Hello {
-    pub(super) tileproof: u64,
-    pub(super) name: String,
-    pub(super) version: String,
-    pub(super) profile: HelloProfile,
-    #[serde(default)]
-    pub(super) backends: Vec<String>,
-    #[serde(default)]
-    pub(super) reproducer: bool,
-    #[serde(default)]
-    pub(super) rules: bool,
-    #[serde(default)]
-    pub(super) bounds: bool,
-}
-
-#[derive(Deserialize)]
-pub(super) struct HelloProfile {
-    ops: Vec<String>,
-    invalid: bool,
-    integers: String,
-    #[serde(default)]
-    bool_vars: bool,
-    #[serde(default)]
-    partial_ops: Option<String>,
-    #[serde(default)]
-    input_language: InputLanguage,
-}
-
-/// What inputs the peer's own pipeline builds (docs/protocol.md).
-#[derive(Deserialize)]
-struct InputLanguage {
-    #[serde(default = "yes")]
-    pub(super) invalid_compared: bool,
-    #[serde(default)]
-    affine: bool,
-}
-
-impl Default for InputLanguage {
-    fn default() -> Self {
-        InputLanguage {
-            invalid_compared: true,
-            affine: false,
-        }
-    }
-}
-
-fn yes() -> bool {
-    true
-}
+pub use wire::PROTOCOL;
 
 /// The semantics profile a hello declares.
-pub(super) fn profile_of(h: &HelloProfile) -> Result<Profile, Malformed> {
+pub(super) fn profile_of(h: &wire::Profile) -> Result<Profile, Malformed> {
     let mut ops = Vec::new();
     for name in &h.ops {
         // An op this side does not know is one it never sends.
@@ -83,17 +26,16 @@ pub(super) fn profile_of(h: &HelloProfile) -> Result<Profile, Malformed> {
             }
         }
     }
-    let integers = match h.integers.as_str() {
-        "unbounded" => Integers::Unbounded,
-        "int32" => Integers::Fixed(Width(32)),
-        "int64" => Integers::Fixed(Width(64)),
-        other => return Err(Malformed::Integers(other.to_string())),
+    let integers = match &h.integers {
+        wire::Integers::Unbounded => Integers::Unbounded,
+        wire::Integers::Int32 => Integers::Fixed(Width(32)),
+        wire::Integers::Int64 => Integers::Fixed(Width(64)),
+        other => return Err(Malformed::Integers(wire_name(other))),
     };
-    let partial = match h.partial_ops.as_deref() {
-        None => Partial::Undefined,
-        Some(name) => {
-            Partial::by_name(name).ok_or_else(|| Malformed::PartialOps(name.to_string()))?
-        }
+    let partial = match &h.partial_ops {
+        wire::PartialOps::Undefined => Partial::Undefined,
+        wire::PartialOps::Unspecified => Partial::Unspecified,
+        wire::PartialOps::Other(name) => return Err(Malformed::PartialOps(name.clone())),
     };
     Ok(Profile {
         ops,
@@ -106,6 +48,14 @@ pub(super) fn profile_of(h: &HelloProfile) -> Result<Profile, Malformed> {
         affine: h.input_language.affine,
         partial,
     })
+}
+
+/// The name a wire enum is written as.
+fn wire_name(v: &impl serde::Serialize) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        other => format!("{other:?}"),
+    }
 }
 
 /// The nodes an answer may have (its expressions as trees, all of them;
@@ -141,7 +91,7 @@ pub enum Malformed {
     #[error("not an answer ({0})")]
     NotAnAnswer(serde_json::Error),
     #[error("the answer is to id {got:?}, not {want}")]
-    WrongId { got: Option<Value>, want: u64 },
+    WrongId { got: Option<u64>, want: u64 },
     #[error("{got} {what} for {want} expressions")]
     Count {
         got: usize,
@@ -163,26 +113,14 @@ pub enum Malformed {
     TooBig(usize),
     #[error(transparent)]
     Line(#[from] BadLine),
-    #[error("`{0}` is not a tree")]
-    NotATree(Value),
-    #[error("`{0}` does not start with a name")]
-    NoHead(Value),
     #[error("`{head}` with {args} arguments")]
     Arity { head: String, args: usize },
-    #[error("`{0}`: not a 64-bit integer")]
-    NotAnInteger(Value),
-    #[error("`{0}`: not a concrete dtype (index, i32, i64)")]
-    NotADtype(Value),
-    #[error("`{0}`: not a bool")]
-    NotABool(Value),
+    #[error("{value} does not fit {dtype}")]
+    OutOfRange { value: i64, dtype: DType },
     #[error("`{0}` is not a reproducer's extension (1 to 8 letters or digits, not txt)")]
     Extension(String),
     #[error("{0}")]
     Bounds(String),
-    #[error("`{0}` is not a run result (values, trap or timeout)")]
-    NotAResult(Value),
-    #[error("`{0}`: not a name")]
-    NotAName(Value),
     #[error("`{0}` is not a variable of the case")]
     UnknownVar(String),
     #[error("`{0}` is not an op")]
@@ -199,63 +137,45 @@ pub enum Malformed {
 /// overflow the stack.
 const MAX_TREE_DEPTH: usize = 10_000;
 
-#[derive(Deserialize)]
-struct Response {
-    pub(super) id: Option<Value>,
-    exprs: Option<Vec<String>>,
-    pub(super) trees: Option<Vec<Value>>,
-    pub(super) unsupported: Option<String>,
-    pub(super) error: Option<String>,
-    pub(super) declined: Option<String>,
-    /// The peer's rules that fired, by name (optional).
-    #[serde(default)]
-    pub(super) fired: serde_json::Map<String, Value>,
-}
-
-/// Reads the answer to `bounds` request `id`: the bounds (none when the
-/// peer declines the case: `unsupported`), or the peer's `error`; `Err`
-/// when the line is not a valid answer.
-pub(super) fn read_bounds(
-    line: &str,
-    id: u64,
-) -> Result<Result<Option<Bounds>, String>, Malformed> {
-    #[derive(Deserialize)]
-    struct BoundsResponse {
-        id: Option<Value>,
-        bounds: Option<Vec<Vec<Value>>>,
-        unsupported: Option<String>,
-        error: Option<String>,
-    }
-    let r: BoundsResponse = serde_json::from_str(line).map_err(Malformed::NotAnAnswer)?;
-    if r.id.as_ref().and_then(Value::as_u64) != Some(id) {
+/// Reads an answer line to request `id`; `Err` when it is not one.
+pub(super) fn reply(line: &str, id: u64) -> Result<Reply, Malformed> {
+    let r: Reply = serde_json::from_str(line).map_err(Malformed::NotAnAnswer)?;
+    if r.id != Some(id) {
         return Err(Malformed::WrongId {
             got: r.id,
             want: id,
         });
     }
+    Ok(r)
+}
+
+/// Reads the answer to `bounds` request `id`: the bounds, with the peer's
+/// ops when it names them (none when the peer declines the case:
+/// `unsupported`), or the peer's `error`; `Err` when the line is not a
+/// valid answer.
+pub(super) fn read_bounds(
+    line: &str,
+    id: u64,
+) -> Result<Result<Option<PeerBounds>, String>, Malformed> {
+    let r = reply(line, id)?;
     if let Some(e) = r.error {
         return Ok(Err(e));
     }
     if r.unsupported.is_some() {
         return Ok(Ok(None));
     }
-    let lists = r.bounds.ok_or(Malformed::Empty)?;
-    let bounds = lists
-        .iter()
-        .map(|l| {
-            l.iter()
-                .map(Bound::from_json)
-                .collect::<Result<Vec<_>, _>>()
-        })
-        .collect::<Result<Bounds, String>>()
-        .map_err(Malformed::Bounds)?;
-    Ok(Ok(Some(bounds)))
+    let b = PeerBounds {
+        bounds: r.bounds.ok_or(Malformed::Empty)?,
+        ops: r.ops,
+    };
+    crate::bounds::ops_match(&b).map_err(Malformed::Bounds)?;
+    Ok(Ok(Some(b)))
 }
 
-/// The request line for case `id`, with an extra request field (`run`,
-/// `reproducer`) when given (also what `tileproof bench` gives its TVM
-/// timing script).
-pub fn request(g: &Graph, roots: &[NodeId], id: u64, extra: Option<(&str, Value)>) -> String {
+/// The request for case `id`: `roots` of `g`, as text and as trees (the
+/// caller adds what else it asks: `run`, `reproducer`, ...; `tileproof
+/// bench` gives these lines to its TVM timing script).
+pub fn request(g: &Graph, roots: &[NodeId], id: u64) -> Request {
     let mut used: Vec<u32> = g
         .reachable(roots)
         .into_iter()
@@ -266,42 +186,60 @@ pub fn request(g: &Graph, roots: &[NodeId], id: u64, extra: Option<(&str, Value)
         .collect();
     // In declaration order.
     used.sort_unstable();
-    let vars: Vec<Value> = used
+    let vars = used
         .iter()
         .map(|&v| {
             let d = g.var(v);
-            json!({"name": d.name, "dtype": d.dtype.name(), "lo": d.lo, "hi": d.hi})
+            let dtype = match d.dtype {
+                DType::Index => wire::VarDtype::Index,
+                DType::Bool => wire::VarDtype::Bool,
+                other => wire::VarDtype::Other(other.name().to_string()),
+            };
+            wire::Var {
+                name: d.name.clone(),
+                dtype,
+                lo: d.lo,
+                hi: d.hi,
+            }
         })
         .collect();
-    let exprs: Vec<String> = roots.iter().map(|&r| print::expr(g, r)).collect();
-    let trees: Vec<Value> = roots.iter().map(|&r| tree(g, r)).collect();
-    let mut req = json!({"id": id, "vars": vars, "exprs": exprs, "trees": trees});
-    if let Some((key, value)) = extra {
-        req[key] = value;
+    Request {
+        id,
+        vars: Some(vars),
+        exprs: Some(roots.iter().map(|&r| print::expr(g, r)).collect()),
+        trees: Some(roots.iter().map(|&r| tree(g, r)).collect()),
+        ..Request::default()
     }
-    req.to_string()
+}
+
+/// A request as its line.
+pub fn line(req: &Request) -> String {
+    serde_json::to_string(req).expect("a request serializes")
+}
+
+/// A concrete dtype as the wire names it.
+fn wire_dtype(d: DType) -> wire::Dtype {
+    wire::Dtype::by_name(d.name()).expect("a concrete dtype has a wire name")
 }
 
 /// A node as a protocol tree.
-pub(super) fn tree(g: &Graph, id: NodeId) -> Value {
+pub(super) fn tree(g: &Graph, id: NodeId) -> Tree {
     let n = g.node(id);
     match n.op {
-        Op::Const(c) if n.dtype == DType::Bool => json!(["bool", c != 0]),
-        Op::Const(c) if n.dtype == DType::Index => json!(["const", c]),
-        Op::Const(c) => json!(["const", c, n.dtype.name()]),
-        Op::Var(v) => json!(["var", g.var(v).name]),
-        Op::Invalid => json!(["invalid"]),
-        Op::Cast => json!(["cast", n.dtype.name(), tree(g, n.src()[0])]),
-        op => {
-            let mut v = vec![json!(op.name())];
-            v.extend(n.src().iter().map(|&s| tree(g, s)));
-            Value::Array(v)
-        }
+        Op::Const(c) if n.dtype == DType::Bool => Tree::Bool(c != 0),
+        Op::Const(c) => Tree::Const(c, wire_dtype(n.dtype)),
+        Op::Var(v) => Tree::Var(g.var(v).name.clone()),
+        Op::Invalid => Tree::Invalid,
+        Op::Cast => Tree::Cast(wire_dtype(n.dtype), Box::new(tree(g, n.src()[0]))),
+        op => Tree::Op(
+            op.name().to_string(),
+            n.src().iter().map(|&s| tree(g, s)).collect(),
+        ),
     }
 }
 
 /// What an answer line says.
-pub(super) enum Reply {
+pub(super) enum Outcome {
     Answer(Answer),
     /// The peer raised (an `error` answer).
     Error(String),
@@ -317,22 +255,16 @@ pub(super) fn read_answer(
     id: u64,
     line: &str,
     rules: &[String],
-) -> Result<Reply, Malformed> {
-    let r: Response = serde_json::from_str(line).map_err(Malformed::NotAnAnswer)?;
-    if r.id.as_ref().and_then(Value::as_u64) != Some(id) {
-        return Err(Malformed::WrongId {
-            got: r.id,
-            want: id,
-        });
-    }
+) -> Result<Outcome, Malformed> {
+    let r = reply(line, id)?;
     if let Some(e) = r.error {
-        return Ok(Reply::Error(e));
+        return Ok(Outcome::Error(e));
     }
     if let Some(u) = r.unsupported {
-        return Ok(Reply::Answer(Answer::Unsupported(u)));
+        return Ok(Outcome::Answer(Answer::Unsupported(u)));
     }
     if let Some(d) = r.declined {
-        return Ok(Reply::Answer(Answer::Declined(d)));
+        return Ok(Outcome::Answer(Answer::Declined(d)));
     }
     let mut budget = Budget::new(node_budget(g.reachable(roots).len()));
     let built: Vec<NodeId> = match (r.trees, r.exprs) {
@@ -381,12 +313,12 @@ pub(super) fn read_answer(
         }
     }
     let mut counts = vec![0; rules.len()];
-    for (name, n) in &r.fired {
-        if let (Some(i), Some(n)) = (rules.iter().position(|r| r == name), n.as_u64()) {
+    for (name, n) in r.fired.unwrap_or_default() {
+        if let Some(i) = rules.iter().position(|r| *r == name) {
             counts[i] += n as usize;
         }
     }
-    Ok(Reply::Answer(Answer::Simplified {
+    Ok(Outcome::Answer(Answer::Simplified {
         roots: built,
         counts,
     }))
@@ -401,21 +333,7 @@ pub(super) fn read_run(
     roots: usize,
     points: usize,
 ) -> Result<Result<Run, String>, Malformed> {
-    #[derive(Deserialize)]
-    struct RunResponse {
-        id: Option<Value>,
-        results: Option<Vec<Value>>,
-        compile_error: Option<String>,
-        unsupported: Option<String>,
-        error: Option<String>,
-    }
-    let r: RunResponse = serde_json::from_str(line).map_err(Malformed::NotAnAnswer)?;
-    if r.id.as_ref().and_then(Value::as_u64) != Some(id) {
-        return Err(Malformed::WrongId {
-            got: r.id,
-            want: id,
-        });
-    }
+    let r = reply(line, id)?;
     if let Some(e) = r.error {
         return Ok(Err(e));
     }
@@ -433,61 +351,39 @@ pub(super) fn read_run(
             want: points,
         });
     }
-    let point = |v: &Value| -> Result<PointRun, Malformed> {
-        if let Some(sig) = v.get("trap").and_then(Value::as_str) {
-            return Ok(PointRun::Trap(sig.to_string()));
-        }
-        if let Some(t) = v.get("timeout").and_then(Value::as_f64) {
-            return Ok(PointRun::Timeout(t));
-        }
-        let vals = v
-            .get("values")
-            .and_then(Value::as_array)
-            .ok_or_else(|| Malformed::NotAResult(v.clone()))?;
-        if vals.len() != roots {
-            return Err(Malformed::Count {
-                got: vals.len(),
-                what: "values",
-                want: roots,
-            });
-        }
-        vals.iter()
-            .map(|x| match x {
-                Value::Bool(b) => Ok(backend::Value::Bool(*b)),
-                Value::String(s) if s == "invalid" => Ok(backend::Value::Invalid),
-                Value::Number(n) => n
-                    .as_i64()
-                    .map(|i| backend::Value::Int(i as i128))
-                    .or_else(|| n.as_u64().map(|u| backend::Value::Int(u as i128)))
-                    .ok_or_else(|| Malformed::NotAnInteger(x.clone())),
-                _ => Err(Malformed::NotAResult(x.clone())),
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(PointRun::Values)
+    let point = |p: wire::PointRun| -> Result<PointRun, Malformed> {
+        Ok(match p {
+            wire::PointRun::Trap(sig) => PointRun::Trap(sig),
+            wire::PointRun::Timeout(t) => PointRun::Timeout(t),
+            wire::PointRun::Values(vals) if vals.len() != roots => {
+                return Err(Malformed::Count {
+                    got: vals.len(),
+                    what: "values",
+                    want: roots,
+                })
+            }
+            wire::PointRun::Values(vals) => PointRun::Values(
+                vals.into_iter()
+                    .map(|v| match v {
+                        wire::RunValue::Int(i) => backend::Value::Int(i as i128),
+                        wire::RunValue::Bool(b) => backend::Value::Bool(b),
+                        wire::RunValue::Invalid => backend::Value::Invalid,
+                    })
+                    .collect(),
+            ),
+        })
     };
-    let runs = results.iter().map(point).collect::<Result<Vec<_>, _>>()?;
+    let runs = results
+        .into_iter()
+        .map(point)
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Ok(Run::Results(runs)))
 }
 
 /// Reads the answer to `reproducer` request `id`: the script, or why the
 /// adapter wrote none; `Err` when the line is not a valid answer.
 pub(super) fn read_script(line: &str, id: u64) -> Result<Result<Script, String>, Malformed> {
-    #[derive(Deserialize)]
-    struct ScriptResponse {
-        id: Option<Value>,
-        script: Option<String>,
-        extension: Option<String>,
-        attachments: Option<std::collections::BTreeMap<String, String>>,
-        unsupported: Option<String>,
-        error: Option<String>,
-    }
-    let r: ScriptResponse = serde_json::from_str(line).map_err(Malformed::NotAnAnswer)?;
-    if r.id.as_ref().and_then(Value::as_u64) != Some(id) {
-        return Err(Malformed::WrongId {
-            got: r.id,
-            want: id,
-        });
-    }
+    let r = reply(line, id)?;
     let extension = r
         .extension
         .unwrap_or_else(|| Script::DEFAULT_EXTENSION.to_string());
@@ -516,12 +412,12 @@ pub(super) fn read_script(line: &str, id: u64) -> Result<Result<Script, String>,
 }
 
 /// One line an adapter printed, read as each message this module reads
-/// (a hello, an answer to the case `g`'s `roots` as id 7, a `run` and a
-/// `reproducer` answer): for the `protocol` fuzz target. Errors are
-/// fine, panics are not, and an answer grows `g` by no more than its
-/// node budget.
+/// (a hello, an answer to the case `g`'s `roots` as id 7, a `run`, a
+/// `reproducer` and a `bounds` answer): for the `protocol` fuzz target.
+/// Errors are fine, panics are not, and an answer grows `g` by no more
+/// than its node budget.
 pub(crate) fn read_every_way(g: &mut Graph, roots: &[NodeId], line: &str) {
-    if let Ok(h) = serde_json::from_str::<Hello>(line) {
+    if let Ok(h) = serde_json::from_str::<wire::Hello>(line) {
         let _ = profile_of(&h.profile);
     }
     let before = g.len();
@@ -578,14 +474,14 @@ impl Budget {
 
 /// Builds a protocol tree into `g` (the case's variables are declared
 /// there), at most [`NODE_BUDGET_MAX`] nodes.
-pub fn from_tree(g: &mut Graph, t: &Value) -> Result<NodeId, Malformed> {
+pub fn from_tree(g: &mut Graph, t: &Tree) -> Result<NodeId, Malformed> {
     build_tree(g, t, 0, &mut Budget::new(NODE_BUDGET_MAX))
 }
 
 /// Builds a protocol tree into `g`, each node of it taken from `budget`.
 fn build_tree(
     g: &mut Graph,
-    t: &Value,
+    t: &Tree,
     depth: usize,
     budget: &mut Budget,
 ) -> Result<NodeId, Malformed> {
@@ -593,79 +489,41 @@ fn build_tree(
         return Err(Malformed::TooDeep);
     }
     budget.take(1)?;
-    let items = t.as_array().ok_or_else(|| Malformed::NotATree(t.clone()))?;
-    let head = items
-        .first()
-        .and_then(Value::as_str)
-        .ok_or_else(|| Malformed::NoHead(t.clone()))?;
-    let args = &items[1..];
-    let arity = |n: usize| {
-        if args.len() == n {
-            Ok(())
-        } else {
-            Err(Malformed::Arity {
-                head: head.to_string(),
-                args: args.len(),
-            })
+    let dtype =
+        |d: wire::Dtype| DType::from_name(d.name()).expect("a wire dtype is one of the engine's");
+    match t {
+        Tree::Const(v, wire::Dtype::Index) => Ok(g.cnst(*v, DType::Index)),
+        Tree::Const(v, d) => {
+            let d = dtype(*d);
+            let (lo, hi) = d.bounds();
+            if !(lo <= *v && *v <= hi) {
+                return Err(Malformed::OutOfRange {
+                    value: *v,
+                    dtype: d,
+                });
+            }
+            Ok(g.cnst(*v, d))
         }
-    };
-    // A concrete dtype (`i32`, `i64`, `index`): the second operand of a
-    // typed constant, the first of a cast.
-    let dtype = |v: &Value| {
-        v.as_str()
-            .and_then(DType::from_name)
-            .filter(|d| *d != DType::Bool)
-            .ok_or_else(|| Malformed::NotADtype(v.clone()))
-    };
-    match head {
-        "const" if args.len() == 2 => {
-            let d = dtype(&args[1])?;
-            let v = args[0]
-                .as_i64()
-                .filter(|v| {
-                    let (lo, hi) = d.bounds();
-                    lo <= *v && *v <= hi
-                })
-                .ok_or_else(|| Malformed::NotAnInteger(t.clone()))?;
-            Ok(g.cnst(v, d))
+        Tree::Cast(d, x) => {
+            let x = build_tree(g, x, depth + 1, budget)?;
+            Ok(g.try_mk(Op::Cast, Some(dtype(*d)), &[x])?)
         }
-        "const" => {
-            arity(1)?;
-            let v = args[0]
-                .as_i64()
-                .ok_or_else(|| Malformed::NotAnInteger(t.clone()))?;
-            Ok(g.cnst(v, DType::Index))
-        }
-        "cast" => {
-            arity(2)?;
-            let d = dtype(&args[0])?;
-            let x = build_tree(g, &args[1], depth + 1, budget)?;
-            Ok(g.try_mk(Op::Cast, Some(d), &[x])?)
-        }
-        "bool" => {
-            arity(1)?;
-            let b = args[0]
-                .as_bool()
-                .ok_or_else(|| Malformed::NotABool(t.clone()))?;
-            Ok(g.bool_const(b))
-        }
-        "invalid" => {
-            arity(0)?;
-            Ok(g.invalid())
-        }
-        "var" => {
-            arity(1)?;
-            let name = args[0]
-                .as_str()
-                .ok_or_else(|| Malformed::NotAName(t.clone()))?;
+        Tree::Bool(b) => Ok(g.bool_const(*b)),
+        Tree::Invalid => Ok(g.invalid()),
+        Tree::Var(name) => {
             let v = g
                 .var_named(name)
-                .ok_or_else(|| Malformed::UnknownVar(name.to_string()))?;
+                .ok_or_else(|| Malformed::UnknownVar(name.clone()))?;
             Ok(g.var_node(v))
         }
-        name => {
-            let op = Op::by_name(name).ok_or_else(|| Malformed::UnknownOp(name.to_string()))?;
-            arity(op.arity())?;
+        Tree::Op(name, args) => {
+            let op = Op::by_name(name).ok_or_else(|| Malformed::UnknownOp(name.clone()))?;
+            if args.len() != op.arity() {
+                return Err(Malformed::Arity {
+                    head: name.clone(),
+                    args: args.len(),
+                });
+            }
             let src: Vec<NodeId> = args
                 .iter()
                 .map(|a| build_tree(g, a, depth + 1, budget))
@@ -675,12 +533,11 @@ fn build_tree(
     }
 }
 
-// ---- the other side: a subject served over the protocol --------------------
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use engine::parse::parse_program;
+    use serde_json::{json, Value};
 
     #[test]
     fn a_request_carries_text_and_trees_and_an_answer_builds_back() {
@@ -688,14 +545,14 @@ mod tests {
             "var r0 in [0, 7]\nvar c: bool\nexpr where(c, (r0 * 4 + 3) // 4, invalid)\n",
         )
         .unwrap();
-        let line = request(&p.graph, &p.outputs, 7, None);
+        let line = line(&request(&p.graph, &p.outputs, 7));
         let v: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["id"], 7);
         assert_eq!(v["exprs"][0], "where(c, (r0 * 4 + 3) // 4, invalid)");
         assert_eq!(v["trees"][0][0], "where");
         assert_eq!(v["vars"][0]["name"], "r0");
         let answer = r#"{"id": 7, "trees": [["where", ["var", "c"], ["var", "r0"], ["invalid"]]]}"#;
-        let Ok(Reply::Answer(Answer::Simplified { roots, .. })) =
+        let Ok(Outcome::Answer(Answer::Simplified { roots, .. })) =
             read_answer(&mut p.graph, &p.outputs, 7, answer, &[])
         else {
             panic!("not an answer")
@@ -704,7 +561,7 @@ mod tests {
         let text = r#"{"id": 7, "exprs": ["where(c, r0 + 0, invalid)"]}"#;
         assert!(matches!(
             read_answer(&mut p.graph, &p.outputs, 7, text, &[]),
-            Ok(Reply::Answer(Answer::Simplified { .. }))
+            Ok(Outcome::Answer(Answer::Simplified { .. }))
         ));
     }
 

@@ -26,25 +26,27 @@
 //! - `process`: one running adapter process and its process group.
 //! - [`lines`]: the bounded line reader (stdout) and the stderr tail.
 //! - `codec`: the hello and its semantics profile read, requests written,
-//!   answers read back into the graph.
+//!   answers read back into the graph, all through the protocol's wire
+//!   types (`tileproof_adapter`).
 //! - `subject`: a [`Peer`] as a [`crate::subject::Subject`].
-//! - `rule`: one of its rules alone ([`RuleSubject`], the `apply` request).
+//! - `part`: one of its rules alone (the `apply` request) or its pipeline
+//!   up to one stage (the `stage` request), as a subject ([`PeerPart`]).
 //! - `server`: any subject served on stdin and stdout (`tileproof serve`).
 
 mod codec;
 pub mod lines;
+mod part;
 mod pool;
 mod process;
-mod rule;
 mod server;
 mod subject;
 
 pub(crate) use codec::read_every_way;
 pub use codec::PROTOCOL;
 pub use codec::{
-    from_tree, node_budget, request, Malformed, NODE_BUDGET_MAX, NODE_BUDGET_MIN,
+    from_tree, line, node_budget, request, Malformed, NODE_BUDGET_MAX, NODE_BUDGET_MIN,
     NODE_BUDGET_PER_SOURCE_NODE,
 };
+pub use part::PeerPart;
 pub use pool::{Peer, PeerError, RUN_TIMEOUT, START_TIMEOUT};
-pub use rule::RuleSubject;
 pub use server::serve;

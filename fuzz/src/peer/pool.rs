@@ -2,19 +2,18 @@
 //! with its hello checked, restarted after a hang, crash or garbage, capped
 //! at `--peer-jobs` live processes.
 
-use super::codec::{profile_of, Hello, PROTOCOL};
-use super::codec::{read_answer, request, Malformed, Reply, MAX_REQUEST_BYTES};
+use super::codec::{line, profile_of, reply, PROTOCOL};
+use super::codec::{read_answer, request, Malformed, Outcome, MAX_REQUEST_BYTES};
 use super::lines::{self};
 use super::process::{Next, Process, Slots};
 use crate::kind::Kind;
 use crate::subject::{Answer, Profile, Refusal};
 use engine::ir::{Graph, NodeId};
-
-use serde_json::{json, Value};
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
+use tileproof_adapter::{ApplyRequest, Hello, Reply, Request};
 
 /// How long a process may take to write its hello (a peer library can take
 /// seconds to import).
@@ -75,6 +74,9 @@ pub struct Peer {
     pub(super) rules: bool,
     /// It answers `bounds` requests (its range analysis: `crate::bounds`).
     pub(super) bounds: bool,
+    /// The stages of its entry point's pipeline, in order (the hello's
+    /// `stages`; the last is the entry itself).
+    pub(super) stages: Vec<String>,
     /// Its rules' names, when its answers say which fired (see
     /// [`Peer::with_rule_names`]): a campaign counts them like the engine's.
     pub(super) rule_names: Vec<String>,
@@ -157,6 +159,7 @@ impl Peer {
             reproducer: hello.reproducer,
             rules: hello.rules,
             bounds: hello.bounds,
+            stages: hello.stages,
             rule_names: Vec::new(),
             rule_reachable: Vec::new(),
         })
@@ -183,28 +186,18 @@ impl Peer {
         self.rules
     }
 
-    /// Sends a request that is not about a case (`{"id": N, key: value}`)
-    /// and returns its answer, an object whose `id` is N; `timeout`
-    /// bounds it. A line that is not such an object is garbage.
-    pub fn ask(&self, key: &str, value: Value, timeout: Duration) -> Result<Value, Refusal> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut req = json!({"id": id});
-        req[key] = value;
-        let (p, answer) = self.exchange(&req.to_string(), timeout)?;
-        match serde_json::from_str::<Value>(&answer) {
-            Ok(v) if v.get("id").and_then(Value::as_u64) == Some(id) && v.is_object() => {
+    /// Sends a request that is not about a case (`rules`, `instances`)
+    /// and returns its answer; `timeout` bounds it. A line that is not an
+    /// answer to it is garbage.
+    pub fn ask(&self, mut req: Request, timeout: Duration) -> Result<Reply, Refusal> {
+        req.id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (p, answer) = self.exchange(&line(&req), timeout)?;
+        match reply(&answer, req.id) {
+            Ok(r) => {
                 self.give_back(p);
-                Ok(v)
+                Ok(r)
             }
-            Ok(v) => Err(self.garbage(
-                p,
-                Malformed::WrongId {
-                    got: v.get("id").cloned(),
-                    want: id,
-                },
-                &answer,
-            )),
-            Err(e) => Err(self.garbage(p, Malformed::NotAnAnswer(e), &answer)),
+            Err(why) => Err(self.garbage(p, why, &answer)),
         }
     }
 
@@ -212,13 +205,43 @@ impl Peer {
     /// root) of `g` (an `apply` request): its result, added to `g`, or
     /// [`Answer::Declined`] when the rule does not rewrite it.
     pub fn apply(&self, rule: &str, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
+        self.ask_case(g, roots, |req| Request {
+            apply: Some(ApplyRequest {
+                rule: rule.to_string(),
+            }),
+            ..req
+        })
+    }
+
+    /// The expressions `roots` of `g` after the stage `stage` of the peer's
+    /// pipeline (a `stage` request), added to `g`.
+    pub fn at_stage(
+        &self,
+        stage: &str,
+        g: &mut Graph,
+        roots: &[NodeId],
+    ) -> Result<Answer, Refusal> {
+        self.ask_case(g, roots, |req| Request {
+            stage: Some(stage.to_string()),
+            ..req
+        })
+    }
+
+    /// Sends the case `roots` of `g` as the request `with` makes of it, and
+    /// reads its answer into `g`.
+    pub(super) fn ask_case(
+        &self,
+        g: &mut Graph,
+        roots: &[NodeId],
+        with: impl FnOnce(Request) -> Request,
+    ) -> Result<Answer, Refusal> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let line = request(g, roots, id, Some(("apply", json!({ "rule": rule }))));
-        self.answer(g, roots, id, &line)
+        let req = with(request(g, roots, id));
+        self.answer(g, roots, id, &line(&req))
     }
 
     /// Sends a case request and reads its answer into `g`.
-    pub(super) fn answer(
+    fn answer(
         &self,
         g: &mut Graph,
         roots: &[NodeId],
@@ -241,8 +264,8 @@ impl Peer {
             Ok(result) => {
                 self.give_back(p);
                 match result {
-                    Reply::Answer(a) => Ok(a),
-                    Reply::Error(e) => Err(Refusal {
+                    Outcome::Answer(a) => Ok(a),
+                    Outcome::Error(e) => Err(Refusal {
                         kind: Kind::PeerError,
                         message: e,
                     }),

@@ -1,29 +1,17 @@
 //! The other side of the protocol: any [`Subject`] (tileproof's own engine)
-//! served on standard input and output (`tileproof serve`).
+//! served on standard input and output (`tileproof serve`), as an adapter
+//! of the protocol's Rust SDK: its loop reads the requests and writes the
+//! answers, exactly as for a peer written in Rust.
 
-use super::codec::PROTOCOL;
 use super::codec::{from_tree, tree, Malformed};
 use crate::subject::{Answer, Integers, Subject};
 use engine::dtype::DType;
 use engine::ir::{Graph, NodeId, Op};
-use serde::Deserialize;
-use serde_json::{json, Value};
+use engine::semantics::Partial;
 use std::io::{self, BufRead, Write};
-
-#[derive(Deserialize)]
-struct RequestIn {
-    pub(super) id: Value,
-    pub(super) vars: Vec<VarIn>,
-    pub(super) trees: Vec<Value>,
-}
-
-#[derive(Deserialize)]
-struct VarIn {
-    pub(super) name: String,
-    pub(super) dtype: String,
-    pub(super) lo: i64,
-    pub(super) hi: i64,
-}
+use tileproof_adapter::{
+    self as wire, Adapter, Case, Hello, InputLanguage, Refuse, Simplified, VarDtype,
+};
 
 /// Serves `subject` over the protocol: writes its hello to `output`, then
 /// answers every request line of `input` until it ends. `tileproof serve`
@@ -34,77 +22,84 @@ pub fn serve(
     subject: &dyn Subject,
     version: &str,
     input: impl BufRead,
-    mut output: impl Write,
+    output: impl Write,
 ) -> io::Result<()> {
-    let prof = subject.profile();
-    let hello = json!({
-        "tileproof": PROTOCOL,
-        "name": "tileproof",
-        "version": version,
-        "profile": {
-            "ops": prof.ops.iter().filter(|op| **op != Op::Cast).map(|op| op.name()).collect::<Vec<_>>(),
-            "invalid": prof.invalid,
-            "integers": match prof.integers {
-                Integers::Unbounded => "unbounded".to_string(),
-                Integers::Fixed(w) => format!("int{}", w.0),
-            },
-            "bool_vars": prof.bool_vars,
-            "partial_ops": prof.partial.name(),
-            "input_language": {"invalid_compared": prof.invalid_compared},
-        }
-    });
-    writeln!(output, "{hello}")?;
-    output.flush()?;
-    for line in input.lines() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let answer = match serde_json::from_str::<RequestIn>(&line) {
-            Ok(req) => {
-                let id = req.id.clone();
-                match answer_request(subject, &req) {
-                    Ok(v) => v,
-                    Err(e) => json!({"id": id, "error": e.to_string()}),
-                }
-            }
-            Err(e) => {
-                let id = serde_json::from_str::<Value>(&line)
-                    .ok()
-                    .and_then(|v| v.get("id").cloned())
-                    .unwrap_or(Value::Null);
-                json!({"id": id, "error": format!("not a request: {e}")})
-            }
-        };
-        writeln!(output, "{answer}")?;
-        output.flush()?;
-    }
-    Ok(())
+    let served = Served {
+        subject,
+        version: version.to_string(),
+    };
+    tileproof_adapter::serve_on(served, input, output)
 }
 
-fn answer_request(subject: &dyn Subject, req: &RequestIn) -> Result<Value, Malformed> {
+/// A subject as an adapter.
+struct Served<'s> {
+    subject: &'s dyn Subject,
+    version: String,
+}
+
+impl Adapter for Served<'_> {
+    fn hello(&self) -> Hello {
+        let prof = self.subject.profile();
+        let profile = wire::Profile {
+            ops: prof
+                .ops
+                .iter()
+                .filter(|op| **op != Op::Cast)
+                .map(|op| op.name().to_string())
+                .collect(),
+            invalid: prof.invalid,
+            integers: match prof.integers {
+                Integers::Unbounded => wire::Integers::Unbounded,
+                Integers::Fixed(w) if w.0 == 32 => wire::Integers::Int32,
+                Integers::Fixed(w) if w.0 == 64 => wire::Integers::Int64,
+                Integers::Fixed(w) => wire::Integers::Other(format!("int{}", w.0)),
+            },
+            bool_vars: prof.bool_vars,
+            partial_ops: match prof.partial {
+                Partial::Undefined => wire::PartialOps::Undefined,
+                Partial::Unspecified => wire::PartialOps::Unspecified,
+            },
+            input_language: InputLanguage {
+                invalid_compared: prof.invalid_compared,
+                affine: prof.affine,
+            },
+        };
+        Hello::new("tileproof", self.version.clone(), profile)
+    }
+
+    fn simplify(&mut self, case: &Case) -> Result<Simplified, Refuse> {
+        let (mut g, roots) = graph_of(case).map_err(|e| Refuse::Error(e.to_string()))?;
+        match self.subject.simplify(&mut g, &roots) {
+            Ok(Answer::Simplified { roots: out, .. }) => Ok(Simplified::trees(
+                out.iter().map(|&r| tree(&g, r)).collect(),
+            )),
+            Ok(Answer::Unsupported(why)) => Err(Refuse::Unsupported(why)),
+            Ok(Answer::Declined(why)) => Err(Refuse::Declined(why)),
+            Err(refusal) => Err(Refuse::Error(refusal.to_string())),
+        }
+    }
+}
+
+/// The case's variables declared in a graph, and its trees built there.
+fn graph_of(case: &Case) -> Result<(Graph, Vec<NodeId>), Malformed> {
     let mut g = Graph::new();
-    for v in &req.vars {
-        let dt = DType::from_name(&v.dtype)
-            .filter(|d| matches!(d, DType::Index | DType::Bool))
-            .ok_or_else(|| Malformed::VarDtype {
-                name: v.name.clone(),
-                dtype: v.dtype.clone(),
-            })?;
+    for v in &case.vars {
+        let dt = match &v.dtype {
+            VarDtype::Index => DType::Index,
+            VarDtype::Bool => DType::Bool,
+            VarDtype::Other(d) => {
+                return Err(Malformed::VarDtype {
+                    name: v.name.clone(),
+                    dtype: d.clone(),
+                })
+            }
+        };
         g.declare_var(&v.name, dt, v.lo, v.hi)?;
     }
-    let roots: Vec<NodeId> = req
+    let roots = case
         .trees
         .iter()
         .map(|t| from_tree(&mut g, t))
         .collect::<Result<_, _>>()?;
-    match subject.simplify(&mut g, &roots) {
-        Ok(Answer::Simplified { roots: out, .. }) => {
-            let trees: Vec<Value> = out.iter().map(|&r| tree(&g, r)).collect();
-            Ok(json!({"id": req.id, "trees": trees}))
-        }
-        Ok(Answer::Unsupported(why)) => Ok(json!({"id": req.id, "unsupported": why})),
-        Ok(Answer::Declined(why)) => Ok(json!({"id": req.id, "declined": why})),
-        Err(refusal) => Err(refusal.into()),
-    }
+    Ok((g, roots))
 }

@@ -1,15 +1,15 @@
 //! A peer as a [`Subject`]: simplification, backend runs, reproducers and
 //! bounds requests, each sent through the pool.
 
-use super::codec::{read_bounds, read_run, read_script, request, MAX_REQUEST_BYTES};
+use super::codec::{line, read_bounds, read_run, read_script, request, MAX_REQUEST_BYTES};
 use super::pool::{Peer, RUN_TIMEOUT};
-use crate::backend::{ReproducerSpec, Run, Script};
-use crate::bounds::Bounds;
+use crate::backend::{self, ReproducerSpec, Run, Script};
+use crate::bounds::PeerBounds;
 use crate::kind::Kind;
 use crate::subject::{Answer, Profile, Refusal, Subject};
 use engine::ir::{Graph, NodeId};
-use serde_json::json;
 use std::sync::atomic::Ordering;
+use tileproof_adapter::{Empty, ReproducerRequest, Request, RunRequest, RunValue};
 
 impl Subject for Peer {
     fn name(&self) -> String {
@@ -25,9 +25,7 @@ impl Subject for Peer {
     }
 
     fn simplify(&self, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let line = request(g, roots, id, None);
-        self.answer(g, roots, id, &line)
+        self.ask_case(g, roots, |req| req)
     }
 
     fn backends(&self) -> &[String] {
@@ -36,7 +34,18 @@ impl Subject for Peer {
 
     fn rule_alone(&self, rule: &str) -> Option<Box<dyn Subject + '_>> {
         self.has_rules()
-            .then(|| Box::new(super::RuleSubject::new(self, rule)) as Box<dyn Subject>)
+            .then(|| Box::new(super::PeerPart::rule(self, rule)) as Box<dyn Subject>)
+    }
+
+    fn stages(&self) -> &[String] {
+        &self.stages
+    }
+
+    fn stage(&self, name: &str) -> Option<Box<dyn Subject + '_>> {
+        self.stages
+            .iter()
+            .any(|s| s == name)
+            .then(|| Box::new(super::PeerPart::stage(self, name)) as Box<dyn Subject>)
     }
 
     fn run(
@@ -52,13 +61,14 @@ impl Subject for Peer {
             .iter()
             .map(|env| vars.iter().map(|&v| env[v as usize]).collect())
             .collect();
-        let line = request(
-            g,
-            roots,
-            id,
-            Some(("run", json!({"backend": backend, "points": pts}))),
-        );
-        let (p, answer) = self.exchange(&line, RUN_TIMEOUT.max(self.timeout))?;
+        let req = Request {
+            run: Some(RunRequest {
+                backend: backend.to_string(),
+                points: pts,
+            }),
+            ..request(g, roots, id)
+        };
+        let (p, answer) = self.exchange(&line(&req), RUN_TIMEOUT.max(self.timeout))?;
         match read_run(&answer, id, roots.len(), points.len()) {
             Ok(Ok(run)) => {
                 self.give_back(p);
@@ -84,20 +94,24 @@ impl Subject for Peer {
         if !self.reproducer {
             return Ok(None);
         }
+        // The wire's values are 64-bit: a source whose expected values do
+        // not fit gets no reproducer.
+        let Some(expected) = spec.expected.iter().map(run_value).collect() else {
+            return Ok(None);
+        };
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let vars = g.reachable_vars(roots);
-        let point: Vec<i64> = vars.iter().map(|&v| spec.env[v as usize]).collect();
-        let line = request(
-            g,
-            roots,
-            id,
-            Some((
-                "reproducer",
-                json!({"backend": spec.backend, "point": point, "expected": spec.expected,
-                       "class": spec.class, "kind": spec.kind}),
-            )),
-        );
-        let (p, answer) = self.exchange(&line, RUN_TIMEOUT.max(self.timeout))?;
+        let req = Request {
+            reproducer: Some(ReproducerRequest {
+                backend: spec.backend.clone(),
+                point: vars.iter().map(|&v| spec.env[v as usize]).collect(),
+                expected,
+                class: spec.class.clone(),
+                kind: spec.kind.clone(),
+            }),
+            ..request(g, roots, id)
+        };
+        let (p, answer) = self.exchange(&line(&req), RUN_TIMEOUT.max(self.timeout))?;
         match read_script(&answer, id) {
             Ok(script) => {
                 self.give_back(p);
@@ -114,16 +128,19 @@ impl Subject for Peer {
         format!("--simplifier {} ", crate::subject::shell_quote(&self.cmd))
     }
 
-    fn bounds(&self, g: &Graph, roots: &[NodeId]) -> Result<Option<Bounds>, Refusal> {
+    fn bounds(&self, g: &Graph, roots: &[NodeId]) -> Result<Option<PeerBounds>, Refusal> {
         if !self.bounds {
             return Ok(None);
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let line = request(g, roots, id, Some(("bounds", json!({}))));
-        if line.len() > MAX_REQUEST_BYTES {
+        let text = line(&Request {
+            bounds: Some(Empty {}),
+            ..request(g, roots, id)
+        });
+        if text.len() > MAX_REQUEST_BYTES {
             return Ok(None);
         }
-        let (p, answer) = self.exchange(&line, self.timeout)?;
+        let (p, answer) = self.exchange(&text, self.timeout)?;
         match read_bounds(&answer, id) {
             Ok(Ok(b)) => {
                 self.give_back(p);
@@ -139,4 +156,13 @@ impl Subject for Peer {
             Err(why) => Err(self.garbage(p, why, &answer)),
         }
     }
+}
+
+/// A value of tileproof's semantics as the wire writes it, when it fits.
+fn run_value(v: &backend::Value) -> Option<RunValue> {
+    Some(match *v {
+        backend::Value::Int(i) => RunValue::Int(i64::try_from(i).ok()?),
+        backend::Value::Bool(b) => RunValue::Bool(b),
+        backend::Value::Invalid => RunValue::Invalid,
+    })
 }

@@ -1,0 +1,48 @@
+//! A defect of a pipeline: the first stage whose output is already wrong.
+//!
+//! MLIR's `canonicalize` entry constructs the affine expressions (which
+//! folds them), prints and parses them into a module, then runs the pass.
+//! A map already wrong when it is built is construction's defect, not the
+//! pass's: `(d0 + d1 + 2) floordiv 2` is built as `(d0 + d1) floordiv 2 +
+//! 1` before any pass runs. A peer that declares its pipeline (the hello's
+//! `stages`) is asked for each stage's output in order; the first that
+//! fails the oracle is the stage to blame, and within it the innermost
+//! subterm that stage gets wrong alone names the defect.
+
+use super::triage::wrong_subterm;
+use super::Cause;
+use crate::checks::{self, CheckConfig};
+use crate::kind::{Kind, KindSet};
+use crate::subject::Subject;
+use engine::ir::{Graph, NodeId};
+
+/// The first stage of `subject`'s pipeline (the last is the entry itself)
+/// whose output for `src` fails the oracle, with the innermost subterm it
+/// gets wrong alone; `None` when the subject is not a pipeline (or no
+/// stage fails: a failure the check alone does not show again).
+pub fn first_wrong(
+    subject: &dyn Subject,
+    g: &Graph,
+    src: &[NodeId],
+    cfg: &CheckConfig,
+) -> Option<Cause> {
+    let stages = subject.stages();
+    let (last, earlier) = stages.split_last()?;
+    let cfg = CheckConfig {
+        kinds: KindSet::only(Kind::Oracle),
+        ..cfg.clone()
+    };
+    for name in earlier.iter().chain(std::iter::once(last)) {
+        let stage = subject.stage(name)?;
+        let c = checks::check(g, src, stage.as_ref(), &cfg, None);
+        if c.failed(Kind::Oracle) {
+            let subterm = wrong_subterm(stage.as_ref(), g, src, &cfg)
+                .unwrap_or_else(|| crate::bucket::abstract_shape(g, src));
+            return Some(Cause::Stage {
+                stage: name.clone(),
+                subterm,
+            });
+        }
+    }
+    None
+}
