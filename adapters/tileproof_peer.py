@@ -287,7 +287,30 @@ def _call_peer(call):
     except Exception as e:  # the peer raised
         what = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
         traceback.print_exc(file=sys.stderr)
-        raise _PeerRaised(f"peer raised {what}")
+        site = _peer_frame(e)
+        raise _PeerRaised(f"peer raised {what}" + (f" (at {site})" if site else ""))
+
+
+def _peer_frame(e):
+    """The innermost frame of the traceback outside this SDK and the
+    adapters (the peer's own code: `tinygrad/uop/ops.py:512 in divides`),
+    its path from the package directory on: tileproof files a crash under
+    its site, whatever input reaches it."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    site = None
+    for frame in traceback.extract_tb(e.__traceback__):
+        path = os.path.abspath(frame.filename)
+        if path.startswith(here + os.sep):
+            continue
+        parts = path.split(os.sep)
+        # From the package directory on (below site-packages, or the last
+        # three parts of another path).
+        if "site-packages" in parts:
+            parts = parts[parts.index("site-packages") + 1:]
+        else:
+            parts = parts[-3:]
+        site = f"{'/'.join(parts)}:{frame.lineno} in {frame.name}"
+    return site
 
 
 # ---- the backend: run and reproducer requests ----------------------------------

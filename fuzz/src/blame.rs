@@ -24,7 +24,7 @@ use crate::kind::{Kind, KindSet};
 use crate::subject::{Answer, Profile, Refusal, Subject};
 use engine::ir::{Graph, NodeId};
 use engine::op::Op;
-use engine::semantics::Failure;
+use engine::semantics::{Failure, Model};
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io;
@@ -40,8 +40,24 @@ const MAX_RULES: usize = 16;
 /// Steps taken from the source in search of the wrong one.
 const MAX_DEPTH: usize = 3;
 
-/// Rule applications judged per finding, at most.
+/// Rule applications judged per kept finding, at most.
 const MAX_STEPS: usize = 400;
+
+/// Rule applications judged past the root's per finding a campaign meets
+/// (most are of causes already kept, and a rule that is wrong alone is
+/// wrong at the root): a shallow search.
+const QUICK_STEPS: usize = 48;
+
+/// The instance a blamed rule is shown failing on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Instance {
+    /// The innermost node it fails on alone: a seed of the rule, and what
+    /// a report shows (a request per node, for a kept finding).
+    Smallest,
+    /// The case itself, when the rule fails on it alone: enough to name
+    /// the cause of a finding a campaign only counts.
+    Case,
+}
 
 /// The step of simplifying `src` in `g` (a finding's shrunk case) that
 /// fails alone with `failure`, judged under `cfg` (the oracle only, off
@@ -53,16 +69,32 @@ pub fn blame(
     failure: Failure,
     fired: &[(String, usize)],
     cfg: &CheckConfig,
+    instance: Instance,
+    points: &[Vec<i64>],
 ) -> Option<Blame> {
     let cfg = CheckConfig {
         kinds: KindSet::only(Kind::Oracle),
         ..cfg.clone()
     };
+    // A step fails the finding's way where the oracle's walk shows it, or
+    // at one of `points` (a counterexample the solver found where the walk
+    // sampled past it).
+    let model = Model {
+        width: cfg.width,
+        ..subject.profile().model()
+    };
     let fails = |c: &checks::Checked| {
-        c.oracle
+        let walked = c
+            .oracle
             .as_ref()
             .and_then(|o| o.failure.as_ref())
-            .is_some_and(|f| f.failure == failure)
+            .is_some_and(|f| f.failure == failure);
+        walked
+            || c.tgt.as_deref().is_some_and(|tgt| {
+                points
+                    .iter()
+                    .any(|env| fails_at(&c.graph, &c.src, tgt, env, model) == Some(failure))
+            })
     };
     if let Some(simp) = subject.engine() {
         let mut traced = g.clone();
@@ -85,9 +117,17 @@ pub fn blame(
     // group over the whole expression), and its instance is then the
     // innermost node it fails on alone.
     for (rule, _) in fired.iter().take(MAX_RULES) {
-        let alone = subject.rule_alone(rule)?;
+        let Some(alone) = subject.rule_alone(rule) else {
+            continue;
+        };
         if !profile.covers(g, src) || !fails(&checks::check(g, src, alone.as_ref(), &cfg, None)) {
             continue;
+        }
+        if instance == Instance::Case {
+            return Some(Blame {
+                rule: rule.clone(),
+                instance: case_body(g, src, None),
+            });
         }
         let at = innermost_first(g, src)
             .into_iter()
@@ -107,7 +147,10 @@ pub fn blame(
     // breadth first, each step judged alone.
     let mut frontier = vec![(g.clone(), src.to_vec())];
     let mut seen = HashSet::new();
-    let mut budget = MAX_STEPS;
+    let mut budget = match instance {
+        Instance::Smallest => MAX_STEPS,
+        Instance::Case => QUICK_STEPS,
+    };
     for _ in 0..MAX_DEPTH {
         let mut next = Vec::new();
         for (sg, roots) in &frontier {
@@ -120,7 +163,9 @@ pub fn blame(
                         return None;
                     }
                     budget -= 1;
-                    let alone = subject.rule_alone(rule)?;
+                    let Some(alone) = subject.rule_alone(rule) else {
+                        continue;
+                    };
                     let c = checks::check(sg, &[n], alone.as_ref(), &cfg, None);
                     if fails(&c) {
                         return Some(Blame {
@@ -146,6 +191,20 @@ pub fn blame(
         frontier = next;
     }
     None
+}
+
+/// How `tgt` fails to refine `src` at `env` under `model`, if it does.
+pub fn fails_at(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    env: &[i64],
+    model: Model,
+) -> Option<Failure> {
+    let wide: Vec<i128> = env.iter().map(|&v| v as i128).collect();
+    let s = engine::interp::eval(g, src, &wide, model);
+    let t = engine::interp::eval(g, tgt, &wide, model);
+    engine::interp::check_point(s, t).failure()
 }
 
 /// The operations below `roots`, innermost first: the step nearest the
@@ -304,6 +363,8 @@ mod tests {
             failure,
             &[],
             &CheckConfig::default(),
+            Instance::Smallest,
+            &[],
         )
     }
 

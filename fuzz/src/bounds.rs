@@ -304,10 +304,12 @@ pub fn check(
     }
 }
 
-/// Every bounded node whose bounds exclude a value it takes at some point
-/// of the domain of `roots` ([`scan_points`]), each with the first such
-/// point, in `bounded`'s order: where [`check`] stops at the first, the
-/// cause of a finding is the lowest of these (`crate::cause::transfer`).
+/// At the first point of the domain of `roots` ([`scan_points`]) where
+/// some bounded node's bounds exclude its value, every node whose bounds
+/// exclude it there, in `bounded`'s order: where [`check`] names the first,
+/// the cause of a finding is the lowest of these (`crate::cause::transfer`;
+/// a wrong bound and the bounds above it that inherit it miss at the same
+/// point, and the walk stops there as [`check`]'s does).
 pub fn violations(
     g: &Graph,
     roots: &[NodeId],
@@ -315,11 +317,11 @@ pub fn violations(
     model: Model,
     seed: u64,
 ) -> Vec<Violation> {
-    let mut found: Vec<Option<Violation>> = vec![None; bounded.len()];
+    let mut found: Vec<Violation> = Vec::new();
     scan_values(g, roots, bounded, model, seed, |env, values| {
-        for (i, (&(node, bound), &value)) in bounded.iter().zip(values).enumerate() {
-            if found[i].is_none() && contains(bound, value) == Some(false) {
-                found[i] = Some(Violation {
+        for (&(node, bound), &value) in bounded.iter().zip(values) {
+            if contains(bound, value) == Some(false) {
+                found.push(Violation {
                     node,
                     bound,
                     env: env.clone(),
@@ -327,9 +329,9 @@ pub fn violations(
                 });
             }
         }
-        false
+        !found.is_empty()
     });
-    found.into_iter().flatten().collect()
+    found
 }
 
 #[cfg(test)]

@@ -451,10 +451,21 @@ struct Tried {
     roots: Vec<NodeId>,
     failures: Vec<checks::CheckFailure>,
     causes: Vec<Found>,
-    /// It holds a literal a backend was seen to compile wrongly: its cause
-    /// may be the backend, which only a compile tells, so it is never
-    /// counted into a cause unrecorded.
-    suspect_literal: bool,
+    /// The integer literals of the case and its answer (those a backend
+    /// compiles wrongly make a finding suspect: [`Key`]).
+    literals: Vec<i64>,
+}
+
+/// What a finding is counted by before it is recorded: its cause as
+/// found, and the literals it holds that a backend was seen to compile
+/// wrongly (such a finding may be the backend's, which only a compile
+/// tells). The cause a key's first recorded finding is filed under is the
+/// key's from then on ([`Seen::filed`]): its later findings are counted
+/// there.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Key {
+    cause: Cause,
+    suspect: Vec<i64>,
 }
 
 impl Tried {
@@ -465,13 +476,12 @@ impl Tried {
         subject: &dyn Subject,
         checked: checks::Checked,
         cfg: &CheckConfig,
-        literals: &LiteralCache,
     ) -> Tried {
         let causes = checked
             .failures
             .iter()
             .map(|f| {
-                checks::catch(|| triage::triage(subject, &checked, f, cfg))
+                checks::catch(|| triage::triage(subject, &checked, f, cfg, triage::Depth::Quick))
                     .unwrap_or_else(|msg| Found::just(site::of_message(&msg)))
             })
             .collect();
@@ -483,7 +493,7 @@ impl Tried {
             .collect();
         Tried {
             variant,
-            suspect_literal: literals.holds_known(&checked.graph, &both),
+            literals: crate::cause::backend::literals(&checked.graph, &both),
             graph: checked.graph,
             roots: checked.src,
             failures: checked.failures,
@@ -507,20 +517,29 @@ impl Tried {
                 node: None,
             }],
             causes: vec![cause],
-            suspect_literal: false,
+            literals: Vec::new(),
         }
     }
 }
 
 /// A finding to shrink, classify and record: its index in the summary's
-/// findings, where it failed, its cause as found, and the group of
-/// findings of the same cause in its batch that join its bucket.
-struct ToRecord<'r> {
+/// findings, the case it failed on, its cause as found, and the group of
+/// findings of its key that join its bucket.
+struct ToRecord {
     idx: usize,
-    run: &'r CaseRun,
-    sub: &'r Tried,
+    k: u64,
+    generator: Generator,
+    case_seed: u64,
+    /// The validator ran on the case.
+    validated: bool,
+    variant: Option<Variant>,
+    graph: Graph,
+    roots: Vec<NodeId>,
+    /// What failed when it was found.
+    message: String,
     kind: Kind,
     found: Found,
+    key: Key,
     group: usize,
 }
 
@@ -658,22 +677,28 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
     let literals = LiteralCache::default();
     let mut next_j = 0u64;
     let batch = cfg.batch.max(1) as u64;
+    // The last batch folded, whose findings are recorded (shrunk,
+    // classified, written) while the next batch runs, and settled before
+    // the next batch is folded: a case budget's results do not depend on
+    // the timing.
+    let mut folded = Batch::default();
     loop {
-        if cfg.cases.is_some_and(|n| next_j >= n) {
-            s.stop = Stop::Cases;
-            break;
-        }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            s.stop = Stop::Time;
-            break;
-        }
-        if cfg.max_causes.is_some_and(|m| s.buckets.len() >= m) {
-            s.stop = Stop::Causes;
-            break;
-        }
-        let end = cfg.cases.map_or(next_j + batch, |n| n.min(next_j + batch));
+        let stop = if cfg.cases.is_some_and(|n| next_j >= n) {
+            Some(Stop::Cases)
+        } else if deadline.is_some_and(|d| Instant::now() >= d) {
+            Some(Stop::Time)
+        } else if cfg.max_causes.is_some_and(|m| s.buckets.len() >= m) {
+            Some(Stop::Causes)
+        } else {
+            None
+        };
+        let end = match stop {
+            Some(_) => next_j,
+            None => cfg.cases.map_or(next_j + batch, |n| n.min(next_j + batch)),
+        };
         let last = std::mem::take(&mut hunts);
-        let (mut runs, last) = rayon::join(
+        let recording = std::mem::take(&mut folded);
+        let (mut runs, (last, done)) = rayon::join(
             || {
                 (next_j..end)
                     .into_par_iter()
@@ -681,13 +706,19 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
                         if deadline.is_some_and(|d| Instant::now() >= d) {
                             return None;
                         }
-                        Some(run_case(cfg, subject, hooks, &literals, j))
+                        Some(run_case(cfg, subject, hooks, j))
                     })
                     .collect::<Vec<CaseRun>>()
             },
-            || settle_missed(hooks.missed, last),
+            || {
+                rayon::join(
+                    || settle_missed(hooks.missed, last),
+                    || record_all(cfg, subject, hooks, &literals, &recording, deadline),
+                )
+            },
         );
         next_j = end;
+        let new_findings = settle_all(&mut s, &mut seen, cfg, recording, done, start);
         fold_missed(&mut s, cfg, hooks.missed, last);
         if hooks.missed.is_some() {
             hunts = runs
@@ -696,33 +727,13 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
                 .collect();
             budget.spend(&mut hunts);
         }
-
         // Fold in case order; pick the findings to shrink and record.
-        let mut b = Batch::default();
         for r in &runs {
-            b.fold(&mut s, &mut seen, cfg, r);
+            folded.fold(&mut s, &mut seen, cfg, &literals, r);
         }
-        // Shrink in parallel, write in order (a finding is reported only
-        // once its file is on disk).
-        let done: Vec<(usize, usize, Prepared)> = b
-            .todo
-            .par_iter()
-            .map(|t| {
-                (
-                    t.idx,
-                    t.group,
-                    record(cfg, subject, hooks, &literals, t, deadline),
-                )
-            })
-            .collect();
-        let new_findings: Vec<Finding> = done
-            .into_iter()
-            .map(|(idx, group, rec)| {
-                let joined = std::mem::take(&mut b.groups[group]);
-                settle(&mut s, cfg, idx, joined, rec, start)
-            })
-            .collect();
-        if let Some(p) = hooks.progress {
+        // The stopping round runs no case: it only settles the last
+        // batch's findings, reported if there are any.
+        if let (Some(p), false) = (hooks.progress, stop.is_some() && new_findings.is_empty()) {
             p(&Progress {
                 cases: s.cases,
                 elapsed: start.elapsed(),
@@ -731,6 +742,10 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
                 rules_total: s.rule_names.len(),
                 new_findings,
             });
+        }
+        if let Some(stop) = stop {
+            s.stop = stop;
+            break;
         }
     }
     let last = settle_missed(hooks.missed, hunts);
@@ -791,31 +806,53 @@ fn fold_missed(s: &mut Summary, cfg: &CampaignConfig, h: Option<&Hunter<'_>>, hu
     }
 }
 
-/// Across a campaign: the distinct shapes of the subject's answers.
+/// Across a campaign: the distinct shapes of the subject's answers, and
+/// the cause each key's recorded finding was filed under.
 #[derive(Default)]
 struct Seen {
     answer_shapes: std::collections::HashSet<u64>,
+    filed: HashMap<Key, Cause>,
+}
+
+impl Seen {
+    /// The cause a finding of `key` counts under without being recorded:
+    /// the one a finding of its key was filed under (a subterm found
+    /// before shrinking is often a rule's instance, blamed once shrunk),
+    /// else its own unless it holds a suspect literal.
+    fn cause_of(&self, key: &Key) -> Option<Cause> {
+        match self.filed.get(key) {
+            Some(cause) => Some(cause.clone()),
+            None => key.suspect.is_empty().then(|| key.cause.clone()),
+        }
+    }
 }
 
 /// One batch of cases folded in case order: the findings to shrink and
 /// record, and the groups of findings that wait on one of them (they have
 /// its shape or message, so they join its bucket once it has one).
 #[derive(Default)]
-struct Batch<'r> {
-    todo: Vec<ToRecord<'r>>,
-    /// The cause of each finding to record in this batch, to its group (an
+struct Batch {
+    todo: Vec<ToRecord>,
+    /// The key of each finding to record in this batch, to its group (an
     /// index into `groups`).
-    pending: HashMap<Cause, usize>,
+    pending: HashMap<Key, usize>,
     /// Per group: the listed findings that joined it, and how many more
     /// joined past [`MAX_LISTED_FINDINGS`].
     groups: Vec<(Vec<usize>, u64)>,
 }
 
-impl<'r> Batch<'r> {
+impl Batch {
     /// Counts one case's run into the summary and queues or groups its
     /// failures: a finding of a cause kept `max_findings` times is counted
     /// there and not recorded again.
-    fn fold(&mut self, s: &mut Summary, seen: &mut Seen, cfg: &CampaignConfig, r: &'r CaseRun) {
+    fn fold(
+        &mut self,
+        s: &mut Summary,
+        seen: &mut Seen,
+        cfg: &CampaignConfig,
+        literals: &LiteralCache,
+        r: &CaseRun,
+    ) {
         if r.skipped {
             s.skipped += 1;
             return;
@@ -841,34 +878,42 @@ impl<'r> Batch<'r> {
                 *s.by_kind.entry(f.kind).or_default() += 1;
                 // A cause already kept as often as asked: counted there,
                 // not shrunk, classified or written again.
-                let countable = !sub.suspect_literal;
-                let full = s.buckets.iter().position(|b| {
-                    b.cause == found.cause && cfg.max_findings.is_some_and(|m| b.recorded >= m)
+                let key = Key {
+                    cause: found.cause.clone(),
+                    suspect: literals.known_among(&sub.literals),
+                };
+                let full = seen.cause_of(&key).and_then(|cause| {
+                    s.buckets.iter().position(|b| {
+                        b.cause == cause && cfg.max_findings.is_some_and(|m| b.recorded >= m)
+                    })
                 });
-                if let (true, Some(b)) = (countable, full) {
+                if let Some(b) = full {
                     s.buckets[b].count += 1;
                     if let Some(c) = s.buckets[b].class {
                         *s.by_class.entry(c).or_default() += 1;
                     }
                     continue;
                 }
-                let group = countable
-                    .then(|| self.pending.get(&found.cause).copied())
-                    .flatten();
+                let group = self.pending.get(&key).copied();
                 let record_it = group.is_none() && !sub.roots.is_empty();
                 let idx = s.findings.len();
                 if record_it {
                     let g = self.groups.len();
                     self.groups.push((Vec::new(), 0));
-                    if countable {
-                        self.pending.insert(found.cause.clone(), g);
-                    }
+                    self.pending.insert(key.clone(), g);
                     self.todo.push(ToRecord {
                         idx,
-                        run: r,
-                        sub,
+                        k: r.k,
+                        generator: r.generator,
+                        case_seed: r.case_seed,
+                        validated: r.validated,
+                        variant: sub.variant,
+                        graph: sub.graph.clone(),
+                        roots: sub.roots.clone(),
+                        message: f.message.clone(),
                         kind: f.kind,
                         found: found.clone(),
+                        key,
                         group: g,
                     });
                 } else if let Some(g) = group {
@@ -912,6 +957,45 @@ fn unshrunk_finding(r: &CaseRun, sub: &Tried, f: &checks::CheckFailure) -> Findi
         class: None,
         cause: None,
     }
+}
+
+/// Records (shrinks, classifies) a folded batch's findings, in parallel.
+fn record_all(
+    cfg: &CampaignConfig,
+    subject: &dyn Subject,
+    hooks: &Hooks<'_>,
+    literals: &LiteralCache,
+    b: &Batch,
+    deadline: Option<Instant>,
+) -> Vec<Prepared> {
+    b.todo
+        .par_iter()
+        .map(|t| record(cfg, subject, hooks, literals, t, deadline))
+        .collect()
+}
+
+/// Settles a batch's recorded findings in order (a finding is reported
+/// only once its file is on disk), each key's filed cause remembered.
+fn settle_all(
+    s: &mut Summary,
+    seen: &mut Seen,
+    cfg: &CampaignConfig,
+    mut b: Batch,
+    done: Vec<Prepared>,
+    start: Instant,
+) -> Vec<Finding> {
+    let todo = std::mem::take(&mut b.todo);
+    todo.into_iter()
+        .zip(done)
+        .map(|(t, rec)| {
+            let joined = std::mem::take(&mut b.groups[t.group]);
+            let f = settle(s, cfg, t.idx, joined, rec, start);
+            if let Some(cause) = &f.cause {
+                seen.filed.insert(t.key, cause.clone());
+            }
+            f
+        })
+        .collect()
 }
 
 /// Puts a prepared finding (`s.findings[idx]`) into its cause's bucket,
@@ -1031,31 +1115,31 @@ fn record(
     subject: &dyn Subject,
     hooks: &Hooks<'_>,
     literals: &LiteralCache,
-    t: &ToRecord<'_>,
+    t: &ToRecord,
     deadline: Option<Instant>,
 ) -> Prepared {
-    let (r, sub, kind) = (t.run, t.sub, t.kind);
+    let kind = t.kind;
     let mut ccfg = cfg.check.clone();
-    ccfg.seed = r.case_seed;
+    ccfg.seed = t.case_seed;
     // The validator ran on this subject only if it was the sampled case.
-    let validator = if r.validated && sub.variant.is_none() {
+    let validator = if t.validated && t.variant.is_none() {
         hooks.validator
     } else {
         None
     };
     let origin = format!(
         "generator {}, campaign seed {}, case {} (Case::from_seed({:?}, {:#x})){}",
-        r.generator,
+        t.generator,
         cfg.seed,
-        r.k,
-        r.generator,
-        r.case_seed,
-        sub.variant
+        t.k,
+        t.generator,
+        t.case_seed,
+        t.variant
             .map_or_else(String::new, |v| format!(", {v} variant"))
     );
     let program = Program {
-        graph: sub.graph.clone(),
-        outputs: sub.roots.clone(),
+        graph: t.graph.clone(),
+        outputs: t.roots.clone(),
         expects: Vec::new(),
         header: Vec::new(),
         constraints: Vec::new(),
@@ -1074,22 +1158,14 @@ fn record(
     // A failure that did not recur (a peer whose state spans requests: an
     // adapter that answers twice fails the next request) keeps what it was.
     if prepared.entry.message.starts_with(NOT_AGAIN) {
-        if let Some(f) = sub.failures.iter().find(|f| f.kind == kind) {
-            prepared.entry.message = format!("{NOT_AGAIN} when found: {}", f.message);
-        }
+        prepared.entry.message = format!("{NOT_AGAIN} when found: {}", t.message);
     }
     prepared
 }
 
 /// Generates and checks case `j` of the shard, and one variant of it, each
 /// projected onto the subject's profile.
-fn run_case(
-    cfg: &CampaignConfig,
-    subject: &dyn Subject,
-    hooks: &Hooks<'_>,
-    literals: &LiteralCache,
-    j: u64,
-) -> CaseRun {
+fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u64) -> CaseRun {
     let k = cfg.shard.case_number(j);
     let generator = cfg.generator.for_case(cfg.seed, k);
     let case_seed = mix(cfg.seed, k);
@@ -1151,8 +1227,7 @@ fn run_case(
         None
     };
     if !checked.ok() {
-        run.subjects
-            .push(Tried::new(None, subject, checked, &ccfg, literals));
+        run.subjects.push(Tried::new(None, subject, checked, &ccfg));
     }
     if let Some((v, graph, roots)) = variant {
         let (graph, roots) = if profile.covers(&graph, &roots) {
@@ -1172,8 +1247,7 @@ fn run_case(
         run.tally(&vc, subject.engine().is_none());
         hunt(hooks, &vc, &mut run);
         if !vc.ok() {
-            run.subjects
-                .push(Tried::new(Some(v), subject, vc, &ccfg, literals));
+            run.subjects.push(Tried::new(Some(v), subject, vc, &ccfg));
         }
     }
     run

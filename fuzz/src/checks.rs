@@ -266,6 +266,9 @@ pub struct Checked {
     /// The peer's own bounds of the source's nodes, when it gave them: what
     /// a finding's cause is weighed against ([`crate::cause::transfer`]).
     pub peer_bounds: Vec<crate::cause::transfer::PeerBound>,
+    /// Every node whose peer bound excludes a value it takes, with where
+    /// (empty when every bound holds, or none was asked).
+    pub bounds_violations: Vec<crate::bounds::Violation>,
 }
 
 impl Checked {
@@ -378,6 +381,7 @@ pub fn check(
         class: None,
         bounds_violation: None,
         peer_bounds: Vec::new(),
+        bounds_violations: Vec::new(),
     };
     if let Err(msg) = catch(|| run_checks(&mut out, subject, cfg, validate)) {
         out.failures
@@ -585,7 +589,10 @@ fn run_checks(
                 BoundsFound::Classed(class) => {
                     out.class.get_or_insert(class);
                 }
-                BoundsFound::Violation(v) => out.bounds_violation = Some(v),
+                BoundsFound::Violation(v, all) => {
+                    out.bounds_violation = Some(v);
+                    out.bounds_violations = all;
+                }
             }
         }
     }
@@ -621,9 +628,10 @@ fn run_checks(
 enum BoundsFound {
     /// The peer failed to give its bounds: a class no backend is needed for.
     Classed(Confirmation),
-    /// A value outside its node's bounds, classified later on the peer's
-    /// backends ([`crate::classify`]).
-    Violation(crate::bounds::Violation),
+    /// A value outside its node's bounds (the lowest wrong node's), and
+    /// every wrong node's, classified later on the peer's backends
+    /// ([`crate::classify`]).
+    Violation(crate::bounds::Violation, Vec<crate::bounds::Violation>),
 }
 
 /// A peer's own bounds of every node of the source ([`crate::bounds`]),
@@ -689,9 +697,13 @@ fn peer_bounds_check(
         width: cfg.width,
         ..subject.profile().model()
     };
-    let Some(v) = crate::bounds::check(g, src, &nodes, model, cfg.seed).violation else {
+    // Every value each bound misses: the finding names the lowest wrong
+    // node, whose transfer function is the cause ([`crate::cause::transfer`]).
+    let found = crate::bounds::violations(g, src, &nodes, model, cfg.seed);
+    let Some(wrong) = crate::cause::transfer::lowest_among(g, src, &bounded, &found) else {
         return (bounded, None);
     };
+    let v = wrong.violation;
     let domain = Domain::new(g, src);
     let point: Vec<(String, i64)> = domain
         .vars
@@ -713,7 +725,7 @@ fn peer_bounds_check(
         env: Some(v.env.clone()),
         node: Some(v.node),
     };
-    (bounded, Some((failure, BoundsFound::Violation(v))))
+    (bounded, Some((failure, BoundsFound::Violation(v, found))))
 }
 
 /// Whether a peer that raised, hung or exited on a case owes nothing: the

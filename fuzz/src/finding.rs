@@ -87,7 +87,13 @@ impl Preparer<'_> {
         let cfg = self.triage_config(kind);
         let c = checks::check(&p.graph, &p.outputs, self.subject, &cfg, self.validator);
         let f = c.failure(kind)?;
-        Some(triage::triage(self.subject, &c, f, &cfg))
+        Some(triage::triage(
+            self.subject,
+            &c,
+            f,
+            &cfg,
+            triage::Depth::Full,
+        ))
     }
 
     /// Whether `p`'s `kind` failure still has cause `want`.
@@ -309,6 +315,7 @@ impl Preparer<'_> {
     ) -> Found {
         if let Some(cause) =
             backend::of_classified(self.subject, checked, self.check.width, self.literals)
+                .or_else(|| crate::cause::model_only(checked))
         {
             return Found::just(cause);
         }

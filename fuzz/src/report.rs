@@ -283,6 +283,7 @@ pub fn title(d: &Defect) -> String {
         Cause::Crash(site) => format!("crash at `{site}`"),
         Cause::Loop(rules) => format!("rewriting does not terminate: {}", rules.join(", ")),
         Cause::Hang => "the simplifier does not answer".into(),
+        Cause::Model(part) => format!("not the peer's: tileproof's model flags {part}"),
         Cause::Shape(s) => format!("wrong answer ({s})"),
     };
     format!("[{} {}] {what}", d.peer, d.version)
@@ -380,6 +381,7 @@ fn blamed(d: &Defect) -> String {
         Cause::Crash(site) => format!("`{site}`"),
         Cause::Loop(rules) => format!("the rules {}", rules.join(", ")),
         Cause::Hang | Cause::Subterm(_) | Cause::Shape(_) => "the simplifier".into(),
+        Cause::Model(_) => "tileproof's model".into(),
     }
 }
 

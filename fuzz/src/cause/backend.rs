@@ -51,19 +51,24 @@ impl LiteralCache {
         wrong
     }
 
-    /// Whether some literal of `roots` is one a backend was seen to
-    /// compile wrongly (no probe is run): a finding holding one is not
-    /// counted into a cause before its backend is asked.
-    pub fn holds_known(&self, g: &Graph, roots: &[NodeId]) -> bool {
+    /// Those of `literals` a backend was seen to compile wrongly (no probe
+    /// is run), in increasing order: a finding holding one may be the
+    /// backend's, which only a compile tells.
+    pub fn known_among(&self, literals: &[i64]) -> Vec<i64> {
         let known = self.known.lock().expect("cache");
-        literals(g, roots)
+        let mut out: Vec<i64> = literals
             .iter()
-            .any(|&c| known.iter().any(|((_, k), &wrong)| wrong && *k == c))
+            .copied()
+            .filter(|&c| known.iter().any(|((_, k), &wrong)| wrong && *k == c))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 }
 
 /// The integer literals below `roots`, each once, in node order.
-fn literals(g: &Graph, roots: &[NodeId]) -> Vec<i64> {
+pub fn literals(g: &Graph, roots: &[NodeId]) -> Vec<i64> {
     let mut out = Vec::new();
     for n in g.reachable(roots) {
         let node = g.node(n);

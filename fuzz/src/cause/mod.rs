@@ -31,6 +31,26 @@ use backend::LiteralCache;
 use std::fmt;
 use triage::Found;
 
+/// The cause of a `model-only` finding: the part of tileproof's model its
+/// peer's compiled code does not share (the undefined behaviour the model
+/// saw in the answer, else how the model's answer failed).
+pub fn model_only(checked: &Checked) -> Option<Cause> {
+    let c = checked.class.as_ref()?;
+    if c.class != crate::confirm::Class::ModelOnly {
+        return None;
+    }
+    let failing = checked.oracle.as_ref().and_then(|o| o.failure.as_ref());
+    let ub = failing
+        .and_then(|f| f.replay.as_ref())
+        .and_then(|r| r.tgt.as_ref().err())
+        .map(|u| u.reason);
+    Some(Cause::Model(match (ub, failing) {
+        (Some(ub), _) => ub.to_string(),
+        (None, Some(f)) => f.failure.to_string(),
+        (None, None) => "bounds".to_string(),
+    }))
+}
+
 /// The cause a checked case's `kind` failure is filed under: the backend
 /// when its classified finding is one its compiled code gets wrong, else
 /// what [`triage`] finds (`checked` must have been checked with the
@@ -42,11 +62,13 @@ pub fn attribute(
     cfg: &CheckConfig,
     literals: &LiteralCache,
 ) -> Found {
-    if let Some(cause) = backend::of_classified(subject, checked, cfg.width, literals) {
+    if let Some(cause) = backend::of_classified(subject, checked, cfg.width, literals)
+        .or_else(|| model_only(checked))
+    {
         return Found::just(cause);
     }
     match checked.failure(kind) {
-        Some(f) => triage::triage(subject, checked, f, cfg),
+        Some(f) => triage::triage(subject, checked, f, cfg, triage::Depth::Full),
         None => Found::just(triage::shape_of(checked, kind)),
     }
 }
@@ -91,11 +113,12 @@ pub enum Cause {
     },
     /// A stage of the peer's pipeline (MLIR's construction, before any
     /// pass): the first whose output fails, and the innermost subterm it
-    /// gets wrong alone (names and constants abstracted).
+    /// gets wrong alone (its linear forms abstracted:
+    /// [`crate::bucket::linear_shape`]).
     Stage { stage: String, subterm: String },
-    /// The innermost subterm the simplifier gets wrong alone (names and
-    /// constants abstracted): a peer with neither rules nor stages to
-    /// blame.
+    /// The innermost subterm the simplifier gets wrong alone (its linear
+    /// forms abstracted: [`crate::bucket::linear_shape`]): a peer with
+    /// neither rules nor stages to blame.
     Subterm(String),
     /// The peer raised, panicked or died: where (a panic's `file:line`, an
     /// exception's innermost frame and type).
@@ -104,6 +127,11 @@ pub enum Cause {
     Loop(Vec<String>),
     /// The peer did not answer in time.
     Hang,
+    /// No defect of the peer: its compiled code computes the source's
+    /// values where tileproof's model flagged the answer (a `model-only`
+    /// finding), by the part of the model that differs (`index overflow`
+    /// that wraps, a division the optimiser removed, ...).
+    Model(String),
     /// What is left: the failure and the shrunk case's shape (names and
     /// constants abstracted), tileproof's own checks (ranges, lowering,
     /// idempotence) among them.
@@ -124,6 +152,7 @@ impl Cause {
             Cause::Crash(site) => format!("crash {site}"),
             Cause::Loop(rules) => format!("loop {}", rules.join(", ")),
             Cause::Hang => "hang".into(),
+            Cause::Model(part) => format!("model {part}"),
             Cause::Shape(s) => format!("shape {s}"),
         }
     }
@@ -160,6 +189,7 @@ impl Cause {
                 Cause::Loop(rest.split(", ").map(str::to_string).collect())
             }
             "hang" if rest.is_empty() => Cause::Hang,
+            "model" if !rest.is_empty() => Cause::Model(rest),
             "shape" if !rest.is_empty() => Cause::Shape(rest),
             _ => return None,
         })
@@ -176,6 +206,7 @@ impl Cause {
             Cause::Crash(_) => Layer::Crash,
             Cause::Loop(_) => Layer::Loop,
             Cause::Hang => Layer::Hang,
+            Cause::Model(_) => Layer::Model,
         }
     }
 
@@ -196,6 +227,9 @@ impl Cause {
             Cause::Crash(site) => format!("the simplifier crashes at {site}"),
             Cause::Loop(rules) => format!("rewriting loops through {}", rules.join(", ")),
             Cause::Hang => "the simplifier does not answer in time".into(),
+            Cause::Model(part) => format!(
+                "not the peer's: its compiled code computes the source's values where tileproof's model flags {part}"
+            ),
             Cause::Shape(s) => format!("unattributed: {s}"),
         }
     }
@@ -223,6 +257,8 @@ pub enum Layer {
     Crash,
     Loop,
     Hang,
+    /// tileproof's model, not the peer.
+    Model,
     Unattributed,
 }
 
@@ -236,6 +272,7 @@ impl Layer {
             Layer::Crash => "crash",
             Layer::Loop => "loop",
             Layer::Hang => "hang",
+            Layer::Model => "tileproof's model",
             Layer::Unattributed => "unattributed",
         }
     }
@@ -266,6 +303,7 @@ mod tests {
             Cause::Crash("morok-schedule/src/symbolic/divmod.rs:464".into()),
             Cause::Loop(vec!["a".into(), "b".into()]),
             Cause::Hang,
+            Cause::Model("index overflow".into()),
             Cause::Shape("oracle value-differs: v0 % C".into()),
         ];
         for c in causes {

@@ -36,8 +36,13 @@ pub fn first_wrong(
         let stage = subject.stage(name)?;
         let c = checks::check(g, src, stage.as_ref(), &cfg, None);
         if c.failed(Kind::Oracle) {
-            let subterm = wrong_subterm(stage.as_ref(), g, src, &cfg)
-                .unwrap_or_else(|| crate::bucket::abstract_shape(g, src));
+            let subterm = wrong_subterm(stage.as_ref(), g, src, &cfg).unwrap_or_else(|| {
+                let shapes: Vec<String> = src
+                    .iter()
+                    .map(|&r| crate::bucket::linear_shape(g, r))
+                    .collect();
+                shapes.join("; ")
+            });
             return Some(Cause::Stage {
                 stage: name.clone(),
                 subterm,

@@ -62,13 +62,24 @@ pub fn lowest(
 ) -> Option<Wrong> {
     let pairs: Vec<(NodeId, Bound)> = bounded.iter().map(|b| (b.node, b.bound)).collect();
     let found = bounds::violations(g, src, &pairs, model, seed);
+    lowest_among(g, src, bounded, &found)
+}
+
+/// [`lowest`] of the violations `found` (every wrong node's, as
+/// [`bounds::violations`] gives them).
+pub fn lowest_among(
+    g: &Graph,
+    src: &[NodeId],
+    bounded: &[PeerBound],
+    found: &[Violation],
+) -> Option<Wrong> {
     let wrong: HashSet<NodeId> = found.iter().map(|v| v.node).collect();
     // Operands come before the nodes that use them.
     let node = g
         .reachable(src)
         .into_iter()
         .find(|&n| wrong.contains(&n) && !g.node(n).src().iter().any(|s| wrong.contains(s)))?;
-    let violation = found.into_iter().find(|v| v.node == node)?;
+    let violation = found.iter().find(|v| v.node == node)?.clone();
     let b = bounded.iter().find(|b| b.node == node)?;
     Some(Wrong {
         op: op_name(g, b),
@@ -90,21 +101,51 @@ pub fn right_where_bounds_hold(
     failing: &[Vec<i64>],
 ) -> bool {
     let domain = Domain::new(g, src);
+    let watched: Vec<NodeId> = bounded
+        .iter()
+        .map(|b| b.node)
+        .chain(src.iter().copied())
+        .collect();
+    let nodes = g.size_of(&watched) + g.size_of(tgt);
+    let decision = walk::decide(Purpose::Premise, domain.size(), nodes);
+    // Compiled, both sides, past a few hundred points: a sample of
+    // thousands by the interpreter cost a campaign most of its time.
+    let compiled = (domain.size() > walk::INTERPRETED)
+        .then(|| {
+            let s = crate::jit::CompiledEval::new(g, &watched, model).ok()?;
+            let t = crate::jit::CompiledEval::new(g, tgt, model).ok()?;
+            Some((s, t))
+        })
+        .flatten();
     let mut src_ev = Evaluator::new(g, src, model);
     let mut wrong_somewhere = false;
     let mut judge = |env: &[i64]| -> bool {
-        let wide: Vec<i128> = env.iter().map(|&v| v as i128).collect();
-        let Ok(vals) = src_ev.eval_all(&wide) else {
-            return false;
+        let (holds, s, t) = match &compiled {
+            Some((se, te)) => {
+                let Ok(vals) = se.eval(env) else {
+                    return false;
+                };
+                let holds = bounded
+                    .iter()
+                    .zip(&vals)
+                    .all(|(b, &v)| bounds::contains(b.bound, v) != Some(false));
+                (holds, vals[bounded.len()..].to_vec(), te.eval(env))
+            }
+            None => {
+                let wide: Vec<i128> = env.iter().map(|&v| v as i128).collect();
+                let Ok(vals) = src_ev.eval_all(&wide) else {
+                    return false;
+                };
+                let holds = bounded
+                    .iter()
+                    .all(|b| bounds::contains(b.bound, vals[b.node.index()]) != Some(false));
+                let s: Vec<interp::Val> = src.iter().map(|r| vals[r.index()]).collect();
+                (holds, s, interp::eval(g, tgt, &wide, model))
+            }
         };
-        let holds = bounded
-            .iter()
-            .all(|b| bounds::contains(b.bound, vals[b.node.index()]) != Some(false));
         if !holds {
             return false;
         }
-        let s: Vec<interp::Val> = src.iter().map(|r| vals[r.index()]).collect();
-        let t = interp::eval(g, tgt, &wide, model);
         wrong_somewhere = matches!(interp::check_point(Ok(s), t), PointCheck::Fails(_));
         wrong_somewhere
     };
@@ -113,9 +154,9 @@ pub fn right_where_bounds_hold(
             return false;
         }
     }
-    let nodes = g.size_of(src) + g.size_of(tgt);
-    let samples = walk::decide(Purpose::Premise, domain.size(), nodes).samples();
-    bounds::scan_points(&domain, seed, samples, |point| judge(&domain.env(g, point)));
+    bounds::scan_points(&domain, seed, decision.samples(), |point| {
+        judge(&domain.env(g, point))
+    });
     !wrong_somewhere
 }
 

@@ -20,9 +20,10 @@
 
 use super::transfer::{self, Wrong};
 use super::{site, stage, Cause};
-use crate::blame;
+use crate::blame::{self, Instance};
 use crate::bucket::{self, Blame};
 use crate::checks::{self, CheckConfig, CheckFailure, Checked};
+use crate::corpus;
 use crate::kind::{Kind, KindSet};
 use crate::subject::Subject;
 use engine::ir::{Graph, NodeId, Op};
@@ -123,6 +124,17 @@ impl WrongBound {
     }
 }
 
+/// How far a triage looks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// Where a campaign finds a finding: the cause named, its rule's
+    /// instance the case itself (a finding of a known cause is only
+    /// counted).
+    Quick,
+    /// A kept finding: its rule's instance the innermost node it fails on.
+    Full,
+}
+
 /// Non-leaf nodes tried as subterms a simplifier gets wrong alone.
 const MAX_SUBTERMS: usize = 24;
 
@@ -133,6 +145,7 @@ pub fn triage(
     checked: &Checked,
     failure: &CheckFailure,
     cfg: &CheckConfig,
+    depth: Depth,
 ) -> Found {
     let peer = subject.engine().is_none();
     let cfg = &cfg.quick();
@@ -146,13 +159,7 @@ pub fn triage(
         }
         Kind::Hang => return Found::just(Cause::Hang),
         Kind::Bounds => {
-            if let Some(w) = transfer::lowest(
-                &checked.graph,
-                &checked.src,
-                &checked.peer_bounds,
-                model,
-                cfg.seed,
-            ) {
+            if let Some(w) = wrong_bound(checked) {
                 return Found {
                     cause: Cause::Transfer(w.op.clone()),
                     blame: None,
@@ -160,14 +167,35 @@ pub fn triage(
                 };
             }
         }
-        Kind::Oracle => {
-            if let Some(found) = oracle_cause(subject, checked, failure, cfg, model, peer) {
+        Kind::Oracle | Kind::Validate => {
+            let focused = focus(checked);
+            let checked = focused.as_ref().unwrap_or(checked);
+            if let Some(found) = oracle_cause(subject, checked, failure, cfg, model, peer, depth) {
                 return found;
             }
         }
         _ => {}
     }
     Found::just(shape(checked, failure.kind, failure.node))
+}
+
+/// `checked` narrowed to the output its oracle failure is of, when it has
+/// several and the failure names one: a rule applies to one expression,
+/// and the other outputs are not the finding's.
+fn focus(checked: &Checked) -> Option<Checked> {
+    let root = checked.oracle.as_ref()?.failure.as_ref()?.root?;
+    let tgt = checked.tgt.as_ref()?;
+    if checked.src.len() < 2 || root >= checked.src.len() || root >= tgt.len() {
+        return None;
+    }
+    let mut narrow = checked.clone();
+    narrow.src = vec![checked.src[root]];
+    narrow.tgt = Some(vec![tgt[root]]);
+    let below: std::collections::HashSet<NodeId> =
+        checked.graph.reachable(&narrow.src).into_iter().collect();
+    narrow.peer_bounds.retain(|b| below.contains(&b.node));
+    narrow.bounds_violations.retain(|v| below.contains(&v.node));
+    Some(narrow)
 }
 
 /// The cause of an oracle failure: the range analysis, a rule, a subterm.
@@ -178,9 +206,10 @@ fn oracle_cause(
     cfg: &CheckConfig,
     model: Model,
     peer: bool,
+    depth: Depth,
 ) -> Option<Found> {
     let (g, src) = (&checked.graph, &checked.src);
-    let how = oracle_failure(checked)?;
+    let how = oracle_failure(checked, model)?;
     if let Some(found) = bounds_explain(checked, failure, model, cfg.seed) {
         return Some(found);
     }
@@ -188,10 +217,15 @@ fn oracle_cause(
         return Some(Found::just(cause));
     }
     let fired = checked.fired(subject.rule_names());
-    if let Some(b) = blame::blame(subject, g, src, how, &fired, cfg) {
+    let instance = match depth {
+        Depth::Quick => Instance::Case,
+        Depth::Full => Instance::Smallest,
+    };
+    let points: Vec<Vec<i64>> = failure.env.iter().cloned().collect();
+    if let Some(b) = blame::blame(subject, g, src, how, &fired, cfg, instance, &points) {
         // The rule's premises: a step that is right wherever the peer's
         // bounds of its instance hold trusted a wrong bound.
-        if let Some(found) = instance_bounds_explain(subject, &b, cfg, model) {
+        if let Some(found) = instance_bounds_explain(subject, &b, cfg, model, checked) {
             return Some(found);
         }
         return Some(Found {
@@ -200,12 +234,26 @@ fn oracle_cause(
             wrong_bound: None,
         });
     }
-    if peer {
-        if let Some(shape) = wrong_subterm(subject, g, src, cfg) {
-            return Some(Found::just(Cause::Subterm(shape)));
+    if !peer {
+        return None;
+    }
+    let n = innermost_wrong(subject, g, src, cfg)?;
+    // The innermost subterm it gets wrong alone is a case of its own,
+    // smaller: its cause may show where the whole case's did not (a rule
+    // among many, a bound of a node the case rewrote first).
+    if src.as_slice() != [n] {
+        let sub_cfg = CheckConfig {
+            kinds: KindSet::only(Kind::Oracle).with(Kind::Bounds),
+            ..cfg.clone()
+        };
+        let c = checks::check(g, &[n], subject, &sub_cfg, None);
+        if let Some(f) = c.failure(Kind::Oracle) {
+            if let Some(found) = oracle_cause(subject, &c, f, cfg, model, false, depth) {
+                return Some(found);
+            }
         }
     }
-    None
+    Some(Found::just(Cause::Subterm(bucket::linear_shape(g, n))))
 }
 
 /// The range analysis's transfer function, when the peer's bounds of
@@ -222,7 +270,7 @@ fn bounds_explain(
     if checked.peer_bounds.is_empty() {
         return None;
     }
-    let w = transfer::lowest(g, src, &checked.peer_bounds, model, seed)?;
+    let w = wrong_bound(checked)?;
     let failing: Vec<Vec<i64>> = failure.env.iter().cloned().collect();
     transfer::right_where_bounds_hold(g, src, tgt, &checked.peer_bounds, model, seed, &failing)
         .then(|| Found {
@@ -241,22 +289,35 @@ fn instance_bounds_explain(
     b: &Blame,
     cfg: &CheckConfig,
     model: Model,
+    case: &Checked,
 ) -> Option<Found> {
-    let p = engine::parse::parse_program(&b.instance).ok()?;
     let alone = subject.rule_alone(&b.rule)?;
     let step_cfg = CheckConfig {
         kinds: KindSet::only(Kind::Oracle),
         ..cfg.clone()
     };
-    let mut step = checks::check(&p.graph, &p.outputs, alone.as_ref(), &step_cfg, None);
-    let bounds_cfg = CheckConfig {
-        kinds: KindSet::only(Kind::Bounds),
-        ..cfg.clone()
+    // The case's own bounds serve when the instance is the case.
+    let whole = corpus::case_body(&case.graph, &case.src, None) == b.instance;
+    let mut step = if whole {
+        checks::check(&case.graph, &case.src, alone.as_ref(), &step_cfg, None)
+    } else {
+        let p = engine::parse::parse_program(&b.instance).ok()?;
+        checks::check(&p.graph, &p.outputs, alone.as_ref(), &step_cfg, None)
     };
-    let asked = checks::check(&p.graph, &p.outputs, subject, &bounds_cfg, None);
-    // The two checks copied the same graph: the instance's nodes have the
-    // same ids in both.
-    step.peer_bounds = asked.peer_bounds;
+    if whole {
+        step.peer_bounds = case.peer_bounds.clone();
+        step.bounds_violations = case.bounds_violations.clone();
+    } else {
+        let bounds_cfg = CheckConfig {
+            kinds: KindSet::only(Kind::Bounds),
+            ..cfg.clone()
+        };
+        let asked = checks::check(&step.graph, &step.src, subject, &bounds_cfg, None);
+        // The check copied the step's graph: the instance's nodes have
+        // the same ids in both.
+        step.peer_bounds = asked.peer_bounds;
+        step.bounds_violations = asked.bounds_violations;
+    }
     let failure = step.failure(Kind::Oracle)?.clone();
     bounds_explain(&step, &failure, model, cfg.seed)
 }
@@ -282,11 +343,10 @@ pub fn holds(
         Cause::Crash(_) | Cause::Loop(_) => site::of_message(&failure.message) == *want,
         Cause::Hang => failure.kind == Kind::Hang,
         Cause::Transfer(_) if failure.kind == Kind::Bounds => {
-            transfer::lowest(g, src, &checked.peer_bounds, model, cfg.seed)
-                .is_some_and(|w| Cause::Transfer(w.op) == *want)
+            wrong_bound(checked).is_some_and(|w| Cause::Transfer(w.op) == *want)
         }
         Cause::Transfer(_) | Cause::Rule(_) => {
-            let Some(how) = oracle_failure(checked) else {
+            let Some(how) = oracle_failure(checked, model) else {
                 return false;
             };
             if let Some(found) = bounds_explain(checked, failure, model, cfg.seed) {
@@ -299,10 +359,12 @@ pub fn holds(
                 Cause::Rule(rule) => vec![(rule.clone(), 1)],
                 _ => checked.fired(subject.rule_names()),
             };
-            let Some(b) = blame::blame(subject, g, src, how, &only, cfg) else {
+            let points: Vec<Vec<i64>> = failure.env.iter().cloned().collect();
+            let Some(b) = blame::blame(subject, g, src, how, &only, cfg, Instance::Case, &points)
+            else {
                 return false;
             };
-            match instance_bounds_explain(subject, &b, cfg, model) {
+            match instance_bounds_explain(subject, &b, cfg, model, checked) {
                 Some(found) => found.cause == *want,
                 None => Cause::Rule(b.rule) == *want,
             }
@@ -311,17 +373,34 @@ pub fn holds(
             wrong_subterm(subject, g, src, cfg).as_deref() == Some(shape.as_str())
         }
         Cause::Stage { .. } => stage::first_wrong(subject, g, src, cfg).as_ref() == Some(want),
-        Cause::Backend { .. } | Cause::Shape(_) => false,
+        Cause::Backend { .. } | Cause::Model(_) | Cause::Shape(_) => false,
     }
 }
 
-/// How the oracle's answer failed.
-fn oracle_failure(checked: &Checked) -> Option<Failure> {
-    checked
+/// The lowest node whose peer bound is wrong, of the violations the check
+/// found (it asked the peer's bounds and walked every node's values).
+fn wrong_bound(checked: &Checked) -> Option<Wrong> {
+    transfer::lowest_among(
+        &checked.graph,
+        &checked.src,
+        &checked.peer_bounds,
+        &checked.bounds_violations,
+    )
+}
+
+/// How the answer failed: by the oracle's walk, else at the point the
+/// validator found (a counterexample the walk sampled past).
+fn oracle_failure(checked: &Checked, model: Model) -> Option<Failure> {
+    let walked = checked
         .oracle
         .as_ref()
         .and_then(|o| o.failure.as_ref())
-        .map(|f| f.failure)
+        .map(|f| f.failure);
+    walked.or_else(|| {
+        let tgt = checked.tgt.as_deref()?;
+        let env = checked.failure(Kind::Validate)?.env.as_ref()?;
+        blame::fails_at(&checked.graph, &checked.src, tgt, env, model)
+    })
 }
 
 /// The innermost subterm of `src` that `subject` gets wrong alone (the
@@ -332,6 +411,16 @@ pub fn wrong_subterm(
     src: &[NodeId],
     cfg: &CheckConfig,
 ) -> Option<String> {
+    innermost_wrong(subject, g, src, cfg).map(|n| bucket::linear_shape(g, n))
+}
+
+/// The innermost node of `src` that `subject` gets wrong alone.
+fn innermost_wrong(
+    subject: &dyn Subject,
+    g: &Graph,
+    src: &[NodeId],
+    cfg: &CheckConfig,
+) -> Option<NodeId> {
     let cfg = CheckConfig {
         kinds: KindSet::only(Kind::Oracle),
         ..cfg.clone()
@@ -354,7 +443,6 @@ pub fn wrong_subterm(
                 c.failed(Kind::Oracle)
             }
         })
-        .map(|n| bucket::abstract_shape(g, &[n]))
 }
 
 /// The failure and the shape of the node it is about (a bound's), else of
@@ -364,8 +452,16 @@ fn shape(checked: &Checked, kind: Kind, node: Option<NodeId>) -> Cause {
         Some(n) => vec![n],
         None => checked.src.clone(),
     };
+    // The walk's failure (the shape keeps what it said before a validator's
+    // counterexample could be judged too).
     let how = (kind == Kind::Oracle)
-        .then(|| oracle_failure(checked))
+        .then(|| {
+            checked
+                .oracle
+                .as_ref()
+                .and_then(|o| o.failure.as_ref())
+                .map(|f| f.failure)
+        })
         .flatten();
     let mut head = kind.name().to_string();
     if let Some(f) = how {
