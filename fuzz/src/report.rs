@@ -246,19 +246,22 @@ fn seen_counts(dir: &Path) -> BTreeMap<String, u64> {
         .unwrap_or_default()
 }
 
-/// The file a defect's report is written to: the peer and a slug of the
-/// cause (`morok-transfer-MUL.md`).
+/// The file a defect's report is written to: the peer, a slug of the
+/// cause and a hash of its key (two causes can slug alike: `L < C` and
+/// `L == C`): `morok-transfer-MUL-1a2b3c.md`.
 pub fn file_name(d: &Defect) -> String {
+    let key = d.cause.key();
     let mut slug = String::new();
-    for c in d.cause.key().chars() {
+    for c in key.chars() {
         if c.is_ascii_alphanumeric() || c == '_' {
             slug.push(c);
         } else if !slug.ends_with('-') {
             slug.push('-');
         }
     }
-    let slug: String = slug.trim_matches('-').chars().take(80).collect();
-    format!("{}-{slug}.md", d.peer)
+    let slug: String = slug.trim_matches('-').chars().take(60).collect();
+    let hash = corpus::fnv1a(format!("{} {key}", d.peer).as_bytes()) >> 40;
+    format!("{}-{slug}-{hash:06x}.md", d.peer)
 }
 
 /// The report's title: the peer, and the code that is wrong.

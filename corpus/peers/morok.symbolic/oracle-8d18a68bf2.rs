@@ -1,7 +1,7 @@
 //! tileproof reproducer: wrong-value in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
 //! Input: 0 < x * -1
 //! Variables: x in [-9223372036854775808, 16] (DEFINE_VAR).
-//! At x = -1468233378971480601, the input and Morok's answer, both compiled as written by Morok's C
+//! At x = -1568823255806391379, the input and Morok's answer, both compiled as written by Morok's C
 //! backend and clang, differ. The test fails while they do; it passes once Morok is fixed.
 //! It needs only morok-ir, morok-dtype, morok-schedule, morok-codegen and morok-runtime
 //! 0.1.0-alpha.2 (and clang on PATH, for Morok's C backend): paste it into a test module
@@ -34,7 +34,7 @@ fn tileproof_wrong_value_7b6e565e76215e30() {
 
     // Both compiled as written by Morok's C backend (clang), run at the failing point.
     let vars = vec![n1.clone()];
-    let point = [-1468233378971480601];
+    let point = [-1568823255806391379];
     let expected = vec![harness::Val::Bool(true)];
     let source = match harness::compile(&vars, &input) {
         Ok(k) => { println!("input's C:\n{}", k.code); k.run(&point) }
@@ -44,7 +44,7 @@ fn tileproof_wrong_value_7b6e565e76215e30() {
     let answer = harness::compile(&vars, &output).expect("Morok's answer compiles");
     println!("answer's C:\n{}", answer.code);
     let got = answer.run(&point);
-    println!("at x = -1468233378971480601: input {source:?}, Morok's answer {got:?}");
+    println!("at x = -1568823255806391379: input {source:?}, Morok's answer {got:?}");
     assert_eq!(got, source, "Morok's answer computes another value than its input");
 }
 

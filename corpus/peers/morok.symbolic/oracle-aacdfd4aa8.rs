@@ -1,7 +1,7 @@
 //! tileproof reproducer: wrong-value in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
 //! Input: min(x, x + y)
 //! Variables: x in [0, 1] (DEFINE_VAR), y in [-7, 9223372036854775807] (DEFINE_VAR).
-//! At x = 0, y = -1, the input and Morok's answer, both compiled as written by Morok's C
+//! At x = 1, y = -1, the input and Morok's answer, both compiled as written by Morok's C
 //! backend and clang, differ. The test fails while they do; it passes once Morok is fixed.
 //! It needs only morok-ir, morok-dtype, morok-schedule, morok-codegen and morok-runtime
 //! 0.1.0-alpha.2 (and clang on PATH, for Morok's C backend): paste it into a test module
@@ -33,8 +33,8 @@ fn tileproof_wrong_value_ba865b2239d2d523() {
 
     // Both compiled as written by Morok's C backend (clang), run at the failing point.
     let vars = vec![n0.clone(), n1.clone()];
-    let point = [0, -1];
-    let expected = vec![harness::Val::Int(-1)];
+    let point = [1, -1];
+    let expected = vec![harness::Val::Int(0)];
     let source = match harness::compile(&vars, &input) {
         Ok(k) => { println!("input's C:\n{}", k.code); k.run(&point) }
         // Morok never compiles this input as written: its values by tileproof's semantics.
@@ -43,7 +43,7 @@ fn tileproof_wrong_value_ba865b2239d2d523() {
     let answer = harness::compile(&vars, &output).expect("Morok's answer compiles");
     println!("answer's C:\n{}", answer.code);
     let got = answer.run(&point);
-    println!("at x = 0, y = -1: input {source:?}, Morok's answer {got:?}");
+    println!("at x = 1, y = -1: input {source:?}, Morok's answer {got:?}");
     assert_eq!(got, source, "Morok's answer computes another value than its input");
 }
 

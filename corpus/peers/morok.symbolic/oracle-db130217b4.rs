@@ -1,7 +1,7 @@
 //! tileproof reproducer: wrong-value in Morok 0.1.0-alpha.2's graph_rewrite(symbolic(), ...).
 //! Input: x * 2 % 11
 //! Variables: x in [-9223372036854775808, 5] (DEFINE_VAR).
-//! At x = -1382456068371206527, the input and Morok's answer, both compiled as written by Morok's C
+//! At x = -1568823255806391389, the input and Morok's answer, both compiled as written by Morok's C
 //! backend and clang, differ. The test fails while they do; it passes once Morok is fixed.
 //! It needs only morok-ir, morok-dtype, morok-schedule, morok-codegen and morok-runtime
 //! 0.1.0-alpha.2 (and clang on PATH, for Morok's C backend): paste it into a test module
@@ -34,8 +34,8 @@ fn tileproof_wrong_value_1a6a1c5593b8aad8() {
 
     // Both compiled as written by Morok's C backend (clang), run at the failing point.
     let vars = vec![n0.clone()];
-    let point = [-1382456068371206527];
-    let expected = vec![harness::Val::Int(-1)];
+    let point = [-1568823255806391389];
+    let expected = vec![harness::Val::Int(-4)];
     let source = match harness::compile(&vars, &input) {
         Ok(k) => { println!("input's C:\n{}", k.code); k.run(&point) }
         // Morok never compiles this input as written: its values by tileproof's semantics.
@@ -44,7 +44,7 @@ fn tileproof_wrong_value_1a6a1c5593b8aad8() {
     let answer = harness::compile(&vars, &output).expect("Morok's answer compiles");
     println!("answer's C:\n{}", answer.code);
     let got = answer.run(&point);
-    println!("at x = -1382456068371206527: input {source:?}, Morok's answer {got:?}");
+    println!("at x = -1568823255806391389: input {source:?}, Morok's answer {got:?}");
     assert_eq!(got, source, "Morok's answer computes another value than its input");
 }
 

@@ -1,7 +1,7 @@
 //! tileproof reproducer: wrong-value in Morok 0.1.0-alpha.2's graph_rewrite(symbolic_simple(), ...).
 //! Input: where(r4 * -1 < 0, 0, invalid)
 //! Variables: r4 in [-9223372036854775808, 9223372036854775807] (DEFINE_VAR).
-//! At r4 = -5076535774983445373, the input and Morok's answer, both compiled as written by Morok's C
+//! At r4 = -5786811664725891510, the input and Morok's answer, both compiled as written by Morok's C
 //! backend and clang, differ. The test fails while they do; it passes once Morok is fixed.
 //! It needs only morok-ir, morok-dtype, morok-schedule, morok-codegen and morok-runtime
 //! 0.1.0-alpha.2 (and clang on PATH, for Morok's C backend): paste it into a test module
@@ -36,7 +36,7 @@ fn tileproof_wrong_value_bfcf623e5cc17f20() {
 
     // Both compiled as written by Morok's C backend (clang), run at the failing point.
     let vars = vec![n0.clone()];
-    let point = [-5076535774983445373];
+    let point = [-5786811664725891510];
     let expected = vec![harness::Val::Invalid];
     let source = match harness::compile(&vars, &input) {
         Ok(k) => { println!("input's C:\n{}", k.code); k.run(&point) }
@@ -46,7 +46,7 @@ fn tileproof_wrong_value_bfcf623e5cc17f20() {
     let answer = harness::compile(&vars, &output).expect("Morok's answer compiles");
     println!("answer's C:\n{}", answer.code);
     let got = answer.run(&point);
-    println!("at r4 = -5076535774983445373: input {source:?}, Morok's answer {got:?}");
+    println!("at r4 = -5786811664725891510: input {source:?}, Morok's answer {got:?}");
     assert_eq!(got, source, "Morok's answer computes another value than its input");
 }
 
