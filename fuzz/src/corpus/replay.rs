@@ -393,13 +393,18 @@ pub fn judge(
             .filter(|&k| r.checked.failed(k))
             .or_else(|| r.checked.failures.first().map(|f| f.kind));
         if let Some(kind) = kind {
-            rep.cause = Some(crate::cause::attribute(
+            let found = crate::cause::attribute(
                 subject,
                 &r.checked,
                 kind,
                 &replay_config(w),
                 &crate::cause::backend::LiteralCache::default(),
-            ));
+            );
+            rep.detail.push_str(&format!("  cause: {}\n", found.cause));
+            if let Some(d) = found.detail() {
+                rep.detail.push_str(&format!("    {d}\n"));
+            }
+            rep.cause = Some(found);
         }
     }
     let val = r.checked.validation.as_ref();

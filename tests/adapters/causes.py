@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""A fake peer with one defect per mode, for tileproof's tests of finding
+causes (tests/causes_cli.rs). Stdlib only.
+
+    causes.py MODE
+
+    collapse  its range analysis bounds a product by the four corner
+              products wrapped to 64 bits (Morok's), and its one rule,
+              `collapse`, replaces a node whose bounds are one value by that
+              value: right for the bounds it is given. The cause is the
+              product's transfer function (`MUL`), not the rule.
+    crash     its simplifier's helper `fold_divisor` divides by a constant
+              divisor less one, and raises ZeroDivisionError on `x / 1`.
+    minlit    its rule `sub_min` rewrites `x + -9223372036854775807 - 1` to
+              `x - -9223372036854775808` (an overflow tileproof's model
+              flags, but a wrapping machine computes the same), and its
+              backend compiles the literal -9223372036854775808 as 0 (a
+              renderer that drops it). The cause is the backend's literal.
+
+Its backend, `wrap`, evaluates trees with 64-bit wrapping arithmetic.
+"""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "adapters"))
+import tileproof_peer as tp  # noqa: E402
+
+OUT = tp.claim_stdout()
+MODE = sys.argv[1]
+OPS = ["add", "sub", "mul", "div", "floordiv", "lt", "where"]
+MIN, MAX = -(1 << 63), (1 << 63) - 1
+NAMES = {"add": "ADD", "sub": "SUB", "mul": "MUL", "div": "IDIV", "floordiv": "FLOORDIV",
+         "lt": "CMPLT", "where": "WHERE", "var": "DEFINE_VAR", "const": "CONST"}
+
+
+def wrap(v):
+    return (v + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
+def trunc_div(a, b):
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def bound(case, t, memo):
+    """The fake range analysis: `(lo, hi)` of a tree, or None."""
+    key = id(t)
+    if key in memo:
+        return memo[key]
+    op = t[0]
+    b = None
+    if op == "var":
+        v = case.var[t[1]]
+        b = (v.lo, v.hi)
+    elif op == "const":
+        b = (t[1], t[1])
+    elif op in ("add", "sub", "mul", "div"):
+        x, y = bound(case, t[1], memo), bound(case, t[2], memo)
+        if x is not None and y is not None:
+            if op == "add":
+                lo, hi = x[0] + y[0], x[1] + y[1]
+                b = (lo, hi) if MIN <= lo and hi <= MAX else None
+            elif op == "sub":
+                lo, hi = x[0] - y[1], x[1] - y[0]
+                b = (lo, hi) if MIN <= lo and hi <= MAX else None
+            elif op == "mul":
+                # The defect: the corners wrap.
+                cs = [wrap(a * c) for a in x for c in y]
+                b = (min(cs), max(cs))
+            elif not y[0] <= 0 <= y[1]:
+                cs = [trunc_div(a, c) for a in x for c in y]
+                b = (min(cs), max(cs))
+    memo[key] = b
+    return b
+
+
+def collapse(case, t, memo):
+    """The rule: a node of one value is that value."""
+    if t[0] in ("var", "const", "bool"):
+        return None
+    b = bound(case, t, memo)
+    if b is not None and b[0] == b[1] and t[0] != "lt":
+        return ["const", b[0]]
+    return None
+
+
+def sub_min(t):
+    """The rule: `x + -MAX - 1` is `x - MIN`."""
+    if t[0] == "sub" and t[2] == ["const", 1] and t[1][0] == "add" and t[1][2] == ["const", -MAX]:
+        return ["sub", t[1][1], ["const", MIN]]
+    return None
+
+
+def fold_divisor(t):
+    """The crash: a helper that divides by a constant divisor less one."""
+    if t[0] in ("div", "floordiv") and t[2][0] == "const":
+        return 1 // (t[2][1] - 1)
+    return None
+
+
+def rewrite(case, t, memo, fired):
+    """Every rule bottom-up, once."""
+    if t[0] in tp.LEAVES:
+        return t
+    t = [t[0]] + [rewrite(case, a, memo, fired) for a in t[1:]]
+    if MODE == "crash":
+        fold_divisor(t)
+        return t
+    rule = "collapse" if MODE == "collapse" else "sub_min"
+    new = collapse(case, t, {}) if MODE == "collapse" else sub_min(t)
+    if new is None:
+        return t
+    fired[rule] = fired.get(rule, 0) + 1
+    return new
+
+
+def simplify(case):
+    fired = {}
+    trees = [rewrite(case, t, {}, fired) for t in case.trees]
+    return tp.Simplified(trees, fired)
+
+
+class Rules(tp.Rules):
+    NAME = "collapse" if MODE == "collapse" else "sub_min"
+
+    def list(self):
+        return [{"name": self.NAME, "pattern": self.NAME, "location": "tests/adapters/causes.py",
+                 "function": self.NAME, "tree": None, "instantiable": True}]
+
+    def instances(self, rule, spec):
+        return [], {"the fake builds no instances": 1}
+
+    def apply(self, case, rule):
+        t = case.trees[0]
+        new = collapse(case, t, {}) if MODE == "collapse" else sub_min(t)
+        if new is None:
+            raise tp.Declined("the rule does not rewrite the root")
+        return new
+
+
+class Bounds(tp.Bounds):
+    def build(self, case):
+        memo = {}
+        out = {}
+        for t in case.trees:
+            for n in tp.preorder(t):
+                out[id(n)] = (n, bound(case, n, memo))
+        return out
+
+    def bound(self, obj):
+        return obj[1]
+
+    def op(self, obj):
+        return NAMES.get(obj[0][0])
+
+
+class Wrap(tp.Backend):
+    names = ("wrap",)
+
+    def compile(self, case, name):
+        return case
+
+    def run(self, case, points):
+        out = []
+        for p in points:
+            env = {v.name: x for v, x in zip(case.vars, p)}
+            out.append([self.ev(t, env) for t in case.trees])
+        return out
+
+    def ev(self, t, env):
+        op = t[0]
+        if op == "var":
+            return env[t[1]]
+        if op == "const":
+            # The minlit defect: a renderer that drops the literal MIN.
+            return 0 if MODE == "minlit" and t[1] == MIN else t[1]
+        if op == "bool":
+            return t[1]
+        if op == "where":
+            return self.ev(t[2], env) if self.ev(t[1], env) else self.ev(t[3], env)
+        a, b = (self.ev(x, env) for x in t[1:])
+        if op in ("div", "floordiv") and b == 0:
+            raise tp.CompileError("a division by zero")
+        return {"add": lambda: wrap(a + b), "sub": lambda: wrap(a - b), "mul": lambda: wrap(a * b),
+                "div": lambda: wrap(trunc_div(a, b)), "floordiv": lambda: wrap(a // b),
+                "lt": lambda: a < b}[op]()
+
+
+tp.serve(OUT, {"tileproof": 1, "name": f"causes-{MODE}", "version": "1.0",
+               "profile": {"ops": OPS, "invalid": False, "integers": "int64", "bool_vars": False}},
+         simplify, width=64, backend=Wrap(), rules=Rules(), bounds=Bounds())

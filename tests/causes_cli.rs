@@ -1,0 +1,137 @@
+//! A finding's cause names the code that is wrong: a fake peer with one
+//! defect per mode (tests/adapters/causes.py) is checked and fuzzed, and
+//! each finding is filed under that defect (its range analysis's transfer
+//! function, not the rule that trusted it; a crash's site; its backend's
+//! literal, not the rule whose answer it compiles wrongly).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("causes-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn tileproof(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+        .current_dir(root())
+        .args(args)
+        .output()
+        .expect("tileproof runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn peer(mode: &str) -> String {
+    format!("python3 tests/adapters/causes.py {mode}")
+}
+
+/// `check --simplifier` of `case` against the fake peer in `mode`: its
+/// output, which names the finding's cause.
+fn check(mode: &str, case: &str) -> String {
+    let dir = scratch(&format!("check-{mode}"));
+    let file = dir.join("case.txt");
+    std::fs::write(&file, case).unwrap();
+    let cmd = peer(mode);
+    let (code, out, err) = tileproof(&["check", "--simplifier", &cmd, file.to_str().unwrap()]);
+    assert_eq!(code, 2, "the fake peer's answer is wrong:\n{out}{err}");
+    out
+}
+
+#[test]
+fn a_rule_that_trusted_a_wrong_bound_is_filed_under_the_transfer_function() {
+    // The product's bound wraps: x * 2 over [0, MAX] is bounded [-2, 0],
+    // so (x * 2 + 1) / 2 collapses to 0; the rule is right for that bound.
+    let out = check(
+        "collapse",
+        "var x in [0, 9223372036854775807]\nexpr (x * 2 + 1) / 2\n",
+    );
+    assert!(out.contains("  cause: transfer MUL\n"), "{out}");
+    assert!(
+        out.contains("the bound of `x * 2` (MUL) is [-2, 0]"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_crash_is_filed_under_the_peers_frame_that_raised() {
+    let out = check("crash", "var x in [0, 9]\nexpr x / 1\n");
+    assert!(
+        out.contains("  cause: crash tests/adapters/causes.py:"),
+        "{out}"
+    );
+    assert!(
+        out.contains(" in fold_divisor: ZeroDivisionError\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_literal_the_backend_compiles_wrongly_is_the_cause_not_the_rule() {
+    // The rule's answer overflows in tileproof's model (x - MIN), and its
+    // value on a wrapping machine is the source's, but the backend drops
+    // the literal MIN: the compiled answer is x.
+    let out = check(
+        "minlit",
+        "var x in [0, 1]\nexpr x + -9223372036854775807 - 1\n",
+    );
+    assert!(
+        out.contains("  cause: backend wrap literal -9223372036854775808\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_campaign_counts_findings_of_a_known_cause_without_recording_them() {
+    let dir = scratch("campaign");
+    let cmd = peer("collapse");
+    let (code, out, err) = tileproof(&[
+        "fuzz",
+        "--simplifier",
+        &cmd,
+        "--seed",
+        "2",
+        "--cases",
+        "400",
+        "--no-missed",
+        "--max-findings",
+        "1",
+        "--validate-every",
+        "0",
+        "--json",
+        "--corpus",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    let json: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let buckets = json["buckets"].as_array().unwrap();
+    let mul = buckets
+        .iter()
+        .find(|b| b["cause"] == "transfer MUL")
+        .unwrap_or_else(|| panic!("no transfer MUL cause: {json}"));
+    assert_eq!(mul["layer"], "range analysis", "{mul}");
+    // One recorded (shrunk, classified, written); the rest only counted.
+    assert_eq!(mul["recorded"], 1, "{mul}");
+    assert!(mul["count"].as_u64().unwrap() > 5, "{mul}");
+    // No cause is the rule that trusted the bound.
+    assert!(
+        buckets.iter().all(|b| b["cause"] != "rule collapse"),
+        "{json}"
+    );
+    // The campaign's counts are kept beside its findings, for `report`.
+    let counts: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("causes.json")).unwrap()).unwrap();
+    assert_eq!(
+        counts["causes"]["transfer MUL"]["count"], mul["count"],
+        "{counts}"
+    );
+}
