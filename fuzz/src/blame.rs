@@ -16,7 +16,6 @@
 //! searched breadth first, a few steps deep. No step failing alone blames
 //! nothing: the finding keeps its shape for a cause.
 
-use crate::bucket::Blame;
 use crate::checks::{self, CheckConfig};
 use crate::corpus::{self, case_body, fnv1a, write_atomic};
 use crate::generate::RuleSeed;
@@ -29,6 +28,18 @@ use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+
+/// The rule a finding is blamed on, and the instance it fails on alone
+/// ([`crate::blame`]): its cause, whatever shape the finding has.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blame {
+    /// The rule, as the subject names it.
+    pub rule: String,
+    /// The instance: `var` and `expr` lines.
+    pub instance: String,
+    /// Where the subject defines the rule (`file:line`), when it says.
+    pub location: Option<String>,
+}
 
 /// Nodes of a shrunk case tried as a peer rule's instance (a shrunk case
 /// has a handful; a case kept unshrunk is not worth hundreds of requests).
@@ -108,6 +119,7 @@ pub fn blame(
             fails(&checks::check(&traced, &[f.before], &step, &cfg, None)).then(|| Blame {
                 rule: names[f.rule].clone(),
                 instance: case_body(&traced, &[f.before], None),
+                location: None,
             })
         });
     }
@@ -125,6 +137,7 @@ pub fn blame(
         }
         if instance == Instance::Case {
             return Some(Blame {
+                location: subject.rule_location(rule),
                 rule: rule.clone(),
                 instance: case_body(g, src, None),
             });
@@ -137,6 +150,7 @@ pub fn blame(
             })
             .map_or_else(|| src.to_vec(), |n| vec![n]);
         return Some(Blame {
+            location: subject.rule_location(rule),
             rule: rule.clone(),
             instance: case_body(g, &at, None),
         });
@@ -169,6 +183,7 @@ pub fn blame(
                     let c = checks::check(sg, &[n], alone.as_ref(), &cfg, None);
                     if fails(&c) {
                         return Some(Blame {
+                            location: subject.rule_location(rule),
                             rule: rule.clone(),
                             instance: case_body(sg, &[n], None),
                         });
@@ -400,6 +415,7 @@ mod tests {
         let b = Blame {
             rule: "sym.12.lambda".into(),
             instance: "var r0 in [0, 1]\nexpr 0 / where(r0 != 0, r0, invalid)\n".into(),
+            location: None,
         };
         let first = save_seed(&dir, &b, "corpus/peers/x/oracle-1.txt").unwrap();
         let again = save_seed(&dir, &b, "corpus/peers/x/oracle-2.txt").unwrap();

@@ -1,32 +1,13 @@
-//! Findings grouped by cause.
-//!
-//! A campaign against a peer with one systematic bug finds it again and
-//! again in different clothes; a maintainer wants one report per cause, and
-//! a campaign must not spend its budget on the first cause it met. A
-//! finding's cause signature is its shrunk source with names and constants
-//! abstracted (variables numbered by first use, every integer literal `C`),
-//! the failure (the failed check, and for the oracle how the answer fails
-//! to refine), and its class by the peer's compiled code. Shrinking makes
-//! two findings of one cause print alike; abstracting constants makes
-//! `x >> 64` and `x >> 70` one bucket. A failure about one node (a peer's
-//! bounds of a node, `unsound-bounds`) has that node's shape instead: the
-//! analysis of that op is the cause, whatever expression holds the node.
+//! The shape of a case, names and constants abstracted: what a finding
+//! nothing more precise can be said of is filed under
+//! ([`crate::cause::Cause::Shape`]), what the innermost subterm a peer gets
+//! wrong is keyed by, its linear forms abstracted too
+//! ([`crate::cause::Cause::Subterm`]), and how the distinct answers of a
+//! peer are counted. Abstracting constants makes `x >> 64` and `x >> 70`
+//! one shape.
 
-use crate::confirm::Class;
-use crate::kind::Kind;
 use engine::ir::{Graph, NodeId, Op};
 use engine::print;
-use engine::semantics::Failure;
-
-/// The rule a finding is blamed on, and the instance it fails on alone
-/// ([`crate::blame`]): its cause, whatever shape the finding has.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Blame {
-    /// The rule, as the subject names it.
-    pub rule: String,
-    /// The instance: `var` and `expr` lines.
-    pub instance: String,
-}
 
 /// `roots` of `g` printed with variables renamed `v0, v1, ...` in order of
 /// first appearance and every integer literal written `C`.
@@ -150,44 +131,6 @@ fn collect_atoms(g: &Graph, n: NodeId, depth: usize, out: &mut Vec<String>) {
         }
         _ => out.push(linear_shape_within(g, n, depth.saturating_sub(1))),
     }
-}
-
-/// The cause signature of a finding of `kind` on `src` (the shrunk
-/// source): `oracle value-differs wrong-value: where(v0 >> C == C, v0, C)`.
-pub fn signature(
-    g: &Graph,
-    src: &[NodeId],
-    kind: Kind,
-    failure: Option<Failure>,
-    class: Option<Class>,
-) -> String {
-    format!("{}: {}", head(kind, failure, class), abstract_shape(g, src))
-}
-
-/// The cause signature of a finding blamed on `rule` ([`crate::blame`]):
-/// its failure and class as [`signature`] has them, and the rule for the
-/// shape, so every shape one wrong rule takes is one bucket.
-pub fn rule_signature(
-    kind: Kind,
-    failure: Option<Failure>,
-    class: Option<Class>,
-    rule: &str,
-) -> String {
-    format!("{}: rule {rule}", head(kind, failure, class))
-}
-
-/// The failed check, how the oracle's answer fails, and the class.
-fn head(kind: Kind, failure: Option<Failure>, class: Option<Class>) -> String {
-    let mut head = kind.name().to_string();
-    if let Some(f) = failure {
-        head.push(' ');
-        head.push_str(f.name());
-    }
-    if let Some(c) = class {
-        head.push(' ');
-        head.push_str(c.name());
-    }
-    head
 }
 
 #[cfg(test)]

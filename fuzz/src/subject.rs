@@ -399,6 +399,11 @@ pub trait Subject: Sync {
     /// Rule names, indexed like [`Answer::Simplified`]'s counts (empty for
     /// a peer: its rules are its own).
     fn rule_names(&self) -> &[String];
+    /// Where its rule `rule` is defined (`file:line`), when known: what a
+    /// finding blamed on it names.
+    fn rule_location(&self, _rule: &str) -> Option<String> {
+        None
+    }
     /// Simplifies `roots` of `g`, adding the answer's nodes to `g`.
     fn simplify(&self, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal>;
     /// The engine's simplifier, for the checks that only concern tileproof's

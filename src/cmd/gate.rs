@@ -477,16 +477,20 @@ fn print_proofs(results: &[RuleResult], rules: usize, widths: &[String], seconds
     );
 }
 
-/// The `--rules` arguments of a command that reproduces what the gate saw.
+/// The `--rules` arguments of a command that reproduces what the gate saw
+/// (each followed by a space, as [`fuzz::corpus::replay_line`] takes them).
 fn rules_args(files: &[String]) -> String {
-    files.iter().map(|f| format!(" --rules {f}")).collect()
+    files.iter().map(|f| format!("--rules {f} ")).collect()
 }
 
 fn print_corpus(cases: &[CaseReport], dir: &std::path::Path, rules: &str, seconds: f64) {
     for c in cases.iter().filter(|c| !c.ok) {
         say!("{}", c.line);
         let _ = write!(std::io::stdout(), "{}", c.detail);
-        say!("  reproduce: tileproof replay{rules} {}", c.path);
+        say!(
+            "  reproduce: {}",
+            fuzz::corpus::replay_line(rules, std::path::Path::new(&c.path))
+        );
     }
     // An ok case the JIT only sampled and Z3 did not prove: named, since
     // "ok" alone would claim more than was checked.
@@ -624,7 +628,7 @@ fn print_campaign(g: Generator, s: &Summary, rules: &str) {
             f.message
         );
         if let Some(p) = &f.path {
-            say!("  reproduce: tileproof replay{rules} {}", p.display());
+            say!("  reproduce: {}", fuzz::corpus::replay_line(rules, p));
         }
     }
     let written = s.findings.iter().filter(|f| f.path.is_some()).count() as u64;
@@ -779,8 +783,10 @@ fn junit_suites(r: &Report) -> Vec<Suite> {
                         kind: "replay".into(),
                         message: c.line.clone(),
                         text: format!(
-                            "{}\n{}  reproduce: tileproof replay{} {}\n",
-                            c.line, c.detail, r.rules_args, c.path
+                            "{}\n{}  reproduce: {}\n",
+                            c.line,
+                            c.detail,
+                            fuzz::corpus::replay_line(&r.rules_args, std::path::Path::new(&c.path))
                         ),
                     }
                 },
@@ -855,9 +861,8 @@ fn junit_suites(r: &Report) -> Vec<Suite> {
                                     f.message,
                                     f.path.as_ref().map_or_else(String::new, |p| {
                                         format!(
-                                            "\n  reproduce: tileproof replay{} {}",
-                                            r.rules_args,
-                                            p.display()
+                                            "\n  reproduce: {}",
+                                            fuzz::corpus::replay_line(&r.rules_args, p)
                                         )
                                     })
                                 )

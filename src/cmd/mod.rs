@@ -185,7 +185,11 @@ impl SubjectArgs {
                     let names = ::fuzz::peer_rules::list(&peer)
                         .map_err(|e| anyhow::anyhow!("{cmd}: its rules: {e}"))?
                         .into_iter()
-                        .map(|r| (r.name, r.not_instantiable.is_none()))
+                        .map(|r| ::fuzz::peer::KnownRule {
+                            reachable: r.not_instantiable.is_none(),
+                            location: r.location,
+                            name: r.name,
+                        })
                         .collect();
                     peer = peer.with_rule_names(names);
                 }

@@ -20,8 +20,9 @@
 
 use super::transfer::{self, Wrong};
 use super::{site, stage, Cause};
+use crate::blame::Blame;
 use crate::blame::{self, Instance};
-use crate::bucket::{self, Blame};
+use crate::bucket;
 use crate::checks::{self, CheckConfig, CheckFailure, Checked};
 use crate::corpus;
 use crate::kind::{Kind, KindSet};
@@ -45,8 +46,11 @@ impl Found {
     pub fn detail(&self) -> Option<String> {
         match (&self.blame, &self.wrong_bound) {
             (Some(b), _) => Some(format!(
-                "{}, applied alone, fails the same way on: {}",
+                "{}{}, applied alone, fails the same way on: {}",
                 b.rule,
+                b.location
+                    .as_ref()
+                    .map_or_else(String::new, |l| format!(" (at {l})")),
                 b.instance.lines().collect::<Vec<_>>().join("; ")
             )),
             (None, Some(w)) => Some(w.line()),
@@ -61,6 +65,17 @@ impl Found {
             blame: None,
             wrong_bound: None,
         }
+    }
+}
+
+impl serde::Serialize for Found {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Found", 3)?;
+        st.serialize_field("cause", &self.cause)?;
+        st.serialize_field("layer", self.cause.layer().name())?;
+        st.serialize_field("detail", &self.detail())?;
+        st.end()
     }
 }
 

@@ -1,7 +1,7 @@
 //! The corpus's text: a finding as a case file (its `#` header and its
 //! `var`/`expr`/`expect` lines), and a missed simplification's file.
 
-use super::store::{fnv1a, CorpusError};
+use super::store::{fnv1a, save_file, CorpusError, Saved};
 use crate::backend::Script;
 use crate::cause::triage::Found;
 use crate::cause::Cause;
@@ -13,6 +13,7 @@ use engine::dtype::Width;
 use engine::ir::{Graph, NodeId, Op};
 use engine::parse::Program;
 use engine::print;
+use std::io;
 use std::path::Path;
 
 /// A finding file's header: its `# key: value` lines, typed. Written by
@@ -312,6 +313,19 @@ impl Entry {
     pub fn render(&self, path: &Path) -> String {
         format!("{}{}", self.header(path).render(), self.body)
     }
+}
+
+/// Writes `entry` into `dir` (created if missing; its class's
+/// subdirectory for a finding kept apart from the bugs), atomically, and
+/// its reproducer beside it.
+pub fn save(dir: &Path, entry: &Entry) -> io::Result<Saved> {
+    save_file(
+        dir,
+        entry.subdir(),
+        &entry.file_name(),
+        |path| entry.render(path),
+        entry.reproducer.as_ref(),
+    )
 }
 
 /// The case as text: the variables either form uses, one `expr` line per

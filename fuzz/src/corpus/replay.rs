@@ -191,7 +191,6 @@ pub struct CaseReport {
     pub recorded_cause: Option<crate::cause::Cause>,
     /// Its cause now, with what shows it (a failing case against a peer
     /// whose backends are run: what `--reclassify` writes).
-    #[serde(skip)]
     pub cause: Option<crate::cause::triage::Found>,
     /// The kinds of the checks that failed now (empty when ok).
     pub found: Vec<Kind>,

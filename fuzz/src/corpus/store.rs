@@ -2,7 +2,6 @@
 //! same directory, synced, then renamed), named after what they found and
 //! a hash of their case, read back, listed.
 
-use super::format::Entry;
 use crate::backend::Script;
 use crate::cause::Cause;
 use crate::confirm::Class;
@@ -62,23 +61,31 @@ pub struct Saved {
     pub new: bool,
 }
 
-/// Writes `entry` into `dir` (created if missing; its class's
-/// subdirectory for a finding kept apart from the bugs), atomically, and
-/// its reproducer beside it.
-pub fn save(dir: &Path, entry: &Entry) -> io::Result<Saved> {
-    let dir = match entry.subdir() {
+/// Writes a finding's file `name` into `dir` (created if missing; into its
+/// subdirectory `subdir` when it has one), atomically, with `script`
+/// beside it; `render` writes the file's text for the path it gets. A file
+/// of that name already there is left as it is (the same case found
+/// again).
+pub fn save_file(
+    dir: &Path,
+    subdir: Option<&str>,
+    name: &str,
+    render: impl FnOnce(&Path) -> String,
+    script: Option<&Script>,
+) -> io::Result<Saved> {
+    let dir = match subdir {
         Some(sub) => dir.join(sub),
         None => dir.to_path_buf(),
     };
     fs::create_dir_all(&dir)?;
-    let path = dir.join(entry.file_name());
+    let path = dir.join(name);
     if path.exists() {
         return Ok(Saved { path, new: false });
     }
-    if let Some(script) = &entry.reproducer {
+    if let Some(script) = script {
         write_script(&path, script)?;
     }
-    write_atomic(&path, &entry.render(&path))?;
+    write_atomic(&path, &render(&path))?;
     Ok(Saved { path, new: true })
 }
 

@@ -48,5 +48,5 @@ pub use codec::{
     NODE_BUDGET_PER_SOURCE_NODE,
 };
 pub use part::PeerPart;
-pub use pool::{Peer, PeerError, RUN_TIMEOUT, START_TIMEOUT};
+pub use pool::{KnownRule, Peer, PeerError, RUN_TIMEOUT, START_TIMEOUT};
 pub use server::serve;

@@ -45,6 +45,16 @@ pub enum PeerError {
     },
 }
 
+/// One of a peer's rules, as its `rules` answer lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KnownRule {
+    pub name: String,
+    /// Some input tileproof can express can match it.
+    pub reachable: bool,
+    /// Where the peer defines it (`file:line`, or empty).
+    pub location: String,
+}
+
 /// A peer's simplifier as a subject.
 pub struct Peer {
     pub(super) cmd: String,
@@ -82,6 +92,9 @@ pub struct Peer {
     pub(super) rule_names: Vec<String>,
     /// Per rule: whether some input tileproof can express can match it.
     rule_reachable: Vec<bool>,
+    /// Where each rule is defined (`file:line`; empty when the adapter
+    /// does not say).
+    rule_locations: Vec<String>,
 }
 
 impl Peer {
@@ -162,17 +175,30 @@ impl Peer {
             stages: hello.stages,
             rule_names: Vec::new(),
             rule_reachable: Vec::new(),
+            rule_locations: Vec::new(),
         })
     }
 
     /// Counts the peer's rules by these names (its `rules` list): an answer
     /// that says which fired (`fired`) is then tallied per rule, and a
     /// campaign reports how many of the peer's rules it reached.
-    /// `rules`: each rule's name and whether an input tileproof can
-    /// express can match it (the adapter's `instantiable`).
-    pub fn with_rule_names(mut self, rules: Vec<(String, bool)>) -> Peer {
-        (self.rule_names, self.rule_reachable) = rules.into_iter().unzip();
+    /// `rules`: each rule's name, whether an input tileproof can express
+    /// can match it (the adapter's `instantiable`), and where the peer
+    /// defines it (a finding's cause names it).
+    pub fn with_rule_names(mut self, rules: Vec<KnownRule>) -> Peer {
+        self.rule_names = rules.iter().map(|r| r.name.clone()).collect();
+        self.rule_reachable = rules.iter().map(|r| r.reachable).collect();
+        self.rule_locations = rules.into_iter().map(|r| r.location).collect();
         self
+    }
+
+    /// Where the peer defines its rule `rule` (`file:line`), when it says.
+    pub fn rule_location(&self, rule: &str) -> Option<&str> {
+        let i = self.rule_names.iter().position(|n| n == rule)?;
+        self.rule_locations
+            .get(i)
+            .map(String::as_str)
+            .filter(|l| !l.is_empty())
     }
 
     /// Per rule (like [`Subject::rule_names`](crate::subject::Subject::rule_names)): whether some input

@@ -32,6 +32,10 @@ impl Subject for Peer {
         &self.backends
     }
 
+    fn rule_location(&self, rule: &str) -> Option<String> {
+        Peer::rule_location(self, rule).map(str::to_string)
+    }
+
     fn rule_alone(&self, rule: &str) -> Option<Box<dyn Subject + '_>> {
         // A rule its adapter says no input can reach alone (Morok's private
         // groups run only inside their tier) is not asked.
