@@ -43,8 +43,9 @@ pub struct Args {
     #[arg(long)]
     pub no_smt: bool,
     /// The cases are known findings against a pinned simplifier: each must
-    /// still fail the check its header names (`# tileproof finding: KIND`).
-    /// A case that now passes, or fails only some other way, fails the
+    /// still fail the check its header names (`# tileproof finding: KIND`),
+    /// with the class and the cause it records. A case that now passes,
+    /// fails only some other way, or is filed under another cause fails the
     /// replay (the bug was fixed, or the case no longer shows it).
     #[arg(long)]
     pub expect_findings: bool,
@@ -55,7 +56,8 @@ pub struct Args {
     #[arg(long, conflicts_with = "expect_findings")]
     pub require_proof: bool,
     /// Re-classify kept findings against a peer by its compiled code, in
-    /// place: each file's `# backend:` and `# relaxed:` lines rewritten,
+    /// place: each file's `# backend:`, `# relaxed:` and `# cause:` lines
+    /// rewritten,
     /// the file moved into its class's subdirectory (`model-only/`,
     /// `outside-input-language/`) or out of it, and its reproducer script
     /// written beside it. Needs --simplifier (and its backends).
@@ -189,6 +191,13 @@ fn replay_all(a: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The cause a known finding is filed under now, when its header records
+/// another one (a peer or tileproof changed what is to blame).
+fn cause_moved(r: &fuzz::corpus::CaseReport) -> Option<String> {
+    let (was, now) = (r.recorded_cause.as_ref()?, r.cause.as_ref()?);
+    (*was != now.cause).then(|| now.cause.key())
+}
+
 /// For `--expect-findings`: whether the case still fails the check its
 /// header records (and, where the header records a class, still shows
 /// that class on the peer's backends), and the line that says so
@@ -221,6 +230,18 @@ fn still_found(r: &fuzz::corpus::CaseReport, now_under: &str) -> (bool, String) 
             format!(
                 "FAIL {}: no `# tileproof finding:` header to expect (it {now})",
                 r.path
+            ),
+        ),
+        Some(k) if r.found.contains(k) && cause_moved(r).is_some() => (
+            false,
+            format!(
+                "FAIL {}: recorded under `{}`, but its cause is now `{}`",
+                r.path,
+                r.recorded_cause
+                    .as_ref()
+                    .map(|c| c.key())
+                    .unwrap_or_default(),
+                cause_moved(r).unwrap_or_default()
             ),
         ),
         Some(k) if r.found.contains(k) => match (&r.recorded_class, &r.class) {
