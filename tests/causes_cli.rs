@@ -66,11 +66,9 @@ fn a_rule_that_trusted_a_wrong_bound_is_filed_under_the_transfer_function() {
 fn a_crash_is_filed_under_the_peers_frame_that_raised() {
     let out = check("crash", "var x in [0, 9]\nexpr x / 1\n");
     assert!(
-        out.contains("  cause: crash tests/adapters/causes.py:"),
-        "{out}"
-    );
-    assert!(
-        out.contains(" in fold_divisor: ZeroDivisionError\n"),
+        out.contains(
+            "  cause: crash tests/adapters/causes.py in fold_divisor: ZeroDivisionError\n"
+        ),
         "{out}"
     );
 }

@@ -60,23 +60,42 @@ fn cycle(steps: &[String]) -> &[String] {
 }
 
 /// The innermost frame of the peer's own code that `tileproof_peer.py`
-/// appends: `(at FILE:LINE in FUNCTION)`.
+/// appends: `(at FILE:LINE in FUNCTION)`, as `FILE in FUNCTION` (a
+/// function's checks on several lines are one site: TVM's `TryConstFold`
+/// fails a check per operator), or `FILE:LINE` when it names no function.
 fn frame(message: &str) -> Option<String> {
     let at = message.rfind("(at ")?;
-    let inside = message[at + 4..].split_once(')')?.0;
+    let inside = &message[at + 4..message.rfind(')')?.max(at + 4)];
     let (place, function) = inside.split_once(" in ").unwrap_or((inside, ""));
+    let function = short_function(function);
+    // The exception's type, wherever the message quotes the peer (a bounds
+    // request's failure says so first).
     let kind = message
-        .strip_prefix("peer raised ")
-        .and_then(|m| m.split_once(':'))
+        .find("peer raised ")
+        .and_then(|i| message[i + "peer raised ".len()..].split_once(':'))
         .map_or("", |(k, _)| k);
     let mut site = short_location(place.trim()).unwrap_or_else(|| place.trim().to_string());
     if !function.is_empty() {
-        site.push_str(&format!(" in {}", function.trim()));
+        // The line does not name the defect when the function does.
+        if let Some((file, line)) = site.rsplit_once(':') {
+            if line.chars().all(|c| c.is_ascii_digit()) {
+                site = file.to_string();
+            }
+        }
+        site.push_str(&format!(" in {function}"));
     }
     if !kind.is_empty() {
         site.push_str(&format!(": {kind}"));
     }
     Some(site)
+}
+
+/// A function's name without its parameters and return type (a C++
+/// frame is `tvm::ffi::Optional<tvm::PrimExpr> tvm::prim::detail::
+/// TryConstFold(tvm::PrimExpr, ...`): the last word before the first `(`.
+fn short_function(f: &str) -> String {
+    let head = f.trim().split('(').next().unwrap_or_default();
+    head.rsplit(' ').next().unwrap_or(head).trim().to_string()
 }
 
 /// A Rust panic's location (`... at PATH:LINE`), the path from the crate's
@@ -166,7 +185,28 @@ mod tests {
         let m = "peer raised ZeroDivisionError: integer modulo by zero (at tinygrad/uop/ops.py:512 in divides)";
         assert_eq!(
             of_message(m),
-            Cause::Crash("tinygrad/uop/ops.py:512 in divides: ZeroDivisionError".into())
+            Cause::Crash("tinygrad/uop/ops.py in divides: ZeroDivisionError".into())
+        );
+    }
+
+    #[test]
+    fn a_crash_asked_for_bounds_is_the_same_site_as_one_asked_to_simplify() {
+        let simplify = "peer raised ValueError: negative shift count (at tinygrad/uop/ops.py:1060 in _min_max)";
+        let bounds = "asked for its bounds: the peer failed to give its bounds: peer raised ValueError: negative shift count (at tinygrad/uop/ops.py:1061 in _min_max)";
+        assert_eq!(of_message(simplify), of_message(bounds));
+    }
+
+    #[test]
+    fn a_cpp_frame_is_its_function_whatever_line_of_it_failed() {
+        let at = |line: u32| {
+            format!("peer raised InternalError: Check failed: x is false: overflow (at ir/prim/const_fold.h:{line} in tvm::ffi::Optional<tvm::PrimExpr> tvm::prim::detail::TryConstFold(tvm::PrimExpr, tvm::PrimExpr))")
+        };
+        assert_eq!(of_message(&at(242)), of_message(&at(346)));
+        assert_eq!(
+            of_message(&at(242)),
+            Cause::Crash(
+                "ir/prim/const_fold.h in tvm::prim::detail::TryConstFold: InternalError".into()
+            )
         );
     }
 
