@@ -64,10 +64,12 @@ I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
 class Simplified:
     """A simplification with the peer's rules that fired on it, by the
     names its `rules` request lists (`{name: count}`): what a campaign
-    counts to say which of the peer's rules it reached."""
+    counts to say which of the peer's rules it reached; for an `apply`,
+    optionally the rule's patterns that made the rewrite (`RULE/PATTERN`
+    names, each a rule `apply` takes): a wrong one is blamed alone."""
 
-    def __init__(self, trees, fired):
-        self.trees, self.fired = trees, fired
+    def __init__(self, trees, fired, patterns=None):
+        self.trees, self.fired, self.patterns = trees, fired, patterns
 
 
 class Unsupported(Exception):
@@ -681,7 +683,9 @@ class Rules:
       with `vars` and `trees` (one tree) that `apply` rebuilds exactly, and
       a dict reason -> count of the attempts that gave none.
     - `apply(case, rule)` applies that rule alone at the root of the case's
-      only tree and returns the result tree; raises Declined when the
+      only tree and returns the result tree (or a Simplified of that one
+      tree, to name the rule's patterns that made the rewrite, each a
+      `RULE/PATTERN` that `apply` then takes as a rule); raises Declined when the
       pattern does not match or the function returns None, Unsupported
       when the result has no tileproof form; anything else it raises is the
       peer's (an `error`, like a simplification's).
@@ -800,7 +804,9 @@ def serve(out, hello, simplify, width=None, backend=None, rules=None, bounds=Non
                     send(out, dict(_call_peer(lambda: _answer_bounds(bounds, case, width)), id=rid))
                     continue
                 if applying:
-                    result = _call_peer(lambda: [rules.apply(case, rule)])
+                    result = _call_peer(lambda: rules.apply(case, rule))
+                    if not isinstance(result, Simplified):
+                        result = [result]
                 elif stage is not None:
                     result = _call_peer(lambda: simplify(case, stage=stage))
                 else:
@@ -811,9 +817,9 @@ def serve(out, hello, simplify, width=None, backend=None, rules=None, bounds=Non
             except _PeerRaised as e:
                 send(out, {"id": rid, "error": str(e)[:2000]})
                 continue
-            fired = None
+            fired = patterns = None
             if isinstance(result, Simplified):
-                result, fired = result.trees, result.fired
+                result, fired, patterns = result.trees, result.fired, result.patterns
             if len(result) != len(case.trees):
                 send(out, {"id": rid, "error": f"peer returned {len(result)} results for {len(case.trees)} expressions"})
                 continue
@@ -830,7 +836,8 @@ def serve(out, hello, simplify, width=None, backend=None, rules=None, bounds=Non
             if problem:
                 send(out, {"id": rid, "error": problem})
             else:
-                send(out, {"id": rid, "trees": result, **({"fired": fired} if fired else {})})
+                send(out, {"id": rid, "trees": result, **({"fired": fired} if fired else {}),
+                           **({"patterns": patterns} if patterns else {})})
         except Unsupported as e:
             send(out, {"id": rid, "unsupported": str(e)})
         except BadRequest as e:

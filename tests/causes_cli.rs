@@ -63,6 +63,15 @@ fn a_rule_that_trusted_a_wrong_bound_is_filed_under_the_transfer_function() {
 }
 
 #[test]
+fn a_rule_of_several_patterns_is_narrowed_to_the_wrong_one() {
+    // `fold` rewrites y / 1 / -1 with both its patterns; div_one's step
+    // is right, and div_neg_one's, taken from where div_one left it, is
+    // not: the cause is that pattern, not the group.
+    let out = check("patterns", "var y in [1, 9]\nexpr y / 1 / -1\n");
+    assert!(out.contains("  cause: rule fold/div_neg_one\n"), "{out}");
+}
+
+#[test]
 fn a_crash_is_filed_under_the_peers_frame_that_raised() {
     let out = check("crash", "var x in [0, 9]\nexpr x / 1\n");
     assert!(

@@ -20,6 +20,7 @@ use crate::checks::{self, CheckConfig};
 use crate::corpus::{self, case_body, fnv1a, write_atomic};
 use crate::generate::RuleSeed;
 use crate::kind::{Kind, KindSet};
+use crate::oracle;
 use crate::subject::{Answer, Profile, Refusal, Subject};
 use engine::ir::{Graph, NodeId};
 use engine::op::Op;
@@ -35,10 +36,83 @@ use std::path::{Path, PathBuf};
 pub struct Blame {
     /// The rule, as the subject names it.
     pub rule: String,
+    /// The one pattern of the rule that fails alone (`RULE/PATTERN`), when
+    /// the peer names the patterns of its rules (a Morok group's closure).
+    pub pattern: Option<String>,
     /// The instance: `var` and `expr` lines.
     pub instance: String,
     /// Where the subject defines the rule (`file:line`), when it says.
     pub location: Option<String>,
+}
+
+impl Blame {
+    /// `rule` blamed on instance `at` of `g`, where `c` (its step alone)
+    /// fails: narrowed to the one pattern of it that fails alone when the
+    /// peer said which of its patterns made the step (a group's two wrong
+    /// closures are two defects).
+    fn of(
+        subject: &dyn Subject,
+        rule: &str,
+        g: &Graph,
+        at: &[NodeId],
+        c: &checks::Checked,
+        cfg: &CheckConfig,
+        fails: &dyn Fn(&checks::Checked) -> bool,
+    ) -> Blame {
+        let pattern = match c.patterns.as_slice() {
+            [one] => Some(one.clone()),
+            many => first_wrong_pattern(subject, g, at, many, cfg, fails),
+        };
+        let (rule, _) = rule_and_pattern(rule);
+        Blame {
+            location: subject.rule_location(rule),
+            rule: rule.to_string(),
+            pattern,
+            instance: case_body(g, at, None),
+        }
+    }
+
+    /// What the cause names: the pattern, else the rule.
+    pub fn culprit(&self) -> &str {
+        self.pattern.as_deref().unwrap_or(&self.rule)
+    }
+}
+
+/// Of the patterns that made a step together (in the order they first
+/// matched), the first whose own step fails, each taken from where the
+/// ones before it left the instance: the step of a group is a sequence of
+/// its closures' rewrites, and the wrong one may come after right ones.
+fn first_wrong_pattern(
+    subject: &dyn Subject,
+    g: &Graph,
+    at: &[NodeId],
+    patterns: &[String],
+    cfg: &CheckConfig,
+    fails: &dyn Fn(&checks::Checked) -> bool,
+) -> Option<String> {
+    let (mut g, mut at) = (g.clone(), at.to_vec());
+    for p in patterns {
+        let Some(alone) = subject.rule_alone(p) else {
+            continue;
+        };
+        let c = checks::check(&g, &at, alone.as_ref(), cfg, None);
+        if fails(&c) {
+            return Some(p.clone());
+        }
+        if let (true, Some(to)) = (c.ok(), c.tgt) {
+            (g, at) = (c.graph, to);
+        }
+    }
+    None
+}
+
+/// A pattern's name (`RULE/PATTERN`, as a peer's `patterns` gives it) as
+/// its rule and the pattern's own name; a rule's name is itself alone.
+pub fn rule_and_pattern(name: &str) -> (&str, Option<&str>) {
+    match name.split_once('/') {
+        Some((rule, pattern)) => (rule, Some(pattern)),
+        None => (name, None),
+    }
 }
 
 /// Nodes of a shrunk case tried as a peer rule's instance (a shrunk case
@@ -104,7 +178,7 @@ pub fn blame(
             || c.tgt.as_deref().is_some_and(|tgt| {
                 points
                     .iter()
-                    .any(|env| fails_at(&c.graph, &c.src, tgt, env, model) == Some(failure))
+                    .any(|env| oracle::fails_at(&c.graph, &c.src, tgt, env, model) == Some(failure))
             })
     };
     if let Some(simp) = subject.engine() {
@@ -118,6 +192,7 @@ pub fn blame(
             };
             fails(&checks::check(&traced, &[f.before], &step, &cfg, None)).then(|| Blame {
                 rule: names[f.rule].clone(),
+                pattern: None,
                 instance: case_body(&traced, &[f.before], None),
                 location: None,
             })
@@ -132,28 +207,25 @@ pub fn blame(
         let Some(alone) = subject.rule_alone(rule) else {
             continue;
         };
-        if !profile.covers(g, src) || !fails(&checks::check(g, src, alone.as_ref(), &cfg, None)) {
+        if !profile.covers(g, src) {
             continue;
         }
-        if instance == Instance::Case {
-            return Some(Blame {
-                location: subject.rule_location(rule),
-                rule: rule.clone(),
-                instance: case_body(g, src, None),
-            });
+        let whole = checks::check(g, src, alone.as_ref(), &cfg, None);
+        if !fails(&whole) {
+            continue;
         }
-        let at = innermost_first(g, src)
-            .into_iter()
-            .find(|&n| {
-                profile.covers(g, &[n])
-                    && fails(&checks::check(g, &[n], alone.as_ref(), &cfg, None))
-            })
-            .map_or_else(|| src.to_vec(), |n| vec![n]);
-        return Some(Blame {
-            location: subject.rule_location(rule),
-            rule: rule.clone(),
-            instance: case_body(g, &at, None),
-        });
+        let (at, c) = match instance {
+            Instance::Case => (src.to_vec(), whole),
+            Instance::Smallest => innermost_first(g, src)
+                .into_iter()
+                .filter(|&n| profile.covers(g, &[n]))
+                .find_map(|n| {
+                    let c = checks::check(g, &[n], alone.as_ref(), &cfg, None);
+                    fails(&c).then(|| (vec![n], c))
+                })
+                .unwrap_or_else(|| (src.to_vec(), whole)),
+        };
+        return Some(Blame::of(subject, rule, g, &at, &c, &cfg, &fails));
     }
     // The peer's wrong step may come after sound ones rewrote the case
     // (tinygrad moves a division under a gate, then folds the gate's
@@ -182,11 +254,7 @@ pub fn blame(
                     };
                     let c = checks::check(sg, &[n], alone.as_ref(), &cfg, None);
                     if fails(&c) {
-                        return Some(Blame {
-                            location: subject.rule_location(rule),
-                            rule: rule.clone(),
-                            instance: case_body(sg, &[n], None),
-                        });
+                        return Some(Blame::of(subject, rule, sg, &[n], &c, &cfg, &fails));
                     }
                     let Some(&[to]) = c.tgt.as_deref() else {
                         continue;
@@ -206,20 +274,6 @@ pub fn blame(
         frontier = next;
     }
     None
-}
-
-/// How `tgt` fails to refine `src` at `env` under `model`, if it does.
-pub fn fails_at(
-    g: &Graph,
-    src: &[NodeId],
-    tgt: &[NodeId],
-    env: &[i64],
-    model: Model,
-) -> Option<Failure> {
-    let wide: Vec<i128> = env.iter().map(|&v| v as i128).collect();
-    let s = engine::interp::eval(g, src, &wide, model);
-    let t = engine::interp::eval(g, tgt, &wide, model);
-    engine::interp::check_point(s, t).failure()
 }
 
 /// The operations below `roots`, innermost first: the step nearest the
@@ -274,6 +328,7 @@ impl Subject for Step<'_> {
         Ok(Answer::Simplified {
             roots: vec![self.after],
             counts: Vec::new(),
+            patterns: Vec::new(),
         })
     }
 
@@ -414,6 +469,7 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         let b = Blame {
             rule: "sym.12.lambda".into(),
+            pattern: None,
             instance: "var r0 in [0, 1]\nexpr 0 / where(r0 != 0, r0, invalid)\n".into(),
             location: None,
         };

@@ -1016,7 +1016,12 @@ fn settle(
     if rec.entry.cause.cause.layer() == Layer::Unattributed {
         let fired = s.buckets.iter().find_map(|b| match &b.cause {
             Cause::Rule(rule)
-                if b.kind == rec.entry.kind && rec.entry.rules.iter().any(|(n, _)| n == rule) =>
+                if b.kind == rec.entry.kind
+                    && rec
+                        .entry
+                        .rules
+                        .iter()
+                        .any(|(n, _)| n == crate::blame::rule_and_pattern(rule).0) =>
             {
                 Some(b.cause.clone())
             }

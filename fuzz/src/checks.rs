@@ -241,6 +241,9 @@ pub struct Checked {
     /// Firings per rule of the (first) simplification, indexed like the
     /// subject's rule names; empty when it failed (or for a peer).
     pub counts: Vec<usize>,
+    /// For a rule applied alone, the patterns of it that made the rewrite
+    /// (an `apply` answer's `patterns`: each a rule of its own).
+    pub patterns: Vec<String>,
     /// Every check that failed, in the order they ran.
     pub failures: Vec<CheckFailure>,
     /// The subject declined the case (a peer's `unsupported`), and why:
@@ -372,6 +375,7 @@ pub fn check(
         src: roots.to_vec(),
         tgt: None,
         counts: Vec::new(),
+        patterns: Vec::new(),
         failures: Vec::new(),
         unsupported: None,
         declined: false,
@@ -395,8 +399,13 @@ pub fn check(
 /// own kind, classified for a peer, unless the source means nothing).
 fn answer(out: &mut Checked, subject: &dyn Subject, cfg: &CheckConfig) -> Option<Vec<NodeId>> {
     match subject.simplify(&mut out.graph, &out.src) {
-        Ok(Answer::Simplified { roots, counts }) => {
+        Ok(Answer::Simplified {
+            roots,
+            counts,
+            patterns,
+        }) => {
             out.counts = counts;
+            out.patterns = patterns;
             Some(roots)
         }
         Ok(Answer::Unsupported(why)) => {

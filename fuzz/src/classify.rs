@@ -14,7 +14,7 @@ use crate::oracle;
 use crate::subject::Subject;
 use engine::dtype::Width;
 use engine::ir::{Graph, NodeId};
-use engine::semantics::Model;
+use engine::semantics::{Failure, Model, Ub};
 
 /// Which of a peer's backends confirm an oracle finding.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,12 +43,12 @@ pub fn classify(subject: &dyn Subject, c: &mut Checked, confirm: &Confirm, width
         Confirm::All => Some(None),
         Confirm::Only(b) => Some(Some(b.as_str())),
     };
-    let oracle_failure = c
-        .failed(Kind::Oracle)
-        .then(|| c.oracle.as_ref().and_then(|o| o.failure.as_ref()))
-        .flatten();
-    c.class = if let (Some(f), Some(tgt)) = (oracle_failure, c.tgt.as_deref()) {
-        Some(oracle_class(subject, g, src, tgt, f, only, width))
+    let model = Model {
+        width,
+        ..subject.profile().model()
+    };
+    c.class = if let Some((tgt, wrong)) = c.tgt.as_deref().zip(wrong_point(c, model)) {
+        Some(oracle_class(subject, g, src, tgt, &wrong, only, width))
     } else if let Some(v) = &c.bounds_violation {
         Some(if !subject.profile().covers(g, src) {
             confirm::outside_language(subject)
@@ -72,15 +72,47 @@ fn unconfirmed() -> Confirmation {
     )
 }
 
-/// The class of an oracle finding against a peer: by its backends at the
-/// failing points (`only`: `None` when confirmation is off, else the one
-/// backend to run or every one), else unconfirmed.
+/// A point where the answer is wrong under tileproof's model: the oracle's
+/// failing point, else the validator's counterexample (a point the walk
+/// sampled past is judged on the backends all the same).
+struct WrongPoint {
+    env: Vec<i64>,
+    failure: Failure,
+    /// Why the target is undefined there, when the oracle's replay says.
+    ub: Option<Ub>,
+}
+
+fn wrong_point(c: &Checked, model: Model) -> Option<WrongPoint> {
+    if c.failed(Kind::Oracle) {
+        let f = c.oracle.as_ref()?.failure.as_ref()?;
+        return Some(WrongPoint {
+            env: f.env.clone(),
+            failure: f.failure,
+            ub: f
+                .replay
+                .as_ref()
+                .and_then(|r| r.tgt.as_ref().err())
+                .map(|u| u.reason),
+        });
+    }
+    let env = c.failure(Kind::Validate)?.env.clone()?;
+    let failure = oracle::fails_at(&c.graph, &c.src, c.tgt.as_deref()?, &env, model)?;
+    Some(WrongPoint {
+        env,
+        failure,
+        ub: None,
+    })
+}
+
+/// The class of an oracle or validation finding against a peer: by its
+/// backends at the failing points (`only`: `None` when confirmation is
+/// off, else the one backend to run or every one), else unconfirmed.
 fn oracle_class(
     subject: &dyn Subject,
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
-    f: &oracle::FailingPoint,
+    f: &WrongPoint,
     only: Option<Option<&str>>,
     width: Width,
 ) -> Confirmation {
@@ -101,15 +133,10 @@ fn oracle_class(
         ..subject.profile().confirm_model()
     };
     let envs = confirm::failing_points(g, src, tgt, model, Some(&f.env), CONFIRM_POINTS);
-    let ub = f
-        .replay
-        .as_ref()
-        .and_then(|r| r.tgt.as_ref().err())
-        .map(|u| u.reason);
     let flagged = format!(
         "tileproof's model flagged {}: {}",
         f.failure,
-        confirm::model_part(Some(f.failure), ub)
+        confirm::model_part(Some(f.failure), f.ub)
     );
     confirm::confirm(subject, g, src, tgt, &envs, model, &flagged, only)
 }

@@ -241,7 +241,7 @@ impl Preparer<'_> {
         kind: Kind,
         ccfg: &CheckConfig,
     ) -> Option<(Class, String)> {
-        if kind != Kind::Oracle || *self.confirm == Confirm::Off {
+        if !matches!(kind, Kind::Oracle | Kind::Validate) || *self.confirm == Confirm::Off {
             return None;
         }
         let mut found = checks::check(

@@ -1365,3 +1365,17 @@ pub fn check_interp_graphs(
     let (g, t) = merge_graphs(gs, gt, tgt)?;
     check_interp(&g, src, &t, cfg)
 }
+
+/// How `tgt` fails to refine `src` at `env` under `model`, if it does.
+pub fn fails_at(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    env: &[i64],
+    model: Model,
+) -> Option<Failure> {
+    let wide: Vec<i128> = env.iter().map(|&v| v as i128).collect();
+    let s = interp::eval(g, src, &wide, model);
+    let t = interp::eval(g, tgt, &wide, model);
+    interp::check_point(s, t).failure()
+}

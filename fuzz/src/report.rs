@@ -10,6 +10,7 @@
 //! answer, expected and actual at the point, and the reproducer kept
 //! beside it (which needs only the peer), inline.
 
+use crate::blame::rule_and_pattern;
 use crate::cause::{Cause, Construct};
 use crate::confirm::Class;
 use crate::corpus::{self, Header, CAUSES_FILE};
@@ -267,7 +268,12 @@ pub fn file_name(d: &Defect) -> String {
 /// The report's title: the peer, and the code that is wrong.
 pub fn title(d: &Defect) -> String {
     let what = match &d.cause {
-        Cause::Rule(r) => format!("rule `{r}` rewrites to a wrong answer"),
+        Cause::Rule(r) => match rule_and_pattern(r) {
+            (rule, Some(pattern)) => {
+                format!("rule `{rule}`, its pattern `{pattern}`, rewrites to a wrong answer")
+            }
+            (rule, None) => format!("rule `{rule}` rewrites to a wrong answer"),
+        },
         Cause::Transfer(op) => format!(
             "range analysis: the bounds of `{op}` exclude values the node takes while its operands' bounds hold"
         ),
@@ -377,7 +383,10 @@ pub fn render(d: &Defect) -> String {
 /// The peer code a defect blames, in words.
 fn blamed(d: &Defect) -> String {
     match &d.cause {
-        Cause::Rule(r) => format!("the rule `{r}`"),
+        Cause::Rule(r) => match rule_and_pattern(r) {
+            (rule, Some(pattern)) => format!("the pattern `{pattern}` of the rule `{rule}`"),
+            (rule, None) => format!("the rule `{rule}`"),
+        },
         Cause::Transfer(op) => format!("the transfer function of `{op}` in the range analysis"),
         Cause::Backend { backend, construct } => format!("the `{backend}` backend's {construct}"),
         Cause::Stage { stage, .. } => format!("the pipeline stage `{stage}`"),

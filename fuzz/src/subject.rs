@@ -372,6 +372,8 @@ pub enum Answer {
     Simplified {
         roots: Vec<NodeId>,
         counts: Vec<usize>,
+        /// A rule's patterns that made its rewrite, when its peer says.
+        patterns: Vec<String>,
     },
     /// The subject declined the case (a peer's `unsupported`): not a
     /// finding.
@@ -528,6 +530,7 @@ impl Subject for Engine<'_> {
             Ok(o) => Ok(Answer::Simplified {
                 roots: o.roots,
                 counts: o.counts,
+                patterns: Vec::new(),
             }),
             Err(e) => Err(Refusal {
                 kind: Kind::Cap,

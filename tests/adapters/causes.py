@@ -16,6 +16,11 @@ causes (tests/causes_cli.rs). Stdlib only.
               flags, but a wrapping machine computes the same), and its
               backend compiles the literal -9223372036854775808 as 0 (a
               renderer that drops it). The cause is the backend's literal.
+    patterns  its one rule, `fold`, is a group of two patterns applied
+              bottom-up over the whole expression, as Morok applies a
+              group: `div_one` (`x / 1 -> x`, right) and `div_neg_one`
+              (`x / -1 -> x`, wrong); `apply` names the patterns that
+              rewrote. The cause is `fold/div_neg_one`, not the group.
 
 Its backend, `wrap`, evaluates trees with 64-bit wrapping arithmetic.
 """
@@ -99,10 +104,40 @@ def fold_divisor(t):
     return None
 
 
+# The patterns of `fold`, in the order the group tries them.
+PATTERNS = {
+    "div_one": lambda t: t[1] if t[0] == "div" and t[2] == ["const", 1] else None,
+    "div_neg_one": lambda t: t[1] if t[0] == "div" and t[2] == ["const", -1] else None,
+}
+
+
+def fold(t, only, matched):
+    """`fold` bottom-up (`only`: that pattern alone), `matched` collecting
+    the patterns that rewrote."""
+    if t[0] in tp.LEAVES:
+        return t
+    t = [t[0]] + [fold(a, only, matched) for a in t[1:]]
+    for name, p in PATTERNS.items():
+        new = p(t)
+        if new is not None:
+            if only not in (None, name):
+                return t
+            if name not in matched:
+                matched.append(name)
+            return new
+    return t
+
+
 def rewrite(case, t, memo, fired):
     """Every rule bottom-up, once."""
     if t[0] in tp.LEAVES:
         return t
+    if MODE == "patterns":
+        matched = []
+        new = fold(t, None, matched)
+        if matched:
+            fired["fold"] = fired.get("fold", 0) + 1
+        return new
     t = [t[0]] + [rewrite(case, a, memo, fired) for a in t[1:]]
     if MODE == "crash":
         fold_divisor(t)
@@ -122,7 +157,7 @@ def simplify(case):
 
 
 class Rules(tp.Rules):
-    NAME = "collapse" if MODE == "collapse" else "sub_min"
+    NAME = {"collapse": "collapse", "patterns": "fold"}.get(MODE, "sub_min")
 
     def list(self):
         return [{"name": self.NAME, "pattern": self.NAME, "location": "tests/adapters/causes.py",
@@ -133,6 +168,13 @@ class Rules(tp.Rules):
 
     def apply(self, case, rule):
         t = case.trees[0]
+        if MODE == "patterns":
+            only = rule.split("/", 1)[1] if "/" in rule else None
+            matched = []
+            new = fold(t, only, matched)
+            if not matched:
+                raise tp.Declined("no pattern of fold rewrites it")
+            return tp.Simplified([new], {}, [f"fold/{m}" for m in matched])
         new = collapse(case, t, {}) if MODE == "collapse" else sub_min(t)
         if new is None:
             raise tp.Declined("the rule does not rewrite the root")

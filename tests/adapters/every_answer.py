@@ -87,7 +87,8 @@ class Rules(tp.Rules):
         t = case.trees[0]
         if rule != "mul-one" or t[0] != "mul" or ["const", 1] not in t[1:]:
             raise tp.Declined("the pattern does not match")
-        return fold(t, {})
+        # The rule's one pattern made the rewrite.
+        return tp.Simplified([fold(t, {})], {}, ["mul-one/x*1"])
 
 
 class Bounds(tp.Bounds):

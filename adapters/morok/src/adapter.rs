@@ -6,6 +6,7 @@ use crate::convert::{self, VarMode, VarPlan, plan_vars, to_tree};
 use crate::entry::{Entry, MOROK_VERSION};
 use crate::groups::{GROUPS, PRIVATE, PRIVATE_GROUPS, Tracker};
 use crate::lower;
+use crate::patterns;
 use crate::reproducer;
 use morok_ir::UOp;
 use morok_schedule::graph_rewrite;
@@ -122,6 +123,7 @@ impl Adapter for Morok {
         Ok(Simplified {
             exprs: Exprs::Trees(self.answer(&outs, &plans)?),
             fired,
+            patterns: Vec::new(),
         })
     }
 
@@ -181,22 +183,36 @@ impl Adapter for Morok {
         Ok(out)
     }
 
+    /// `rule`: a group, or one of its closures (`GROUP/KEY#i`, as an
+    /// answer's `patterns` names it), applied where it is the group's
+    /// first closure to match.
     fn apply(&mut self, rule: &str, case: &Case) -> Result<Simplified, Refuse> {
         self.housekeeping();
+        let (group, only) = match rule.split_once('/') {
+            Some((g, p)) => (g, Some(p)),
+            None => (rule, None),
+        };
         let i = GROUPS
             .iter()
-            .position(|g| g.name == rule)
-            .ok_or_else(|| Refuse::Error(format!("bad request: no group `{rule}`")))?;
+            .position(|g| g.name == group)
+            .ok_or_else(|| Refuse::Error(format!("bad request: no group `{group}`")))?;
         let g = &GROUPS[i];
         let plans = self.plans(case)?;
         let exprs = convert::build(case, &plans)?;
-        let outs: Vec<Arc<UOp>> = if g.name == "pm_lower_index_dtype" {
-            lower::lower(&exprs).map_err(Refuse::Error)?
+        let (outs, matched): (Vec<Arc<UOp>>, Vec<String>) = if g.name == "pm_lower_index_dtype" {
+            if only.is_some() {
+                return Err(Refuse::Error(format!(
+                    "bad request: {group} is not a pattern group"
+                )));
+            }
+            (lower::lower(&exprs).map_err(Refuse::Error)?, Vec::new())
         } else {
-            exprs
-                .iter()
-                .map(|e| graph_rewrite(&Tracker::group(i, e), e.clone(), &mut ()))
-                .collect()
+            patterns::record(|| {
+                exprs
+                    .iter()
+                    .map(|e| graph_rewrite(&Tracker::group(i, e, only), e.clone(), &mut ()))
+                    .collect()
+            })
         };
         if outs.iter().zip(&exprs).all(|(o, e)| Arc::ptr_eq(o, e)) {
             return Err(Refuse::Declined(format!("{rule} does not rewrite it")));
@@ -204,6 +220,12 @@ impl Adapter for Morok {
         Ok(Simplified {
             exprs: Exprs::Trees(self.answer(&outs, &plans)?),
             fired: vec![(rule.to_string(), 1)],
+            // A closure asked for alone made every rewrite (the others'
+            // matches were not taken).
+            patterns: match only {
+                Some(_) => vec![rule.to_string()],
+                None => matched.iter().map(|p| format!("{group}/{p}")).collect(),
+            },
         })
     }
 }
@@ -230,6 +252,34 @@ mod tests {
                 "Cargo.lock does not pin {krate} {MOROK_VERSION}"
             );
         }
+    }
+
+    /// A group alone names the closures that rewrote (Morok's own debug
+    /// log's names), and each is a rule of its own: the wrong `(a*n + b)
+    /// % n -> b % n` closure rewrites alone, another of the group does not.
+    #[test]
+    fn a_group_names_its_closures_that_rewrote_and_applies_one_alone() {
+        let mut adapter = Morok::new(Entry::Tier(Tier::Symbolic), VarMode::Mixed, 2000);
+        let ask = |adapter: &mut Morok, rule: &str| {
+            let line = serde_json::json!({"id": 1, "vars": [{"name": "r0", "lo": -5, "hi": 5}],
+                "exprs": ["(r0 * 2 + 1) % 2"],
+                "trees": [["rem", ["add", ["mul", ["var", "r0"], ["const", 2]], ["const", 1]], ["const", 2]]],
+                "apply": {"rule": rule}});
+            tileproof_adapter::answer_line(adapter, &line.to_string())
+        };
+        let group = ask(&mut adapter, "range_based_mod_div_patterns");
+        let named = group.patterns.clone().unwrap_or_default();
+        assert!(named.len() >= 2, "{group:?}");
+        assert!(
+            named
+                .iter()
+                .all(|p| p.starts_with("range_based_mod_div_patterns/Binary(Mod)#"))
+        );
+        let first = ask(&mut adapter, &named[0]);
+        assert_eq!(first.patterns.as_deref(), Some(&named[..1]), "{first:?}");
+        assert!(first.trees.is_some(), "{first:?}");
+        let other = ask(&mut adapter, "range_based_mod_div_patterns/Binary(Mod)#0");
+        assert!(other.declined.is_some(), "{other:?}");
     }
 
     /// The controls of run-reproducers.sh are what this adapter writes now

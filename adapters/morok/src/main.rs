@@ -19,6 +19,7 @@ mod entry;
 mod groups;
 mod harness;
 mod lower;
+mod patterns;
 #[cfg(test)]
 mod profile_facts;
 mod reproducer;
@@ -26,8 +27,6 @@ mod reproducer;
 use adapter::Morok;
 use entry::Entry;
 
-// Morok allocates a node (and its hash-consing key) for everything it
-// builds: glibc's malloc and free were a fifth of the adapter's time.
 use convert::VarMode;
 
 // Morok allocates a node (and its hash-consing key) for everything it

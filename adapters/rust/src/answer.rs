@@ -24,6 +24,10 @@ pub struct Reply {
     /// The peer's rules that rewrote the case, with counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fired: Option<BTreeMap<String, u64>>,
+    /// `apply` only: the patterns of the rule that made the rewrite, each
+    /// `RULE/PATTERN` and itself a rule `apply` takes (a group's closure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patterns: Option<Vec<String>>,
     // Refusals.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unsupported: Option<String>,
@@ -67,11 +71,14 @@ pub enum Exprs {
 }
 
 /// A simplification (or one rule's rewrite), with the peer's rules that
-/// fired on it by the names its `rules` answer lists.
+/// fired on it by the names its `rules` answer lists, and for a rule's
+/// rewrite the patterns of it that made it (`RULE/PATTERN`, each a rule
+/// `apply` takes).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Simplified {
     pub exprs: Exprs,
     pub fired: Vec<(String, u64)>,
+    pub patterns: Vec<String>,
 }
 
 impl Simplified {
@@ -79,6 +86,7 @@ impl Simplified {
         Simplified {
             exprs: Exprs::Trees(trees),
             fired: Vec::new(),
+            patterns: Vec::new(),
         }
     }
 }
@@ -321,6 +329,9 @@ impl From<Simplified> for Reply {
         }
         if !s.fired.is_empty() {
             out.fired = Some(s.fired.into_iter().collect());
+        }
+        if !s.patterns.is_empty() {
+            out.patterns = Some(s.patterns);
         }
         out
     }

@@ -177,6 +177,10 @@ fn every_line_the_python_sdk_writes_is_read_whole_by_the_wire_types() {
     assert_eq!(r(10).rules.as_ref().unwrap().len(), 3);
     assert!(r(11).instances.is_some() && r(11).failures.is_some());
     assert!(r(12).trees.is_some());
+    assert_eq!(
+        r(12).patterns.as_deref(),
+        Some(&["mul-one/x*1".to_string()][..])
+    );
     assert!(r(13).declined.is_some());
     assert_eq!(
         r(14).ops.as_ref().unwrap()[0],

@@ -31,6 +31,7 @@ impl Adapter for Echo {
         Ok(Simplified {
             exprs: Exprs::Trees(case.trees.clone()),
             fired: vec![("r1".into(), 2)],
+            patterns: Vec::new(),
         })
     }
 

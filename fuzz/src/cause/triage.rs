@@ -47,7 +47,7 @@ impl Found {
         match (&self.blame, &self.wrong_bound) {
             (Some(b), _) => Some(format!(
                 "{}{}, applied alone, fails the same way on: {}",
-                b.rule,
+                b.culprit(),
                 b.location
                     .as_ref()
                     .map_or_else(String::new, |l| format!(" (at {l})")),
@@ -244,7 +244,7 @@ fn oracle_cause(
             return Some(found);
         }
         return Some(Found {
-            cause: Cause::Rule(b.rule.clone()),
+            cause: Cause::Rule(b.culprit().to_string()),
             blame: Some(b),
             wrong_bound: None,
         });
@@ -381,7 +381,7 @@ pub fn holds(
             };
             match instance_bounds_explain(subject, &b, cfg, model, checked) {
                 Some(found) => found.cause == *want,
-                None => Cause::Rule(b.rule) == *want,
+                None => Cause::Rule(b.culprit().to_string()) == *want,
             }
         }
         Cause::Subterm(shape) => {
@@ -414,7 +414,7 @@ fn oracle_failure(checked: &Checked, model: Model) -> Option<Failure> {
     walked.or_else(|| {
         let tgt = checked.tgt.as_deref()?;
         let env = checked.failure(Kind::Validate)?.env.as_ref()?;
-        blame::fails_at(&checked.graph, &checked.src, tgt, env, model)
+        crate::oracle::fails_at(&checked.graph, &checked.src, tgt, env, model)
     })
 }
 

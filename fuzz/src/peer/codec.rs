@@ -321,6 +321,7 @@ pub(super) fn read_answer(
     Ok(Outcome::Answer(Answer::Simplified {
         roots: built,
         counts,
+        patterns: r.patterns.unwrap_or_default(),
     }))
 }
 
