@@ -4,31 +4,12 @@
 //! function, not the rule that trusted it; a crash's site; its backend's
 //! literal, not the rule whose answer it compiles wrongly).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use common::tileproof;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("causes-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn tileproof(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .expect("tileproof runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+fn scratch(name: &str) -> std::path::PathBuf {
+    common::scratch(&format!("causes-{name}"))
 }
 
 fn peer(mode: &str) -> String {

@@ -40,10 +40,13 @@ fn faulty(mode: &str) -> String {
     format!("python3 tests/adapters/faulty.py {mode}")
 }
 
+/// The finding files a campaign wrote (not its `causes.json` nor the
+/// missed-simplification folders beside them).
 fn findings(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
+    v.retain(|p| p.is_file() && p.extension().is_some_and(|e| e == "txt"));
     v.sort();
     v
 }

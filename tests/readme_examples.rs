@@ -390,6 +390,11 @@ fn markdown_pages(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Where `tileproof report` writes the kept reports, and how a link to
+/// one starts.
+const REPORTS: &str = "corpus/peers/reports";
+const REPORTS_LINK: &str = "](corpus/peers/reports/";
+
 /// The repository paths a page names: each word of its text (code blocks,
 /// inline code and prose alike) that starts with a top-level folder of the
 /// repository, and each relative link target, resolved from the page's
@@ -402,7 +407,15 @@ fn paths_named(page: &Path, text: &str, top: &[String]) -> Vec<PathBuf> {
             || p.split('/')
                 .any(|seg| seg.len() > 1 && seg.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
     };
-    for word in text.split(|c: char| c.is_whitespace() || "`'\"(),;=|[]".contains(c)) {
+    // A row of the table of peer bugs quotes the peer's own paths (TVM's
+    // `src/ir/expr.cc`): only its link is ours (report_cli checks the rows
+    // are what `tileproof report` writes).
+    let ours: String = text
+        .lines()
+        .filter(|l| !(l.starts_with('|') && l.contains(REPORTS_LINK)))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for word in ours.split(|c: char| c.is_whitespace() || "`'\"(),;=|[]".contains(c)) {
         let word = word.split(':').next().unwrap().split('#').next().unwrap();
         let word = word.trim_end_matches(['.', ',', ':', ';', '!', '?']);
         let Some((first, _)) = word.split_once('/') else {
@@ -463,6 +476,11 @@ fn every_path_the_docs_name_exists() {
     assert!(pages.len() > 10, "found only {pages:?}");
     let mut missing = Vec::new();
     for page in &pages {
+        // A report `tileproof report` writes is the peer's text (its paths,
+        // its code): report_cli checks each is what the command writes.
+        if page.starts_with(root().join(REPORTS)) {
+            continue;
+        }
         let text = std::fs::read_to_string(page).unwrap();
         for p in paths_named(page, &text, &top) {
             if !p.exists() && !is_written(&p) {

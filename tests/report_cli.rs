@@ -2,31 +2,13 @@
 //! cause, one report per defect; and the README's table of peer bugs and
 //! the kept reports are what the command writes for `corpus/peers`.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use common::{root, tileproof};
+use std::path::{Path, PathBuf};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("report-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn tileproof(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .expect("tileproof runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::scratch(&format!("report-{name}"))
 }
 
 /// A kept finding of `peer` with `cause`, its class and case.

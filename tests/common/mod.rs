@@ -1,0 +1,34 @@
+//! What the command-line tests share: the repository root, a scratch
+//! directory per test, and `tileproof` run from the root.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The repository root (where the README's commands run).
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A directory of its own for one test (`name`, unique across the test
+/// files), emptied first.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `tileproof ARGS` run from the root: its exit status, standard output
+/// and standard error.
+pub fn tileproof(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+        .current_dir(root())
+        .args(args)
+        .output()
+        .expect("tileproof runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
