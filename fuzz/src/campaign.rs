@@ -42,7 +42,7 @@
 use crate::blame;
 use crate::cause::backend::LiteralCache;
 use crate::cause::triage::{self, Found};
-use crate::cause::{site, Cause, Layer};
+use crate::cause::{site, Cause};
 use crate::checks::{self, CheckConfig, Kind, Validator};
 use crate::classify::Confirm;
 use crate::confirm::{Class, Confirmation};
@@ -65,6 +65,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -698,26 +699,47 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         };
         let last = std::mem::take(&mut hunts);
         let recording = std::mem::take(&mut folded);
-        let (mut runs, (last, done)) = rayon::join(
+        // Whether the recording below runs on another worker, and whether
+        // it is done: while it runs, a campaign that may run ahead keeps
+        // its other workers on the next batches.
+        let (started, recorded) = (AtomicBool::new(false), AtomicBool::new(false));
+        let ahead = stop.is_none() && runs_ahead(cfg);
+        let ((mut runs, reached), (last, done)) = rayon::join(
             || {
-                (next_j..end)
-                    .into_par_iter()
-                    .filter_map(|j| {
-                        if deadline.is_some_and(|d| Instant::now() >= d) {
-                            return None;
-                        }
-                        Some(run_case(cfg, subject, hooks, j))
-                    })
-                    .collect::<Vec<CaseRun>>()
+                let run_batch = |from: u64, to: u64| {
+                    (from..to)
+                        .into_par_iter()
+                        .filter_map(|j| {
+                            if deadline.is_some_and(|d| Instant::now() >= d) {
+                                return None;
+                            }
+                            Some(run_case(cfg, subject, hooks, j))
+                        })
+                        .collect::<Vec<CaseRun>>()
+                };
+                let (mut runs, mut to) = (run_batch(next_j, end), end);
+                while ahead
+                    && started.load(Ordering::Acquire)
+                    && !recorded.load(Ordering::Acquire)
+                    && !deadline.is_some_and(|d| Instant::now() >= d)
+                    && to - end < batch * AHEAD_BATCHES
+                {
+                    runs.extend(run_batch(to, to + batch));
+                    to += batch;
+                }
+                (runs, to)
             },
             || {
-                rayon::join(
+                started.store(true, Ordering::Release);
+                let r = rayon::join(
                     || settle_missed(hooks.missed, last),
                     || record_all(cfg, subject, hooks, &literals, &recording, deadline),
-                )
+                );
+                recorded.store(true, Ordering::Release);
+                r
             },
         );
-        next_j = end;
+        next_j = reached;
         let new_findings = settle_all(&mut s, &mut seen, cfg, recording, done, start);
         fold_missed(&mut s, cfg, hooks.missed, last);
         if hooks.missed.is_some() {
@@ -778,6 +800,20 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         }
     }
     s
+}
+
+/// Batches a campaign runs ahead of the recording of the last one's
+/// findings, at most (the runs wait in memory until it is settled).
+const AHEAD_BATCHES: u64 = 32;
+
+/// Whether the workers run the next batches while the last batch's findings
+/// are recorded (shrinking a new cause's finding and compiling it on the
+/// peer's backends take seconds, a batch a fraction of one): only under a
+/// time budget, whose results depend on the timing anyway. A case budget
+/// folds batch by batch, so its results do not; a campaign that stops at
+/// its Nth cause wants that stop, not more cases.
+fn runs_ahead(cfg: &CampaignConfig) -> bool {
+    cfg.cases.is_none() && cfg.max_causes.is_none()
 }
 
 /// Counts a batch's missed simplifications (settled), in case order, and
@@ -1006,31 +1042,9 @@ fn settle(
     cfg: &CampaignConfig,
     idx: usize,
     (joined, unlisted): (Vec<usize>, u64),
-    mut rec: Prepared,
+    rec: Prepared,
     start: Instant,
 ) -> Finding {
-    // A finding nothing more precise could be said of (a peer whose wrong
-    // step rewrites a node its adapter builds from several of tileproof's,
-    // as tinygrad's ceildiv) joins the cause of a rule blamed for a finding
-    // of the same kind that also fired on it.
-    if rec.entry.cause.cause.layer() == Layer::Unattributed {
-        let fired = s.buckets.iter().find_map(|b| match &b.cause {
-            Cause::Rule(rule)
-                if b.kind == rec.entry.kind
-                    && rec
-                        .entry
-                        .rules
-                        .iter()
-                        .any(|(n, _)| n == crate::blame::rule_and_pattern(rule).0) =>
-            {
-                Some(b.cause.clone())
-            }
-            _ => None,
-        });
-        if let Some(cause) = fired {
-            rec.entry.cause = Found::just(cause);
-        }
-    }
     let cause = rec.entry.cause.cause.clone();
     let b = match s.buckets.iter().position(|b| b.cause == cause) {
         Some(b) => b,

@@ -49,19 +49,19 @@ pub fn classify(subject: &dyn Subject, c: &mut Checked, confirm: &Confirm, width
     };
     c.class = if let Some((tgt, wrong)) = c.tgt.as_deref().zip(wrong_point(c, model)) {
         Some(oracle_class(subject, g, src, tgt, &wrong, only, width))
-    } else if let Some(v) = &c.bounds_violation {
-        Some(if !subject.profile().covers(g, src) {
-            confirm::outside_language(subject)
-        } else {
-            match only {
-                None => unconfirmed(),
-                Some(only) => {
-                    confirm::confirm_bounds(subject, g, src, v.node, v.bound, &v.env, only)
+    } else {
+        c.bounds_violation.as_ref().map(|v| {
+            if !subject.profile().covers(g, src) {
+                confirm::outside_language(subject)
+            } else {
+                match only {
+                    None => unconfirmed(),
+                    Some(only) => {
+                        confirm::confirm_bounds(subject, g, src, v.node, v.bound, &v.env, only)
+                    }
                 }
             }
         })
-    } else {
-        None
     };
 }
 

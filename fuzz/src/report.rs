@@ -14,6 +14,7 @@ use crate::blame::rule_and_pattern;
 use crate::cause::{Cause, Construct};
 use crate::confirm::Class;
 use crate::corpus::{self, Header, CAUSES_FILE};
+use engine::semantics::Failure;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io;
@@ -288,7 +289,11 @@ pub fn title(d: &Defect) -> String {
         Cause::Stage { stage, subterm } => {
             format!("`{stage}` already gets `{subterm}` wrong")
         }
-        Cause::Subterm(s) => format!("wrong answer for `{s}`"),
+        Cause::Subterm { failure, shape } => match failure {
+            Failure::TargetUndefined => format!("undefined answer for `{shape}`"),
+            Failure::ValidityDiffers => format!("wrong validity for `{shape}`"),
+            Failure::ValueDiffers => format!("wrong answer for `{shape}`"),
+        },
         Cause::Crash(site) => format!("crash at `{site}`"),
         Cause::Loop(rules) => format!("rewriting does not terminate: {}", rules.join(", ")),
         Cause::Hang => "the simplifier does not answer".into(),
@@ -392,7 +397,7 @@ fn blamed(d: &Defect) -> String {
         Cause::Stage { stage, .. } => format!("the pipeline stage `{stage}`"),
         Cause::Crash(site) => format!("`{site}`"),
         Cause::Loop(rules) => format!("the rules {}", rules.join(", ")),
-        Cause::Hang | Cause::Subterm(_) | Cause::Shape(_) => "the simplifier".into(),
+        Cause::Hang | Cause::Subterm { .. } | Cause::Shape(_) => "the simplifier".into(),
         Cause::Model(_) => "tileproof's model".into(),
     }
 }

@@ -159,7 +159,7 @@ impl fmt::Display for Ub {
 
 /// Which refinement obligation fails, in the order they are checked
 /// (docs/semantics.md, "Soundness").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Failure {
     /// The target is undefined where the source is defined.
     TargetUndefined,

@@ -28,6 +28,7 @@ use crate::checks::{CheckConfig, Checked};
 use crate::kind::Kind;
 use crate::subject::Subject;
 use backend::LiteralCache;
+use engine::semantics::Failure;
 use std::fmt;
 use triage::Found;
 
@@ -117,9 +118,12 @@ pub enum Cause {
     /// [`crate::bucket::linear_shape`]).
     Stage { stage: String, subterm: String },
     /// The innermost subterm the simplifier gets wrong alone (its linear
-    /// forms abstracted: [`crate::bucket::linear_shape`]): a peer with
-    /// neither rules nor stages to blame.
-    Subterm(String),
+    /// forms abstracted: [`crate::bucket::linear_shape`]) and how the
+    /// answer fails: a peer with neither rules nor stages to blame. An
+    /// answer undefined where the source is not (a rewrite that overflows)
+    /// and one of another value (a wrong fold) are two defects of one
+    /// shape.
+    Subterm { failure: Failure, shape: String },
     /// The peer raised, panicked or died: where (a panic's `file:line`, an
     /// exception's innermost frame and type).
     Crash(String),
@@ -141,14 +145,14 @@ pub enum Cause {
 impl Cause {
     /// The cause's one stable text: `rule NAME`, `transfer OP`, `backend
     /// NAME literal C`, `backend NAME op OP`, `stage NAME: SHAPE`,
-    /// `subterm SHAPE`, `crash SITE`, `loop R1, R2`, `hang`, `shape TEXT`.
+    /// `subterm FAILURE: SHAPE`, `crash SITE`, `loop R1, R2`, `hang`, `shape TEXT`.
     pub fn key(&self) -> String {
         match self {
             Cause::Rule(r) => format!("rule {r}"),
             Cause::Transfer(op) => format!("transfer {op}"),
             Cause::Backend { backend, construct } => format!("backend {backend} {construct}"),
             Cause::Stage { stage, subterm } => format!("stage {stage}: {subterm}"),
-            Cause::Subterm(s) => format!("subterm {s}"),
+            Cause::Subterm { failure, shape } => format!("subterm {}: {shape}", failure.name()),
             Cause::Crash(site) => format!("crash {site}"),
             Cause::Loop(rules) => format!("loop {}", rules.join(", ")),
             Cause::Hang => "hang".into(),
@@ -183,7 +187,13 @@ impl Cause {
                     subterm: subterm.to_string(),
                 }
             }
-            "subterm" if !rest.is_empty() => Cause::Subterm(rest),
+            "subterm" => {
+                let (failure, shape) = rest.split_once(": ")?;
+                Cause::Subterm {
+                    failure: *Failure::ALL.iter().find(|f| f.name() == failure)?,
+                    shape: shape.to_string(),
+                }
+            }
             "crash" if !rest.is_empty() => Cause::Crash(rest),
             "loop" if !rest.is_empty() => {
                 Cause::Loop(rest.split(", ").map(str::to_string).collect())
@@ -202,7 +212,7 @@ impl Cause {
             Cause::Transfer(_) => Layer::RangeAnalysis,
             Cause::Backend { .. } => Layer::Backend,
             Cause::Stage { .. } => Layer::Stage,
-            Cause::Subterm(_) | Cause::Shape(_) => Layer::Unattributed,
+            Cause::Subterm { .. } | Cause::Shape(_) => Layer::Unattributed,
             Cause::Crash(_) => Layer::Crash,
             Cause::Loop(_) => Layer::Loop,
             Cause::Hang => Layer::Hang,
@@ -223,7 +233,9 @@ impl Cause {
             Cause::Stage { stage, subterm } => {
                 format!("stage {stage} already gets {subterm} wrong")
             }
-            Cause::Subterm(s) => format!("the simplifier gets {s} wrong"),
+            Cause::Subterm { failure, shape } => {
+                format!("the simplifier gets {shape} wrong ({})", failure.name())
+            }
             Cause::Crash(site) => format!("the simplifier crashes at {site}"),
             Cause::Loop(rules) => format!("rewriting loops through {}", rules.join(", ")),
             Cause::Hang => "the simplifier does not answer in time".into(),
@@ -299,7 +311,10 @@ mod tests {
                 stage: "construct".into(),
                 subterm: "(v0 + v1) // C".into(),
             },
-            Cause::Subterm("v0 // C * C".into()),
+            Cause::Subterm {
+                failure: Failure::TargetUndefined,
+                shape: "v0 // C * C".into(),
+            },
             Cause::Crash("morok-schedule/src/symbolic/divmod.rs:464".into()),
             Cause::Loop(vec!["a".into(), "b".into()]),
             Cause::Hang,

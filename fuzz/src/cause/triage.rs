@@ -268,7 +268,10 @@ fn oracle_cause(
             }
         }
     }
-    Some(Found::just(Cause::Subterm(bucket::linear_shape(g, n))))
+    Some(Found::just(Cause::Subterm {
+        failure: how,
+        shape: bucket::linear_shape(g, n),
+    }))
 }
 
 /// The range analysis's transfer function, when the peer's bounds of
@@ -384,8 +387,9 @@ pub fn holds(
                 None => Cause::Rule(b.culprit().to_string()) == *want,
             }
         }
-        Cause::Subterm(shape) => {
-            wrong_subterm(subject, g, src, cfg).as_deref() == Some(shape.as_str())
+        Cause::Subterm { failure, shape } => {
+            oracle_failure(checked, model) == Some(*failure)
+                && wrong_subterm(subject, g, src, cfg).as_deref() == Some(shape.as_str())
         }
         Cause::Stage { .. } => stage::first_wrong(subject, g, src, cfg).as_ref() == Some(want),
         Cause::Backend { .. } | Cause::Model(_) | Cause::Shape(_) => false,

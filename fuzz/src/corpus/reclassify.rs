@@ -35,6 +35,9 @@ pub fn reclassify(path: &Path, rep: &CaseReport) -> io::Result<PathBuf> {
     header.relaxed = rep.relaxed.clone();
     if let Some(found) = &rep.cause {
         header.cause = Some(found.cause.clone());
+        // A cause line this tileproof cannot read (an older key) is the one
+        // replaced, not a comment kept beside the new.
+        header.other.retain(|l| !l.starts_with("cause:"));
         header.blame = found.blame.as_ref().and(found.detail());
         header.bound = found.wrong_bound.as_ref().map(|b| b.line());
     }
