@@ -56,9 +56,7 @@ fn a_rule_of_several_patterns_is_narrowed_to_the_wrong_one() {
 fn a_crash_is_filed_under_the_peers_frame_that_raised() {
     let out = check("crash", "var x in [0, 9]\nexpr x / 1\n");
     assert!(
-        out.contains(
-            "  cause: crash tests/adapters/causes.py in fold_divisor: ZeroDivisionError\n"
-        ),
+        out.contains("  cause: crash tests/adapters/causes.py in fold_divisor\n"),
         "{out}"
     );
 }

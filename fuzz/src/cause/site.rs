@@ -62,20 +62,18 @@ fn cycle(steps: &[String]) -> &[String] {
 /// The innermost frame of the peer's own code that `tileproof_peer.py`
 /// appends: `(at FILE:LINE in FUNCTION)`, as `FILE in FUNCTION` (a
 /// function's checks on several lines are one site: TVM's `TryConstFold`
-/// fails a check per operator), or `FILE:LINE` when it names no function.
+/// fails a check per operator; and whatever it raised: tinygrad's
+/// `exec_alu` raises `ValueError` on a negative shift count and
+/// `MemoryError` on a huge one, one missing guard), or `FILE:LINE` when it
+/// names no function or an anonymous one (`<lambda>`: the line is the
+/// function), with the exception's type.
 fn frame(message: &str) -> Option<String> {
     let at = message.rfind("(at ")?;
     let inside = &message[at + 4..message.rfind(')')?.max(at + 4)];
     let (place, function) = inside.split_once(" in ").unwrap_or((inside, ""));
     let function = short_function(function);
-    // The exception's type, wherever the message quotes the peer (a bounds
-    // request's failure says so first).
-    let kind = message
-        .find("peer raised ")
-        .and_then(|i| message[i + "peer raised ".len()..].split_once(':'))
-        .map_or("", |(k, _)| k);
     let mut site = short_location(place.trim()).unwrap_or_else(|| place.trim().to_string());
-    if !function.is_empty() {
+    if !function.is_empty() && !function.starts_with('<') {
         // The line does not name the defect when the function does.
         if let Some((file, line)) = site.rsplit_once(':') {
             if line.chars().all(|c| c.is_ascii_digit()) {
@@ -83,7 +81,17 @@ fn frame(message: &str) -> Option<String> {
             }
         }
         site.push_str(&format!(" in {function}"));
+        return Some(site);
     }
+    if !function.is_empty() {
+        site.push_str(&format!(" in {function}"));
+    }
+    // The exception's type, wherever the message quotes the peer (a bounds
+    // request's failure says so first).
+    let kind = message
+        .find("peer raised ")
+        .and_then(|i| message[i + "peer raised ".len()..].split_once(':'))
+        .map_or("", |(k, _)| k);
     if !kind.is_empty() {
         site.push_str(&format!(": {kind}"));
     }
@@ -185,7 +193,25 @@ mod tests {
         let m = "peer raised ZeroDivisionError: integer modulo by zero (at tinygrad/uop/ops.py:512 in divides)";
         assert_eq!(
             of_message(m),
-            Cause::Crash("tinygrad/uop/ops.py in divides: ZeroDivisionError".into())
+            Cause::Crash("tinygrad/uop/ops.py in divides".into())
+        );
+    }
+
+    #[test]
+    fn a_function_is_one_site_whatever_it_raised_and_a_lambda_is_its_line() {
+        let negative =
+            "peer raised ValueError: negative shift count (at tinygrad/uop/ops.py:80 in exec_alu)";
+        let huge = "peer raised MemoryError:  (at tinygrad/uop/ops.py:80 in exec_alu)";
+        assert_eq!(of_message(negative), of_message(huge));
+        let lambda = |line: u32| {
+            of_message(&format!(
+                "peer raised ValueError: x (at tinygrad/uop/symbolic.py:{line} in <lambda>)"
+            ))
+        };
+        assert_ne!(lambda(100), lambda(200));
+        assert_eq!(
+            lambda(100),
+            Cause::Crash("tinygrad/uop/symbolic.py:100 in <lambda>: ValueError".into())
         );
     }
 
@@ -204,9 +230,7 @@ mod tests {
         assert_eq!(of_message(&at(242)), of_message(&at(346)));
         assert_eq!(
             of_message(&at(242)),
-            Cause::Crash(
-                "ir/prim/const_fold.h in tvm::prim::detail::TryConstFold: InternalError".into()
-            )
+            Cause::Crash("ir/prim/const_fold.h in tvm::prim::detail::TryConstFold".into())
         );
     }
 
