@@ -15,12 +15,10 @@
 //! The gate command the first guide mentions is not run here (it takes
 //! tens of seconds; tests/gate_cli.rs covers a candidate rule in the gate).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use common::{root, tileproof};
+use std::path::{Path, PathBuf};
 
 /// The README followed by the guides (docs/guide/*.md, in name order):
 /// the text the transcripts are looked up in, each `$ COMMAND` once.
@@ -41,26 +39,7 @@ fn readme() -> String {
 
 /// A directory of its own for one test, emptied first.
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("readme-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Runs `tileproof ARGS` from the repository root, as the README does:
-/// the exit status and standard output (standard error, which carries the
-/// progress lines the README leaves out, is appended to failure messages).
-fn tileproof(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .expect("tileproof runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).to_string(),
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
+    common::scratch(&format!("readme-{name}"))
 }
 
 /// The lines the README shows after `$ COMMAND` (up to the next command or

@@ -189,7 +189,7 @@ impl BackendVerdict {
 /// The interpreter's values of `roots` at `env` under `model` (`None` for
 /// an unconstrained value, which any value refines); `None` where the
 /// evaluation is undefined.
-fn interp_values(
+pub(crate) fn interp_values(
     g: &Graph,
     roots: &[NodeId],
     env: &[i64],

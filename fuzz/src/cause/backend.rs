@@ -26,7 +26,6 @@ use crate::confirm::Class;
 use crate::subject::Subject;
 use engine::dtype::DType;
 use engine::dtype::Width;
-use engine::interp::{self, Val};
 use engine::ir::{Graph, NodeId, Op};
 use engine::semantics::Model;
 use std::collections::HashMap;
@@ -84,15 +83,8 @@ pub fn literals(g: &Graph, roots: &[NodeId]) -> Vec<i64> {
 /// The values `roots` have at `env` under `model`, as a backend reports
 /// them; `None` where undefined (or a root is unconstrained).
 fn meaning(g: &Graph, roots: &[NodeId], env: &[i64], model: Model) -> Option<Vec<Value>> {
-    let wide: Vec<i128> = env.iter().map(|&v| v as i128).collect();
-    let vals = interp::eval(g, roots, &wide, model).ok()?;
-    vals.into_iter()
-        .map(|v| match v {
-            Val::Int(i) => Some(Value::Int(i)),
-            Val::Bool(b) => Some(Value::Bool(b)),
-            Val::Invalid => Some(Value::Invalid),
-            Val::Unconstrained => None,
-        })
+    crate::confirm::interp_values(g, roots, env, model)?
+        .into_iter()
         .collect()
 }
 
