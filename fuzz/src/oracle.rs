@@ -35,7 +35,7 @@ use crate::jit::{
     and, check_width, compile_function, fold_any, mem, not, or, ptr_type, CompiledEval, Cond,
     JitCode, JitError, Lower, UbCond,
 };
-use crate::rng::{hash64, mix};
+use crate::rng::hash64;
 use cranelift_codegen::ir::{condcodes::IntCC, types, Block, InstBuilder, Value};
 use cranelift_frontend::{FunctionBuilder, Variable};
 use engine::dtype::Width;
@@ -262,17 +262,17 @@ impl Domain {
     /// its upper bound, 0, 1 or -1 (clamped into the bounds) with
     /// probability 1/16 each, and uniform otherwise.
     pub fn sample(&self, seed: u64, k: u64, out: &mut [i64]) {
-        let base = mix(seed, k);
+        // The sequence is part of what a kept finding replays: a sampled
+        // failure in a narrow window is found again at the same sample.
+        let base = hash64(seed ^ hash64(k));
         for (j, slot) in out[..self.len()].iter_mut().enumerate() {
-            // One hash per variable: its low 4 bits pick the kind of value,
-            // its high bits the uniform one (a hash per point and variable
-            // was most of a sampled case's time, more than the JIT's).
             let h = hash64(base.wrapping_add(j as u64));
             let (lo, hi) = (self.lo[j], self.hi[j]);
             // Every candidate computed and one picked by index: a branch on
             // the random `h` mispredicts about once per variable, which cost
             // more than the JIT's evaluation of the point.
-            let uniform = (lo as i128 + ((h as u128 * self.span(j)) >> 64) as i128) as i64;
+            let u = hash64(h ^ 0x5555_5555_5555_5555) as u128;
+            let uniform = (lo as i128 + ((u * self.span(j)) >> 64) as i128) as i64;
             let special = [
                 lo,
                 hi,
