@@ -706,28 +706,12 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         let ahead = stop.is_none() && runs_ahead(cfg);
         let ((mut runs, reached), (last, done)) = rayon::join(
             || {
-                let run_batch = |from: u64, to: u64| {
-                    (from..to)
-                        .into_par_iter()
-                        .filter_map(|j| {
-                            if deadline.is_some_and(|d| Instant::now() >= d) {
-                                return None;
-                            }
-                            Some(run_case(cfg, subject, hooks, j))
-                        })
-                        .collect::<Vec<CaseRun>>()
+                let ahead = Ahead {
+                    on: ahead,
+                    started: &started,
+                    recorded: &recorded,
                 };
-                let (mut runs, mut to) = (run_batch(next_j, end), end);
-                while ahead
-                    && started.load(Ordering::Acquire)
-                    && !recorded.load(Ordering::Acquire)
-                    && !deadline.is_some_and(|d| Instant::now() >= d)
-                    && to - end < batch * AHEAD_BATCHES
-                {
-                    runs.extend(run_batch(to, to + batch));
-                    to += batch;
-                }
-                (runs, to)
+                run_batches(cfg, subject, hooks, next_j, end, deadline, ahead)
             },
             || {
                 started.store(true, Ordering::Release);
@@ -800,6 +784,46 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         }
     }
     s
+}
+
+/// Whether a round's workers may run past its batch, and the recording
+/// they run ahead of (started on another worker, not yet done).
+struct Ahead<'a> {
+    on: bool,
+    started: &'a AtomicBool,
+    recorded: &'a AtomicBool,
+}
+
+/// Runs cases `from..end`, then, while `ahead` allows, the next batches:
+/// the runs and the case number reached.
+fn run_batches(
+    cfg: &CampaignConfig,
+    subject: &dyn Subject,
+    hooks: &Hooks<'_>,
+    from: u64,
+    end: u64,
+    deadline: Option<Instant>,
+    ahead: Ahead<'_>,
+) -> (Vec<CaseRun>, u64) {
+    let past = || deadline.is_some_and(|d| Instant::now() >= d);
+    let run_batch = |from: u64, to: u64| {
+        (from..to)
+            .into_par_iter()
+            .filter_map(|j| (!past()).then(|| run_case(cfg, subject, hooks, j)))
+            .collect::<Vec<CaseRun>>()
+    };
+    let batch = cfg.batch.max(1) as u64;
+    let (mut runs, mut to) = (run_batch(from, end), end);
+    while ahead.on
+        && ahead.started.load(Ordering::Acquire)
+        && !ahead.recorded.load(Ordering::Acquire)
+        && !past()
+        && to - end < batch * AHEAD_BATCHES
+    {
+        runs.extend(run_batch(to, to + batch));
+        to += batch;
+    }
+    (runs, to)
 }
 
 /// Batches a campaign runs ahead of the recording of the last one's
