@@ -61,7 +61,7 @@ use engine::parse::Program;
 use engine::rewrite::{Simplifier, DEFAULT_CAP};
 use engine::rules::RuleSet;
 use rayon::prelude::*;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -699,6 +699,7 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
         };
         let last = std::mem::take(&mut hunts);
         let recording = std::mem::take(&mut folded);
+        let kept = kept_causes(&s, cfg);
         // Whether the recording below runs on another worker, and whether
         // it is done: while it runs, a campaign that may run ahead keeps
         // its other workers on the next batches.
@@ -717,7 +718,7 @@ fn run_in_pool(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>) -
                 started.store(true, Ordering::Release);
                 let r = rayon::join(
                     || settle_missed(hooks.missed, last),
-                    || record_all(cfg, subject, hooks, &literals, &recording, deadline),
+                    || record_all(cfg, subject, hooks, &literals, &recording, &kept, deadline),
                 );
                 recorded.store(true, Ordering::Release);
                 r
@@ -1026,12 +1027,30 @@ fn record_all(
     hooks: &Hooks<'_>,
     literals: &LiteralCache,
     b: &Batch,
+    kept: &HashSet<Cause>,
     deadline: Option<Instant>,
-) -> Vec<Prepared> {
+) -> Vec<Recorded> {
     b.todo
         .par_iter()
-        .map(|t| record(cfg, subject, hooks, literals, t, deadline))
+        .map(|t| record(cfg, subject, hooks, literals, t, kept, deadline))
         .collect()
+}
+
+/// The causes kept as often as asked (`max_findings`): a finding shown to
+/// be one of them is only counted.
+fn kept_causes(s: &Summary, cfg: &CampaignConfig) -> HashSet<Cause> {
+    s.buckets
+        .iter()
+        .filter(|b| cfg.max_findings.is_some_and(|m| b.recorded >= m))
+        .map(|b| b.cause.clone())
+        .collect()
+}
+
+/// A finding to record, once looked at: prepared for the corpus, or
+/// shown to be of a cause already kept as often as asked.
+enum Recorded {
+    Prepared(Box<Prepared>),
+    Counted(Cause),
 }
 
 /// Settles a batch's recorded findings in order (a finding is reported
@@ -1041,21 +1060,44 @@ fn settle_all(
     seen: &mut Seen,
     cfg: &CampaignConfig,
     mut b: Batch,
-    done: Vec<Prepared>,
+    done: Vec<Recorded>,
     start: Instant,
 ) -> Vec<Finding> {
     let todo = std::mem::take(&mut b.todo);
     todo.into_iter()
         .zip(done)
-        .map(|(t, rec)| {
+        .filter_map(|(t, rec)| {
             let joined = std::mem::take(&mut b.groups[t.group]);
-            let f = settle(s, cfg, t.idx, joined, rec, start);
-            if let Some(cause) = &f.cause {
+            let f = match rec {
+                Recorded::Prepared(rec) => Some(settle(s, cfg, t.idx, joined, *rec, start)),
+                Recorded::Counted(cause) => {
+                    count_under(s, t.idx, joined, &cause);
+                    seen.filed.insert(t.key.clone(), cause);
+                    None
+                }
+            };
+            if let Some(cause) = f.as_ref().and_then(|f| f.cause.as_ref()) {
                 seen.filed.insert(t.key, cause.clone());
             }
             f
         })
         .collect()
+}
+
+/// Counts a finding (`s.findings[idx]`) and its group (`joined`) in the
+/// bucket of `cause`, kept already: nothing is written or reported.
+fn count_under(s: &mut Summary, idx: usize, (joined, unlisted): (Vec<usize>, u64), cause: &Cause) {
+    let Some(b) = s.buckets.iter_mut().find(|b| b.cause == *cause) else {
+        return;
+    };
+    let n = 1 + joined.len() as u64 + unlisted;
+    b.count += n;
+    if let Some(c) = b.class {
+        *s.by_class.entry(c).or_default() += n;
+    }
+    for j in joined.into_iter().chain([idx]) {
+        s.findings[j].cause = Some(cause.clone());
+    }
 }
 
 /// Puts a prepared finding (`s.findings[idx]`) into its cause's bucket,
@@ -1159,8 +1201,9 @@ fn record(
     hooks: &Hooks<'_>,
     literals: &LiteralCache,
     t: &ToRecord,
+    kept: &HashSet<Cause>,
     deadline: Option<Instant>,
-) -> Prepared {
+) -> Recorded {
     let kind = t.kind;
     let mut ccfg = cfg.check.clone();
     ccfg.seed = t.case_seed;
@@ -1197,13 +1240,16 @@ fn record(
         deadline,
         literals,
     };
+    if let Some(cause) = preparer.kept_cause(&program, kind, &t.found, kept) {
+        return Recorded::Counted(cause);
+    }
     let mut prepared = preparer.prepare(&program, kind, Some(t.found.clone()), origin);
     // A failure that did not recur (a peer whose state spans requests: an
     // adapter that answers twice fails the next request) keeps what it was.
     if prepared.entry.message.starts_with(NOT_AGAIN) {
         prepared.entry.message = format!("{NOT_AGAIN} when found: {}", t.message);
     }
-    prepared
+    Recorded::Prepared(Box::new(prepared))
 }
 
 /// Generates and checks case `j` of the shard, and one variant of it, each

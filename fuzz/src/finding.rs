@@ -96,6 +96,73 @@ impl Preparer<'_> {
         ))
     }
 
+    /// The cause a finding found with none (a subterm's shape) shows once
+    /// shrunk by its check alone, when it is one of `kept` (causes kept as
+    /// often as asked): counted there, it costs no compile with the peer's
+    /// compiler. A shape seldom recurs, so the shape's key alone would
+    /// send most findings of a known defect through the whole preparation.
+    pub fn kept_cause(
+        &self,
+        program: &Program,
+        kind: Kind,
+        found: &Found,
+        kept: &std::collections::HashSet<Cause>,
+    ) -> Option<Cause> {
+        if kept.is_empty()
+            || found.cause.layer() != Layer::Unattributed
+            || self.shrink_steps == 0
+            || kind == Kind::Hang
+        {
+            return None;
+        }
+        let quick = CheckConfig {
+            kinds: kinds_for(kind),
+            ..self.check.clone()
+        }
+        .quick();
+        let (p, _) = shrink::shrink(
+            program,
+            self.fails_by_check(kind, &quick),
+            self.shrink_steps,
+        );
+        let cause = self.cause_of(&p, kind)?.cause;
+        if kept.contains(&cause) {
+            return Some(cause);
+        }
+        // A finding only tileproof's model calls one (its compiled code
+        // agrees with the source) is known by its class: one run on the
+        // peer's backend, where the whole preparation takes several.
+        if !kept.iter().any(|c| c.layer() == Layer::Model) || *self.confirm == Confirm::Off {
+            return None;
+        }
+        let mut c = checks::check(
+            &p.graph,
+            &p.outputs,
+            self.subject,
+            &self.triage_config(kind),
+            self.validator,
+        );
+        c.failure(kind)?;
+        classify(self.subject, &mut c, self.confirm, self.check.width);
+        crate::cause::model_only(&c).filter(|m| kept.contains(m))
+    }
+
+    /// Whether a shrink candidate still fails `kind` by the check alone
+    /// (no backend run), in time, and is still one the subject accepts.
+    fn fails_by_check<'b>(
+        &'b self,
+        kind: Kind,
+        cfg: &'b CheckConfig,
+    ) -> impl Fn(&Program) -> bool + 'b {
+        let profile = self.subject.profile();
+        move |p: &Program| {
+            self.deadline.is_none_or(|d| Instant::now() < d)
+                && profile.covers(&p.graph, &p.outputs)
+                && checks::check(&p.graph, &p.outputs, self.subject, cfg, self.validator)
+                    .failed(kind)
+        }
+    }
+
     /// Whether `p`'s `kind` failure still has cause `want`.
     fn has_cause(&self, p: &Program, kind: Kind, want: &Cause) -> bool {
         let cfg = self.triage_config(kind).quick();
@@ -285,14 +352,7 @@ impl Preparer<'_> {
             let (p, st) = shrink::shrink(original, fails, self.shrink_steps);
             return (p, Some(st));
         }
-        let profile = self.subject.profile();
-        let fails_fast = |p: &Program| {
-            self.deadline.is_none_or(|d| Instant::now() < d)
-                && profile.covers(&p.graph, &p.outputs)
-                && checks::check(&p.graph, &p.outputs, self.subject, ccfg, self.validator)
-                    .failed(kind)
-        };
-        let (p, st) = shrink::shrink(original, &fails_fast, self.shrink_steps);
+        let (p, st) = shrink::shrink(original, self.fails_by_check(kind, ccfg), self.shrink_steps);
         if fails(&p) {
             (p, Some(st))
         } else {

@@ -262,26 +262,61 @@ impl Domain {
     /// its upper bound, 0, 1 or -1 (clamped into the bounds) with
     /// probability 1/16 each, and uniform otherwise.
     pub fn sample(&self, seed: u64, k: u64, out: &mut [i64]) {
-        // The sequence is part of what a kept finding replays: a sampled
-        // failure in a narrow window is found again at the same sample.
-        let base = hash64(seed ^ hash64(k));
-        for (j, slot) in out[..self.len()].iter_mut().enumerate() {
-            let h = hash64(base.wrapping_add(j as u64));
-            let (lo, hi) = (self.lo[j], self.hi[j]);
-            // Every candidate computed and one picked by index: a branch on
-            // the random `h` mispredicts about once per variable, which cost
-            // more than the JIT's evaluation of the point.
-            let u = hash64(h ^ 0x5555_5555_5555_5555) as u128;
-            let uniform = (lo as i128 + ((u * self.span(j)) >> 64) as i128) as i64;
-            let special = [
-                lo,
-                hi,
-                0i64.clamp(lo, hi),
-                1i64.clamp(lo, hi),
-                (-1i64).clamp(lo, hi),
-                uniform,
-            ];
-            *slot = special[((h & 15) as usize).min(5)];
+        let n = self.len();
+        self.samples(seed, k, &mut out[..n]);
+    }
+
+    /// Samples `start`, `start + 1`, ... of seed `seed` ([`Domain::sample`]),
+    /// one after another in `out` (a whole number of points): what depends
+    /// only on the domain is worked out once, and the points' draws
+    /// overlap in the processor.
+    pub fn samples(&self, seed: u64, start: u64, out: &mut [i64]) {
+        /// A variable's draws: the five special values, and the uniform
+        /// draw's offset range (`span` 0: all 2^64 values).
+        struct Draw {
+            lo: i64,
+            span: u64,
+            special: [i64; 5],
+        }
+        let n = self.len();
+        if n == 0 {
+            return;
+        }
+        let draws: Vec<Draw> = (0..n)
+            .map(|j| {
+                let (lo, hi) = (self.lo[j], self.hi[j]);
+                Draw {
+                    lo,
+                    span: (hi.wrapping_sub(lo) as u64).wrapping_add(1),
+                    special: [
+                        lo,
+                        hi,
+                        0i64.clamp(lo, hi),
+                        1i64.clamp(lo, hi),
+                        (-1i64).clamp(lo, hi),
+                    ],
+                }
+            })
+            .collect();
+        for (k, point) in out.chunks_exact_mut(n).enumerate() {
+            // The sequence is part of what a kept finding replays: a
+            // sampled failure in a narrow window is found again at the
+            // same sample.
+            let base = hash64(seed ^ hash64(start.wrapping_add(k as u64)));
+            for (j, (slot, d)) in point.iter_mut().zip(&draws).enumerate() {
+                let h = hash64(base.wrapping_add(j as u64));
+                // Both draws computed and one picked: a branch on the
+                // random `h` mispredicts about once per variable, which
+                // cost more than the JIT's evaluation of the point.
+                let u = hash64(h ^ 0x5555_5555_5555_5555);
+                let off = match d.span {
+                    0 => u,
+                    span => ((u as u128 * span as u128) >> 64) as u64,
+                };
+                let uniform = d.lo.wrapping_add(off as i64);
+                let pick = (h & 15) as usize;
+                *slot = if pick < 5 { d.special[pick] } else { uniform };
+            }
         }
     }
 
@@ -507,10 +542,7 @@ impl CompiledOracle {
                     }
                     Plan::Sampled(_) => {
                         let mut p = vec![0i64; n * count as usize];
-                        for k in 0..count as usize {
-                            self.domain
-                                .sample(seed, start + k as u64, &mut p[k * n..(k + 1) * n]);
-                        }
+                        self.domain.samples(seed, start, &mut p);
                         p
                     }
                 };
@@ -1380,4 +1412,69 @@ pub fn fails_at(
     let s = interp::eval(g, src, &wide, model);
     let t = interp::eval(g, tgt, &wide, model);
     interp::check_point(s, t).failure()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The draw as kept findings were found with (two hashes per
+    /// variable, a 128-bit product for the uniform draw), written out.
+    fn drawn_as_found(d: &Domain, seed: u64, k: u64) -> Vec<i64> {
+        let base = hash64(seed ^ hash64(k));
+        (0..d.len())
+            .map(|j| {
+                let h = hash64(base.wrapping_add(j as u64));
+                let (lo, hi) = (d.lo[j], d.hi[j]);
+                let span = (hi as i128 - lo as i128 + 1) as u128;
+                let u = hash64(h ^ 0x5555_5555_5555_5555) as u128;
+                let uniform = (lo as i128 + ((u * span) >> 64) as i128) as i64;
+                let special = [
+                    lo,
+                    hi,
+                    0i64.clamp(lo, hi),
+                    1i64.clamp(lo, hi),
+                    (-1i64).clamp(lo, hi),
+                    uniform,
+                ];
+                special[((h & 15) as usize).min(5)]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_chunk_of_samples_is_the_sequence_kept_findings_replay() {
+        let bounds = [
+            (i64::MIN, i64::MAX),
+            (0, 0),
+            (-3, 17),
+            (i64::MIN, -1),
+            (5, i64::MAX),
+            (-(1 << 40), 1 << 40),
+        ];
+        let d = Domain {
+            vars: (0..bounds.len() as u32).collect(),
+            names: (0..bounds.len()).map(|i| format!("v{i}")).collect(),
+            lo: bounds.iter().map(|b| b.0).collect(),
+            hi: bounds.iter().map(|b| b.1).collect(),
+        };
+        let n = d.len();
+        for seed in [0, 7, 0xDEAD_BEEF] {
+            let start = 167_900;
+            let mut chunk = vec![0i64; n * 64];
+            d.samples(seed, start, &mut chunk);
+            for k in 0..64 {
+                let want = drawn_as_found(&d, seed, start + k as u64);
+                assert_eq!(
+                    &chunk[k * n..(k + 1) * n],
+                    &want[..],
+                    "seed {seed}, sample {}",
+                    start + k as u64
+                );
+                let mut one = vec![0i64; n];
+                d.sample(seed, start + k as u64, &mut one);
+                assert_eq!(one, want);
+            }
+        }
+    }
 }

@@ -656,7 +656,11 @@ fn json_report(r: &Report, a: &Args, problems: &[String], seconds: f64) -> Value
         .proofs
         .iter()
         .map(|p| {
-            let mut v = serde_json::to_value(p).unwrap_or(Value::Null);
+            // Never a bare `null` in place of a result: a reader would
+            // miss the rule and width.
+            let mut v = serde_json::to_value(p).unwrap_or_else(
+                |e| json!({ "rule": p.rule, "width": p.width, "unserializable": e.to_string() }),
+            );
             // The printed form next to the structured one: what a bug
             // report quotes.
             if let (ProofVerdict::Failed { counterexample }, Value::Object(m)) =

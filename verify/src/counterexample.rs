@@ -41,6 +41,21 @@ pub fn ser_failure<S: serde::Serializer>(f: &Failure, s: S) -> Result<S::Ok, S::
     s.serialize_str(f.name())
 }
 
+/// Serializes an exact value as a JSON number, or, past what a JSON
+/// reader's 64-bit integers hold (an intermediate product of two 64-bit
+/// values), as its decimal digits in a string: `serde_json::Value`, which
+/// the gate's report is built of, holds no wider integer, and a reader
+/// gets the exact value either way.
+pub fn ser_wide<S: serde::Serializer>(v: &i128, s: S) -> Result<S::Ok, S::Error> {
+    if let Ok(x) = i64::try_from(*v) {
+        s.serialize_i64(x)
+    } else if let Ok(x) = u64::try_from(*v) {
+        s.serialize_u64(x)
+    } else {
+        s.serialize_str(&v.to_string())
+    }
+}
+
 /// What a value is at the failing point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -60,8 +75,11 @@ pub struct VarValue {
     /// A constant variable of the rule, or a subterm that is a constant node.
     pub constant: bool,
     pub state: State,
+    #[serde(serialize_with = "ser_wide")]
     pub value: i128,
+    #[serde(serialize_with = "ser_wide")]
     pub lo: i128,
+    #[serde(serialize_with = "ser_wide")]
     pub hi: i128,
 }
 
@@ -71,6 +89,7 @@ pub struct NodeValue {
     pub side: &'static str,
     pub text: String,
     pub state: State,
+    #[serde(serialize_with = "ser_wide")]
     pub value: i128,
     #[serde(serialize_with = "ser_dtype")]
     pub dtype: DType,
@@ -956,4 +975,29 @@ pub fn replay_case(text: &str, width: u32) -> Result<(Failure, String), CaseErro
         &env,
         Width(width),
     )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_wider_than_64_bits_is_kept_in_json_as_its_digits() {
+        // `MIN - MAX` at 64 bits: an exact intermediate no JSON reader's
+        // 64-bit integer holds. It was a `null` in place of the whole row.
+        let wide = i64::MIN as i128 - i64::MAX as i128;
+        let v = VarValue {
+            name: "C".into(),
+            dtype: DType::Index,
+            constant: true,
+            state: State::Valid,
+            value: wide,
+            lo: i64::MIN as i128,
+            hi: u64::MAX as i128,
+        };
+        let json = serde_json::to_value(&v).expect("a wide value serializes");
+        assert_eq!(json["value"], serde_json::json!(wide.to_string()));
+        assert_eq!(json["lo"], serde_json::json!(i64::MIN));
+        assert_eq!(json["hi"], serde_json::json!(u64::MAX));
+    }
 }

@@ -6,7 +6,9 @@
 //! dies, the point it died at is a trap and the rest run in a new child.
 
 use crate::convert::{VarPlan, var_uop};
-use crate::harness::{self, NotCompiled, Val};
+use crate::harness::{self, Compiled, NotCompiled, Val};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 use tileproof_adapter::child::{Outcome, in_child};
 use tileproof_adapter::{Case, PointRun, Refuse, Run, RunRequest, RunValue};
@@ -15,6 +17,32 @@ pub const BACKENDS: &[&str] = &["clang"];
 
 /// How long one child may run its points.
 const CHILD_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Kernels compiled in this process, by their C code: a campaign runs one
+/// program on the backend several times (judged, shrunk, kept, reported),
+/// and clang's second compile of the same code was most of the CPU time a
+/// campaign against Morok spent.
+static KERNELS: LazyLock<Mutex<HashMap<String, Result<Arc<Compiled>, NotCompiled>>>> =
+    LazyLock::new(Default::default);
+
+/// How many kernels the cache holds before it starts afresh.
+const KERNELS_KEPT: usize = 256;
+
+/// The kernel of `code`'s rendering, compiled once per process.
+fn kernel(rendered: harness::Rendered) -> Result<Arc<Compiled>, NotCompiled> {
+    let lock = || KERNELS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(k) = lock().get(&rendered.code) {
+        return k.clone();
+    }
+    let code = rendered.code.clone();
+    let k = rendered.compile().map(Arc::new);
+    let mut cache = lock();
+    if cache.len() >= KERNELS_KEPT {
+        cache.clear();
+    }
+    cache.insert(code, k.clone());
+    k
+}
 
 /// A point's values as one line of the child's output.
 fn encode(vals: &[Val]) -> String {
@@ -50,7 +78,7 @@ pub fn run(case: &Case, plans: &[VarPlan], req: &RunRequest) -> Result<Run, Refu
     }
     let vars: Vec<_> = plans.iter().map(var_uop).collect();
     let exprs = crate::convert::build(case, plans)?;
-    let compiled = match harness::compile(&vars, &exprs) {
+    let compiled = match harness::render(&vars, &exprs).and_then(kernel) {
         Ok(c) => c,
         Err(NotCompiled::Unsupported(why)) => return Err(Refuse::Unsupported(why)),
         Err(NotCompiled::Rejected(e)) => return Ok(Run::CompileError(e)),

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use verify::prove::{Options, ProofVerdict, RuleResult, WidthByWidth};
-use verify::termination::Report;
+use verify::termination::{Report, TerminationVerdict};
 use verify::verdict::VerdictKind;
 
 #[derive(clap::Args)]
@@ -471,31 +471,38 @@ fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Each result as JSON with its rule's termination verdict (and the cycles
-/// it takes part in) beside the proof's fields.
-fn with_termination(results: &[RuleResult], t: &Report) -> Vec<serde_json::Value> {
+/// One result as JSON: the proof's fields, its rule's termination verdict
+/// and the cycles the rule takes part in. Serialized in one pass, as
+/// typed: a counterexample's values are exact (a 64-bit product is wider
+/// than 64 bits), which `serde_json::Value` cannot hold.
+#[derive(serde::Serialize)]
+struct JsonRow<'a> {
+    #[serde(flatten)]
+    result: &'a RuleResult,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    termination: Option<&'a TerminationVerdict>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    cycles: Vec<&'a str>,
+}
+
+/// Each result with its rule's termination verdict (and the cycles it
+/// takes part in) beside the proof's fields.
+fn with_termination<'a>(results: &'a [RuleResult], t: &'a Report) -> Vec<JsonRow<'a>> {
     results
         .iter()
-        .map(|r| {
-            let mut v = serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
-            if let serde_json::Value::Object(m) = &mut v {
-                if let Some(tr) = t.rules.iter().find(|x| x.rule == r.rule) {
-                    m.insert(
-                        "termination".into(),
-                        serde_json::to_value(&tr.verdict).unwrap_or_default(),
-                    );
-                }
-                let cycles: Vec<&str> = t
-                    .cycles
-                    .iter()
-                    .filter(|c| c.rules.contains(&r.rule))
-                    .map(|c| c.line.as_str())
-                    .collect();
-                if !cycles.is_empty() {
-                    m.insert("cycles".into(), serde_json::json!(cycles));
-                }
-            }
-            v
+        .map(|r| JsonRow {
+            result: r,
+            termination: t
+                .rules
+                .iter()
+                .find(|x| x.rule == r.rule)
+                .map(|x| &x.verdict),
+            cycles: t
+                .cycles
+                .iter()
+                .filter(|c| c.rules.contains(&r.rule))
+                .map(|c| c.line.as_str())
+                .collect(),
         })
         .collect()
 }
