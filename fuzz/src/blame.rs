@@ -39,11 +39,45 @@ pub struct Blame {
     /// The one pattern of the rule that fails alone (`RULE/PATTERN`), when
     /// the peer names the patterns of its rules (a Morok group's closure).
     pub pattern: Option<String>,
-    /// The instance: `var` and `expr` lines.
-    pub instance: String,
+    /// The instance it fails on alone.
+    pub instance: BlamedAt,
     /// Where the subject defines the rule (`file:line`), when it says.
     pub location: Option<String>,
 }
+
+/// A blamed rule's instance: expressions `roots` of `graph` (the case's
+/// graph, or one a sequence of the peer's steps made from it).
+#[derive(Clone)]
+pub struct BlamedAt {
+    pub graph: Graph,
+    pub roots: Vec<NodeId>,
+    /// The instance is the case itself, as found (its peer's bounds are
+    /// the case's).
+    pub whole_case: bool,
+}
+
+impl BlamedAt {
+    /// Its `var` and `expr` lines, as a report and a seed file show it.
+    pub fn text(&self) -> String {
+        case_body(&self.graph, &self.roots, None)
+    }
+}
+
+impl std::fmt::Debug for BlamedAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+/// Two instances are the same program when they print the same (their
+/// graphs may number the nodes differently).
+impl PartialEq for BlamedAt {
+    fn eq(&self, other: &Self) -> bool {
+        self.whole_case == other.whole_case && self.text() == other.text()
+    }
+}
+
+impl Eq for BlamedAt {}
 
 impl Blame {
     /// `rule` blamed on instance `at` of `g`, where `c` (its step alone)
@@ -58,6 +92,7 @@ impl Blame {
         c: &checks::Checked,
         cfg: &CheckConfig,
         fails: &dyn Fn(&checks::Checked) -> bool,
+        whole_case: bool,
     ) -> Blame {
         let pattern = match c.patterns.as_slice() {
             [one] => Some(one.clone()),
@@ -68,7 +103,11 @@ impl Blame {
             location: subject.rule_location(rule),
             rule: rule.to_string(),
             pattern,
-            instance: case_body(g, at, None),
+            instance: BlamedAt {
+                graph: g.clone(),
+                roots: at.to_vec(),
+                whole_case,
+            },
         }
     }
 
@@ -193,7 +232,11 @@ pub fn blame(
             fails(&checks::check(&traced, &[f.before], &step, &cfg, None)).then(|| Blame {
                 rule: names[f.rule].clone(),
                 pattern: None,
-                instance: case_body(&traced, &[f.before], None),
+                instance: BlamedAt {
+                    graph: traced.clone(),
+                    roots: vec![f.before],
+                    whole_case: false,
+                },
                 location: None,
             })
         });
@@ -225,7 +268,10 @@ pub fn blame(
                 })
                 .unwrap_or_else(|| (src.to_vec(), whole)),
         };
-        return Some(Blame::of(subject, rule, g, &at, &c, &cfg, &fails));
+        let whole_case = at.as_slice() == src;
+        return Some(Blame::of(
+            subject, rule, g, &at, &c, &cfg, &fails, whole_case,
+        ));
     }
     // The peer's wrong step may come after sound ones rewrote the case
     // (tinygrad moves a division under a gate, then folds the gate's
@@ -254,7 +300,7 @@ pub fn blame(
                     };
                     let c = checks::check(sg, &[n], alone.as_ref(), &cfg, None);
                     if fails(&c) {
-                        return Some(Blame::of(subject, rule, sg, &[n], &c, &cfg, &fails));
+                        return Some(Blame::of(subject, rule, sg, &[n], &c, &cfg, &fails, false));
                     }
                     let Some(&[to]) = c.tgt.as_deref() else {
                         continue;
@@ -349,13 +395,14 @@ pub fn seeds_dir(rules_dir: &Path) -> PathBuf {
 /// the finding was written). A seed already kept is left as it is.
 pub fn save_seed(dir: &Path, b: &Blame, finding: &str) -> io::Result<PathBuf> {
     fs::create_dir_all(dir)?;
-    let key = format!("{}\n{}", b.rule, b.instance);
+    let instance = b.instance.text();
+    let key = format!("{}\n{instance}", b.rule);
     let path = dir.join(format!("seed-{:010x}.txt", fnv1a(key.as_bytes()) >> 24));
     if !path.exists() {
         let text = format!(
             "# seed of the peer's rule below: a campaign's finding was blamed on it ({finding})\n\
-             {RULE_HEADER}{}\n{}",
-            b.rule, b.instance
+             {RULE_HEADER}{}\n{instance}",
+            b.rule
         );
         write_atomic(&path, &text)?;
     }
@@ -450,7 +497,7 @@ mod tests {
         )
         .expect("the wrong rule's step fails alone");
         assert_eq!(b.rule, "mod_forgets_bound");
-        assert_eq!(b.instance, "var x in [0, 9]\nexpr x mod 4\n");
+        assert_eq!(b.instance.text(), "var x in [0, 9]\nexpr x mod 4\n");
     }
 
     #[test]
@@ -467,10 +514,18 @@ mod tests {
     fn a_seed_is_read_back_with_its_rule_and_kept_once() {
         let dir = std::env::temp_dir().join(format!("tileproof-seeds-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
+        let p = engine::parse::parse_program(
+            "var r0 in [0, 1]\nexpr 0 / where(r0 != 0, r0, invalid)\n",
+        )
+        .unwrap();
         let b = Blame {
             rule: "sym.12.lambda".into(),
             pattern: None,
-            instance: "var r0 in [0, 1]\nexpr 0 / where(r0 != 0, r0, invalid)\n".into(),
+            instance: BlamedAt {
+                graph: p.graph,
+                roots: p.outputs,
+                whole_case: false,
+            },
             location: None,
         };
         let first = save_seed(&dir, &b, "corpus/peers/x/oracle-1.txt").unwrap();

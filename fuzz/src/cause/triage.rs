@@ -24,7 +24,6 @@ use crate::blame::Blame;
 use crate::blame::{self, Instance};
 use crate::bucket;
 use crate::checks::{self, CheckConfig, CheckFailure, Checked};
-use crate::corpus;
 use crate::kind::{Kind, KindSet};
 use crate::subject::Subject;
 use engine::ir::{Graph, NodeId, Op};
@@ -51,7 +50,7 @@ impl Found {
                 b.location
                     .as_ref()
                     .map_or_else(String::new, |l| format!(" (at {l})")),
-                b.instance.lines().collect::<Vec<_>>().join("; ")
+                b.instance.text().lines().collect::<Vec<_>>().join("; ")
             )),
             (None, Some(w)) => Some(w.line()),
             (None, None) => None,
@@ -315,12 +314,12 @@ fn instance_bounds_explain(
         ..cfg.clone()
     };
     // The case's own bounds serve when the instance is the case.
-    let whole = corpus::case_body(&case.graph, &case.src, None) == b.instance;
+    let at = &b.instance;
+    let whole = at.whole_case;
     let mut step = if whole {
         checks::check(&case.graph, &case.src, alone.as_ref(), &step_cfg, None)
     } else {
-        let p = engine::parse::parse_program(&b.instance).ok()?;
-        checks::check(&p.graph, &p.outputs, alone.as_ref(), &step_cfg, None)
+        checks::check(&at.graph, &at.roots, alone.as_ref(), &step_cfg, None)
     };
     if whole {
         step.peer_bounds = case.peer_bounds.clone();
