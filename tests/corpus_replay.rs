@@ -243,3 +243,38 @@ fn replay_of_standard_input_is_replay_of_the_file() {
     }
     assert!(!from_file.contains("b = 0"), "{from_file}");
 }
+
+/// A finding whose failure lies in a window the oracle's samples miss
+/// replays as failing at its recorded `# point:`: the point it was found
+/// at, whatever sequence the samples are drawn in.
+#[test]
+fn a_replay_judges_the_recorded_point_where_the_samples_pass() {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("replay-point");
+    std::fs::create_dir_all(&d).unwrap();
+    let rules = d.join("eq_never.rules");
+    std::fs::write(
+        &rules,
+        "group eq_never\n# x == C is never true (wrong where x is C)\nrule eq_never: x == C => false\n",
+    )
+    .unwrap();
+    let body = "var x in [0, 1099511627776]\nexpr x == 123456789\n";
+    let run = |name: &str, text: &str| {
+        let case = d.join(name);
+        std::fs::write(&case, text).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+            .args(["replay", "--no-smt", "--rules"])
+            .arg(&rules)
+            .arg(&case)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).to_string())
+    };
+    let (code, text) = run("pointed.txt", &format!("# point: x = 123456789\n{body}"));
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("at the case's recorded point; the samples passed"), "{text}");
+    assert!(text.contains("x = 123456789"), "{text}");
+    // Without the point, 2^18 samples of 2^40 values pass: what the
+    // recorded point is for.
+    let (code, text) = run("unpointed.txt", body);
+    assert_eq!(code, Some(0), "{text}");
+}

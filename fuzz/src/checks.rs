@@ -440,7 +440,13 @@ fn answer(out: &mut Checked, subject: &dyn Subject, cfg: &CheckConfig) -> Option
 /// Whether `tgt` fails to refine `src` at `env` with exact integers (the
 /// `confirm` model): for a subject of unbounded integers, an overflow only
 /// the W-bit check sees is not the subject's.
-fn fails_exactly(g: &Graph, src: &[NodeId], tgt: &[NodeId], env: &[i128], confirm: Model) -> bool {
+pub(crate) fn fails_exactly(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    env: &[i128],
+    confirm: Model,
+) -> bool {
     let s = interp::eval(g, src, env, confirm);
     let t = interp::eval(g, tgt, env, confirm);
     interp::check_point(s, t).failure().is_some()

@@ -1400,6 +1400,47 @@ pub fn check_interp_graphs(
     check_interp(&g, src, &t, cfg)
 }
 
+/// `rep`, a walk that sampled the domain and passed, failing instead at
+/// `env` (a point found before: a kept finding's `# point:`), when `tgt`
+/// fails to refine `src` there under `model`: a sample drawn another way
+/// may miss a failure in a narrow window, the point it was found at does
+/// not. The point counts as one more after the samples.
+pub fn failing_at_point(
+    rep: &Report,
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    env: &[i64],
+    model: Model,
+) -> Option<Report> {
+    if !rep.sampled || rep.failure.is_some() || src.len() != tgt.len() {
+        return None;
+    }
+    let failure = fails_at(g, src, tgt, env, model)?;
+    let root = match failure {
+        Failure::TargetUndefined => None,
+        _ => (0..src.len()).find(|&i| fails_at(g, &src[i..=i], &tgt[i..=i], env, model).is_some()),
+    };
+    let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
+    let domain = Domain::new(g, &all);
+    let point: Vec<i64> = domain.vars.iter().map(|&v| env[v as usize]).collect();
+    let named = domain.named(&point);
+    Some(Report {
+        points: rep.points + 1,
+        sampled: true,
+        domain_size: rep.domain_size,
+        failure: Some(FailingPoint {
+            index: rep.points,
+            shown: engine::print::point(g, &named),
+            point: named,
+            env: env.to_vec(),
+            failure,
+            root,
+            replay: Some(replay(g, src, tgt, env, model)),
+        }),
+    })
+}
+
 /// How `tgt` fails to refine `src` at `env` under `model`, if it does.
 pub fn fails_at(
     g: &Graph,

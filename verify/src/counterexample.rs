@@ -211,14 +211,8 @@ pub enum NotReproduced {
 pub enum CaseError {
     #[error("does not parse: {0}")]
     Parse(#[from] engine::parse::ParseError),
-    #[error("the case has no `# point:` line")]
-    NoPoint,
-    #[error("`{0}` is not `name = value`")]
-    NotAssignment(String),
-    #[error("`{0}`: not a number")]
-    NotANumber(String),
-    #[error("the point does not give `{0}`")]
-    MissingVar(String),
+    #[error(transparent)]
+    Point(#[from] engine::text::point::PointError),
     #[error("{0}")]
     NoFailure(#[from] NoFailure),
 }
@@ -930,36 +924,7 @@ impl Realized {
 /// The failing point a case file states in its `# point:` header, as an
 /// environment of the parsed program (every variable must be given).
 pub fn case_point(p: &engine::parse::Program) -> Result<Vec<i128>, CaseError> {
-    let line = p
-        .header
-        .iter()
-        .find_map(|l| l.trim().strip_prefix("point:"))
-        .ok_or(CaseError::NoPoint)?;
-    let mut given: Vec<(&str, i128)> = Vec::new();
-    for part in line.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let (name, val) = part
-            .split_once('=')
-            .ok_or_else(|| CaseError::NotAssignment(part.to_string()))?;
-        let val = match val.trim() {
-            "true" => 1,
-            "false" => 0,
-            v => v
-                .parse()
-                .map_err(|_| CaseError::NotANumber(part.to_string()))?,
-        };
-        given.push((name.trim(), val));
-    }
-    p.graph
-        .vars()
-        .iter()
-        .map(|d| {
-            given
-                .iter()
-                .find(|(n, _)| *n == d.name)
-                .map(|g| g.1)
-                .ok_or_else(|| CaseError::MissingVar(d.name.clone()))
-        })
-        .collect()
+    Ok(engine::text::point::header_point(p)?)
 }
 
 /// Reads a case file back (as `tileproof check` does) and evaluates its

@@ -93,7 +93,8 @@ pub fn replay(
     validate: Option<&Validator<'_>>,
 ) -> Result<Replay, CorpusError> {
     let cfg = replay_config(width);
-    let checked = match who {
+    let engine;
+    let subject: &dyn Subject = match who {
         Replayer::Engine { rules, rule_files } => {
             let mut simp = Simplifier::new(rules);
             simp.width = header_width(
@@ -102,18 +103,17 @@ pub fn replay(
                 "simplify-width",
             )?
             .unwrap_or(width);
-            let engine = Engine::new(simp, rule_files.to_vec());
-            checks::check(&p.graph, &p.outputs, &engine, &cfg, validate)
+            engine = Engine::new(simp, rule_files.to_vec());
+            &engine
         }
-        Replayer::Subject {
-            subject, confirm, ..
-        } => {
-            let mut c = checks::check(&p.graph, &p.outputs, subject, &cfg, validate);
-            let confirm = if confirm { Confirm::All } else { Confirm::Off };
-            classify(subject, &mut c, &confirm, width);
-            c
-        }
+        Replayer::Subject { subject, .. } => subject,
     };
+    let mut checked = checks::check(&p.graph, &p.outputs, subject, &cfg, validate);
+    at_recorded_point(&mut checked, p, subject, width);
+    if let Replayer::Subject { confirm, .. } = who {
+        let confirm = if confirm { Confirm::All } else { Confirm::Off };
+        classify(subject, &mut checked, &confirm, width);
+    }
     let fired = match who {
         Replayer::Engine { rules, .. } => checked.fired(Simplifier::new(rules).rule_names()),
         Replayer::Subject { subject, .. } => checked.fired(subject.rule_names()),
@@ -123,6 +123,53 @@ pub fn replay(
         checked,
         fired,
     })
+}
+
+/// A replay whose oracle sampled the domain and passed is judged at the
+/// case's recorded `# point:` too: the finding was seen failing there, and
+/// a sample drawn another way (a change of the sampler) may miss it.
+fn at_recorded_point(checked: &mut Checked, p: &Program, subject: &dyn Subject, width: Width) {
+    let (Some(rep), Some(tgt)) = (&checked.oracle, &checked.tgt) else {
+        return;
+    };
+    let Ok(wide) = engine::text::point::header_point(p) else {
+        return;
+    };
+    let Ok(env) = wide
+        .iter()
+        .map(|&v| i64::try_from(v))
+        .collect::<Result<Vec<i64>, _>>()
+    else {
+        return;
+    };
+    // The check's graph is the program's, extended: its variables are
+    // numbered alike.
+    let model = engine::semantics::Model {
+        width,
+        ..subject.profile().model()
+    };
+    let Some(at) =
+        crate::oracle::failing_at_point(rep, &checked.graph, &checked.src, tgt, &env, model)
+    else {
+        return;
+    };
+    // As the check judges: for unbounded integers, an overflow only the
+    // W-bit model sees is not the subject's.
+    let confirm = subject.profile().confirm_model();
+    if confirm.width != width
+        && !checks::fails_exactly(&checked.graph, &checked.src, tgt, &wide, confirm)
+    {
+        return;
+    }
+    let f = at.failure.as_ref().expect("a failing report");
+    checked.failures.push(checks::CheckFailure {
+        kind: Kind::Oracle,
+        message: format!("{at} (at the case's recorded point; the samples passed)"),
+        point: Some(f.point.clone()),
+        env: Some(f.env.clone()),
+        node: None,
+    });
+    checked.oracle = Some(at);
 }
 
 /// [`replay`] of a file, at `width` or else the width its header asks for,
