@@ -267,11 +267,17 @@ fn a_replay_judges_the_recorded_point_where_the_samples_pass() {
             .arg(&case)
             .output()
             .unwrap();
-        (out.status.code(), String::from_utf8_lossy(&out.stdout).to_string())
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+        )
     };
     let (code, text) = run("pointed.txt", &format!("# point: x = 123456789\n{body}"));
     assert_eq!(code, Some(2), "{text}");
-    assert!(text.contains("at the case's recorded point; the samples passed"), "{text}");
+    assert!(
+        text.contains("at the case's recorded point; the samples passed"),
+        "{text}"
+    );
     assert!(text.contains("x = 123456789"), "{text}");
     // Without the point, 2^18 samples of 2^40 values pass: what the
     // recorded point is for.

@@ -80,34 +80,28 @@ impl PartialEq for BlamedAt {
 impl Eq for BlamedAt {}
 
 impl Blame {
-    /// `rule` blamed on instance `at` of `g`, where `c` (its step alone)
-    /// fails: narrowed to the one pattern of it that fails alone when the
-    /// peer said which of its patterns made the step (a group's two wrong
+    /// `rule` blamed on instance `at`, where `c` (its step alone) fails:
+    /// narrowed to the one pattern of it that fails alone when the peer
+    /// said which of its patterns made the step (a group's two wrong
     /// closures are two defects).
     fn of(
         subject: &dyn Subject,
         rule: &str,
-        g: &Graph,
-        at: &[NodeId],
+        at: BlamedAt,
         c: &checks::Checked,
         cfg: &CheckConfig,
         fails: &dyn Fn(&checks::Checked) -> bool,
-        whole_case: bool,
     ) -> Blame {
         let pattern = match c.patterns.as_slice() {
             [one] => Some(one.clone()),
-            many => first_wrong_pattern(subject, g, at, many, cfg, fails),
+            many => first_wrong_pattern(subject, &at.graph, &at.roots, many, cfg, fails),
         };
         let (rule, _) = rule_and_pattern(rule);
         Blame {
             location: subject.rule_location(rule),
             rule: rule.to_string(),
             pattern,
-            instance: BlamedAt {
-                graph: g.clone(),
-                roots: at.to_vec(),
-                whole_case,
-            },
+            instance: at,
         }
     }
 
@@ -268,10 +262,12 @@ pub fn blame(
                 })
                 .unwrap_or_else(|| (src.to_vec(), whole)),
         };
-        let whole_case = at.as_slice() == src;
-        return Some(Blame::of(
-            subject, rule, g, &at, &c, &cfg, &fails, whole_case,
-        ));
+        let at = BlamedAt {
+            graph: g.clone(),
+            whole_case: at.as_slice() == src,
+            roots: at,
+        };
+        return Some(Blame::of(subject, rule, at, &c, &cfg, &fails));
     }
     // The peer's wrong step may come after sound ones rewrote the case
     // (tinygrad moves a division under a gate, then folds the gate's
@@ -300,7 +296,12 @@ pub fn blame(
                     };
                     let c = checks::check(sg, &[n], alone.as_ref(), &cfg, None);
                     if fails(&c) {
-                        return Some(Blame::of(subject, rule, sg, &[n], &c, &cfg, &fails, false));
+                        let at = BlamedAt {
+                            graph: sg.clone(),
+                            roots: vec![n],
+                            whole_case: false,
+                        };
+                        return Some(Blame::of(subject, rule, at, &c, &cfg, &fails));
                     }
                     let Some(&[to]) = c.tgt.as_deref() else {
                         continue;
