@@ -119,10 +119,17 @@ pub fn fits_new_dividing(
                 transfer(op, args)
             }
         };
-        if n.dtype == DType::Index && !r.is_empty() {
-            let (lo, hi) = w.dtype_bounds(DType::Index);
+        let mut r = r;
+        if !r.is_empty() && n.dtype != DType::Bool {
+            let (lo, hi) = w.dtype_bounds(n.dtype);
             if r.lo < lo || r.hi > hi {
-                return false;
+                // `index` must not overflow; `i32`/`i64` wrap, so past its
+                // bounds a value may be any of the type's (a cast of
+                // 2^32 to `i32` is 0: a divisor that may be zero).
+                if n.dtype == DType::Index {
+                    return false;
+                }
+                r = Range::new(lo, hi);
             }
         }
         exact.insert(id, r);
@@ -162,5 +169,27 @@ mod tests {
         let b = g.var_node(b);
         let q = g.mk(Op::FloorDiv, &[a, b]);
         assert!(!fits_new(g, a, q, Width::W64));
+    }
+
+    #[test]
+    fn a_new_cast_past_its_type_wraps_and_may_divide_by_zero() {
+        // The context pass once turned `i32(r0) / i32(r0)` under `r0 ==
+        // 2^32` into `i32(2^32) / i32(2^32)`, which is `0 / 0`: undefined
+        // at every point, where the source was defined at r0 = 2^32 - 1.
+        let mut p = parse_program(
+            "var r0 in [4294967295, 4294967296]\nexpr i32(r0) / i32(r0)\n",
+        )
+        .unwrap();
+        let (g, src) = (&mut p.graph, p.outputs[0]);
+        let c = g.cnst(4294967296, DType::Index);
+        let cast = g.cast(DType::I32, c);
+        assert_eq!(g.node(cast).dtype, DType::I32);
+        let q = g.mk(Op::Div, &[cast, cast]);
+        assert!(!fits_new(g, src, q, Width::W64));
+        // A cast of a value that fits is that value.
+        let one = g.cnst(7, DType::Index);
+        let seven = g.cast(DType::I32, one);
+        let q = g.mk(Op::Div, &[cast, seven]);
+        assert!(fits_new(g, src, q, Width::W64));
     }
 }
