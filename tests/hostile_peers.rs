@@ -234,8 +234,9 @@ fn an_answer_to_another_id_is_garbage() {
 fn an_expression_of_100000_nested_parentheses_is_judged() {
     // `((...(1)...))` for every expression: wrong for each case, and a
     // bool expression answered by an integer is garbage.
-    // Seed 4's cases include a bool expression.
-    let o = campaign("deep_parens", &["--seed", "4"]);
+    // Seed 3's cases include a bool expression (the first cases are drawn
+    // from the peers' suites: a case added to a suite can move it).
+    let o = campaign("deep_parens", &["--seed", "3"]);
     assert!(
         o.findings
             .iter()

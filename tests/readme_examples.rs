@@ -331,15 +331,18 @@ fn the_broken_rules_finding_is_found_replays_and_is_fixed_by_the_guard() {
 #[test]
 fn the_xla_guide_transcripts_are_what_the_commands_print() {
     let readme = readme();
-    let shown = transcript(&readme, "cat docs/examples/xla-slice.map");
-    let file = std::fs::read_to_string(root().join("docs/examples/xla-slice.map")).unwrap();
-    assert_eq!(
-        shown.join("\n") + "\n",
-        file,
-        "docs/guide/xla-maps.md shows another xla-slice.map"
-    );
+    for map in ["xla-slice.map", "xla-negdiv.map"] {
+        let shown = transcript(&readme, &format!("cat docs/examples/{map}"));
+        let file = std::fs::read_to_string(root().join("docs/examples").join(map)).unwrap();
+        assert_eq!(
+            shown.join("\n") + "\n",
+            file,
+            "docs/guide/xla-maps.md shows another {map}"
+        );
+    }
     for cmd in [
         "tileproof simplify docs/examples/xla-slice.map",
+        "tileproof simplify docs/examples/xla-negdiv.map",
         "tileproof check docs/examples/xla-slice.map",
         "tileproof compose docs/examples/xla-reshape2.map docs/examples/xla-reshape1.map",
     ] {

@@ -34,8 +34,6 @@ pub enum ComposeError {
         dims: usize,
         results: usize,
     },
-    #[error("map {}'s domain is empty: no point of its box meets its constraints", map + 1)]
-    Empty { map: usize },
     #[error("map {}: {err}", map + 1)]
     NotOneDomain { map: usize, err: SplitError },
     #[error(transparent)]
@@ -53,15 +51,18 @@ pub struct Composed {
     pub vars: Vec<Vec<Option<u32>>>,
 }
 
-/// A map's results and constraints, read back from its gated roots.
-fn parts(m: &XlaMap, index: usize) -> Result<(Graph, Vec<Constraint>, Vec<NodeId>), ComposeError> {
+/// A map's results and constraints, read back from its gated roots;
+/// `None` for a map whose domain is empty.
+type Parts = Option<(Graph, Vec<Constraint>, Vec<NodeId>)>;
+
+fn parts(m: &XlaMap, index: usize) -> Result<Parts, ComposeError> {
     let mut g = m.program.graph.clone();
     match split(&mut g, &m.program.outputs, &m.program.constraints) {
         Ok(Split::Map {
             constraints,
             results,
-        }) => Ok((g, constraints, results)),
-        Ok(Split::Empty) => Err(ComposeError::Empty { map: index }),
+        }) => Ok(Some((g, constraints, results))),
+        Ok(Split::Empty) => Ok(None),
         Err(err) => Err(ComposeError::NotOneDomain { map: index, err }),
     }
 }
@@ -78,7 +79,9 @@ fn fresh(prefix: &str, next: &mut usize, taken: &[String]) -> String {
 }
 
 /// Composes `maps`, each map's results feeding the next map's dimensions.
-/// The result is not simplified.
+/// The result is not simplified. A chain with an empty map is empty
+/// (XLA's `KnownEmpty_Composition`): the first map's dimensions, the last
+/// map's number of results, each `invalid`.
 pub fn compose(maps: &[XlaMap]) -> Result<Composed, ComposeError> {
     let first = maps.first().ok_or(ComposeError::NoMap)?;
     for (i, pair) in maps.windows(2).enumerate() {
@@ -126,10 +129,27 @@ pub fn compose(maps: &[XlaMap]) -> Result<Composed, ComposeError> {
             }
         }
     }
+    let mut split_maps = Vec::with_capacity(maps.len());
+    for (i, m) in maps.iter().enumerate() {
+        split_maps.push(parts(m, i)?);
+    }
+    if split_maps.iter().any(Option::is_none) {
+        let inv = g.invalid();
+        let last = maps.last().expect("a first map").program.outputs.len();
+        return Ok(Composed {
+            map: XlaMap {
+                program: Program::of_results(g, vec![inv; last], Vec::new()),
+                dims: first.dims.clone(),
+                syms,
+                rts,
+            },
+            vars,
+        });
+    }
     let mut constraints: Vec<Constraint> = Vec::new();
     let mut inputs: Vec<NodeId> = Vec::new();
-    for (i, m) in maps.iter().enumerate() {
-        let (mg, cs, results) = parts(m, i)?;
+    for (i, (m, p)) in maps.iter().zip(split_maps).enumerate() {
+        let (mg, cs, results) = p.expect("no map is empty");
         let dim_of = |v: u32| m.dims.iter().position(|d| mg.var_named(d) == Some(v));
         if i > 0 {
             // This map's dimension bounds, on the results that feed them.

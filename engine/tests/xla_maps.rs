@@ -21,7 +21,7 @@ fn assert_map(map: &str, want: &str) -> String {
         .graph
         .import(&w.program.graph, &w.program.outputs)
         .unwrap();
-    let printed = print_map(&mut m, &out.roots).unwrap();
+    let printed = print_map(&mut m, &out.roots).unwrap().text();
     assert_eq!(out.roots, want_roots, "{map}\nsimplified to\n{printed}");
     printed
 }
@@ -91,4 +91,95 @@ fn reshape_round_trip_10_10_10_to_50_20_and_back_is_the_identity() {
         &format!("(d0, d1, d2) -> (d0, d1, d2),\n{dom}"),
     );
     assert!(p.starts_with("(d0, d1, d2) -> (d0, d1, d2),"));
+}
+
+/// Every case of XLA's constraint suite (tests/peers/xla_constraints.cases),
+/// simplified and printed as a map, has the variable ranges XLA prints
+/// (a remainder constraint narrows its variable, a constraint on one
+/// variable is its range), or is `KNOWN EMPTY` where XLA's is.
+#[test]
+fn xlas_constraint_suite_prints_the_ranges_xla_prints() {
+    use engine::xla::{Printed, XlaMap};
+    let suite =
+        engine::suite::read_suite(include_str!("../../tests/peers/xla_constraints.cases")).unwrap();
+    let (mut checked, mut same, mut narrower) = (0, 0, Vec::new());
+    for c in &suite.cases {
+        let mut p = engine::parse::parse_program(&c.body).unwrap();
+        let out = Simplifier::new(builtin())
+            .simplify(&mut p.graph, &p.outputs, false)
+            .unwrap();
+        let expects = Simplifier::new(builtin())
+            .simplify(&mut p.graph, &p.expects, false)
+            .unwrap()
+            .roots;
+        let g = &p.graph;
+        let empty = expects
+            .iter()
+            .all(|&e| g.node(e).op == engine::op::Op::Invalid);
+        // XLA's ranges: its `peer constraint V in [LO, HI]` lines.
+        let want: Vec<String> = p
+            .expect_constraints
+            .clone()
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|k| match g.node(k.expr).op {
+                engine::op::Op::Var(v) => Some(format!("{} in [{}, {}]", g.var(v).name, k.lo, k.hi)),
+                _ => None,
+            })
+            .collect();
+        let mut m = XlaMap {
+            dims: g.vars().iter().map(|d| d.name.clone()).collect(),
+            syms: Vec::new(),
+            rts: Vec::new(),
+            program: p.clone(),
+        };
+        let printed = print_map(&mut m, &out.roots).unwrap();
+        match printed {
+            Printed::KnownEmpty => assert!(empty, "{}: KNOWN EMPTY, XLA's is not", c.name),
+            Printed::Map(text) => {
+                assert!(!empty, "{}: XLA's is KNOWN EMPTY:\n{text}", c.name);
+                let got: Vec<String> = text
+                    .lines()
+                    .filter(|l| {
+                        let head: Vec<&str> = l.split(' ').take(2).collect();
+                        head.len() == 2
+                            && head[1] == "in"
+                            && want.iter().any(|w| w.split(' ').next() == Some(head[0]))
+                    })
+                    .map(|l| l.trim_end_matches(',').to_string())
+                    .collect();
+                // As narrow as XLA's, or narrower (a remainder interval
+                // narrows too: `d0 mod 8 in [1, 5]` starts `d0` at 1,
+                // where XLA narrows by a pinned remainder only).
+                let range = |l: &str| -> (String, i64, i64) {
+                    let (name, rest) = l.split_once(" in [").unwrap();
+                    let (lo, hi) = rest.trim_end_matches(']').split_once(", ").unwrap();
+                    (name.to_string(), lo.parse().unwrap(), hi.parse().unwrap())
+                };
+                assert_eq!(got.len(), want.len(), "{}:\n{text}", c.name);
+                for (g, w) in got.iter().zip(&want) {
+                    let (gr, wr) = (range(g), range(w));
+                    assert!(
+                        gr.0 == wr.0 && gr.1 >= wr.1 && gr.2 <= wr.2,
+                        "{}: {g} where XLA has {w}:\n{text}",
+                        c.name
+                    );
+                    if gr == wr {
+                        same += 1;
+                    } else {
+                        narrower.push(format!("{}: {g}", c.name));
+                    }
+                }
+            }
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, suite.cases.len());
+    assert!(checked >= 22);
+    // All but where a remainder interval narrows its variable.
+    assert_eq!(
+        narrower,
+        ["xla/indexing_map/ConstraintIntervalSimplification_Sum#1: d0 in [1, 99]"],
+        "{same} ranges as XLA prints them"
+    );
 }

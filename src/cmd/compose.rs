@@ -6,7 +6,7 @@ use anyhow::Context;
 use engine::compose::{check, compose, is_identity, Checked};
 use engine::dtype::Width;
 use engine::rewrite::Simplifier;
-use engine::xla::{print_map, XlaMap};
+use engine::xla::{print_map, Printed, XlaMap};
 use std::process::ExitCode;
 use tileproof::decide::decide;
 use verify::check::CheckResult;
@@ -72,6 +72,10 @@ fn run_compose(a: Args) -> anyhow::Result<ExitCode> {
     let chain = check(&composed, &maps, &m.program.graph, &out.roots, w, a.points);
     let proof = decide(&m.program.graph, &raw, &out.roots, w, timeout);
     let printed = print_map(&mut m, &out.roots).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if printed == Printed::KnownEmpty {
+        eprintln!("tileproof compose: {}", Printed::EMPTY_REASON);
+    }
+    let printed = printed.text();
     let identity = is_identity(&m.program.graph, &m.dims, &out.roots);
     let proved = matches!(proof, CheckResult::Equivalent { .. } | CheckResult::Vacuous);
     let chain_line = match &chain {

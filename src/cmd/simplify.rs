@@ -116,7 +116,12 @@ pub fn run(a: Args) -> ExitCode {
             },
         };
         match engine::xla::print_map(&mut m, &out.roots) {
-            Ok(s) => print!("{s}"),
+            Ok(p) => {
+                if p == engine::xla::Printed::KnownEmpty {
+                    eprintln!("{}: {}", a.file, engine::xla::Printed::EMPTY_REASON);
+                }
+                print!("{}", p.text());
+            }
             Err(e) => {
                 eprintln!("{}: {e}", a.file);
                 return ExitCode::from(1);

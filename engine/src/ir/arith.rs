@@ -51,6 +51,27 @@ pub fn div_ceil(a: i128, b: i128) -> Option<i128> {
     })
 }
 
+/// The interval `[lo, hi]` cut to the values whose floor remainder by
+/// `d > 0` is in `[a, b]` (`0 <= a <= b < d`) at its ends: the first such
+/// value at or above `lo` and the last at or below `hi` (an empty result
+/// has `lo > hi`), and whether every value between them has its remainder
+/// in `[a, b]` (the remainder's constraint is then implied).
+pub fn ends_with_residue(lo: i128, hi: i128, d: i128, a: i128, b: i128) -> (i128, i128, bool) {
+    let (rl, rh) = (lo.rem_euclid(d), hi.rem_euclid(d));
+    let up = match rl {
+        r if r < a => lo + (a - r),
+        r if r > b => lo + (d - r) + a,
+        _ => lo,
+    };
+    let down = match rh {
+        r if r > b => hi - (r - b),
+        r if r < a => hi - r - (d - b),
+        _ => hi,
+    };
+    let implied = up <= down && down - up <= b - a && up.rem_euclid(d) + (down - up) <= b;
+    (up, down, implied)
+}
+
 /// Greatest common divisor, non-negative; `gcd(0, 0) == 0`.
 pub fn gcd(a: i128, b: i128) -> i128 {
     let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());

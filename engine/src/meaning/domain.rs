@@ -177,10 +177,13 @@ pub fn split(
     let mut cs: Vec<(NodeId, Option<i64>, Option<i64>)> = Vec::new();
     for f in conjuncts {
         let Some((e, lo, hi)) = bound(g, f) else {
-            if g.node(f).as_const() == Some(1) && g.node(f).dtype == DType::Bool {
-                continue;
+            match decided(g, f) {
+                Some(true) => continue,
+                // A conjunct that holds nowhere (`0 == 1`, the constraint
+                // of a variable with an empty range): no point.
+                Some(false) => return Ok(Split::Empty),
+                None => return Err(SplitError::NotConstraints),
             }
-            return Err(SplitError::NotConstraints);
         };
         match cs.iter_mut().find(|c| c.0 == e) {
             Some(c) => {
@@ -271,6 +274,26 @@ fn bound(g: &mut Graph, f: NodeId) -> Option<(NodeId, Option<i64>, Option<i64>)>
         (Op::Lt, false) => (e, Some(k.checked_add(1)?), None),
         _ => return None,
     })
+}
+
+/// A conjunct's value when it is a constant or compares two constants.
+fn decided(g: &Graph, f: NodeId) -> Option<bool> {
+    let n = g.node(f);
+    if n.dtype == DType::Bool {
+        if let Some(v) = n.as_const() {
+            return Some(v != 0);
+        }
+    }
+    let (&[a, b], op) = (n.src(), n.op) else {
+        return None;
+    };
+    let (a, b) = (g.node(a).as_const()?, g.node(b).as_const()?);
+    match op {
+        Op::Lt => Some(a < b),
+        Op::Le => Some(a <= b),
+        Op::Eq => Some(a == b),
+        _ => None,
+    }
 }
 
 /// `x + k` as `(x, k)`; any other node `n` as `(n, 0)`.

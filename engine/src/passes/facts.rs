@@ -24,7 +24,7 @@ use crate::algebra::defined::fits_new;
 use crate::algebra::digits::{split_of, Split};
 use crate::algebra::linear::{self, terms_range, Mono, Poly};
 use crate::algebra::relation::{read_rel, relation, write, Read, Rel};
-use crate::ir::arith::{div_floor, gcd};
+use crate::ir::arith::{div_floor, ends_with_residue, gcd};
 use crate::ir::dtype::Width;
 use crate::ir::{DType, Graph, NodeId, Op};
 
@@ -158,6 +158,7 @@ pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
         while merged_congruence(g, &mut facts) {
             changed = true;
         }
+        changed |= narrowed_by_residue(g, &mut facts);
     }
     // Decided: an empty intersection.
     if facts.iter().any(Fact::empty) {
@@ -402,6 +403,56 @@ fn merged_congruence(g: &mut Graph, facts: &mut Vec<Fact>) -> bool {
     false
 }
 
+/// An interval of a base whose remainder is bounded ends at values with
+/// that remainder: `x mod 8 == 0 && x < 10` is `x mod 8 == 0 && x < 9`
+/// (XLA narrows a variable's range by its mod constraint), and a remainder
+/// that the narrowed interval implies drops out (`x mod 8 == 4 && 24 <= x
+/// && x < 32` is `x == 28`). Only an interval the chain states is narrowed:
+/// no conjunct is added.
+fn narrowed_by_residue(g: &Graph, facts: &mut Vec<Fact>) -> bool {
+    let mut changed = false;
+    let mut i = 0;
+    while i < facts.len() {
+        let residue = {
+            let f = &facts[i];
+            match (&f.key[..], f.not.is_empty()) {
+                ([(m, 1)], true) if m.len() == 1 && g.node(m[0]).op.is_divmod() => {
+                    split_of(g, m[0]).filter(|s| s.floor_exact(g) && s.lo == 1)
+                }
+                _ => None,
+            }
+        };
+        let Some((base, d)) = residue.and_then(|s| Some((s.base, s.hi?))) else {
+            i += 1;
+            continue;
+        };
+        let (a, b) = (facts[i].lo.max(0), facts[i].hi.min(d - 1));
+        if a > b {
+            i += 1;
+            continue;
+        }
+        let whole = vec![(Mono::from_slice(&[base]), 1)];
+        let Some(j) = facts.iter().position(|f| f.key == whole && f.not.is_empty()) else {
+            i += 1;
+            continue;
+        };
+        let (lo, hi) = (facts[j].lo, facts[j].hi);
+        let (up, down, implied) = ends_with_residue(lo, hi, d, a, b);
+        if (up, down) != (lo, hi) {
+            facts[j].lo = up;
+            facts[j].hi = down;
+            changed = true;
+        }
+        if implied {
+            facts.remove(i);
+            changed = true;
+            continue;
+        }
+        i += 1;
+    }
+    changed
+}
+
 fn div_ceil(a: i128, b: i128) -> Option<i128> {
     crate::ir::arith::div_ceil(a, b)
 }
@@ -458,5 +509,24 @@ mod tests {
             simp(v, "x mod 2 == 0 && (x + y) mod 3 == 0"),
             "x mod 2 == 0 && (x + y) mod 3 == 0"
         );
+    }
+
+    #[test]
+    fn an_interval_of_a_base_ends_where_its_remainder_is_allowed() {
+        let v = "var x in [0, 100]";
+        // XLA: d0 mod 8 in [0, 0] with d0 in [0, 9] is d0 in [0, 8].
+        assert_eq!(simp(v, "x mod 8 == 0 && x < 10"), "x < 9 && x mod 8 == 0");
+        // Both ends move; a remainder interval, not only a point.
+        assert_eq!(
+            simp(v, "x mod 10 < 3 && 13 < x && x < 58"),
+            "x < 53 && 19 < x && x mod 10 < 3"
+        );
+        // A remainder the interval implies drops out.
+        assert_eq!(simp(v, "x mod 8 == 4 && 23 < x && x < 32"), "x == 28");
+        assert_eq!(simp(v, "x mod 10 < 5 && 20 < x && x < 29"), "x < 25 && 20 < x");
+        // No value left: false.
+        assert_eq!(simp(v, "x mod 8 == 7 && 8 < x && x < 15"), "false");
+        // No interval stated: nothing is added.
+        assert_eq!(simp(v, "x mod 8 == 0 && x != 4"), "x != 4 && x mod 8 == 0");
     }
 }

@@ -15,13 +15,15 @@
 //! semantics, which are the engine's. Also accepted, as the documentation
 //! writes them: `floorDiv`/`ceilDiv` in any case and implicit
 //! multiplication by a literal (`100d0`). Trailing commas are optional.
-//! Constraint lines on expressions (`d1 mod 2 in [0, 0]`) are not
-//! supported: they restrict the domain in a way the engine's variable
-//! bounds cannot express, and are reported as an error, not dropped.
+//! Constraint lines (`d1 mod 2 in [0, 0]`) cut the domain: each result is
+//! put under the domain's membership predicate (docs/semantics.md,
+//! "Domains"). A map no point of whose box meets its constraints, or with
+//! a variable whose range is empty, is XLA's known-empty map: it prints as
+//! `KNOWN EMPTY`.
 
 use crate::ir::op::Level;
 use crate::ir::{DType, Graph, NodeId, Op};
-use crate::meaning::domain::{split, Split, SplitError};
+use crate::meaning::domain::{split, Constraint, Split, SplitError};
 use crate::text::parse::{
     build, gate_roots, interval_i64, lex_line, parse_constraint, Ast, AstKind, Cursor, PResult,
     ParseError, Program, Span, Tok,
@@ -199,6 +201,10 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
     }
 
     let mut g = Graph::new();
+    // A variable with no value (`d0 in [0, -1]`) makes the map empty, as
+    // XLA reads it (KNOWN EMPTY): the variable is declared at its lower
+    // bound, and a constraint no point meets is added.
+    let mut infeasible: Option<Span> = None;
     for (name, span) in dims.iter().chain(&syms).chain(&rts) {
         let found: Vec<&(String, Span, i128, i128)> =
             bounds.iter().filter(|b| &b.0 == name).collect();
@@ -214,6 +220,12 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
                 format!("`{name}` is bounded twice"),
             ));
         }
+        let hi = if lo > hi {
+            infeasible.get_or_insert(bspan);
+            lo
+        } else {
+            hi
+        };
         let (lo, hi) = interval_i64(lo, hi, bspan, &format!("`{name}`"))?;
         g.declare_var(name, DType::Index, lo, hi)
             .map_err(|e| ParseError::new(*span, e.0))?;
@@ -236,6 +248,15 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
         c.eat_punct(",");
         c.expect_eol()?;
         constraints.push(k);
+        first_span.get_or_insert(span);
+    }
+    if let Some(span) = infeasible {
+        let zero = g.cnst(0, DType::Index);
+        constraints.push(Constraint {
+            expr: zero,
+            lo: 1,
+            hi: 1,
+        });
         first_span.get_or_insert(span);
     }
     if let Some(span) = first_span {
@@ -343,24 +364,51 @@ pub enum PrintError {
     /// The results are not valid on one domain cut by constraints.
     #[error(transparent)]
     NotOneDomain(#[from] SplitError),
-    /// No point is in the domain: every result is `invalid`.
-    #[error("the map's domain is empty: no point of the box meets its constraints")]
-    Empty,
+}
+
+/// A map as printed: its text, or XLA's answer for a map no point of whose
+/// box meets its constraints (`IndexingMap::GetKnownEmpty`), which is an
+/// answer, not an error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Printed {
+    Map(String),
+    KnownEmpty,
+}
+
+impl Printed {
+    /// XLA's printed form of an empty map.
+    pub const KNOWN_EMPTY: &'static str = "KNOWN EMPTY";
+
+    /// What is printed: the map, or `KNOWN EMPTY` on a line.
+    pub fn text(&self) -> String {
+        match self {
+            Printed::Map(s) => s.clone(),
+            Printed::KnownEmpty => format!("{}\n", Self::KNOWN_EMPTY),
+        }
+    }
+
+    /// Why the map is empty, for a message beside the answer.
+    pub const EMPTY_REASON: &'static str =
+        "the map is known empty: no point of its box meets its constraints";
 }
 
 /// Prints a map with `roots` as its results, in XLA's printed syntax: the
 /// roots are read back as results and constraints
 /// ([`crate::meaning::domain::split`], which may build a node for a
 /// comparison of two expressions), the constraints in the order the map
-/// declared them, then any new ones.
-pub fn print_map(m: &mut XlaMap, roots: &[NodeId]) -> Result<String, PrintError> {
+/// declared them, then any new ones. A constraint on one variable is its
+/// range, as XLA writes it; a variable's range ends at values its
+/// remainder constraints allow (`d0 mod 8 in [0, 0]` with `d0` in `[0, 9]`
+/// is `d0 in [0, 8]`), and a remainder constraint that range implies is
+/// not printed: the same points, in XLA's form.
+pub fn print_map(m: &mut XlaMap, roots: &[NodeId]) -> Result<Printed, PrintError> {
     let declared = m.program.constraints.clone();
     let (constraints, results) = match split(&mut m.program.graph, roots, &declared)? {
         Split::Map {
             constraints,
             results,
         } => (constraints, results),
-        Split::Empty => return Err(PrintError::Empty),
+        Split::Empty => return Ok(Printed::KnownEmpty),
     };
     let g = &m.program.graph;
     let say = |n: NodeId| {
@@ -381,30 +429,54 @@ pub fn print_map(m: &mut XlaMap, roots: &[NodeId]) -> Result<String, PrintError>
     let _ = writeln!(out, " -> ({}),", res.join(", "));
     out.push_str("domain:\n");
     let mut lines = Vec::new();
-    // A constraint on a variable is its bounds, as XLA writes it (and as
-    // the map reads back): the same points.
-    let on_var = |v: u32| {
-        constraints
-            .iter()
-            .filter(move |c| g.node(c.expr).op == Op::Var(v))
-    };
+    let mut implied: Vec<NodeId> = Vec::new();
     for name in m.dims.iter().chain(&m.syms).chain(&m.rts) {
         let v = g.var_named(name).expect("declared by parse_map");
         let d = g.var(v);
-        let (lo, hi) = on_var(v).fold((d.lo, d.hi), |(l, h), c| (l.max(c.lo), h.min(c.hi)));
+        let (mut lo, mut hi) = (i128::from(d.lo), i128::from(d.hi));
+        for c in constraints.iter().filter(|c| g.node(c.expr).op == Op::Var(v)) {
+            lo = lo.max(c.lo.into());
+            hi = hi.min(c.hi.into());
+        }
+        for c in &constraints {
+            let Some((_, k)) = residue_of(g, c.expr).filter(|r| r.0 == v) else {
+                continue;
+            };
+            let (a, b) = (i128::from(c.lo).max(0), i128::from(c.hi).min(k - 1));
+            if a > b {
+                return Ok(Printed::KnownEmpty);
+            }
+            let (up, down, holds) = crate::ir::arith::ends_with_residue(lo, hi, k, a, b);
+            (lo, hi) = (up, down);
+            if holds {
+                implied.push(c.expr);
+            }
+        }
         if lo > hi {
-            return Err(PrintError::Empty);
+            return Ok(Printed::KnownEmpty);
         }
         lines.push(format!("{name} in [{lo}, {hi}]"));
     }
-    for c in constraints
-        .iter()
-        .filter(|c| !matches!(g.node(c.expr).op, Op::Var(_)))
-    {
+    for c in constraints.iter().filter(|c| {
+        !matches!(g.node(c.expr).op, Op::Var(_)) && !implied.contains(&c.expr)
+    }) {
         lines.push(format!("{} in [{}, {}]", say(c.expr)?, c.lo, c.hi));
     }
     let _ = writeln!(out, "{}", lines.join(",\n"));
-    Ok(out)
+    Ok(Printed::Map(out))
+}
+
+/// `v mod k` for a variable `v` and a constant `k > 0`: `(v, k)`.
+fn residue_of(g: &Graph, e: NodeId) -> Option<(u32, i128)> {
+    let n = g.node(e);
+    let (Op::Mod, &[x, k]) = (n.op, n.src()) else {
+        return None;
+    };
+    let Op::Var(v) = g.node(x).op else {
+        return None;
+    };
+    let k = g.node(k).as_const().filter(|&k| k > 0)?;
+    Some((v, k.into()))
 }
 
 #[cfg(test)]
@@ -420,14 +492,14 @@ mod tests {
         assert_eq!(m.dims, ["d0", "d1"]);
         assert_eq!(m.syms, ["s0"]);
         let roots = m.program.outputs.clone();
-        let text = print_map(&mut m, &roots).unwrap();
+        let text = print_map(&mut m, &roots).unwrap().text();
         assert_eq!(
             text,
             "(d0, d1)[s0] -> (d0 floordiv 8, d0 mod 8 + s0 * 4),\ndomain:\nd0 in [0, 31],\nd1 in [0, 2],\ns0 in [0, 3]\n"
         );
         let mut again = parse_map(&text).unwrap();
         let roots = again.program.outputs.clone();
-        assert_eq!(print_map(&mut again, &roots).unwrap(), text);
+        assert_eq!(print_map(&mut again, &roots).unwrap().text(), text);
     }
 
     #[test]
@@ -442,11 +514,11 @@ mod tests {
             "where((d0 - 3) mod 7 == 0 && (d1 + s0 <= 10 && 0 <= d1 + s0), d0 // 7, invalid)"
         );
         let roots = m.program.outputs.clone();
-        let printed = print_map(&mut m, &roots).unwrap();
+        let printed = print_map(&mut m, &roots).unwrap().text();
         assert_eq!(printed, text);
         let mut again = parse_map(&printed).unwrap();
         let roots = again.program.outputs.clone();
-        assert_eq!(print_map(&mut again, &roots).unwrap(), text);
+        assert_eq!(print_map(&mut again, &roots).unwrap().text(), text);
     }
 
     #[test]
