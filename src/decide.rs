@@ -2,7 +2,8 @@
 //! command uses, in the order the walk policy gives a proof
 //! (`engine::walk::Purpose::Proof`). SMT first (`verify::check`, over the
 //! variables' bounds, which also walks a small domain with the
-//! interpreter); where the solver cannot decide (a timeout, a node count
+//! interpreter; in a worker process killed at the timeout,
+//! `verify::worker`, so that the timeout holds whatever Z3 does); where the solver cannot decide (a timeout, a node count
 //! past its limit), an exhaustive JIT walk of the domain
 //! (`fuzz::oracle::enumerate`) where the policy walks it compiled: a walk
 //! of every point is a proof at that width, a sample never is. Also the
@@ -14,7 +15,8 @@ use engine::semantics::Model;
 use engine::walk::Purpose;
 use fuzz::checks::{Validation, ValidationVerdict};
 use std::time::Duration;
-use verify::check::{check, counterexample_at, CheckResult, Method};
+use verify::check::{counterexample_at, CheckResult, Method};
+use verify::worker::check_within_deadline;
 
 /// `tgt` against `src` under `model`: SMT, then the JIT's walk of a small
 /// domain where SMT says unknown.
@@ -26,7 +28,7 @@ pub fn decide(
     timeout: Duration,
 ) -> CheckResult {
     let model = model.into();
-    match check(g, src, tgt, model, timeout) {
+    match check_within_deadline(g, src, tgt, model, timeout) {
         CheckResult::Unknown { reason } => walk(g, src, tgt, model, reason),
         r => r,
     }
@@ -129,38 +131,12 @@ pub fn smt_validator(
     timeout: Duration,
 ) -> impl Fn(&Graph, &[NodeId], &[NodeId]) -> Validation + Sync {
     let model = model.into();
-    move |g, src, tgt| {
-        // `timeout` bounds the whole query, every attempt of it (hints, the
-        // integer encoding after bitvectors): a campaign's batch waits for
-        // it. Z3 4.8 can take seconds to heed an interrupt (a shift by a
-        // variable), so the query runs on a thread of its own, left to end
-        // alone when it overruns.
-        let (g, src, tgt) = (g.clone(), src.to_vec(), tgt.to_vec());
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let deadline = std::time::Instant::now() + timeout;
-            let r =
-                verify::solver::with_deadline(deadline, || check(&g, &src, &tgt, model, timeout));
-            // The campaign may have stopped waiting.
-            let _ = tx.send(validation_of(&g, &r));
-        });
-        rx.recv_timeout(timeout + SOLVER_GRACE)
-            .unwrap_or_else(|_| Validation {
-                fails: false,
-                verdict: ValidationVerdict::Unknown,
-                detail: Some(format!(
-                    "the solver did not stop within {} ms of its {} ms",
-                    SOLVER_GRACE.as_millis(),
-                    timeout.as_millis()
-                )),
-                point: None,
-            })
-    }
+    // `timeout` bounds the whole query, every attempt of it (hints, the
+    // integer encoding after bitvectors), and holds: a campaign's batch
+    // waits for it, and Z3 4.8 can take seconds to heed an interrupt (a
+    // shift by a variable), so the query runs where it is stopped.
+    move |g, src, tgt| validation_of(g, &check_within_deadline(g, src, tgt, model, timeout))
 }
-
-/// How long past its timeout a campaign's query is waited for (an
-/// interrupted solver unwinding, a counterexample confirmed).
-const SOLVER_GRACE: Duration = Duration::from_millis(250);
 
 /// The validator hook: [`decide`] under `model`, as a [`Validation`].
 pub fn validator(

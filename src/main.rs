@@ -59,11 +59,26 @@ enum Command {
     /// every algorithmic firing of a fixed-seed run, and run a smoke
     /// campaign of each generator; exit 0 only if all of it holds.
     Gate(cmd::gate::Args),
+    /// Serve solver checks to the tileproof that started it, one JSON
+    /// line each way (a check whose deadline must hold runs there, and
+    /// the process is killed at the deadline).
+    #[command(name = "solver-worker", hide = true)]
+    SolverWorker,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::SolverWorker) {
+        // A check whose deadline must hold runs in a worker process.
+        if let Ok(exe) = std::env::current_exe() {
+            verify::worker::install(exe);
+        }
+    }
     match cli.command {
+        Command::SolverWorker => match verify::worker::serve() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::from(1),
+        },
         Command::Simplify(a) => cmd::simplify::run(a),
         Command::Lower(a) => cmd::lower::run(a),
         Command::Prove(a) => cmd::prove::run(a),

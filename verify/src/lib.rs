@@ -6,7 +6,8 @@
 //! rule into a query; [`prove`] runs the queries (in parallel, cached;
 //! [`solver`] runs one check; [`budget`] spends a query's time on them);
 //! [`counterexample`] reads, minimizes and confirms failures; [`check`]
-//! validates concrete programs; [`termination`] proves that each rule
+//! validates concrete programs ([`worker`]: in a process killed at its
+//! deadline); [`termination`] proves that each rule
 //! decreases the reduction order and finds rules that undo each other.
 
 pub mod budget;
@@ -23,3 +24,4 @@ pub mod ranges;
 pub mod solver;
 pub mod termination;
 pub mod verdict;
+pub mod worker;
