@@ -836,8 +836,16 @@ def serve(out, hello, simplify, width=None, backend=None, rules=None, bounds=Non
             if problem:
                 send(out, {"id": rid, "error": problem})
             else:
+                beside = {}
+                if "with_bounds" in obj and bounds is not None and not applying and stage is None:
+                    # The source's bounds beside the answer (section 7); a
+                    # failure on them is the `bounds` request's to report.
+                    try:
+                        beside = _answer_bounds(bounds, case, width)
+                    except Exception:
+                        beside = {}
                 send(out, {"id": rid, "trees": result, **({"fired": fired} if fired else {}),
-                           **({"patterns": patterns} if patterns else {})})
+                           **({"patterns": patterns} if patterns else {}), **beside})
         except Unsupported as e:
             send(out, {"id": rid, "unsupported": str(e)})
         except BadRequest as e:

@@ -35,7 +35,7 @@ use crate::jit::{
     and, check_width, compile_function, fold_any, mem, not, or, ptr_type, CompiledEval, Cond,
     JitCode, JitError, Lower, UbCond,
 };
-use crate::rng::hash64;
+use crate::rng::{hash64, mix};
 use cranelift_codegen::ir::{condcodes::IntCC, types, Block, InstBuilder, Value};
 use cranelift_frontend::{FunctionBuilder, Variable};
 use engine::dtype::Width;
@@ -218,6 +218,55 @@ pub struct Domain {
     pub hi: Vec<i64>,
 }
 
+/// A variable's draws: the five special values, and the uniform draw's
+/// offset range (`span` 0: all 2^64 values).
+struct Draw {
+    lo: i64,
+    span: u64,
+    special: [i64; 5],
+}
+
+impl Draw {
+    fn of(lo: i64, hi: i64) -> Draw {
+        Draw {
+            lo,
+            span: (hi.wrapping_sub(lo) as u64).wrapping_add(1),
+            special: [
+                lo,
+                hi,
+                0i64.clamp(lo, hi),
+                1i64.clamp(lo, hi),
+                (-1i64).clamp(lo, hi),
+            ],
+        }
+    }
+
+    /// Variable `j`'s value in the point whose hash is `base`.
+    #[inline]
+    fn pick(&self, base: u64, j: usize) -> i64 {
+        /// The odd multiplier whose product's top four bits pick a draw.
+        const PICK: u64 = 0x9E37_79B9_7F4A_7C15;
+        // One hash per variable: the uniform draw is all of its 64 bits,
+        // the pick the top bits of one multiplication of it (no bit of the
+        // value is tied to the pick).
+        let h = hash64(base.wrapping_add(j as u64));
+        // Both draws computed and one picked: a branch on the random `h`
+        // mispredicts about once per variable, which cost more than the
+        // JIT's evaluation of the point.
+        let off = match self.span {
+            0 => h,
+            span => ((h as u128 * span as u128) >> 64) as u64,
+        };
+        let uniform = self.lo.wrapping_add(off as i64);
+        let pick = (h.wrapping_mul(PICK) >> 60) as usize;
+        if pick < 5 {
+            self.special[pick]
+        } else {
+            uniform
+        }
+    }
+}
+
 impl Domain {
     /// The variables reachable from `roots`.
     pub fn new(g: &Graph, roots: &[NodeId]) -> Domain {
@@ -271,51 +320,27 @@ impl Domain {
     /// only on the domain is worked out once, and the points' draws
     /// overlap in the processor.
     pub fn samples(&self, seed: u64, start: u64, out: &mut [i64]) {
-        /// A variable's draws: the five special values, and the uniform
-        /// draw's offset range (`span` 0: all 2^64 values).
-        struct Draw {
-            lo: i64,
-            span: u64,
-            special: [i64; 5],
-        }
         let n = self.len();
         if n == 0 {
             return;
         }
-        let draws: Vec<Draw> = (0..n)
-            .map(|j| {
-                let (lo, hi) = (self.lo[j], self.hi[j]);
-                Draw {
-                    lo,
-                    span: (hi.wrapping_sub(lo) as u64).wrapping_add(1),
-                    special: [
-                        lo,
-                        hi,
-                        0i64.clamp(lo, hi),
-                        1i64.clamp(lo, hi),
-                        (-1i64).clamp(lo, hi),
-                    ],
-                }
-            })
-            .collect();
+        // One point (what most callers draw, point by point) needs no
+        // table: allocating one per point was most of a sample's cost.
+        if out.len() == n {
+            let base = mix(seed, start);
+            for (j, slot) in out.iter_mut().enumerate() {
+                *slot = Draw::of(self.lo[j], self.hi[j]).pick(base, j);
+            }
+            return;
+        }
+        let draws: Vec<Draw> = (0..n).map(|j| Draw::of(self.lo[j], self.hi[j])).collect();
         for (k, point) in out.chunks_exact_mut(n).enumerate() {
-            // The sequence is part of what a kept finding replays: a
-            // sampled failure in a narrow window is found again at the
-            // same sample.
-            let base = hash64(seed ^ hash64(start.wrapping_add(k as u64)));
+            // A replay judges a finding's recorded point besides the
+            // samples (`oracle::failing_at_point`), so a failure in a
+            // narrow window is found again whatever the sequence.
+            let base = mix(seed, start.wrapping_add(k as u64));
             for (j, (slot, d)) in point.iter_mut().zip(&draws).enumerate() {
-                let h = hash64(base.wrapping_add(j as u64));
-                // Both draws computed and one picked: a branch on the
-                // random `h` mispredicts about once per variable, which
-                // cost more than the JIT's evaluation of the point.
-                let u = hash64(h ^ 0x5555_5555_5555_5555);
-                let off = match d.span {
-                    0 => u,
-                    span => ((u as u128 * span as u128) >> 64) as u64,
-                };
-                let uniform = d.lo.wrapping_add(off as i64);
-                let pick = (h & 15) as usize;
-                *slot = if pick < 5 { d.special[pick] } else { uniform };
+                *slot = d.pick(base, j);
             }
         }
     }
@@ -1459,17 +1484,23 @@ pub fn fails_at(
 mod tests {
     use super::*;
 
-    /// The draw as kept findings were found with (two hashes per
-    /// variable, a 128-bit product for the uniform draw), written out.
+    /// The draw written out on its own: one splitmix step per point, one
+    /// hash per variable, a 128-bit product for the uniform draw, the pick
+    /// from the top bits of one multiplication of the hash.
     fn drawn_as_found(d: &Domain, seed: u64, k: u64) -> Vec<i64> {
-        let base = hash64(seed ^ hash64(k));
+        let base = crate::rng::mix(seed, k);
         (0..d.len())
             .map(|j| {
                 let h = hash64(base.wrapping_add(j as u64));
                 let (lo, hi) = (d.lo[j], d.hi[j]);
                 let span = (hi as i128 - lo as i128 + 1) as u128;
-                let u = hash64(h ^ 0x5555_5555_5555_5555) as u128;
-                let uniform = (lo as i128 + ((u * span) >> 64) as i128) as i64;
+                // All 2^64 values: the offset is the hash itself.
+                let off = if span >> 64 == 1 {
+                    h as u128
+                } else {
+                    (h as u128 * span) >> 64
+                };
+                let uniform = (lo as i128 + off as i128) as i64;
                 let special = [
                     lo,
                     hi,
@@ -1478,13 +1509,13 @@ mod tests {
                     (-1i64).clamp(lo, hi),
                     uniform,
                 ];
-                special[((h & 15) as usize).min(5)]
+                special[((h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 60) as usize).min(5)]
             })
             .collect()
     }
 
     #[test]
-    fn a_chunk_of_samples_is_the_sequence_kept_findings_replay() {
+    fn a_chunk_of_samples_is_the_samples_drawn_one_by_one() {
         let bounds = [
             (i64::MIN, i64::MAX),
             (0, 0),

@@ -30,6 +30,12 @@ pub struct Request {
     pub apply: Option<ApplyRequest>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bounds: Option<Empty>,
+    /// On a simplification request, of an adapter that gives bounds: the
+    /// bounds of the request's own expressions beside the answer, saving
+    /// the `bounds` request (section 7). An adapter that fails on them
+    /// leaves them out, and is then asked alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with_bounds: Option<Empty>,
     /// A stage of the hello's `stages`: the expressions after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage: Option<String>,

@@ -271,7 +271,19 @@ fn dispatch<A: Adapter>(adapter: &mut A, req: &Request) -> Result<Reply, Refuse>
     if let Some(stage) = &req.stage {
         return Ok(adapter.stage(stage, &case)?.into());
     }
-    Ok(adapter.simplify(&case)?.into())
+    let mut reply: Reply = adapter.simplify(&case)?.into();
+    if req.with_bounds.is_some() {
+        // Beside the answer only when the peer gives them: a failure (or a
+        // panic) on them is the `bounds` request's to report, alone.
+        let bounds = panic::catch_unwind(AssertUnwindSafe(|| adapter.bounds(&case)));
+        LAST_PANIC.with(|p| p.borrow_mut().take());
+        if let Ok(Ok(b)) = bounds {
+            let b: Reply = b.into();
+            reply.bounds = b.bounds;
+            reply.ops = b.ops;
+        }
+    }
+    Ok(reply)
 }
 
 /// Every point has one value per variable.

@@ -133,6 +133,7 @@ fn every_line_the_python_sdk_writes_is_read_whole_by_the_wire_types() {
         case(12, json!([["mul", ["var", "x"], ["const", 1]]]), json!({"apply": {"rule": "mul-one"}})),
         case(13, json!([["add", ["var", "x"], ["const", 1]]]), json!({"apply": {"rule": "mul-one"}})),
         case(14, json!([["lt", ["var", "x"], ["const", 1]], ["bool", true]]), json!({"bounds": {}})),
+        case(15, x1.clone(), json!({"with_bounds": {}})),
     ];
     let lines = session(&requests);
     assert_eq!(lines.len(), requests.len() + 1, "{lines:?}");
@@ -190,4 +191,7 @@ fn every_line_the_python_sdk_writes_is_read_whole_by_the_wire_types() {
         r(14).bounds.as_ref().unwrap()[1],
         [Some(tileproof_adapter::Bound::Bool(true, true))]
     );
+    // A simplification asked with bounds carries its source's, per node.
+    assert!(r(15).trees.is_some());
+    assert_eq!(r(15).bounds.as_ref().unwrap()[0].len(), 5);
 }

@@ -2,7 +2,8 @@
 use serde_json::{json, Value};
 use tileproof_adapter::*;
 
-/// Answers `x` unchanged, panics on a variable named `boom`, refuses `q`.
+/// Answers `x` unchanged, panics on a variable named `boom`, refuses `q`;
+/// its bounds panic on a variable named `nob`.
 struct Echo;
 
 impl Adapter for Echo {
@@ -36,6 +37,9 @@ impl Adapter for Echo {
     }
 
     fn bounds(&mut self, case: &Case) -> Result<PeerBounds, Refuse> {
+        if case.var("nob").is_some() {
+            panic!("no bounds for nob");
+        }
         let bounds: Bounds = case
             .trees
             .iter()
@@ -114,4 +118,29 @@ fn every_request_line_gets_one_answer_with_its_id() {
     );
     assert!(out[7]["error"].as_str().unwrap().contains("integer `id`"));
     assert_eq!(out.len(), 8);
+}
+
+#[test]
+fn a_simplification_asked_with_bounds_carries_them_unless_they_fail() {
+    let case = |id: i64, var: &str| {
+        json!({"id": id, "vars": [{"name": var, "dtype": "index", "lo": 0, "hi": 7}],
+               "trees": [["add", ["var", var], ["const", 1]]], "with_bounds": {}})
+        .to_string()
+    };
+    let out = session(&[&case(1, "x"), &case(2, "nob"), &case(3, "boom")]);
+    // The answer and the bounds of its request's expressions, in one line.
+    assert_eq!(
+        out[1],
+        json!({"id": 1, "trees": [["add", ["var", "x"], ["const", 1]]], "fired": {"r1": 2},
+               "bounds": [[[0, 7], [0, 7], [0, 7]]]})
+    );
+    // Bounds that fail are left out (asked alone, the failure is theirs);
+    // the simplification stands.
+    assert_eq!(
+        out[2],
+        json!({"id": 2, "trees": [["add", ["var", "nob"], ["const", 1]]], "fired": {"r1": 2}})
+    );
+    // A simplification that fails is the answer, as without bounds.
+    assert!(out[3]["error"].as_str().unwrap().starts_with("panic: the peer fell over"));
+    assert_eq!(out.len(), 4);
 }

@@ -172,6 +172,19 @@ pub(super) fn read_bounds(
     Ok(Ok(Some(b)))
 }
 
+/// The bounds a simplification answer carries beside its expressions (a
+/// `with_bounds` request's), when they are there and well formed; `None`
+/// sends the caller to ask them alone.
+pub(super) fn bounds_beside(line: &str, id: u64) -> Option<PeerBounds> {
+    let r = reply(line, id).ok()?;
+    let b = PeerBounds {
+        bounds: r.bounds?,
+        ops: r.ops,
+    };
+    crate::bounds::ops_match(&b).ok()?;
+    Some(b)
+}
+
 /// The request for case `id`: `roots` of `g`, as text and as trees (the
 /// caller adds what else it asks: `run`, `reproducer`, ...; `tileproof
 /// bench` gives these lines to its TVM timing script).

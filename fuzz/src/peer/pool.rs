@@ -3,7 +3,8 @@
 //! at `--peer-jobs` live processes.
 
 use super::codec::{line, profile_of, reply, PROTOCOL};
-use super::codec::{read_answer, request, Malformed, Outcome, MAX_REQUEST_BYTES};
+use super::codec::{bounds_beside, read_answer, request, Malformed, Outcome, MAX_REQUEST_BYTES};
+use crate::bounds::PeerBounds;
 use super::lines::{self};
 use super::process::{Next, Process, Slots};
 use crate::kind::Kind;
@@ -274,6 +275,19 @@ impl Peer {
         id: u64,
         line: &str,
     ) -> Result<Answer, Refusal> {
+        self.answer_beside(g, roots, id, line, None)
+    }
+
+    /// [`Peer::answer`], also reading into `beside` the bounds the answer
+    /// carries (a `with_bounds` request's, protocol section 7).
+    pub(super) fn answer_beside(
+        &self,
+        g: &mut Graph,
+        roots: &[NodeId],
+        id: u64,
+        line: &str,
+        beside: Option<&mut Option<PeerBounds>>,
+    ) -> Result<Answer, Refusal> {
         if line.len() > MAX_REQUEST_BYTES {
             return Ok(Answer::Unsupported(format!(
                 "the case is {} bytes as a request (at most {MAX_REQUEST_BYTES} are sent)",
@@ -289,6 +303,9 @@ impl Peer {
         match read_answer(g, roots, id, &answer, &self.rule_names) {
             Ok(result) => {
                 self.give_back(p);
+                if let Some(b) = beside {
+                    *b = bounds_beside(&answer, id);
+                }
                 match result {
                     Outcome::Answer(a) => Ok(a),
                     Outcome::Error(e) => Err(Refusal {

@@ -11,6 +11,14 @@ use engine::ir::{Graph, NodeId};
 use std::sync::atomic::Ordering;
 use tileproof_adapter::{Empty, ReproducerRequest, Request, RunRequest, RunValue};
 
+thread_local! {
+    /// The bounds the last simplification answer of this thread carried
+    /// beside it: the adapter's command, the case's request line (id 0),
+    /// the bounds.
+    static KEPT_BOUNDS: std::cell::RefCell<Option<(String, String, PeerBounds)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 impl Subject for Peer {
     fn name(&self) -> String {
         self.name.clone()
@@ -25,7 +33,25 @@ impl Subject for Peer {
     }
 
     fn simplify(&self, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
-        self.ask_case(g, roots, |req| req)
+        if !self.bounds {
+            return self.ask_case(g, roots, |req| req);
+        }
+        // Its bounds of the source come beside the answer, kept for the
+        // bounds check that follows (one round trip, not two).
+        let case = request(g, roots, 0);
+        let key = line(&case);
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let req = Request {
+            id,
+            with_bounds: Some(Empty {}),
+            ..case
+        };
+        let mut beside = None;
+        let answer = self.answer_beside(g, roots, id, &line(&req), Some(&mut beside));
+        KEPT_BOUNDS.with(|k| {
+            *k.borrow_mut() = beside.map(|b| (self.cmd.clone(), key, b));
+        });
+        answer
     }
 
     fn backends(&self) -> &[String] {
@@ -142,10 +168,25 @@ impl Subject for Peer {
         if !self.bounds {
             return Ok(None);
         }
+        let case = request(g, roots, 0);
+        let kept = KEPT_BOUNDS.with(|k| {
+            let mut k = k.borrow_mut();
+            match k.take() {
+                Some((cmd, key, b)) if cmd == self.cmd && key == line(&case) => Some(b),
+                other => {
+                    *k = other;
+                    None
+                }
+            }
+        });
+        if let Some(b) = kept {
+            return Ok(Some(b));
+        }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let text = line(&Request {
+            id,
             bounds: Some(Empty {}),
-            ..request(g, roots, id)
+            ..case
         });
         if text.len() > MAX_REQUEST_BYTES {
             return Ok(None);
