@@ -301,7 +301,7 @@ fn a_wrong_constraint_rewrite_is_refuted_with_the_point_that_differs() {
 
 /// Issue 50's behaviours, each as a map and what `simplify` prints; every
 /// one is also replayed (the same results on exactly the same domain).
-const XLA_DOMAIN_REWRITES: [(&str, &str); 5] = [
+const XLA_DOMAIN_REWRITES: [(&str, &str); 6] = [
     // A pinned quotient beside another constraint is its variable's range:
     // `d1 floordiv 4 in [0, 0]` is `d1 in [0, 3]`, and the constraint goes.
     (
@@ -325,6 +325,12 @@ const XLA_DOMAIN_REWRITES: [(&str, &str); 5] = [
     (
         "(d0) -> (d0)\ndomain:\nd0 in [5, 9],\nd0 mod 8 in [0, 0]\n",
         "(d0) -> (8),\ndomain:\nd0 in [8, 8]\n",
+    ),
+    // A constraint the narrowed ranges imply is removed (`d0` ends at 8,
+    // so `d0 + s2` is at most 12), as XLA removes it after narrowing.
+    (
+        "(d0)[s2] -> (d0, s2)\ndomain:\nd0 in [0, 9],\ns2 in [0, 4],\nd0 + s2 in [0, 12],\nd0 mod 8 in [0, 0]\n",
+        "(d0)[s2] -> (d0, s2),\ndomain:\nd0 in [0, 8],\ns2 in [0, 4],\nd0 mod 8 in [0, 0]\n",
     ),
     // Pinned remainders merged (XLA's ConstraintMerge_Mod), each variable's
     // range narrowed by its remainder.

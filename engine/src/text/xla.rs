@@ -22,6 +22,7 @@
 //! `KNOWN EMPTY`.
 
 use crate::ir::op::Level;
+use crate::ir::ranges::{transfer, Range};
 use crate::ir::{DType, Graph, NodeId, Op};
 use crate::meaning::domain::{split, Constraint, Split, SplitError};
 use crate::text::parse::{
@@ -399,8 +400,8 @@ impl Printed {
 /// declared them, then any new ones. A constraint on one variable is its
 /// range, as XLA writes it; a variable's range ends at values its
 /// remainder constraints allow (`d0 mod 8 in [0, 0]` with `d0` in `[0, 9]`
-/// is `d0 in [0, 8]`), and a remainder constraint that range implies is
-/// not printed: the same points, in XLA's form.
+/// is `d0 in [0, 8]`), and a constraint the printed ranges imply is not
+/// printed: the same points, in XLA's form.
 pub fn print_map(m: &mut XlaMap, roots: &[NodeId]) -> Result<Printed, PrintError> {
     let declared = m.program.constraints.clone();
     let (constraints, results) = match split(&mut m.program.graph, roots, &declared)? {
@@ -430,6 +431,13 @@ pub fn print_map(m: &mut XlaMap, roots: &[NodeId]) -> Result<Printed, PrintError
     out.push_str("domain:\n");
     let mut lines = Vec::new();
     let mut implied: Vec<NodeId> = Vec::new();
+    // Each variable's range as printed (narrowed), for the constraints
+    // those ranges imply.
+    let mut boxed: Vec<Range> = g
+        .vars()
+        .iter()
+        .map(|d| Range::new(d.lo.into(), d.hi.into()))
+        .collect();
     for name in m.dims.iter().chain(&m.syms).chain(&m.rts) {
         let v = g.var_named(name).expect("declared by parse_map");
         let d = g.var(v);
@@ -455,15 +463,60 @@ pub fn print_map(m: &mut XlaMap, roots: &[NodeId]) -> Result<Printed, PrintError
         if lo > hi {
             return Ok(Printed::KnownEmpty);
         }
+        boxed[v as usize] = Range::new(lo, hi);
         lines.push(format!("{name} in [{lo}, {hi}]"));
     }
     for c in constraints.iter().filter(|c| {
         !matches!(g.node(c.expr).op, Op::Var(_)) && !implied.contains(&c.expr)
     }) {
+        // A constraint the printed ranges imply (XLA removes it once a
+        // variable's range is narrowed) is the same points without it;
+        // one they contradict leaves no point.
+        if let Some(r) = range_over(g, c.expr, &boxed) {
+            let (lo, hi) = (i128::from(c.lo), i128::from(c.hi));
+            if lo <= r.lo && r.hi <= hi {
+                continue;
+            }
+            if r.hi < lo || hi < r.lo {
+                return Ok(Printed::KnownEmpty);
+            }
+        }
         lines.push(format!("{} in [{}, {}]", say(c.expr)?, c.lo, c.hi));
     }
     let _ = writeln!(out, "{}", lines.join(",\n"));
     Ok(Printed::Map(out))
+}
+
+/// The range of `e` by interval arithmetic over the variables' ranges
+/// `boxed` (indexed like the graph's variables); `None` where a node has
+/// no transfer to compute it by (a comparison, a cast) or its range is
+/// empty.
+fn range_over(g: &Graph, e: NodeId, boxed: &[Range]) -> Option<Range> {
+    let mut nodes = g.reachable(&[e]);
+    // Operands are built before what uses them.
+    nodes.sort_unstable();
+    let mut at: Vec<(NodeId, Range)> = Vec::with_capacity(nodes.len());
+    for id in nodes {
+        let n = g.node(id);
+        let r = match n.op {
+            Op::Var(v) => boxed[v as usize],
+            Op::Const(c) => Range::point(c.into()),
+            op if op.level() != Level::Atom && op.info().xla.is_some() => {
+                let args: Option<Vec<Range>> = n
+                    .src()
+                    .iter()
+                    .map(|s| at.iter().find(|(k, _)| k == s).map(|(_, r)| *r))
+                    .collect();
+                transfer(op, &args?)
+            }
+            _ => return None,
+        };
+        if r.lo > r.hi {
+            return None;
+        }
+        at.push((id, r));
+    }
+    at.last().filter(|(id, _)| *id == e).map(|(_, r)| *r)
 }
 
 /// `v mod k` for a variable `v` and a constant `k > 0`: `(v, k)`.
