@@ -39,7 +39,10 @@ fn a_campaign_asks_a_peers_bounds_beside_its_simplifications() {
     let alone = requests.matches(",\"bounds\":{}").count();
     // (The log may lag the campaign by a line or two: `tee` is killed with
     // the adapter.)
-    assert!(beside >= 20, "{beside} simplifications asked with bounds:\n{text}");
+    assert!(
+        beside >= 20,
+        "{beside} simplifications asked with bounds:\n{text}"
+    );
     // The SDK gives them every time: none is asked alone.
     assert_eq!(alone, 0, "{alone} bounds requests alone");
     // An adapter that leaves them out (the field removed on its way in,

@@ -178,7 +178,11 @@ fn a_map_whose_constraints_no_point_meets_is_known_empty() {
         );
         let out = tileproof(&["check", "-"], map);
         assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
-        assert!(stdout(&out).contains("answer KNOWN EMPTY\n"), "{}", stdout(&out));
+        assert!(
+            stdout(&out).contains("answer KNOWN EMPTY\n"),
+            "{}",
+            stdout(&out)
+        );
     }
 }
 
@@ -240,7 +244,11 @@ fn xla_constraint_rewrites_keep_exactly_the_domain() {
         if want.is_empty() {
             // No point meets the constraints: XLA's known-empty map.
             assert_eq!(out.status.code(), Some(0), "{map}: {}", stdout(&out));
-            assert_eq!(String::from_utf8_lossy(&out.stdout), "KNOWN EMPTY\n", "{map}");
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                "KNOWN EMPTY\n",
+                "{map}"
+            );
         } else {
             assert_eq!(stdout(&out), want, "{map}");
         }
@@ -359,7 +367,11 @@ fn composing_with_an_empty_map_is_empty() {
     std::fs::create_dir_all(&dir).unwrap();
     let full = dir.join("full.map");
     let empty = dir.join("empty.map");
-    std::fs::write(&full, "(d0, d1) -> (d0 + d1)\ndomain:\nd0 in [0, 9],\nd1 in [0, 9]\n").unwrap();
+    std::fs::write(
+        &full,
+        "(d0, d1) -> (d0 + d1)\ndomain:\nd0 in [0, 9],\nd1 in [0, 9]\n",
+    )
+    .unwrap();
     std::fs::write(&empty, "(d0) -> (d0, d0)\ndomain:\nd0 in [0, -1]\n").unwrap();
     let (f, e) = (full.to_str().unwrap(), empty.to_str().unwrap());
     for chain in [[f, e], [e, f]] {
@@ -390,5 +402,8 @@ fn xlas_expectation_for_a_negative_divisor_is_refuted_under_floor_division() {
             .any(|p| text.contains(p)),
         "{text}"
     );
-    assert!(text.contains(": added") || text.contains(": dropped"), "{text}");
+    assert!(
+        text.contains(": added") || text.contains(": dropped"),
+        "{text}"
+    );
 }

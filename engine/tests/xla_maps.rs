@@ -123,7 +123,9 @@ fn xlas_constraint_suite_prints_the_ranges_xla_prints() {
             .unwrap_or_default()
             .iter()
             .filter_map(|k| match g.node(k.expr).op {
-                engine::op::Op::Var(v) => Some(format!("{} in [{}, {}]", g.var(v).name, k.lo, k.hi)),
+                engine::op::Op::Var(v) => {
+                    Some(format!("{} in [{}, {}]", g.var(v).name, k.lo, k.hi))
+                }
                 _ => None,
             })
             .collect();

@@ -206,7 +206,8 @@ fn known_empty(m: &engine::xla::XlaMap, rules: &[String]) -> anyhow::Result<bool
     let rules = super::rules_over_builtin(rules)?;
     let mut m = m.clone();
     let roots = m.program.outputs.clone();
-    let Ok(out) = engine::rewrite::Simplifier::new(&rules).simplify(&mut m.program.graph, &roots, false)
+    let Ok(out) =
+        engine::rewrite::Simplifier::new(&rules).simplify(&mut m.program.graph, &roots, false)
     else {
         return Ok(false);
     };

@@ -18,9 +18,9 @@
 
 use crate::check::{check, counterexample_at, CheckResult, Method};
 use crate::encode::Mode;
+use engine::dtype::Width;
 use engine::ir::{Graph, NodeId};
 use engine::semantics::{Failure, Model, Partial};
-use engine::dtype::Width;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -282,7 +282,11 @@ pub fn serve() -> std::io::Result<()> {
                 reason: format!("the worker could not read the request: {e}"),
             },
         };
-        writeln!(out, "{}", serde_json::to_string(&reply).expect("a reply serializes"))?;
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string(&reply).expect("a reply serializes")
+        )?;
         out.flush()?;
     }
     Ok(())

@@ -22,7 +22,12 @@ fn every_builtin_rule_decreases_the_order_or_says_why_it_stops() {
     let justified: Vec<&str> = r.justified().map(|t| t.rule.as_str()).collect();
     assert_eq!(
         justified,
-        ["floordiv_eq", "floordiv_eq_neg", "add_push_const", "mul_push_const"]
+        [
+            "floordiv_eq",
+            "floordiv_eq_neg",
+            "add_push_const",
+            "mul_push_const"
+        ]
     );
     assert_eq!(r.decreasing(), rules.len() - 4);
     // The constants of these are left to Z3, which proves them.

@@ -141,6 +141,9 @@ fn a_simplification_asked_with_bounds_carries_them_unless_they_fail() {
         json!({"id": 2, "trees": [["add", ["var", "nob"], ["const", 1]]], "fired": {"r1": 2}})
     );
     // A simplification that fails is the answer, as without bounds.
-    assert!(out[3]["error"].as_str().unwrap().starts_with("panic: the peer fell over"));
+    assert!(out[3]["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("panic: the peer fell over"));
     assert_eq!(out.len(), 4);
 }

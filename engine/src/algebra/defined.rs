@@ -176,10 +176,8 @@ mod tests {
         // The context pass once turned `i32(r0) / i32(r0)` under `r0 ==
         // 2^32` into `i32(2^32) / i32(2^32)`, which is `0 / 0`: undefined
         // at every point, where the source was defined at r0 = 2^32 - 1.
-        let mut p = parse_program(
-            "var r0 in [4294967295, 4294967296]\nexpr i32(r0) / i32(r0)\n",
-        )
-        .unwrap();
+        let mut p =
+            parse_program("var r0 in [4294967295, 4294967296]\nexpr i32(r0) / i32(r0)\n").unwrap();
         let (g, src) = (&mut p.graph, p.outputs[0]);
         let c = g.cnst(4294967296, DType::Index);
         let cast = g.cast(DType::I32, c);

@@ -432,7 +432,10 @@ fn narrowed_by_residue(g: &Graph, facts: &mut Vec<Fact>) -> bool {
             continue;
         }
         let whole = vec![(Mono::from_slice(&[base]), 1)];
-        let Some(j) = facts.iter().position(|f| f.key == whole && f.not.is_empty()) else {
+        let Some(j) = facts
+            .iter()
+            .position(|f| f.key == whole && f.not.is_empty())
+        else {
             i += 1;
             continue;
         };
@@ -523,7 +526,10 @@ mod tests {
         );
         // A remainder the interval implies drops out.
         assert_eq!(simp(v, "x mod 8 == 4 && 23 < x && x < 32"), "x == 28");
-        assert_eq!(simp(v, "x mod 10 < 5 && 20 < x && x < 29"), "x < 25 && 20 < x");
+        assert_eq!(
+            simp(v, "x mod 10 < 5 && 20 < x && x < 29"),
+            "x < 25 && 20 < x"
+        );
         // No value left: false.
         assert_eq!(simp(v, "x mod 8 == 7 && 8 < x && x < 15"), "false");
         // No interval stated: nothing is added.

@@ -164,7 +164,7 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
 
     // The domain: each variable's bounds, then the constraints (read once
     // the variables are declared).
-    let mut bounds: Vec<(String, Span, i128, i128)> = Vec::new();
+    let mut bounds: Vec<Bounds> = Vec::new();
     let mut constraint_lines: Vec<Cursor> = Vec::new();
     let mut saw_domain = false;
     for (line, ltext) in lines {
@@ -201,42 +201,7 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
         bounds.push((name, nspan, lo, hi));
     }
 
-    let mut g = Graph::new();
-    // A variable with no value (`d0 in [0, -1]`) makes the map empty, as
-    // XLA reads it (KNOWN EMPTY): the variable is declared at its lower
-    // bound, and a constraint no point meets is added.
-    let mut infeasible: Option<Span> = None;
-    for (name, span) in dims.iter().chain(&syms).chain(&rts) {
-        let found: Vec<&(String, Span, i128, i128)> =
-            bounds.iter().filter(|b| &b.0 == name).collect();
-        let Some(&&(_, bspan, lo, hi)) = found.first() else {
-            return Err(ParseError::new(
-                *span,
-                format!("`{name}` has no bounds in the domain"),
-            ));
-        };
-        if found.len() > 1 {
-            return Err(ParseError::new(
-                found[1].1,
-                format!("`{name}` is bounded twice"),
-            ));
-        }
-        let hi = if lo > hi {
-            infeasible.get_or_insert(bspan);
-            lo
-        } else {
-            hi
-        };
-        let (lo, hi) = interval_i64(lo, hi, bspan, &format!("`{name}`"))?;
-        g.declare_var(name, DType::Index, lo, hi)
-            .map_err(|e| ParseError::new(*span, e.0))?;
-    }
-    if let Some(b) = bounds.iter().find(|b| g.var_named(&b.0).is_none()) {
-        return Err(ParseError::new(
-            b.1,
-            format!("`{}` is not a variable of the map", b.0),
-        ));
-    }
+    let (mut g, infeasible) = declare_vars(dims.iter().chain(&syms).chain(&rts), &bounds)?;
     let mut outputs = Vec::new();
     for e in &results {
         only_xla_ops(e)?;
@@ -270,6 +235,54 @@ pub fn parse_map(text: &str) -> PResult<XlaMap> {
         syms: s(&syms),
         rts: s(&rts),
     })
+}
+
+/// A variable's bounds as a domain line gives them: its name, the line's
+/// span, and the bounds as written.
+type Bounds = (String, Span, i128, i128);
+
+/// A graph with the map's variables (`names`, in order) declared at their
+/// bounds, each given once; and the span of the first variable with no
+/// value (`d0 in [0, -1]`), which makes the map empty, as XLA reads it
+/// (KNOWN EMPTY): that variable is declared at its lower bound, and the
+/// caller adds a constraint no point meets.
+fn declare_vars<'a>(
+    names: impl Iterator<Item = &'a (String, Span)>,
+    bounds: &[Bounds],
+) -> PResult<(Graph, Option<Span>)> {
+    let mut g = Graph::new();
+    let mut infeasible: Option<Span> = None;
+    for (name, span) in names {
+        let found: Vec<&Bounds> = bounds.iter().filter(|b| &b.0 == name).collect();
+        let Some(&&(_, bspan, lo, hi)) = found.first() else {
+            return Err(ParseError::new(
+                *span,
+                format!("`{name}` has no bounds in the domain"),
+            ));
+        };
+        if found.len() > 1 {
+            return Err(ParseError::new(
+                found[1].1,
+                format!("`{name}` is bounded twice"),
+            ));
+        }
+        let hi = if lo > hi {
+            infeasible.get_or_insert(bspan);
+            lo
+        } else {
+            hi
+        };
+        let (lo, hi) = interval_i64(lo, hi, bspan, &format!("`{name}`"))?;
+        g.declare_var(name, DType::Index, lo, hi)
+            .map_err(|e| ParseError::new(*span, e.0))?;
+    }
+    if let Some(b) = bounds.iter().find(|b| g.var_named(&b.0).is_none()) {
+        return Err(ParseError::new(
+            b.1,
+            format!("`{}` is not a variable of the map", b.0),
+        ));
+    }
+    Ok((g, infeasible))
 }
 
 /// An indexing map has only the ops with an XLA spelling (`+ - *
@@ -442,7 +455,10 @@ pub fn print_map(m: &mut XlaMap, roots: &[NodeId]) -> Result<Printed, PrintError
         let v = g.var_named(name).expect("declared by parse_map");
         let d = g.var(v);
         let (mut lo, mut hi) = (i128::from(d.lo), i128::from(d.hi));
-        for c in constraints.iter().filter(|c| g.node(c.expr).op == Op::Var(v)) {
+        for c in constraints
+            .iter()
+            .filter(|c| g.node(c.expr).op == Op::Var(v))
+        {
             lo = lo.max(c.lo.into());
             hi = hi.min(c.hi.into());
         }
@@ -466,9 +482,10 @@ pub fn print_map(m: &mut XlaMap, roots: &[NodeId]) -> Result<Printed, PrintError
         boxed[v as usize] = Range::new(lo, hi);
         lines.push(format!("{name} in [{lo}, {hi}]"));
     }
-    for c in constraints.iter().filter(|c| {
-        !matches!(g.node(c.expr).op, Op::Var(_)) && !implied.contains(&c.expr)
-    }) {
+    for c in constraints
+        .iter()
+        .filter(|c| !matches!(g.node(c.expr).op, Op::Var(_)) && !implied.contains(&c.expr))
+    {
         // A constraint the printed ranges imply (XLA removes it once a
         // variable's range is narrowed) is the same points without it;
         // one they contradict leaves no point.

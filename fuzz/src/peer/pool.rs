@@ -2,11 +2,11 @@
 //! with its hello checked, restarted after a hang, crash or garbage, capped
 //! at `--peer-jobs` live processes.
 
-use super::codec::{line, profile_of, reply, PROTOCOL};
 use super::codec::{bounds_beside, read_answer, request, Malformed, Outcome, MAX_REQUEST_BYTES};
-use crate::bounds::PeerBounds;
+use super::codec::{line, profile_of, reply, PROTOCOL};
 use super::lines::{self};
 use super::process::{Next, Process, Slots};
+use crate::bounds::PeerBounds;
 use crate::kind::Kind;
 use crate::subject::{Answer, Profile, Refusal};
 use engine::ir::{Graph, NodeId};

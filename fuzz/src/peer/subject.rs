@@ -13,9 +13,9 @@ use tileproof_adapter::{Empty, ReproducerRequest, Request, RunRequest, RunValue}
 
 thread_local! {
     /// The bounds the last simplification answer of this thread carried
-    /// beside it: the adapter's command, the case's request line (id 0),
-    /// the bounds.
-    static KEPT_BOUNDS: std::cell::RefCell<Option<(String, String, PeerBounds)>> =
+    /// beside it: the adapter's command, the case's request (id 0), the
+    /// bounds.
+    static KEPT_BOUNDS: std::cell::RefCell<Option<(String, Request, PeerBounds)>> =
         const { std::cell::RefCell::new(None) };
 }
 
@@ -39,17 +39,16 @@ impl Subject for Peer {
         // Its bounds of the source come beside the answer, kept for the
         // bounds check that follows (one round trip, not two).
         let case = request(g, roots, 0);
-        let key = line(&case);
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let req = Request {
             id,
             with_bounds: Some(Empty {}),
-            ..case
+            ..case.clone()
         };
         let mut beside = None;
         let answer = self.answer_beside(g, roots, id, &line(&req), Some(&mut beside));
         KEPT_BOUNDS.with(|k| {
-            *k.borrow_mut() = beside.map(|b| (self.cmd.clone(), key, b));
+            *k.borrow_mut() = beside.map(|b| (self.cmd.clone(), case, b));
         });
         answer
     }
@@ -172,7 +171,7 @@ impl Subject for Peer {
         let kept = KEPT_BOUNDS.with(|k| {
             let mut k = k.borrow_mut();
             match k.take() {
-                Some((cmd, key, b)) if cmd == self.cmd && key == line(&case) => Some(b),
+                Some((cmd, kept, b)) if cmd == self.cmd && kept == case => Some(b),
                 other => {
                     *k = other;
                     None
