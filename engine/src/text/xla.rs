@@ -512,18 +512,14 @@ fn range_over(g: &Graph, e: NodeId, boxed: &[Range]) -> Option<Range> {
     let mut nodes = g.reachable(&[e]);
     // Operands are built before what uses them.
     nodes.sort_unstable();
-    let mut at: Vec<(NodeId, Range)> = Vec::with_capacity(nodes.len());
+    let mut at: rustc_hash::FxHashMap<NodeId, Range> = Default::default();
     for id in nodes {
         let n = g.node(id);
         let r = match n.op {
             Op::Var(v) => boxed[v as usize],
             Op::Const(c) => Range::point(c.into()),
             op if op.level() != Level::Atom && op.info().xla.is_some() => {
-                let args: Option<Vec<Range>> = n
-                    .src()
-                    .iter()
-                    .map(|s| at.iter().find(|(k, _)| k == s).map(|(_, r)| *r))
-                    .collect();
+                let args: Option<Vec<Range>> = n.src().iter().map(|s| at.get(s).copied()).collect();
                 transfer(op, &args?)
             }
             _ => return None,
@@ -531,9 +527,9 @@ fn range_over(g: &Graph, e: NodeId, boxed: &[Range]) -> Option<Range> {
         if r.lo > r.hi {
             return None;
         }
-        at.push((id, r));
+        at.insert(id, r);
     }
-    at.last().filter(|(id, _)| *id == e).map(|(_, r)| *r)
+    at.get(&e).copied()
 }
 
 /// `v mod k` for a variable `v` and a constant `k > 0`: `(v, k)`.
