@@ -444,7 +444,7 @@ fn a_prerequisite_line_without_cvc5_fails_naming_cvc5_and_its_use() {
     let err = check(&text.replace(&line, &without), &collect_uses()).unwrap_err();
     assert!(err.contains("lacks the package cvc5"), "{err}");
     assert!(
-        err.contains("crosscheck.rs"),
+        err.contains(" at verify/src/"),
         "the message names the use: {err}"
     );
     assert!(!err.contains("lacks the package libz3-dev"), "{err}");

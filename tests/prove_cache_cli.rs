@@ -106,7 +106,8 @@ fn forged_cache_entries_do_not_make_an_unsound_rule_proved() {
 fn a_well_formed_forgery_is_trusted_unless_proved_without_the_cache_or_cross_checked() {
     let s = Scratch::new("prove-forgery-cli");
     for q in &s.queries {
-        s.cache.record_proof(q, "forger");
+        s.cache
+            .record_proof(q, "forger", verify::portfolio::SolverKind::Z3);
     }
     let (code, out, err) = s.prove(&[]);
     assert_eq!(code, Some(0), "{out}{err}");
@@ -115,7 +116,7 @@ fn a_well_formed_forgery_is_trusted_unless_proved_without_the_cache_or_cross_che
     assert_eq!(code, Some(2), "{out}{err}");
     assert!(out.contains("FAILED mul_zero_any at width 8"), "{out}");
     assert!(
-        verify::crosscheck::cvc5_version().is_some(),
+        verify::cvc5::version().is_some(),
         "cvc5 is needed (apt-get install -y cvc5; .ci/run installs it)"
     );
     let (code, out, err) = s.prove(&["--cross-check"]);

@@ -148,6 +148,7 @@ impl fmt::Display for Spent {
                 (End::OutOfTime, "cut at the query's end"),
                 (End::GaveUp, "Z3 gave up"),
                 (End::NotStarted, "not started (no time left)"),
+                (End::Stopped, "stopped (cvc5 answered)"),
             ] {
                 let of: Vec<&Call> = r.calls.iter().filter(|c| c.end == end).collect();
                 if of.is_empty() {

@@ -5,7 +5,8 @@
 //! recomputed so that their counterexamples are current.
 //!
 //! An entry is one line of JSON that says what it proves (the query's
-//! digest, the verdict, the solver and its version, the encoding), and is
+//! digest, the verdict, the solver that proved it (Z3, or cvc5 where the
+//! portfolio's cvc5 answered first) and its version, the encoding), and is
 //! checked against the query on every read: an empty file, a directory,
 //! garbage or an entry for another query is not a proof. Such an entry is
 //! ignored (the query is solved again) and remembered for the report. This
@@ -14,6 +15,7 @@
 //! text, so whoever can write the directory can write a valid entry. See
 //! docs/architecture.md, "Proof cache and its trust model".
 
+use crate::portfolio::SolverKind;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -26,7 +28,6 @@ use std::time::Duration;
 /// notes; a new format changes every key, so they are misses, not
 /// rejections).
 const FORMAT: &str = "tileproof-proof-cache-v2";
-const SOLVER: &str = "z3";
 /// Every obligation of the query was unsat (and its premise satisfiable).
 const VERDICT: &str = "unsat";
 /// The largest file read as an entry.
@@ -93,14 +94,14 @@ struct Entry {
 }
 
 impl Entry {
-    fn of(q: &Query, rule: &str) -> Entry {
+    fn of(q: &Query, rule: &str, solver: SolverKind) -> Entry {
         Entry {
             format: FORMAT.into(),
             key: q.key.clone(),
             digest: q.digest.clone(),
             verdict: VERDICT.into(),
-            solver: SOLVER.into(),
-            version: z3::full_version().into(),
+            solver: solver.name().into(),
+            version: solver.version(),
             encoding: q.encoding.clone(),
             rule: rule.into(),
         }
@@ -129,10 +130,10 @@ pub enum Rejection {
 }
 
 /// Checks the entry at `path` against `q`: `Ok(false)` when there is none.
-pub fn check_entry(path: &Path, q: &Query) -> Result<bool, Rejection> {
+pub fn check_entry(path: &Path, q: &Query) -> Result<Option<SolverKind>, Rejection> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Rejection::Unreadable(e)),
     };
     if !meta.is_file() {
@@ -147,7 +148,12 @@ pub fn check_entry(path: &Path, q: &Query) -> Result<bool, Rejection> {
         return Err(Rejection::Empty);
     }
     let found: Entry = serde_json::from_str(&text).map_err(Rejection::Malformed)?;
-    let expected = Entry::of(q, "");
+    // Either solver's proof, at the version that runs here.
+    let solver = SolverKind::ALL
+        .into_iter()
+        .find(|s| s.name() == found.solver)
+        .unwrap_or_default();
+    let expected = Entry::of(q, "", solver);
     let fields = [
         ("format", &found.format, &expected.format),
         ("key", &found.key, &expected.key),
@@ -166,7 +172,7 @@ pub fn check_entry(path: &Path, q: &Query) -> Result<bool, Rejection> {
             });
         }
     }
-    Ok(true)
+    Ok(Some(solver))
 }
 
 /// A directory of cached proofs.
@@ -204,15 +210,21 @@ impl Cache {
     /// (see [`check_entry`]). A rejected entry is remembered (see
     /// [`Cache::rejected`]) and is no proof.
     pub fn is_proved(&self, q: &Query) -> bool {
+        self.proved_by(q).is_some()
+    }
+
+    /// The solver whose proof of this query the cache holds, if it holds
+    /// one ([`Cache::is_proved`]).
+    pub fn proved_by(&self, q: &Query) -> Option<SolverKind> {
         let path = self.path(q);
         match check_entry(&path, q) {
-            Ok(proved) => proved,
+            Ok(by) => by,
             Err(why) => {
                 self.rejected
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .insert(path, why.to_string());
-                false
+                None
             }
         }
     }
@@ -254,14 +266,14 @@ impl Cache {
 
     /// Records a proof of `q` (of `rule`), atomically: a temporary file
     /// renamed into place, replacing whatever was there.
-    pub fn record_proof(&self, q: &Query, rule: &str) {
+    pub fn record_proof(&self, q: &Query, rule: &str, solver: SolverKind) {
         static SERIAL: AtomicU64 = AtomicU64::new(0);
         let path = self.path(q);
         let Some(parent) = path.parent() else { return };
         if std::fs::create_dir_all(parent).is_err() {
             return;
         }
-        let line = serde_json::to_string(&Entry::of(q, rule)).expect("serializable") + "\n";
+        let line = serde_json::to_string(&Entry::of(q, rule, solver)).expect("serializable") + "\n";
         let tmp = parent.join(format!(
             ".{}.{}.{}",
             q.key,
@@ -352,7 +364,7 @@ mod tests {
         let cache = Cache::new(&dir);
         let q = query();
         assert!(!cache.is_proved(&q));
-        cache.record_proof(&q, "r");
+        cache.record_proof(&q, "r", SolverKind::Z3);
         assert!(cache.is_proved(&q));
         assert!(cache.rejected().is_empty());
         let _ = std::fs::remove_dir_all(&dir);
@@ -366,7 +378,8 @@ mod tests {
         let other = Query::new("Int/8", &["(> x 0)", "(< x 1)"]);
         let path = cache.path(&q);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let entry_of_other = serde_json::to_string(&Entry::of(&other, "r")).unwrap();
+        let entry_of_other =
+            serde_json::to_string(&Entry::of(&other, "r", SolverKind::Z3)).unwrap();
         let wrong_key = entry_of_other.replace(&other.key, &q.key);
         let cases: [(&str, &str); 4] = [
             ("", "empty"),
@@ -393,7 +406,7 @@ mod tests {
         assert!(!cache.is_proved(&q));
         assert_eq!(cache.rejected()[0].1, "not a regular file");
         // A proof replaces the forgery.
-        cache.record_proof(&q, "r");
+        cache.record_proof(&q, "r", SolverKind::Z3);
         assert!(cache.is_proved(&q));
         let _ = std::fs::remove_dir_all(&dir);
     }

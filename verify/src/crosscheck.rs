@@ -15,26 +15,14 @@
 //! refuses the flag rather than skip the check.
 
 use crate::counterexample::{failure_condition, Failure};
+use crate::cvc5::{self, Answer};
 use crate::encode::{Enc, Mode};
 use crate::query::RuleQuery;
 use engine::rules::Rule;
 use serde::Serialize;
-use std::io::Write;
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use z3::ast::Bool;
 use z3::Solver;
-
-/// What the second solver said.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Answer {
-    Unsat,
-    Sat,
-    /// It could not answer: not installed, timeout, error.
-    Unknown(String),
-}
 
 /// The width the cross-check encodes `index` at.
 pub const WIDTH: u32 = 8;
@@ -79,89 +67,6 @@ impl CrossCheck {
     }
 }
 
-/// cvc5's version line, if `cvc5` runs here.
-pub fn cvc5_version() -> Option<String> {
-    static V: OnceLock<Option<String>> = OnceLock::new();
-    V.get_or_init(|| {
-        let out = Command::new(cvc5_path())
-            .arg("--version")
-            .stdin(Stdio::null())
-            .output()
-            .ok()?;
-        if !out.status.success() {
-            return None;
-        }
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .next()
-            .map(|l| l.trim().to_string())
-    })
-    .clone()
-}
-
-/// The cvc5 binary (`TILEPROOF_CVC5` overrides).
-pub fn cvc5_path() -> String {
-    std::env::var("TILEPROOF_CVC5").unwrap_or_else(|_| "cvc5".into())
-}
-
-/// Runs cvc5 on an SMT-LIB2 text (its own `(check-sat)` included) within
-/// `timeout`.
-pub fn run_cvc5(smt: &str, timeout: Duration) -> Answer {
-    if cvc5_version().is_none() {
-        return Answer::Unknown("cvc5 is not installed".into());
-    }
-    static N: AtomicU64 = AtomicU64::new(0);
-    let path = std::env::temp_dir().join(format!(
-        "tileproof-{}-{}.smt2",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let text = format!("(set-logic ALL)\n{smt}");
-    let written = std::fs::File::create(&path).and_then(|mut f| f.write_all(text.as_bytes()));
-    if let Err(e) = written {
-        return Answer::Unknown(format!("cannot write {}: {e}", path.display()));
-    }
-    let ms = timeout.as_millis().max(1);
-    let child = Command::new(cvc5_path())
-        .arg(format!("--tlimit={ms}"))
-        .arg("--lang=smt2")
-        .arg(&path)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let answer = match child {
-        Err(e) => Answer::Unknown(format!("cvc5 does not start: {e}")),
-        Ok(c) => match c.wait_with_output() {
-            Err(e) => Answer::Unknown(format!("cvc5: {e}")),
-            Ok(out) => {
-                let stdout = String::from_utf8_lossy(&out.stdout);
-                match stdout.lines().map(str::trim).find(|l| !l.is_empty()) {
-                    Some("unsat") => Answer::Unsat,
-                    Some("sat") => Answer::Sat,
-                    other => {
-                        let err = String::from_utf8_lossy(&out.stderr);
-                        let why = if err.contains("timeout") || err.contains("interrupted") {
-                            "timeout".to_string()
-                        } else {
-                            format!(
-                                "{} {}",
-                                other.unwrap_or(""),
-                                err.lines().next().unwrap_or("")
-                            )
-                            .trim()
-                            .to_string()
-                        };
-                        Answer::Unknown(why)
-                    }
-                }
-            }
-        },
-    };
-    let _ = std::fs::remove_file(&path);
-    answer
-}
-
 /// The cross-check query of `rule`: every type instance at width 8 in
 /// bitvectors, premise and the disjunction of the failure conditions, as
 /// SMT-LIB2 texts.
@@ -196,9 +101,9 @@ pub fn cross_check(
 ) -> CrossCheck {
     let start = Instant::now();
     let secs = || start.elapsed().as_secs_f64();
-    if cvc5_version().is_none() {
+    if cvc5::version().is_none() {
         return CrossCheck::NotCrossChecked {
-            reason: format!("cvc5 (`{}`) does not run", cvc5_path()),
+            reason: format!("cvc5 (`{}`) does not run", cvc5::path()),
             seconds: 0.0,
         };
     }
@@ -211,9 +116,9 @@ pub fn cross_check(
     let bitvector = format!("bitvector, width {WIDTH}");
     let mut bv_unknown = None;
     for smt in queries(rule) {
-        match run_cvc5(&smt, timeout) {
+        match cvc5::run(&smt, timeout) {
             Answer::Unsat => {}
-            Answer::Sat => return disagrees(bitvector, &format!("at width {WIDTH}")),
+            Answer::Sat(_) => return disagrees(bitvector, &format!("at width {WIDTH}")),
             Answer::Unknown(reason) => {
                 bv_unknown = Some(reason);
                 break;
@@ -230,9 +135,9 @@ pub fn cross_check(
     let encoding =
         format!("bounded-integer, Z3's own queries (bitvector at width {WIDTH}: {bv_reason})");
     for smt in integer() {
-        match run_cvc5(&smt, timeout) {
+        match cvc5::run(&smt, timeout) {
             Answer::Unsat => {}
-            Answer::Sat => return disagrees(encoding, "in Z3's own integer query"),
+            Answer::Sat(_) => return disagrees(encoding, "in Z3's own integer query"),
             Answer::Unknown(reason) => {
                 return CrossCheck::NotCrossChecked {
                     reason: format!(

@@ -857,10 +857,19 @@ fn int_division(op: Op, x: &Poly, y: &Poly) -> Poly {
     let fr = Num::I(floor_r.clone());
     // Truncation rounds up where the quotient is negative and inexact.
     let trunc_adj = and(&[is0(&fr).not(), lt0(&xn).eq(lt0(&yn)).not()]);
+    let trunc_q = padd(&floor_q, &poly_ite(&trunc_adj, &one, &zero));
+    // A remainder by a symbolic divisor is its numerator less a multiple
+    // of the divisor (Euclid's decomposition), not an opaque atom: taken
+    // again by a divisor of that divisor it splits like any multiple
+    // (`(x mod (C*K)) mod C` is `(x - C*K*q) mod C`, which is `x mod C`).
+    // The conditions above keep the atom, which the solver bounds.
+    let symbolic = y.as_const().is_none();
     match op {
         Op::FloorDiv => floor_q,
+        Op::Mod if symbolic => psub(x, &pmul(y, &floor_q)),
         Op::Mod => floor_r,
-        Op::Div => padd(&floor_q, &poly_ite(&trunc_adj, &one, &zero)),
+        Op::Div => trunc_q,
+        Op::Rem if symbolic => psub(x, &pmul(y, &trunc_q)),
         Op::Rem => psub(&floor_r, &pmul(y, &poly_ite(&trunc_adj, &one, &zero))),
         Op::CeilDiv => padd(&floor_q, &poly_ite(&is0(&fr).not(), &one, &zero)),
         _ => unreachable!("{op:?} is not a division"),

@@ -25,6 +25,7 @@
 
 use crate::encode::{int_quotient, int_remainder, Enc, Mode, Num, Term};
 use crate::poly::Poly;
+use crate::portfolio::SolverKind;
 use crate::query::RuleQuery;
 use crate::solver::check_within;
 use crate::verdict::VerdictKind;
@@ -330,15 +331,15 @@ impl Lemmas {
                 // Another solver on the same formula.
                 let smt = smt2_of(&[premise.clone(), negated.clone()]);
                 let answer = match crate::solver::time_left(timeout * 2) {
-                    Some(t) => crate::crosscheck::run_cvc5(&smt, t),
-                    None => crate::crosscheck::Answer::Unknown("out of time".into()),
+                    Some(t) => crate::cvc5::run(&smt, t),
+                    None => crate::cvc5::Answer::Unknown("out of time".into()),
                 };
                 match answer {
-                    crate::crosscheck::Answer::Unsat => Some("cvc5 (z3 gave up)".to_string()),
-                    crate::crosscheck::Answer::Sat => {
+                    crate::cvc5::Answer::Unsat => Some("cvc5 (z3 gave up)".to_string()),
+                    crate::cvc5::Answer::Sat(_) => {
                         return done(VerdictKind::Failed, "cvc5 finds it false".into(), false)
                     }
-                    crate::crosscheck::Answer::Unknown(why) => {
+                    crate::cvc5::Answer::Unknown(why) => {
                         return done(
                             VerdictKind::Unknown,
                             format!(
@@ -351,9 +352,9 @@ impl Lemmas {
                 }
             }
         };
-        // Only Z3's proofs are cached (the cache's entries say "z3").
+        // Only Z3's proofs are cached: a cached lemma reads "z3 (cached)".
         if let (Some(c), Some("z3")) = (cache, proved_by.as_deref()) {
-            c.record_proof(&key, &format!("lemma {}", l.name));
+            c.record_proof(&key, &format!("lemma {}", l.name), SolverKind::Z3);
         }
         done(VerdictKind::Proved, proved_by.unwrap_or_default(), false)
     }

@@ -23,10 +23,11 @@ use crate::counterexample::{
 use crate::crosscheck::CrossCheck;
 use crate::encode::{Enc, Mode};
 use crate::lemma::Lemmas;
+use crate::portfolio::{pin_model, Race, Settled, SolverKind};
 use crate::query::RuleQuery;
 use crate::solver::{
     check_with_hints, check_within, labelled, out_of_time, time_left, unknown_reason,
-    with_deadline, QUERY_FACTOR,
+    with_deadline, with_stop, QUERY_FACTOR,
 };
 use crate::verdict::VerdictKind;
 use engine::ir::{DType, Op};
@@ -75,6 +76,9 @@ pub struct Options {
     /// Prove each width on its own, never width-generically (for
     /// comparing the two, and for a width the generic proof would cover).
     pub per_width: bool,
+    /// Start cvc5 beside Z3 on a bitvector query Z3 did not settle in its
+    /// share ([`crate::portfolio`]); where cvc5 is not installed, Z3 alone.
+    pub portfolio: bool,
 }
 
 impl Default for Options {
@@ -90,6 +94,7 @@ impl Default for Options {
             lemmas: crate::lemma::builtin(),
             cross_check: false,
             per_width: false,
+            portfolio: true,
         }
     }
 }
@@ -176,6 +181,9 @@ pub struct RuleResult {
     pub verdict: ProofVerdict,
     /// The encoding that settled it (the strongest any instance needed).
     pub method: &'static str,
+    /// The solver that settled it: cvc5 where the portfolio's cvc5
+    /// answered some instance first (or its cached proof is cvc5's).
+    pub solver: SolverKind,
     /// Every instance came from the cache.
     pub cached: bool,
     pub instances: usize,
@@ -264,6 +272,7 @@ pub fn rule_seconds<'a>(rows: impl IntoIterator<Item = &'a RuleResult>) -> f64 {
 }
 
 /// The outcome of one instance in one encoding.
+#[derive(Debug)]
 enum Outcome {
     Proved {
         cached: bool,
@@ -357,6 +366,7 @@ pub fn prove_rule_widths(
                             width: w,
                             verdict: ProofVerdict::Proved,
                             method: Mode::Int.name(),
+                            solver: SolverKind::Z3,
                             cached,
                             instances: rule.instances().len(),
                             seconds,
@@ -572,6 +582,7 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -
             width,
             verdict: ProofVerdict::Unknown { reason },
             method: Mode::Int.name(),
+            solver: SolverKind::Z3,
             cached: false,
             instances: instances.len(),
             seconds: 0.0,
@@ -593,13 +604,15 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -
         spent: &mut spent,
         instances: instances.len(),
     };
+    let mut solver = SolverKind::Z3;
     for types in &instances {
         let mut solve = || prove_instance(rule, types, width, opts, &mut shares, &mut notes);
-        let (outcome, mode) = match deadline {
+        let (outcome, mode, by) = match deadline {
             Some(d) => with_deadline(d, solve),
             None => solve(),
         };
         method = method.max(mode);
+        solver = solver.max(by);
         match outcome {
             Outcome::Proved { cached } => all_cached &= cached,
             Outcome::Vacuous => {
@@ -638,6 +651,7 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -
         width,
         verdict,
         method: method.name(),
+        solver,
         cached: all_cached,
         instances: instances.len(),
         seconds: start.elapsed().as_secs_f64(),
@@ -689,7 +703,9 @@ fn over_smt_limit(rule: &Rule) -> Option<String> {
 }
 
 /// Proves one type instance: bitvectors first at widths 8 and 16, bounded
-/// integers when they time out (and at 32 and 64).
+/// integers when they time out (and at 32 and 64), with cvc5 on the
+/// bitvector query beside them once Z3 left it unknown (the portfolio).
+/// Returns the outcome, the encoding and the solver that settled it.
 fn prove_instance(
     rule: &Rule,
     types: &[DType],
@@ -697,25 +713,37 @@ fn prove_instance(
     opts: &Options,
     shares: &mut Shares,
     notes: &mut Vec<String>,
-) -> (Outcome, Mode) {
+) -> (Outcome, Mode, SolverKind) {
     let modes = modes(width);
-    if let Some(mode) = cached_mode(rule, types, width, modes, opts) {
-        return (Outcome::Proved { cached: true }, mode);
+    if let Some((mode, by)) = cached_mode(rule, types, width, modes, opts) {
+        return (Outcome::Proved { cached: true }, mode, by);
     }
     if let Some(reason) = over_smt_limit(rule) {
-        return (Outcome::Unknown(reason), Mode::Int);
+        return (Outcome::Unknown(reason), Mode::Int, SolverKind::Z3);
     }
+    let mut race: Option<Race> = None;
+    // Z3's work, stopped once cvc5 has answered.
+    let z3 = |race: &Option<Race>, f: &mut dyn FnMut() -> Outcome| match race {
+        Some(r) => with_stop(r.answered(), f),
+        None => f(),
+    };
     let mut last = (Outcome::Unknown("no encoding tried".into()), Mode::Int);
     for &mode in modes {
         if out_of_time() {
             last = (Outcome::Unknown(out_of_time_reason()), mode);
             break;
         }
-        let out = solve_query(rule, types, Enc::new(mode, width), opts, shares, notes);
+        let enc = Enc::new(mode, width);
+        let out = z3(&race, &mut || {
+            solve_query(rule, types, enc, opts, shares, notes)
+        });
         let unknown = matches!(out, Outcome::Unknown(_));
         last = (out, mode);
         if !unknown {
             break;
+        }
+        if mode == Mode::Bv && opts.portfolio && crate::cvc5::version().is_some() {
+            race = start_race(rule, types, enc, opts);
         }
     }
     // Z3 4.8.12's nonlinear arithmetic sometimes gives up ("incomplete")
@@ -728,19 +756,88 @@ fn prove_instance(
             seed: opts.seed.wrapping_add(1),
             ..opts.clone()
         };
-        let out = solve_query(
-            rule,
-            types,
-            Enc::new(Mode::Int, width),
-            &retry,
-            shares,
-            notes,
-        );
+        let enc = Enc::new(Mode::Int, width);
+        let out = z3(&race, &mut || {
+            solve_query(rule, types, enc, &retry, shares, notes)
+        });
         if !matches!(out, Outcome::Unknown(_)) {
             last = (out, Mode::Int);
         }
     }
-    last
+    let Some(race) = race else {
+        return (last.0, last.1, SolverKind::Z3);
+    };
+    if !matches!(last.0, Outcome::Unknown(_)) {
+        race.stop();
+        return (last.0, last.1, SolverKind::Z3);
+    }
+    let enc = Enc::new(Mode::Bv, width);
+    match race.finish() {
+        Settled::Unknown(why) => {
+            let note = format!("portfolio at {width} bits: {why}");
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+            (last.0, last.1, SolverKind::Z3)
+        }
+        Settled::Vacuous => (Outcome::Vacuous, Mode::Bv, SolverKind::Cvc5),
+        Settled::Proved => {
+            if let Some(c) = &opts.cache {
+                let built = Built::new(rule, types, enc, opts, Some(c), &mut Vec::new());
+                if let Some(k) = &built.key {
+                    c.record_proof(k, &rule.name, SolverKind::Cvc5);
+                }
+            }
+            (
+                Outcome::Proved { cached: false },
+                Mode::Bv,
+                SolverKind::Cvc5,
+            )
+        }
+        Settled::Fails(model) => (
+            cvc5_counterexample(rule, types, enc, opts, &model),
+            Mode::Bv,
+            SolverKind::Cvc5,
+        ),
+    }
+}
+
+/// Starts cvc5 on the bitvector query of one type instance, for the
+/// query's time that is left (none left: no race).
+fn start_race(rule: &Rule, types: &[DType], enc: Enc, opts: &Options) -> Option<Race> {
+    let left = crate::solver::time_left(opts.query_bound().unwrap_or(opts.timeout))?;
+    let built = Built::new(rule, types, enc, opts, None, &mut Vec::new());
+    let failures: Vec<z3::ast::Bool> = built.conditions.iter().map(|(_, c)| c.clone()).collect();
+    Some(Race::start(&built.q.premise, &failures, left))
+}
+
+/// The counterexample at cvc5's failing input: its model pinned on Z3's
+/// own query, which then reads it the usual way (and the reference
+/// interpreter confirms it).
+fn cvc5_counterexample(
+    rule: &Rule,
+    types: &[DType],
+    enc: Enc,
+    opts: &Options,
+    model: &str,
+) -> Outcome {
+    let built = Built::new(rule, types, enc, opts, None, &mut Vec::new());
+    let solver = solver_for(&built, opts);
+    pin_model(&solver, model);
+    for (failure, cond) in &built.conditions {
+        solver.push();
+        solver.assert(cond);
+        if check_within(&solver, opts.timeout) == SatResult::Sat {
+            if let Some(m) = solver.get_model() {
+                return match extract(&m, &built.q, *failure) {
+                    Ok(cex) => Outcome::Failed(Box::new(cex)),
+                    Err(e) => Outcome::InternalError(e),
+                };
+            }
+        }
+        solver.pop(1);
+    }
+    Outcome::Unknown("cvc5 found a failing input that Z3 could not read back".into())
 }
 
 fn out_of_time_reason() -> String {
@@ -756,12 +853,13 @@ fn cached_mode(
     width: u32,
     modes: &[Mode],
     opts: &Options,
-) -> Option<Mode> {
-    opts.cache.as_ref()?;
-    modes.iter().copied().find(|&mode| {
+) -> Option<(Mode, SolverKind)> {
+    let cache = opts.cache.as_ref()?;
+    modes.iter().copied().find_map(|mode| {
         let enc = Enc::new(mode, width);
-        let built = Built::new(rule, types, enc, opts, opts.cache.as_ref(), &mut Vec::new());
-        built.is_cached(opts.cache.as_ref())
+        let built = Built::new(rule, types, enc, opts, Some(cache), &mut Vec::new());
+        let by = cache.proved_by(built.key.as_ref()?)?;
+        Some((mode, by))
     })
 }
 
@@ -875,7 +973,7 @@ fn solve_query(
         shares.share = share;
     }
     if let (Outcome::Proved { cached: false }, Some(c), Some(k)) = (&out, &opts.cache, &key) {
-        c.record_proof(k, &rule.name);
+        c.record_proof(k, &rule.name, SolverKind::Z3);
     }
     out
 }
@@ -1243,4 +1341,34 @@ pub fn integer_obligations(rule: &Rule, opts: &Options) -> Vec<String> {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cvc5s_failing_input_becomes_a_confirmed_counterexample() {
+        if crate::cvc5::version().is_none() {
+            eprintln!("cvc5 is not installed: no model to read");
+            return;
+        }
+        let set = engine::rules::RuleSet::parse(
+            "t.rules",
+            "group g\n# wrong: x // 2 * 2 is not x for odd x\nrule halve_double: x // 2 * 2 => x\n",
+        )
+        .unwrap();
+        let rule = set.rule("halve_double").unwrap();
+        let types = &rule.instances()[0];
+        let enc = Enc::new(Mode::Bv, 8);
+        let opts = Options::default();
+        let race = start_race(rule, types, enc, &opts).expect("time is left");
+        let Settled::Fails(model) = race.finish() else {
+            panic!("cvc5 does not refute the rule");
+        };
+        match cvc5_counterexample(rule, types, enc, &opts, &model) {
+            Outcome::Failed(cex) => assert!(cex.confirmed.is_ok(), "{cex:?}"),
+            other => panic!("not a counterexample: {other:?}"),
+        }
+    }
 }

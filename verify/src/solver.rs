@@ -4,7 +4,9 @@
 
 use serde::Serialize;
 use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use z3::{SatResult, Solver};
 
@@ -30,6 +32,9 @@ thread_local! {
     static BUDGET: Cell<Option<Instant>> = const { Cell::new(None) };
     /// The checks made on this thread inside [`recording`], if it runs.
     static CALLS: RefCell<Option<Vec<Call>>> = const { RefCell::new(None) };
+    /// Set by another solver that answered the query this thread works on
+    /// (see [`with_stop`]).
+    static STOP: RefCell<Option<Arc<AtomicBool>>> = const { RefCell::new(None) };
 }
 
 /// How a check ended.
@@ -47,6 +52,8 @@ pub enum End {
     OutOfTime,
     /// Not started: no time was left.
     NotStarted,
+    /// Interrupted because another solver of the portfolio answered.
+    Stopped,
 }
 
 /// One solver check: what it checked (labels from [`labelled`]), the
@@ -156,15 +163,44 @@ fn bound() -> Option<Instant> {
     }
 }
 
-/// Whether this thread's query deadline (or run budget) has passed.
+/// Runs `f` with every [`check_within`] on this thread stopped as soon as
+/// `stop` is set, and no check started after it: a portfolio's other
+/// solver answered the query ([`crate::portfolio`]).
+pub fn with_stop<T>(stop: Arc<AtomicBool>, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Arc<AtomicBool>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let outer = self.0.take();
+            STOP.with_borrow_mut(|s| *s = outer);
+        }
+    }
+    let _restore = Restore(STOP.with_borrow_mut(|s| s.replace(stop)));
+    f()
+}
+
+/// The stop flag of [`with_stop`] on this thread, if any.
+fn stop_flag() -> Option<Arc<AtomicBool>> {
+    STOP.with_borrow(Clone::clone)
+}
+
+/// Whether another solver answered this thread's query ([`with_stop`]).
+pub fn stopped() -> bool {
+    stop_flag().is_some_and(|s| s.load(Ordering::Relaxed))
+}
+
+/// Whether this thread's query deadline (or run budget) has passed, or
+/// another solver answered its query.
 pub fn out_of_time() -> bool {
-    bound().is_some_and(|d| Instant::now() >= d)
+    stopped() || bound().is_some_and(|d| Instant::now() >= d)
 }
 
 /// What a call of `timeout` may take here, cut to this thread's query
 /// deadline and run budget; `None` when nothing is left (for a solver run
 /// outside [`check_within`], such as cvc5).
 pub fn time_left(timeout: Duration) -> Option<Duration> {
+    if stopped() {
+        return None;
+    }
     let left = bound().map_or(timeout, |d| {
         timeout.min(d.saturating_duration_since(Instant::now()))
     });
@@ -189,22 +225,37 @@ pub fn check_within(solver: &Solver, timeout: Duration) -> SatResult {
     let now = Instant::now();
     let share_end = now.checked_add(timeout).unwrap_or(now + Duration::MAX / 4);
     let deadline = bound().map_or(share_end, |d| share_end.min(d));
-    if now >= deadline {
+    let stop = stop_flag();
+    let is_stopped = || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
+    if now >= deadline || is_stopped() {
         record(timeout, 0.0, End::NotStarted);
         return SatResult::Unknown;
     }
+    let has_stop = stop.is_some();
     let ctx = solver.get_context();
     let handle = ctx.handle();
     let (r, interrupted) = std::thread::scope(|s| {
         let (done, wait) = channel::<()>();
         let handle = &handle;
+        let is_stopped = &is_stopped;
         let watchdog = s.spawn(move || {
-            let mut wait_for = deadline.saturating_duration_since(Instant::now());
             let mut interrupted = false;
-            while wait.recv_timeout(wait_for) == Err(RecvTimeoutError::Timeout) {
-                handle.interrupt();
-                interrupted = true;
-                wait_for = REINTERRUPT;
+            loop {
+                // With a stop flag the watchdog also looks at it, every
+                // REINTERRUPT; without one it sleeps to the deadline.
+                let left = deadline.saturating_duration_since(Instant::now());
+                let wait_for = match (has_stop, interrupted) {
+                    (_, true) => REINTERRUPT,
+                    (true, false) => left.min(REINTERRUPT),
+                    (false, false) => left,
+                };
+                if wait.recv_timeout(wait_for) != Err(RecvTimeoutError::Timeout) {
+                    break;
+                }
+                if interrupted || Instant::now() >= deadline || is_stopped() {
+                    handle.interrupt();
+                    interrupted = true;
+                }
             }
             interrupted
         });
@@ -218,6 +269,7 @@ pub fn check_within(solver: &Solver, timeout: Duration) -> SatResult {
     let end = match r {
         SatResult::Sat | SatResult::Unsat => End::Answered,
         SatResult::Unknown if !interrupted => End::GaveUp,
+        SatResult::Unknown if is_stopped() => End::Stopped,
         SatResult::Unknown if share_end <= deadline => End::Cancelled,
         SatResult::Unknown => End::OutOfTime,
     };

@@ -95,7 +95,7 @@ fn garbage_at_the_key_is_not_a_proof() {
 fn an_entry_with_the_wrong_digest_is_not_a_proof() {
     let (v, cache) = prove_with_forged("digest", |c, q| {
         let other = Query::new("Int/8", &["true", "true"]);
-        c.record_proof(&other, "wrong_mul_zero");
+        c.record_proof(&other, "wrong_mul_zero", verify::portfolio::SolverKind::Z3);
         let text = std::fs::read_to_string(c.path(&other)).unwrap();
         std::fs::write(c.path(q), text.replace(other.key(), q.key())).unwrap();
     });
@@ -106,7 +106,9 @@ fn an_entry_with_the_wrong_digest_is_not_a_proof() {
 /// write the cache can write a well-formed entry, and it is trusted.
 #[test]
 fn a_well_formed_entry_is_trusted_so_the_cache_is_only_as_good_as_its_writer() {
-    let (v, cache) = prove_with_forged("valid", |c, q| c.record_proof(q, "forger"));
+    let (v, cache) = prove_with_forged("valid", |c, q| {
+        c.record_proof(q, "forger", verify::portfolio::SolverKind::Z3)
+    });
     assert!(matches!(v, ProofVerdict::Proved), "{}", v.name());
     assert!(cache.rejected().is_empty());
     let _ = std::fs::remove_dir_all(cache.dir());

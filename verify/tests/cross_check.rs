@@ -9,7 +9,8 @@
 
 use engine::rules::RuleSet;
 use std::time::Duration;
-use verify::crosscheck::{cvc5_path, cvc5_version, CrossCheck};
+use verify::crosscheck::CrossCheck;
+use verify::cvc5::{path as cvc5_path, version as cvc5_version};
 use verify::encode::fault;
 use verify::prove::{prove_all, Options, ProofVerdict};
 

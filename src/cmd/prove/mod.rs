@@ -97,13 +97,19 @@ pub struct Args {
     /// query for all widths >= 8 (the default where a rule allows it).
     #[arg(long, conflicts_with = "ranges")]
     pub per_width: bool,
+    /// Z3 alone: do not start cvc5 beside Z3 on a bitvector query (widths
+    /// 8 and 16) that Z3 did not settle in its first share. By default
+    /// the first solver to answer wins and the other is stopped; the
+    /// summary and the JSON (`solver`) say which one answered.
+    #[arg(long, conflicts_with = "ranges")]
+    pub no_portfolio: bool,
     /// Check the rules of a peer's own simplifier instead of tileproof's,
     /// one by one: a command that speaks the peer protocol and lists its
     /// rules (docs/protocol.md, section 6), e.g. `.venv-peers/bin/python
     /// adapters/tinygrad_adapter.py`, or with `--module FILE.py:MATCHER`
     /// your own tinygrad patterns. Names and `--rule` pick rules by the
     /// adapter's names; `--seed` also seeds the instances.
-    #[arg(long, value_name = "CMD", conflicts_with_all = ["ranges", "rules", "lemmas", "smt2", "cases", "cross_check", "per_width", "no_cache", "times"])]
+    #[arg(long, value_name = "CMD", conflicts_with_all = ["ranges", "rules", "lemmas", "smt2", "cases", "cross_check", "per_width", "no_cache", "times", "no_portfolio"])]
     pub simplifier: Option<String>,
     /// With --simplifier: instances of each rule's pattern to build.
     #[arg(long, default_value_t = 32, value_name = "N", requires = "simplifier")]
@@ -176,14 +182,16 @@ pub fn report(results: &[RuleResult], widths: &[u32], elapsed: Duration) -> bool
     let mut all = true;
     for &w in widths {
         let mut counts: BTreeMap<VerdictKind, usize> = BTreeMap::new();
-        let mut methods: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut methods: BTreeMap<String, usize> = BTreeMap::new();
         for r in results.iter().filter(|r| r.width == w) {
             *counts.entry(r.verdict.kind()).or_default() += 1;
             if matches!(r.verdict, ProofVerdict::Proved) {
                 let how = if r.width_generic {
-                    "width-generic bounded-integer"
+                    "width-generic bounded-integer".to_string()
+                } else if r.solver == verify::portfolio::SolverKind::Z3 {
+                    r.method.to_string()
                 } else {
-                    r.method
+                    format!("{} ({})", r.method, r.solver.name())
                 };
                 *methods.entry(how).or_default() += 1;
             }
@@ -408,16 +416,17 @@ fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
     let (set, engine_set) = load_rules(&a.rules)?;
     let names: Vec<String> = a.names.iter().chain(&a.rule).cloned().collect();
     let rules = set.select(&names)?;
-    if a.cross_check && verify::crosscheck::cvc5_version().is_none() {
+    if a.cross_check && verify::cvc5::version().is_none() {
         anyhow::bail!(
             "--cross-check needs cvc5, and `{}` does not run (install it: apt-get install cvc5, or point TILEPROOF_CVC5 at it)",
-            verify::crosscheck::cvc5_path()
+            verify::cvc5::path()
         );
     }
     let opts = Options {
         seed: a.seed,
         cross_check: a.cross_check,
         per_width: a.per_width,
+        portfolio: !a.no_portfolio,
         deadline: budget.map(|b| run_start + b),
         ..options(
             &a.width,
