@@ -2,7 +2,8 @@
 //! defect per mode (tests/adapters/causes.py) is checked and fuzzed, and
 //! each finding is filed under that defect (its range analysis's transfer
 //! function, not the rule that trusted it; a crash's site; its backend's
-//! literal, not the rule whose answer it compiles wrongly).
+//! literal, not the rule whose answer it compiles wrongly; the overflow a
+//! rewrite brings in, not the shape of the subterm it rewrote).
 
 mod common;
 
@@ -50,6 +51,23 @@ fn a_rule_of_several_patterns_is_narrowed_to_the_wrong_one() {
     // not: the cause is that pattern, not the group.
     let out = check("patterns", "var y in [1, 9]\nexpr y / 1 / -1\n");
     assert!(out.contains("  cause: rule fold/div_neg_one\n"), "{out}");
+}
+
+#[test]
+fn an_overflow_a_rewrite_brings_in_is_one_cause_whatever_the_subterms_shape() {
+    // The peer moves a constant across a comparison (`a + C < b` to `a <
+    // b - C`) with no check that `b - C` fits: right over the integers,
+    // undefined at b = MIN. Two subterms of different shapes, one cause.
+    for case in [
+        "var x in [0, 9]\nvar y in [-9223372036854775808, 0]\nexpr x + 1 < y\n",
+        "var a in [0, 9]\nvar y in [-9223372036854775808, 0]\nexpr a / 2 * 3 + 5 < y\n",
+    ] {
+        let out = check("moveconst", case);
+        assert!(
+            out.contains("  cause: introduced index overflow: sub\n"),
+            "{out}"
+        );
+    }
 }
 
 #[test]

@@ -294,6 +294,7 @@ pub fn title(d: &Defect) -> String {
             Failure::ValidityDiffers => format!("wrong validity for `{shape}`"),
             Failure::ValueDiffers => format!("wrong answer for `{shape}`"),
         },
+        Cause::Introduced { ub, op } => format!("a rewrite introduces {ub} at `{op}`"),
         Cause::Crash(site) => format!("crash at `{site}`"),
         Cause::Loop(rules) => format!("rewriting does not terminate: {}", rules.join(", ")),
         Cause::Hang => "the simplifier does not answer".into(),
@@ -397,7 +398,9 @@ fn blamed(d: &Defect) -> String {
         Cause::Stage { stage, .. } => format!("the pipeline stage `{stage}`"),
         Cause::Crash(site) => format!("`{site}`"),
         Cause::Loop(rules) => format!("the rules {}", rules.join(", ")),
-        Cause::Hang | Cause::Subterm { .. } | Cause::Shape(_) => "the simplifier".into(),
+        Cause::Hang | Cause::Subterm { .. } | Cause::Introduced { .. } | Cause::Shape(_) => {
+            "the simplifier".into()
+        }
         Cause::Model(_) => "tileproof's model".into(),
     }
 }

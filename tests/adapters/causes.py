@@ -21,6 +21,12 @@ causes (tests/causes_cli.rs). Stdlib only.
               group: `div_one` (`x / 1 -> x`, right) and `div_neg_one`
               (`x / -1 -> x`, wrong); `apply` names the patterns that
               rewrote. The cause is `fold/div_neg_one`, not the group.
+    moveconst a simplifier that names no rules and has no range analysis
+              (TVM's shape): it moves a constant across a comparison,
+              `a + C < b` to `a < b - C`, which is right over the integers
+              and overflows where `b - C` leaves 64 bits. The cause is that
+              overflow (`introduced index overflow: sub`), whatever the
+              shape of `a` and `b`.
 
 Its backend, `wrap`, evaluates trees with 64-bit wrapping arithmetic.
 """
@@ -128,10 +134,20 @@ def fold(t, only, matched):
     return t
 
 
+def move_const(t):
+    """`a + C < b` is `a < b - C` (no check that `b - C` fits)."""
+    if t[0] == "lt" and t[1][0] == "add" and t[1][2][0] == "const":
+        return ["lt", t[1][1], ["sub", t[2], t[1][2]]]
+    return None
+
+
 def rewrite(case, t, memo, fired):
     """Every rule bottom-up, once."""
     if t[0] in tp.LEAVES:
         return t
+    if MODE == "moveconst":
+        t = [t[0]] + [rewrite(case, a, memo, fired) for a in t[1:]]
+        return move_const(t) or t
     if MODE == "patterns":
         matched = []
         new = fold(t, None, matched)
@@ -229,6 +245,9 @@ class Wrap(tp.Backend):
                 "lt": lambda: a < b}[op]()
 
 
+# The moveconst peer, as TVM, names no rules and has no range analysis.
+RULELESS = MODE == "moveconst"
 tp.serve(OUT, {"tileproof": 1, "name": f"causes-{MODE}", "version": "1.0",
                "profile": {"ops": OPS, "invalid": False, "integers": "int64", "bool_vars": False}},
-         simplify, width=64, backend=Wrap(), rules=Rules(), bounds=Bounds())
+         simplify, width=64, backend=Wrap(), rules=None if RULELESS else Rules(),
+         bounds=None if RULELESS else Bounds())

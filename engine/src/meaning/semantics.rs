@@ -125,7 +125,7 @@ impl From<Width> for Model {
 }
 
 /// Why an evaluation is undefined.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Ub {
     /// Division or remainder by zero.
     DivByZero,

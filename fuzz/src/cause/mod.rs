@@ -28,7 +28,7 @@ use crate::checks::{CheckConfig, Checked};
 use crate::kind::Kind;
 use crate::subject::Subject;
 use backend::LiteralCache;
-use engine::semantics::Failure;
+use engine::semantics::{Failure, Ub};
 use std::fmt;
 use triage::Found;
 
@@ -124,6 +124,14 @@ pub enum Cause {
     /// and one of another value (a wrong fold) are two defects of one
     /// shape.
     Subterm { failure: Failure, shape: String },
+    /// A rewrite with no check for undefined behaviour: the answer for the
+    /// innermost subterm the simplifier gets wrong is undefined (`ub`, at
+    /// a node of `op` the answer built) where the source is defined, and
+    /// right over the unbounded integers. TVM's rewrites that move a
+    /// constant across a comparison in int32 are this one defect whatever
+    /// the subterm's shape: keyed by what overflows and where, not by the
+    /// shape.
+    Introduced { ub: Ub, op: String },
     /// The peer raised, panicked or died: where (a panic's `file:line`, an
     /// exception's innermost frame and type).
     Crash(String),
@@ -145,7 +153,7 @@ pub enum Cause {
 impl Cause {
     /// The cause's one stable text: `rule NAME`, `transfer OP`, `backend
     /// NAME literal C`, `backend NAME op OP`, `stage NAME: SHAPE`,
-    /// `subterm FAILURE: SHAPE`, `crash SITE`, `loop R1, R2`, `hang`, `shape TEXT`.
+    /// `subterm FAILURE: SHAPE`, `introduced UB: OP`, `crash SITE`, `loop R1, R2`, `hang`, `shape TEXT`.
     pub fn key(&self) -> String {
         match self {
             Cause::Rule(r) => format!("rule {r}"),
@@ -153,6 +161,7 @@ impl Cause {
             Cause::Backend { backend, construct } => format!("backend {backend} {construct}"),
             Cause::Stage { stage, subterm } => format!("stage {stage}: {subterm}"),
             Cause::Subterm { failure, shape } => format!("subterm {}: {shape}", failure.name()),
+            Cause::Introduced { ub, op } => format!("introduced {ub}: {op}"),
             Cause::Crash(site) => format!("crash {site}"),
             Cause::Loop(rules) => format!("loop {}", rules.join(", ")),
             Cause::Hang => "hang".into(),
@@ -194,6 +203,13 @@ impl Cause {
                     shape: shape.to_string(),
                 }
             }
+            "introduced" => {
+                let (ub, op) = rest.split_once(": ")?;
+                Cause::Introduced {
+                    ub: *Ub::ALL.iter().find(|u| u.to_string() == ub)?,
+                    op: op.to_string(),
+                }
+            }
             "crash" if !rest.is_empty() => Cause::Crash(rest),
             "loop" if !rest.is_empty() => {
                 Cause::Loop(rest.split(", ").map(str::to_string).collect())
@@ -212,7 +228,9 @@ impl Cause {
             Cause::Transfer(_) => Layer::RangeAnalysis,
             Cause::Backend { .. } => Layer::Backend,
             Cause::Stage { .. } => Layer::Stage,
-            Cause::Subterm { .. } | Cause::Shape(_) => Layer::Unattributed,
+            Cause::Subterm { .. } | Cause::Introduced { .. } | Cause::Shape(_) => {
+                Layer::Unattributed
+            }
             Cause::Crash(_) => Layer::Crash,
             Cause::Loop(_) => Layer::Loop,
             Cause::Hang => Layer::Hang,
@@ -236,6 +254,9 @@ impl Cause {
             Cause::Subterm { failure, shape } => {
                 format!("the simplifier gets {shape} wrong ({})", failure.name())
             }
+            Cause::Introduced { ub, op } => format!(
+                "a rewrite brings {ub} at `{op}` into an answer whose source has none (right over the unbounded integers)"
+            ),
             Cause::Crash(site) => format!("the simplifier crashes at {site}"),
             Cause::Loop(rules) => format!("rewriting loops through {}", rules.join(", ")),
             Cause::Hang => "the simplifier does not answer in time".into(),
@@ -314,6 +335,10 @@ mod tests {
             Cause::Subterm {
                 failure: Failure::TargetUndefined,
                 shape: "v0 // C * C".into(),
+            },
+            Cause::Introduced {
+                ub: Ub::IndexOverflow,
+                op: "add".into(),
             },
             Cause::Crash("morok-schedule/src/symbolic/divmod.rs:464".into()),
             Cause::Loop(vec!["a".into(), "b".into()]),

@@ -255,7 +255,7 @@ fn oracle_cause(
     // The innermost subterm it gets wrong alone is a case of its own,
     // smaller: its cause may show where the whole case's did not (a rule
     // among many, a bound of a node the case rewrote first).
-    if src.as_slice() != [n] {
+    let sub = if src.as_slice() != [n] {
         let sub_cfg = CheckConfig {
             kinds: KindSet::only(Kind::Oracle).with(Kind::Bounds),
             ..cfg.clone()
@@ -266,11 +266,53 @@ fn oracle_cause(
                 return Some(found);
             }
         }
+        c
+    } else {
+        checked.clone()
+    };
+    if let Some(cause) = introduced(&sub, model, cfg) {
+        return Some(Found::just(cause));
     }
     Some(Found::just(Cause::Subterm {
         failure: how,
         shape: bucket::linear_shape(g, n),
     }))
+}
+
+/// The undefined behaviour a peer's answer brings into a (sub)case whose
+/// source has none, when that is all that is wrong with it: the answer is
+/// undefined at the failing point (`ub` at a node of `op` the answer
+/// built) and equals the source there when computed wide (twice the
+/// width and more). A rewrite that is right over the integers and lacks
+/// the check for its type's bounds: one defect whatever the subterm's
+/// shape.
+fn introduced(checked: &Checked, model: Model, cfg: &CheckConfig) -> Option<Cause> {
+    let f = checked.oracle.as_ref()?.failure.as_ref()?;
+    if f.failure != Failure::TargetUndefined {
+        return None;
+    }
+    let replay = f.replay.as_ref()?;
+    replay.src.as_ref().ok()?;
+    let undefined = replay.tgt.as_ref().err()?;
+    let tgt = checked.tgt.as_deref()?;
+    let g = &checked.graph;
+    // The node is the answer's own (not a node of the source).
+    if g.reachable(&checked.src).contains(&undefined.node) {
+        return None;
+    }
+    // Right over the integers: at the point, the answer computed with
+    // room for every product of two values (and no more: a value past
+    // that is still an overflow) equals the source.
+    let wide = Model {
+        width: engine::dtype::Width((2 * cfg.width.0 + 2).min(126)),
+        ..model
+    };
+    crate::oracle::fails_at(g, &checked.src, tgt, &f.env, wide)
+        .is_none()
+        .then(|| Cause::Introduced {
+            ub: undefined.reason,
+            op: g.node(undefined.node).op.name().to_string(),
+        })
 }
 
 /// The range analysis's transfer function, when the peer's bounds of
@@ -389,6 +431,17 @@ pub fn holds(
         Cause::Subterm { failure, shape } => {
             oracle_failure(checked, model) == Some(*failure)
                 && wrong_subterm(subject, g, src, cfg).as_deref() == Some(shape.as_str())
+        }
+        Cause::Introduced { .. } => {
+            let Some(n) = innermost_wrong(subject, g, src, cfg) else {
+                return false;
+            };
+            let sub_cfg = CheckConfig {
+                kinds: KindSet::only(Kind::Oracle),
+                ..cfg.clone()
+            };
+            let sub = checks::check(g, &[n], subject, &sub_cfg, None);
+            introduced(&sub, model, cfg).as_ref() == Some(want)
         }
         Cause::Stage { .. } => stage::first_wrong(subject, g, src, cfg).as_ref() == Some(want),
         Cause::Backend { .. } | Cause::Model(_) | Cause::Shape(_) => false,
