@@ -71,6 +71,24 @@ fn an_overflow_a_rewrite_brings_in_is_one_cause_whatever_the_subterms_shape() {
 }
 
 #[test]
+fn a_guard_a_rewrite_drops_round_a_division_is_one_cause_whatever_it_guarded() {
+    // The peer simplifies the false arm of `where(c, a, b)` knowing `c`
+    // false, through the inner `where(c, 1, y)` to `y`: the division by
+    // zero it guarded is now in a lane the eager `where` computes and
+    // does not select.
+    for case in [
+        "var y in [0, 3]\nexpr where(y < 1, 0, 7 // where(y < 1, 1, y))\n",
+        "var y in [0, 3]\nvar x in [1, 5]\nexpr where(y < 1, x, x * 2 / where(y < 1, 1, y) + 1)\n",
+    ] {
+        let out = check("dropguard", case);
+        assert!(
+            out.contains("  cause: introduced division by zero: unselected lane\n"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
 fn a_crash_is_filed_under_the_peers_frame_that_raised() {
     let out = check("crash", "var x in [0, 9]\nexpr x / 1\n");
     assert!(

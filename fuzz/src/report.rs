@@ -294,7 +294,7 @@ pub fn title(d: &Defect) -> String {
             Failure::ValidityDiffers => format!("wrong validity for `{shape}`"),
             Failure::ValueDiffers => format!("wrong answer for `{shape}`"),
         },
-        Cause::Introduced { ub, op } => format!("a rewrite introduces {ub} at `{op}`"),
+        Cause::Introduced { ub, at } => format!("a rewrite introduces {ub} ({at})"),
         Cause::Crash(site) => format!("crash at `{site}`"),
         Cause::Loop(rules) => format!("rewriting does not terminate: {}", rules.join(", ")),
         Cause::Hang => "the simplifier does not answer".into(),

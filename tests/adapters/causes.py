@@ -27,6 +27,13 @@ causes (tests/causes_cli.rs). Stdlib only.
               and overflows where `b - C` leaves 64 bits. The cause is that
               overflow (`introduced index overflow: sub`), whatever the
               shape of `a` and `b`.
+    dropguard a ruleless simplifier that simplifies the false arm of
+              `where(c, a, b)` knowing `c` false, through an inner
+              `where(c, p, q)` to `q`: the guard round a division goes, and
+              its backend evaluates both arms of a `where` (a GPU select),
+              so the answer divides by zero in the lane it does not
+              select. The cause is that (`introduced division by zero:
+              unselected lane`), whatever op was guarded.
 
 Its backend, `wrap`, evaluates trees with 64-bit wrapping arithmetic.
 """
@@ -141,9 +148,22 @@ def move_const(t):
     return None
 
 
+def drop_guard(t, c):
+    """`t` with every `where(c, p, q)` in it replaced by `q`."""
+    if t[0] in tp.LEAVES:
+        return t
+    if t[0] == "where" and t[1] == c:
+        return drop_guard(t[3], c)
+    return [t[0]] + [drop_guard(a, c) for a in t[1:]]
+
+
 def rewrite(case, t, memo, fired):
     """Every rule bottom-up, once."""
     if t[0] in tp.LEAVES:
+        return t
+    if MODE == "dropguard":
+        if t[0] == "where":
+            return ["where", t[1], t[2], drop_guard(t[3], t[1])]
         return t
     if MODE == "moveconst":
         t = [t[0]] + [rewrite(case, a, memo, fired) for a in t[1:]]
@@ -236,6 +256,10 @@ class Wrap(tp.Backend):
         if op == "bool":
             return t[1]
         if op == "where":
+            if MODE == "dropguard":
+                # A select: both arms are computed.
+                a, b = self.ev(t[2], env), self.ev(t[3], env)
+                return a if self.ev(t[1], env) else b
             return self.ev(t[2], env) if self.ev(t[1], env) else self.ev(t[3], env)
         a, b = (self.ev(x, env) for x in t[1:])
         if op in ("div", "floordiv") and b == 0:
@@ -245,8 +269,9 @@ class Wrap(tp.Backend):
                 "lt": lambda: a < b}[op]()
 
 
-# The moveconst peer, as TVM, names no rules and has no range analysis.
-RULELESS = MODE == "moveconst"
+# The moveconst and dropguard peers, as TVM, name no rules and have no range
+# analysis.
+RULELESS = MODE in ("moveconst", "dropguard")
 tp.serve(OUT, {"tileproof": 1, "name": f"causes-{MODE}", "version": "1.0",
                "profile": {"ops": OPS, "invalid": False, "integers": "int64", "bool_vars": False}},
          simplify, width=64, backend=Wrap(), rules=None if RULELESS else Rules(),

@@ -125,13 +125,14 @@ pub enum Cause {
     /// shape.
     Subterm { failure: Failure, shape: String },
     /// A rewrite with no check for undefined behaviour: the answer for the
-    /// innermost subterm the simplifier gets wrong is undefined (`ub`, at
-    /// a node of `op` the answer built) where the source is defined, and
-    /// right over the unbounded integers. TVM's rewrites that move a
-    /// constant across a comparison in int32 are this one defect whatever
-    /// the subterm's shape: keyed by what overflows and where, not by the
-    /// shape.
-    Introduced { ub: Ub, op: String },
+    /// innermost subterm the simplifier gets wrong is undefined (`ub`) at
+    /// a node the answer built, where the source is defined, and equals
+    /// the source once that is taken away. `at`: the op that overflows
+    /// (right over the integers: TVM's rewrites that move a constant in
+    /// int32), or `unselected lane` for a partial op in a lane the answer
+    /// does not select (a guard dropped in an eager `where`). Keyed by
+    /// what goes wrong and where, not by the subterm's shape.
+    Introduced { ub: Ub, at: String },
     /// The peer raised, panicked or died: where (a panic's `file:line`, an
     /// exception's innermost frame and type).
     Crash(String),
@@ -153,7 +154,7 @@ pub enum Cause {
 impl Cause {
     /// The cause's one stable text: `rule NAME`, `transfer OP`, `backend
     /// NAME literal C`, `backend NAME op OP`, `stage NAME: SHAPE`,
-    /// `subterm FAILURE: SHAPE`, `introduced UB: OP`, `crash SITE`, `loop R1, R2`, `hang`, `shape TEXT`.
+    /// `subterm FAILURE: SHAPE`, `introduced UB: AT`, `crash SITE`, `loop R1, R2`, `hang`, `shape TEXT`.
     pub fn key(&self) -> String {
         match self {
             Cause::Rule(r) => format!("rule {r}"),
@@ -161,7 +162,7 @@ impl Cause {
             Cause::Backend { backend, construct } => format!("backend {backend} {construct}"),
             Cause::Stage { stage, subterm } => format!("stage {stage}: {subterm}"),
             Cause::Subterm { failure, shape } => format!("subterm {}: {shape}", failure.name()),
-            Cause::Introduced { ub, op } => format!("introduced {ub}: {op}"),
+            Cause::Introduced { ub, at } => format!("introduced {ub}: {at}"),
             Cause::Crash(site) => format!("crash {site}"),
             Cause::Loop(rules) => format!("loop {}", rules.join(", ")),
             Cause::Hang => "hang".into(),
@@ -204,10 +205,10 @@ impl Cause {
                 }
             }
             "introduced" => {
-                let (ub, op) = rest.split_once(": ")?;
+                let (ub, at) = rest.split_once(": ")?;
                 Cause::Introduced {
                     ub: *Ub::ALL.iter().find(|u| u.to_string() == ub)?,
-                    op: op.to_string(),
+                    at: at.to_string(),
                 }
             }
             "crash" if !rest.is_empty() => Cause::Crash(rest),
@@ -254,8 +255,8 @@ impl Cause {
             Cause::Subterm { failure, shape } => {
                 format!("the simplifier gets {shape} wrong ({})", failure.name())
             }
-            Cause::Introduced { ub, op } => format!(
-                "a rewrite brings {ub} at `{op}` into an answer whose source has none (right over the unbounded integers)"
+            Cause::Introduced { ub, at } => format!(
+                "a rewrite brings {ub} ({at}) into an answer whose source has none, and is otherwise right"
             ),
             Cause::Crash(site) => format!("the simplifier crashes at {site}"),
             Cause::Loop(rules) => format!("rewriting loops through {}", rules.join(", ")),
@@ -338,7 +339,11 @@ mod tests {
             },
             Cause::Introduced {
                 ub: Ub::IndexOverflow,
-                op: "add".into(),
+                at: "add".into(),
+            },
+            Cause::Introduced {
+                ub: Ub::DivByZero,
+                at: "unselected lane".into(),
             },
             Cause::Crash("morok-schedule/src/symbolic/divmod.rs:464".into()),
             Cause::Loop(vec!["a".into(), "b".into()]),

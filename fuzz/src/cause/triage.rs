@@ -27,7 +27,7 @@ use crate::checks::{self, CheckConfig, CheckFailure, Checked};
 use crate::kind::{Kind, KindSet};
 use crate::subject::Subject;
 use engine::ir::{Graph, NodeId, Op};
-use engine::semantics::{Failure, Model};
+use engine::semantics::{Failure, Model, Partial, Ub};
 
 /// A cause with what showed it.
 #[derive(Clone, Debug, PartialEq)]
@@ -282,10 +282,17 @@ fn oracle_cause(
 /// The undefined behaviour a peer's answer brings into a (sub)case whose
 /// source has none, when that is all that is wrong with it: the answer is
 /// undefined at the failing point (`ub` at a node of `op` the answer
-/// built) and equals the source there when computed wide (twice the
-/// width and more). A rewrite that is right over the integers and lacks
-/// the check for its type's bounds: one defect whatever the subterm's
+/// built) and equals the source there once that undefined behaviour is
+/// taken away: an overflow computed wide (twice the width and more), a
+/// division by zero or a bad shift giving some value in a lane the answer
+/// does not select. A rewrite right over the integers that lacks the
+/// check for its type's bounds, or one that drops the guard round a
+/// partial op in an eager `where`: one defect whatever the subterm's
 /// shape.
+/// Where an [`Cause::Introduced`] partial op is: in a lane the answer does
+/// not select.
+const UNSELECTED_LANE: &str = "unselected lane";
+
 fn introduced(checked: &Checked, model: Model, cfg: &CheckConfig) -> Option<Cause> {
     let f = checked.oracle.as_ref()?.failure.as_ref()?;
     if f.failure != Failure::TargetUndefined {
@@ -300,18 +307,38 @@ fn introduced(checked: &Checked, model: Model, cfg: &CheckConfig) -> Option<Caus
     if g.reachable(&checked.src).contains(&undefined.node) {
         return None;
     }
-    // Right over the integers: at the point, the answer computed with
-    // room for every product of two values (and no more: a value past
-    // that is still an overflow) equals the source.
-    let wide = Model {
-        width: engine::dtype::Width((2 * cfg.width.0 + 2).min(126)),
-        ..model
+    let judged = match undefined.reason {
+        // Right over the integers: at the point, the answer computed with
+        // room for every product of two values (and no more: a value past
+        // that is still an overflow) equals the source.
+        Ub::IndexOverflow => Model {
+            width: engine::dtype::Width((2 * cfg.width.0 + 2).min(126)),
+            ..model
+        },
+        // Only in a lane the answer does not select: with the partial op
+        // giving some value there (which the ops above it carry without
+        // overflowing), the answer equals the source (a guard dropped from
+        // round a division in an eager `where`).
+        Ub::DivByZero | Ub::DivOverflow | Ub::ShiftAmount => Model {
+            partial: Partial::Unspecified,
+            unbounded: true,
+            ..model
+        },
     };
-    crate::oracle::fails_at(g, &checked.src, tgt, &f.env, wide)
+    if judged == model {
+        return None;
+    }
+    // Where: the op that overflows (one rule's missing check), or the
+    // lane (a guard dropped, whatever op it guarded).
+    let at = match undefined.reason {
+        Ub::IndexOverflow => g.node(undefined.node).op.name().to_string(),
+        _ => UNSELECTED_LANE.to_string(),
+    };
+    crate::oracle::fails_at(g, &checked.src, tgt, &f.env, judged)
         .is_none()
         .then(|| Cause::Introduced {
             ub: undefined.reason,
-            op: g.node(undefined.node).op.name().to_string(),
+            at,
         })
 }
 
