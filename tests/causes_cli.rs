@@ -3,7 +3,8 @@
 //! each finding is filed under that defect (its range analysis's transfer
 //! function, not the rule that trusted it; a crash's site; its backend's
 //! literal, not the rule whose answer it compiles wrongly; the overflow a
-//! rewrite brings in, not the shape of the subterm it rewrote).
+//! rewrite brings in, not the shape of the subterm it rewrote; the bound a
+//! pipeline stage folded with, read from its folds).
 
 mod common;
 
@@ -85,6 +86,20 @@ fn a_guard_a_rewrite_drops_round_a_division_is_one_cause_whatever_it_guarded() {
             out.contains("  cause: introduced division by zero: unselected lane\n"),
             "{out}"
         );
+    }
+}
+
+#[test]
+fn a_later_stages_fold_with_a_wrong_bound_is_filed_under_that_bound() {
+    // The `fold` stage bounds `e mod M` by [M - 1, M - 1] and folds `e //
+    // C` to a constant where the bounds of `e` lie in one block: the fold
+    // needs the mod in a block its values leave. Two shapes, one cause.
+    for case in [
+        "var x in [0, 9]\nexpr x mod 4 // 2\n",
+        "var x in [0, 9]\nvar y in [0, 3]\nexpr (x * 3 + y) mod 8 // 4\n",
+    ] {
+        let out = check("stagedfold", case);
+        assert!(out.contains("  cause: implied fold: mod\n"), "{out}");
     }
 }
 

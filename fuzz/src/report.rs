@@ -289,6 +289,9 @@ pub fn title(d: &Defect) -> String {
         Cause::Stage { stage, subterm } => {
             format!("`{stage}` already gets `{subterm}` wrong")
         }
+        Cause::Implied { stage, op } => {
+            format!("`{stage}` folds with a bound of `{op}` that its values leave")
+        }
         Cause::Subterm { failure, shape } => match failure {
             Failure::TargetUndefined => format!("undefined answer for `{shape}`"),
             Failure::ValidityDiffers => format!("wrong validity for `{shape}`"),
@@ -396,6 +399,9 @@ fn blamed(d: &Defect) -> String {
         Cause::Transfer(op) => format!("the transfer function of `{op}` in the range analysis"),
         Cause::Backend { backend, construct } => format!("the `{backend}` backend's {construct}"),
         Cause::Stage { stage, .. } => format!("the pipeline stage `{stage}`"),
+        Cause::Implied { stage, op } => {
+            format!("the bound of `{op}` in the range analysis `{stage}` folds with")
+        }
         Cause::Crash(site) => format!("`{site}`"),
         Cause::Loop(rules) => format!("the rules {}", rules.join(", ")),
         Cause::Hang | Cause::Subterm { .. } | Cause::Introduced { .. } | Cause::Shape(_) => {

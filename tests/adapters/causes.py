@@ -34,6 +34,13 @@ causes (tests/causes_cli.rs). Stdlib only.
               so the answer divides by zero in the lane it does not
               select. The cause is that (`introduced division by zero:
               unselected lane`), whatever op was guarded.
+    stagedfold a pipeline of two stages, `build` (the trees as given) and
+              `fold`, whose range analysis bounds `x mod M` by `[M - 1,
+              M - 1]` and which folds `e // C` to a constant where the
+              bounds of `e` lie in one block of `C`, as MLIR's
+              `canonicalize` folds with its wrong bound of a `mod`. The
+              cause is that bound (`implied fold: mod`), whatever holds
+              the `mod`.
 
 Its backend, `wrap`, evaluates trees with 64-bit wrapping arithmetic.
 """
@@ -46,7 +53,7 @@ import tileproof_peer as tp  # noqa: E402
 
 OUT = tp.claim_stdout()
 MODE = sys.argv[1]
-OPS = ["add", "sub", "mul", "div", "floordiv", "lt", "where"]
+OPS = ["add", "sub", "mul", "div", "floordiv", "lt", "where"] + (["mod"] if MODE == "stagedfold" else [])
 MIN, MAX = -(1 << 63), (1 << 63) - 1
 NAMES = {"add": "ADD", "sub": "SUB", "mul": "MUL", "div": "IDIV", "floordiv": "FLOORDIV",
          "lt": "CMPLT", "where": "WHERE", "var": "DEFINE_VAR", "const": "CONST"}
@@ -148,6 +155,30 @@ def move_const(t):
     return None
 
 
+def staged_bound(case, t):
+    """`stagedfold`'s range analysis: a remainder by M is always M - 1."""
+    if t[0] == "mod" and t[2][0] == "const":
+        return (t[2][1] - 1, t[2][1] - 1)
+    if t[0] == "var":
+        v = case.var[t[1]]
+        return (v.lo, v.hi)
+    if t[0] == "const":
+        return (t[1], t[1])
+    return None
+
+
+def staged_fold(case, t):
+    """`e // C` with the bounds of `e` in one block of C is a constant."""
+    if t[0] in tp.LEAVES:
+        return t
+    t = [t[0]] + [staged_fold(case, a) for a in t[1:]]
+    if t[0] == "floordiv" and t[2][0] == "const" and t[2][1] > 0:
+        b = staged_bound(case, t[1])
+        if b is not None and b[0] // t[2][1] == b[1] // t[2][1]:
+            return ["const", b[0] // t[2][1]]
+    return t
+
+
 def drop_guard(t, c):
     """`t` with every `where(c, p, q)` in it replaced by `q`."""
     if t[0] in tp.LEAVES:
@@ -186,7 +217,9 @@ def rewrite(case, t, memo, fired):
     return new
 
 
-def simplify(case):
+def simplify(case, stage=None):
+    if MODE == "stagedfold":
+        return [staged_fold(case, t) if stage != "build" else t for t in case.trees]
     fired = {}
     trees = [rewrite(case, t, {}, fired) for t in case.trees]
     return tp.Simplified(trees, fired)
@@ -262,17 +295,19 @@ class Wrap(tp.Backend):
                 return a if self.ev(t[1], env) else b
             return self.ev(t[2], env) if self.ev(t[1], env) else self.ev(t[3], env)
         a, b = (self.ev(x, env) for x in t[1:])
-        if op in ("div", "floordiv") and b == 0:
+        if op in ("div", "floordiv", "mod") and b == 0:
             raise tp.CompileError("a division by zero")
         return {"add": lambda: wrap(a + b), "sub": lambda: wrap(a - b), "mul": lambda: wrap(a * b),
                 "div": lambda: wrap(trunc_div(a, b)), "floordiv": lambda: wrap(a // b),
+                "mod": lambda: wrap(a % b),
                 "lt": lambda: a < b}[op]()
 
 
 # The moveconst and dropguard peers, as TVM, name no rules and have no range
 # analysis.
-RULELESS = MODE in ("moveconst", "dropguard")
+RULELESS = MODE in ("moveconst", "dropguard", "stagedfold")
 tp.serve(OUT, {"tileproof": 1, "name": f"causes-{MODE}", "version": "1.0",
                "profile": {"ops": OPS, "invalid": False, "integers": "int64", "bool_vars": False}},
          simplify, width=64, backend=Wrap(), rules=None if RULELESS else Rules(),
-         bounds=None if RULELESS else Bounds())
+         bounds=None if RULELESS else Bounds(),
+         stages=["build", "fold"] if MODE == "stagedfold" else None)

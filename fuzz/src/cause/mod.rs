@@ -19,6 +19,7 @@
 //! `tileproof report` files a report under. [`Cause::parse`] reads it back.
 
 pub mod backend;
+pub mod implied;
 pub mod site;
 pub mod stage;
 pub mod transfer;
@@ -107,6 +108,11 @@ pub enum Cause {
     /// of a node of that op excludes a value the node takes while its
     /// operands' bounds hold.
     Transfer(String),
+    /// A range analysis the peer does not expose, read from a later
+    /// pipeline stage's folds: the stage folded a quotient or remainder as
+    /// if its numerator, of `op`, stayed in a bound it leaves
+    /// ([`implied`]: MLIR's `canonicalize` and its bound of a `mod`).
+    Implied { stage: String, op: String },
     /// The peer's backend: its compiled code gets a construct wrong.
     Backend {
         backend: String,
@@ -152,13 +158,14 @@ pub enum Cause {
 }
 
 impl Cause {
-    /// The cause's one stable text: `rule NAME`, `transfer OP`, `backend
+    /// The cause's one stable text: `rule NAME`, `transfer OP`, `implied STAGE: OP`, `backend
     /// NAME literal C`, `backend NAME op OP`, `stage NAME: SHAPE`,
     /// `subterm FAILURE: SHAPE`, `introduced UB: AT`, `crash SITE`, `loop R1, R2`, `hang`, `shape TEXT`.
     pub fn key(&self) -> String {
         match self {
             Cause::Rule(r) => format!("rule {r}"),
             Cause::Transfer(op) => format!("transfer {op}"),
+            Cause::Implied { stage, op } => format!("implied {stage}: {op}"),
             Cause::Backend { backend, construct } => format!("backend {backend} {construct}"),
             Cause::Stage { stage, subterm } => format!("stage {stage}: {subterm}"),
             Cause::Subterm { failure, shape } => format!("subterm {}: {shape}", failure.name()),
@@ -178,6 +185,13 @@ impl Cause {
         Some(match head {
             "rule" if !rest.is_empty() => Cause::Rule(rest),
             "transfer" if !rest.is_empty() => Cause::Transfer(rest),
+            "implied" => {
+                let (stage, op) = rest.split_once(": ")?;
+                Cause::Implied {
+                    stage: stage.to_string(),
+                    op: op.to_string(),
+                }
+            }
             "backend" => {
                 let (backend, construct) = rest.split_once(' ')?;
                 let construct = match construct.split_once(' ')? {
@@ -226,7 +240,7 @@ impl Cause {
     pub fn layer(&self) -> Layer {
         match self {
             Cause::Rule(_) => Layer::Rule,
-            Cause::Transfer(_) => Layer::RangeAnalysis,
+            Cause::Transfer(_) | Cause::Implied { .. } => Layer::RangeAnalysis,
             Cause::Backend { .. } => Layer::Backend,
             Cause::Stage { .. } => Layer::Stage,
             Cause::Subterm { .. } | Cause::Introduced { .. } | Cause::Shape(_) => {
@@ -245,6 +259,9 @@ impl Cause {
             Cause::Rule(r) => format!("rule {r} rewrites wrongly"),
             Cause::Transfer(op) => format!(
                 "the range analysis's bounds of {op} exclude values the node takes while its operands' bounds hold"
+            ),
+            Cause::Implied { stage, op } => format!(
+                "stage {stage} folds as if a value of {op} stayed in a bound it leaves: its range analysis's bound of {op} (read from its folds)"
             ),
             Cause::Backend { backend, construct } => {
                 format!("the {backend} backend compiles {construct} wrongly")
@@ -321,6 +338,10 @@ mod tests {
         let causes = [
             Cause::Rule("symbolic.84.fold_where_closure".into()),
             Cause::Transfer("MUL".into()),
+            Cause::Implied {
+                stage: "canonicalize".into(),
+                op: "mod".into(),
+            },
             Cause::Backend {
                 backend: "clang".into(),
                 construct: Construct::Literal(i64::MIN),

@@ -7,14 +7,18 @@
 //! 1` before any pass runs. A peer that declares its pipeline (the hello's
 //! `stages`) is asked for each stage's output in order; the first that
 //! fails the oracle is the stage to blame, and within it the innermost
-//! subterm that stage gets wrong alone names the defect.
+//! subterm that stage gets wrong alone names the defect; or, where that
+//! subterm is a fold of a later stage that needed its numerator in a
+//! bound it leaves, the stage's range analysis ([`super::implied`]).
 
-use super::triage::wrong_subterm;
+use super::implied::implied;
+use super::triage::innermost_wrong;
 use super::Cause;
 use crate::checks::{self, CheckConfig};
 use crate::kind::{Kind, KindSet};
 use crate::subject::Subject;
 use engine::ir::{Graph, NodeId};
+use engine::semantics::Model;
 
 /// The first stage of `subject`'s pipeline (the last is the entry itself)
 /// whose output for `src` fails the oracle, with the innermost subterm it
@@ -32,17 +36,32 @@ pub fn first_wrong(
         kinds: KindSet::only(Kind::Oracle),
         ..cfg.clone()
     };
-    for name in earlier.iter().chain(std::iter::once(last)) {
+    let model = Model {
+        width: cfg.width,
+        ..subject.profile().model()
+    };
+    for (i, name) in earlier.iter().chain(std::iter::once(last)).enumerate() {
         let stage = subject.stage(name)?;
         let c = checks::check(g, src, stage.as_ref(), &cfg, None);
         if c.failed(Kind::Oracle) {
-            let subterm = wrong_subterm(stage.as_ref(), g, src, &cfg).unwrap_or_else(|| {
-                let shapes: Vec<String> = src
-                    .iter()
-                    .map(|&r| crate::bucket::linear_shape(g, r))
-                    .collect();
-                shapes.join("; ")
-            });
+            let inner = innermost_wrong(stage.as_ref(), g, src, &cfg);
+            // A fold of a later stage that needed a bound its numerator
+            // leaves: the stage's range analysis (the first has no ranges).
+            if let Some(cause) = inner
+                .filter(|_| i > 0)
+                .and_then(|n| implied(stage.as_ref(), name, g, n, &cfg, model))
+            {
+                return Some(cause);
+            }
+            let subterm = inner
+                .map(|n| crate::bucket::linear_shape(g, n))
+                .unwrap_or_else(|| {
+                    let shapes: Vec<String> = src
+                        .iter()
+                        .map(|&r| crate::bucket::linear_shape(g, r))
+                        .collect();
+                    shapes.join("; ")
+                });
             return Some(Cause::Stage {
                 stage: name.clone(),
                 subterm,

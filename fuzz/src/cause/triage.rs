@@ -336,7 +336,7 @@ fn introduced(checked: &Checked, model: Model, cfg: &CheckConfig) -> Option<Caus
     };
     crate::oracle::fails_at(g, &checked.src, tgt, &f.env, judged)
         .is_none()
-        .then(|| Cause::Introduced {
+        .then_some(Cause::Introduced {
             ub: undefined.reason,
             at,
         })
@@ -470,7 +470,9 @@ pub fn holds(
             let sub = checks::check(g, &[n], subject, &sub_cfg, None);
             introduced(&sub, model, cfg).as_ref() == Some(want)
         }
-        Cause::Stage { .. } => stage::first_wrong(subject, g, src, cfg).as_ref() == Some(want),
+        Cause::Stage { .. } | Cause::Implied { .. } => {
+            stage::first_wrong(subject, g, src, cfg).as_ref() == Some(want)
+        }
         Cause::Backend { .. } | Cause::Model(_) | Cause::Shape(_) => false,
     }
 }
@@ -513,7 +515,7 @@ pub fn wrong_subterm(
 }
 
 /// The innermost node of `src` that `subject` gets wrong alone.
-fn innermost_wrong(
+pub(super) fn innermost_wrong(
     subject: &dyn Subject,
     g: &Graph,
     src: &[NodeId],
