@@ -30,6 +30,15 @@ fn check(mode: &str, case: &str) -> String {
     out
 }
 
+/// Every case of `cases` (subterms of different shapes) is filed under
+/// the one cause `key` by the fake peer in `mode`.
+fn one_cause(mode: &str, cases: &[&str], key: &str) {
+    for case in cases {
+        let out = check(mode, case);
+        assert!(out.contains(&format!("  cause: {key}\n")), "{out}");
+    }
+}
+
 #[test]
 fn a_rule_that_trusted_a_wrong_bound_is_filed_under_the_transfer_function() {
     // The product's bound wraps: x * 2 over [0, MAX] is bounded [-2, 0],
@@ -59,16 +68,14 @@ fn an_overflow_a_rewrite_brings_in_is_one_cause_whatever_the_subterms_shape() {
     // The peer moves a constant across a comparison (`a + C < b` to `a <
     // b - C`) with no check that `b - C` fits: right over the integers,
     // undefined at b = MIN. Two subterms of different shapes, one cause.
-    for case in [
-        "var x in [0, 9]\nvar y in [-9223372036854775808, 0]\nexpr x + 1 < y\n",
-        "var a in [0, 9]\nvar y in [-9223372036854775808, 0]\nexpr a / 2 * 3 + 5 < y\n",
-    ] {
-        let out = check("moveconst", case);
-        assert!(
-            out.contains("  cause: introduced index overflow: sub\n"),
-            "{out}"
-        );
-    }
+    one_cause(
+        "moveconst",
+        &[
+            "var x in [0, 9]\nvar y in [-9223372036854775808, 0]\nexpr x + 1 < y\n",
+            "var a in [0, 9]\nvar y in [-9223372036854775808, 0]\nexpr a / 2 * 3 + 5 < y\n",
+        ],
+        "introduced index overflow: sub",
+    );
 }
 
 #[test]
@@ -77,16 +84,14 @@ fn a_guard_a_rewrite_drops_round_a_division_is_one_cause_whatever_it_guarded() {
     // false, through the inner `where(c, 1, y)` to `y`: the division by
     // zero it guarded is now in a lane the eager `where` computes and
     // does not select.
-    for case in [
-        "var y in [0, 3]\nexpr where(y < 1, 0, 7 // where(y < 1, 1, y))\n",
-        "var y in [0, 3]\nvar x in [1, 5]\nexpr where(y < 1, x, x * 2 / where(y < 1, 1, y) + 1)\n",
-    ] {
-        let out = check("dropguard", case);
-        assert!(
-            out.contains("  cause: introduced division by zero: unselected lane\n"),
-            "{out}"
-        );
-    }
+    one_cause(
+        "dropguard",
+        &[
+            "var y in [0, 3]\nexpr where(y < 1, 0, 7 // where(y < 1, 1, y))\n",
+            "var y in [0, 3]\nvar x in [1, 5]\nexpr where(y < 1, x, x * 2 / where(y < 1, 1, y) + 1)\n",
+        ],
+        "introduced division by zero: unselected lane",
+    );
 }
 
 #[test]
@@ -94,13 +99,14 @@ fn a_later_stages_fold_with_a_wrong_bound_is_filed_under_that_bound() {
     // The `fold` stage bounds `e mod M` by [M - 1, M - 1] and folds `e //
     // C` to a constant where the bounds of `e` lie in one block: the fold
     // needs the mod in a block its values leave. Two shapes, one cause.
-    for case in [
-        "var x in [0, 9]\nexpr x mod 4 // 2\n",
-        "var x in [0, 9]\nvar y in [0, 3]\nexpr (x * 3 + y) mod 8 // 4\n",
-    ] {
-        let out = check("stagedfold", case);
-        assert!(out.contains("  cause: implied fold: mod\n"), "{out}");
-    }
+    one_cause(
+        "stagedfold",
+        &[
+            "var x in [0, 9]\nexpr x mod 4 // 2\n",
+            "var x in [0, 9]\nvar y in [0, 3]\nexpr (x * 3 + y) mod 8 // 4\n",
+        ],
+        "implied fold: mod",
+    );
 }
 
 #[test]
