@@ -74,7 +74,7 @@ fn an_overflow_a_rewrite_brings_in_is_one_cause_whatever_the_subterms_shape() {
             "var x in [0, 9]\nvar y in [-9223372036854775808, 0]\nexpr x + 1 < y\n",
             "var a in [0, 9]\nvar y in [-9223372036854775808, 0]\nexpr a / 2 * 3 + 5 < y\n",
         ],
-        "introduced index overflow: sub",
+        "introduced index overflow",
     );
 }
 
@@ -90,20 +90,57 @@ fn a_guard_a_rewrite_drops_round_a_division_is_one_cause_whatever_it_guarded() {
             "var y in [0, 3]\nexpr where(y < 1, 0, 7 // where(y < 1, 1, y))\n",
             "var y in [0, 3]\nvar x in [1, 5]\nexpr where(y < 1, x, x * 2 / where(y < 1, 1, y) + 1)\n",
         ],
-        "introduced division by zero: unselected lane",
+        "introduced division by zero",
     );
+}
+
+#[test]
+fn a_rewrite_that_reads_a_truncating_remainder_as_flooring_is_one_cause() {
+    // The peer takes `a % b` as `a mod b`: wrong where `a` is negative, in
+    // a comparison or a sum alike.
+    one_cause(
+        "misread",
+        &[
+            "var x in [-8, 8]\nexpr x * 2 + x % 4 < 0\n",
+            "var x in [-9, 3]\nvar y in [0, 5]\nexpr (x - y) % 6 + y\n",
+        ],
+        "misread trunc",
+    );
+}
+
+#[test]
+fn a_constant_a_rewrite_folds_in_wrapping_arithmetic_is_an_overflow_it_brings_in() {
+    // The peer (int32) folds `(x // a) // b` to `x // (a * b)`, the
+    // product wrapping: its answer never overflows, but its constant did.
+    // Two products, one cause, and the wrapped constant named.
+    one_cause(
+        "foldwrap",
+        &[
+            "var x in [-100000000, 100000000]\nexpr x // 65536 // 65537\n",
+            "var x in [0, 100000]\nvar y in [1, 5]\nexpr (x + y) // 46341 // 46341 + y\n",
+        ],
+        "introduced index overflow",
+    );
+    let out = check(
+        "foldwrap",
+        "var x in [-100000000, 100000000]\nexpr x // 65536 // 65537\n",
+    );
+    assert!(out.contains("`65536` is 4295032832 wrapped"), "{out}");
 }
 
 #[test]
 fn a_later_stages_fold_with_a_wrong_bound_is_filed_under_that_bound() {
     // The `fold` stage bounds `e mod M` by [M - 1, M - 1] and folds `e //
     // C` to a constant where the bounds of `e` lie in one block: the fold
-    // needs the mod in a block its values leave. Two shapes, one cause.
+    // needs the mod in a block its values leave. Three shapes, one cause:
+    // the third is a sum the stage splits (`(a + y * 8) // 4` to `a // 4
+    // + y * 2`) before it folds the part left.
     one_cause(
         "stagedfold",
         &[
             "var x in [0, 9]\nexpr x mod 4 // 2\n",
             "var x in [0, 9]\nvar y in [0, 3]\nexpr (x * 3 + y) mod 8 // 4\n",
+            "var x in [0, 9]\nvar y in [0, 3]\nexpr (x mod 8 + y * 8) // 4\n",
         ],
         "implied fold: mod",
     );

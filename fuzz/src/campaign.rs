@@ -41,7 +41,8 @@
 
 use crate::blame;
 use crate::cause::backend::LiteralCache;
-use crate::cause::triage::{self, Found};
+use crate::cause::found::Found;
+use crate::cause::triage;
 use crate::cause::{site, Cause};
 use crate::checks::{self, CheckConfig, Kind, Validator};
 use crate::classify::Confirm;

@@ -184,7 +184,7 @@ impl CheckConfig {
         }
     }
 
-    fn oracle(&self) -> OracleConfig {
+    pub(crate) fn oracle(&self) -> OracleConfig {
         OracleConfig {
             width: self.width,
             limits: self.limits,

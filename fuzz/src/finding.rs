@@ -7,7 +7,8 @@
 //! instance) all prepare their findings here.
 
 use crate::cause::backend::{self, LiteralCache};
-use crate::cause::triage::{self, Found};
+use crate::cause::found::Found;
+use crate::cause::triage;
 use crate::cause::{Cause, Layer};
 use crate::checks::{self, CheckConfig, Kind, KindSet, Validator};
 use crate::classify::{classify, Confirm};

@@ -11,7 +11,7 @@
 //! beside it (which needs only the peer), inline.
 
 use crate::blame::rule_and_pattern;
-use crate::cause::{Cause, Construct};
+use crate::cause::{implied, Cause, Construct};
 use crate::confirm::Class;
 use crate::corpus::{self, Header, CAUSES_FILE};
 use engine::semantics::Failure;
@@ -289,6 +289,9 @@ pub fn title(d: &Defect) -> String {
         Cause::Stage { stage, subterm } => {
             format!("`{stage}` already gets `{subterm}` wrong")
         }
+        Cause::Implied { stage, op } if op == implied::OVERFLOW => {
+            format!("`{stage}` folds with a bound computed in arithmetic that wraps")
+        }
         Cause::Implied { stage, op } => {
             format!("`{stage}` folds with a bound of `{op}` that its values leave")
         }
@@ -297,7 +300,11 @@ pub fn title(d: &Defect) -> String {
             Failure::ValidityDiffers => format!("wrong validity for `{shape}`"),
             Failure::ValueDiffers => format!("wrong answer for `{shape}`"),
         },
-        Cause::Introduced { ub, at } => format!("a rewrite introduces {ub} ({at})"),
+        Cause::Introduced { ub } => format!("a rewrite introduces {ub}"),
+        Cause::Misread { read } => {
+            format!("a rewrite rounds {read} division and remainder another way")
+        }
+
         Cause::Crash(site) => format!("crash at `{site}`"),
         Cause::Loop(rules) => format!("rewriting does not terminate: {}", rules.join(", ")),
         Cause::Hang => "the simplifier does not answer".into(),
@@ -352,6 +359,9 @@ pub fn render(d: &Defect) -> String {
     if let Some(b) = &h.blame {
         out.push_str(&format!("- the step: {b}\n"));
     }
+    if let Some(how) = &h.how {
+        out.push_str(&format!("- how: {how}\n"));
+    }
     out.push('\n');
     match &first.reproducer {
         Some((ext, text)) => {
@@ -399,14 +409,19 @@ fn blamed(d: &Defect) -> String {
         Cause::Transfer(op) => format!("the transfer function of `{op}` in the range analysis"),
         Cause::Backend { backend, construct } => format!("the `{backend}` backend's {construct}"),
         Cause::Stage { stage, .. } => format!("the pipeline stage `{stage}`"),
+        Cause::Implied { stage, op } if op == implied::OVERFLOW => format!(
+            "the range analysis `{stage}` folds with: a bound whose values pass 64 bits, computed wrapping"
+        ),
         Cause::Implied { stage, op } => {
             format!("the bound of `{op}` in the range analysis `{stage}` folds with")
         }
         Cause::Crash(site) => format!("`{site}`"),
         Cause::Loop(rules) => format!("the rules {}", rules.join(", ")),
-        Cause::Hang | Cause::Subterm { .. } | Cause::Introduced { .. } | Cause::Shape(_) => {
-            "the simplifier".into()
-        }
+        Cause::Hang
+        | Cause::Subterm { .. }
+        | Cause::Introduced { .. }
+        | Cause::Misread { .. }
+        | Cause::Shape(_) => "the simplifier".into(),
         Cause::Model(_) => "tileproof's model".into(),
     }
 }

@@ -6,7 +6,7 @@ use engine::dtype::Width;
 use engine::parse::parse_program;
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
-use fuzz::cause::triage::Found;
+use fuzz::cause::found::Found;
 use fuzz::cause::Cause;
 use fuzz::checks::{check, CheckConfig, Kind, ValidationVerdict};
 use fuzz::corpus::Replayer;

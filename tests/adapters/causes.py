@@ -25,24 +25,36 @@ causes (tests/causes_cli.rs). Stdlib only.
               (TVM's shape): it moves a constant across a comparison,
               `a + C < b` to `a < b - C`, which is right over the integers
               and overflows where `b - C` leaves 64 bits. The cause is that
-              overflow (`introduced index overflow: sub`), whatever the
+              overflow (`introduced index overflow`), whatever the
               shape of `a` and `b`.
     dropguard a ruleless simplifier that simplifies the false arm of
               `where(c, a, b)` knowing `c` false, through an inner
               `where(c, p, q)` to `q`: the guard round a division goes, and
               its backend evaluates both arms of a `where` (a GPU select),
               so the answer divides by zero in the lane it does not
-              select. The cause is that (`introduced division by zero:
-              unselected lane`), whatever op was guarded.
+              select. The cause is that (`introduced division by zero`),
+              whatever op was guarded.
     stagedfold a pipeline of two stages, `build` (the trees as given) and
               `fold`, whose range analysis bounds `x mod M` by `[M - 1,
               M - 1]` and which folds `e // C` to a constant where the
               bounds of `e` lie in one block of `C`, as MLIR's
-              `canonicalize` folds with its wrong bound of a `mod`. The
+              `canonicalize` folds with its wrong bound of a `mod`; it
+              splits `(a + b * k*C) // C` to `a // C + b * k` first. The
               cause is that bound (`implied fold: mod`), whatever holds
-              the `mod`.
+              the `mod`, in a sum split or not.
+    misread   a ruleless simplifier that takes every truncating remainder
+              `a % b` as the flooring `a mod b`, as TVM's comparison
+              folding splits one: wrong where `a` is negative. The cause
+              is that (`misread trunc`), whatever holds the `%`.
+    foldwrap  a ruleless simplifier of 32-bit integers (as TVM's int32)
+              that folds `(x // a) // b` to `x // (a * b)` with the product
+              computed in 32-bit wrapping arithmetic: right over the
+              integers, wrong where `a * b` wraps. The cause is an overflow the rewrite brings in
+              (`introduced index overflow`), as for `moveconst`, though
+              the answer itself never overflows.
 
-Its backend, `wrap`, evaluates trees with 64-bit wrapping arithmetic.
+Its backend, `wrap`, evaluates trees with wrapping arithmetic (64 bits, 32
+for `foldwrap`).
 """
 import os
 import sys
@@ -53,14 +65,16 @@ import tileproof_peer as tp  # noqa: E402
 
 OUT = tp.claim_stdout()
 MODE = sys.argv[1]
-OPS = ["add", "sub", "mul", "div", "floordiv", "lt", "where"] + (["mod"] if MODE == "stagedfold" else [])
-MIN, MAX = -(1 << 63), (1 << 63) - 1
+OPS = ["add", "sub", "mul", "div", "floordiv", "lt", "where"] + {
+    "stagedfold": ["mod"], "misread": ["mod", "rem"]}.get(MODE, [])
+BITS = 32 if MODE == "foldwrap" else 64
+MIN, MAX = -(1 << (BITS - 1)), (1 << (BITS - 1)) - 1
 NAMES = {"add": "ADD", "sub": "SUB", "mul": "MUL", "div": "IDIV", "floordiv": "FLOORDIV",
          "lt": "CMPLT", "where": "WHERE", "var": "DEFINE_VAR", "const": "CONST"}
 
 
 def wrap(v):
-    return (v + (1 << 63)) % (1 << 64) - (1 << 63)
+    return (v - MIN) % (1 << BITS) + MIN
 
 
 def trunc_div(a, b):
@@ -172,6 +186,12 @@ def staged_fold(case, t):
     if t[0] in tp.LEAVES:
         return t
     t = [t[0]] + [staged_fold(case, a) for a in t[1:]]
+    # `(a + b * k*C) // C` is `a // C + b * k`, as MLIR splits a sum.
+    if (t[0] == "floordiv" and t[2][0] == "const" and t[2][1] > 0 and t[1][0] == "add"
+            and t[1][2][0] == "mul" and t[1][2][2][0] == "const" and t[1][2][2][1] % t[2][1] == 0):
+        c = t[2][1]
+        return ["add", staged_fold(case, ["floordiv", t[1][1], t[2]]),
+                ["mul", t[1][2][1], ["const", t[1][2][2][1] // c]]]
     if t[0] == "floordiv" and t[2][0] == "const" and t[2][1] > 0:
         b = staged_bound(case, t[1])
         if b is not None and b[0] // t[2][1] == b[1] // t[2][1]:
@@ -188,10 +208,27 @@ def drop_guard(t, c):
     return [t[0]] + [drop_guard(a, c) for a in t[1:]]
 
 
+def misread(t):
+    """`a % b` taken as `a mod b`."""
+    return ["mod", t[1], t[2]] if t[0] == "rem" else None
+
+
+def fold_wrap(t):
+    """`(x // a) // b` is `x // (a * b)`, the product wrapping."""
+    if t[0] == "floordiv" and t[2][0] == "const" and t[1][0] == "floordiv" and t[1][2][0] == "const":
+        ab = wrap(t[1][2][1] * t[2][1])
+        if ab != 0:
+            return ["floordiv", t[1][1], ["const", ab]]
+    return None
+
+
 def rewrite(case, t, memo, fired):
     """Every rule bottom-up, once."""
     if t[0] in tp.LEAVES:
         return t
+    if MODE in ("misread", "foldwrap"):
+        t = [t[0]] + [rewrite(case, a, memo, fired) for a in t[1:]]
+        return (misread(t) if MODE == "misread" else fold_wrap(t)) or t
     if MODE == "dropguard":
         if t[0] == "where":
             return ["where", t[1], t[2], drop_guard(t[3], t[1])]
@@ -295,19 +332,20 @@ class Wrap(tp.Backend):
                 return a if self.ev(t[1], env) else b
             return self.ev(t[2], env) if self.ev(t[1], env) else self.ev(t[3], env)
         a, b = (self.ev(x, env) for x in t[1:])
-        if op in ("div", "floordiv", "mod") and b == 0:
+        if op in ("div", "floordiv", "mod", "rem") and b == 0:
             raise tp.CompileError("a division by zero")
         return {"add": lambda: wrap(a + b), "sub": lambda: wrap(a - b), "mul": lambda: wrap(a * b),
                 "div": lambda: wrap(trunc_div(a, b)), "floordiv": lambda: wrap(a // b),
                 "mod": lambda: wrap(a % b),
+                "rem": lambda: wrap(a - trunc_div(a, b) * b),
                 "lt": lambda: a < b}[op]()
 
 
 # The moveconst and dropguard peers, as TVM, name no rules and have no range
 # analysis.
-RULELESS = MODE in ("moveconst", "dropguard", "stagedfold")
+RULELESS = MODE in ("moveconst", "dropguard", "stagedfold", "misread", "foldwrap")
 tp.serve(OUT, {"tileproof": 1, "name": f"causes-{MODE}", "version": "1.0",
-               "profile": {"ops": OPS, "invalid": False, "integers": "int64", "bool_vars": False}},
-         simplify, width=64, backend=Wrap(), rules=None if RULELESS else Rules(),
+               "profile": {"ops": OPS, "invalid": False, "integers": f"int{BITS}", "bool_vars": False}},
+         simplify, width=BITS, backend=Wrap(), rules=None if RULELESS else Rules(),
          bounds=None if RULELESS else Bounds(),
          stages=["build", "fold"] if MODE == "stagedfold" else None)

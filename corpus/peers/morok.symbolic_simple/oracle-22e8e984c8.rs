@@ -159,8 +159,26 @@ fn has_invalid(e: &Arc<UOp>) -> bool {
 
 /// Compiles `exprs` over the case's variables `vars` (each a `DEFINE_VAR`
 /// or a `RANGE`, in the case's order) with Morok's C renderer and clang.
-#[allow(clippy::mutable_key_type)]
+/// (The reproducers call it, this file inlined; the adapter renders first
+/// and compiles a rendering it has not compiled before.)
+#[allow(dead_code)]
 pub fn compile(vars: &[Arc<UOp>], exprs: &[Arc<UOp>]) -> Result<Compiled, NotCompiled> {
+    render(vars, exprs)?.compile()
+}
+
+/// Expressions rendered to C by Morok's renderer, not yet compiled: the
+/// code is all clang sees, so equal code compiles to the same kernel.
+pub struct Rendered {
+    pub code: String,
+    name: String,
+    var_names: Vec<String>,
+    params: Vec<usize>,
+    bools: Vec<bool>,
+}
+
+/// Renders `exprs` over `vars` as [`compile`] does, without clang.
+#[allow(clippy::mutable_key_type)]
+pub fn render(vars: &[Arc<UOp>], exprs: &[Arc<UOp>]) -> Result<Rendered, NotCompiled> {
     let mut subst: HashMap<UOpKey, Arc<UOp>> = HashMap::new();
     for (i, v) in vars.iter().enumerate() {
         let (lo, hi) = match v.op() {
@@ -215,19 +233,28 @@ pub fn compile(vars: &[Arc<UOp>], exprs: &[Arc<UOp>]) -> Result<Compiled, NotCom
                 .ok_or_else(|| NotCompiled::Rejected(format!("an unknown kernel parameter {name}")))
         })
         .collect::<Result<Vec<usize>, _>>()?;
-    let kernel = morok_runtime::clang::ClangKernel::compile(
-        &rendered.code,
-        &rendered.name,
-        rendered.var_names.clone(),
-        2,
-    )
-    .map_err(|e| NotCompiled::Rejected(format!("{e}")))?;
-    Ok(Compiled {
-        kernel,
+    Ok(Rendered {
+        code: rendered.code,
+        name: rendered.name,
+        var_names: rendered.var_names,
         params,
         bools,
-        code: rendered.code,
     })
+}
+
+impl Rendered {
+    /// The kernel, compiled by clang and loaded.
+    pub fn compile(self) -> Result<Compiled, NotCompiled> {
+        let kernel =
+            morok_runtime::clang::ClangKernel::compile(&self.code, &self.name, self.var_names, 2)
+                .map_err(|e| NotCompiled::Rejected(format!("{e}")))?;
+        Ok(Compiled {
+            kernel,
+            params: self.params,
+            bools: self.bools,
+            code: self.code,
+        })
+    }
 }
 
 impl Compiled {

@@ -9,41 +9,61 @@
 //! outside, the stage folded with a bound of `e` that excludes it, and the
 //! defect is that bound, by `e`'s op, whatever expression held it.
 //!
+//! Keyed by `e`'s op, nodes that change nothing (`x * 1`, `x // 1`, `x +
+//! 0`) looked through; or by [`OVERFLOW`] where a node of `e` has values
+//! past 64 bits over the integers: a bound computed in 64-bit arithmetic
+//! wraps there (MLIR's flattened sum), whichever op is on top.
+//!
+//! A quotient or remainder of a sum is split first (`(a + b*C) // C` is
+//! `a // C + b`): where the stage does not fold the whole, the part its
+//! multiples of `C` leave, `a // C` (or `a mod C`), is asked alone.
+//!
 //! Read only from a stage after the first (one the earlier stages get
 //! right): MLIR's first stage builds the expressions with no ranges at
 //! all, so a wrong fold there is not a bound's.
 
+use super::misread::rebuild;
 use super::Cause;
 use crate::bounds::{self, Bound};
 use crate::checks::{self, CheckConfig};
 use crate::kind::{Kind, KindSet};
+use crate::oracle::Domain;
 use crate::subject::Subject;
-use engine::ir::{Graph, NodeId, Op};
+use engine::interp;
+use engine::ir::ranges::{self, Range};
+use engine::ir::{DType, Graph, NodeId, Op};
 use engine::semantics::Model;
 
 /// The interval the answer `a` for `e op c` (c > 0) needs `e` in: a
 /// quotient folded to a constant, a remainder folded to `e` less a
-/// multiple of `c`.
-fn needed(g: &Graph, op: Op, e: NodeId, c: i64, a: NodeId) -> Option<(i64, i64)> {
+/// multiple of `c` (written so, or `shift`: `a - e`, the same at every
+/// point sampled, for an answer that rewrote `e` too).
+fn needed(
+    g: &Graph,
+    op: Op,
+    e: NodeId,
+    c: i64,
+    a: NodeId,
+    shift: Option<i128>,
+) -> Option<(i64, i64)> {
     let c = i128::from(c);
     let block = |q: i128| (q * c, q * c + c - 1);
     let (lo, hi) = match (op, g.node(a).op) {
         (Op::FloorDiv, Op::Const(k)) => block(i128::from(k)),
         (Op::CeilDiv, Op::Const(k)) => ((i128::from(k) - 1) * c + 1, i128::from(k) * c),
-        (Op::Mod, _) if a == e => block(0),
-        (Op::Mod, Op::Add) => {
-            let (x, y) = match g.node(a).src() {
-                [x, y] => (*x, *y),
-                _ => return None,
+        (Op::Mod, _) => {
+            // `e`, `e + d` or `d + e` as written, else as sampled.
+            let written = match g.node(a).src() {
+                _ if a == e => Some(0),
+                [x, y] if g.node(a).op == Op::Add && *x == e => {
+                    g.node(*y).as_const().map(i128::from)
+                }
+                [x, y] if g.node(a).op == Op::Add && *y == e => {
+                    g.node(*x).as_const().map(i128::from)
+                }
+                _ => None,
             };
-            let other = if x == e {
-                y
-            } else if y == e {
-                x
-            } else {
-                return None;
-            };
-            let d = i128::from(g.node(other).as_const()?);
+            let d = written.or(shift)?;
             if d % c != 0 {
                 return None;
             }
@@ -60,10 +80,238 @@ fn needed(g: &Graph, op: Op, e: NodeId, c: i64, a: NodeId) -> Option<(i64, i64)>
     })
 }
 
+/// Points `a - e` is sampled at.
+const SHIFT_SAMPLES: u64 = 32;
+
+/// `a - e`, when it is one value at every point sampled from `n`'s domain
+/// where both are defined (and some are).
+fn constant_shift(
+    g: &Graph,
+    n: NodeId,
+    e: NodeId,
+    a: NodeId,
+    model: Model,
+    seed: u64,
+) -> Option<i128> {
+    let domain = Domain::new(g, &[n]);
+    let mut point = vec![0; domain.len()];
+    let whole = domain.size() <= u128::from(SHIFT_SAMPLES);
+    let mut seen: Option<i128> = None;
+    for k in 0..SHIFT_SAMPLES.min(domain.size().min(u128::from(u64::MAX)) as u64) {
+        if whole {
+            domain.decode(k, &mut point);
+        } else {
+            domain.sample(seed, k, &mut point);
+        }
+        let env: Vec<i128> = domain
+            .env(g, &point)
+            .iter()
+            .map(|&v| i128::from(v))
+            .collect();
+        let (Ok(ev), Ok(av)) = (
+            interp::eval(g, &[e], &env, model),
+            interp::eval(g, &[a], &env, model),
+        ) else {
+            continue;
+        };
+        let (interp::Val::Int(x), interp::Val::Int(y)) = (av[0], ev[0]) else {
+            return None;
+        };
+        let d = x - y;
+        if seen.is_some_and(|s| s != d) {
+            return None;
+        }
+        seen = Some(d);
+    }
+    seen
+}
+
+/// Terms of a sum tried apart, at most.
+const MAX_TERMS: usize = 16;
+
+/// The key of a bound that wraps: a node of the numerator has values past
+/// 64 bits over the integers.
+pub const OVERFLOW: &str = "overflow";
+
+/// What a wrong bound of `e` is keyed by: [`OVERFLOW`] where a node of `e`
+/// takes values past 64 bits over the integers (exact interval
+/// arithmetic from the variables' ranges), else `e`'s op, nodes that
+/// change nothing looked through.
+fn bound_key(g: &Graph, e: NodeId) -> String {
+    // Far past 64 bits, and far from i128's own overflow.
+    const FAR: i128 = 1 << 100;
+    let mut exact: rustc_hash::FxHashMap<NodeId, Range> = rustc_hash::FxHashMap::default();
+    let mut wraps = false;
+    for n in g.reachable(&[e]) {
+        let node = g.node(n);
+        let r = match node.op {
+            Op::Var(v) => Range::new(i128::from(g.var(v).lo), i128::from(g.var(v).hi)),
+            Op::Const(c) => Range::point(i128::from(c)),
+            Op::Invalid => Range::point(0),
+            op => {
+                let args: Vec<Range> = node.src().iter().map(|s| exact[s]).collect();
+                ranges::transfer(op, &args)
+            }
+        };
+        let r = Range::new(r.lo.clamp(-FAR, FAR), r.hi.clamp(-FAR, FAR));
+        wraps |= node.dtype != DType::Bool
+            && (r.lo < i128::from(i64::MIN) || r.hi > i128::from(i64::MAX));
+        exact.insert(n, r);
+    }
+    if wraps {
+        return OVERFLOW.to_string();
+    }
+    let mut at = e;
+    loop {
+        let node = g.node(at);
+        let neutral = match (node.op, node.src()) {
+            (Op::Mul | Op::FloorDiv | Op::Div, [x, c]) if g.node(*c).as_const() == Some(1) => {
+                Some(*x)
+            }
+            (Op::Mul, [c, x]) if g.node(*c).as_const() == Some(1) => Some(*x),
+            (Op::Add | Op::Sub, [x, c]) if g.node(*c).as_const() == Some(0) => Some(*x),
+            (Op::Add, [c, x]) if g.node(*c).as_const() == Some(0) => Some(*x),
+            _ => None,
+        };
+        match neutral {
+            Some(x) => at = x,
+            None => return node.op.name().to_string(),
+        }
+    }
+}
+
 /// The cause of `n` (a subterm `stage` gets wrong alone, `stage` named
 /// `name`): the bound of its numerator the stage's fold needed, when the
-/// numerator takes a value outside it.
+/// numerator takes a value outside it; else that of the part of a sum
+/// numerator its multiples of the divisor leave.
 pub fn implied(
+    stage: &dyn Subject,
+    name: &str,
+    g: &Graph,
+    n: NodeId,
+    cfg: &CheckConfig,
+    model: Model,
+) -> Option<Cause> {
+    folded(stage, name, g, n, cfg, model)
+        .or_else(|| {
+            let mut g = g.clone();
+            let rest = rest_of_sum(&mut g, n)?;
+            folded(stage, name, &g, rest, cfg, model)
+        })
+        .or_else(|| in_context(stage, name, g, n, cfg, model))
+}
+
+/// Remainders in a context tried, at most.
+const MAX_IN_CONTEXT: usize = 8;
+
+/// [`implied`] of a remainder `m = e mod C` folded inside `n` (under a
+/// negation, a sum, a product by a constant: `n` is linear in `m`): the
+/// stage's answer for `n` is `n` with `m` replaced by `e - q*C`, read from
+/// values (`n` with `m` as `e` and as `e + 1` gives `m`'s coefficient).
+fn in_context(
+    stage: &dyn Subject,
+    name: &str,
+    g: &Graph,
+    n: NodeId,
+    cfg: &CheckConfig,
+    model: Model,
+) -> Option<Cause> {
+    let cfg = CheckConfig {
+        kinds: KindSet::only(Kind::Oracle),
+        ..cfg.clone()
+    };
+    let checked = checks::check(g, &[n], stage, &cfg, None);
+    let a = *checked.tgt.as_ref()?.first()?;
+    let mut g = checked.graph.clone();
+    let mods: Vec<NodeId> = g
+        .reachable(&[n])
+        .into_iter()
+        .filter(|&m| m != n && g.node(m).op == Op::Mod)
+        .take(MAX_IN_CONTEXT)
+        .collect();
+    for m in mods {
+        let [e, d] = *g.node(m).src() else { continue };
+        let Some(c) = g.node(d).as_const().filter(|&v| v > 0) else {
+            continue;
+        };
+        let one = g.cnst(1, g.node(e).dtype);
+        let e1 = g.mk(Op::Add, &[e, one]);
+        let at =
+            |g: &mut Graph, by: NodeId| rebuild(g, &[n], |_, x, _, _| (x == m).then_some(by))[0];
+        let (as_e, as_e1) = (at(&mut g, e), at(&mut g, e1));
+        let (Some(coefficient), Some(moved)) = (
+            constant_shift(&g, n, as_e, as_e1, model, cfg.seed),
+            constant_shift(&g, n, as_e, a, model, cfg.seed),
+        ) else {
+            continue;
+        };
+        if coefficient == 0 || moved % coefficient != 0 {
+            continue;
+        }
+        let shift = moved / coefficient;
+        if shift % i128::from(c) != 0 {
+            continue;
+        }
+        let q = -shift / i128::from(c);
+        let fits = |v: i128| v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+        let block = (
+            fits(q * i128::from(c)),
+            fits(q * i128::from(c) + i128::from(c) - 1),
+        );
+        let found = bounds::violations(
+            &g,
+            &[n],
+            &[(e, Bound::Int(block.0, block.1))],
+            model,
+            cfg.seed,
+        );
+        if found.is_empty() {
+            continue;
+        }
+        let op = match bound_key(&g, e) {
+            key if key == OVERFLOW => key,
+            _ => bound_key(&g, lowest_violated(&g, n, e, block, model, cfg.seed)),
+        };
+        return Some(Cause::Implied {
+            stage: name.to_string(),
+            op,
+        });
+    }
+    None
+}
+
+/// `e op C` (a quotient or remainder of a sum) with the terms of `e` that
+/// are multiples of `C` taken away, when some are and some are not.
+fn rest_of_sum(g: &mut Graph, n: NodeId) -> Option<NodeId> {
+    let node = *g.node(n);
+    if !matches!(node.op, Op::FloorDiv | Op::Mod) {
+        return None;
+    }
+    let [e, d] = node.src() else { return None };
+    let c = g.node(*d).as_const().filter(|&v| v > 0)?;
+    let (terms, all) = g.chain_operands(*e, Op::Add, MAX_TERMS);
+    let multiple = |g: &Graph, t: NodeId| {
+        let tn = g.node(t);
+        match (tn.op, tn.src()) {
+            (Op::Const(k), _) => k % c == 0,
+            (Op::Mul, [a, b]) => [*a, *b]
+                .iter()
+                .any(|&f| g.node(f).as_const().is_some_and(|k| k % c == 0)),
+            _ => false,
+        }
+    };
+    let rest: Vec<NodeId> = terms.iter().copied().filter(|&t| !multiple(g, t)).collect();
+    if !all || rest.is_empty() || rest.len() == terms.len() {
+        return None;
+    }
+    let sum = rest[1..]
+        .iter()
+        .fold(rest[0], |acc, &t| g.mk(Op::Add, &[acc, t]));
+    Some(g.mk(node.op, &[sum, *d]))
+}
+
+/// [`implied`] of `n` itself: its fold by the stage.
+fn folded(
     stage: &dyn Subject,
     name: &str,
     g: &Graph,
@@ -88,7 +336,10 @@ pub fn implied(
     let checked = checks::check(g, &[n], stage, &cfg, None);
     // The check copied the graph: `n` and `e` have the same ids in it.
     let a = *checked.tgt.as_ref()?.first()?;
-    let (lo, hi) = needed(&checked.graph, op, e, c, a)?;
+    let shift = (op == Op::Mod)
+        .then(|| constant_shift(&checked.graph, n, e, a, model, cfg.seed))
+        .flatten();
+    let (lo, hi) = needed(&checked.graph, op, e, c, a, shift)?;
     let found = bounds::violations(
         &checked.graph,
         &[n],
@@ -96,8 +347,134 @@ pub fn implied(
         model,
         cfg.seed,
     );
-    (!found.is_empty()).then(|| Cause::Implied {
+    if found.is_empty() {
+        return None;
+    }
+    let g = &checked.graph;
+    let op = match bound_key(g, e) {
+        key if key == OVERFLOW => key,
+        _ => {
+            let low = lowest_violated(g, n, e, (lo, hi), model, cfg.seed);
+            bound_key(g, low)
+        }
+    };
+    Some(Cause::Implied {
         stage: name.to_string(),
-        op: checked.graph.node(e).op.name().to_string(),
+        op,
     })
+}
+
+/// The lowest node under `e` that leaves the interval the fold needed of
+/// `e`, carried down through multiplication by and addition of constants
+/// (`e = x * 4` needed in `[4, 7]` needs `x` in `[1, 1]`): the bound that
+/// is wrong is the lowest one the fold relied on, not the product that
+/// carried it (MLIR's `x mod 7 * 2 // 4` is its bound of the `mod`).
+fn lowest_violated(
+    g: &Graph,
+    n: NodeId,
+    e: NodeId,
+    (lo, hi): (i64, i64),
+    model: Model,
+    seed: u64,
+) -> NodeId {
+    let (mut at, mut lo, mut hi) = (e, i128::from(lo), i128::from(hi));
+    loop {
+        let node = g.node(at);
+        let konst = |x: NodeId| g.node(x).as_const().map(i128::from);
+        let down = match (node.op, node.src()) {
+            (Op::Mul, [x, k]) | (Op::Mul, [k, x]) if konst(*k).is_some_and(|k| k != 0) => {
+                // x * k in [lo, hi]: x in [lo / k, hi / k] rounded in
+                // (the ends swapped for k < 0).
+                let k = konst(*k).unwrap_or(1);
+                let (a, b) = if k > 0 { (lo, hi) } else { (hi, lo) };
+                let floor = |v: i128| v.div_euclid(k) - i128::from(k < 0 && v.rem_euclid(k) != 0);
+                let ceil =
+                    |v: i128| -((-v).div_euclid(k) - i128::from(k < 0 && (-v).rem_euclid(k) != 0));
+                Some((*x, ceil(a), floor(b)))
+            }
+            (Op::Add, [x, d]) | (Op::Add, [d, x]) if konst(*d).is_some() => {
+                let d = konst(*d).unwrap_or(0);
+                Some((*x, lo - d, hi - d))
+            }
+            (Op::Sub, [x, d]) if konst(*d).is_some() => {
+                let d = konst(*d).unwrap_or(0);
+                Some((*x, lo + d, hi + d))
+            }
+            // x // k in [lo, hi]: x in [lo * k, hi * k + k - 1].
+            (Op::FloorDiv, [x, k]) if konst(*k).is_some_and(|k| k > 0) => {
+                let k = konst(*k).unwrap_or(1);
+                Some((*x, lo * k, hi * k + k - 1))
+            }
+            (Op::Div, [x, one]) if konst(*one) == Some(1) => Some((*x, lo, hi)),
+            _ => None,
+        };
+        let Some((x, xlo, xhi)) = down else {
+            return at;
+        };
+        if matches!(g.node(x).op, Op::Var(_) | Op::Const(_)) || xlo > xhi {
+            return at;
+        }
+        let fits = |v: i128| v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+        let below = bounds::violations(
+            g,
+            &[n],
+            &[(x, Bound::Int(fits(xlo), fits(xhi)))],
+            model,
+            seed,
+        );
+        if below.is_empty() {
+            return at;
+        }
+        // Far past 64 bits, and far from i128's own overflow.
+        const FAR: i128 = 1 << 100;
+        (at, lo, hi) = (x, xlo.clamp(-FAR, FAR), xhi.clamp(-FAR, FAR));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::parse::parse_program;
+
+    fn key(text: &str) -> String {
+        let p = parse_program(text).unwrap();
+        bound_key(&p.graph, p.outputs[0])
+    }
+
+    #[test]
+    fn a_numerator_whose_values_pass_64_bits_is_keyed_by_the_overflow_not_its_top_op() {
+        // The product passes 64 bits under the sum: MLIR's flattened sum
+        // wraps, whichever op holds it.
+        assert_eq!(
+            key("var x in [0, 3]\nvar y in [0, 7]\nexpr x * 4611686018427387904 + y\n"),
+            OVERFLOW
+        );
+        assert_eq!(
+            key("var x in [0, 3]\nexpr x * 4611686018427387904\n"),
+            OVERFLOW
+        );
+        assert_eq!(key("var x in [0, 3]\nexpr x * 1000 + 7\n"), "add");
+    }
+
+    #[test]
+    fn a_fold_that_needed_a_product_in_a_block_is_the_bound_of_what_was_multiplied() {
+        // `(x mod 7 * 2) // 4` folded to 1 needs the product in [4, 7], so
+        // the `mod` in [2, 3]: both leave it, and the wrong bound is the
+        // lower one's.
+        let p = parse_program("var x in [-9, 9]\nexpr (x mod 7 * 2) // 4\n").unwrap();
+        let (g, n) = (&p.graph, p.outputs[0]);
+        let e = g.node(n).src()[0];
+        let m = g.node(e).src()[0];
+        let model = Model::from(engine::dtype::Width::W64);
+        assert_eq!(lowest_violated(g, n, e, (4, 7), model, 0), m);
+        assert_eq!(bound_key(g, m), "mod");
+        // Where the product's values fit, the product is as low as it goes.
+        assert_eq!(lowest_violated(g, n, e, (0, 12), model, 0), e);
+    }
+
+    #[test]
+    fn nodes_that_change_nothing_are_looked_through() {
+        assert_eq!(key("var x in [-9, 9]\nexpr x mod 7 * 1\n"), "mod");
+        assert_eq!(key("var x in [-9, 9]\nexpr x mod 7 // 1 + 0\n"), "mod");
+    }
 }

@@ -19,19 +19,25 @@
 //! `tileproof report` files a report under. [`Cause::parse`] reads it back.
 
 pub mod backend;
+pub mod found;
 pub mod implied;
+pub mod introduced;
+pub mod misread;
 pub mod site;
 pub mod stage;
+pub mod subterm;
 pub mod transfer;
 pub mod triage;
+pub mod wrapped;
 
 use crate::checks::{CheckConfig, Checked};
 use crate::kind::Kind;
 use crate::subject::Subject;
 use backend::LiteralCache;
+use engine::ir::op::Family;
 use engine::semantics::{Failure, Ub};
+use found::Found;
 use std::fmt;
-use triage::Found;
 
 /// The cause of a `model-only` finding: the part of tileproof's model its
 /// peer's compiled code does not share (the undefined behaviour the model
@@ -111,7 +117,9 @@ pub enum Cause {
     /// A range analysis the peer does not expose, read from a later
     /// pipeline stage's folds: the stage folded a quotient or remainder as
     /// if its numerator, of `op`, stayed in a bound it leaves
-    /// ([`implied`]: MLIR's `canonicalize` and its bound of a `mod`).
+    /// ([`implied`]: MLIR's `canonicalize` and its bound of a `mod`); `op`
+    /// is [`implied::OVERFLOW`] where the numerator's values pass 64 bits
+    /// (a bound computed in wrapping arithmetic: MLIR's flattened sum).
     Implied { stage: String, op: String },
     /// The peer's backend: its compiled code gets a construct wrong.
     Backend {
@@ -131,14 +139,25 @@ pub enum Cause {
     /// shape.
     Subterm { failure: Failure, shape: String },
     /// A rewrite with no check for undefined behaviour: the answer for the
-    /// innermost subterm the simplifier gets wrong is undefined (`ub`) at
-    /// a node the answer built, where the source is defined, and equals
-    /// the source once that is taken away. `at`: the op that overflows
-    /// (right over the integers: TVM's rewrites that move a constant in
-    /// int32), or `unselected lane` for a partial op in a lane the answer
-    /// does not select (a guard dropped in an eager `where`). Keyed by
-    /// what goes wrong and where, not by the subterm's shape.
-    Introduced { ub: Ub, at: String },
+    /// innermost subterm the simplifier gets wrong brings in `ub` where
+    /// the source has none, and is right once that is taken away. An
+    /// index overflow: the answer overflows at a node it built and is
+    /// right computed wide (TVM's rewrites that move a constant in int32),
+    /// or a constant the rewrite computed wraps ([`wrapped`]: folded from
+    /// the source's, or at the type's edge). A division by zero or bad
+    /// shift: in a lane the answer does not select (a guard dropped in an
+    /// eager `where`). Keyed by the undefined behaviour, not by the
+    /// subterm's shape; where it shows is the finding's `how`.
+    Introduced { ub: Ub },
+    /// A rewrite that reads a division family as another: the answer for
+    /// the innermost subterm the simplifier gets wrong equals, over its
+    /// whole domain, the subterm with its `read` divisions (quotients and
+    /// remainders) taken as another family's ([`misread`]: TVM's
+    /// comparison folding, which splits a truncating remainder as if it
+    /// floored; Morok's gcd of a quotient, which rounds a truncating one
+    /// down or up). Keyed by the family misread, not by the subterm's
+    /// shape; the family it was read as is the finding's `how`.
+    Misread { read: Family },
     /// The peer raised, panicked or died: where (a panic's `file:line`, an
     /// exception's innermost frame and type).
     Crash(String),
@@ -160,7 +179,7 @@ pub enum Cause {
 impl Cause {
     /// The cause's one stable text: `rule NAME`, `transfer OP`, `implied STAGE: OP`, `backend
     /// NAME literal C`, `backend NAME op OP`, `stage NAME: SHAPE`,
-    /// `subterm FAILURE: SHAPE`, `introduced UB: AT`, `crash SITE`, `loop R1, R2`, `hang`, `shape TEXT`.
+    /// `subterm FAILURE: SHAPE`, `introduced UB`, `misread FAMILY`, `crash SITE`, `loop R1, R2`, `hang`, `shape TEXT`.
     pub fn key(&self) -> String {
         match self {
             Cause::Rule(r) => format!("rule {r}"),
@@ -169,7 +188,8 @@ impl Cause {
             Cause::Backend { backend, construct } => format!("backend {backend} {construct}"),
             Cause::Stage { stage, subterm } => format!("stage {stage}: {subterm}"),
             Cause::Subterm { failure, shape } => format!("subterm {}: {shape}", failure.name()),
-            Cause::Introduced { ub, at } => format!("introduced {ub}: {at}"),
+            Cause::Introduced { ub } => format!("introduced {ub}"),
+            Cause::Misread { read } => format!("misread {read}"),
             Cause::Crash(site) => format!("crash {site}"),
             Cause::Loop(rules) => format!("loop {}", rules.join(", ")),
             Cause::Hang => "hang".into(),
@@ -218,13 +238,12 @@ impl Cause {
                     shape: shape.to_string(),
                 }
             }
-            "introduced" => {
-                let (ub, at) = rest.split_once(": ")?;
-                Cause::Introduced {
-                    ub: *Ub::ALL.iter().find(|u| u.to_string() == ub)?,
-                    at: at.to_string(),
-                }
-            }
+            "introduced" => Cause::Introduced {
+                ub: *Ub::ALL.iter().find(|u| u.to_string() == rest)?,
+            },
+            "misread" => Cause::Misread {
+                read: Family::PAIRED.into_iter().find(|f| f.name() == rest)?,
+            },
             "crash" if !rest.is_empty() => Cause::Crash(rest),
             "loop" if !rest.is_empty() => {
                 Cause::Loop(rest.split(", ").map(str::to_string).collect())
@@ -243,9 +262,10 @@ impl Cause {
             Cause::Transfer(_) | Cause::Implied { .. } => Layer::RangeAnalysis,
             Cause::Backend { .. } => Layer::Backend,
             Cause::Stage { .. } => Layer::Stage,
-            Cause::Subterm { .. } | Cause::Introduced { .. } | Cause::Shape(_) => {
-                Layer::Unattributed
-            }
+            Cause::Subterm { .. }
+            | Cause::Introduced { .. }
+            | Cause::Misread { .. }
+            | Cause::Shape(_) => Layer::Unattributed,
             Cause::Crash(_) => Layer::Crash,
             Cause::Loop(_) => Layer::Loop,
             Cause::Hang => Layer::Hang,
@@ -260,6 +280,9 @@ impl Cause {
             Cause::Transfer(op) => format!(
                 "the range analysis's bounds of {op} exclude values the node takes while its operands' bounds hold"
             ),
+            Cause::Implied { stage, op } if op == implied::OVERFLOW => format!(
+                "stage {stage} folds with a bound computed in wrapping arithmetic: the values it bounds pass 64 bits"
+            ),
             Cause::Implied { stage, op } => format!(
                 "stage {stage} folds as if a value of {op} stayed in a bound it leaves: its range analysis's bound of {op} (read from its folds)"
             ),
@@ -272,8 +295,11 @@ impl Cause {
             Cause::Subterm { failure, shape } => {
                 format!("the simplifier gets {shape} wrong ({})", failure.name())
             }
-            Cause::Introduced { ub, at } => format!(
-                "a rewrite brings {ub} ({at}) into an answer whose source has none, and is otherwise right"
+            Cause::Introduced { ub } => format!(
+                "a rewrite brings {ub} into an answer whose source has none, and is otherwise right"
+            ),
+            Cause::Misread { read } => format!(
+                "a rewrite reads {read} division and remainder as another rounding: its answer is right for that one"
             ),
             Cause::Crash(site) => format!("the simplifier crashes at {site}"),
             Cause::Loop(rules) => format!("rewriting loops through {}", rules.join(", ")),
@@ -342,6 +368,10 @@ mod tests {
                 stage: "canonicalize".into(),
                 op: "mod".into(),
             },
+            Cause::Implied {
+                stage: "canonicalize".into(),
+                op: implied::OVERFLOW.into(),
+            },
             Cause::Backend {
                 backend: "clang".into(),
                 construct: Construct::Literal(i64::MIN),
@@ -360,11 +390,10 @@ mod tests {
             },
             Cause::Introduced {
                 ub: Ub::IndexOverflow,
-                at: "add".into(),
             },
-            Cause::Introduced {
-                ub: Ub::DivByZero,
-                at: "unselected lane".into(),
+            Cause::Introduced { ub: Ub::DivByZero },
+            Cause::Misread {
+                read: Family::Trunc,
             },
             Cause::Crash("morok-schedule/src/symbolic/divmod.rs:464".into()),
             Cause::Loop(vec!["a".into(), "b".into()]),

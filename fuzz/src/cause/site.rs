@@ -136,6 +136,13 @@ fn short_location(loc: &str) -> Option<String> {
 /// A message with its numbers written `C`, first line, at most 160 chars.
 fn abstract_text(message: &str) -> String {
     let line = message.lines().next().unwrap_or_default();
+    // What follows a message's colon as JSON is its payload (the answer
+    // that broke a budget), not where it broke.
+    let line = [": {", ": ["]
+        .iter()
+        .filter_map(|p| line.find(p))
+        .min()
+        .map_or(line, |i| &line[..i]);
     let mut out = String::new();
     let mut chars = line.chars().peekable();
     while let Some(c) = chars.next() {
@@ -168,6 +175,17 @@ mod tests {
         );
         let with_column = "boom (at src/x.rs:12:5)";
         assert_eq!(of_message(with_column), Cause::Crash("src/x.rs:12".into()));
+    }
+
+    #[test]
+    fn an_answer_past_its_budget_is_one_cause_whatever_the_answer() {
+        let a = r#"an answer of more than 4096 nodes (the node budget for this case): {"id":3,"trees":[["add",["var","x"]]]}"#;
+        let b = r#"an answer of more than 512 nodes (the node budget for this case): {"id":9,"trees":[["mul"]]}"#;
+        assert_eq!(of_message(a), of_message(b));
+        assert_eq!(
+            of_message(a),
+            Cause::Crash("an answer of more than C nodes (the node budget for this case)".into())
+        );
     }
 
     #[test]

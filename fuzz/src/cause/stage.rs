@@ -11,8 +11,9 @@
 //! subterm is a fold of a later stage that needed its numerator in a
 //! bound it leaves, the stage's range analysis ([`super::implied`]).
 
+use super::found::Found;
 use super::implied::implied;
-use super::triage::innermost_wrong;
+use super::subterm::{how_wrong, innermost_wrong};
 use super::Cause;
 use crate::checks::{self, CheckConfig};
 use crate::kind::{Kind, KindSet};
@@ -22,14 +23,16 @@ use engine::semantics::Model;
 
 /// The first stage of `subject`'s pipeline (the last is the entry itself)
 /// whose output for `src` fails the oracle, with the innermost subterm it
-/// gets wrong alone; `None` when the subject is not a pipeline (or no
-/// stage fails: a failure the check alone does not show again).
+/// gets wrong alone (or what is wrong with that subterm's answer whatever
+/// its shape: an overflow it brings in, a division family it misreads);
+/// `None` when the subject is not a pipeline (or no stage fails: a failure
+/// the check alone does not show again).
 pub fn first_wrong(
     subject: &dyn Subject,
     g: &Graph,
     src: &[NodeId],
     cfg: &CheckConfig,
-) -> Option<Cause> {
+) -> Option<Found> {
     let stages = subject.stages();
     let (last, earlier) = stages.split_last()?;
     let cfg = CheckConfig {
@@ -51,7 +54,16 @@ pub fn first_wrong(
                 .filter(|_| i > 0)
                 .and_then(|n| implied(stage.as_ref(), name, g, n, &cfg, model))
             {
-                return Some(cause);
+                return Some(Found::just(cause));
+            }
+            // So is what is wrong with a later stage's answer whatever its
+            // shape; the first stage (MLIR's construction, which folds as it
+            // builds) is named as the stage.
+            if let Some(found) = inner.filter(|_| i > 0).and_then(|n| {
+                let sub = checks::check(g, &[n], stage.as_ref(), &cfg, None);
+                how_wrong(stage.as_ref(), &sub, model, &cfg)
+            }) {
+                return Some(found);
             }
             let subterm = inner
                 .map(|n| crate::bucket::linear_shape(g, n))
@@ -62,10 +74,10 @@ pub fn first_wrong(
                         .collect();
                     shapes.join("; ")
                 });
-            return Some(Cause::Stage {
+            return Some(Found::just(Cause::Stage {
                 stage: name.clone(),
                 subterm,
-            });
+            }));
         }
     }
     None

@@ -18,6 +18,8 @@
 //! only of a finding that is kept, after its class is known
 //! ([`crate::finding`]).
 
+use super::found::{Found, WrongBound};
+use super::subterm::{how_wrong, innermost_wrong, wrong_subterm};
 use super::transfer::{self, Wrong};
 use super::{site, stage, Cause};
 use crate::blame::Blame;
@@ -26,117 +28,8 @@ use crate::bucket;
 use crate::checks::{self, CheckConfig, CheckFailure, Checked};
 use crate::kind::{Kind, KindSet};
 use crate::subject::Subject;
-use engine::ir::{Graph, NodeId, Op};
-use engine::semantics::{Failure, Model, Partial, Ub};
-
-/// A cause with what showed it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Found {
-    pub cause: Cause,
-    /// The rule's step that fails alone (a [`Cause::Rule`]).
-    pub blame: Option<Blame>,
-    /// The bound that excludes a reachable value (a [`Cause::Transfer`]).
-    pub wrong_bound: Option<WrongBound>,
-}
-
-impl Found {
-    /// What showed the cause, in one line: the rule's step that fails
-    /// alone, or the bound that is wrong.
-    pub fn detail(&self) -> Option<String> {
-        match (&self.blame, &self.wrong_bound) {
-            (Some(b), _) => Some(format!(
-                "{}{}, applied alone, fails the same way on: {}",
-                b.culprit(),
-                b.location
-                    .as_ref()
-                    .map_or_else(String::new, |l| format!(" (at {l})")),
-                b.instance.text().lines().collect::<Vec<_>>().join("; ")
-            )),
-            (None, Some(w)) => Some(w.line()),
-            (None, None) => None,
-        }
-    }
-
-    /// A cause with nothing more to show.
-    pub fn just(cause: Cause) -> Found {
-        Found {
-            cause,
-            blame: None,
-            wrong_bound: None,
-        }
-    }
-}
-
-impl serde::Serialize for Found {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("Found", 3)?;
-        st.serialize_field("cause", &self.cause)?;
-        st.serialize_field("layer", self.cause.layer().name())?;
-        st.serialize_field("detail", &self.detail())?;
-        st.end()
-    }
-}
-
-/// A wrong bound, as a report shows it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct WrongBound {
-    /// The node (its text) and the op its bound was computed for.
-    pub node: String,
-    pub op: String,
-    /// Its bound and its operands' (`None` where the peer gave none).
-    pub bound: String,
-    pub operands: Vec<Option<String>>,
-    /// A value it takes outside the bound, and where.
-    pub value: String,
-    pub point: String,
-}
-
-impl WrongBound {
-    fn new(g: &Graph, w: &Wrong, bounded: &[transfer::PeerBound]) -> WrongBound {
-        let v = &w.violation;
-        let domain = crate::oracle::Domain::new(g, &[v.node]);
-        let point: Vec<(String, i64)> = domain
-            .vars
-            .iter()
-            .map(|&i| (g.var(i).name.clone(), v.env[i as usize]))
-            .collect();
-        WrongBound {
-            node: checks::short_expr(g, v.node),
-            op: w.op.clone(),
-            bound: v.bound.to_string(),
-            operands: transfer::operand_bounds(g, v.node, bounded)
-                .into_iter()
-                .map(|b| b.map(|b| b.to_string()))
-                .collect(),
-            value: v.value.to_string(),
-            point: engine::print::point(g, &point),
-        }
-    }
-
-    /// One line: `the bound of x * 2 (MUL) is [-32, -2], but it is 0 at x = 0
-    /// (operands [-16, 9223372036854775807], [2, 2])`.
-    pub fn line(&self) -> String {
-        let ops: Vec<String> = self
-            .operands
-            .iter()
-            .map(|b| b.clone().unwrap_or_else(|| "none".into()))
-            .collect();
-        format!(
-            "the bound of `{}` ({}) is {}, but it is {} at {}{}",
-            self.node,
-            self.op,
-            self.bound,
-            self.value,
-            self.point,
-            if ops.is_empty() {
-                String::new()
-            } else {
-                format!(" (its operands' bounds: {})", ops.join(", "))
-            }
-        )
-    }
-}
+use engine::ir::NodeId;
+use engine::semantics::{Failure, Model};
 
 /// How far a triage looks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,9 +41,6 @@ pub enum Depth {
     /// A kept finding: its rule's instance the innermost node it fails on.
     Full,
 }
-
-/// Non-leaf nodes tried as subterms a simplifier gets wrong alone.
-const MAX_SUBTERMS: usize = 24;
 
 /// The cause of `failure` (a failed check of `checked`, the case simplified
 /// by `subject` under `cfg`).
@@ -178,6 +68,7 @@ pub fn triage(
                     cause: Cause::Transfer(w.op.clone()),
                     blame: None,
                     wrong_bound: Some(WrongBound::new(&checked.graph, &w, &checked.peer_bounds)),
+                    how: None,
                 };
             }
         }
@@ -227,8 +118,8 @@ fn oracle_cause(
     if let Some(found) = bounds_explain(checked, failure, model, cfg.seed) {
         return Some(found);
     }
-    if let Some(cause) = stage::first_wrong(subject, g, src, cfg) {
-        return Some(Found::just(cause));
+    if let Some(found) = stage::first_wrong(subject, g, src, cfg) {
+        return Some(found);
     }
     let fired = checked.fired(subject.rule_names());
     let instance = match depth {
@@ -246,6 +137,7 @@ fn oracle_cause(
             cause: Cause::Rule(b.culprit().to_string()),
             blame: Some(b),
             wrong_bound: None,
+            how: None,
         });
     }
     if !peer {
@@ -270,76 +162,13 @@ fn oracle_cause(
     } else {
         checked.clone()
     };
-    if let Some(cause) = introduced(&sub, model, cfg) {
-        return Some(Found::just(cause));
+    if let Some(found) = how_wrong(subject, &sub, model, cfg) {
+        return Some(found);
     }
     Some(Found::just(Cause::Subterm {
         failure: how,
         shape: bucket::linear_shape(g, n),
     }))
-}
-
-/// The undefined behaviour a peer's answer brings into a (sub)case whose
-/// source has none, when that is all that is wrong with it: the answer is
-/// undefined at the failing point (`ub` at a node of `op` the answer
-/// built) and equals the source there once that undefined behaviour is
-/// taken away: an overflow computed wide (twice the width and more), a
-/// division by zero or a bad shift giving some value in a lane the answer
-/// does not select. A rewrite right over the integers that lacks the
-/// check for its type's bounds, or one that drops the guard round a
-/// partial op in an eager `where`: one defect whatever the subterm's
-/// shape.
-/// Where an [`Cause::Introduced`] partial op is: in a lane the answer does
-/// not select.
-const UNSELECTED_LANE: &str = "unselected lane";
-
-fn introduced(checked: &Checked, model: Model, cfg: &CheckConfig) -> Option<Cause> {
-    let f = checked.oracle.as_ref()?.failure.as_ref()?;
-    if f.failure != Failure::TargetUndefined {
-        return None;
-    }
-    let replay = f.replay.as_ref()?;
-    replay.src.as_ref().ok()?;
-    let undefined = replay.tgt.as_ref().err()?;
-    let tgt = checked.tgt.as_deref()?;
-    let g = &checked.graph;
-    // The node is the answer's own (not a node of the source).
-    if g.reachable(&checked.src).contains(&undefined.node) {
-        return None;
-    }
-    let judged = match undefined.reason {
-        // Right over the integers: at the point, the answer computed with
-        // room for every product of two values (and no more: a value past
-        // that is still an overflow) equals the source.
-        Ub::IndexOverflow => Model {
-            width: engine::dtype::Width((2 * cfg.width.0 + 2).min(126)),
-            ..model
-        },
-        // Only in a lane the answer does not select: with the partial op
-        // giving some value there (which the ops above it carry without
-        // overflowing), the answer equals the source (a guard dropped from
-        // round a division in an eager `where`).
-        Ub::DivByZero | Ub::DivOverflow | Ub::ShiftAmount => Model {
-            partial: Partial::Unspecified,
-            unbounded: true,
-            ..model
-        },
-    };
-    if judged == model {
-        return None;
-    }
-    // Where: the op that overflows (one rule's missing check), or the
-    // lane (a guard dropped, whatever op it guarded).
-    let at = match undefined.reason {
-        Ub::IndexOverflow => g.node(undefined.node).op.name().to_string(),
-        _ => UNSELECTED_LANE.to_string(),
-    };
-    crate::oracle::fails_at(g, &checked.src, tgt, &f.env, judged)
-        .is_none()
-        .then_some(Cause::Introduced {
-            ub: undefined.reason,
-            at,
-        })
 }
 
 /// The range analysis's transfer function, when the peer's bounds of
@@ -363,6 +192,7 @@ fn bounds_explain(
             cause: Cause::Transfer(w.op.clone()),
             blame: None,
             wrong_bound: Some(WrongBound::new(g, &w, &checked.peer_bounds)),
+            how: None,
         })
 }
 
@@ -438,8 +268,8 @@ pub fn holds(
             if let Some(found) = bounds_explain(checked, failure, model, cfg.seed) {
                 return found.cause == *want;
             }
-            if let Some(cause) = stage::first_wrong(subject, g, src, cfg) {
-                return cause == *want;
+            if let Some(found) = stage::first_wrong(subject, g, src, cfg) {
+                return found.cause == *want;
             }
             let only = match want {
                 Cause::Rule(rule) => vec![(rule.clone(), 1)],
@@ -459,7 +289,11 @@ pub fn holds(
             oracle_failure(checked, model) == Some(*failure)
                 && wrong_subterm(subject, g, src, cfg).as_deref() == Some(shape.as_str())
         }
-        Cause::Introduced { .. } => {
+        Cause::Introduced { .. } | Cause::Misread { .. } => {
+            // A pipeline's: its first wrong stage's.
+            if let Some(found) = stage::first_wrong(subject, g, src, cfg) {
+                return found.cause == *want;
+            }
             let Some(n) = innermost_wrong(subject, g, src, cfg) else {
                 return false;
             };
@@ -468,10 +302,10 @@ pub fn holds(
                 ..cfg.clone()
             };
             let sub = checks::check(g, &[n], subject, &sub_cfg, None);
-            introduced(&sub, model, cfg).as_ref() == Some(want)
+            how_wrong(subject, &sub, model, cfg).is_some_and(|f| f.cause == *want)
         }
         Cause::Stage { .. } | Cause::Implied { .. } => {
-            stage::first_wrong(subject, g, src, cfg).as_ref() == Some(want)
+            stage::first_wrong(subject, g, src, cfg).is_some_and(|f| f.cause == *want)
         }
         Cause::Backend { .. } | Cause::Model(_) | Cause::Shape(_) => false,
     }
@@ -501,48 +335,6 @@ fn oracle_failure(checked: &Checked, model: Model) -> Option<Failure> {
         let env = checked.failure(Kind::Validate)?.env.as_ref()?;
         crate::oracle::fails_at(&checked.graph, &checked.src, tgt, env, model)
     })
-}
-
-/// The innermost subterm of `src` that `subject` gets wrong alone (the
-/// oracle only), names and constants abstracted.
-pub fn wrong_subterm(
-    subject: &dyn Subject,
-    g: &Graph,
-    src: &[NodeId],
-    cfg: &CheckConfig,
-) -> Option<String> {
-    innermost_wrong(subject, g, src, cfg).map(|n| bucket::linear_shape(g, n))
-}
-
-/// The innermost node of `src` that `subject` gets wrong alone.
-pub(super) fn innermost_wrong(
-    subject: &dyn Subject,
-    g: &Graph,
-    src: &[NodeId],
-    cfg: &CheckConfig,
-) -> Option<NodeId> {
-    let cfg = CheckConfig {
-        kinds: KindSet::only(Kind::Oracle),
-        ..cfg.clone()
-    };
-    let profile = subject.profile();
-    // The innermost operations, then each root (a large case's roots lie
-    // past the innermost few).
-    let inner = g
-        .reachable(src)
-        .into_iter()
-        .filter(|&n| !matches!(g.node(n).op, Op::Var(_) | Op::Const(_) | Op::Invalid))
-        .take(MAX_SUBTERMS);
-    let mut tried = std::collections::HashSet::new();
-    inner
-        .chain(src.iter().copied())
-        .filter(|&n| tried.insert(n))
-        .find(|&n| {
-            profile.covers(g, &[n]) && {
-                let c = checks::check(g, &[n], subject, &cfg, None);
-                c.failed(Kind::Oracle)
-            }
-        })
 }
 
 /// The failure and the shape of the node it is about (a bound's), else of

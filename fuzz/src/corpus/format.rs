@@ -3,7 +3,7 @@
 
 use super::store::{fnv1a, save_file, CorpusError, Saved};
 use crate::backend::Script;
-use crate::cause::triage::Found;
+use crate::cause::found::Found;
 use crate::cause::Cause;
 use crate::checks::{self, Checked, Kind};
 use crate::confirm::{Class, Confirmation};
@@ -47,6 +47,9 @@ pub struct Header {
     pub blame: Option<String>,
     /// `# bound:` the peer's bound that excludes a value its node takes.
     pub bound: Option<String>,
+    /// `# how:` where an unattributed cause shows (the op that overflows,
+    /// the constant that wrapped).
+    pub how: Option<String>,
     /// `# origin:` where the case came from.
     pub origin: Option<String>,
     /// `# width:` and `# simplify-width:`, as written.
@@ -102,6 +105,7 @@ impl Header {
                 },
                 "blame" => h.blame = Some(value),
                 "bound" => h.bound = Some(value),
+                "how" => h.how = Some(value),
                 "origin" => h.origin = Some(value),
                 "width" => h.width = Some(value),
                 "simplify-width" => h.simplify_width = Some(value),
@@ -150,6 +154,7 @@ impl Header {
         put(&mut h, "cause", cause.as_deref());
         put(&mut h, "blame", self.blame.as_deref());
         put(&mut h, "bound", self.bound.as_deref());
+        put(&mut h, "how", self.how.as_deref());
         put(&mut h, "origin", self.origin.as_deref());
         put(&mut h, "width", self.width.as_deref());
         put(&mut h, "simplify-width", self.simplify_width.as_deref());
@@ -298,6 +303,7 @@ impl Entry {
             cause: Some(self.cause.cause.clone()),
             blame: self.cause.blame.as_ref().and(self.cause.detail()),
             bound: self.cause.wrong_bound.as_ref().map(|b| b.line()),
+            how: self.cause.how.clone(),
             origin: Some(self.origin.clone()),
             width: Some(self.width.to_string()),
             simplify_width: (self.simplify_width != self.width)

@@ -40,6 +40,7 @@ pub fn reclassify(path: &Path, rep: &CaseReport) -> io::Result<PathBuf> {
         header.other.retain(|l| !l.starts_with("cause:"));
         header.blame = found.blame.as_ref().and(found.detail());
         header.bound = found.wrong_bound.as_ref().map(|b| b.line());
+        header.how = found.how.clone();
     }
     let dir = path.parent().unwrap_or(Path::new("."));
     let in_subdir = dir

@@ -238,7 +238,7 @@ pub struct CaseReport {
     pub recorded_cause: Option<crate::cause::Cause>,
     /// Its cause now, with what shows it (a failing case against a peer
     /// whose backends are run: what `--reclassify` writes).
-    pub cause: Option<crate::cause::triage::Found>,
+    pub cause: Option<crate::cause::found::Found>,
     /// The kinds of the checks that failed now (empty when ok).
     pub found: Vec<Kind>,
     /// The simplifier's answer, one expression per root (empty when it
