@@ -94,17 +94,12 @@ fn constant_shift(
     seed: u64,
 ) -> Option<i128> {
     let domain = Domain::new(g, &[n]);
-    let mut point = vec![0; domain.len()];
-    let whole = domain.size() <= u128::from(SHIFT_SAMPLES);
+    let samples = (domain.size() > u128::from(SHIFT_SAMPLES)).then_some(SHIFT_SAMPLES);
     let mut seen: Option<i128> = None;
-    for k in 0..SHIFT_SAMPLES.min(domain.size().min(u128::from(u64::MAX)) as u64) {
-        if whole {
-            domain.decode(k, &mut point);
-        } else {
-            domain.sample(seed, k, &mut point);
-        }
+    let mut differs = false;
+    bounds::scan_points(&domain, seed, samples, |point| {
         let env: Vec<i128> = domain
-            .env(g, &point)
+            .env(g, point)
             .iter()
             .map(|&v| i128::from(v))
             .collect();
@@ -112,16 +107,18 @@ fn constant_shift(
             interp::eval(g, &[e], &env, model),
             interp::eval(g, &[a], &env, model),
         ) else {
-            continue;
+            return false;
         };
         let (interp::Val::Int(x), interp::Val::Int(y)) = (av[0], ev[0]) else {
-            return None;
+            differs = true;
+            return true;
         };
-        let d = x - y;
-        if seen.is_some_and(|s| s != d) {
-            return None;
-        }
-        seen = Some(d);
+        differs |= seen.is_some_and(|s| s != x - y);
+        seen = Some(x - y);
+        differs
+    });
+    if differs {
+        return None;
     }
     seen
 }

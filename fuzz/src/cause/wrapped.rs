@@ -139,17 +139,12 @@ fn products_and_sums(cs: &[i128]) -> Vec<i128> {
 /// one).
 fn judged_points(g: &Graph, src: &[NodeId], failing: &[i64], seed: u64) -> Vec<Vec<i64>> {
     let domain = Domain::new(g, src);
-    let mut point = vec![0; domain.len()];
+    let samples = (domain.size() > u128::from(SAMPLES)).then_some(SAMPLES);
     let mut out = vec![failing.to_vec()];
-    let whole = domain.size() <= SAMPLES as u128;
-    for k in 0..SAMPLES.min(domain.size().min(u64::MAX as u128) as u64) {
-        if whole {
-            domain.decode(k, &mut point);
-        } else {
-            domain.sample(seed, k, &mut point);
-        }
-        out.push(domain.env(g, &point));
-    }
+    crate::bounds::scan_points(&domain, seed, samples, |point| {
+        out.push(domain.env(g, point));
+        false
+    });
     out
 }
 
