@@ -55,6 +55,21 @@ fn a_rule_that_trusted_a_wrong_bound_is_filed_under_the_transfer_function() {
 }
 
 #[test]
+fn a_pattern_that_trusted_the_bound_of_a_node_its_group_built_is_filed_under_the_transfer_function()
+{
+    // `unscale` rewrites x * -2 < 0 to x * -1 < 0 (right), and `decide`
+    // decides that from the product's wrapped bound [MIN, -5]: wrong at x
+    // = 0, where the case's own bound of x * -2, [-10, 0], holds. The
+    // product that explains it is only in the case `unscale` left.
+    let out = check(
+        "builtbound",
+        "var x in [-9223372036854775808, 5]\nexpr x * -2 < 0\n",
+    );
+    assert!(out.contains("  cause: transfer MUL\n"), "{out}");
+    assert!(out.contains("the bound of `x * -1` (MUL)"), "{out}");
+}
+
+#[test]
 fn a_rule_of_several_patterns_is_narrowed_to_the_wrong_one() {
     // `fold` rewrites y / 1 / -1 with both its patterns; div_one's step
     // is right, and div_neg_one's, taken from where div_one left it, is
@@ -143,6 +158,20 @@ fn a_later_stages_fold_with_a_wrong_bound_is_filed_under_that_bound() {
             "var x in [0, 9]\nvar y in [0, 3]\nexpr (x mod 8 + y * 8) // 4\n",
         ],
         "implied fold: mod",
+    );
+}
+
+#[test]
+fn a_later_stages_fold_whose_answer_overflows_everywhere_is_the_wrapped_bound() {
+    // The `fold` stage bounds x * 12 by its corners wrapped to 64 bits
+    // ([MIN, MIN] over x in [-2^61, 2^61]) and folds the remainder by 13
+    // to `x * 12 - q * 13`, whose q * 13 passes 64 bits: undefined at
+    // every point, so no value says which block it chose. The product's
+    // values pass 64 bits: the bound was computed wrapping.
+    one_cause(
+        "stagedfold",
+        &["var x in [-2305843009213693952, 2305843009213693952]\nexpr x * 12 mod 13\n"],
+        "implied fold: overflow",
     );
 }
 

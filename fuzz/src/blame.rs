@@ -41,6 +41,10 @@ pub struct Blame {
     pub pattern: Option<String>,
     /// The instance it fails on alone.
     pub instance: BlamedAt,
+    /// Where the pattern fails on its own, when the patterns before it in
+    /// the rule's step left the instance rewritten: the nodes they built
+    /// (whose bounds it may have trusted) are there and not in `instance`.
+    pub pattern_instance: Option<BlamedAt>,
     /// Where the subject defines the rule (`file:line`), when it says.
     pub location: Option<String>,
 }
@@ -92,9 +96,12 @@ impl Blame {
         cfg: &CheckConfig,
         fails: &dyn Fn(&checks::Checked) -> bool,
     ) -> Blame {
-        let pattern = match c.patterns.as_slice() {
-            [one] => Some(one.clone()),
-            many => first_wrong_pattern(subject, &at.graph, &at.roots, many, cfg, fails),
+        let (pattern, pattern_instance) = match c.patterns.as_slice() {
+            [one] => (Some(one.clone()), None),
+            many => match first_wrong_pattern(subject, &at.graph, &at.roots, many, cfg, fails) {
+                Some((p, moved)) => (Some(p), moved),
+                None => (None, None),
+            },
         };
         let (rule, _) = rule_and_pattern(rule);
         Blame {
@@ -102,6 +109,7 @@ impl Blame {
             rule: rule.to_string(),
             pattern,
             instance: at,
+            pattern_instance,
         }
     }
 
@@ -115,6 +123,8 @@ impl Blame {
 /// matched), the first whose own step fails, each taken from where the
 /// ones before it left the instance: the step of a group is a sequence of
 /// its closures' rewrites, and the wrong one may come after right ones.
+/// With it, where it failed when the ones before it had rewritten the
+/// instance.
 fn first_wrong_pattern(
     subject: &dyn Subject,
     g: &Graph,
@@ -122,18 +132,23 @@ fn first_wrong_pattern(
     patterns: &[String],
     cfg: &CheckConfig,
     fails: &dyn Fn(&checks::Checked) -> bool,
-) -> Option<String> {
-    let (mut g, mut at) = (g.clone(), at.to_vec());
+) -> Option<(String, Option<BlamedAt>)> {
+    let (mut g, mut at, mut moved) = (g.clone(), at.to_vec(), false);
     for p in patterns {
         let Some(alone) = subject.rule_alone(p) else {
             continue;
         };
         let c = checks::check(&g, &at, alone.as_ref(), cfg, None);
         if fails(&c) {
-            return Some(p.clone());
+            let here = moved.then_some(BlamedAt {
+                graph: g,
+                roots: at,
+                whole_case: false,
+            });
+            return Some((p.clone(), here));
         }
         if let (true, Some(to)) = (c.ok(), c.tgt) {
-            (g, at) = (c.graph, to);
+            (g, at, moved) = (c.graph, to, true);
         }
     }
     None
@@ -231,6 +246,7 @@ pub fn blame(
                     roots: vec![f.before],
                     whole_case: false,
                 },
+                pattern_instance: None,
                 location: None,
             })
         });
@@ -527,6 +543,7 @@ mod tests {
                 roots: p.outputs,
                 whole_case: false,
             },
+            pattern_instance: None,
             location: None,
         };
         let first = save_seed(&dir, &b, "corpus/peers/x/oracle-1.txt").unwrap();

@@ -270,20 +270,30 @@ impl Preparer<'_> {
                 }
             },
         }
+        // Checked with the peer's bounds too: the kept case's cause is
+        // triaged on this check, not on another.
         let mut checked = checks::check(
             &chosen.graph,
             &chosen.outputs,
             subject,
-            &ccfg,
+            &self.triage_config(kind),
             self.validator,
         );
+        // Classified by its own failure, not by a bound asked for triage.
+        let asked = match ccfg.kinds.contains(Kind::Bounds) {
+            true => None,
+            false => checked.bounds_violation.take(),
+        };
         classify(subject, &mut checked, self.confirm, ccfg.width);
+        if asked.is_some() {
+            checked.bounds_violation = asked;
+        }
         let failure = checked
             .oracle
             .as_ref()
             .and_then(|o| o.failure.as_ref())
             .map(|f| f.failure);
-        let filed = self.file_under(&chosen, kind, cause, &checked);
+        let filed = self.file_under(kind, cause, &checked);
         let mut entry =
             Entry::from_checked(&checked, kind, subject, self.check.width, origin, filed);
         if !checked.failed(kind) {
@@ -367,13 +377,7 @@ impl Preparer<'_> {
     /// compiled code gets a construct of it wrong (a wrong value or a trap
     /// the answer is not to blame for), else what triage of the kept case
     /// finds, else `cause` (the finding's as found).
-    fn file_under(
-        &self,
-        chosen: &Program,
-        kind: Kind,
-        cause: Option<Found>,
-        checked: &checks::Checked,
-    ) -> Found {
+    fn file_under(&self, kind: Kind, cause: Option<Found>, checked: &checks::Checked) -> Found {
         if let Some(cause) =
             backend::of_classified(self.subject, checked, self.check.width, self.literals)
                 .or_else(|| crate::cause::model_only(checked))
@@ -383,7 +387,15 @@ impl Preparer<'_> {
         // The kept case's own cause, with what shows it on the kept case;
         // a case shrunk to another cause than its finding's (found before
         // shrinking) keeps its finding's, unless that was only a shape.
-        let now = self.cause_of(chosen, kind);
+        let now = checked.failure(kind).map(|f| {
+            triage::triage(
+                self.subject,
+                checked,
+                f,
+                &self.triage_config(kind),
+                triage::Depth::Full,
+            )
+        });
         match (now, cause) {
             (Some(now), Some(was))
                 if now.cause != was.cause && was.cause.layer() != Layer::Unattributed =>

@@ -11,7 +11,7 @@
 //! beside it (which needs only the peer), inline.
 
 use crate::blame::rule_and_pattern;
-use crate::cause::{implied, Cause, Construct};
+use crate::cause::{BoundOf, Cause, Construct};
 use crate::confirm::Class;
 use crate::corpus::{self, Header, CAUSES_FILE};
 use engine::semantics::Failure;
@@ -289,10 +289,16 @@ pub fn title(d: &Defect) -> String {
         Cause::Stage { stage, subterm } => {
             format!("`{stage}` already gets `{subterm}` wrong")
         }
-        Cause::Implied { stage, op } if op == implied::OVERFLOW => {
+        Cause::Implied {
+            stage,
+            bound: BoundOf::Overflow,
+        } => {
             format!("`{stage}` folds with a bound computed in arithmetic that wraps")
         }
-        Cause::Implied { stage, op } => {
+        Cause::Implied {
+            stage,
+            bound: BoundOf::Op(op),
+        } => {
             format!("`{stage}` folds with a bound of `{op}` that its values leave")
         }
         Cause::Subterm { failure, shape } => match failure {
@@ -409,10 +415,16 @@ fn blamed(d: &Defect) -> String {
         Cause::Transfer(op) => format!("the transfer function of `{op}` in the range analysis"),
         Cause::Backend { backend, construct } => format!("the `{backend}` backend's {construct}"),
         Cause::Stage { stage, .. } => format!("the pipeline stage `{stage}`"),
-        Cause::Implied { stage, op } if op == implied::OVERFLOW => format!(
+        Cause::Implied {
+            stage,
+            bound: BoundOf::Overflow,
+        } => format!(
             "the range analysis `{stage}` folds with: a bound whose values pass 64 bits, computed wrapping"
         ),
-        Cause::Implied { stage, op } => {
+        Cause::Implied {
+            stage,
+            bound: BoundOf::Op(op),
+        } => {
             format!("the bound of `{op}` in the range analysis `{stage}` folds with")
         }
         Cause::Crash(site) => format!("`{site}`"),

@@ -41,7 +41,19 @@ causes (tests/causes_cli.rs). Stdlib only.
               `canonicalize` folds with its wrong bound of a `mod`; it
               splits `(a + b * k*C) // C` to `a // C + b * k` first. The
               cause is that bound (`implied fold: mod`), whatever holds
-              the `mod`, in a sum split or not.
+              the `mod`, in a sum split or not. It bounds `x * C` by its
+              corners wrapped to 64 bits, as MLIR's flattened sum, and
+              folds `e mod C` in block `q` to `e - q * C`: where `x * C`
+              passes 64 bits that answer may overflow at every point
+              (`implied fold: overflow`).
+    builtbound its one rule, `cmp`, is a group of two patterns applied at
+              each node until neither rewrites: `unscale` (`x * -k < c` to
+              `x * -1 < ceil(c / k)`, right) and `decide` (`a < c` decided
+              where the bounds of `a` lie on one side of `c`, right for the
+              bounds it is given); its range analysis is `collapse`'s. The
+              product `decide` trusts is one `unscale` built: the cause is
+              its transfer function (`MUL`), seen where `decide` failed
+              alone after `unscale`, not the pattern.
     misread   a ruleless simplifier that takes every truncating remainder
               `a % b` as the flooring `a mod b`, as TVM's comparison
               folding splits one: wrong where `a` is negative. The cause
@@ -162,6 +174,50 @@ def fold(t, only, matched):
     return t
 
 
+def unscale(case, t):
+    """`x * -k < c` is `x * -1 < ceil(c / k)` (k > 1)."""
+    if (t[0] == "lt" and t[1][0] == "mul" and t[1][2][0] == "const" and t[1][2][1] < -1
+            and t[2][0] == "const"):
+        k = -t[1][2][1]
+        return ["lt", ["mul", t[1][1], ["const", -1]], ["const", -(-t[2][1] // k)]]
+    return None
+
+
+def decide(case, t):
+    """`a < c` where the bounds of `a` lie on one side of `c`."""
+    if t[0] == "lt" and t[2][0] == "const":
+        b = bound(case, t[1], {})
+        if b is not None and b[1] < t[2][1]:
+            return ["bool", True]
+        if b is not None and b[0] >= t[2][1]:
+            return ["bool", False]
+    return None
+
+
+# The patterns of `cmp`, in the order the group tries them at a node.
+CMP = {"unscale": unscale, "decide": decide}
+
+
+def cmp(case, t, only, matched):
+    """`cmp` bottom-up, each node rewritten until no pattern does (`only`:
+    that pattern alone), `matched` collecting the patterns that rewrote."""
+    if t[0] in tp.LEAVES:
+        return t
+    t = [t[0]] + [cmp(case, a, only, matched) for a in t[1:]]
+    while t[0] not in tp.LEAVES:
+        for name, p in CMP.items():
+            if only in (None, name):
+                new = p(case, t)
+                if new is not None:
+                    if name not in matched:
+                        matched.append(name)
+                    t = new
+                    break
+        else:
+            break
+    return t
+
+
 def move_const(t):
     """`a + C < b` is `a < b - C` (no check that `b - C` fits)."""
     if t[0] == "lt" and t[1][0] == "add" and t[1][2][0] == "const":
@@ -170,9 +226,16 @@ def move_const(t):
 
 
 def staged_bound(case, t):
-    """`stagedfold`'s range analysis: a remainder by M is always M - 1."""
+    """`stagedfold`'s range analysis: a remainder by M is always M - 1; a
+    product by a constant, its corners wrapped."""
     if t[0] == "mod" and t[2][0] == "const":
         return (t[2][1] - 1, t[2][1] - 1)
+    if t[0] == "mul" and t[2][0] == "const":
+        x = staged_bound(case, t[1])
+        if x is None:
+            return None
+        cs = [wrap(a * t[2][1]) for a in x]
+        return (min(cs), max(cs))
     if t[0] == "var":
         v = case.var[t[1]]
         return (v.lo, v.hi)
@@ -196,6 +259,11 @@ def staged_fold(case, t):
         b = staged_bound(case, t[1])
         if b is not None and b[0] // t[2][1] == b[1] // t[2][1]:
             return ["const", b[0] // t[2][1]]
+    # `e mod C` with the bounds of `e` in block q is `e - q * C`.
+    if t[0] == "mod" and t[2][0] == "const" and t[2][1] > 0 and t[1][0] == "mul":
+        b = staged_bound(case, t[1])
+        if b is not None and b[0] // t[2][1] == b[1] // t[2][1]:
+            return ["sub", t[1], ["mul", ["const", b[0] // t[2][1]], t[2]]]
     return t
 
 
@@ -242,6 +310,12 @@ def rewrite(case, t, memo, fired):
         if matched:
             fired["fold"] = fired.get("fold", 0) + 1
         return new
+    if MODE == "builtbound":
+        matched = []
+        new = cmp(case, t, None, matched)
+        if matched:
+            fired["cmp"] = fired.get("cmp", 0) + 1
+        return new
     t = [t[0]] + [rewrite(case, a, memo, fired) for a in t[1:]]
     if MODE == "crash":
         fold_divisor(t)
@@ -263,7 +337,7 @@ def simplify(case, stage=None):
 
 
 class Rules(tp.Rules):
-    NAME = {"collapse": "collapse", "patterns": "fold"}.get(MODE, "sub_min")
+    NAME = {"collapse": "collapse", "patterns": "fold", "builtbound": "cmp"}.get(MODE, "sub_min")
 
     def list(self):
         return [{"name": self.NAME, "pattern": self.NAME, "location": "tests/adapters/causes.py",
@@ -281,6 +355,13 @@ class Rules(tp.Rules):
             if not matched:
                 raise tp.Declined("no pattern of fold rewrites it")
             return tp.Simplified([new], {}, [f"fold/{m}" for m in matched])
+        if MODE == "builtbound":
+            only = rule.split("/", 1)[1] if "/" in rule else None
+            matched = []
+            new = cmp(case, t, only, matched)
+            if not matched:
+                raise tp.Declined("no pattern of cmp rewrites it")
+            return tp.Simplified([new], {}, [f"cmp/{m}" for m in matched])
         new = collapse(case, t, {}) if MODE == "collapse" else sub_min(t)
         if new is None:
             raise tp.Declined("the rule does not rewrite the root")

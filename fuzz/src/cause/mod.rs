@@ -103,6 +103,38 @@ impl fmt::Display for Construct {
     }
 }
 
+/// What the bound a pipeline stage folded with was of ([`Cause::Implied`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BoundOf {
+    /// A node of this op (tileproof's name), nodes that change nothing
+    /// looked through.
+    Op(String),
+    /// A numerator whose values pass 64 bits over the integers: a bound
+    /// computed in 64-bit arithmetic wraps there, whichever op is on top.
+    Overflow,
+}
+
+impl BoundOf {
+    /// Its text in a cause's key: the op, or `overflow`.
+    const OVERFLOW: &'static str = "overflow";
+
+    fn parse(s: &str) -> BoundOf {
+        match s {
+            BoundOf::OVERFLOW => BoundOf::Overflow,
+            op => BoundOf::Op(op.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for BoundOf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BoundOf::Op(op) => f.write_str(op),
+            BoundOf::Overflow => f.write_str(BoundOf::OVERFLOW),
+        }
+    }
+}
+
 /// The defect a finding is filed under.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Cause {
@@ -117,10 +149,10 @@ pub enum Cause {
     /// A range analysis the peer does not expose, read from a later
     /// pipeline stage's folds: the stage folded a quotient or remainder as
     /// if its numerator, of `op`, stayed in a bound it leaves
-    /// ([`implied`]: MLIR's `canonicalize` and its bound of a `mod`); `op`
-    /// is [`implied::OVERFLOW`] where the numerator's values pass 64 bits
-    /// (a bound computed in wrapping arithmetic: MLIR's flattened sum).
-    Implied { stage: String, op: String },
+    /// ([`implied`]: MLIR's `canonicalize` and its bound of a `mod`), or
+    /// whose values pass 64 bits (a bound computed in wrapping arithmetic:
+    /// MLIR's flattened sum).
+    Implied { stage: String, bound: BoundOf },
     /// The peer's backend: its compiled code gets a construct wrong.
     Backend {
         backend: String,
@@ -184,7 +216,7 @@ impl Cause {
         match self {
             Cause::Rule(r) => format!("rule {r}"),
             Cause::Transfer(op) => format!("transfer {op}"),
-            Cause::Implied { stage, op } => format!("implied {stage}: {op}"),
+            Cause::Implied { stage, bound } => format!("implied {stage}: {bound}"),
             Cause::Backend { backend, construct } => format!("backend {backend} {construct}"),
             Cause::Stage { stage, subterm } => format!("stage {stage}: {subterm}"),
             Cause::Subterm { failure, shape } => format!("subterm {}: {shape}", failure.name()),
@@ -206,10 +238,10 @@ impl Cause {
             "rule" if !rest.is_empty() => Cause::Rule(rest),
             "transfer" if !rest.is_empty() => Cause::Transfer(rest),
             "implied" => {
-                let (stage, op) = rest.split_once(": ")?;
+                let (stage, bound) = rest.split_once(": ")?;
                 Cause::Implied {
                     stage: stage.to_string(),
-                    op: op.to_string(),
+                    bound: BoundOf::parse(bound),
                 }
             }
             "backend" => {
@@ -280,10 +312,16 @@ impl Cause {
             Cause::Transfer(op) => format!(
                 "the range analysis's bounds of {op} exclude values the node takes while its operands' bounds hold"
             ),
-            Cause::Implied { stage, op } if op == implied::OVERFLOW => format!(
+            Cause::Implied {
+                stage,
+                bound: BoundOf::Overflow,
+            } => format!(
                 "stage {stage} folds with a bound computed in wrapping arithmetic: the values it bounds pass 64 bits"
             ),
-            Cause::Implied { stage, op } => format!(
+            Cause::Implied {
+                stage,
+                bound: BoundOf::Op(op),
+            } => format!(
                 "stage {stage} folds as if a value of {op} stayed in a bound it leaves: its range analysis's bound of {op} (read from its folds)"
             ),
             Cause::Backend { backend, construct } => {
@@ -366,11 +404,11 @@ mod tests {
             Cause::Transfer("MUL".into()),
             Cause::Implied {
                 stage: "canonicalize".into(),
-                op: "mod".into(),
+                bound: BoundOf::Op("mod".into()),
             },
             Cause::Implied {
                 stage: "canonicalize".into(),
-                op: implied::OVERFLOW.into(),
+                bound: BoundOf::Overflow,
             },
             Cause::Backend {
                 backend: "clang".into(),

@@ -19,6 +19,7 @@
 //! ([`crate::finding`]).
 
 use super::found::{Found, WrongBound};
+use super::misread::rebuild;
 use super::subterm::{how_wrong, innermost_wrong, wrong_subterm};
 use super::transfer::{self, Wrong};
 use super::{site, stage, Cause};
@@ -26,9 +27,10 @@ use crate::blame::Blame;
 use crate::blame::{self, Instance};
 use crate::bucket;
 use crate::checks::{self, CheckConfig, CheckFailure, Checked};
+use crate::corpus::case_body;
 use crate::kind::{Kind, KindSet};
 use crate::subject::Subject;
-use engine::ir::NodeId;
+use engine::ir::{Graph, NodeId, Op};
 use engine::semantics::{Failure, Model};
 
 /// How far a triage looks.
@@ -127,18 +129,8 @@ fn oracle_cause(
         Depth::Full => Instance::Smallest,
     };
     let points: Vec<Vec<i64>> = failure.env.iter().cloned().collect();
-    if let Some(b) = blame::blame(subject, g, src, how, &fired, cfg, instance, &points) {
-        // The rule's premises: a step that is right wherever the peer's
-        // bounds of its instance hold trusted a wrong bound.
-        if let Some(found) = instance_bounds_explain(subject, &b, cfg, model, checked) {
-            return Some(found);
-        }
-        return Some(Found {
-            cause: Cause::Rule(b.culprit().to_string()),
-            blame: Some(b),
-            wrong_bound: None,
-            how: None,
-        });
+    if let Some(found) = blamed(subject, checked, how, &fired, cfg, model, instance, &points) {
+        return Some(found);
     }
     if !peer {
         return None;
@@ -169,6 +161,50 @@ fn oracle_cause(
         failure: how,
         shape: bucket::linear_shape(g, n),
     }))
+}
+
+/// The cause a rule's step shows: the rule (its failing pattern) whose
+/// step fails alone like the finding, or the transfer function of a bound
+/// that step trusted (right wherever the peer's bounds of its instance
+/// hold); `fired`: the rules tried.
+#[allow(clippy::too_many_arguments)]
+fn blamed(
+    subject: &dyn Subject,
+    checked: &Checked,
+    how: Failure,
+    fired: &[(String, usize)],
+    cfg: &CheckConfig,
+    model: Model,
+    instance: Instance,
+    points: &[Vec<i64>],
+) -> Option<Found> {
+    let (g, src) = (&checked.graph, &checked.src);
+    let mut b = blame::blame(subject, g, src, how, fired, cfg, instance, points)?;
+    // The rule's premises: a step that is right wherever the peer's
+    // bounds of its instance hold trusted a wrong bound.
+    if let Some(found) = instance_bounds_explain(subject, &b, cfg, model, checked) {
+        return Some(found);
+    }
+    // Blamed on the whole case, the rule is judged again on the innermost
+    // node it fails on alone, as a kept finding's is: the bound it trusted
+    // may be of a node only its own rewrites there build, and the pattern
+    // named there is the one a kept finding of the same defect names.
+    if b.instance.whole_case && instance == Instance::Case {
+        if let Some(small) =
+            blame::blame(subject, g, src, how, fired, cfg, Instance::Smallest, points)
+        {
+            if let Some(found) = instance_bounds_explain(subject, &small, cfg, model, checked) {
+                return Some(found);
+            }
+            b = small;
+        }
+    }
+    Some(Found {
+        cause: Cause::Rule(b.culprit().to_string()),
+        blame: Some(b),
+        wrong_bound: None,
+        how: None,
+    })
 }
 
 /// The range analysis's transfer function, when the peer's bounds of
@@ -207,19 +243,79 @@ fn instance_bounds_explain(
     model: Model,
     case: &Checked,
 ) -> Option<Found> {
-    let alone = subject.rule_alone(&b.rule)?;
+    // A pattern that failed after others of its rule's step rewrote the
+    // instance is judged there, alone: the nodes they built are bounded
+    // there (Morok's `x * -512 + c < 512` folded to `x * -1 < 1`, then
+    // decided from the product's bound).
+    let (alone, at) = match (&b.pattern, &b.pattern_instance) {
+        (Some(p), Some(at)) => (subject.rule_alone(p)?, at),
+        _ => (subject.rule_alone(&b.rule)?, &b.instance),
+    };
     let step_cfg = CheckConfig {
         kinds: KindSet::only(Kind::Oracle),
         ..cfg.clone()
     };
     // The case's own bounds serve when the instance is the case.
-    let at = &b.instance;
-    let whole = at.whole_case;
-    let mut step = if whole {
-        checks::check(&case.graph, &case.src, alone.as_ref(), &step_cfg, None)
-    } else {
-        checks::check(&at.graph, &at.roots, alone.as_ref(), &step_cfg, None)
+    let (g, roots) = match at.whole_case {
+        true => (&case.graph, &case.src),
+        false => (&at.graph, &at.roots),
     };
+    let step = checks::check(g, roots, alone.as_ref(), &step_cfg, None);
+    let answer = |c: &Checked| c.tgt.as_ref().map(|t| case_body(&c.graph, t, None));
+    let mins: Vec<NodeId> = g
+        .reachable(roots)
+        .into_iter()
+        .filter(|&n| g.node(n).op == Op::Min)
+        .collect();
+    let was = (!mins.is_empty()).then(|| answer(&step)).flatten();
+    if let Some(found) = step_bounds_explain(subject, step, at.whole_case, case, cfg, model) {
+        return Some(found);
+    }
+    // A peer with no `min` spells it with ops it has, whose nodes the
+    // case's bounds do not show (Morok's `-max(-a, -b)`: the bound of `-b`
+    // is its product's, or `where(a < b, a, b)` where a negation would
+    // overflow). The instance spelled so, each `min` one way or the other,
+    // where the peer answers it as it answered the instance (the same
+    // program to it), shows them.
+    let was = was?;
+    let spellings: Vec<Vec<MinSpelling>> = match mins.len() {
+        k if k <= MAX_RESPELLED => (0..1u32 << k)
+            .map(|mask| {
+                (0..k)
+                    .map(|i| match mask >> i & 1 {
+                        0 => MinSpelling::Negation,
+                        _ => MinSpelling::Select,
+                    })
+                    .collect()
+            })
+            .collect(),
+        k => MinSpelling::ALL.iter().map(|&how| vec![how; k]).collect(),
+    };
+    spellings.into_iter().find_map(|how| {
+        let mut spelled = g.clone();
+        let roots = MinSpelling::respell(&how, &mins, &mut spelled, roots);
+        let step = checks::check(&spelled, &roots, alone.as_ref(), &step_cfg, None);
+        if answer(&step).as_ref() != Some(&was) {
+            return None;
+        }
+        step_bounds_explain(subject, step, false, case, cfg, model)
+    })
+}
+
+/// `min`s of an instance past which only the two uniform spellings are
+/// tried, not every mix.
+const MAX_RESPELLED: usize = 3;
+
+/// [`bounds_explain`] of a rule's `step` alone, with the peer's bounds of
+/// its source (the case's own when it is the case, `whole`).
+fn step_bounds_explain(
+    subject: &dyn Subject,
+    mut step: Checked,
+    whole: bool,
+    case: &Checked,
+    cfg: &CheckConfig,
+    model: Model,
+) -> Option<Found> {
     if whole {
         step.peer_bounds = case.peer_bounds.clone();
         step.bounds_violations = case.bounds_violations.clone();
@@ -236,6 +332,43 @@ fn instance_bounds_explain(
     }
     let failure = step.failure(Kind::Oracle)?.clone();
     bounds_explain(&step, &failure, model, cfg.seed)
+}
+
+/// How a peer with no `min` may spell `min(a, b)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MinSpelling {
+    /// `-max(-a, -b)` (tinygrad's and Morok's).
+    Negation,
+    /// `where(a < b, a, b)`.
+    Select,
+}
+
+impl MinSpelling {
+    const ALL: [MinSpelling; 2] = [MinSpelling::Negation, MinSpelling::Select];
+
+    /// `roots` of `g` with the `min`s `mins` spelled `how` (one each).
+    fn respell(
+        how: &[MinSpelling],
+        mins: &[NodeId],
+        g: &mut Graph,
+        roots: &[NodeId],
+    ) -> Vec<NodeId> {
+        rebuild(g, roots, |g, n, _, src| {
+            let i = mins.iter().position(|&m| m == n)?;
+            let [a, b] = *src else { return None };
+            Some(match how[i] {
+                MinSpelling::Negation => {
+                    let (na, nb) = (g.mk(Op::Neg, &[a]), g.mk(Op::Neg, &[b]));
+                    let m = g.mk(Op::Max, &[na, nb]);
+                    g.mk(Op::Neg, &[m])
+                }
+                MinSpelling::Select => {
+                    let lt = g.mk(Op::Lt, &[a, b]);
+                    g.mk(Op::Where, &[lt, a, b])
+                }
+            })
+        })
+    }
 }
 
 /// Whether `failure` of `checked` still has cause `want` (a shrink
@@ -276,14 +409,17 @@ pub fn holds(
                 _ => checked.fired(subject.rule_names()),
             };
             let points: Vec<Vec<i64>> = failure.env.iter().cloned().collect();
-            let Some(b) = blame::blame(subject, g, src, how, &only, cfg, Instance::Case, &points)
-            else {
-                return false;
-            };
-            match instance_bounds_explain(subject, &b, cfg, model, checked) {
-                Some(found) => found.cause == *want,
-                None => Cause::Rule(b.culprit().to_string()) == *want,
-            }
+            blamed(
+                subject,
+                checked,
+                how,
+                &only,
+                cfg,
+                model,
+                Instance::Case,
+                &points,
+            )
+            .is_some_and(|found| found.cause == *want)
         }
         Cause::Subterm { failure, shape } => {
             oracle_failure(checked, model) == Some(*failure)
@@ -370,4 +506,39 @@ fn shape(checked: &Checked, kind: Kind, node: Option<NodeId>) -> Cause {
 /// filed under when nothing more can be said of it).
 pub fn shape_of(checked: &Checked, kind: Kind) -> Cause {
     shape(checked, kind, checked.failure(kind).and_then(|f| f.node))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::parse::parse_program;
+
+    fn spelled(text: &str, how: &[MinSpelling]) -> String {
+        let p = parse_program(text).unwrap();
+        let mut g = p.graph.clone();
+        let mins: Vec<NodeId> = g
+            .reachable(&p.outputs)
+            .into_iter()
+            .filter(|&n| g.node(n).op == Op::Min)
+            .collect();
+        let roots = MinSpelling::respell(how, &mins, &mut g, &p.outputs);
+        case_body(&g, &roots, None)
+    }
+
+    #[test]
+    fn each_min_is_spelled_the_way_asked_and_nothing_else_changes() {
+        // Operands first: the inner `min` is the first one found (the
+        // graph keeps a commutative op's operands in its own order).
+        let text = "var x in [0, 9]\nvar y in [0, 9]\nexpr min(min(x, y) + 1, x) * 2\n";
+        let both = spelled(text, &[MinSpelling::Negation, MinSpelling::Negation]);
+        assert!(
+            both.ends_with("expr -max(-x, -(-max(-x, -y) + 1)) * 2\n"),
+            "{both}"
+        );
+        let mixed = spelled(text, &[MinSpelling::Select, MinSpelling::Negation]);
+        assert!(
+            mixed.ends_with("expr -max(-x, -(where(x < y, x, y) + 1)) * 2\n"),
+            "{mixed}"
+        );
+    }
 }
