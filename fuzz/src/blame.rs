@@ -25,7 +25,7 @@ use crate::subject::{Answer, Profile, Refusal, Subject};
 use engine::ir::{Graph, NodeId};
 use engine::op::Op;
 use engine::semantics::{Failure, Model};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -352,19 +352,7 @@ fn innermost_first(g: &Graph, roots: &[NodeId]) -> Vec<NodeId> {
 
 /// `root` with node `from` replaced by `to` wherever it occurs.
 fn replace(g: &mut Graph, root: NodeId, from: NodeId, to: NodeId) -> NodeId {
-    let mut map: HashMap<NodeId, NodeId> = HashMap::from([(from, to)]);
-    for id in g.reachable(&[root]) {
-        if id == from {
-            continue;
-        }
-        let src = g.node(id).src().to_vec();
-        let new: Vec<NodeId> = src.iter().map(|s| *map.get(s).unwrap_or(s)).collect();
-        if new != src {
-            let rebuilt = g.with_src(id, &new);
-            map.insert(id, rebuilt);
-        }
-    }
-    *map.get(&root).unwrap_or(&root)
+    g.rebuild(&[root], |_, n, _, _| (n == from).then_some(to))[0]
 }
 
 /// One firing of the engine's trace as a subject: its answer is the node

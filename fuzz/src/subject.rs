@@ -350,18 +350,9 @@ fn make_affine(out: &mut Graph, op: Op, src: &mut [NodeId], id: NodeId) {
 
 /// `id` rebuilt in `g` with every `invalid` below it replaced by 0.
 fn without_invalid(g: &mut Graph, id: NodeId) -> NodeId {
-    let mut map: FxHashMap<NodeId, NodeId> = FxHashMap::default();
-    for n in g.reachable(&[id]) {
-        let node = *g.node(n);
-        let new = if node.op == Op::Invalid {
-            g.cnst(0, DType::Index)
-        } else {
-            let src: Vec<NodeId> = node.src().iter().map(|s| map[s]).collect();
-            g.with_src(n, &src)
-        };
-        map.insert(n, new);
-    }
-    map[&id]
+    g.rebuild(&[id], |g, _, node, _| {
+        (node.op == Op::Invalid).then(|| g.cnst(0, DType::Index))
+    })[0]
 }
 
 /// A subject's answer to one case.

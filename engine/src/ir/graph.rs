@@ -580,6 +580,27 @@ impl Graph {
         Some(out)
     }
 
+    /// `roots` rebuilt bottom-up: each node as `swap` builds it (from the
+    /// node, its old node and its rebuilt operands), else as it was over
+    /// its rebuilt operands (itself where they did not change).
+    pub fn rebuild(
+        &mut self,
+        roots: &[NodeId],
+        mut swap: impl FnMut(&mut Graph, NodeId, &Node, &[NodeId]) -> Option<NodeId>,
+    ) -> Vec<NodeId> {
+        let mut map: FxHashMap<NodeId, NodeId> = FxHashMap::default();
+        for n in self.reachable(roots) {
+            let node = *self.node(n);
+            let src: Vec<NodeId> = node.src().iter().map(|s| map[s]).collect();
+            let new = match swap(self, n, &node, &src) {
+                Some(m) => m,
+                None => self.with_src(n, &src),
+            };
+            map.insert(n, new);
+        }
+        roots.iter().map(|r| map[r]).collect()
+    }
+
     /// Copies the subgraph of `roots` in `from` into `self`, mapping
     /// variables by name (declaring those `self` lacks).
     pub fn import(&mut self, from: &Graph, roots: &[NodeId]) -> Result<Vec<NodeId>, TypeError> {
@@ -649,5 +670,32 @@ fn node_range(g: &Graph, op: Op, dtype: DType, src: &[NodeId]) -> (i64, i64) {
         (1, 0)
     } else {
         (r.lo as i64, r.hi as i64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::Op;
+    use crate::text::parse::parse_program;
+
+    #[test]
+    fn rebuild_swaps_the_nodes_asked_and_rebuilds_only_what_is_above_them() {
+        let p = parse_program("var x in [0, 9]\nvar y in [0, 9]\nexpr (x + 1) * y + x\n").unwrap();
+        let mut g = p.graph;
+        let root = p.outputs[0];
+        let nodes = g.reachable(&[root]);
+        // Nothing swapped: the same node.
+        assert_eq!(g.rebuild(&[root], |_, _, _, _| None), vec![root]);
+        // Every `x` by `x * 2`: the nodes above it are rebuilt over it.
+        let x = nodes
+            .iter()
+            .copied()
+            .find(|&n| matches!(g.node(n).op, Op::Var(v) if g.var(v).name == "x"))
+            .unwrap();
+        let two = g.cnst(2, g.node(x).dtype);
+        let doubled = g.mk(Op::Mul, &[x, two]);
+        let new = g.rebuild(&[root], |_, n, _, _| (n == x).then_some(doubled))[0];
+        // (A commutative op's operands come out in the graph's order.)
+        assert_eq!(crate::text::print::expr(&g, new), "x * 2 + (x * 2 + 1) * y");
     }
 }

@@ -25,7 +25,6 @@
 //! right): MLIR's first stage builds the expressions with no ranges at
 //! all, so a wrong fold there is not a bound's.
 
-use super::misread::rebuild;
 use super::{BoundOf, Cause};
 use crate::bounds::{self, Bound};
 use crate::checks::{self, CheckConfig, Checked};
@@ -344,9 +343,8 @@ impl Answered<'_> {
             };
             let one = g.cnst(1, g.node(e).dtype);
             let e1 = g.mk(Op::Add, &[e, one]);
-            let at = |g: &mut Graph, by: NodeId| {
-                rebuild(g, &[n], |_, x, _, _| (x == m).then_some(by))[0]
-            };
+            let at =
+                |g: &mut Graph, by: NodeId| g.rebuild(&[n], |_, x, _, _| (x == m).then_some(by))[0];
             let (as_e, as_e1) = (at(&mut g, e), at(&mut g, e1));
             let (Some(coefficient), Some(moved)) = (
                 constant_shift(&g, n, as_e, as_e1, model, cfg.seed),

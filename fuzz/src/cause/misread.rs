@@ -10,9 +10,8 @@ use super::Cause;
 use crate::checks::{self, CheckConfig, Checked};
 use crate::oracle::{self, OracleConfig};
 use engine::ir::op::{Family, Part};
-use engine::ir::{Graph, Node, NodeId, Op};
+use engine::ir::{Graph, NodeId, Op};
 use engine::semantics::Model;
-use rustc_hash::FxHashMap;
 
 /// The family a peer's answer for a (sub)case misreads: the answer equals
 /// the source with every quotient and remainder of that family (else one
@@ -103,7 +102,7 @@ fn reread(
     as_: Family,
     magnitude: bool,
 ) -> Vec<NodeId> {
-    rebuild(g, roots, |g, n, node, src| {
+    g.rebuild(roots, |g, n, node, src| {
         if !nodes.contains(&n) {
             return None;
         }
@@ -115,26 +114,4 @@ fn reread(
         }
         Some(g.mk(Op::division(as_, part).unwrap_or(node.op), &src))
     })
-}
-
-/// `roots` rebuilt in `g` bottom-up: each node as `swap` builds it (from
-/// the node, its old node and its rebuilt operands), else as it was over
-/// its rebuilt operands.
-pub(super) fn rebuild(
-    g: &mut Graph,
-    roots: &[NodeId],
-    mut swap: impl FnMut(&mut Graph, NodeId, &Node, &[NodeId]) -> Option<NodeId>,
-) -> Vec<NodeId> {
-    let mut map: FxHashMap<NodeId, NodeId> = FxHashMap::default();
-    for n in g.reachable(roots) {
-        let node = *g.node(n);
-        let src: Vec<NodeId> = node.src().iter().map(|s| map[s]).collect();
-        let new = match swap(g, n, &node, &src) {
-            Some(m) => m,
-            None if src.is_empty() || src == node.src() => n,
-            None => g.with_src(n, &src),
-        };
-        map.insert(n, new);
-    }
-    roots.iter().map(|r| map[r]).collect()
 }

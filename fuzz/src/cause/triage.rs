@@ -19,7 +19,6 @@
 //! ([`crate::finding`]).
 
 use super::found::{Found, WrongBound};
-use super::misread::rebuild;
 use super::subterm::{how_wrong, innermost_wrong, wrong_subterm};
 use super::transfer::{self, Wrong};
 use super::{site, stage, Cause};
@@ -353,7 +352,7 @@ impl MinSpelling {
         g: &mut Graph,
         roots: &[NodeId],
     ) -> Vec<NodeId> {
-        rebuild(g, roots, |g, n, _, src| {
+        g.rebuild(roots, |g, n, _, src| {
             let i = mins.iter().position(|&m| m == n)?;
             let [a, b] = *src else { return None };
             Some(match how[i] {

@@ -5,7 +5,6 @@
 //! answer is wrong over the integers, but only by the wrap: one defect
 //! whatever the rewrite folded.
 
-use super::misread::rebuild;
 use crate::checks::{self, CheckConfig, Checked};
 use crate::kind::{Kind, KindSet};
 use crate::oracle::Domain;
@@ -93,7 +92,7 @@ fn folded(checked: &Checked, model: Model, seed: u64) -> Option<String> {
                 by.push((*n, cands[pick - 1] as i64));
             }
         }
-        let unwrapped = rebuild(&mut g, tgt, |g, n, node, _| {
+        let unwrapped = g.rebuild(tgt, |g, n, node, _| {
             let (_, v) = by.iter().find(|(m, _)| *m == n)?;
             Some(g.cnst(*v, node.dtype))
         });
@@ -167,7 +166,7 @@ fn edge(subject: &dyn Subject, checked: &Checked, cfg: &CheckConfig) -> Option<S
     if edges.is_empty() {
         return None;
     }
-    let moved = rebuild(&mut g, &checked.src, |g, n, node, _| {
+    let moved = g.rebuild(&checked.src, |g, n, node, _| {
         let Op::Const(c) = node.op else { return None };
         edges.contains(&n).then(|| g.cnst(c / 2, node.dtype))
     });
