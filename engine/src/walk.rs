@@ -168,6 +168,15 @@ impl Limits {
         whole: SMALL,
         samples: 1 << 12,
     };
+
+    /// A value read off a peer's answer for a subterm (a constant it is
+    /// shifted by, whether it is defined anywhere, whether an unwrapped
+    /// constant makes it right), by the interpreter, several times per
+    /// finding: a few dozen points.
+    const READING: Limits = Limits {
+        whole: 64,
+        samples: 64,
+    };
 }
 
 /// Why a domain is decided: each purpose spends its own budget.
@@ -201,6 +210,9 @@ pub enum Purpose {
     /// analysis gives hold (a finding's cause: the analysis or the rule
     /// that trusted it).
     Premise,
+    /// A value read off a peer's answer for a subterm, to name what is
+    /// wrong with it (a finding's cause).
+    Reading,
 }
 
 impl Purpose {
@@ -215,6 +227,7 @@ impl Purpose {
             Purpose::Meaning => Limits::MEANING,
             Purpose::Subterm => Limits::SUBTERM,
             Purpose::Premise => Limits::PREMISE,
+            Purpose::Reading => Limits::READING,
         }
     }
 }
@@ -305,12 +318,18 @@ pub fn decide(purpose: Purpose, points: u128, nodes: usize) -> Decision {
         Purpose::Bounds if !whole => Decision::of([sampled]),
         Purpose::Bounds if points <= SMALL => Decision::of([Way::Interpreter]),
         Purpose::Bounds => Decision::of([Way::Compiled, Way::Interpreter]),
-        Purpose::FailingPoints | Purpose::Meaning | Purpose::Subterm | Purpose::Premise
+        Purpose::FailingPoints
+        | Purpose::Meaning
+        | Purpose::Subterm
+        | Purpose::Premise
+        | Purpose::Reading
             if whole =>
         {
             Decision::of([Way::Interpreter])
         }
-        Purpose::FailingPoints | Purpose::Meaning | Purpose::Premise => Decision::of([sampled]),
+        Purpose::FailingPoints | Purpose::Meaning | Purpose::Premise | Purpose::Reading => {
+            Decision::of([sampled])
+        }
         Purpose::Subterm => Decision::of([]),
     }
 }

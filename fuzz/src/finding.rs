@@ -279,15 +279,7 @@ impl Preparer<'_> {
             &self.triage_config(kind),
             self.validator,
         );
-        // Classified by its own failure, not by a bound asked for triage.
-        let asked = match ccfg.kinds.contains(Kind::Bounds) {
-            true => None,
-            false => checked.bounds_violation.take(),
-        };
         classify(subject, &mut checked, self.confirm, ccfg.width);
-        if asked.is_some() {
-            checked.bounds_violation = asked;
-        }
         let failure = checked
             .oracle
             .as_ref()

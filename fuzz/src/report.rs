@@ -310,7 +310,6 @@ pub fn title(d: &Defect) -> String {
         Cause::Misread { read } => {
             format!("a rewrite rounds {read} division and remainder another way")
         }
-
         Cause::Crash(site) => format!("crash at `{site}`"),
         Cause::Loop(rules) => format!("rewriting does not terminate: {}", rules.join(", ")),
         Cause::Hang => "the simplifier does not answer".into(),

@@ -35,6 +35,7 @@ use engine::interp;
 use engine::ir::ranges::{self, Range};
 use engine::ir::{DType, Graph, NodeId, Op};
 use engine::semantics::Model;
+use engine::walk::{self, Purpose};
 
 /// The interval the answer `a` for `e op c` (c > 0) needs `e` in: a
 /// quotient folded to a constant, a remainder folded to `e` less a
@@ -49,10 +50,11 @@ fn needed(
     shift: Option<i128>,
 ) -> Option<(i64, i64)> {
     let c = i128::from(c);
-    let block = |q: i128| (q * c, q * c + c - 1);
-    let (lo, hi) = match (op, g.node(a).op) {
-        (Op::FloorDiv, Op::Const(k)) => block(i128::from(k)),
-        (Op::CeilDiv, Op::Const(k)) => ((i128::from(k) - 1) * c + 1, i128::from(k) * c),
+    match (op, g.node(a).op) {
+        (Op::FloorDiv, Op::Const(k)) => Some(block(i128::from(k), c)),
+        (Op::CeilDiv, Op::Const(k)) => {
+            Some(in_64_bits((i128::from(k) - 1) * c + 1, i128::from(k) * c))
+        }
         (Op::Mod, _) => {
             // `e`, `e + d` or `d + e` as written, else as sampled.
             let written = match g.node(a).src() {
@@ -65,25 +67,56 @@ fn needed(
                 }
                 _ => None,
             };
-            let d = written.or(shift)?;
-            if d % c != 0 {
-                return None;
-            }
-            block(-d / c)
+            shifted_block(written.or(shift)?, c)
         }
-        _ => return None,
-    };
-    // What of it a 64-bit value can be (nothing: every value leaves it).
-    let clamp = |v: i128| v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
-    Some(if lo > i128::from(i64::MAX) || hi < i128::from(i64::MIN) {
-        (1, 0)
-    } else {
-        (clamp(lo), clamp(hi))
-    })
+        _ => None,
+    }
 }
 
-/// Points `a - e` is sampled at.
-const SHIFT_SAMPLES: u64 = 32;
+/// Block `q` of `c`: the values `e` whose quotient by `c` is `q`.
+fn block(q: i128, c: i128) -> (i64, i64) {
+    in_64_bits(q * c, q * c + c - 1)
+}
+
+/// The block `e` must lie in for `e mod c` to be `e + d` (`d` a multiple
+/// of `c`).
+fn shifted_block(d: i128, c: i128) -> Option<(i64, i64)> {
+    (d % c == 0).then(|| block(-d / c, c))
+}
+
+/// Far past 64 bits, and far from i128's own overflow.
+const FAR: i128 = 1 << 100;
+
+/// What of `[lo, hi]` a 64-bit value can be: clamped to them, and empty
+/// (`[1, 0]`) where every value leaves it.
+fn in_64_bits(lo: i128, hi: i128) -> (i64, i64) {
+    let (min, max) = (i128::from(i64::MIN), i128::from(i64::MAX));
+    if lo > max || hi < min {
+        return (1, 0);
+    }
+    (lo.clamp(min, max) as i64, hi.clamp(min, max) as i64)
+}
+
+/// What the fold's bound of `e` in `n` was of, when `e` leaves `block`
+/// (the interval the fold needed) at some point walked: the lowest node
+/// under `e` that leaves the interval carried down to it, or the overflow.
+fn left(
+    g: &Graph,
+    n: NodeId,
+    e: NodeId,
+    block: (i64, i64),
+    model: Model,
+    seed: u64,
+) -> Option<BoundOf> {
+    let found = bounds::violations(g, &[n], &[(e, Bound::Int(block.0, block.1))], model, seed);
+    if found.is_empty() {
+        return None;
+    }
+    Some(match bound_key(g, e) {
+        BoundOf::Overflow => BoundOf::Overflow,
+        _ => bound_key(g, lowest_violated(g, n, e, block, model, seed)),
+    })
+}
 
 /// A point of `domain` as the interpreter takes it.
 fn wide_env(domain: &Domain, g: &Graph, point: &[i64]) -> Vec<i128> {
@@ -116,7 +149,7 @@ fn constant_shift(
     seed: u64,
 ) -> Option<i128> {
     let domain = Domain::new(g, &[n]);
-    let samples = (domain.size() > u128::from(SHIFT_SAMPLES)).then_some(SHIFT_SAMPLES);
+    let samples = walk::decide(Purpose::Reading, domain.size(), 0).samples();
     let mut seen: Option<i128> = None;
     let mut differs = false;
     bounds::scan_points(&domain, seed, samples, |point| {
@@ -147,8 +180,6 @@ const MAX_TERMS: usize = 16;
 /// Whether a node of `e` takes values past 64 bits over the integers
 /// (exact interval arithmetic from the variables' ranges).
 fn passes_64_bits(g: &Graph, e: NodeId) -> bool {
-    // Far past 64 bits, and far from i128's own overflow.
-    const FAR: i128 = 1 << 100;
     let mut exact: rustc_hash::FxHashMap<NodeId, Range> = rustc_hash::FxHashMap::default();
     let mut wraps = false;
     for n in g.reachable(&[e]) {
@@ -197,13 +228,16 @@ fn bound_key(g: &Graph, e: NodeId) -> BoundOf {
 }
 
 /// The cause of `n` (a subterm `stage` gets wrong alone, `stage` named
-/// `name`): the bound of its numerator the stage's fold needed, when the
+/// `name`; `at_n`: its check by the stage, whose graph holds `n` under its
+/// own id): the bound of its numerator the stage's fold needed, when the
 /// numerator takes a value outside it; else that of the part of a sum
-/// numerator its multiples of the divisor leave.
+/// numerator its multiples of the divisor leave; else of a remainder it
+/// holds, read in context; else the wrapped bound of a fold whose answer
+/// overflows everywhere.
 pub fn implied(
     stage: &dyn Subject,
     name: &str,
-    g: &Graph,
+    at_n: &Checked,
     n: NodeId,
     cfg: &CheckConfig,
     model: Model,
@@ -212,19 +246,16 @@ pub fn implied(
         kinds: KindSet::only(Kind::Oracle),
         ..cfg.clone()
     };
-    // The stage's answer for `n`, asked once: `n` and what is under it
-    // keep their ids in the check's copy of the graph.
-    let at_n = checks::check(g, &[n], stage, &cfg, None);
     let answered = Answered {
         stage: name,
-        checked: &at_n,
+        checked: at_n,
         cfg: &cfg,
         model,
     };
     answered
         .folded(n)
         .or_else(|| {
-            let mut g = g.clone();
+            let mut g = at_n.graph.clone();
             let rest = rest_of_sum(&mut g, n)?;
             let at_rest = checks::check(&g, &[rest], stage, &cfg, None);
             Answered {
@@ -237,22 +268,15 @@ pub fn implied(
         .or_else(|| answered.undefined_fold(n))
 }
 
-/// Points an answer is sampled at for a value.
-const DEFINED_SAMPLES: u64 = 64;
-
 /// Remainders in a context tried, at most.
 const MAX_IN_CONTEXT: usize = 8;
 
 /// `e op C` (a quotient or remainder of a sum) with the terms of `e` that
 /// are multiples of `C` taken away, when some are and some are not.
 fn rest_of_sum(g: &mut Graph, n: NodeId) -> Option<NodeId> {
-    let node = *g.node(n);
-    if !matches!(node.op, Op::FloorDiv | Op::Mod) {
-        return None;
-    }
-    let [e, d] = node.src() else { return None };
-    let c = g.node(*d).as_const().filter(|&v| v > 0)?;
-    let (terms, all) = g.chain_operands(*e, Op::Add, MAX_TERMS);
+    let (op, e, c) = by_constant(g, n).filter(|(op, _, _)| *op != Op::CeilDiv)?;
+    let d = g.node(n).src()[1];
+    let (terms, all) = g.chain_operands(e, Op::Add, MAX_TERMS);
     let multiple = |g: &Graph, t: NodeId| {
         let tn = g.node(t);
         match (tn.op, tn.src()) {
@@ -270,7 +294,7 @@ fn rest_of_sum(g: &mut Graph, n: NodeId) -> Option<NodeId> {
     let sum = rest[1..]
         .iter()
         .fold(rest[0], |acc, &t| g.mk(Op::Add, &[acc, t]));
-    Some(g.mk(node.op, &[sum, *d]))
+    Some(g.mk(op, &[sum, d]))
 }
 
 /// A stage's answer for a subterm (`checked`: its check, the answer's
@@ -309,7 +333,7 @@ impl Answered<'_> {
         }
         let a = *self.checked.tgt.as_ref()?.first()?;
         let domain = Domain::new(g, &[n]);
-        let samples = (domain.size() > u128::from(DEFINED_SAMPLES)).then_some(DEFINED_SAMPLES);
+        let samples = walk::decide(Purpose::Reading, domain.size(), 0).samples();
         let (mut source_defined, mut answer_defined) = (false, false);
         bounds::scan_points(&domain, self.cfg.seed, samples, |point| {
             let env = wide_env(&domain, g, point);
@@ -330,17 +354,16 @@ impl Answered<'_> {
         let (cfg, model) = (self.cfg, self.model);
         let a = *self.checked.tgt.as_ref()?.first()?;
         let mut g = self.checked.graph.clone();
-        let mods: Vec<NodeId> = g
+        let mods: Vec<(NodeId, NodeId, i64)> = g
             .reachable(&[n])
             .into_iter()
-            .filter(|&m| m != n && g.node(m).op == Op::Mod)
+            .filter_map(|m| match by_constant(&g, m) {
+                Some((Op::Mod, e, c)) if m != n => Some((m, e, c)),
+                _ => None,
+            })
             .take(MAX_IN_CONTEXT)
             .collect();
-        for m in mods {
-            let [e, d] = *g.node(m).src() else { continue };
-            let Some(c) = g.node(d).as_const().filter(|&v| v > 0) else {
-                continue;
-            };
+        for (m, e, c) in mods {
             let one = g.cnst(1, g.node(e).dtype);
             let e1 = g.mk(Op::Add, &[e, one]);
             let at =
@@ -355,31 +378,12 @@ impl Answered<'_> {
             if coefficient == 0 || moved % coefficient != 0 {
                 continue;
             }
-            let shift = moved / coefficient;
-            if shift % i128::from(c) != 0 {
+            let Some(block) = shifted_block(moved / coefficient, i128::from(c)) else {
                 continue;
-            }
-            let q = -shift / i128::from(c);
-            let fits = |v: i128| v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
-            let block = (
-                fits(q * i128::from(c)),
-                fits(q * i128::from(c) + i128::from(c) - 1),
-            );
-            let found = bounds::violations(
-                &g,
-                &[n],
-                &[(e, Bound::Int(block.0, block.1))],
-                model,
-                cfg.seed,
-            );
-            if found.is_empty() {
-                continue;
-            }
-            let bound = match bound_key(&g, e) {
-                BoundOf::Overflow => BoundOf::Overflow,
-                _ => bound_key(&g, lowest_violated(&g, n, e, block, model, cfg.seed)),
             };
-            return Some(self.cause(bound));
+            if let Some(bound) = left(&g, n, e, block, model, cfg.seed) {
+                return Some(self.cause(bound));
+            }
         }
         None
     }
@@ -392,19 +396,8 @@ impl Answered<'_> {
         let shift = (op == Op::Mod)
             .then(|| constant_shift(g, n, e, a, model, cfg.seed))
             .flatten();
-        let (lo, hi) = needed(g, op, e, c, a, shift)?;
-        let found = bounds::violations(g, &[n], &[(e, Bound::Int(lo, hi))], model, cfg.seed);
-        if found.is_empty() {
-            return None;
-        }
-        let bound = match bound_key(g, e) {
-            BoundOf::Overflow => BoundOf::Overflow,
-            _ => {
-                let low = lowest_violated(g, n, e, (lo, hi), model, cfg.seed);
-                bound_key(g, low)
-            }
-        };
-        Some(self.cause(bound))
+        let block = needed(g, op, e, c, a, shift)?;
+        left(g, n, e, block, model, cfg.seed).map(|bound| self.cause(bound))
     }
 }
 
@@ -458,19 +451,11 @@ fn lowest_violated(
         if matches!(g.node(x).op, Op::Var(_) | Op::Const(_)) || xlo > xhi {
             return at;
         }
-        let fits = |v: i128| v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
-        let below = bounds::violations(
-            g,
-            &[n],
-            &[(x, Bound::Int(fits(xlo), fits(xhi)))],
-            model,
-            seed,
-        );
+        let (blo, bhi) = in_64_bits(xlo, xhi);
+        let below = bounds::violations(g, &[n], &[(x, Bound::Int(blo, bhi))], model, seed);
         if below.is_empty() {
             return at;
         }
-        // Far past 64 bits, and far from i128's own overflow.
-        const FAR: i128 = 1 << 100;
         (at, lo, hi) = (x, xlo.clamp(-FAR, FAR), xhi.clamp(-FAR, FAR));
     }
 }

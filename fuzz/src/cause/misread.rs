@@ -16,8 +16,9 @@ use engine::semantics::Model;
 /// The family a peer's answer for a (sub)case misreads: the answer equals
 /// the source with every quotient and remainder of that family (else one
 /// of them alone) read as another's (a ceiling family has no remainder:
-/// remainders stay), at every point of the domain the oracle walks; a remainder by a negative constant is also read by the
-/// constant's magnitude (the sign a truncating remainder ignores: TVM
+/// remainders stay), at every point of the domain the oracle walks; a
+/// remainder by a negative constant is also read by the constant's
+/// magnitude (the sign a truncating remainder ignores: TVM
 /// normalises `x % -6` to `x % 6`, then splits it as `x mod 6`). A
 /// constant answer is judged too (TVM decides a comparison it misread);
 /// over a small domain that can be a coincidence, so the finding's `how`

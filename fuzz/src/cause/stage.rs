@@ -48,25 +48,22 @@ pub fn first_wrong(
         let c = checks::check(g, src, stage.as_ref(), &cfg, None);
         if c.failed(Kind::Oracle) {
             let inner = innermost_wrong(stage.as_ref(), g, src, &cfg);
-            // A fold of a later stage that needed a bound its numerator
-            // leaves: the stage's range analysis (the first has no ranges).
-            if let Some(cause) = inner
-                .filter(|_| i > 0)
-                .and_then(|n| implied(stage.as_ref(), name, g, n, &cfg, model))
-            {
-                return Some(Found::just(cause));
-            }
-            // So is what is wrong with a later stage's answer whatever its
-            // shape; the first stage (MLIR's construction, which folds as it
-            // builds) is named as the stage.
-            if let Some(found) = inner.filter(|_| i > 0).and_then(|n| {
-                let sub = checks::check(g, &[n], stage.as_ref(), &cfg, None);
-                how_wrong(stage.as_ref(), &sub, model, &cfg)
-            }) {
-                return Some(found);
+            if let Some((n, sub)) = inner.as_ref().filter(|_| i > 0) {
+                // A fold of a later stage that needed a bound its numerator
+                // leaves: the stage's range analysis (the first has no
+                // ranges).
+                if let Some(cause) = implied(stage.as_ref(), name, sub, *n, &cfg, model) {
+                    return Some(Found::just(cause));
+                }
+                // So is what is wrong with a later stage's answer whatever
+                // its shape; the first stage (MLIR's construction, which
+                // folds as it builds) is named as the stage.
+                if let Some(found) = how_wrong(stage.as_ref(), sub, model, &cfg) {
+                    return Some(found);
+                }
             }
             let subterm = inner
-                .map(|n| crate::bucket::linear_shape(g, n))
+                .map(|(n, _)| crate::bucket::linear_shape(g, n))
                 .unwrap_or_else(|| {
                     let shapes: Vec<String> = src
                         .iter()

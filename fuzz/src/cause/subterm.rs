@@ -50,16 +50,17 @@ pub fn wrong_subterm(
     src: &[NodeId],
     cfg: &CheckConfig,
 ) -> Option<String> {
-    innermost_wrong(subject, g, src, cfg).map(|n| bucket::linear_shape(g, n))
+    innermost_wrong(subject, g, src, cfg).map(|(n, _)| bucket::linear_shape(g, n))
 }
 
-/// The innermost node of `src` that `subject` gets wrong alone.
+/// The innermost node of `src` that `subject` gets wrong alone, and its
+/// check (the oracle only).
 pub(super) fn innermost_wrong(
     subject: &dyn Subject,
     g: &Graph,
     src: &[NodeId],
     cfg: &CheckConfig,
-) -> Option<NodeId> {
+) -> Option<(NodeId, Checked)> {
     let cfg = CheckConfig {
         kinds: KindSet::only(Kind::Oracle),
         ..cfg.clone()
@@ -75,11 +76,9 @@ pub(super) fn innermost_wrong(
     let mut tried = std::collections::HashSet::new();
     inner
         .chain(src.iter().copied())
-        .filter(|&n| tried.insert(n))
-        .find(|&n| {
-            profile.covers(g, &[n]) && {
-                let c = checks::check(g, &[n], subject, &cfg, None);
-                c.failed(Kind::Oracle)
-            }
+        .filter(|&n| tried.insert(n) && profile.covers(g, &[n]))
+        .find_map(|n| {
+            let c = checks::check(g, &[n], subject, &cfg, None);
+            c.failed(Kind::Oracle).then_some((n, c))
         })
 }

@@ -26,7 +26,6 @@ use crate::blame::Blame;
 use crate::blame::{self, Instance};
 use crate::bucket;
 use crate::checks::{self, CheckConfig, CheckFailure, Checked};
-use crate::corpus::case_body;
 use crate::kind::{Kind, KindSet};
 use crate::subject::Subject;
 use engine::ir::{Graph, NodeId, Op};
@@ -36,8 +35,9 @@ use engine::semantics::{Failure, Model};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Depth {
     /// Where a campaign finds a finding: the cause named, its rule's
-    /// instance the case itself (a finding of a known cause is only
-    /// counted).
+    /// instance the case itself, unless the rule must be judged on the
+    /// innermost node it fails on to be named as a kept finding names it
+    /// (a finding of a known cause is only counted).
     Quick,
     /// A kept finding: its rule's instance the innermost node it fails on.
     Full,
@@ -134,7 +134,7 @@ fn oracle_cause(
     if !peer {
         return None;
     }
-    let n = innermost_wrong(subject, g, src, cfg)?;
+    let (n, _) = innermost_wrong(subject, g, src, cfg)?;
     // The innermost subterm it gets wrong alone is a case of its own,
     // smaller: its cause may show where the whole case's did not (a rule
     // among many, a bound of a node the case rewrote first).
@@ -260,13 +260,17 @@ fn instance_bounds_explain(
         false => (&at.graph, &at.roots),
     };
     let step = checks::check(g, roots, alone.as_ref(), &step_cfg, None);
-    let answer = |c: &Checked| c.tgt.as_ref().map(|t| case_body(&c.graph, t, None));
     let mins: Vec<NodeId> = g
         .reachable(roots)
         .into_iter()
         .filter(|&n| g.node(n).op == Op::Min)
         .collect();
-    let was = (!mins.is_empty()).then(|| answer(&step)).flatten();
+    // The answer, kept to be compared with the spelled instance's.
+    let was = step
+        .tgt
+        .clone()
+        .filter(|_| !mins.is_empty())
+        .map(|tgt| (step.graph.clone(), tgt));
     if let Some(found) = step_bounds_explain(subject, step, at.whole_case, case, cfg, model) {
         return Some(found);
     }
@@ -276,7 +280,7 @@ fn instance_bounds_explain(
     // overflow). The instance spelled so, each `min` one way or the other,
     // where the peer answers it as it answered the instance (the same
     // program to it), shows them.
-    let was = was?;
+    let (was_graph, was_tgt) = was?;
     let spellings: Vec<Vec<MinSpelling>> = match mins.len() {
         k if k <= MAX_RESPELLED => (0..1u32 << k)
             .map(|mask| {
@@ -293,8 +297,11 @@ fn instance_bounds_explain(
     spellings.into_iter().find_map(|how| {
         let mut spelled = g.clone();
         let roots = MinSpelling::respell(&how, &mins, &mut spelled, roots);
-        let step = checks::check(&spelled, &roots, alone.as_ref(), &step_cfg, None);
-        if answer(&step).as_ref() != Some(&was) {
+        let mut step = checks::check(&spelled, &roots, alone.as_ref(), &step_cfg, None);
+        // The same answer: the first's, copied into this step's graph, is
+        // its very nodes (the graph is hash-consed).
+        let same = step.graph.import(&was_graph, &was_tgt).ok();
+        if same.is_none() || same != step.tgt {
             return None;
         }
         step_bounds_explain(subject, step, false, case, cfg, model)
@@ -429,14 +436,9 @@ pub fn holds(
             if let Some(found) = stage::first_wrong(subject, g, src, cfg) {
                 return found.cause == *want;
             }
-            let Some(n) = innermost_wrong(subject, g, src, cfg) else {
+            let Some((_, sub)) = innermost_wrong(subject, g, src, cfg) else {
                 return false;
             };
-            let sub_cfg = CheckConfig {
-                kinds: KindSet::only(Kind::Oracle),
-                ..cfg.clone()
-            };
-            let sub = checks::check(g, &[n], subject, &sub_cfg, None);
             how_wrong(subject, &sub, model, cfg).is_some_and(|f| f.cause == *want)
         }
         Cause::Stage { .. } | Cause::Implied { .. } => {
@@ -521,7 +523,7 @@ mod tests {
             .filter(|&n| g.node(n).op == Op::Min)
             .collect();
         let roots = MinSpelling::respell(how, &mins, &mut g, &p.outputs);
-        case_body(&g, &roots, None)
+        crate::corpus::case_body(&g, &roots, None)
     }
 
     #[test]

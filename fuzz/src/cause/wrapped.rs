@@ -13,10 +13,9 @@ use engine::dtype::Width;
 use engine::interp::{self, PointCheck};
 use engine::ir::{DType, Graph, NodeId, Op};
 use engine::semantics::Model;
+use engine::walk::{self, Purpose};
 use std::collections::HashSet;
 
-/// Points a wrapped answer is judged at besides the failing one.
-const SAMPLES: u64 = 64;
 /// Constant combinations tried.
 const MAX_TRIES: usize = 256;
 /// Unwrapped candidates kept per constant of the answer.
@@ -138,7 +137,7 @@ fn products_and_sums(cs: &[i128]) -> Vec<i128> {
 /// one).
 fn judged_points(g: &Graph, src: &[NodeId], failing: &[i64], seed: u64) -> Vec<Vec<i64>> {
     let domain = Domain::new(g, src);
-    let samples = (domain.size() > u128::from(SAMPLES)).then_some(SAMPLES);
+    let samples = walk::decide(Purpose::Reading, domain.size(), 0).samples();
     let mut out = vec![failing.to_vec()];
     crate::bounds::scan_points(&domain, seed, samples, |point| {
         out.push(domain.env(g, point));
