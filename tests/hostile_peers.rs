@@ -275,9 +275,9 @@ fn a_forked_child_holding_the_pipe_does_not_hold_up_the_campaign() {
 #[test]
 fn an_adapter_that_answers_twice_is_garbage() {
     // The second answer is read as the next request's: that case fails,
-    // and not again on a fresh adapter, so the finding says what it was.
+    // and the finding says which answer came to which request.
     let o = campaign("answers_twice", &[]);
-    assert_survived(&o, "garbage-", "when found: the answer is to id");
+    assert_survived(&o, "garbage-", "the answer is to id");
 }
 
 #[test]

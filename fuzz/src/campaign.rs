@@ -48,7 +48,7 @@ use crate::checks::{self, CheckConfig, Kind, Validator};
 use crate::classify::Confirm;
 use crate::confirm::{Class, Confirmation};
 use crate::corpus;
-use crate::finding::{Prepared, Preparer, NOT_AGAIN};
+use crate::finding::{Prepared, Preparer, Recorded, NOT_AGAIN};
 use crate::generate::{Case, Generator, RuleSeed};
 use crate::missed::{self, Hunt, Hunter, Missed};
 use crate::mutate::{self, Rng, Variant};
@@ -1047,13 +1047,6 @@ fn kept_causes(s: &Summary, cfg: &CampaignConfig) -> HashSet<Cause> {
         .collect()
 }
 
-/// A finding to record, once looked at: prepared for the corpus, or
-/// shown to be of a cause already kept as often as asked.
-enum Recorded {
-    Prepared(Box<Prepared>),
-    Counted(Cause),
-}
-
 /// Settles a batch's recorded findings in order (a finding is reported
 /// only once its file is on disk), each key's filed cause remembered.
 fn settle_all(
@@ -1241,16 +1234,15 @@ fn record(
         deadline,
         literals,
     };
-    if let Some(cause) = preparer.kept_cause(&program, kind, &t.found, kept) {
-        return Recorded::Counted(cause);
-    }
-    let mut prepared = preparer.prepare(&program, kind, Some(t.found.clone()), origin);
+    let mut recorded = preparer.prepare(&program, kind, Some(t.found.clone()), kept, origin);
     // A failure that did not recur (a peer whose state spans requests: an
     // adapter that answers twice fails the next request) keeps what it was.
-    if prepared.entry.message.starts_with(NOT_AGAIN) {
-        prepared.entry.message = format!("{NOT_AGAIN} when found: {}", t.message);
+    if let Recorded::Prepared(prepared) = &mut recorded {
+        if prepared.entry.message.starts_with(NOT_AGAIN) {
+            prepared.entry.message = format!("{NOT_AGAIN} when found: {}", t.message);
+        }
     }
-    Recorded::Prepared(Box::new(prepared))
+    recorded
 }
 
 /// Generates and checks case `j` of the shard, and one variant of it, each

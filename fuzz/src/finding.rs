@@ -10,7 +10,7 @@ use crate::cause::backend::{self, LiteralCache};
 use crate::cause::found::Found;
 use crate::cause::triage;
 use crate::cause::{Cause, Layer};
-use crate::checks::{self, CheckConfig, Kind, KindSet, Validator};
+use crate::checks::{self, CheckConfig, Checked, Kind, KindSet, Validator};
 use crate::classify::{classify, Confirm};
 use crate::confirm::Class;
 use crate::corpus::{self, Entry};
@@ -18,6 +18,7 @@ use crate::shrink;
 use crate::subject::Subject;
 use engine::parse::Program;
 use engine::semantics::Failure;
+use std::collections::HashSet;
 use std::time::Instant;
 
 /// A finding ready to be written: its corpus entry (built from the shrunk
@@ -73,6 +74,22 @@ pub struct Preparer<'a> {
     pub literals: &'a LiteralCache,
 }
 
+/// A finding once looked at: prepared for the corpus, or shown to be of a
+/// cause already kept as often as asked (only counted there: never
+/// compiled with the peer's compiler, never written).
+pub enum Recorded {
+    Prepared(Box<Prepared>),
+    Counted(Cause),
+}
+
+/// A case the shrink's judge accepted, as read back from its text (the
+/// corpus keeps text): its check, and its cause there when it was kept to
+/// one.
+struct Kept {
+    checked: Checked,
+    found: Option<Found>,
+}
+
 impl Preparer<'_> {
     /// The checks a triage of a `kind` failure runs: `kind`'s, and the
     /// peer's bounds, which a cause is weighed against.
@@ -83,125 +100,88 @@ impl Preparer<'_> {
         }
     }
 
-    /// The cause of the `kind` failure of `p`, when it fails so.
-    pub fn cause_of(&self, p: &Program, kind: Kind) -> Option<Found> {
-        let cfg = self.triage_config(kind);
-        let c = checks::check(&p.graph, &p.outputs, self.subject, &cfg, self.validator);
-        let f = c.failure(kind)?;
-        Some(triage::triage(
-            self.subject,
-            &c,
-            f,
-            &cfg,
-            triage::Depth::Full,
-        ))
+    fn in_time(&self) -> bool {
+        self.deadline.is_none_or(|d| Instant::now() < d)
     }
 
-    /// The cause a finding found with none (a subterm's shape) shows once
-    /// shrunk by its check alone, when it is one of `kept` (causes kept as
-    /// often as asked): counted there, it costs no compile with the peer's
-    /// compiler. A shape seldom recurs, so the shape's key alone would
-    /// send most findings of a known defect through the whole preparation.
-    pub fn kept_cause(
-        &self,
-        program: &Program,
-        kind: Kind,
-        found: &Found,
-        kept: &std::collections::HashSet<Cause>,
-    ) -> Option<Cause> {
-        if kept.is_empty()
-            || found.cause.layer() != Layer::Unattributed
-            || self.shrink_steps == 0
-            || kind == Kind::Hang
-        {
-            return None;
-        }
-        let quick = CheckConfig {
-            kinds: kinds_for(kind),
-            ..self.check.clone()
-        }
-        .quick();
-        let (p, _) = shrink::shrink(
-            program,
-            self.fails_by_check(kind, &quick),
-            self.shrink_steps,
-        );
-        let cause = self.cause_of(&p, kind)?.cause;
-        if kept.contains(&cause) {
-            return Some(cause);
-        }
-        // A finding only tileproof's model calls one (its compiled code
-        // agrees with the source) is known by its class: one run on the
-        // peer's backend, where the whole preparation takes several.
-        if !kept.iter().any(|c| c.layer() == Layer::Model) || *self.confirm == Confirm::Off {
-            return None;
-        }
-        let mut c = checks::check(
-            &p.graph,
-            &p.outputs,
-            self.subject,
-            &self.triage_config(kind),
-            self.validator,
-        );
-        c.failure(kind)?;
-        classify(self.subject, &mut c, self.confirm, self.check.width);
-        crate::cause::model_only(&c).filter(|m| kept.contains(m))
-    }
-
-    /// Whether a shrink candidate still fails `kind` by the check alone
-    /// (no backend run), in time, and is still one the subject accepts.
-    fn fails_by_check<'b>(
+    /// What a shrink candidate must do to be kept: be one the subject
+    /// accepts (else shrinking finds a case it was never meant to take, a
+    /// bare `invalid` for tinygrad, and blames it), read back from its text
+    /// as it was, fail `kind` by a quick walk (a failure shows at the
+    /// domain's edges), with cause `want` when one is kept, and show
+    /// `class` on its backend when one is kept (a compile with the peer's
+    /// compiler per candidate).
+    fn judge<'b>(
         &'b self,
         kind: Kind,
-        cfg: &'b CheckConfig,
-    ) -> impl Fn(&Program) -> bool + 'b {
+        want: Option<&'b Cause>,
+        class: Option<&'b (Class, String)>,
+    ) -> impl Fn(&Program) -> Option<Kept> + 'b {
+        // With the peer's bounds: the kept case's cause is triaged on the
+        // check its candidate had.
+        let cfg = self.triage_config(kind).quick();
         let profile = self.subject.profile();
         move |p: &Program| {
-            self.deadline.is_none_or(|d| Instant::now() < d)
-                && profile.covers(&p.graph, &p.outputs)
-                && checks::check(&p.graph, &p.outputs, self.subject, cfg, self.validator)
-                    .failed(kind)
+            if !self.in_time() || !profile.covers(&p.graph, &p.outputs) {
+                return None;
+            }
+            let text = corpus::case_body(&p.graph, &p.outputs, None);
+            let program = engine::parse::parse_program(&text).ok()?;
+            let mut checked = checks::check(
+                &program.graph,
+                &program.outputs,
+                self.subject,
+                &cfg,
+                self.validator,
+            );
+            checked.failure(kind)?;
+            let found = match want {
+                Some(want) => Some(self.shows(&checked, kind, want)?),
+                None => None,
+            };
+            if let Some((class, backend)) = class {
+                let only = Confirm::Only(backend.clone());
+                classify(self.subject, &mut checked, &only, cfg.width);
+                checked.class.as_ref().filter(|c| c.class == *class)?;
+            }
+            Some(Kept { checked, found })
         }
     }
 
-    /// Whether `p`'s `kind` failure still has cause `want`.
-    fn has_cause(&self, p: &Program, kind: Kind, want: &Cause) -> bool {
-        let cfg = self.triage_config(kind).quick();
-        let c = checks::check(&p.graph, &p.outputs, self.subject, &cfg, self.validator);
-        c.failure(kind)
-            .is_some_and(|f| triage::holds(self.subject, &c, f, &cfg, want))
+    /// What shows cause `want` of `checked`'s `kind` failure, when it is
+    /// still its cause.
+    fn shows(&self, checked: &Checked, kind: Kind, want: &Cause) -> Option<Found> {
+        let failure = checked.failure(kind)?;
+        let cfg = self.triage_config(kind);
+        triage::holding(self.subject, checked, failure, &cfg, want)
     }
 
     /// Shrinks `program` (its `expr` lines) while it fails `kind` the same
-    /// way and keeps its cause (`found`, else the cause triage gives it),
-    /// then builds the corpus entry from the shrunk case, checked again
-    /// after a round trip through text (the text is what the corpus
-    /// keeps), classified on the peer's backends, and filed under its
-    /// cause: the backend when its compiled code gets a construct wrong,
-    /// else the cause the case shows.
+    /// way and keeps its cause (`found`, when attributed), then classifies
+    /// the shrunk case on the peer's backends and files it under its cause:
+    /// the backend when its compiled code gets a construct wrong, else the
+    /// cause the case shows. A finding whose cause turns out to be one of
+    /// `kept` (kept as often as asked) is only counted.
     ///
-    /// Judging and classifying are two steps: against a peer with backends
-    /// (`confirm` not off), the finding is classified by the peer's
-    /// compiled code first ([`crate::classify`]); a real bug (a wrong
-    /// value, a trap, a compile error) is shrunk only through candidates
-    /// that still show that class on the backend that showed it, so the
-    /// shrunk case is the same bug and not a smaller model-only
-    /// look-alike. The shrunk case is classified again on every backend,
-    /// and a bug gets the peer's reproducer script.
+    /// Each candidate is checked once (after a round trip through text,
+    /// which is what the corpus keeps), and the kept case's check is the
+    /// one its last candidate had; its cause is asked of that check once
+    /// (each candidate asked would cost the peer's rules applied alone on
+    /// every one). Only when shrinking by the failure alone landed on
+    /// another cause is the case shrunk again, keeping it. Classifying
+    /// compiles with the peer's compiler, so it is done once, on the
+    /// shrunk case: only a real bug (a wrong value, a trap, a compile
+    /// error) that shrinking turned into a look-alike the backend computes
+    /// right is shrunk again, through candidates that show its class on
+    /// the backend that showed it.
     pub fn prepare(
         &self,
         program: &Program,
         kind: Kind,
         found: Option<Found>,
+        kept: &HashSet<Cause>,
         origin: String,
-    ) -> Prepared {
-        let subject = self.subject;
-        let mut ccfg = self.check.clone();
-        ccfg.kinds = kinds_for(kind);
-        // A shrunk case must stay one the subject accepts (a peer's
-        // profile): else shrinking finds a case it was never meant to take
-        // (a bare `invalid` for tinygrad) and blames it.
-        let profile = subject.profile();
+    ) -> Recorded {
         let original = Program {
             graph: program.graph.clone(),
             outputs: program.outputs.clone(),
@@ -210,175 +190,129 @@ impl Preparer<'_> {
             constraints: Vec::new(),
             expect_constraints: None,
         };
-        let cause = found.or_else(|| self.cause_of(&original, kind));
-        let keep = self.class_to_keep(&original, kind, &ccfg);
-        // A candidate is judged by a quick walk (its failure shows at the
-        // domain's edges); the kept case by the whole check.
-        let quick = ccfg.quick();
-        // A candidate keeps the class on the backend that showed it.
-        let still_fails = |p: &Program| {
-            if !profile.covers(&p.graph, &p.outputs) {
-                return false;
-            }
-            let mut c = checks::check(&p.graph, &p.outputs, subject, &quick, self.validator);
-            if !c.failed(kind) {
-                return false;
-            }
-            let Some((class, b)) = &keep else {
-                return true;
-            };
-            classify(subject, &mut c, &Confirm::Only(b.clone()), ccfg.width);
-            c.class.as_ref().is_some_and(|x| x.class == *class)
-        };
-        let in_time = || self.deadline.is_none_or(|d| Instant::now() < d);
-        let fails = |p: &Program| in_time() && still_fails(p);
-        let (mut chosen, mut stats) = self.shrunk(&original, kind, &quick, &keep, &fails);
-        // Shrinking by the failure alone may land on a case of another
-        // cause (a smaller instance of another wrong rule): shrunk again
-        // from the original, keeping the cause (a shape cannot be kept).
-        if let Some(want) = cause
+        let want = found
             .as_ref()
-            .filter(|c| c.cause.layer() != Layer::Unattributed)
-        {
-            let same = |p: &Program| self.has_cause(p, kind, &want.cause);
-            if stats.is_some() && !same(&chosen) {
-                let steps = self.shrink_steps.min(CAUSE_SHRINK_STEPS);
-                let (p, st) = shrink::shrink(&original, &|p: &Program| fails(p) && same(p), steps);
-                (chosen, stats) = (p, Some(st));
+            .map(|f| f.cause.clone())
+            .filter(|c| c.layer() != Layer::Unattributed);
+        let want = want.as_ref();
+        // Shrinking a hang would wait out the timeout on every candidate.
+        let steps = if kind == Kind::Hang {
+            0
+        } else {
+            self.shrink_steps
+        };
+        // Shrunk by its failure alone (a triage per candidate would cost
+        // requests to the peer on every one).
+        let mut shrunk = shrink::shrink_judged(&original, self.judge(kind, None, None), steps);
+        let mut note = None;
+        let mut kept_case = match shrunk.judged.take() {
+            Some(k) => k,
+            None => {
+                note = Some(
+                    "this case does not fail the same way after a round trip through text"
+                        .to_string(),
+                );
+                self.as_found(&original, kind)
+            }
+        };
+        let mut stats = (steps > 0).then_some(shrunk.stats);
+        // Its cause, shown on the shrunk case; else shrinking by the failure
+        // alone landed on a smaller instance of another defect, and the case
+        // is shrunk again from the original, keeping the cause.
+        if let Some(want) = want {
+            kept_case.found = self.shows(&kept_case.checked, kind, want);
+            if kept_case.found.is_none() && steps > 0 {
+                let steps = steps.min(CAUSE_SHRINK_STEPS);
+                let again =
+                    shrink::shrink_judged(&original, self.judge(kind, Some(want), None), steps);
+                if let Some(k) = again.judged {
+                    (kept_case, stats) = (k, Some(again.stats));
+                }
             }
         }
-        let mut note = None;
-        let round_trip = |p: &Program| {
-            let text = corpus::case_body(&p.graph, &p.outputs, None);
-            engine::parse::parse_program(&text)
-                .ok()
-                .filter(|q| still_fails(q))
+        let unattributed = want.is_none();
+        let cause = match kept_case.found.take() {
+            Some(f) => f,
+            None => self.cause_of(&kept_case.checked, kind, found),
         };
-        match round_trip(&chosen) {
-            Some(p) => chosen = p,
-            None => match round_trip(&original) {
-                Some(p) => {
-                    note = Some(
-                        "the shrunk case did not fail after a round trip through text; \
-                         the original case is kept"
-                            .into(),
-                    );
-                    chosen = p;
-                }
-                None => {
-                    note = Some("this case does not fail after a round trip through text".into())
-                }
-            },
+        // A finding found with no cause (a shape seldom recurs) that shows a
+        // kept one once shrunk costs no compile with the peer's compiler.
+        if unattributed && kept.contains(&cause.cause) {
+            return Recorded::Counted(cause.cause);
         }
-        // Checked with the peer's bounds too: the kept case's cause is
-        // triaged on this check, not on another.
-        let mut checked = checks::check(
-            &chosen.graph,
-            &chosen.outputs,
-            subject,
-            &self.triage_config(kind),
-            self.validator,
+        classify(
+            self.subject,
+            &mut kept_case.checked,
+            self.confirm,
+            self.check.width,
         );
-        classify(subject, &mut checked, self.confirm, ccfg.width);
+        if let Some((again, st)) = self.bug_again(&original, kind, want, &kept_case) {
+            (kept_case, stats) = (again, Some(st));
+        }
+        let checked = kept_case.checked;
+        let filed = backend::of_classified(self.subject, &checked, self.check.width, self.literals)
+            .or_else(|| crate::cause::model_only(&checked))
+            .map_or(cause, Found::just);
+        if kept.contains(&filed.cause) {
+            return Recorded::Counted(filed.cause);
+        }
         let failure = checked
             .oracle
             .as_ref()
             .and_then(|o| o.failure.as_ref())
             .map(|f| f.failure);
-        let filed = self.file_under(kind, cause, &checked);
-        let mut entry =
-            Entry::from_checked(&checked, kind, subject, self.check.width, origin, filed);
+        let mut entry = Entry::from_checked(
+            &checked,
+            kind,
+            self.subject,
+            self.check.width,
+            origin,
+            filed,
+        );
         if !checked.failed(kind) {
             // Only reachable through a nondeterministic check; say so rather
             // than write a case that claims a failure it does not show.
             entry.message = format!("{NOT_AGAIN} {}", entry.message);
         }
-        entry.reproducer = crate::classify::reproducer(subject, &checked, &mut note);
-        Prepared {
+        entry.reproducer = crate::classify::reproducer(self.subject, &checked, &mut note);
+        Recorded::Prepared(Box::new(Prepared {
             entry,
             stats,
             note,
             failure,
+        }))
+    }
+
+    /// [`Preparer::prepare`] of a finding no cause is kept for yet (no
+    /// campaign's: `import`, a peer rule's instance).
+    pub fn prepare_one(&self, program: &Program, kind: Kind, origin: String) -> Prepared {
+        match self.prepare(program, kind, None, &HashSet::new(), origin) {
+            Recorded::Prepared(p) => *p,
+            Recorded::Counted(_) => unreachable!("no cause is kept"),
         }
     }
 
-    /// The class to keep while shrinking an oracle finding, and the backend
-    /// that shows it: a real bug's (a wrong value, a trap, a compile
-    /// error), found on the peer's backends.
-    fn class_to_keep(
-        &self,
-        original: &Program,
-        kind: Kind,
-        ccfg: &CheckConfig,
-    ) -> Option<(Class, String)> {
-        if !matches!(kind, Kind::Oracle | Kind::Validate) || *self.confirm == Confirm::Off {
-            return None;
-        }
-        let mut found = checks::check(
+    /// The case as found, kept as it is (it did not fail again once read
+    /// back from its text, or not in the quick walk), by the whole check.
+    fn as_found(&self, original: &Program, kind: Kind) -> Kept {
+        let checked = checks::check(
             &original.graph,
             &original.outputs,
             self.subject,
-            ccfg,
+            &self.triage_config(kind),
             self.validator,
         );
-        classify(self.subject, &mut found, self.confirm, ccfg.width);
-        found
-            .class
-            .filter(|c| {
-                matches!(
-                    c.class,
-                    Class::WrongValue | Class::Trap | Class::CompileError
-                )
-            })
-            .and_then(|c| c.backend.clone().map(|b| (c.class, b)))
-    }
-
-    /// `original` shrunk while `fails`, and what shrinking did (`None`: not
-    /// shrunk). Each candidate run on a backend costs a compile or two with
-    /// the peer's compiler: a case whose class must be kept is shrunk by the
-    /// check alone first, and only when the result no longer shows the
-    /// class on that backend is it shrunk again, from the original,
-    /// through candidates that do.
-    fn shrunk(
-        &self,
-        original: &Program,
-        kind: Kind,
-        ccfg: &CheckConfig,
-        keep: &Option<(Class, String)>,
-        fails: &dyn Fn(&Program) -> bool,
-    ) -> (Program, Option<shrink::ShrinkStats>) {
-        // Shrinking a hang would wait out the timeout on every candidate.
-        if self.shrink_steps == 0 || kind == Kind::Hang {
-            return (original.clone(), None);
-        }
-        if keep.is_none() {
-            let (p, st) = shrink::shrink(original, fails, self.shrink_steps);
-            return (p, Some(st));
-        }
-        let (p, st) = shrink::shrink(original, self.fails_by_check(kind, ccfg), self.shrink_steps);
-        if fails(&p) {
-            (p, Some(st))
-        } else {
-            let steps = self.shrink_steps.min(BACKEND_SHRINK_STEPS);
-            let (p, st) = shrink::shrink(original, fails, steps);
-            (p, Some(st))
+        Kept {
+            checked,
+            found: None,
         }
     }
 
-    /// The cause the kept case is filed under: the backend, when the peer's
-    /// compiled code gets a construct of it wrong (a wrong value or a trap
-    /// the answer is not to blame for), else what triage of the kept case
-    /// finds, else `cause` (the finding's as found).
-    fn file_under(&self, kind: Kind, cause: Option<Found>, checked: &checks::Checked) -> Found {
-        if let Some(cause) =
-            backend::of_classified(self.subject, checked, self.check.width, self.literals)
-                .or_else(|| crate::cause::model_only(checked))
-        {
-            return Found::just(cause);
-        }
-        // The kept case's own cause, with what shows it on the kept case;
-        // a case shrunk to another cause than its finding's (found before
-        // shrinking) keeps its finding's, unless that was only a shape.
+    /// The cause of the kept case's `kind` failure, when shrinking did not
+    /// keep one (a finding found with none, a subterm's shape, or one whose
+    /// cause did not show again): what triage finds there, unless `found`
+    /// (the finding's as found) was attributed and differs.
+    fn cause_of(&self, checked: &Checked, kind: Kind, found: Option<Found>) -> Found {
         let now = checked.failure(kind).map(|f| {
             triage::triage(
                 self.subject,
@@ -388,7 +322,7 @@ impl Preparer<'_> {
                 triage::Depth::Full,
             )
         });
-        match (now, cause) {
+        match (now, found) {
             (Some(now), Some(was))
                 if now.cause != was.cause && was.cause.layer() != Layer::Unattributed =>
             {
@@ -398,6 +332,44 @@ impl Preparer<'_> {
             (None, Some(was)) => was,
             (None, None) => Found::just(triage::shape_of(checked, kind)),
         }
+    }
+
+    /// The case shrunk again, from the original, keeping the class of a
+    /// real bug: when the shrunk case's class is not one (its compiled
+    /// code is right there) and the original's is, on the backend that
+    /// showed it.
+    fn bug_again(
+        &self,
+        original: &Program,
+        kind: Kind,
+        want: Option<&Cause>,
+        kept: &Kept,
+    ) -> Option<(Kept, shrink::ShrinkStats)> {
+        let is_bug = |c: &Checked| {
+            c.class.as_ref().is_some_and(|c| {
+                matches!(
+                    c.class,
+                    Class::WrongValue | Class::Trap | Class::CompileError
+                )
+            })
+        };
+        if !matches!(kind, Kind::Oracle | Kind::Validate)
+            || *self.confirm == Confirm::Off
+            || self.shrink_steps == 0
+            || is_bug(&kept.checked)
+        {
+            return None;
+        }
+        let mut was = self.as_found(original, kind).checked;
+        classify(self.subject, &mut was, self.confirm, self.check.width);
+        if !is_bug(&was) {
+            return None;
+        }
+        let c = was.class?;
+        let keep = (c.class, c.backend?);
+        let steps = self.shrink_steps.min(BACKEND_SHRINK_STEPS);
+        let again = shrink::shrink_judged(original, self.judge(kind, want, Some(&keep)), steps);
+        Some((again.judged?, again.stats))
     }
 }
 

@@ -872,7 +872,7 @@ fn kept_finding(
         deadline: None,
         literals: &literals,
     };
-    let prep = preparer.prepare(p, kind, None, origin);
+    let prep = preparer.prepare_one(p, kind, origin);
     let e = &prep.entry;
     let instance = e
         .body

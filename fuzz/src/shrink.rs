@@ -59,17 +59,40 @@ pub fn size(p: &Program) -> (usize, usize, usize, u128, u128, u128) {
 }
 
 /// Shrinks `p` while `fails` holds, with at most `max_steps` evaluations of
-/// `fails`. `fails(p)` is assumed to hold for the input (it is not
-/// re-checked). The result has no `expect` lines (they would no longer
-/// match) and keeps the header.
+/// `fails` on candidates (and one more on the input when no edit is
+/// accepted). The result has no `expect` lines (they would no longer match)
+/// and keeps the header.
 pub fn shrink(
     p: &Program,
     mut fails: impl FnMut(&Program) -> bool,
     max_steps: usize,
 ) -> (Program, ShrinkStats) {
+    let s = shrink_judged(p, |q| fails(q).then_some(()), max_steps);
+    (s.program, s.stats)
+}
+
+/// A shrink's result, with what the judge said of it.
+pub struct Shrunk<T> {
+    pub program: Program,
+    /// The judge's answer for `program`: kept from the step that accepted
+    /// it, or asked of the input when no edit was accepted (`None`: the
+    /// judge rejects the input too).
+    pub judged: Option<T>,
+    pub stats: ShrinkStats,
+}
+
+/// Shrinks `p` while `judge` accepts (answers `Some`), with at most
+/// `max_steps` evaluations of it on candidates, and keeps the answer for
+/// the result: what a caller learns judging a candidate (its check, its
+/// cause) is not computed again for the case it keeps.
+pub fn shrink_judged<T>(
+    p: &Program,
+    mut judge: impl FnMut(&Program) -> Option<T>,
+    max_steps: usize,
+) -> Shrunk<T> {
     let mut stats = ShrinkStats::default();
     let mut spec = Spec::of(p);
-    let mut cur = spec.build(None).unwrap_or_else(|| Program {
+    let input = spec.build(None).unwrap_or_else(|| Program {
         graph: p.graph.clone(),
         outputs: p.outputs.clone(),
         expects: Vec::new(),
@@ -78,7 +101,18 @@ pub fn shrink(
         constraints: Vec::new(),
         expect_constraints: None,
     });
-    let mut cur_size = size(&cur);
+    let mut cur_size = size(&input);
+    let mut cur = (input, None);
+    let done = |(program, judged): (Program, Option<T>),
+                stats,
+                judge: &mut dyn FnMut(&Program) -> Option<T>| {
+        let judged = judged.or_else(|| judge(&program));
+        Shrunk {
+            program,
+            judged,
+            stats,
+        }
+    };
     loop {
         let mut progress = false;
         let mut cands = spec.candidates();
@@ -95,16 +129,16 @@ pub fn shrink(
             }
             if stats.steps >= max_steps {
                 stats.exhausted = true;
-                return (cur, stats);
+                return done(cur, stats, &mut judge);
             }
             stats.steps += 1;
-            if fails(&next) {
+            if let Some(answer) = judge(&next) {
                 stats.accepted += 1;
                 progress = true;
-                cur = next;
-                cur_size = next_size;
-                spec = Spec::of(&cur);
+                spec = Spec::of(&next);
                 cands = spec.candidates();
+                cur = (next, Some(answer));
+                cur_size = next_size;
                 // Stay at `i`: the edits before it were just tried (on a
                 // slightly larger program); the next round retries them.
             } else {
@@ -112,7 +146,7 @@ pub fn shrink(
             }
         }
         if !progress {
-            return (cur, stats);
+            return done(cur, stats, &mut judge);
         }
     }
 }

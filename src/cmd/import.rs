@@ -132,7 +132,7 @@ fn import(a: Args) -> anyhow::Result<ExitCode> {
         deadline: None,
         literals: &literals,
     };
-    let prepared = preparer.prepare(&program, first.kind, None, origin);
+    let prepared = preparer.prepare_one(&program, first.kind, origin);
     if let Some(n) = &prepared.note {
         say!("note: {n}");
     }

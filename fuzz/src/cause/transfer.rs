@@ -88,14 +88,23 @@ pub fn lowest_among(
 }
 
 /// Whether `tgt` refines `src` at every point walked where every bound of
-/// `bounded` holds (`failing`: the points the oracle failed at, judged
-/// first): then what makes the answer wrong needs a wrong bound, and the
-/// defect is the range analysis's, not the rule's that trusted it.
+/// `bounded` (of the source's nodes) and of `built` (of nodes the answer
+/// built, which a rule's closure may have bounded before it used them)
+/// holds (`failing`: the points the oracle failed at, judged first): then
+/// what makes the answer wrong needs a wrong bound, and the defect is the
+/// range analysis's, not the rule's that trusted it. A wrapped bound of a
+/// product the answer built is one whose corners overflow, so the answer
+/// overflows somewhere: points where a built node is undefined are passed
+/// over, but the answer must be wrong somewhere with every built node
+/// defined and a bound violated (an answer wrong only where it overflows
+/// is its own fault, whatever its bounds say).
+#[allow(clippy::too_many_arguments)]
 pub fn right_where_bounds_hold(
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
     bounded: &[PeerBound],
+    built: &[PeerBound],
     model: Model,
     seed: u64,
     failing: &[Vec<i64>],
@@ -106,6 +115,7 @@ pub fn right_where_bounds_hold(
         .map(|b| b.node)
         .chain(src.iter().copied())
         .collect();
+    let built_nodes: Vec<NodeId> = built.iter().map(|b| b.node).collect();
     let nodes = g.size_of(&watched) + g.size_of(tgt);
     let decision = walk::decide(Purpose::Premise, domain.size(), nodes);
     // Compiled, both sides, past a few hundred points: a sample of
@@ -114,39 +124,58 @@ pub fn right_where_bounds_hold(
         .then(|| {
             let s = crate::jit::CompiledEval::new(g, &watched, model).ok()?;
             let t = crate::jit::CompiledEval::new(g, tgt, model).ok()?;
-            Some((s, t))
+            let b = match built.is_empty() {
+                true => None,
+                false => Some(crate::jit::CompiledEval::new(g, &built_nodes, model).ok()?),
+            };
+            Some((s, t, b))
         })
         .flatten();
     let mut src_ev = Evaluator::new(g, src, model);
+    let mut built_ev = Evaluator::new(g, &built_nodes, model);
+    let within = |b: &PeerBound, v| bounds::contains(b.bound, v) != Some(false);
     let mut wrong_somewhere = false;
+    // Some point where the answer is wrong with every node it built
+    // defined, and a bound violated: the wrong value a trusted bound
+    // explains (not only the overflow of a node the answer built).
+    let mut excused = built.is_empty();
     let mut judge = |env: &[i64]| -> bool {
         let (holds, s, t) = match &compiled {
-            Some((se, te)) => {
+            Some((se, te, be)) => {
                 let Ok(vals) = se.eval(env) else {
                     return false;
                 };
-                let holds = bounded
-                    .iter()
-                    .zip(&vals)
-                    .all(|(b, &v)| bounds::contains(b.bound, v) != Some(false));
+                let built_hold = match be {
+                    None => true,
+                    Some(be) => match be.eval(env) {
+                        Ok(v) => built.iter().zip(&v).all(|(b, &v)| within(b, v)),
+                        Err(_) => return false,
+                    },
+                };
+                let holds = built_hold && bounded.iter().zip(&vals).all(|(b, &v)| within(b, v));
                 (holds, vals[bounded.len()..].to_vec(), te.eval(env))
             }
             None => {
                 let wide: Vec<i128> = env.iter().map(|&v| v as i128).collect();
+                let built_hold = built.is_empty()
+                    || match built_ev.eval_all(&wide) {
+                        Ok(vals) => built.iter().all(|b| within(b, vals[b.node.index()])),
+                        Err(_) => return false,
+                    };
                 let Ok(vals) = src_ev.eval_all(&wide) else {
                     return false;
                 };
-                let holds = bounded
-                    .iter()
-                    .all(|b| bounds::contains(b.bound, vals[b.node.index()]) != Some(false));
+                let holds = built_hold && bounded.iter().all(|b| within(b, vals[b.node.index()]));
                 let s: Vec<interp::Val> = src.iter().map(|r| vals[r.index()]).collect();
                 (holds, s, interp::eval(g, tgt, &wide, model))
             }
         };
+        let wrong = matches!(interp::check_point(Ok(s), t), PointCheck::Fails(_));
         if !holds {
+            excused |= wrong;
             return false;
         }
-        wrong_somewhere = matches!(interp::check_point(Ok(s), t), PointCheck::Fails(_));
+        wrong_somewhere = wrong;
         wrong_somewhere
     };
     for env in failing {
@@ -157,7 +186,7 @@ pub fn right_where_bounds_hold(
     bounds::scan_points(&domain, seed, decision.samples(), |point| {
         judge(&domain.env(g, point))
     });
-    !wrong_somewhere
+    !wrong_somewhere && excused
 }
 
 /// The bounds of `bounded` that are of integer nodes below an op, for a
@@ -238,6 +267,85 @@ mod tests {
         assert_eq!(lowest(g, &p.outputs, &b, model(), 1), None);
     }
 
+    /// The answer `max(r * K, 0) / K` of `r` over [-8, 8], and its node
+    /// `r * K` bounded `[lo, hi]`.
+    fn built(k: i64, lo: i64, hi: i64) -> (engine::parse::Program, Vec<PeerBound>) {
+        let text = format!("var r in [-8, 8]\nexpr r\nexpect max(r * {k}, 0) / {k}\n");
+        let p = parse_program(&text).unwrap();
+        let mul = bounds::preorder(&p.graph, p.expects[0])[2];
+        assert_eq!(p.graph.node(mul).op, Op::Mul);
+        let b = vec![PeerBound {
+            node: mul,
+            bound: Bound::Int(lo, hi),
+            op: Some("MUL".into()),
+        }];
+        (p, b)
+    }
+
+    #[test]
+    fn an_answer_right_wherever_the_bound_of_a_node_it_built_holds_is_the_range_analysis_fault() {
+        // Right for r >= 0, the only values the wrong bound [0, 16] of
+        // `r * 2` allows: the closure that built it trusted the bound.
+        let (p, wrong) = built(2, 0, 16);
+        let at = vec![vec![-3]];
+        // With K = 2^61 the node overflows for |r| >= 4, but the answer is
+        // wrong at r = -3 too, where it is defined: passed over where it
+        // overflows, the bound [0, MAX] explains it all the same.
+        let (p61, b61) = built(1 << 61, 0, i64::MAX);
+        assert!(right_where_bounds_hold(
+            &p61.graph,
+            &p61.outputs,
+            &p61.expects,
+            &[],
+            &b61,
+            model(),
+            1,
+            &at
+        ));
+        let right = |b: &[PeerBound]| {
+            right_where_bounds_hold(&p.graph, &p.outputs, &p.expects, &[], b, model(), 1, &at)
+        };
+        assert!(right(&wrong));
+        // With the sound bound the answer is wrong where it holds.
+        let (p2, sound) = built(2, -16, 16);
+        assert!(!right_where_bounds_hold(
+            &p2.graph,
+            &p2.outputs,
+            &p2.expects,
+            &[],
+            &sound,
+            model(),
+            1,
+            &at
+        ));
+    }
+
+    #[test]
+    fn an_answer_wrong_only_where_a_node_it_built_overflows_is_its_own_fault() {
+        // `r * 2^62` is defined only at r in [-2, 1], where the answer
+        // `max(r * 2^62, 0) / 2^62` of `max(r, 0)` is right; it is wrong
+        // (undefined) only where the node overflows: no bound it trusted
+        // makes it wrong, though [0, MAX] is violated at -2 and -1.
+        let text = "var r in [-8, 8]\nexpr max(r, 0)\nexpect max(r * 4611686018427387904, 0) / 4611686018427387904\n";
+        let p = parse_program(text).unwrap();
+        let mul = bounds::preorder(&p.graph, p.expects[0])[2];
+        let b = [PeerBound {
+            node: mul,
+            bound: Bound::Int(0, i64::MAX),
+            op: Some("MUL".into()),
+        }];
+        assert!(!right_where_bounds_hold(
+            &p.graph,
+            &p.outputs,
+            &p.expects,
+            &[],
+            &b,
+            model(),
+            1,
+            &[vec![-5]]
+        ));
+    }
+
     #[test]
     fn an_answer_right_wherever_the_bounds_hold_is_the_range_analysis_fault() {
         // (r1 * 2 + 1) / 2 => 0, trusting r1 * 2 in [-2, 0] (the wrapped
@@ -258,6 +366,7 @@ mod tests {
             &p.outputs,
             &p.expects,
             &b,
+            &[],
             model(),
             1,
             &at
@@ -273,6 +382,7 @@ mod tests {
             &p.outputs,
             &p.expects,
             &sound,
+            &[],
             model(),
             1,
             &at

@@ -27,6 +27,7 @@ use crate::blame::{self, Instance};
 use crate::bucket;
 use crate::checks::{self, CheckConfig, CheckFailure, Checked};
 use crate::kind::{Kind, KindSet};
+use crate::oracle;
 use crate::subject::Subject;
 use engine::ir::{Graph, NodeId, Op};
 use engine::semantics::{Failure, Model};
@@ -116,7 +117,7 @@ fn oracle_cause(
 ) -> Option<Found> {
     let (g, src) = (&checked.graph, &checked.src);
     let how = oracle_failure(checked, model)?;
-    if let Some(found) = bounds_explain(checked, failure, model, cfg.seed) {
+    if let Some(found) = bounds_explain(subject, checked, failure.env.as_slice(), cfg, model) {
         return Some(found);
     }
     if let Some(found) = stage::first_wrong(subject, g, src, cfg) {
@@ -181,7 +182,7 @@ fn blamed(
     let mut b = blame::blame(subject, g, src, how, fired, cfg, instance, points)?;
     // The rule's premises: a step that is right wherever the peer's
     // bounds of its instance hold trusted a wrong bound.
-    if let Some(found) = instance_bounds_explain(subject, &b, cfg, model, checked) {
+    if let Some(found) = instance_bounds_explain(subject, &b, cfg, model, checked, points) {
         return Some(found);
     }
     // Blamed on the whole case, the rule is judged again on the innermost
@@ -192,7 +193,9 @@ fn blamed(
         if let Some(small) =
             blame::blame(subject, g, src, how, fired, cfg, Instance::Smallest, points)
         {
-            if let Some(found) = instance_bounds_explain(subject, &small, cfg, model, checked) {
+            if let Some(found) =
+                instance_bounds_explain(subject, &small, cfg, model, checked, points)
+            {
                 return Some(found);
             }
             b = small;
@@ -207,28 +210,79 @@ fn blamed(
 }
 
 /// The range analysis's transfer function, when the peer's bounds of
-/// `checked`'s source exclude a value some node takes and its answer is
-/// right wherever they hold.
+/// `checked`'s source, or of the nodes its answer built, exclude a value
+/// some node takes and its answer is right wherever they hold
+/// (`failing`: where it fails). A closure bounds the nodes it builds
+/// before it trusts them (Morok's `fold_divmod_general` builds `A * 59`
+/// and asks `vmin >= 0`): the answer that keeps such a node shows the
+/// bound it trusted.
 fn bounds_explain(
+    subject: &dyn Subject,
     checked: &Checked,
-    failure: &CheckFailure,
+    failing: &[Vec<i64>],
+    cfg: &CheckConfig,
     model: Model,
-    seed: u64,
 ) -> Option<Found> {
     let (g, src) = (&checked.graph, &checked.src);
     let tgt = checked.tgt.as_deref()?;
     if checked.peer_bounds.is_empty() {
         return None;
     }
-    let w = wrong_bound(checked)?;
-    let failing: Vec<Vec<i64>> = failure.env.iter().cloned().collect();
-    transfer::right_where_bounds_hold(g, src, tgt, &checked.peer_bounds, model, seed, &failing)
-        .then(|| Found {
-            cause: Cause::Transfer(w.op.clone()),
-            blame: None,
-            wrong_bound: Some(WrongBound::new(g, &w, &checked.peer_bounds)),
-            how: None,
+    let found = |w: Wrong, bounded: &[transfer::PeerBound]| Found {
+        cause: Cause::Transfer(w.op.clone()),
+        blame: None,
+        wrong_bound: Some(WrongBound::new(g, &w, bounded)),
+        how: None,
+    };
+    let right = |built: &[transfer::PeerBound]| {
+        transfer::right_where_bounds_hold(
+            g,
+            src,
+            tgt,
+            &checked.peer_bounds,
+            built,
+            model,
+            cfg.seed,
+            failing,
+        )
+    };
+    if let Some(w) = wrong_bound(checked) {
+        if right(&[]) {
+            return Some(found(w, &checked.peer_bounds));
+        }
+    }
+    // The nodes the answer built: the peer's bounds of the answer, kept
+    // for the integer nodes the source has not.
+    let below: std::collections::HashSet<NodeId> = g.reachable(src).into_iter().collect();
+    let built: Vec<NodeId> = g
+        .reachable(tgt)
+        .into_iter()
+        .filter(|&n| {
+            !below.contains(&n) && !matches!(g.node(n).op, Op::Var(_) | Op::Const(_) | Op::Invalid)
         })
+        .collect();
+    if built.is_empty() {
+        return None;
+    }
+    let bounds_cfg = CheckConfig {
+        kinds: KindSet::only(Kind::Bounds),
+        ..cfg.clone()
+    };
+    // The same graph: the answer's nodes keep their ids.
+    let asked = checks::check(g, tgt, subject, &bounds_cfg, None);
+    let keep = |n: NodeId| built.contains(&n);
+    let bounded: Vec<transfer::PeerBound> = asked
+        .peer_bounds
+        .into_iter()
+        .filter(|b| keep(b.node))
+        .collect();
+    let violations: Vec<crate::bounds::Violation> = asked
+        .bounds_violations
+        .into_iter()
+        .filter(|v| keep(v.node))
+        .collect();
+    let w = transfer::lowest_among(g, tgt, &bounded, &violations)?;
+    right(&bounded).then(|| found(w, &bounded))
 }
 
 /// [`bounds_explain`] for a blamed rule's instance: its step (the rule
@@ -241,6 +295,7 @@ fn instance_bounds_explain(
     cfg: &CheckConfig,
     model: Model,
     case: &Checked,
+    points: &[Vec<i64>],
 ) -> Option<Found> {
     // A pattern that failed after others of its rule's step rewrote the
     // instance is judged there, alone: the nodes they built are bounded
@@ -271,7 +326,8 @@ fn instance_bounds_explain(
         .clone()
         .filter(|_| !mins.is_empty())
         .map(|tgt| (step.graph.clone(), tgt));
-    if let Some(found) = step_bounds_explain(subject, step, at.whole_case, case, cfg, model) {
+    if let Some(found) = step_bounds_explain(subject, step, at.whole_case, case, cfg, model, points)
+    {
         return Some(found);
     }
     // A peer with no `min` spells it with ops it has, whose nodes the
@@ -304,7 +360,7 @@ fn instance_bounds_explain(
         if same.is_none() || same != step.tgt {
             return None;
         }
-        step_bounds_explain(subject, step, false, case, cfg, model)
+        step_bounds_explain(subject, step, false, case, cfg, model, points)
     })
 }
 
@@ -321,7 +377,30 @@ fn step_bounds_explain(
     case: &Checked,
     cfg: &CheckConfig,
     model: Model,
+    points: &[Vec<i64>],
 ) -> Option<Found> {
+    // Where the step fails: where its walk shows it, and at the finding's
+    // points (a failure in a narrow window the walk samples past, as the
+    // blame judged the step).
+    let tgt = step.tgt.as_deref()?;
+    let vars = step.graph.vars().len();
+    let failing: Vec<Vec<i64>> = step
+        .failure(Kind::Oracle)
+        .and_then(|f| f.env.clone())
+        .into_iter()
+        .chain(
+            points
+                .iter()
+                .filter(|env| {
+                    env.len() == vars
+                        && oracle::fails_at(&step.graph, &step.src, tgt, env, model).is_some()
+                })
+                .cloned(),
+        )
+        .collect();
+    if failing.is_empty() {
+        return None;
+    }
     if whole {
         step.peer_bounds = case.peer_bounds.clone();
         step.bounds_violations = case.bounds_violations.clone();
@@ -336,8 +415,7 @@ fn step_bounds_explain(
         step.peer_bounds = asked.peer_bounds;
         step.bounds_violations = asked.bounds_violations;
     }
-    let failure = step.failure(Kind::Oracle)?.clone();
-    bounds_explain(&step, &failure, model, cfg.seed)
+    bounds_explain(subject, &step, &failing, cfg, model)
 }
 
 /// How a peer with no `min` may spell `min(a, b)`.
@@ -377,75 +455,83 @@ impl MinSpelling {
     }
 }
 
-/// Whether `failure` of `checked` still has cause `want` (a shrink
-/// candidate kept to its finding's cause): the triage of it, asking only
-/// what that cause and the layers before it need (its bound; its rule
-/// alone; its message). A shape cannot be kept (shrinking changes it).
-pub fn holds(
+/// `failure` of `checked` triaged as far as it takes to tell whether its
+/// cause is still `want` (a shrink candidate kept to its finding's cause),
+/// and what shows it there: asking only what that cause and the layers
+/// before it need (its bound; its rule alone; its message). A shape cannot
+/// be kept (shrinking changes it).
+pub fn holding(
     subject: &dyn Subject,
     checked: &Checked,
     failure: &CheckFailure,
     cfg: &CheckConfig,
     want: &Cause,
-) -> bool {
+) -> Option<Found> {
     let cfg = &cfg.quick();
     let model = Model {
         width: cfg.width,
         ..subject.profile().model()
     };
     let (g, src) = (&checked.graph, &checked.src);
-    match want {
-        Cause::Crash(_) | Cause::Loop(_) => site::of_message(&failure.message) == *want,
-        Cause::Hang => failure.kind == Kind::Hang,
+    let found = match want {
+        Cause::Crash(_) | Cause::Loop(_) => Found::just(site::of_message(&failure.message)),
+        Cause::Hang if failure.kind == Kind::Hang => Found::just(Cause::Hang),
         Cause::Transfer(_) if failure.kind == Kind::Bounds => {
-            wrong_bound(checked).is_some_and(|w| Cause::Transfer(w.op) == *want)
+            let w = wrong_bound(checked)?;
+            Found {
+                cause: Cause::Transfer(w.op.clone()),
+                blame: None,
+                wrong_bound: Some(WrongBound::new(g, &w, &checked.peer_bounds)),
+                how: None,
+            }
         }
         Cause::Transfer(_) | Cause::Rule(_) => {
-            let Some(how) = oracle_failure(checked, model) else {
-                return false;
-            };
-            if let Some(found) = bounds_explain(checked, failure, model, cfg.seed) {
-                return found.cause == *want;
+            let how = oracle_failure(checked, model)?;
+            if let Some(found) =
+                bounds_explain(subject, checked, failure.env.as_slice(), cfg, model)
+                    .or_else(|| stage::first_wrong(subject, g, src, cfg))
+            {
+                found
+            } else {
+                let only = match want {
+                    Cause::Rule(rule) => vec![(rule.clone(), 1)],
+                    _ => checked.fired(subject.rule_names()),
+                };
+                let points: Vec<Vec<i64>> = failure.env.iter().cloned().collect();
+                blamed(
+                    subject,
+                    checked,
+                    how,
+                    &only,
+                    cfg,
+                    model,
+                    Instance::Case,
+                    &points,
+                )?
             }
-            if let Some(found) = stage::first_wrong(subject, g, src, cfg) {
-                return found.cause == *want;
-            }
-            let only = match want {
-                Cause::Rule(rule) => vec![(rule.clone(), 1)],
-                _ => checked.fired(subject.rule_names()),
-            };
-            let points: Vec<Vec<i64>> = failure.env.iter().cloned().collect();
-            blamed(
-                subject,
-                checked,
-                how,
-                &only,
-                cfg,
-                model,
-                Instance::Case,
-                &points,
-            )
-            .is_some_and(|found| found.cause == *want)
         }
         Cause::Subterm { failure, shape } => {
-            oracle_failure(checked, model) == Some(*failure)
-                && wrong_subterm(subject, g, src, cfg).as_deref() == Some(shape.as_str())
+            if oracle_failure(checked, model) != Some(*failure)
+                || wrong_subterm(subject, g, src, cfg).as_deref() != Some(shape.as_str())
+            {
+                return None;
+            }
+            Found::just(want.clone())
         }
         Cause::Introduced { .. } | Cause::Misread { .. } => {
             // A pipeline's: its first wrong stage's.
-            if let Some(found) = stage::first_wrong(subject, g, src, cfg) {
-                return found.cause == *want;
+            match stage::first_wrong(subject, g, src, cfg) {
+                Some(found) => found,
+                None => {
+                    let (_, sub) = innermost_wrong(subject, g, src, cfg)?;
+                    how_wrong(subject, &sub, model, cfg)?
+                }
             }
-            let Some((_, sub)) = innermost_wrong(subject, g, src, cfg) else {
-                return false;
-            };
-            how_wrong(subject, &sub, model, cfg).is_some_and(|f| f.cause == *want)
         }
-        Cause::Stage { .. } | Cause::Implied { .. } => {
-            stage::first_wrong(subject, g, src, cfg).is_some_and(|f| f.cause == *want)
-        }
-        Cause::Backend { .. } | Cause::Model(_) | Cause::Shape(_) => false,
-    }
+        Cause::Stage { .. } | Cause::Implied { .. } => stage::first_wrong(subject, g, src, cfg)?,
+        Cause::Hang | Cause::Backend { .. } | Cause::Model(_) | Cause::Shape(_) => return None,
+    };
+    (found.cause == *want).then_some(found)
 }
 
 /// The lowest node whose peer bound is wrong, of the violations the check
