@@ -221,12 +221,24 @@ impl Preparer<'_> {
         // is shrunk again from the original, keeping the cause.
         if let Some(want) = want {
             kept_case.found = self.shows(&kept_case.checked, kind, want);
-            if kept_case.found.is_none() && steps > 0 {
+            if kept_case.found.is_none() {
                 let steps = steps.min(CAUSE_SHRINK_STEPS);
                 let again =
                     shrink::shrink_judged(&original, self.judge(kind, Some(want), None), steps);
-                if let Some(k) = again.judged {
-                    (kept_case, stats) = (k, Some(again.stats));
+                match again.judged {
+                    Some(k) => (kept_case, stats) = (k, Some(again.stats)),
+                    // No case that shows it, not even the original by a quick
+                    // walk: the case as found is kept, under the cause found
+                    // on it, rather than a smaller case of another defect.
+                    None => {
+                        note = Some(
+                            "its cause did not show again on a smaller case; the case is kept as found"
+                                .to_string(),
+                        );
+                        kept_case = self.as_found(&original, kind);
+                        kept_case.found = found.clone();
+                        stats = None;
+                    }
                 }
             }
         }
