@@ -208,8 +208,12 @@ impl Preparer<'_> {
         let mut kept_case = match shrunk.judged.take() {
             Some(k) => k,
             None => {
+                // Out of time, or the failure shows neither on a smaller
+                // case nor on the case read back from its text by a quick
+                // walk.
                 note = Some(
-                    "this case does not fail the same way after a round trip through text"
+                    "no smaller case, nor this one read back from its text, failed the same way \
+                     by a quick walk in time; the case is kept as found"
                         .to_string(),
                 );
                 self.as_found(&original, kind)

@@ -254,7 +254,7 @@ fn bounds_explain(
     // The nodes the answer built: the peer's bounds of the answer, kept
     // for the integer nodes the source has not.
     let below: std::collections::HashSet<NodeId> = g.reachable(src).into_iter().collect();
-    let built: Vec<NodeId> = g
+    let built: std::collections::HashSet<NodeId> = g
         .reachable(tgt)
         .into_iter()
         .filter(|&n| {
