@@ -10,6 +10,7 @@
 //! bounds: an `unsound-bounds` finding, even when no rewrite has used that
 //! bound yet (Souper checks LLVM's dataflow facts the same way).
 
+use crate::jit::EvalScratch;
 use crate::oracle::Domain;
 use engine::interp::{Evaluator, Val};
 use engine::ir::{Graph, NodeId};
@@ -183,6 +184,9 @@ fn corners(domain: &Domain) -> Vec<Vec<i64>> {
     out
 }
 
+/// Sampled points drawn at a time by [`scan_points`].
+const SCAN_BLOCK: u64 = 256;
+
 /// The points a domain is judged at: every point when `samples` is `None`
 /// (the walk policy's decision for its purpose), else its corners and then
 /// that many random points (seeded); `visit` returns `true` to stop.
@@ -196,8 +200,13 @@ pub fn scan_points(
     let mut point = vec![0i64; domain.len()];
     match samples {
         None => {
+            // Point by point in row-major order (an odometer, no division
+            // per point).
+            domain.decode(0, &mut point);
             for k in 0..domain.size() as u64 {
-                domain.decode(k, &mut point);
+                if k > 0 {
+                    domain.step(&mut point);
+                }
                 if visit(&point) {
                     break;
                 }
@@ -210,11 +219,21 @@ pub fn scan_points(
                     return false;
                 }
             }
-            for k in 0..samples {
-                domain.sample(seed, k, &mut point);
-                if visit(&point) {
-                    break;
+            // Drawn a block at a time: what depends only on the domain is
+            // worked out once per block, not once per point.
+            let n = domain.len().max(1);
+            let mut block = vec![0i64; n * SCAN_BLOCK as usize];
+            let mut k = 0;
+            while k < samples {
+                let m = (samples - k).min(SCAN_BLOCK);
+                let len = domain.len() * m as usize;
+                domain.samples(seed, k, &mut block[..len]);
+                for p in 0..m as usize {
+                    if visit(&block[p * domain.len()..(p + 1) * domain.len()]) {
+                        return false;
+                    }
                 }
+                k += m;
             }
             false
         }
@@ -233,7 +252,7 @@ fn scan_values(
     bounded: &[(NodeId, Bound)],
     model: Model,
     seed: u64,
-    mut visit: impl FnMut(Vec<i64>, &[Val]) -> bool,
+    mut visit: impl FnMut(&[i64], &[Val]) -> bool,
 ) -> (u64, bool) {
     let domain = Domain::new(g, roots);
     let mut all: Vec<NodeId> = bounded.iter().map(|(n, _)| *n).collect();
@@ -249,23 +268,32 @@ fn scan_values(
         .flatten();
     let mut ev = Evaluator::new(g, roots, model);
     let mut points = 0u64;
+    // One environment, scratch and value buffer for the whole walk: a walk
+    // is thousands of points of a few nodes each.
+    let mut env: Vec<i64> = g.vars().iter().map(|d| d.lo).collect();
+    let (mut scratch, mut values, mut wide) = (EvalScratch::default(), Vec::new(), Vec::new());
     let exhaustive = scan_points(&domain, seed, samples, |point| {
-        let env = domain.env(g, point);
-        let values: Vec<Val> = match &jit {
-            Some(j) => match j.eval(&env) {
-                Ok(v) => v,
-                Err(_) => return false,
-            },
+        domain.fill_env(point, &mut env);
+        match &jit {
+            Some(j) => {
+                if j.eval_into(&env, &mut scratch, &mut values).is_err() {
+                    return false;
+                }
+            }
             None => {
-                let wide: Vec<i128> = env.iter().map(|&v| v as i128).collect();
+                wide.clear();
+                wide.extend(env.iter().map(|&v| v as i128));
                 match ev.eval_all(&wide) {
-                    Ok(vals) => bounded.iter().map(|(n, _)| vals[n.index()]).collect(),
+                    Ok(vals) => {
+                        values.clear();
+                        values.extend(bounded.iter().map(|(n, _)| vals[n.index()]));
+                    }
                     Err(_) => return false,
                 }
             }
-        };
+        }
         points += 1;
-        visit(env, &values[..bounded.len()])
+        visit(&env, &values[..bounded.len()])
     });
     (points, exhaustive)
 }
@@ -290,7 +318,7 @@ pub fn check(
             violation = Some(Violation {
                 node,
                 bound,
-                env,
+                env: env.to_vec(),
                 value,
             });
         }
@@ -324,7 +352,7 @@ pub fn violations(
                 found.push(Violation {
                     node,
                     bound,
-                    env: env.clone(),
+                    env: env.to_vec(),
                     value,
                 });
             }

@@ -761,6 +761,14 @@ pub struct CompiledEval {
     width: Width,
 }
 
+/// The raw values and lane states one [`CompiledEval`] call writes, kept
+/// between calls.
+#[derive(Default)]
+pub struct EvalScratch {
+    vals: Vec<i64>,
+    sts: Vec<u8>,
+}
+
 impl CompiledEval {
     /// Compiles `roots` of `g` under model `m` (or at a width).
     pub fn new(g: &Graph, roots: &[NodeId], m: impl Into<Model>) -> Result<CompiledEval, JitError> {
@@ -827,6 +835,20 @@ impl CompiledEval {
     /// must fit `i32`, as its declared bounds do (the interpreter would
     /// compute with the out-of-range value exactly, the JIT in 64 bits).
     pub fn eval(&self, env: &[i64]) -> Result<Vec<Val>, Undefined> {
+        let mut out = Vec::new();
+        self.eval_into(env, &mut EvalScratch::default(), &mut out)?;
+        Ok(out)
+    }
+
+    /// [`CompiledEval::eval`] into `out` (cleared first), with `scratch`
+    /// reused from call to call: a walk of thousands of points allocates
+    /// nothing per point.
+    pub fn eval_into(
+        &self,
+        env: &[i64],
+        scratch: &mut EvalScratch,
+        out: &mut Vec<Val>,
+    ) -> Result<(), Undefined> {
         assert!(
             env.len() >= self.nvars,
             "environment has {} values for {} variables",
@@ -834,8 +856,9 @@ impl CompiledEval {
             self.nvars
         );
         let n = self.roots.len();
-        let mut vals = vec![0i64; n];
-        let mut sts = vec![0u8; n];
+        let (vals, sts) = (&mut scratch.vals, &mut scratch.sts);
+        vals.resize(n, 0);
+        sts.resize(n, 0);
         // SAFETY: the code reads `nvars` i64s from env and writes `n` values
         // and `n` states; the buffers are at least that long. `self.code`
         // keeps the code alive for the duration of the call.
@@ -845,14 +868,14 @@ impl CompiledEval {
         if code != 0 {
             return Err(ub_decode(code));
         }
-        Ok((0..n)
-            .map(|i| match sts[i] as i64 {
-                ST_VALID if self.root_dtypes[i] == DType::Bool => Val::Bool(vals[i] != 0),
-                ST_VALID => Val::Int(vals[i] as i128),
-                ST_UNC => Val::Unconstrained,
-                _ => Val::Invalid,
-            })
-            .collect())
+        out.clear();
+        out.extend((0..n).map(|i| match sts[i] as i64 {
+            ST_VALID if self.root_dtypes[i] == DType::Bool => Val::Bool(vals[i] != 0),
+            ST_VALID => Val::Int(vals[i] as i128),
+            ST_UNC => Val::Unconstrained,
+            _ => Val::Invalid,
+        }));
+        Ok(())
     }
 
     pub fn roots(&self) -> &[NodeId] {

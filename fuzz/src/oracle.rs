@@ -35,7 +35,7 @@ use crate::jit::{
     and, check_width, compile_function, fold_any, mem, not, or, ptr_type, CompiledEval, Cond,
     JitCode, JitError, Lower, UbCond,
 };
-use crate::rng::{hash64, mix};
+use crate::rng::{mix, wyrand, WYRAND_STEP};
 use cranelift_codegen::ir::{condcodes::IntCC, types, Block, InstBuilder, Value};
 use cranelift_frontend::{FunctionBuilder, Variable};
 use engine::dtype::Width;
@@ -223,7 +223,9 @@ pub struct Domain {
 struct Draw {
     lo: i64,
     span: u64,
-    special: [i64; 5],
+    /// The five special values, then a slot for each pick that draws the
+    /// uniform value (never read).
+    special: [i64; 16],
 }
 
 impl Draw {
@@ -237,33 +239,59 @@ impl Draw {
                 0i64.clamp(lo, hi),
                 1i64.clamp(lo, hi),
                 (-1i64).clamp(lo, hi),
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
             ],
         }
     }
 
-    /// Variable `j`'s value in the point whose hash is `base`.
+    /// A value: special value number `pick` if it names one, else the
+    /// uniform draw that is the random word `h`.
     #[inline]
-    fn pick(&self, base: u64, j: usize) -> i64 {
-        /// The odd multiplier whose product's top four bits pick a draw.
-        const PICK: u64 = 0x9E37_79B9_7F4A_7C15;
-        // One hash per variable: the uniform draw is all of its 64 bits,
-        // the pick the top bits of one multiplication of it (no bit of the
-        // value is tied to the pick).
-        let h = hash64(base.wrapping_add(j as u64));
-        // Both draws computed and one picked: a branch on the random `h`
-        // mispredicts about once per variable, which cost more than the
-        // JIT's evaluation of the point.
+    fn pick(&self, h: u64, pick: usize) -> i64 {
         let off = match self.span {
             0 => h,
             span => ((h as u128 * span as u128) >> 64) as u64,
         };
         let uniform = self.lo.wrapping_add(off as i64);
-        let pick = (h.wrapping_mul(PICK) >> 60) as usize;
-        if pick < 5 {
-            self.special[pick]
-        } else {
-            uniform
+        // Both draws computed and one picked without a branch: a branch on
+        // the random pick mispredicts about once per variable, which cost
+        // more than the JIT's evaluation of the point (the table has a
+        // slot for every pick, so its load needs no test either).
+        std::hint::select_unpredictable(pick < 5, self.special[pick & 15], uniform)
+    }
+}
+
+/// The point whose hash is `base`: variable `j`'s word is the `j+1`-th
+/// output of wyrand from `base`, and its pick (a special value, else the
+/// uniform draw) four bits of one word per sixteen variables, drawn the
+/// other way from `base`, so no bit of a value is tied to its pick. One
+/// multiplication per variable and one per sixteen: a campaign draws
+/// hundreds of millions of points.
+#[inline]
+fn draw_point<D: std::borrow::Borrow<Draw>>(
+    draws: impl Iterator<Item = D>,
+    base: u64,
+    point: &mut [i64],
+) {
+    let mut picks = 0u64;
+    for (j, (slot, d)) in point.iter_mut().zip(draws).enumerate() {
+        if j % 16 == 0 {
+            picks = wyrand(base.wrapping_sub((j as u64 / 16 + 1).wrapping_mul(WYRAND_STEP)));
         }
+        let h = wyrand(base.wrapping_add((j as u64 + 1).wrapping_mul(WYRAND_STEP)));
+        *slot = d
+            .borrow()
+            .pick(h, ((picks >> (4 * (j % 16))) & 15) as usize);
     }
 }
 
@@ -327,10 +355,8 @@ impl Domain {
         // One point (what most callers draw, point by point) needs no
         // table: allocating one per point was most of a sample's cost.
         if out.len() == n {
-            let base = mix(seed, start);
-            for (j, slot) in out.iter_mut().enumerate() {
-                *slot = Draw::of(self.lo[j], self.hi[j]).pick(base, j);
-            }
+            let draws = (0..n).map(|j| Draw::of(self.lo[j], self.hi[j]));
+            draw_point(draws, mix(seed, start), out);
             return;
         }
         let draws: Vec<Draw> = (0..n).map(|j| Draw::of(self.lo[j], self.hi[j])).collect();
@@ -339,9 +365,7 @@ impl Domain {
             // samples (`oracle::failing_at_point`), so a failure in a
             // narrow window is found again whatever the sequence.
             let base = mix(seed, start.wrapping_add(k as u64));
-            for (j, (slot, d)) in point.iter_mut().zip(&draws).enumerate() {
-                *slot = d.pick(base, j);
-            }
+            draw_point(draws.iter(), base, point);
         }
     }
 
@@ -349,15 +373,21 @@ impl Domain {
     /// values of the domain variables.
     pub fn env(&self, g: &Graph, point: &[i64]) -> Vec<i64> {
         let mut env: Vec<i64> = g.vars().iter().map(|d| d.lo).collect();
+        self.fill_env(point, &mut env);
+        env
+    }
+
+    /// Writes the domain variables' values into an environment built by
+    /// [`Domain::env`] (the other variables keep theirs).
+    pub fn fill_env(&self, point: &[i64], env: &mut [i64]) {
         for (k, &v) in self.vars.iter().enumerate() {
             env[v as usize] = point[k];
         }
-        env
     }
 
     /// Steps `point` to the next point in row-major order (an odometer,
     /// last variable fastest; the last point wraps to the first).
-    fn step(&self, point: &mut [i64]) {
+    pub(crate) fn step(&self, point: &mut [i64]) {
         for k in (0..self.len()).rev() {
             if point[k] < self.hi[k] {
                 point[k] += 1;
@@ -503,6 +533,15 @@ fn failure_of(code: i64) -> Failure {
 /// `count` points laid out row by row (sampled plan).
 type OracleFn = unsafe extern "C" fn(*const i64, u64, *mut i64) -> u64;
 
+/// Sampled points drawn and compared at a time: a few thousand points of a
+/// few variables stay in a core's cache between the draw and the walk.
+const SAMPLE_BLOCK_POINTS: u64 = 1 << 12;
+
+thread_local! {
+    /// Each worker's buffer of drawn points, reused from walk to walk.
+    static SAMPLE_BLOCK: std::cell::RefCell<Vec<i64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Source and target compiled into one domain-looping function. Owns its
 /// code (freed on drop).
 pub struct CompiledOracle {
@@ -558,34 +597,54 @@ impl CompiledOracle {
             plan.total(),
             self.cfg.chunk,
             self.cfg.parallel,
-            |start, count| {
-                let buf = match plan {
-                    Plan::Exhaustive(_) => {
-                        let mut p = vec![0i64; n];
-                        self.domain.decode(start, &mut p);
-                        p
+            |start, count| match plan {
+                Plan::Exhaustive(_) => {
+                    let mut p = vec![0i64; n];
+                    self.domain.decode(start, &mut p);
+                    self.walk(&p, start, count)
+                }
+                // Drawn a block at a time into one buffer per thread: a
+                // fresh zeroed chunk per call (megabytes) cost the allocator
+                // as much as the draws, and a block stays in cache for the
+                // code that reads it.
+                Plan::Sampled(_) => SAMPLE_BLOCK.with(|cell| {
+                    let mut buf = cell.borrow_mut();
+                    let mut off = 0;
+                    while off < count {
+                        let m = (count - off).min(SAMPLE_BLOCK_POINTS);
+                        let len = n * m as usize;
+                        if buf.len() < len {
+                            buf.resize(len, 0);
+                        }
+                        self.domain.samples(seed, start + off, &mut buf[..len]);
+                        if let Some(fail) = self.walk(&buf[..len], start + off, m) {
+                            return Some(fail);
+                        }
+                        off += m;
                     }
-                    Plan::Sampled(_) => {
-                        let mut p = vec![0i64; n * count as usize];
-                        self.domain.samples(seed, start, &mut p);
-                        p
-                    }
-                };
-                let mut out = [0i64; 2];
-                // SAFETY: the function reads `n` values (exhaustive) or
-                // `n * count` values (sampled) from `buf` and writes two to
-                // `out`; `self.code` keeps the code alive.
-                let done = self
-                    .code
-                    .call(|| unsafe { (self.func)(buf.as_ptr(), count, out.as_mut_ptr()) });
-                (done < count).then(|| RawFail {
-                    index: start + done,
-                    failure: failure_of(out[0]),
-                    root: usize::try_from(out[1]).ok(),
-                })
+                    None
+                }),
             },
         );
         report(g, &self.domain, plan, seed, raw)
+    }
+
+    /// The compiled comparison over `count` points from point number
+    /// `start`: `points` holds the first point (exhaustive plan) or all of
+    /// them (sampled plan).
+    fn walk(&self, points: &[i64], start: u64, count: u64) -> Option<RawFail> {
+        let mut out = [0i64; 2];
+        // SAFETY: the function reads `n` values (exhaustive) or
+        // `n * count` values (sampled) from `points`, which holds them, and
+        // writes two to `out`; `self.code` keeps the code alive.
+        let done = self
+            .code
+            .call(|| unsafe { (self.func)(points.as_ptr(), count, out.as_mut_ptr()) });
+        (done < count).then(|| RawFail {
+            index: start + done,
+            failure: failure_of(out[0]),
+            root: usize::try_from(out[1]).ok(),
+        })
     }
 }
 
@@ -1488,13 +1547,16 @@ mod tests {
     /// hash per variable, a 128-bit product for the uniform draw, the pick
     /// from the top bits of one multiplication of the hash.
     fn drawn_as_found(d: &Domain, seed: u64, k: u64) -> Vec<i64> {
+        use crate::rng::{wyrand, WYRAND_STEP};
         let base = crate::rng::mix(seed, k);
         (0..d.len())
             .map(|j| {
-                let h = hash64(base.wrapping_add(j as u64));
+                let h = wyrand(base.wrapping_add((j as u64 + 1).wrapping_mul(WYRAND_STEP)));
+                let word = wyrand(base.wrapping_sub((j as u64 / 16 + 1).wrapping_mul(WYRAND_STEP)));
+                let pick = (word >> (4 * (j % 16))) & 15;
                 let (lo, hi) = (d.lo[j], d.hi[j]);
                 let span = (hi as i128 - lo as i128 + 1) as u128;
-                // All 2^64 values: the offset is the hash itself.
+                // All 2^64 values: the offset is the word itself.
                 let off = if span >> 64 == 1 {
                     h as u128
                 } else {
@@ -1509,21 +1571,75 @@ mod tests {
                     (-1i64).clamp(lo, hi),
                     uniform,
                 ];
-                special[((h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 60) as usize).min(5)]
+                special[(pick as usize).min(5)]
             })
             .collect()
     }
 
     #[test]
+    fn each_special_value_is_drawn_a_sixteenth_of_the_time_and_the_rest_spread_over_the_range() {
+        let d = Domain {
+            vars: vec![0, 1],
+            names: vec!["x".into(), "y".into()],
+            lo: vec![-1000, i64::MIN],
+            hi: vec![1000, i64::MAX],
+        };
+        let n = 1 << 16;
+        let mut pts = vec![0i64; 2 * n];
+        d.samples(11, 0, &mut pts);
+        for (j, specials) in [[-1000, 1000, 0, 1, -1], [i64::MIN, i64::MAX, 0, 1, -1]]
+            .iter()
+            .enumerate()
+        {
+            let xs: Vec<i64> = pts.iter().skip(j).step_by(2).copied().collect();
+            for s in specials {
+                let share = xs.iter().filter(|&&x| x == *s).count() as f64 / n as f64;
+                // 1/16, plus what the uniform draw gives the value itself.
+                assert!(
+                    (share - 1.0 / 16.0).abs() < 0.01,
+                    "var {j}: {s} drawn {share}"
+                );
+            }
+            let (neg, pos) = (
+                xs.iter().filter(|&&x| x < -1).count(),
+                xs.iter().filter(|&&x| x > 1).count(),
+            );
+            let (neg, pos) = (neg as f64 / n as f64, pos as f64 / n as f64);
+            assert!(
+                (neg - pos).abs() < 0.02 && neg > 0.3,
+                "var {j}: {neg} below, {pos} above"
+            );
+        }
+        // The two variables' picks are independent: both special at once
+        // about (5/16)^2 of the time.
+        let both = (0..n)
+            .filter(|&k| {
+                [pts[2 * k], pts[2 * k + 1]]
+                    .iter()
+                    .zip([[-1000i64, 1000, 0, 1, -1], [i64::MIN, i64::MAX, 0, 1, -1]])
+                    .all(|(x, sp)| sp.contains(x))
+            })
+            .count() as f64
+            / n as f64;
+        assert!((both - 25.0 / 256.0).abs() < 0.01, "both special: {both}");
+    }
+
+    #[test]
     fn a_chunk_of_samples_is_the_samples_drawn_one_by_one() {
-        let bounds = [
+        // Eighteen variables: the picks of the last two come from a
+        // second word.
+        let bounds: Vec<(i64, i64)> = [
             (i64::MIN, i64::MAX),
             (0, 0),
             (-3, 17),
             (i64::MIN, -1),
             (5, i64::MAX),
             (-(1 << 40), 1 << 40),
-        ];
+        ]
+        .into_iter()
+        .cycle()
+        .take(18)
+        .collect();
         let d = Domain {
             vars: (0..bounds.len() as u32).collect(),
             names: (0..bounds.len()).map(|i| format!("v{i}")).collect(),
