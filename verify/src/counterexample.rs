@@ -459,13 +459,7 @@ pub fn extract(
     let cex = Counterexample {
         rule: q.rule.name.clone(),
         width: q.enc.width,
-        types: q
-            .rule
-            .tyvars
-            .iter()
-            .zip(&q.types)
-            .map(|(tv, d)| format!("{} = {}", tv.name, d))
-            .collect(),
+        types: type_names(q.rule, &q.types),
         failure,
         vars,
         nodes,
@@ -473,6 +467,15 @@ pub fn extract(
         confirmed: Err(Unconfirmed::NotYetChecked),
     };
     reproduce(q.rule, &q.types, cex)
+}
+
+/// A type instance as a counterexample shows it (`T = i32`, ...).
+pub fn type_names(rule: &Rule, types: &[DType]) -> Vec<String> {
+    rule.tyvars
+        .iter()
+        .zip(types)
+        .map(|(tv, d)| format!("{} = {}", tv.name, d))
+        .collect()
 }
 
 /// Realizes a counterexample read from a model and requires the

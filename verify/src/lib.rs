@@ -5,7 +5,9 @@
 //! [`encode`] implements `engine::semantics` on Z3 terms; [`query`] turns a
 //! rule into a query; [`prove`] runs the queries (in parallel, cached;
 //! [`solver`] runs one check; [`budget`] spends a query's time on them);
-//! [`counterexample`] reads, minimizes and confirms failures; [`check`]
+//! [`counterexample`] reads, minimizes and confirms failures;
+//! [`exhaustive`] walks every assignment of a small rule the solvers left
+//! unknown; [`check`]
 //! validates concrete programs ([`worker`]: in a process killed at its
 //! deadline); [`termination`] proves that each rule
 //! decreases the reduction order and finds rules that undo each other.
@@ -17,6 +19,7 @@ pub mod counterexample;
 pub mod crosscheck;
 pub mod cvc5;
 pub mod encode;
+pub mod exhaustive;
 pub mod lemma;
 pub mod poly;
 pub mod portfolio;

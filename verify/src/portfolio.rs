@@ -24,6 +24,9 @@ pub enum SolverKind {
     #[default]
     Z3,
     Cvc5,
+    /// No solver: every assignment walked by the reference interpreter
+    /// ([`crate::exhaustive`]); never cached.
+    Interpreter,
 }
 
 impl SolverKind {
@@ -31,6 +34,7 @@ impl SolverKind {
         match self {
             SolverKind::Z3 => "z3",
             SolverKind::Cvc5 => "cvc5",
+            SolverKind::Interpreter => "interpreter",
         }
     }
 
@@ -39,6 +43,7 @@ impl SolverKind {
         match self {
             SolverKind::Z3 => z3::full_version().to_string(),
             SolverKind::Cvc5 => cvc5::version().unwrap_or_default(),
+            SolverKind::Interpreter => format!("tileproof {}", env!("CARGO_PKG_VERSION")),
         }
     }
 

@@ -22,6 +22,7 @@ use crate::counterexample::{
 };
 use crate::crosscheck::CrossCheck;
 use crate::encode::{Enc, Mode};
+use crate::exhaustive::Walked;
 use crate::lemma::Lemmas;
 use crate::portfolio::{pin_model, Race, Settled, SolverKind};
 use crate::query::RuleQuery;
@@ -79,6 +80,9 @@ pub struct Options {
     /// Start cvc5 beside Z3 on a bitvector query Z3 did not settle in its
     /// share ([`crate::portfolio`]); where cvc5 is not installed, Z3 alone.
     pub portfolio: bool,
+    /// Walk every assignment of an instance the solvers left unknown,
+    /// where it is small enough ([`crate::exhaustive`]).
+    pub walk: bool,
 }
 
 impl Default for Options {
@@ -95,6 +99,7 @@ impl Default for Options {
             cross_check: false,
             per_width: false,
             portfolio: true,
+            walk: true,
         }
     }
 }
@@ -605,12 +610,24 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -
         instances: instances.len(),
     };
     let mut solver = SolverKind::Z3;
+    // Whether an instance was settled by walking every assignment.
+    let mut walked = false;
     for types in &instances {
         let mut solve = || prove_instance(rule, types, width, opts, &mut shares, &mut notes);
         let (outcome, mode, by) = match deadline {
             Some(d) => with_deadline(d, solve),
             None => solve(),
         };
+        let (outcome, by) = match outcome {
+            Outcome::Unknown(reason) if opts.walk => {
+                match walk_unknown(rule, types, width, opts, reason, &mut notes) {
+                    (o, true) => (o, SolverKind::Interpreter),
+                    (o, false) => (o, by),
+                }
+            }
+            settled => (settled, by),
+        };
+        walked |= by == SolverKind::Interpreter;
         method = method.max(mode);
         solver = solver.max(by);
         match outcome {
@@ -650,7 +667,7 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -
         rule: rule.name.clone(),
         width,
         verdict,
-        method: method.name(),
+        method: if walked { EXHAUSTIVE } else { method.name() },
         solver,
         cached: all_cached,
         instances: instances.len(),
@@ -662,6 +679,49 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -
         budget: unknown.then_some(spent),
         generic_budget: None,
         width_by_width: None,
+    }
+}
+
+/// The method of a row some instance of which was settled by walking
+/// every assignment ([`crate::exhaustive`]).
+pub const EXHAUSTIVE: &str = "exhaustive";
+
+/// An instance the solvers left unknown, walked where it is small enough
+/// ([`crate::exhaustive`]): the outcome, and whether the walk settled it.
+/// The walk has a query's bound of its own (the run's budget permitting):
+/// its size bounds it too (seconds at most), and an unknown it could
+/// settle is worth the time.
+fn walk_unknown(
+    rule: &Rule,
+    types: &[DType],
+    width: u32,
+    opts: &Options,
+    reason: String,
+    notes: &mut Vec<String>,
+) -> (Outcome, bool) {
+    let now = Instant::now();
+    let mut end = opts
+        .query_bound()
+        .and_then(|b| now.checked_add(b))
+        .unwrap_or(now + Duration::from_secs(3600));
+    if let Some(d) = opts.deadline {
+        end = end.min(d);
+    }
+    match crate::exhaustive::walk(rule, types, width, end) {
+        Err(_) => (Outcome::Unknown(reason), false),
+        Ok(Walked::Proved { .. }) => (Outcome::Proved { cached: false }, true),
+        Ok(Walked::Vacuous) => (Outcome::Vacuous, true),
+        Ok(Walked::Failed(cex)) => (Outcome::Failed(cex), true),
+        Ok(Walked::InternalError(e)) => (Outcome::InternalError(e), true),
+        Ok(Walked::OutOfTime { points, of }) => {
+            let note = format!(
+                "the walk of every assignment at {width} bits ran out of time after {points} of {of}"
+            );
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+            (Outcome::Unknown(reason), false)
+        }
     }
 }
 

@@ -23,6 +23,8 @@ fn opts(timeout: u64, portfolio: bool, cache: Option<Cache>) -> Options {
         per_width: true,
         portfolio,
         cache,
+        // The solvers alone: these tests time them.
+        walk: false,
         ..Options::default()
     }
 }

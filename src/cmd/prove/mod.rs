@@ -103,13 +103,20 @@ pub struct Args {
     /// summary and the JSON (`solver`) say which one answered.
     #[arg(long, conflicts_with = "ranges")]
     pub no_portfolio: bool,
+    /// The solvers alone: do not settle a rule they left unknown at a
+    /// width by walking every assignment of its constants, variables and
+    /// lane states (where that is at most 2^25 and the guard reads no
+    /// variable's bounds; proved rows then say `exhaustive
+    /// (interpreter)`).
+    #[arg(long, conflicts_with = "ranges")]
+    pub no_walk: bool,
     /// Check the rules of a peer's own simplifier instead of tileproof's,
     /// one by one: a command that speaks the peer protocol and lists its
     /// rules (docs/protocol.md, section 6), e.g. `.venv-peers/bin/python
     /// adapters/tinygrad_adapter.py`, or with `--module FILE.py:MATCHER`
     /// your own tinygrad patterns. Names and `--rule` pick rules by the
     /// adapter's names; `--seed` also seeds the instances.
-    #[arg(long, value_name = "CMD", conflicts_with_all = ["ranges", "rules", "lemmas", "smt2", "cases", "cross_check", "per_width", "no_cache", "times", "no_portfolio"])]
+    #[arg(long, value_name = "CMD", conflicts_with_all = ["ranges", "rules", "lemmas", "smt2", "cases", "cross_check", "per_width", "no_cache", "times", "no_portfolio", "no_walk"])]
     pub simplifier: Option<String>,
     /// With --simplifier: instances of each rule's pattern to build.
     #[arg(long, default_value_t = 32, value_name = "N", requires = "simplifier")]
@@ -427,6 +434,7 @@ fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
         cross_check: a.cross_check,
         per_width: a.per_width,
         portfolio: !a.no_portfolio,
+        walk: !a.no_walk,
         deadline: budget.map(|b| run_start + b),
         ..options(
             &a.width,
