@@ -1,7 +1,9 @@
 //! `tileproof prove --timeout T` bounds wall time: with `1e-9` every query
 //! of the hard rules (verify/tests/hard.rules) is unknown at once (exit 2),
 //! not solved for seconds; with `0.001` every query of the slowest built-in
-//! rules ends within a second, 100 times in a row (the acceptance).
+//! rules ends within a second, 100 times in a row (the acceptance);
+//! with `1`, every hard query ends within two seconds and leaves no solver
+//! process behind.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -118,5 +120,65 @@ fn a_millisecond_timeout_ends_every_query_of_the_slowest_rules_within_a_second_1
         at(&per_query, 1.0),
         at(&per_run, 0.5),
         at(&per_run, 1.0)
+    );
+}
+
+/// The processes whose environment carries `mark` (cvc5 runs started by
+/// the portfolio inherit it).
+fn marked(mark: &str) -> Vec<u32> {
+    let needle = format!("TILEPROOF_TEST_MARK={mark}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
+        })
+        .collect()
+}
+
+/// `prove --timeout 1` on rules no solver settles in a second (the hard
+/// rules, cvc5 beside Z3 at 8 and 16 bits): every query, the width-generic
+/// attempt included, ends within the timeout plus a second, each row is
+/// in the JSON, and no solver process outlives the command.
+#[test]
+fn a_one_second_timeout_ends_every_hard_query_within_two_seconds_and_leaves_no_solver_running() {
+    let mark = format!("prove-deadline-{}", std::process::id());
+    let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+        .args(["prove", "--no-cache", "--timeout", "1", "--json"])
+        .args([
+            "--width",
+            "8,16,32,64",
+            "--rules",
+            "verify/tests/hard.rules",
+        ])
+        .env("TILEPROOF_TEST_MARK", &mark)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    let results: Vec<serde_json::Value> = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(results.len(), 4 * 4, "{stdout}");
+    for r in &results {
+        assert_eq!(r["verdict"], "unknown", "{r}");
+        for field in ["seconds", "generic_attempt_seconds"] {
+            let s = r[field].as_f64().expect(field);
+            assert!(
+                s < 2.0,
+                "{} at width {}: {field} {s} s",
+                r["rule"],
+                r["width"]
+            );
+        }
+    }
+    let end = Instant::now() + Duration::from_secs(2);
+    while !marked(&mark).is_empty() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        marked(&mark),
+        Vec::<u32>::new(),
+        "solver processes left running"
     );
 }
