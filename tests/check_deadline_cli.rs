@@ -7,18 +7,9 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// The processes whose environment carries `mark`.
-fn marked(mark: &str) -> Vec<u32> {
-    let needle = format!("TILEPROOF_TEST_MARK={mark}");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
-        })
-        .collect()
-}
+#[allow(dead_code, reason = "this file uses only `marked`")]
+mod common;
+use common::marked;
 
 #[test]
 fn a_check_whose_solver_ignores_its_interrupt_ends_at_the_deadline() {

@@ -8,6 +8,10 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+#[allow(dead_code, reason = "this file uses only `marked`")]
+mod common;
+use common::marked;
+
 #[test]
 fn a_tiny_timeout_makes_every_query_unknown_quickly() {
     let start = Instant::now();
@@ -121,20 +125,6 @@ fn a_millisecond_timeout_ends_every_query_of_the_slowest_rules_within_a_second_1
         at(&per_run, 0.5),
         at(&per_run, 1.0)
     );
-}
-
-/// The processes whose environment carries `mark` (cvc5 runs started by
-/// the portfolio inherit it).
-fn marked(mark: &str) -> Vec<u32> {
-    let needle = format!("TILEPROOF_TEST_MARK={mark}");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
-        })
-        .collect()
 }
 
 /// `prove --timeout 1` on rules no solver settles in a second (the hard

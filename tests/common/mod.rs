@@ -32,3 +32,19 @@ pub fn tileproof(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// The processes whose environment carries `TILEPROOF_TEST_MARK=mark`: a
+/// test sets it on the command it runs, and the solver processes that
+/// command starts inherit it.
+#[allow(dead_code, reason = "only the deadline tests look for processes")]
+pub fn marked(mark: &str) -> Vec<u32> {
+    let needle = format!("TILEPROOF_TEST_MARK={mark}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
+        })
+        .collect()
+}
