@@ -184,9 +184,6 @@ fn corners(domain: &Domain) -> Vec<Vec<i64>> {
     out
 }
 
-/// Sampled points drawn at a time by [`scan_points`].
-const SCAN_BLOCK: u64 = 256;
-
 /// The points a domain is judged at: every point when `samples` is `None`
 /// (the walk policy's decision for its purpose), else its corners and then
 /// that many random points (seeded); `visit` returns `true` to stop.
@@ -219,22 +216,12 @@ pub fn scan_points(
                     return false;
                 }
             }
-            // Drawn a block at a time: what depends only on the domain is
-            // worked out once per block, not once per point.
-            let n = domain.len().max(1);
-            let mut block = vec![0i64; n * SCAN_BLOCK as usize];
-            let mut k = 0;
-            while k < samples {
-                let m = (samples - k).min(SCAN_BLOCK);
-                let len = domain.len() * m as usize;
-                domain.samples(seed, k, &mut block[..len]);
-                for p in 0..m as usize {
-                    if visit(&block[p * domain.len()..(p + 1) * domain.len()]) {
-                        return false;
-                    }
-                }
-                k += m;
-            }
+            let n = domain.len();
+            domain.sample_blocks(seed, 0, samples, |_, m, block| {
+                (0..m as usize)
+                    .any(|p| visit(&block[p * n..(p + 1) * n]))
+                    .then_some(())
+            });
             false
         }
     }

@@ -230,27 +230,18 @@ struct Draw {
 
 impl Draw {
     fn of(lo: i64, hi: i64) -> Draw {
+        let mut special = [0; 16];
+        special[..5].copy_from_slice(&[
+            lo,
+            hi,
+            0i64.clamp(lo, hi),
+            1i64.clamp(lo, hi),
+            (-1i64).clamp(lo, hi),
+        ]);
         Draw {
             lo,
             span: (hi.wrapping_sub(lo) as u64).wrapping_add(1),
-            special: [
-                lo,
-                hi,
-                0i64.clamp(lo, hi),
-                1i64.clamp(lo, hi),
-                (-1i64).clamp(lo, hi),
-                0,
-                0,
-                0,
-                0,
-                0,
-                0,
-                0,
-                0,
-                0,
-                0,
-                0,
-            ],
+            special,
         }
     }
 
@@ -367,6 +358,43 @@ impl Domain {
             let base = mix(seed, start.wrapping_add(k as u64));
             draw_point(draws.iter(), base, point);
         }
+    }
+
+    /// Samples `start .. start + count` of seed `seed`, drawn a block at a
+    /// time into this thread's buffer (a fresh zeroed chunk per walk cost
+    /// the allocator as much as the draws, and a block stays in cache for
+    /// the code that reads it): `f` gets each block's first sample number,
+    /// its number of points and its points row by row; the first `Some`
+    /// it returns ends the walk.
+    pub fn sample_blocks<T>(
+        &self,
+        seed: u64,
+        start: u64,
+        count: u64,
+        mut f: impl FnMut(u64, u64, &[i64]) -> Option<T>,
+    ) -> Option<T> {
+        let mut walk = |buf: &mut Vec<i64>| {
+            let mut off = 0;
+            while off < count {
+                let m = (count - off).min(SAMPLE_BLOCK_POINTS);
+                let len = self.len() * m as usize;
+                if buf.len() < len {
+                    buf.resize(len, 0);
+                }
+                self.samples(seed, start + off, &mut buf[..len]);
+                if let Some(t) = f(start + off, m, &buf[..len]) {
+                    return Some(t);
+                }
+                off += m;
+            }
+            None
+        };
+        // A walk inside another's visit (the buffer in use) draws into a
+        // buffer of its own.
+        SAMPLE_BLOCK.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut buf) => walk(&mut buf),
+            Err(_) => walk(&mut Vec::new()),
+        })
     }
 
     /// A full environment (indexed like the graph's variable table) from the
@@ -603,27 +631,10 @@ impl CompiledOracle {
                     self.domain.decode(start, &mut p);
                     self.walk(&p, start, count)
                 }
-                // Drawn a block at a time into one buffer per thread: a
-                // fresh zeroed chunk per call (megabytes) cost the allocator
-                // as much as the draws, and a block stays in cache for the
-                // code that reads it.
-                Plan::Sampled(_) => SAMPLE_BLOCK.with(|cell| {
-                    let mut buf = cell.borrow_mut();
-                    let mut off = 0;
-                    while off < count {
-                        let m = (count - off).min(SAMPLE_BLOCK_POINTS);
-                        let len = n * m as usize;
-                        if buf.len() < len {
-                            buf.resize(len, 0);
-                        }
-                        self.domain.samples(seed, start + off, &mut buf[..len]);
-                        if let Some(fail) = self.walk(&buf[..len], start + off, m) {
-                            return Some(fail);
-                        }
-                        off += m;
-                    }
-                    None
-                }),
+                Plan::Sampled(_) => {
+                    self.domain
+                        .sample_blocks(seed, start, count, |at, m, block| self.walk(block, at, m))
+                }
             },
         );
         report(g, &self.domain, plan, seed, raw)

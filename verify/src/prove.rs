@@ -708,6 +708,11 @@ fn walk_unknown(
         end = end.min(d);
     }
     match crate::exhaustive::walk(rule, types, width, end) {
+        Err(e @ crate::exhaustive::NotWalked::Unrealizable(_)) => {
+            notes.push(format!("not walked at {width} bits: {e}"));
+            (Outcome::Unknown(reason), false)
+        }
+        // Too large, or a guard that reads bounds: never a walk's to settle.
         Err(_) => (Outcome::Unknown(reason), false),
         Ok(Walked::Proved { .. }) => (Outcome::Proved { cached: false }, true),
         Ok(Walked::Vacuous) => (Outcome::Vacuous, true),
