@@ -16,7 +16,7 @@ use engine::walk::Purpose;
 use fuzz::checks::{Validation, ValidationVerdict};
 use std::time::Duration;
 use verify::check::{counterexample_at, CheckResult, Method};
-use verify::worker::check_within_deadline;
+use verify::remote::check_within_deadline;
 
 /// `tgt` against `src` under `model`: SMT, then the JIT's walk of a small
 /// domain where SMT says unknown.

@@ -75,7 +75,7 @@ fn main() -> ExitCode {
         }
     }
     match cli.command {
-        Command::SolverWorker => match verify::worker::serve() {
+        Command::SolverWorker => match verify::remote::serve() {
             Ok(()) => ExitCode::SUCCESS,
             Err(_) => ExitCode::from(1),
         },

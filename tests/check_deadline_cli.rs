@@ -7,9 +7,9 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-#[allow(dead_code, reason = "this file uses only `marked`")]
+#[allow(dead_code, reason = "this file uses only `left_running`")]
 mod common;
-use common::marked;
+use common::left_running;
 
 #[test]
 fn a_check_whose_solver_ignores_its_interrupt_ends_at_the_deadline() {
@@ -38,10 +38,10 @@ fn a_check_whose_solver_ignores_its_interrupt_ends_at_the_deadline() {
     assert!(took < Duration::from_millis(2500), "{took:?}: {stdout}");
     // No worker outlives the command (an idle one exits at the end of its
     // input; a killed one was reaped).
-    let end = Instant::now() + Duration::from_secs(2);
-    while !marked(&mark).is_empty() && Instant::now() < end {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_eq!(marked(&mark), Vec::<u32>::new(), "workers left running");
+    assert_eq!(
+        left_running(&mark),
+        Vec::<u32>::new(),
+        "workers left running"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

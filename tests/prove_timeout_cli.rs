@@ -3,14 +3,15 @@
 //! not solved for seconds; with `0.001` every query of the slowest built-in
 //! rules ends within a second, 100 times in a row (the acceptance);
 //! with `1`, every hard query ends within two seconds and leaves no solver
-//! process behind.
+//! process behind, even where the solver's process does not return at all
+//! (a worker told to stall): it is killed at the deadline.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-#[allow(dead_code, reason = "this file uses only `marked`")]
+#[allow(dead_code, reason = "this file uses only `left_running`")]
 mod common;
-use common::marked;
+use common::left_running;
 
 #[test]
 fn a_tiny_timeout_makes_every_query_unknown_quickly() {
@@ -148,27 +149,59 @@ fn a_one_second_timeout_ends_every_hard_query_within_two_seconds_and_leaves_no_s
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(2), "{stdout}");
-    let results: Vec<serde_json::Value> = serde_json::from_str(&stdout).expect("JSON");
-    assert_eq!(results.len(), 4 * 4, "{stdout}");
-    for r in &results {
-        assert_eq!(r["verdict"], "unknown", "{r}");
-        for field in ["seconds", "generic_attempt_seconds"] {
-            let s = r[field].as_f64().expect(field);
-            assert!(
-                s < 2.0,
-                "{} at width {}: {field} {s} s",
-                r["rule"],
-                r["width"]
-            );
-        }
-    }
-    let end = Instant::now() + Duration::from_secs(2);
-    while !marked(&mark).is_empty() && Instant::now() < end {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    every_row_unknown_within(&stdout, 4 * 4, 2.0, "");
     assert_eq!(
-        marked(&mark),
+        left_running(&mark),
         Vec::<u32>::new(),
         "solver processes left running"
     );
+}
+
+/// A proof's worker that does not return (told to stall for a minute, as a
+/// solver stuck in a phase that ignores its interrupt would) is killed at
+/// the query's deadline: every row, and every width-generic attempt, is
+/// unknown "stopped at the deadline" within the timeout and the worker's
+/// grace, and no worker is left running.
+#[test]
+fn a_proof_whose_worker_does_not_return_is_stopped_at_the_deadline_and_killed() {
+    let mark = format!("prove-stall-{}", std::process::id());
+    let start = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_tileproof"))
+        .args(["prove", "--no-cache", "--timeout", "1", "--json"])
+        .args(["--width", "8,64", "--rules", "verify/tests/hard.rules"])
+        .env("TILEPROOF_TEST_MARK", &mark)
+        .env(verify::remote::STALL_ENV, "60000")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let took = start.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    every_row_unknown_within(&stdout, 4 * 2, 2.5, "stopped at the deadline");
+    // Four rules, two queries each, two at a time: nowhere near the minute
+    // a worker was told to stall.
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    assert_eq!(
+        left_running(&mark),
+        Vec::<u32>::new(),
+        "workers left running"
+    );
+}
+
+/// `prove --json`'s output has `rows` rows, each unknown for a reason that
+/// says `reason`, and each row's query and its width-generic attempt took
+/// less than `bound` seconds.
+fn every_row_unknown_within(stdout: &str, rows: usize, bound: f64, reason: &str) {
+    let results: Vec<serde_json::Value> = serde_json::from_str(stdout).expect("JSON");
+    assert_eq!(results.len(), rows, "{stdout}");
+    for r in &results {
+        assert_eq!(r["verdict"], "unknown", "{r}");
+        let why = r["reason"].as_str().unwrap_or_default();
+        assert!(why.contains(reason), "{r}");
+        for field in ["seconds", "generic_attempt_seconds"] {
+            let s = r[field].as_f64().expect(field);
+            let (rule, width) = (&r["rule"], &r["width"]);
+            assert!(s < bound, "{rule} at width {width}: {field} {s} s");
+        }
+    }
 }

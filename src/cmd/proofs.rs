@@ -6,7 +6,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use verify::cache::Cache;
-use verify::prove::{prove_all, Options, ProofVerdict, RuleResult};
+use verify::prove::{Options, ProofVerdict, RuleResult};
+use verify::schedule::prove_all;
 use verify::termination::{Report, TerminationVerdict};
 
 /// Prints termination: each rule that does not decrease the order (every

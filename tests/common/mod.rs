@@ -48,3 +48,15 @@ pub fn marked(mark: &str) -> Vec<u32> {
         })
         .collect()
 }
+
+/// The processes still marked `mark` ([`marked`]) two seconds after the
+/// command ended: a worker at the end of its input exits, a killed one is
+/// reaped, so none should be left.
+#[allow(dead_code, reason = "only the deadline tests look for processes")]
+pub fn left_running(mark: &str) -> Vec<u32> {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while !marked(mark).is_empty() && std::time::Instant::now() < end {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    marked(mark)
+}

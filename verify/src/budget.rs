@@ -3,7 +3,7 @@
 //! The policy is stated once, in docs/architecture.md ("Timeouts").
 
 use crate::solver::{out_of_time, recording, Call, End};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,7 @@ pub const GROWTH: u32 = 2;
 /// One round of a query: what it checked (the encoding, and the type
 /// instance where the rule has several), the share of its checks, whether
 /// its share grows in a next round, its seconds and its checks in order.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Round {
     pub what: String,
     pub share: f64,
@@ -25,7 +25,7 @@ pub struct Round {
 }
 
 /// Where one query's time went: its bound and its rounds.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Spent {
     /// The query's bound in seconds (none: unbounded).
     pub bound: Option<f64>,

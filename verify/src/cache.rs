@@ -235,6 +235,15 @@ impl Cache {
         r.iter().map(|(p, w)| (p.clone(), w.clone())).collect()
     }
 
+    /// Remembers an entry found not to be a proof elsewhere (by a worker
+    /// process reading the same directory), for [`Cache::notes`].
+    pub fn note_rejected(&self, path: PathBuf, why: String) {
+        self.rejected
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(path, why);
+    }
+
     /// How many orphaned temporary files opening the cache removed.
     pub fn orphans_removed(&self) -> usize {
         self.orphans_removed

@@ -10,7 +10,7 @@ use engine::interp::{self, PointCheck};
 use engine::ir::{DType, Graph, NodeId, Op};
 use engine::print;
 use engine::rules::{Pat, Rule};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use z3::ast::Bool;
 use z3::{Model, SatResult, Solver};
@@ -57,7 +57,7 @@ pub fn ser_wide<S: serde::Serializer>(v: &i128, s: S) -> Result<S::Ok, S::Error>
 }
 
 /// What a value is at the failing point.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum State {
     Valid,

@@ -33,7 +33,7 @@ use engine::ir::Op;
 use engine::parse::{names, Ast, AstKind, Cursor, ParseError, Span};
 use engine::rules::parse::statements;
 use engine::rules::LemmaUse;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use z3::ast::{Bool, Int};
@@ -55,7 +55,7 @@ pub struct Lemma {
 }
 
 /// How a lemma's proof went.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LemmaResult {
     pub lemma: String,
     /// Proved, failed (a counterexample over the integers), unknown, or
@@ -79,6 +79,9 @@ impl LemmaResult {
 pub struct Lemmas {
     pub lemmas: Vec<Lemma>,
     results: Vec<Mutex<Option<LemmaResult>>>,
+    /// The files `(label, text)` it was read from, in order: a worker
+    /// process reads the same set from them.
+    sources: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for Lemmas {
@@ -152,12 +155,33 @@ impl Lemma {
 
 impl Lemmas {
     pub fn empty() -> Lemmas {
-        Lemmas::from_vec(Vec::new())
+        Lemmas::from_vec(Vec::new(), Vec::new())
     }
 
-    fn from_vec(lemmas: Vec<Lemma>) -> Lemmas {
+    fn from_vec(lemmas: Vec<Lemma>, sources: Vec<(String, String)>) -> Lemmas {
         let results = lemmas.iter().map(|_| Mutex::new(None)).collect();
-        Lemmas { lemmas, results }
+        Lemmas {
+            lemmas,
+            results,
+            sources,
+        }
+    }
+
+    /// The files `(label, text)` this set was read from.
+    pub fn sources(&self) -> &[(String, String)] {
+        &self.sources
+    }
+
+    /// Takes `r` as its lemma's proof where that lemma has none yet: a
+    /// worker process is told what its parent proved, not proving it again.
+    pub fn assume(&self, r: LemmaResult) {
+        let Some(i) = self.index(&r.lemma) else {
+            return;
+        };
+        let mut slot = self.results[i].lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(r);
+        }
     }
 
     /// Parses lemma files `(label, text)` into one set.
@@ -184,7 +208,11 @@ impl Lemmas {
                 )));
             }
         }
-        Ok(Lemmas::from_vec(all))
+        let sources = files
+            .iter()
+            .map(|(f, t)| (f.to_string(), t.to_string()))
+            .collect();
+        Ok(Lemmas::from_vec(all, sources))
     }
 
     pub fn parse(file: &str, text: &str) -> Result<Lemmas, LemmaError> {

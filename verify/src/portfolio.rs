@@ -9,7 +9,7 @@
 //! solver answered is recorded (the row's `solver`, the cache entry's).
 
 use crate::cvc5;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -18,7 +18,9 @@ use z3::ast::Bool;
 use z3::Solver;
 
 /// The solver that settled a query.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum SolverKind {
     #[default]

@@ -33,7 +33,6 @@ use crate::solver::{
 use crate::verdict::VerdictKind;
 use engine::ir::{DType, Op};
 use engine::rules::Rule;
-use rayon::prelude::*;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -124,7 +123,7 @@ impl Options {
 
     /// Why a query that would start now is not tried: the run's deadline
     /// has passed.
-    fn past_deadline(&self) -> Option<String> {
+    pub fn past_deadline(&self) -> Option<String> {
         self.deadline
             .filter(|&d| Instant::now() >= d)
             .map(|_| "out of time: the run's budget ran out before this query started".to_string())
@@ -226,7 +225,7 @@ pub struct RuleResult {
 
 /// The kind of reason a rule was proved width by width, not by one
 /// width-generic query.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Deserialize, Serialize)]
 pub enum WidthByWidth {
     /// An op or literal whose meaning depends on the width's bits.
     WidthDependent,
@@ -249,6 +248,34 @@ impl WidthByWidth {
 }
 
 impl RuleResult {
+    /// A row left unknown for `reason` after `seconds`, with where its
+    /// time went if it is known.
+    pub fn unknown(
+        rule: &Rule,
+        width: u32,
+        reason: String,
+        seconds: f64,
+        budget: Option<Spent>,
+    ) -> RuleResult {
+        RuleResult {
+            rule: rule.name.clone(),
+            width,
+            verdict: ProofVerdict::Unknown { reason },
+            method: Mode::Int.name(),
+            solver: SolverKind::Z3,
+            cached: false,
+            instances: rule.instances().len(),
+            seconds,
+            notes: Vec::new(),
+            cross_check: CrossCheck::NotRun,
+            width_generic: false,
+            generic_attempt_seconds: 0.0,
+            budget,
+            generic_budget: None,
+            width_by_width: None,
+        }
+    }
+
     /// Seconds this row adds to its rule's time: a width-generic proof
     /// counts once per rule (see [`rule_seconds`]).
     fn own_seconds(&self) -> f64 {
@@ -291,148 +318,6 @@ enum Outcome {
     Unknown(String),
 }
 
-/// Proves every (rule, width) pair in parallel, calling `progress` as each
-/// finishes. Results come back in (rule, width) order.
-pub fn prove_all(
-    rules: &[&Rule],
-    opts: &Options,
-    progress: &(dyn Fn(&RuleResult) + Sync),
-) -> Vec<RuleResult> {
-    let mut results: Vec<RuleResult> = rules
-        .par_iter()
-        .flat_map_iter(|r| prove_rule_widths(r, opts, progress))
-        .collect();
-    // Past the run's budget the second opinion is not asked for (the
-    // rules keep `cross_check: not run`).
-    if opts.cross_check && opts.past_deadline().is_none() {
-        cross_check_results(rules, opts, &mut results);
-    }
-    results
-}
-
-/// Cross-checks every rule that is proved at every width it was proved at
-/// (in parallel, one cvc5 run per rule and type instance), and records the
-/// answer in each of its results; a disagreement disputes the rule.
-pub fn cross_check_results(rules: &[&Rule], opts: &Options, results: &mut [RuleResult]) {
-    let checks: Vec<Option<CrossCheck>> = rules
-        .par_iter()
-        .map(|r| {
-            let mine = results.iter().filter(|x| x.rule == r.name);
-            let all_proved = mine
-                .clone()
-                .all(|x| matches!(x.verdict, ProofVerdict::Proved));
-            (all_proved && mine.count() > 0).then(|| {
-                crate::crosscheck::cross_check(r, opts.timeout, &|| integer_obligations(r, opts))
-            })
-        })
-        .collect();
-    for (rule, check) in rules.iter().zip(checks) {
-        let Some(cc) = check else { continue };
-        for res in results.iter_mut().filter(|x| x.rule == rule.name) {
-            if let CrossCheck::Disagrees { detail, .. } = &cc {
-                res.verdict = ProofVerdict::Disputed {
-                    reason: format!("Z3 proved it, but the cross-check disagrees: {detail}"),
-                };
-            }
-            res.cross_check = cc.clone();
-        }
-    }
-}
-
-/// Proves one rule at every width of `opts`: by one width-generic query
-/// for all the widths of 8 bits and more where the rule allows it and the
-/// query settles, width by width (in parallel) otherwise, with the reason
-/// in each row's notes. Rows come back in width order.
-pub fn prove_rule_widths(
-    rule: &Rule,
-    opts: &Options,
-    progress: &(dyn Fn(&RuleResult) + Sync),
-) -> Vec<RuleResult> {
-    let covered: Vec<u32> = opts.widths.iter().copied().filter(|&w| w >= 8).collect();
-    let mut generic_note = None;
-    let mut attempt_seconds = 0.0;
-    let mut attempt = None;
-    if !opts.per_width && !covered.is_empty() {
-        match width_generic_obstacle(rule) {
-            Some(why) => {
-                generic_note = Some((
-                    WidthByWidth::WidthDependent,
-                    format!("checked width by width: {why}"),
-                ))
-            }
-            None => match prove_generic(rule, opts) {
-                Ok((cached, seconds)) => {
-                    let rows: Vec<RuleResult> = opts
-                        .widths
-                        .iter()
-                        .filter(|w| covered.contains(w))
-                        .map(|&w| RuleResult {
-                            rule: rule.name.clone(),
-                            width: w,
-                            verdict: ProofVerdict::Proved,
-                            method: Mode::Int.name(),
-                            solver: SolverKind::Z3,
-                            cached,
-                            instances: rule.instances().len(),
-                            seconds,
-                            notes: Vec::new(),
-                            cross_check: CrossCheck::NotRun,
-                            width_generic: true,
-                            generic_attempt_seconds: 0.0,
-                            budget: None,
-                            generic_budget: None,
-                            width_by_width: None,
-                        })
-                        .collect();
-                    rows.iter().for_each(progress);
-                    // Widths below 8 (if asked for) are not covered.
-                    let rest: Vec<RuleResult> = opts
-                        .widths
-                        .par_iter()
-                        .filter(|w| !covered.contains(w))
-                        .map(|&w| {
-                            let r = prove_rule(rule, w, opts);
-                            progress(&r);
-                            r
-                        })
-                        .collect();
-                    let mut all = rows;
-                    all.extend(rest);
-                    all.sort_by_key(|r| opts.widths.iter().position(|&w| w == r.width));
-                    return all;
-                }
-                Err((kind, why, seconds, spent)) => {
-                    attempt_seconds = seconds;
-                    generic_note = Some((kind, format!("checked width by width: {why}")));
-                    attempt = Some(spent);
-                }
-            },
-        }
-    }
-    // The per-width queries start past every share at which the generic
-    // attempt had a check cut short: each of them is that query with the
-    // width's bounds fixed.
-    let first = attempt
-        .as_ref()
-        .map_or(opts.timeout, |a| a.share_after(opts.timeout));
-    opts.widths
-        .par_iter()
-        .map(|&w| {
-            let mut r = within_budget(opts, || prove_rule_within(rule, w, opts, first));
-            if let (true, Some((kind, note))) = (w >= 8, &generic_note) {
-                r.notes.push(note.clone());
-                r.width_by_width = Some(*kind);
-            }
-            r.generic_attempt_seconds = attempt_seconds;
-            if matches!(r.verdict, ProofVerdict::Unknown { .. }) {
-                r.generic_budget = attempt.clone().filter(|a| !a.rounds.is_empty());
-            }
-            progress(&r);
-            r
-        })
-        .collect()
-}
-
 /// Why a rule cannot be proved width-generically, if it cannot: an op
 /// whose semantics counts bits (a shift's amount, `&`'s bits, a cast's
 /// ranges against `index`'s), or an `index` literal that some width of 8
@@ -464,7 +349,7 @@ pub fn width_generic_obstacle(rule: &Rule) -> Option<String> {
 
 /// Why a width-generic attempt did not settle a rule (its kind and in
 /// words), its seconds, and where its time went.
-type NotSettled = (WidthByWidth, String, f64, Spent);
+pub type NotSettled = (WidthByWidth, String, f64, Spent);
 
 /// The width-generic proof of a rule (every type instance, one bounded-
 /// integer query with symbolic `index` bounds each): `Ok((cached,
@@ -472,7 +357,7 @@ type NotSettled = (WidthByWidth, String, f64, Spent);
 /// spent and how. A satisfiable generic query is not a counterexample
 /// (its model may be no real width): the per-width proofs find the real
 /// one.
-fn prove_generic(rule: &Rule, opts: &Options) -> Result<(bool, f64), NotSettled> {
+pub fn prove_generic(rule: &Rule, opts: &Options) -> Result<(bool, f64), NotSettled> {
     within_budget(opts, || prove_generic_within(rule, opts))
 }
 
@@ -570,7 +455,13 @@ impl Shares<'_> {
 
 /// Proves one rule at one width, over all its type instances.
 pub fn prove_rule(rule: &Rule, width: u32, opts: &Options) -> RuleResult {
-    within_budget(opts, || prove_rule_within(rule, width, opts, opts.timeout))
+    prove_width(rule, width, opts, opts.timeout)
+}
+
+/// [`prove_rule`] with the first share of its calls (past the shares a
+/// width-generic attempt already found too short).
+pub fn prove_width(rule: &Rule, width: u32, opts: &Options, first: Duration) -> RuleResult {
+    within_budget(opts, || prove_rule_within(rule, width, opts, first))
 }
 
 /// [`prove_rule`] with the first share of its calls.
@@ -582,23 +473,7 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -
     let deadline = opts.query_deadline(start);
     let instances = rule.instances();
     if let Some(reason) = opts.past_deadline() {
-        return RuleResult {
-            rule: rule.name.clone(),
-            width,
-            verdict: ProofVerdict::Unknown { reason },
-            method: Mode::Int.name(),
-            solver: SolverKind::Z3,
-            cached: false,
-            instances: instances.len(),
-            seconds: 0.0,
-            notes,
-            cross_check: CrossCheck::NotRun,
-            width_generic: false,
-            generic_attempt_seconds: 0.0,
-            budget: None,
-            generic_budget: None,
-            width_by_width: None,
-        };
+        return RuleResult::unknown(rule, width, reason, 0.0, None);
     }
     let mut method = Mode::Bv;
     let mut all_cached = true;
@@ -612,15 +487,27 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -
     let mut solver = SolverKind::Z3;
     // Whether an instance was settled by walking every assignment.
     let mut walked = false;
+    // The walks happen within the query's bound too: where an instance is
+    // small enough to walk, the solvers get the first half of it and the
+    // walks of what they leave unknown the rest.
+    let walkable = opts.walk
+        && instances
+            .iter()
+            .any(|t| crate::exhaustive::size(rule, t, width).is_ok());
+    let walk_end = deadline.unwrap_or_else(|| start + Duration::from_secs(3600));
+    let solve_by = match (walkable, opts.query_bound()) {
+        (true, Some(b)) => deadline.map(|d| d.min(start + b / 2)),
+        _ => deadline,
+    };
     for types in &instances {
         let mut solve = || prove_instance(rule, types, width, opts, &mut shares, &mut notes);
-        let (outcome, mode, by) = match deadline {
+        let (outcome, mode, by) = match solve_by {
             Some(d) => with_deadline(d, solve),
             None => solve(),
         };
         let (outcome, by) = match outcome {
             Outcome::Unknown(reason) if opts.walk => {
-                match walk_unknown(rule, types, width, opts, reason, &mut notes) {
+                match walk_unknown(rule, types, width, walk_end, reason, &mut notes) {
                     (o, true) => (o, SolverKind::Interpreter),
                     (o, false) => (o, by),
                 }
@@ -687,26 +574,16 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -
 pub const EXHAUSTIVE: &str = "exhaustive";
 
 /// An instance the solvers left unknown, walked where it is small enough
-/// ([`crate::exhaustive`]): the outcome, and whether the walk settled it.
-/// The walk has a query's bound of its own (the run's budget permitting):
-/// its size bounds it too (seconds at most), and an unknown it could
-/// settle is worth the time.
+/// ([`crate::exhaustive`]), until `end`: the outcome, and whether the walk
+/// settled it.
 fn walk_unknown(
     rule: &Rule,
     types: &[DType],
     width: u32,
-    opts: &Options,
+    end: Instant,
     reason: String,
     notes: &mut Vec<String>,
 ) -> (Outcome, bool) {
-    let now = Instant::now();
-    let mut end = opts
-        .query_bound()
-        .and_then(|b| now.checked_add(b))
-        .unwrap_or(now + Duration::from_secs(3600));
-    if let Some(d) = opts.deadline {
-        end = end.min(d);
-    }
     match crate::exhaustive::walk(rule, types, width, end) {
         Err(e @ crate::exhaustive::NotWalked::Unrealizable(_)) => {
             notes.push(format!("not walked at {width} bits: {e}"));
@@ -732,7 +609,7 @@ fn walk_unknown(
 
 /// Proves the lemmas `rule` cites, each once per process on its own (with
 /// its own time), before the rule's query time starts.
-fn prove_lemmas(rule: &Rule, opts: &Options) {
+pub fn prove_lemmas(rule: &Rule, opts: &Options) {
     for u in &rule.lemmas {
         opts.lemmas
             .result(&u.name, opts.timeout, opts.cache.as_ref());

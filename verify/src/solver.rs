@@ -2,7 +2,7 @@
 //! how it ended (recorded for a query's account of its time,
 //! [`crate::budget`]).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError};
@@ -38,7 +38,7 @@ thread_local! {
 }
 
 /// How a check ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum End {
     /// Z3 answered sat or unsat.
@@ -58,7 +58,7 @@ pub enum End {
 
 /// One solver check: what it checked (labels from [`labelled`]), the
 /// share it was given, the seconds it ran and how it ended.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Call {
     pub what: String,
     pub share: f64,

@@ -2,12 +2,12 @@
 //! analysis's transfer functions: reports count and filter by it, never by
 //! its printed name.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A proof's verdict, without its evidence (a rule's counterexample or
 /// reason lives in [`crate::prove::ProofVerdict`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum VerdictKind {
     /// The solver found the negation unsatisfiable.

@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use verify::budget::Spent;
-use verify::prove::{prove_all, prove_rule_widths, Options, ProofVerdict};
+use verify::prove::{Options, ProofVerdict};
+use verify::schedule::{prove_all, prove_rule_widths};
 use verify::solver::{End, QUERY_FACTOR};
 
 /// The tests take turns: each proves on every core, and the first one's

@@ -10,7 +10,8 @@
 use engine::rules::builtin;
 use std::collections::BTreeMap;
 use std::time::Duration;
-use verify::prove::{prove_all, Options, ProofVerdict};
+use verify::prove::{Options, ProofVerdict};
+use verify::schedule::prove_all;
 
 #[test]
 fn every_builtin_rule_is_proved_at_every_width() {

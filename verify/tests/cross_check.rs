@@ -12,7 +12,8 @@ use std::time::Duration;
 use verify::crosscheck::CrossCheck;
 use verify::cvc5::{path as cvc5_path, version as cvc5_version};
 use verify::encode::fault;
-use verify::prove::{prove_all, Options, ProofVerdict};
+use verify::prove::{Options, ProofVerdict};
+use verify::schedule::prove_all;
 
 #[test]
 fn a_wrong_encoding_of_mod_in_one_solver_is_caught_by_the_cross_check() {

@@ -9,7 +9,8 @@
 
 use engine::rules::{builtin, RuleSet};
 use std::time::Duration;
-use verify::prove::{prove_all, Options, ProofVerdict};
+use verify::prove::{Options, ProofVerdict};
+use verify::schedule::prove_all;
 
 fn lemmas() -> RuleSet {
     RuleSet::parse("divmod.rules", include_str!("../lemmas/divmod.rules"))

@@ -7,7 +7,8 @@
 
 use engine::rules::RuleSet;
 use std::time::Duration;
-use verify::prove::{prove_rule_widths, Options, ProofVerdict};
+use verify::prove::{Options, ProofVerdict};
+use verify::schedule::prove_rule_widths;
 
 fn opts() -> Options {
     Options {

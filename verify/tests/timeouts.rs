@@ -93,7 +93,8 @@ fn a_hard_query_ends_within_its_bound_of_timeouts() {
 /// it did not reach is unknown, never proved.
 #[test]
 fn every_hard_query_ends_within_its_bound_and_a_run_within_its_budget() {
-    use verify::prove::{prove_all, rule_seconds};
+    use verify::prove::rule_seconds;
+    use verify::schedule::prove_all;
     let set = hard();
     let rules: Vec<_> = set.rules().collect();
     let query = Duration::from_secs(1);

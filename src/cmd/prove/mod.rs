@@ -46,7 +46,10 @@ pub struct Args {
     /// retry together), ends within this, unknown if not settled by then.
     /// Its solver calls first get a tenth each; calls cut short are tried
     /// again at twice the share, up to what is left (an unknown rule's
-    /// report says where the time went).
+    /// report says where the time went). Where an instance is small
+    /// enough to walk point by point, the solvers get the first half and
+    /// the walk the rest. Each query runs in a worker process that is
+    /// killed 0.9 s past this, whatever its solver does.
     #[arg(long, default_value_t = 100.0, value_name = "SECONDS")]
     pub timeout: f64,
     /// Wall-clock bound of the whole run, in seconds: a query not started
