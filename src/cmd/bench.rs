@@ -25,7 +25,9 @@
 //!   protocol's own cost) and every `--simplifier` given, side by side;
 //!   for each peer, what looking for missed simplifications costs: the
 //!   median rate with it on over the rate with it off, in alternating
-//!   rounds of campaigns of at least 1,500 cases;
+//!   rounds of campaigns of at least 1,500 cases; for a Morok peer, the
+//!   engine and Morok's `symbolic()` and `sym()` timed in one process on
+//!   the same 2,000 generated cases (`tileproof-morok --bench`);
 //! - `scaling`: time per node of simplifying N independent tiled
 //!   expressions, and one sum of N tiled terms, at about 1k, 10k and 100k
 //!   nodes: the engine's cost is linear when the figure stays flat;
@@ -501,9 +503,84 @@ fn bench_peers(simplifiers: &[String], cases: u64, jobs: Option<usize>, max_line
                     100.0 * busy / (t.elapsed().as_secs_f64() * workers as f64).max(1e-9),
                     1e3 * busy / answers.max(1) as f64
                 );
+                let name = fuzz::subject::Subject::name(&p).to_string();
+                if name.starts_with("morok.") {
+                    side_by_side_with_morok(
+                        &label,
+                        cmd,
+                        &fuzz::subject::Subject::profile(&p).clone(),
+                    );
+                }
             }
             Err(e) => say!("peers: {e}"),
         }
+    }
+}
+
+/// Cases of the side-by-side benchmark against Morok.
+const SIDE_BY_SIDE_CASES: u64 = 2000;
+
+/// tileproof's engine against Morok's `symbolic()` and `sym()` in one
+/// process, the one place where the two simplifiers' own times compare
+/// (through the protocol, the pipe and the JSON cost most of either's):
+/// the campaign generators' cases (every generator, the seeded one's
+/// examples from the peers' tests included), projected onto Morok's
+/// profile, written for Morok's adapter, which links tileproof's engine
+/// and times both (`tileproof-morok --bench FILE`,
+/// adapters/morok/src/bench.rs).
+fn side_by_side_with_morok(label: &str, cmd: &str, profile: &fuzz::subject::Profile) {
+    let mut lines = String::new();
+    for k in 0..SIDE_BY_SIDE_CASES {
+        let generator = GeneratorChoice::All.for_case(BENCH_SEED, k);
+        let Ok(c) = fuzz::checks::catch(|| {
+            let mut c = Case::from_seed(generator, mix(BENCH_SEED, k));
+            if !profile.covers(&c.graph, &c.roots) {
+                (c.graph, c.roots) = profile.project(&c.graph, &c.roots);
+            }
+            c
+        }) else {
+            continue;
+        };
+        let request = fuzz::peer::request(&c.graph, &c.roots, k);
+        let line = serde_json::json!({"text": c.program(), "request": request});
+        lines.push_str(&line.to_string());
+        lines.push('\n');
+    }
+    let path = std::env::temp_dir().join(format!(
+        "tileproof-bench-morok-{}.jsonl",
+        std::process::id()
+    ));
+    if let Err(e) = std::fs::write(&path, lines) {
+        say!(
+            "peers {label} side by side: cannot write {}: {e}",
+            path.display()
+        );
+        return;
+    }
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{cmd} --bench {}",
+            fuzz::subject::shell_quote(&path.display().to_string())
+        ))
+        .output();
+    let _ = std::fs::remove_file(&path);
+    match out {
+        Ok(o) if o.status.success() => {
+            let text = String::from_utf8_lossy(&o.stdout);
+            let mut lines = text.lines();
+            if let Some(first) = lines.next() {
+                say!("peers {label} side by side, {first}");
+            }
+            for line in lines {
+                say!("    {line}");
+            }
+        }
+        Ok(o) => say!(
+            "peers {label} side by side: not measured: `{cmd} --bench` failed: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ),
+        Err(e) => say!("peers {label} side by side: not measured: {e}"),
     }
 }
 

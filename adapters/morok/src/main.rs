@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! tileproof-morok [--entry symbolic_simple|symbolic|sym|lower] [--vars mixed|range|define] [--gc-every N]
+//! tileproof-morok --bench FILE [--vars mixed|range|define]
 //! ```
 //!
 //! Entry points, as Morok's pipeline runs them: `graph_rewrite` with
@@ -13,6 +14,7 @@
 
 mod adapter;
 mod backend;
+mod bench;
 mod bounds;
 mod convert;
 mod entry;
@@ -36,12 +38,15 @@ use convert::VarMode;
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const USAGE: &str = "usage: tileproof-morok [--entry symbolic_simple|symbolic|sym|lower] [--vars mixed|range|define] [--gc-every N]
+       tileproof-morok --bench FILE [--vars mixed|range|define]
 
   --entry E     the simplifier under test (default symbolic): graph_rewrite with Morok's
                 symbolic_simple(), symbolic() or sym(); `lower` runs pm_lower_index_dtype alone
   --vars M      which variables with lower bound 0 are loop RANGEs (default mixed: names
                 ending in an even number; `range`: all; `define`: none, all DEFINE_VARs)
   --gc-every N  drop Morok's dead hash-consing entries every N requests (default 2000)
+  --bench FILE  time tileproof's engine and Morok's symbolic() and sym() in this process on
+                the cases of FILE (as `tileproof bench peers` writes them) and print the figures
 
 Speaks tileproof's peer protocol 1 on stdin/stdout (docs/protocol.md).";
 
@@ -49,6 +54,7 @@ fn main() {
     let mut entry = Entry::Tier(groups::Tier::Symbolic);
     let mut vars = VarMode::Mixed;
     let mut gc_every = 2000u64;
+    let mut bench = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = |flag: &str| {
@@ -83,6 +89,7 @@ fn main() {
                     std::process::exit(2)
                 });
             }
+            "--bench" => bench = Some(value("--bench")),
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return;
@@ -92,6 +99,13 @@ fn main() {
                 std::process::exit(2)
             }
         }
+    }
+    if let Some(path) = bench {
+        if let Err(e) = bench::run(&path, vars).map(|_| ()) {
+            eprintln!("tileproof-morok: {e}");
+            std::process::exit(1);
+        }
+        return;
     }
     if let Err(e) = tileproof_adapter::serve(Morok::new(entry, vars, gc_every)) {
         eprintln!("tileproof-morok: {e}");
