@@ -608,12 +608,15 @@ fn walk_unknown(
 }
 
 /// Proves the lemmas `rule` cites, each once per process on its own (with
-/// its own time), before the rule's query time starts.
+/// its own time, within the run's budget), before the rule's query time
+/// starts.
 pub fn prove_lemmas(rule: &Rule, opts: &Options) {
-    for u in &rule.lemmas {
-        opts.lemmas
-            .result(&u.name, opts.timeout, opts.cache.as_ref());
-    }
+    within_budget(opts, || {
+        for u in &rule.lemmas {
+            opts.lemmas
+                .result(&u.name, opts.timeout, opts.cache.as_ref());
+        }
+    })
 }
 
 /// Runs `f` within the run's budget ([`Options::deadline`]), which the

@@ -279,8 +279,9 @@ struct ProveRequest {
     seed: u32,
     portfolio: bool,
     walk: bool,
-    /// The lemma set's files (the built-in file alone: the built-in set).
-    lemma_files: Vec<(String, String)>,
+    /// The lemma set's files; `None`: the built-in set (its file is the
+    /// worker's own, not sent with every request).
+    lemma_files: Option<Vec<(String, String)>>,
     /// The caller's proofs of the lemmas the rule cites.
     lemma_results: Vec<LemmaResult>,
 }
@@ -357,7 +358,9 @@ struct WireNode {
 /// A rule's width-generic query ([`crate::prove::prove_generic`]), in a
 /// worker where one is installed, killed past the query's bound.
 pub fn prove_generic(rule: &Rule, opts: &Options) -> Result<(bool, f64), NotSettled> {
-    if !worker::installed() {
+    // Past the run's budget the query is not tried: no worker is needed
+    // to say so.
+    if !worker::installed() || opts.past_deadline().is_some() {
         return crate::prove::prove_generic(rule, opts);
     }
     crate::prove::prove_lemmas(rule, opts);
@@ -388,7 +391,7 @@ fn not_settled(why: String, start: Instant, opts: &Options) -> NotSettled {
 /// A rule at one width ([`crate::prove::prove_width`]), in a worker where
 /// one is installed, killed past the query's bound.
 pub fn prove_width(rule: &Rule, width: u32, opts: &Options, first: Duration) -> RuleResult {
-    if !worker::installed() {
+    if !worker::installed() || opts.past_deadline().is_some() {
         return crate::prove::prove_width(rule, width, opts, first);
     }
     crate::prove::prove_lemmas(rule, opts);
@@ -593,7 +596,8 @@ fn prove_request(rule: &Rule, width: Option<u32>, opts: &Options, first: Duratio
         seed: opts.seed,
         portfolio: opts.portfolio,
         walk: opts.walk,
-        lemma_files: opts.lemmas.sources().to_vec(),
+        lemma_files: (opts.lemmas.sources() != crate::lemma::builtin().sources())
+            .then(|| opts.lemmas.sources().to_vec()),
         lemma_results,
     }))
 }
@@ -615,11 +619,10 @@ pub fn rule_text(rule: &Rule) -> String {
 static LEMMA_SETS: Mutex<Vec<Arc<Lemmas>>> = Mutex::new(Vec::new());
 static CACHES: Mutex<Vec<Cache>> = Mutex::new(Vec::new());
 
-fn lemma_set(files: &[(String, String)]) -> Result<Arc<Lemmas>, String> {
-    let builtin = crate::lemma::builtin();
-    if files == builtin.sources() {
-        return Ok(builtin);
-    }
+fn lemma_set(files: Option<&[(String, String)]>) -> Result<Arc<Lemmas>, String> {
+    let Some(files) = files else {
+        return Ok(crate::lemma::builtin());
+    };
     let mut sets = LEMMA_SETS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(s) = sets.iter().find(|s| s.sources() == files) {
         return Ok(s.clone());
@@ -660,7 +663,7 @@ fn answer_prove(req: &ProveRequest) -> Reply {
     let Some(rule) = set.rules().next() else {
         return Reply::Unreadable("the worker was sent no rule".into());
     };
-    let lemmas = match lemma_set(&req.lemma_files) {
+    let lemmas = match lemma_set(req.lemma_files.as_deref()) {
         Ok(l) => l,
         Err(e) => return Reply::Unreadable(format!("the worker could not read the lemmas: {e}")),
     };
