@@ -49,6 +49,12 @@ pub struct InputLanguage {
     /// positive constant divisor (MLIR's affine expressions).
     #[serde(default, skip_serializing_if = "is_false")]
     pub affine: bool,
+    /// Every quotient and remainder has a positive constant divisor
+    /// (Halide's `/` and `%` are Euclidean: they round as tileproof's
+    /// floor family only where the divisor is positive). Implied by
+    /// `affine`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub positive_divisors: bool,
 }
 
 impl Default for InputLanguage {
@@ -56,6 +62,7 @@ impl Default for InputLanguage {
         InputLanguage {
             invalid_compared: true,
             affine: false,
+            positive_divisors: false,
         }
     }
 }
