@@ -165,6 +165,13 @@ fn tinygrad_compiles_literally() {
     check_peer(&python_adapter("tinygrad_adapter.py"));
 }
 
+/// Halide's JIT (`jit`): every operation a Func of its own, realized.
+#[test]
+#[ignore = "needs the pinned peers: sh adapters/setup-venv.sh, then cargo test --release --test peer_backend_agreement -- --ignored"]
+fn halide_compiles_literally() {
+    check_peer(&python_adapter("halide_adapter.py"));
+}
+
 #[test]
 #[ignore = "needs the Morok adapter: cargo build --release --manifest-path adapters/morok/Cargo.toml, then cargo test --release --test peer_backend_agreement -- --ignored"]
 fn morok_compiles_literally() {
