@@ -66,6 +66,11 @@ pub struct Profile {
     /// family only there): campaigns build only such cases, and a finding
     /// on another is `outside-input-language`. Implied by `affine`.
     pub positive_divisors: bool,
+    /// It computes every point of a case's domain at once (Halide realizes
+    /// a Func over its whole bounded region): a source undefined at one
+    /// point (an overflow) makes the computation undefined, so such a case
+    /// means nothing to it and is not judged (checks::answer).
+    pub defined_everywhere: bool,
     /// What the subject declares a division by zero or an out-of-range
     /// shift to do (undefined in tileproof's and TVM's semantics; an
     /// unspecified value in tinygrad's). Answers are judged under the
@@ -89,6 +94,7 @@ impl Profile {
             invalid_compared: true,
             affine: false,
             positive_divisors: false,
+            defined_everywhere: false,
             partial: Partial::Undefined,
         }
     }
@@ -161,7 +167,29 @@ impl Profile {
                 && (self.invalid_compared || !self.compares_invalid(g, id))
                 && (!self.affine || affine_node(g, id))
                 && (!self.positive_divisors || positive_divisor(g, id))
+                && self.fits_width(g, id)
         })
+    }
+
+    /// A constant or variable bound of `id` fits the profile's width when
+    /// that is fixed below 64 bits (what [`Profile::project`] cuts them to).
+    fn fits_width(&self, g: &Graph, id: NodeId) -> bool {
+        let Integers::Fixed(w) = self.integers else {
+            return true;
+        };
+        if w.0 >= 64 {
+            return true;
+        }
+        let fits = |v: i64| (w.min() as i64..=w.max() as i64).contains(&v);
+        let n = g.node(id);
+        match n.op {
+            Op::Const(c) if n.dtype == DType::Index => fits(c),
+            Op::Var(v) if n.dtype == DType::Index => {
+                let d = g.var(v);
+                fits(d.lo) && fits(d.hi)
+            }
+            _ => true,
+        }
     }
 
     /// `id` is a comparison with an operand that may be `invalid`.
@@ -590,6 +618,7 @@ mod tests {
             invalid_compared: true,
             affine: false,
             positive_divisors: false,
+            defined_everywhere: false,
             partial: Partial::Undefined,
         }
     }
@@ -612,6 +641,22 @@ mod tests {
         assert!(prof.covers(&g, &roots), "{text}");
         // Kept where already affine: a constant factor, and -3 as 3.
         assert!(text.contains("y * 4") && text.contains("x mod 3"), "{text}");
+    }
+
+    #[test]
+    fn a_case_with_a_constant_or_bound_past_the_profiles_width_is_not_covered_and_projects_into_it()
+    {
+        let p =
+            parse_program("var x in [0, 5000000000]\nexpr x + 1\nexpr 7 * -4294967296\n").unwrap();
+        let prof = profile(&[Op::Add, Op::Mul], false);
+        assert!(!prof.covers(&p.graph, &p.outputs));
+        let (g, roots) = prof.project(&p.graph, &p.outputs);
+        let text = engine::print::program(&g, &roots);
+        assert!(prof.covers(&g, &roots), "{text}");
+        assert!(
+            text.contains("2147483647") && text.contains("-2147483648"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -84,6 +84,7 @@ impl Adapter for Morok {
                 invalid_compared: false,
                 affine: false,
                 positive_divisors: false,
+                defined_everywhere: false,
             },
         };
         Hello {

@@ -55,6 +55,12 @@ pub struct InputLanguage {
     /// `affine`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub positive_divisors: bool,
+    /// Every source is defined at every point of its domain: the peer
+    /// computes the whole domain at once (Halide realizes a Func over its
+    /// bounded region), so one point that overflows makes the computation
+    /// undefined, and such a case is not judged.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub defined_everywhere: bool,
 }
 
 impl Default for InputLanguage {
@@ -63,6 +69,7 @@ impl Default for InputLanguage {
             invalid_compared: true,
             affine: false,
             positive_divisors: false,
+            defined_everywhere: false,
         }
     }
 }

@@ -47,6 +47,7 @@ pub(super) fn profile_of(h: &wire::Profile) -> Result<Profile, Malformed> {
         invalid_compared: h.input_language.invalid_compared,
         affine: h.input_language.affine,
         positive_divisors: h.input_language.positive_divisors,
+        defined_everywhere: h.input_language.defined_everywhere,
         partial,
     })
 }

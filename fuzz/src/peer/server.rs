@@ -63,6 +63,7 @@ impl Adapter for Served<'_> {
                 invalid_compared: prof.invalid_compared,
                 affine: prof.affine,
                 positive_divisors: prof.positive_divisors,
+                defined_everywhere: prof.defined_everywhere,
             },
         };
         Hello::new("tileproof", self.version.clone(), profile)
