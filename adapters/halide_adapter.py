@@ -20,8 +20,10 @@ The profile (every claim checked by halide_experiments.py, quoted in docs/peers/
 int32, and Halide's simplifier assumes signed int32 arithmetic does not overflow, so `integers` is
 `int32`. `/` and `%` are Euclidean, tileproof's floor family exactly where the divisor is positive: the
 input language has positive constant divisors only (`input_language.positive_divisors`), which also keeps
-division by zero (0 in Halide) out of every source. No `ceildiv`, truncating `/ %`, shifts, `invalid` or
-bool variables (a Var is an int32). A lowering that folds a signed integer overflow (the statement then
+division by zero (0 in Halide) out of every source. A Func is computed at every point of its bounded
+region and Halide treats a signed overflow as undefined behaviour, so a source that overflows at one point
+means nothing at any (`input_language.defined_everywhere`: tileproof does not send such a case). No
+`ceildiv`, truncating `/ %`, shifts, `invalid` or bool variables (a Var is an int32). A lowering that folds a signed integer overflow (the statement then
 has `signed_integer_overflow(...)`, and the pipeline does not compile) is answered `error`.
 
 The backend (`run`, `reproducer`; docs/protocol.md section 5): `jit`, Halide's own JIT realizing each side
@@ -49,8 +51,10 @@ HELLO = {
     "name": "halide.lower",
     "version": version("halide"),
     "profile": {"ops": OPS, "invalid": False, "integers": "int32", "bool_vars": False,
-                # Euclidean / and % are floordiv and mod only by a positive divisor (docs/peers/halide.md).
-                "input_language": {"positive_divisors": True}},
+                # Euclidean / and % are floordiv and mod only by a positive divisor; a Func is realized
+                # over its whole region, where one overflowing point is undefined behaviour of the
+                # pipeline (docs/peers/halide.md).
+                "input_language": {"positive_divisors": True, "defined_everywhere": True}},
 }
 
 

@@ -1,14 +1,23 @@
 """The Halide adapter's backend (docs/protocol.md, section 5): `run` and `reproducer` requests.
 
-One backend, `jit`: Halide's own JIT (LLVM, for the host) realizing each expression literally
-(halide_harness.literal). Every operation of the tree is a Func of its own, computed at root over the
-points, and every variable an `ImageParam` holding the points' values: lowering's simplifier, which cannot
-be switched off, sees one operation over opaque loads at a time (`n3(i) = n1(i) / 4`), so nothing is
-simplified across nodes and no range is known. What stays is what code generation cannot do without:
-folding an operation whose operands are all constants, and lowering `/` and `%` by a constant to
-multiplications. tileproof's floordiv and mod by a divisor that is not a positive constant (only ever in an
-answer read back from Halide's Euclidean `/` and `%`) are built from Halide's with a select that fixes the
-quotient where the divisor is negative. Division by zero gives 0 and no operation traps (checked in
+Two backends, both Halide's own JIT (LLVM, for the host).
+
+`jit` realizes each expression literally (halide_harness.literal). Every operation of the tree is a Func
+of its own, computed at root over the points, and every variable an `ImageParam` holding the points'
+values: lowering's simplifier, which cannot be switched off, sees one operation over opaque loads at a
+time (`n3(i) = n1(i) / 4`), so nothing is simplified across nodes and no range is known. What stays is
+what code generation cannot do without: folding an operation whose operands are all constants, and
+lowering `/` and `%` by a constant to multiplications. Each operation's int32 value is stored, so an
+overflow wraps.
+
+`fused` realizes each expression as one Func over the same inputs (halide_harness.fused): Halide's whole
+pipeline, its simplifier included (without the ranges), and LLVM, which may use the no-overflow flags
+Halide puts on signed arithmetic, so an intermediate overflow need not wrap: what a user's pipeline
+computes. It rewrites the source as well as the answer.
+
+tileproof's floordiv and mod by a divisor that is not a positive constant (only ever in an answer read
+back from Halide's Euclidean `/` and `%`) are built from Halide's with a select that fixes the quotient
+where the divisor is negative. Division by zero gives 0 and no operation traps (checked in
 halide_experiments.py); the values are int32, wrapping where tileproof's are undefined.
 
 Each realize runs in the child process that tileproof_peer.evaluate forks: the adapter's own process only
@@ -42,7 +51,7 @@ def variables(case):
 
 
 class HalideBackend(tp.Backend):
-    names = ("jit",)
+    names = ("jit", "fused")
 
     def __init__(self, version):
         self.version = version
@@ -50,7 +59,7 @@ class HalideBackend(tp.Backend):
     def compile(self, case, name):
         vs = variables(case)
         try:
-            return h.literal(vs, case.trees)
+            return (h.fused if name == "fused" else h.literal)(vs, case.trees)
         except h.NoForm as e:
             raise tp.Unsupported(str(e)) from e
         except hl.HalideError as e:  # Halide's compiler rejected the expressions
@@ -85,9 +94,11 @@ class HalideBackend(tp.Backend):
                     'print("answer: ", " ; ".join(show(variables, t) for t in answer))',
                     'print("no longer reproduces: lowering gives an expression")']
             return _script(doc, lines + body)
-        doc = (f"{head} At {at}, the answer (the value the lowered store writes), realized literally by Halide's "
-               f"JIT, differs from the input realized literally (each operation a Func of its own over opaque "
-               f"inputs: what the input means). Exits 1 while they differ, 0 once they agree.")
+        how = ("realized literally by Halide's JIT" if name == "jit" else
+               "realized by Halide's JIT as one fused Func (Halide's pipeline and LLVM, without the ranges)")
+        doc = (f"{head} At {at}, the answer (the value the lowered store writes), {how}, differs from the input "
+               f"realized literally (each operation a Func of its own over opaque inputs: what the input "
+               f"means). Exits 1 while they differ, 0 once they agree.")
         if expected is not None:
             doc += f" tileproof's semantics give the input the value {expected} there."
         body = ["answer, stmts = simplify(variables, source)",
@@ -96,8 +107,12 @@ class HalideBackend(tp.Backend):
                 'print("answer: ", " ; ".join(show(variables, t) for t in answer))',
                 f"point = {list(point)}",
                 "want = at_point(variables, source, point)  # what the input means",
-                "got = at_point(variables, answer, point)",
-                f'print("at {at}, realized by the JIT: input", want, "| answer", got)',
+                "got = at_point(variables, answer, point" + (", fused)" if name == "fused" else ")"),
+                f'print("at {at}, realized by the JIT: input", want, "| answer ({name})", got)',
+                "# what a user's pipeline computes: each side as one fused Func (Halide's simplifier rewrites the "
+                "input too)",
+                'print("  as one fused Func each: input", at_point(variables, source, point, fused), '
+                '"| answer", at_point(variables, answer, point, fused))',
                 "if want == got:",
                 '    print("no longer reproduces: both compute the same")',
                 "sys.exit(0 if want == got else 1)"]

@@ -166,10 +166,15 @@ fn tinygrad_compiles_literally() {
 }
 
 /// Halide's JIT (`jit`): every operation a Func of its own, realized.
+/// (`fused` runs Halide's simplifier on the source too: not literal.)
 #[test]
 #[ignore = "needs the pinned peers: sh adapters/setup-venv.sh, then cargo test --release --test peer_backend_agreement -- --ignored"]
 fn halide_compiles_literally() {
-    check_peer(&python_adapter("halide_adapter.py"));
+    check_backends(
+        &python_adapter("halide_adapter.py"),
+        Some(&["jit"]),
+        cases(),
+    );
 }
 
 #[test]

@@ -483,6 +483,22 @@ def literal(variables, trees):
     return [inputs[name] for name, _, _ in variables], outputs
 
 
+def fused(variables, trees):
+    """A kernel for each tree as one Func over the ImageParams: Halide's whole pipeline on the fused
+    expression, its simplifier included (without the variables' ranges), then LLVM, which may use the
+    no-overflow flags Halide gives signed arithmetic: what a user's pipeline computes. Returns (inputs,
+    outputs) for `realize`."""
+    i = hl.Var("i")
+    inputs = {name: hl.ImageParam(hl.Int(32), 1, f"in{k}") for k, (name, _, _) in enumerate(variables)}
+    outputs = []
+    for k, tree in enumerate(trees):
+        f = hl.Func(f"e{k}")
+        f[i] = build(tree, lambda t: inputs[t[1]][i])
+        f.compile_jit()
+        outputs.append(f)
+    return [inputs[name] for name, _, _ in variables], outputs
+
+
 def realize(kernel, points):
     """The kernel's values at each point (a tuple of the variables' values): one list per point."""
     inputs, outputs = kernel
@@ -501,15 +517,15 @@ def realize(kernel, points):
     return [[c[j] for c in cols] for j in range(n)]
 
 
-def at_point(variables, trees, point):
-    """Compiles the trees literally and runs them at one point in a child process: their values, or the
-    trap, or Halide's error."""
+def at_point(variables, trees, point, kernel=literal):
+    """Compiles the trees (`literal`, or `fused`) and runs them at one point in a child process: their
+    values, or the trap, or Halide's error."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child writes its result and exits, whatever happens
         try:
             try:
-                text = repr(realize(literal(variables, trees), [tuple(point)])[0])
+                text = repr(realize(kernel(variables, trees), [tuple(point)])[0])
             except Exception as e:  # noqa: BLE001 - Halide's message is the result
                 text = f"error: {type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"
             os.write(w, text.encode())
@@ -532,7 +548,9 @@ print("answer: ", " ; ".join(show(variables, t) for t in answer))
 point = [2147483647]
 want = at_point(variables, source, point)  # what the input means
 got = at_point(variables, answer, point)
-print("at r0 = 2147483647, realized by the JIT: input", want, "| answer", got)
+print("at r0 = 2147483647, realized by the JIT: input", want, "| answer (jit)", got)
+# what a user's pipeline computes: each side as one fused Func (Halide's simplifier rewrites the input too)
+print("  as one fused Func each: input", at_point(variables, source, point, fused), "| answer", at_point(variables, answer, point, fused))
 if want == got:
     print("no longer reproduces: both compute the same")
 sys.exit(0 if want == got else 1)

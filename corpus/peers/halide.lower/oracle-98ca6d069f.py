@@ -1,7 +1,9 @@
-"""tileproof finding (peer-crash) against Halide 21.0.0's simplifier, as lowering runs it: each
+"""tileproof finding (wrong-value) against Halide 21.0.0's simplifier, as lowering runs it: each
 expression a Func over the variables, bounded with Func.bound, lowered with compile_to_lowered_stmt.
-Lowering folds a signed integer overflow (or raises) on this input, which has values: exits 1 while
-it does, 0 once it lowers.
+At x = -1, y = -1, z = 2147483647, the answer (the value the lowered store writes), realized
+literally by Halide's JIT, differs from the input realized literally (each operation a Func of its
+own over opaque inputs: what the input means). Exits 1 while they differ, 0 once they agree.
+tileproof's semantics give the input the value [-1] there.
 """
 import json
 import os
@@ -481,6 +483,22 @@ def literal(variables, trees):
     return [inputs[name] for name, _, _ in variables], outputs
 
 
+def fused(variables, trees):
+    """A kernel for each tree as one Func over the ImageParams: Halide's whole pipeline on the fused
+    expression, its simplifier included (without the variables' ranges), then LLVM, which may use the
+    no-overflow flags Halide gives signed arithmetic: what a user's pipeline computes. Returns (inputs,
+    outputs) for `realize`."""
+    i = hl.Var("i")
+    inputs = {name: hl.ImageParam(hl.Int(32), 1, f"in{k}") for k, (name, _, _) in enumerate(variables)}
+    outputs = []
+    for k, tree in enumerate(trees):
+        f = hl.Func(f"e{k}")
+        f[i] = build(tree, lambda t: inputs[t[1]][i])
+        f.compile_jit()
+        outputs.append(f)
+    return [inputs[name] for name, _, _ in variables], outputs
+
+
 def realize(kernel, points):
     """The kernel's values at each point (a tuple of the variables' values): one list per point."""
     inputs, outputs = kernel
@@ -499,15 +517,15 @@ def realize(kernel, points):
     return [[c[j] for c in cols] for j in range(n)]
 
 
-def at_point(variables, trees, point):
-    """Compiles the trees literally and runs them at one point in a child process: their values, or the
-    trap, or Halide's error."""
+def at_point(variables, trees, point, kernel=literal):
+    """Compiles the trees (`literal`, or `fused`) and runs them at one point in a child process: their
+    values, or the trap, or Halide's error."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child writes its result and exits, whatever happens
         try:
             try:
-                text = repr(realize(literal(variables, trees), [tuple(point)])[0])
+                text = repr(realize(kernel(variables, trees), [tuple(point)])[0])
             except Exception as e:  # noqa: BLE001 - Halide's message is the result
                 text = f"error: {type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"
             os.write(w, text.encode())
@@ -520,16 +538,19 @@ def at_point(variables, trees, point):
     return f"trap {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status) else text or "no result"
 # ----
 
-variables = [('x', -16, 2147483647)]  # (name, lo, hi): Func.bound(v, lo, hi - lo + 1), or a Param past int32
-source = json.loads("[[\"le\", [\"const\", 2147481660], [\"mul\", [\"var\", \"x\"], [\"const\", 2147481660]]]]")
+variables = [('x', -1, 0), ('y', -1, 0), ('z', 2147483647, 2147483647)]  # (name, lo, hi): Func.bound(v, lo, hi - lo + 1), or a Param past int32
+source = json.loads("[[\"sub\", [\"floordiv\", [\"min\", [\"add\", [\"mul\", [\"var\", \"x\"], [\"const\", 12]], [\"var\", \"y\"]], [\"var\", \"z\"]], [\"const\", 4]], [\"mul\", [\"var\", \"x\"], [\"const\", 3]]]]")
 print("input:  ", " ; ".join(show(variables, t) for t in source))
-try:
-    answer, stmts = simplify(variables, source)
-except (Overflow, hl.HalideError) as e:  # the bug
-    print(f"lowering: {type(e).__name__}: {str(e).strip().splitlines()[0]}")
-    for t in source:
-        f = lower(variables, t)
-        print(f[f.index("produce"):].rstrip())
-    sys.exit(1)
+answer, stmts = simplify(variables, source)
+for s in stmts:
+    print(s[s.index("produce"):].rstrip())
 print("answer: ", " ; ".join(show(variables, t) for t in answer))
-print("no longer reproduces: lowering gives an expression")
+point = [-1, -1, 2147483647]
+want = at_point(variables, source, point)  # what the input means
+got = at_point(variables, answer, point)
+print("at x = -1, y = -1, z = 2147483647, realized by the JIT: input", want, "| answer (jit)", got)
+# what a user's pipeline computes: each side as one fused Func (Halide's simplifier rewrites the input too)
+print("  as one fused Func each: input", at_point(variables, source, point, fused), "| answer", at_point(variables, answer, point, fused))
+if want == got:
+    print("no longer reproduces: both compute the same")
+sys.exit(0 if want == got else 1)
