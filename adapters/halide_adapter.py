@@ -24,7 +24,8 @@ division by zero (0 in Halide) out of every source. A Func is computed at every 
 region and Halide treats a signed overflow as undefined behaviour, so a source that overflows at one point
 means nothing at any (`input_language.defined_everywhere`: tileproof does not send such a case). No
 `ceildiv`, truncating `/ %`, shifts, `invalid` or bool variables (a Var is an int32). A lowering that folds a signed integer overflow (the statement then
-has `signed_integer_overflow(...)`, and the pipeline does not compile) is answered `error`.
+has `signed_integer_overflow(...)`, and the pipeline does not compile) is answered `error`, naming the
+operation the overflow was left in (`overflow == _`): the shape the rule that folded it leaves.
 
 The backend (`run`, `reproducer`; docs/protocol.md section 5): `jit`, Halide's own JIT realizing each side
 literally (halide_backend.py).

@@ -176,7 +176,8 @@ def tokens(text):
 
 
 class _Value:
-    """A parsed value: its tree, its kind (`int` for int32, `bool`, `u8` for a bool stored as uint8) and its
+    """A parsed value: its tree, its kind (`int` for int32, `bool`, `u8` for a bool stored as uint8,
+    `overflow` for Halide's folded overflow, `["overflow", shape]`) and its
     size in nodes (let-bound values are substituted: a size limit keeps the answer within tileproof's budget)."""
 
     __slots__ = ("tree", "kind", "size")
@@ -194,6 +195,18 @@ def _node(op, kind, *args):
 
 def _int(v):
     return _Value(["const", v], "int", 1)
+
+
+def _overflowed(op, args):
+    """An operation over Halide's folded overflow (`signed_integer_overflow(k)`): the overflow, named by the
+    innermost operation around it, `overflow == _` (the rule that folded it left it there)."""
+    for a in args:
+        if a.kind == "overflow" and len(a.tree) > 1:
+            return a
+    slots = ["overflow" if a.kind == "overflow" else "_" for a in args]
+    shape = f"{slots[0]} {op} {slots[1]}" if len(args) == 2 and not op[0].isalpha() else \
+        f"{op}{slots[0]}" if len(args) == 1 and not op[0].isalpha() else f"{op}({', '.join(slots)})"
+    return _Value(["overflow", shape], "overflow", 1)
 
 
 def euclid_div(a, b):
@@ -249,6 +262,8 @@ class _Parser:
         return a
 
     def binary(self, op, a, b):
+        if "overflow" in (a.kind, b.kind):
+            return _overflowed(op, [a, b])
         def ints():
             if a.kind != "int" or b.kind != "int":
                 raise NoForm(f"`{op}` on {a.kind} and {b.kind}")
@@ -278,6 +293,8 @@ class _Parser:
         if (kind, tok) == ("op", "!"):
             self.take()
             a = self.unary()
+            if a.kind == "overflow":
+                return _overflowed("!", [a])
             if a.kind != "bool":
                 raise NoForm(f"`!` on {a.kind}")
             return _node("not", "bool", a)
@@ -286,7 +303,7 @@ class _Parser:
             if self.peek()[0] == "num":
                 return _int(-self.take()[1])
             a = self.unary()
-            return _node("neg", "int", a)
+            return _overflowed("-", [a]) if a.kind == "overflow" else _node("neg", "int", a)
         return self.primary()
 
     def primary(self):
@@ -339,6 +356,8 @@ class _Parser:
 
     def typed(self, ty, v):
         """`(type)v`: a typed constant, or a value whose printed type is not int32."""
+        if v.kind == "overflow":
+            return v
         if ty == "int32" and v.kind == "int":
             return v
         if ty in ("uint1", "bool"):
@@ -354,6 +373,10 @@ class _Parser:
         def arity(n):
             if len(args) != n:
                 raise NoForm(f"`{name}` with {len(args)} operands")
+        if name == "signed_integer_overflow":
+            return _Value(["overflow"], "overflow", 1)
+        if any(a.kind == "overflow" for a in args):
+            return _overflowed(name, args)
         if name in ("min", "max"):
             arity(2)
             if args[0].kind != "int" or args[1].kind != "int":
@@ -380,8 +403,6 @@ class _Parser:
                 return args[0]
             if args[0].kind == "int":
                 return _node("ne", "bool", args[0], _int(0))
-        if name == "signed_integer_overflow":
-            raise Overflow("lowering folded a signed integer overflow (signed_integer_overflow in the statement)")
         raise NoForm(f"the result has a call to `{name}`")
 
 
@@ -454,6 +475,8 @@ def stored_value(text, variables):
     if len(values) != 1:
         raise NoForm(f"the lowered statement has {len(values)} stores to the Func, not one")
     v = values[0]
+    if v.kind == "overflow":
+        raise Overflow(f"lowering folded a signed integer overflow: {v.tree[1] if len(v.tree) > 1 else 'overflow'}")
     return v.tree
 
 
