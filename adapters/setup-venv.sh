@@ -2,7 +2,8 @@
 # Creates the venv that runs tileproof's peer adapters and installs the pinned
 # peers (adapters/requirements.txt) into it, then checks that each peer
 # imports at its pinned version, that tinygrad's three CPU renderers compile
-# and run a kernel (clang and libLLVM are the machine's), and that each
+# and run a kernel (clang and libLLVM are the machine's), that Halide's JIT
+# realizes a Func and the facts its profile claims hold, and that each
 # adapter says hello.
 #
 #   adapters/setup-venv.sh [VENV]      (default: .venv-peers at the repo root,
@@ -34,7 +35,7 @@ echo "setup-venv: venv $venv ($("$py" --version 2>&1))"
 # so that the message says which one cannot be installed.
 if ! "$py" -m pip install --disable-pip-version-check -q -r "$req"; then
   failed=""
-  for spec in $(grep -E '^(tinygrad|apache-tvm|iree-base-compiler|iree-base-runtime)==' "$req"); do
+  for spec in $(grep -E '^(tinygrad|apache-tvm|iree-base-compiler|iree-base-runtime|halide)==' "$req"); do
     "$py" -m pip install --disable-pip-version-check -q "$spec" || failed="$failed $spec"
   done
   die "could not install:${failed:- the pinned dependencies (see the pip messages above)}"
@@ -68,6 +69,18 @@ check iree-base-compiler "$(grep -E '^iree-base-compiler==' "$req")" \
   "from iree.compiler import ir, passmanager; ctx = ir.Context(); ctx.__enter__(); ir.AffineExpr.simplify_affine_expr(ir.AffineDimExpr.get(0), 1, 0); passmanager.PassManager.parse('builtin.module(canonicalize)')"
 check iree-base-runtime "$(grep -E '^iree-base-runtime==' "$req")" \
   "from iree import runtime; runtime.Config('local-sync')"
+check halide "$(grep -E '^halide==' "$req")" \
+  "import halide as hl; x = hl.Var('x'); f = hl.Func('f'); f[x] = x / 2; assert f.realize([4])[3] == 1"
+
+# Every fact Halide's profile claims holds on the installed release
+# (division, overflow, the language, ranges: docs/peers/halide.md).
+if out=$("$py" "$here/halide_experiments.py" 2>&1); then
+  echo "setup-venv: ok: halide experiments: $(echo "$out" | grep -c '^ok: ') facts hold"
+else
+  echo "setup-venv: FAILED: halide experiments:" >&2
+  echo "$out" | grep -v '^ok: ' | sed 's/^/  /' >&2
+  status=1
+fi
 
 # tinygrad's backend (`run` and `reproducer` requests) compiles with the
 # machine's clang (its CPU device needs it whatever the renderer) and loads
@@ -82,7 +95,7 @@ else
 fi
 
 # Each adapter must start and say hello (it exits when stdin closes).
-for a in tinygrad_adapter.py tvm_adapter.py mlir_adapter.py; do
+for a in tinygrad_adapter.py tvm_adapter.py mlir_adapter.py halide_adapter.py; do
   if hello=$("$py" "$here/$a" </dev/null 2>/dev/null) && [ -n "$hello" ]; then
     echo "setup-venv: ok: $a: $hello"
   else

@@ -747,6 +747,7 @@ def main():
         ("mlir simplify_affine_expr", f"{py} {a('mlir_adapter.py')} --entry simplify"),
         ("mlir canonicalize", f"{py} {a('mlir_adapter.py')} --entry canonicalize"),
         ("mlir affine-simplify-structures", f"{py} {a('mlir_adapter.py')} --entry structures"),
+        ("halide lower", f"{py} {a('halide_adapter.py')}"),
     ]
     if args.cmd:
         adapters = [(c, c) for c in args.cmd]

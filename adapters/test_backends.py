@@ -397,7 +397,8 @@ def main():
     a = lambda f: shlex.quote(os.path.join(ta.HERE, f))  # noqa: E731
     adapters = [("tinygrad sym", f"{py} {a('tinygrad_adapter.py')}"),
                 ("tvm simplify int64", f"{py} {a('tvm_adapter.py')}"),
-                ("mlir canonicalize", f"{py} {a('mlir_adapter.py')} --entry canonicalize")]
+                ("mlir canonicalize", f"{py} {a('mlir_adapter.py')} --entry canonicalize"),
+                ("halide lower", f"{py} {a('halide_adapter.py')}")]
     if args.cmd:
         adapters = [(c, c) for c in args.cmd]
     if args.only:

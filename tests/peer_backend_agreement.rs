@@ -165,6 +165,18 @@ fn tinygrad_compiles_literally() {
     check_peer(&python_adapter("tinygrad_adapter.py"));
 }
 
+/// Halide's JIT (`jit`): every operation a Func of its own, realized.
+/// (`fused` runs Halide's simplifier on the source too: not literal.)
+#[test]
+#[ignore = "needs the pinned peers: sh adapters/setup-venv.sh, then cargo test --release --test peer_backend_agreement -- --ignored"]
+fn halide_compiles_literally() {
+    check_backends(
+        &python_adapter("halide_adapter.py"),
+        Some(&["jit"]),
+        cases(),
+    );
+}
+
 #[test]
 #[ignore = "needs the Morok adapter: cargo build --release --manifest-path adapters/morok/Cargo.toml, then cargo test --release --test peer_backend_agreement -- --ignored"]
 fn morok_compiles_literally() {

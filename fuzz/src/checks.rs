@@ -398,6 +398,22 @@ pub fn check(
 /// the case or failed on it (recorded in `out`: a failure of the subject's
 /// own kind, classified for a peer, unless the source means nothing).
 fn answer(out: &mut Checked, subject: &dyn Subject, cfg: &CheckConfig) -> Option<Vec<NodeId>> {
+    let profile = subject.profile();
+    if profile.defined_everywhere {
+        // The subject computes the whole domain at once: one undefined
+        // point makes the case mean nothing to it (not sent).
+        let m = Model {
+            width: cfg.width,
+            ..profile.model()
+        };
+        if oracle::undefined_somewhere(&out.graph, &out.src, m) == Some(true) {
+            out.unsupported = Some(
+                "the source is undefined at some point of its domain, which the peer computes as a whole (input_language.defined_everywhere)"
+                    .into(),
+            );
+            return None;
+        }
+    }
     match subject.simplify(&mut out.graph, &out.src) {
         Ok(Answer::Simplified {
             roots,

@@ -1442,6 +1442,20 @@ pub fn meaningful_somewhere(g: &Graph, roots: &[NodeId], w: impl Into<Model>) ->
     (root_alone() || subterm()).then_some(false)
 }
 
+/// Whether the roots are undefined at some point of their domain: `Some(true)`
+/// at a point walked or sampled, `Some(false)` when every point was walked,
+/// `None` when a sample found none or the domain is too large to look at.
+pub fn undefined_somewhere(g: &Graph, roots: &[NodeId], w: impl Into<Model>) -> Option<bool> {
+    let (walked, none) = never(g, roots, w.into(), Purpose::Meaning, Some(0), |r| {
+        r.is_err()
+    });
+    match walked {
+        Some(_) if !none => Some(true),
+        Some(Way::Interpreter) => Some(false),
+        _ => None,
+    }
+}
+
 /// Defined, and no root unconstrained.
 fn means_something(r: Result<Vec<Val>, Undefined>) -> bool {
     r.is_ok_and(|vals| vals.iter().all(|v| *v != Val::Unconstrained))

@@ -61,6 +61,16 @@ pub struct Profile {
     /// constant divisor. Campaigns build only such cases, and a finding on
     /// another is `outside-input-language`.
     pub affine: bool,
+    /// Every quotient and remainder of its input has a positive constant
+    /// divisor (Halide, whose Euclidean `/` and `%` are tileproof's floor
+    /// family only there): campaigns build only such cases, and a finding
+    /// on another is `outside-input-language`. Implied by `affine`.
+    pub positive_divisors: bool,
+    /// It computes every point of a case's domain at once (Halide realizes
+    /// a Func over its whole bounded region): a source undefined at one
+    /// point (an overflow) makes the computation undefined, so such a case
+    /// means nothing to it and is not judged (checks::answer).
+    pub defined_everywhere: bool,
     /// What the subject declares a division by zero or an out-of-range
     /// shift to do (undefined in tileproof's and TVM's semantics; an
     /// unspecified value in tinygrad's). Answers are judged under the
@@ -83,6 +93,8 @@ impl Profile {
             concrete_dtypes: true,
             invalid_compared: true,
             affine: false,
+            positive_divisors: false,
+            defined_everywhere: false,
             partial: Partial::Undefined,
         }
     }
@@ -154,7 +166,30 @@ impl Profile {
                 && (self.bare_invalid || !self.bare_invalid_operand(g, id))
                 && (self.invalid_compared || !self.compares_invalid(g, id))
                 && (!self.affine || affine_node(g, id))
+                && (!self.positive_divisors || positive_divisor(g, id))
+                && self.fits_width(g, id)
         })
+    }
+
+    /// A constant or variable bound of `id` fits the profile's width when
+    /// that is fixed below 64 bits (what [`Profile::project`] cuts them to).
+    fn fits_width(&self, g: &Graph, id: NodeId) -> bool {
+        let Integers::Fixed(w) = self.integers else {
+            return true;
+        };
+        if w.0 >= 64 {
+            return true;
+        }
+        let fits = |v: i64| (w.min() as i64..=w.max() as i64).contains(&v);
+        let n = g.node(id);
+        match n.op {
+            Op::Const(c) if n.dtype == DType::Index => fits(c),
+            Op::Var(v) if n.dtype == DType::Index => {
+                let d = g.var(v);
+                fits(d.lo) && fits(d.hi)
+            }
+            _ => true,
+        }
     }
 
     /// `id` is a comparison with an operand that may be `invalid`.
@@ -216,6 +251,8 @@ impl Profile {
             }
             if self.affine {
                 make_affine(&mut out, n.op, &mut src, id);
+            } else if self.positive_divisors {
+                make_divisor_positive(&mut out, n.op, &mut src, id);
             }
             let new = match n.op {
                 Op::Const(c) if dtype == DType::Bool => out.bool_const(c != 0),
@@ -318,9 +355,14 @@ fn affine_node(g: &Graph, id: NodeId) -> bool {
     let konst = |i: usize| g.node(n.src()[i]).as_const();
     match n.op {
         Op::Mul => konst(0).is_some() || konst(1).is_some(),
-        op if op.info().division.is_some() => konst(1).is_some_and(|c| c > 0),
-        _ => true,
+        _ => positive_divisor(g, id),
     }
+}
+
+/// `id` is a quotient or remainder by a positive constant, or no division.
+fn positive_divisor(g: &Graph, id: NodeId) -> bool {
+    let n = g.node(id);
+    n.op.info().division.is_none() || g.node(n.src()[1]).as_const().is_some_and(|c| c > 0)
 }
 
 /// The operands of `op` made affine ([`affine_node`]): a product of two
@@ -334,17 +376,23 @@ fn make_affine(out: &mut Graph, op: Op, src: &mut [NodeId], id: NodeId) {
         Op::Mul if konst(out, src[0]).is_none() && konst(out, src[1]).is_none() => {
             src[1] = out.cnst(small, DType::Index);
         }
-        op if op.info().division.is_some() => {
-            let c = konst(out, src[1]);
-            if !c.is_some_and(|c| c > 0) {
-                let d = c
-                    .and_then(i64::checked_abs)
-                    .filter(|&a| a > 0)
-                    .unwrap_or(small);
-                src[1] = out.cnst(d, DType::Index);
-            }
-        }
-        _ => {}
+        op => make_divisor_positive(out, op, src, id),
+    }
+}
+
+/// The divisor of a quotient or remainder made a positive constant (a
+/// constant's magnitude, else a small constant drawn from the node's id).
+fn make_divisor_positive(out: &mut Graph, op: Op, src: &mut [NodeId], id: NodeId) {
+    if op.info().division.is_none() {
+        return;
+    }
+    let c = out.node(src[1]).as_const();
+    if !c.is_some_and(|c| c > 0) {
+        let d = c
+            .and_then(i64::checked_abs)
+            .filter(|&a| a > 0)
+            .unwrap_or(2 + (id.0 % 15) as i64);
+        src[1] = out.cnst(d, DType::Index);
     }
 }
 
@@ -569,6 +617,8 @@ mod tests {
             concrete_dtypes: false,
             invalid_compared: true,
             affine: false,
+            positive_divisors: false,
+            defined_everywhere: false,
             partial: Partial::Undefined,
         }
     }
@@ -591,6 +641,44 @@ mod tests {
         assert!(prof.covers(&g, &roots), "{text}");
         // Kept where already affine: a constant factor, and -3 as 3.
         assert!(text.contains("y * 4") && text.contains("x mod 3"), "{text}");
+    }
+
+    #[test]
+    fn a_case_with_a_constant_or_bound_past_the_profiles_width_is_not_covered_and_projects_into_it()
+    {
+        let p =
+            parse_program("var x in [0, 5000000000]\nexpr x + 1\nexpr 7 * -4294967296\n").unwrap();
+        let prof = profile(&[Op::Add, Op::Mul], false);
+        assert!(!prof.covers(&p.graph, &p.outputs));
+        let (g, roots) = prof.project(&p.graph, &p.outputs);
+        let text = engine::print::program(&g, &roots);
+        assert!(prof.covers(&g, &roots), "{text}");
+        assert!(
+            text.contains("2147483647") && text.contains("-2147483648"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_positive_divisor_peer_keeps_products_and_gets_positive_constant_divisors() {
+        let p = parse_program(
+            "var x in [-9, 9]\nvar y in [1, 5]\nexpr x * y + x // y\nexpr (x mod -3) + x // 0 + x mod 4\n",
+        )
+        .unwrap();
+        let mut prof = profile(&[Op::Add, Op::Mul, Op::FloorDiv, Op::Mod], false);
+        assert!(prof.covers(&p.graph, &p.outputs));
+        prof.positive_divisors = true;
+        assert!(!prof.covers(&p.graph, &p.outputs));
+        let (g, roots) = prof.project(&p.graph, &p.outputs);
+        let text = engine::print::program(&g, &roots);
+        assert!(prof.covers(&g, &roots), "{text}");
+        // A product of two variables stays; -3 becomes 3, a positive
+        // constant divisor stays.
+        assert!(
+            text.contains("x * y") && text.contains("x mod 3") && text.contains("x mod 4"),
+            "{text}"
+        );
+        assert!(!text.contains("// y") && !text.contains("// 0"), "{text}");
     }
 
     #[test]

@@ -83,6 +83,8 @@ impl Adapter for Morok {
             input_language: InputLanguage {
                 invalid_compared: false,
                 affine: false,
+                positive_divisors: false,
+                defined_everywhere: false,
             },
         };
         Hello {

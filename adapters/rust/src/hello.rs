@@ -49,6 +49,18 @@ pub struct InputLanguage {
     /// positive constant divisor (MLIR's affine expressions).
     #[serde(default, skip_serializing_if = "is_false")]
     pub affine: bool,
+    /// Every quotient and remainder has a positive constant divisor
+    /// (Halide's `/` and `%` are Euclidean: they round as tileproof's
+    /// floor family only where the divisor is positive). Implied by
+    /// `affine`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub positive_divisors: bool,
+    /// Every source is defined at every point of its domain: the peer
+    /// computes the whole domain at once (Halide realizes a Func over its
+    /// bounded region), so one point that overflows makes the computation
+    /// undefined, and such a case is not judged.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub defined_everywhere: bool,
 }
 
 impl Default for InputLanguage {
@@ -56,6 +68,8 @@ impl Default for InputLanguage {
         InputLanguage {
             invalid_compared: true,
             affine: false,
+            positive_divisors: false,
+            defined_everywhere: false,
         }
     }
 }

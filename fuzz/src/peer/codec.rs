@@ -46,6 +46,8 @@ pub(super) fn profile_of(h: &wire::Profile) -> Result<Profile, Malformed> {
         concrete_dtypes: false,
         invalid_compared: h.input_language.invalid_compared,
         affine: h.input_language.affine,
+        positive_divisors: h.input_language.positive_divisors,
+        defined_everywhere: h.input_language.defined_everywhere,
         partial,
     })
 }

@@ -62,6 +62,8 @@ impl Adapter for Served<'_> {
             input_language: InputLanguage {
                 invalid_compared: prof.invalid_compared,
                 affine: prof.affine,
+                positive_divisors: prof.positive_divisors,
+                defined_everywhere: prof.defined_everywhere,
             },
         };
         Hello::new("tileproof", self.version.clone(), profile)
