@@ -41,6 +41,7 @@ OUT = tp.claim_stdout()
 
 from importlib.metadata import version  # noqa: E402
 
+import halide as hl  # noqa: E402
 import halide_harness as h  # noqa: E402
 from halide_backend import HalideBackend, variables  # noqa: E402
 
@@ -70,6 +71,35 @@ def simplify(case):
     return answers
 
 
+class HalideBounds(tp.Bounds):
+    """Halide's range analysis as its users meet it, bounds inference (docs/protocol.md, section 7): the
+    region Halide allocates and computes for a producer read at a node's value is its bound of that node (a
+    region that misses a value the node takes is an out-of-bounds read). One lowering per request: each
+    integer operation indexes a producer of its own, all read by one Func over the case's variables bounded
+    as for the simplifier (halide_harness.regions). Halide's compile time grows with the producers, so only
+    the first OPERATIONS integer operations of a case (innermost first) are asked; the others, the leaves
+    (a variable's region is its loop, a constant's itself), a bool node, and a node whose region is not a
+    constant (over a `Param`, or a pipeline that does not lower) have no bound."""
+
+    OPERATIONS = 8
+
+    def build(self, case):
+        env, loops, params = h.environment(variables(case))
+        built = {}
+        for t in case.trees:
+            h.build(t, lambda v: env[v[1]], built=built)
+        trees = {id(n): n for t in case.trees for n in tp.preorder(t)}
+        asked = [k for k, e in built.items()
+                 if trees[k][0] not in tp.LEAVES
+                 and not (e if isinstance(e, hl.Expr) else hl.Expr(e)).type().is_bool()][:self.OPERATIONS]
+        found = dict(zip(asked, h.regions(loops, params, [built[k] for k in asked]))) if asked else {}
+        return {k: found.get(k) for k in built}
+
+    def bound(self, obj):
+        return obj
+
+
 if __name__ == "__main__":
     sys.setrecursionlimit(20000)
-    sys.exit(tp.serve(OUT, HELLO, simplify, width=32, backend=HalideBackend(HELLO["version"])))
+    sys.exit(tp.serve(OUT, HELLO, simplify, width=32, backend=HalideBackend(HELLO["version"]),
+                      bounds=HalideBounds()))

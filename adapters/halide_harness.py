@@ -59,24 +59,25 @@ BUILD = {
 DIVISION = {"floordiv": floor_div, "mod": floor_mod}
 
 
-def build(tree, leaf, node=None):
+def build(tree, leaf, node=None, built=None):
     """The Halide Expr of a tree, bottom-up (iterative: deep trees cannot overflow Python's stack). `leaf(t)`
     builds a `var`; `node(expr)` (optional) wraps every operation's Expr (the literal backend puts each in a
-    Func of its own)."""
+    Func of its own). With `built` (a dict), also records the Expr of every subtree, by `id` of its node."""
     stack, out = [(tree, False)], []
     while stack:
         t, seen = stack.pop()
         op = t[0]
         if op == "var":
             out.append(leaf(t))
-            continue
-        if op == "const":
+        elif op == "const":
             if len(t) > 2:
                 raise NoForm(f"a typed constant {t}")
             out.append(const(t[1]))
-            continue
-        if op == "bool":
+        elif op == "bool":
             out.append(hl.Expr(bool(t[1])))
+        if op in ("var", "const", "bool"):
+            if built is not None:
+                built[id(t)] = out[-1]
             continue
         if op not in BUILD and op not in DIVISION:
             raise NoForm(f"Halide has no literal form of `{op}`")
@@ -89,6 +90,8 @@ def build(tree, leaf, node=None):
         del out[len(out) - n:]
         e = DIVISION[op](*args, t[2]) if op in DIVISION else BUILD[op](*args)
         out.append(node(e) if node else e)
+        if built is not None:
+            built[id(t)] = out[-1]
     return out[0]
 
 
@@ -115,9 +118,10 @@ def lowered(f, params):
             return fh.read()
 
 
-def lower(variables, tree):
-    """The lowered statement of a Func whose value is the tree, over `variables` ((name, lo, hi) each): a
-    loop variable bounded to its range with `Func.bound` (`fits_loop`), else a `Param`."""
+def environment(variables):
+    """The variables ((name, lo, hi) each) as Halide reads them: a loop variable bounded to its range with
+    `Func.bound` (`fits_loop`), else a `Param`. Returns (the Halide object by name, the loops as (Var, lo,
+    extent), the Params)."""
     loops, params, env = [], [], {}
     for k, (name, lo, hi) in enumerate(variables):
         if fits_loop(lo, hi):
@@ -127,12 +131,56 @@ def lower(variables, tree):
             v = hl.Param(hl.Int(32), f"p{k}")
             params.append(v)
         env[name] = v
-    e = build(tree, lambda t: env[t[1]])
-    f = hl.Func("h")
+    return env, loops, params
+
+
+def over(loops, e, name="h"):
+    """A Func whose value is `e`, over the loop variables, each bounded to its range."""
+    f = hl.Func(name)
     f[[v for v, _, _ in loops] or ()] = e
     for v, lo, extent in loops:
         f.bound(v, lo, extent)
-    return lowered(f, params)
+    return f
+
+
+def lower(variables, tree):
+    """The lowered statement of a Func whose value is the tree, over `variables` ((name, lo, hi) each)."""
+    env, loops, params = environment(variables)
+    return lowered(over(loops, build(tree, lambda t: env[t[1]])), params)
+
+
+_ALLOCATE = re.compile(r"allocate (b\d+)(?:\$\d+)?\[int32 \* (\d+)\]")
+
+
+def regions(loops, params, exprs):
+    """Halide's bounds inference of each integer Expr over the loops: the region of a producer read at the
+    Expr (`bK[i] = i`, computed at root, every producer read by one Func over the loops), from the lowered
+    statement: its allocation's extent and the value its first element stores (`bK[0] = lo`, or `bK.s0.i
+    + lo` in a loop rebased to start at 0). A list of (lo, hi), or None where the region is not a constant
+    (the analysis gives no bound); all None if the pipeline does not lower."""
+    i = hl.Var("i")
+    total = hl.Expr(0)
+    for k, e in enumerate(exprs):
+        p = hl.Func(f"b{k}")
+        p[i] = i
+        p.compute_root()
+        total = total + p[e]
+    try:
+        text = lowered(over(loops, total), params)
+    except RuntimeError:
+        return [None] * len(exprs)
+    extents = {m.group(1): int(m.group(2)) for m in _ALLOCATE.finditer(text)}
+    out = []
+    for k in range(len(exprs)):
+        name = f"b{k}"
+        loop = rf"{name}(?:\$\d+)?\.s0\.i(?:\.rebased)?"
+        first = re.search(rf"{name}(?:\$\d+)?\[(?:0|{loop})\] = (?:{loop}(?: \+ (-?\d+))?|(-?\d+))\n", text)
+        if name not in extents or first is None:
+            out.append(None)
+            continue
+        lo = int(first.group(1) or first.group(2) or 0)
+        out.append((lo, lo + extents[name] - 1))
+    return out
 
 
 def simplify(variables, trees):
