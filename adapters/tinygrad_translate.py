@@ -56,6 +56,13 @@ class Untranslatable(Exception):
     """No DSL form: the message names the construct (and its line)."""
 
 
+class NoForm(Untranslatable):
+    """A left side (or its result) with a node tileproof has no form for at
+    all (a bool-typed Invalid, a bool `!=` other than `x != True`): no
+    instance in tileproof's language has it, so the rule's other left sides
+    stand without it."""
+
+
 # ---- values of the symbolic evaluation ----------------------------------------------
 
 class Term:
@@ -177,15 +184,20 @@ def left_sides(upat, names):
         ops = [o for o in p.op if o is not Ops.STACK]  # a cvar also matches a STACK of constants: no DSL form
         if ops == [Ops.CONST]:
             if p.arg is Invalid:
+                if want == "bool":
+                    raise NoForm("a bool-typed Invalid (the DSL's invalid is an index)")
                 yield "invalid", "int", _bind(env, p.name, Term("invalid", "int"))
             elif p.arg is None:
                 if p.src:
                     raise Untranslatable("a constant with sources")
+                if dt == "bool":
+                    # The DSL has no bool constant variable: a bool constant
+                    # is one of two literals, one left side each.
+                    for lit in ("true", "false"):
+                        yield lit, "bool", _bind(env, p.name, Term(lit, "bool", const=True))
+                    return
                 c = names.const(p.name)
-                t = Term(c, dt or "int", var=c, const=True)
-                if t.dtype == "bool":
-                    raise Untranslatable("a bool constant variable")
-                yield c, t.dtype, _bind(env, p.name, t)
+                yield c, "int", _bind(env, p.name, Term(c, "int", var=c, const=True))
             elif isinstance(p.arg, bool) or (dt == "bool" and p.arg in (0, 1)):
                 t = "true" if p.arg else "false"
                 yield t, "bool", _bind(env, p.name, Term(t, "bool"))
@@ -210,7 +222,16 @@ def left_sides(upat, names):
         if not any_op:
             raise first
 
-    def node(p, o, dt, orders, env):
+    def node(p, o, dt, orders, env, bool_form=False):
+        # An op of both an int and a bool form (AND) of a node whose dtype
+        # the pattern leaves open is both left sides.
+        if o in BOOL_OPS and o in INT_OPS and dt is None and not bool_form:
+            for alt in (lambda: node(p, o, "int", orders, env), lambda: node(p, o, None, orders, env, True)):
+                try:
+                    yield from list(alt())
+                except NoForm:
+                    pass
+            return
         if o is Ops.WHERE:
             arm = dt if dt in ("int", "bool") else None
             kinds, render = ["bool", arm, arm], lambda a: f"where({a[0]}, {a[1]}, {a[2]})"
@@ -221,7 +242,7 @@ def left_sides(upat, names):
                 kinds = [None, None]
         elif o is Ops.NEG:
             kinds, render, out_dt = ["int"], lambda a: f"(-{a[0]})", "int"
-        elif o in BOOL_OPS and dt == "bool":
+        elif o in BOOL_OPS and dt != "int" and (dt == "bool" or o not in INT_OPS or bool_form):
             kinds, render, out_dt = ["bool", "bool"], lambda a, s=BOOL_OPS[o]: f"({a[0]} {s} {a[1]})", "bool"
         elif o in INT_OPS and dt != "bool":
             s = INT_OPS[o]
@@ -240,8 +261,13 @@ def left_sides(upat, names):
                 raise Untranslatable(f"{o.name} with {len(order)} sources")
             for texts, dts, env2 in kids(order, kinds, env):
                 d = out_dt or next((x for x in dts[1:] if x), None) or dt or "int"
-                if o in CMP_OPS and "bool" in dts:  # `x != 1` of a bool x: the constant is True
+                if o not in CMP_OPS and o is not Ops.WHERE and any(k and x and k != x for k, x in zip(kinds, dts)):
+                    raise NoForm(f"a {kinds[0]} {o.name} of a {'bool' if kinds[0] == 'int' else 'int'} operand")
+                if (o in CMP_OPS or out_dt == "bool" and o in BOOL_OPS) and "bool" in dts:
+                    # `x != 1` of a bool x: the constant is True
                     texts = [{"1": "true", "0": "false"}.get(t, t) for t in texts]
+                if o in CMP_OPS and "bool" in dts:
+                    texts, render = bool_compare(o, texts), lambda a: a[0]
                 text = render(texts)
                 yield text, d, _bind(env2, p.name, Term(text, d, op=o))
 
@@ -259,6 +285,15 @@ def left_sides(upat, names):
         if len(out) > MAX_PATHS:
             raise Untranslatable(f"more than {MAX_PATHS} left sides")
     return out
+
+
+def bool_compare(o, texts):
+    """A comparison of bools: tinygrad's `x != True` is the DSL's `!x`
+    (the one bool comparison with a literal tileproof form)."""
+    a, b = texts
+    if o is Ops.CMPNE and "true" in (a, b):
+        return [f"(!{b if a == 'true' else a})"]
+    raise NoForm(f"a bool `{CMP_OPS[o]}` other than `x != True`")
 
 
 def _bind(env, name, term):
@@ -545,9 +580,17 @@ class Eval:
             if isinstance(op, ast.LtE):
                 return Term(f"(!({y.text} < {x.text}))", "bool")
             if isinstance(op, ast.NotEq):
-                return Term(f"({x.text} != {y.text})", "bool")
+                return self.ne(e, x, y)
             self.stop(e, "`==` on UOps (node identity, not a value comparison)")
         self.stop(e, f"the comparison `{ast.unparse(e)}`")
+
+    def ne(self, e, x, y):
+        if "bool" in (x.dtype, y.dtype):
+            try:
+                return Term(bool_compare(Ops.CMPNE, [x.text, y.text])[0], "bool")
+            except NoForm as ex:
+                self.stop(e, str(ex))
+        return Term(f"({x.text} != {y.text})", "bool")
 
     def identity(self, e, a, b):
         # `u.op is Ops.X` on a node whose op the pattern fixes or leaves open
@@ -567,6 +610,8 @@ class Eval:
     def attr(self, e, v, name):
         if isinstance(v, Term):
             if name in ("val", "arg") and v.const:
+                if v.dtype == "bool":
+                    return TRUE if v.text == "true" else FALSE
                 return Int(v.text)
             if name in ("vmin", "vmax"):
                 if v.const:
@@ -643,11 +688,13 @@ class Eval:
             return Term(f"(!{v.text})", "bool")
         if name == "where" and len(args) == 2:
             a, b = (self.as_term(e, x) for x in args)
+            if "invalid" in (a.text, b.text) and "bool" in (a.dtype, b.dtype):
+                raise NoForm(f"a bool-typed Invalid at {location_of(self.path, e.lineno)}")
             return Term(f"where({v.text}, {a.text}, {b.text})", a.dtype if a.text != "invalid" else b.dtype)
         if name == "maximum" and len(args) == 1:
             return Term(f"max({v.text}, {self.as_term(e, args[0]).text})", "int")
         if name == "ne" and len(args) == 1:
-            return Term(f"({v.text} != {self.as_term(e, args[0]).text})", "bool")
+            return self.ne(e, v, self.as_term(e, args[0]))
         if name == "eq" and len(args) == 1:
             return Term(f"({v.text} == {self.as_term(e, args[0]).text})", "bool")
         if name == "const_like" and len(args) in (1, 2):
@@ -657,7 +704,12 @@ class Eval:
             if a is TRUE or a is FALSE:
                 return Term(a.text, "bool")
             if isinstance(a, Int):
-                return Term(a.text, "bool" if len(args) == 2 else v.dtype)
+                dt = "bool" if len(args) == 2 else v.dtype
+                if dt == "bool":  # a bool constant is a literal: 0 and 1 are false and true
+                    if a.value not in (0, 1):
+                        self.stop(e, f"the bool constant {a.text}")
+                    return Term("true" if a.value else "false", "bool")
+                return Term(a.text, dt)
             self.stop(e, f"`const_like` of `{ast.unparse(e.args[0])}`")
         if name == "alu" and len(args) == 2 and isinstance(args[0], Opaque) and isinstance(args[0].obj, Ops):
             op, y = args[0].obj, self.as_term(e, args[1])
@@ -741,7 +793,7 @@ def rule_texts(rule):
         raise Untranslatable("its function takes a ctx")
     node, path = function_ast(fn)
     params = [a.arg for a in node.args.args]
-    texts = []
+    texts, skipped = [], None
     for k, (lhs, dt, env) in enumerate(left_sides(rule.upat, Names())):
         missing = [p for p in params if p not in env]
         if missing:
@@ -749,8 +801,12 @@ def rule_texts(rule):
                                  f"at {location_of(*rule.upat.location)}")
         ev = Eval(fn, path)
         args = {p: env[p] for p in params}
-        paths = ev.expr(node.body, (), dict(args)) if isinstance(node, ast.Lambda) \
-            else ev.body(list(node.body), (), dict(args))
+        try:
+            paths = ev.expr(node.body, (), dict(args)) if isinstance(node, ast.Lambda) \
+                else ev.body(list(node.body), (), dict(args))
+        except NoForm as ex:
+            skipped = skipped or ex
+            continue
         fired = [(c, v) for c, v in paths if v is not NONE]
         for j, (conds, v) in enumerate(fired):
             rhs = ev.as_term(node, v)
@@ -759,6 +815,8 @@ def rule_texts(rule):
             guard = " && ".join(conds)
             name = dsl_name(rule.name) + (f"_l{k}" if k else "") + (f"_p{j}" if len(fired) > 1 else "")
             texts.append(f"rule {name}: {lhs} => {rhs.text}" + (f" if {guard}" if guard else ""))
+    if not texts and skipped is not None:
+        raise skipped
     if not texts:
         raise Untranslatable(f"its function returns None on every path ({location_of(*rule.upat.location)})")
     if len(texts) > MAX_PATHS:
