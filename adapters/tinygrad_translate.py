@@ -36,7 +36,7 @@ from tinygrad_uops import IDX
 BOOL = dtypes.bool
 
 # tinygrad op -> DSL operator, by the dtype of the node (one row each).
-INT_OPS = {Ops.ADD: "+", Ops.MUL: "*", Ops.FLOORDIV: "//", Ops.FLOORMOD: "mod", Ops.CDIV: "/",
+INT_OPS = {Ops.ADD: "+", Ops.SUB: "-", Ops.MUL: "*", Ops.FLOORDIV: "//", Ops.FLOORMOD: "mod", Ops.CDIV: "/",
            Ops.CMOD: "%", Ops.MAX: "max", Ops.SHL: "<<", Ops.SHR: ">>", Ops.AND: "&"}
 BOOL_OPS = {Ops.AND: "&&", Ops.OR: "||", Ops.XOR: "^"}
 CMP_OPS = {Ops.CMPLT: "<", Ops.CMPNE: "!=", Ops.CMPEQ: "=="}
