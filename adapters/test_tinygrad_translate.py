@@ -20,7 +20,7 @@ sys.path.insert(0, HERE)
 import tinygrad_rules  # noqa: E402
 from tinygrad_translate import translate  # noqa: E402
 
-from tinygrad.uop.ops import PatternMatcher, UPat  # noqa: E402
+from tinygrad.uop.ops import Ops, PatternMatcher, UPat  # noqa: E402
 
 
 def one(upat, fn, name="t.0.lambda"):
@@ -67,6 +67,18 @@ class Sym(unittest.TestCase):
         self.assertEqual(translate(by_name(self.rules, "symbolic_simple.49.lambda")),
                          {"rules": ["rule symbolic_simple_49_lambda: (x * 0) => 0"]})
 
+    def test_a_bool_constant_is_one_left_side_per_literal(self):
+        # x & c -> x if c else c, for a bool x: the DSL has no bool constant variable
+        t = translate(by_name(self.rules, "symbolic_simple.22.lambda"))["rules"]
+        self.assertIn("rule symbolic_simple_22_lambda: (x && true) => x", t)
+        self.assertIn("rule symbolic_simple_22_lambda_l1: (x && false) => false", t)
+
+    def test_an_op_of_an_int_and_a_bool_form_is_both_left_sides(self):
+        # {ADD, XOR, OR}(x, 0) -> x: int `x + 0`, bool `x ^ false` and `x || false`
+        t = translate(by_name(self.rules, "symbolic_simple.13.lambda"))["rules"]
+        self.assertIn("rule symbolic_simple_13_lambda: (x + 0) => x", t)
+        self.assertTrue(any(r.endswith(": (x || false) => x") for r in t), t)
+
     def test_the_rules_answer_carries_each_translation(self):
         d = by_name(self.rules, "symbolic.98.lambda").describe()
         self.assertIn("rules", d["translation"])
@@ -107,6 +119,13 @@ class Module(unittest.TestCase):
             return x // k
         t = one(UPat.var("x") // UPat.cvar("c"), fn)
         self.assertEqual(t, {"rules": ["rule t_0_lambda: (x // C) => (x // (C * 2)) if !(C <= 0)"]})
+
+    def test_a_sub_node_is_the_dsls_binary_minus_and_upat_minus_is_tinygrads_add(self):
+        t = one(UPat(Ops.SUB, src=(UPat.var("x"), UPat.var("x"))), lambda x: x.const_like(0))
+        self.assertEqual(t, {"rules": ["rule t_0_lambda: (x - x) => 0"]})
+        # `UPat - UPat` is ADD(x, MUL(y, -1)), as tinygrad builds it
+        t = one(UPat.var("x") - UPat.var("y"), lambda x, y: x)
+        self.assertEqual(t, {"rules": ["rule t_0_lambda: (x + (y * (-1))) => x"]})
 
     def test_a_function_returning_none_everywhere_has_no_rule(self):
         t = one(UPat.var("x") + 0, lambda x: None)
