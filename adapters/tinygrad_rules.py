@@ -47,6 +47,7 @@ from tinygrad.uop.ops import Ops, PatternMatcher, UOp, UPat
 # The adapter's builder and reader, from their own module: importing the
 # adapter (it runs as `__main__`) would run its argument parsing again.
 from tinygrad_uops import BUILD, IDX, Back, leaves
+from tinygrad_translate import translate
 
 BOOL = dtypes.bool
 
@@ -296,7 +297,7 @@ class Rule:
             reason = "its function takes a ctx"
         return {"name": self.name, "pattern": pattern_text(self.upat), "location": location(self.upat),
                 "function": function_name(self.fn), "tree": pattern_tree(self.upat),
-                "instantiable": True if reason is None else reason}
+                "instantiable": True if reason is None else reason, "translation": translate(self)}
 
     def rewrite(self, root):
         if self.matcher is None:

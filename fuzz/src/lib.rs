@@ -66,3 +66,4 @@ pub mod shrink;
 pub mod subject;
 pub mod suite;
 pub mod targets;
+pub mod translation;

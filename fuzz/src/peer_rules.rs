@@ -35,6 +35,7 @@ use crate::finding::Preparer;
 use crate::generate::RuleSeed;
 use crate::peer::{from_tree, Peer, PeerPart};
 use crate::subject::{Answer, Profile, Refusal, Subject};
+use crate::translation::{self, Agreement, ConstantsVerdict, Translation};
 use engine::dtype::DType;
 use engine::ir::{Graph, NodeId};
 use engine::parse::Program;
@@ -80,6 +81,9 @@ pub struct PeerRule {
     pub not_instantiable: Option<String>,
     /// Who builds its instances.
     pub instances: InstanceSource,
+    /// The rule in tileproof's DSL, when the adapter translates it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub translation: Option<Translation>,
 }
 
 /// Who builds a rule's instances: the adapter, from tileproof's pools
@@ -149,6 +153,7 @@ pub(crate) fn rules_of(r: &Reply) -> Result<Vec<PeerRule>, RulesError> {
                 Instantiable::No(why) => Some(why.clone()),
             },
             instances: r.instances,
+            translation: r.translation.clone(),
         });
     }
     Ok(out)
@@ -468,6 +473,10 @@ pub struct Options {
     /// Instances kept from campaign findings blamed on a rule
     /// ([`crate::blame`]): judged before the adapter's own.
     pub seeds: Vec<RuleSeed>,
+    /// Check each rule's translation (where the adapter gives one) against
+    /// the rule on its instances ([`crate::translation`]), for the proof
+    /// for every constant that follows.
+    pub translations: bool,
 }
 
 /// A rule's verdict.
@@ -588,6 +597,14 @@ pub struct RuleReport {
     pub loop_example: Option<String>,
     #[serde(flatten)]
     pub verdict: RuleVerdict,
+    /// How the rule's translation fared on its instances (when checked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<Agreement>,
+    /// The verdict for every constant (when asked for): set here where the
+    /// instances settle it (no translation, one that disagrees), by the
+    /// proof otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub constants: Option<ConstantsVerdict>,
     pub seconds: f64,
 }
 
@@ -608,6 +625,8 @@ impl RuleReport {
             looping: 0,
             loop_example: None,
             verdict,
+            agreement: None,
+            constants: None,
             seconds: 0.0,
         }
     }
@@ -678,6 +697,11 @@ pub fn check_rule(
 ) -> RuleReport {
     let start = Instant::now();
     let mut rep = check_rule_inner(peer, rule, opts, validator);
+    if rep.constants.is_none() && rep.agreement.is_none() {
+        // A rule with no instance to judge: its translation (if any)
+        // cannot be checked against it, and says so.
+        translated_rules(rule, opts, &mut rep);
+    }
     rep.seconds = start.elapsed().as_secs_f64();
     rep
 }
@@ -722,6 +746,13 @@ fn check_rule_inner(
     rep.built = inst.programs.len();
     rep.build_failures = inst.failures.clone();
     let subject = PeerPart::rule(peer, &rule.name);
+    let translated = translated_rules(rule, opts, &mut rep);
+    let model = peer.profile().model();
+    let compare_cfg = crate::oracle::OracleConfig {
+        partial: model.partial,
+        unbounded: model.unbounded,
+        ..opts.check.oracle()
+    };
     // Judged without the backends first: only the kept findings are run
     // there (each costs the peer's compiler several runs).
     let fast = opts.check.clone();
@@ -734,6 +765,9 @@ fn check_rule_inner(
             break;
         }
         let c = checks::check(&p.graph, &p.outputs, &subject, &fast, validator);
+        if let (Some(rules), Some(a)) = (&translated, rep.agreement.as_mut()) {
+            translation::compare(rules, &c, &compare_cfg, a);
+        }
         if let Some(why) = &c.unsupported {
             *rep.skipped.entry(checks::short(why)).or_default() += 1;
             continue;
@@ -816,7 +850,78 @@ fn check_rule_inner(
         )
     });
     rep.verdict = verdict(&rep, drawing);
+    if let Some(d) = rep.agreement.as_ref().and_then(|a| a.disagreement.clone()) {
+        rep.constants = Some(ConstantsVerdict::TranslationDisagrees { disagreement: d });
+    }
     rep
+}
+
+/// The rule's translation as DSL rules, where one is to be checked; where
+/// it is not translatable (or its text does not read), the verdict for
+/// every constant says so in `rep`.
+fn translated_rules(
+    rule: &PeerRule,
+    opts: &Options,
+    rep: &mut RuleReport,
+) -> Option<Vec<engine::rules::Rule>> {
+    if !opts.translations {
+        return None;
+    }
+    let why = match &rule.translation {
+        None => "the adapter gives no translation".to_string(),
+        Some(Translation::Untranslatable(why)) => why.clone(),
+        Some(Translation::Rules(texts)) => match translation::parse(texts) {
+            Ok(rules) => {
+                rep.agreement = Some(Agreement::default());
+                return Some(rules);
+            }
+            Err(e) => e.to_string(),
+        },
+    };
+    rep.constants = Some(ConstantsVerdict::NotTranslatable { why });
+    None
+}
+
+/// A counterexample of the rule's translation, as an instance: the peer's
+/// rule applied alone to it and judged like any instance. Its failure, kept
+/// (shrunk, classified on the peer's backends, written to the corpus), or
+/// why the rule does not fail there.
+pub fn judge_refutation(
+    peer: &Peer,
+    rule: &PeerRule,
+    opts: &Options,
+    validator: Option<&Validator<'_>>,
+    program: &Program,
+) -> Result<RuleFinding, String> {
+    let subject = PeerPart::rule(peer, &rule.name);
+    let c = checks::check(
+        &program.graph,
+        &program.outputs,
+        &subject,
+        &opts.check,
+        validator,
+    );
+    if c.declined {
+        return Err(format!(
+            "the peer's rule does not fire on it ({})",
+            c.unsupported
+                .as_deref()
+                .map_or_else(|| "declined".to_string(), checks::short)
+        ));
+    }
+    if let Some(why) = &c.unsupported {
+        return Err(format!("the peer cannot judge it ({})", checks::short(why)));
+    }
+    let Some(f) = c.failures.first() else {
+        return Err("the peer's rule fires and its result refines it".into());
+    };
+    let at = Instance {
+        k: 0,
+        program,
+        kind: f.kind,
+    };
+    kept_finding(peer, rule, opts, validator, &subject, &opts.check, at, &[])
+        .ok_or_else(|| "it shrank to nothing new".to_string())
 }
 
 fn is_zero(n: &usize) -> bool {

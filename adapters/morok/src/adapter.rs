@@ -169,6 +169,7 @@ impl Adapter for Morok {
                     Some(_) => InstanceSource::Adapter,
                     None => InstanceSource::Tileproof,
                 },
+                translation: None,
             })
             .collect();
         out.push(RuleInfo {
@@ -181,6 +182,7 @@ impl Adapter for Morok {
                 "morok-schedule does not export them: they run only inside their tier".into(),
             ),
             instances: InstanceSource::Adapter,
+            translation: None,
         });
         Ok(out)
     }

@@ -279,6 +279,17 @@ impl InstanceSource {
     }
 }
 
+/// A rule translated from the peer's source into tileproof's rule DSL by
+/// its adapter (docs/protocol.md, section 6): the DSL rules, whose guards
+/// are disjoint, that together fire where the peer's rule does and build
+/// what it builds; or why it has no DSL form.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Translation {
+    Rules(Vec<String>),
+    Untranslatable(String),
+}
+
 /// One rule of the peer, as a `rules` answer lists it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RuleInfo {
@@ -295,6 +306,9 @@ pub struct RuleInfo {
     pub instantiable: Instantiable,
     #[serde(default, skip_serializing_if = "InstanceSource::is_adapter")]
     pub instances: InstanceSource,
+    /// The rule in tileproof's DSL, when the adapter translates its rules.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub translation: Option<Translation>,
 }
 
 /// The instances built, and why the failed attempts failed (reason, count).

@@ -39,7 +39,7 @@ mod serve;
 
 pub use answer::{
     Bound, Bounds, Exprs, InstanceSource, Instances, Instantiable, Ops, PeerBounds, PointRun,
-    Refuse, Reply, RuleInfo, Run, RunValue, Script, Simplified,
+    Refuse, Reply, RuleInfo, Run, RunValue, Script, Simplified, Translation,
 };
 pub use case::{BadRequest, Case, Dtype, Tree, Var, VarDtype, MAX_DEPTH};
 pub use hello::{Hello, InputLanguage, Integers, PartialOps, Profile};

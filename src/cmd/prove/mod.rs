@@ -1,5 +1,6 @@
 //! `tileproof prove`: prove declarative rules with Z3.
 
+mod constants;
 mod peer;
 
 use super::proofs::{options, print_termination, run_proofs, time_account};
@@ -139,6 +140,24 @@ pub struct Args {
     /// counted).
     #[arg(long, default_value_t = 2, value_name = "N", requires = "simplifier")]
     pub max_findings: usize,
+    /// With --simplifier: prove or refute each rule for every constant. The
+    /// adapter translates each rule into the rule DSL (tinygrad's does); the
+    /// translation must agree with the rule on every instance, then each of
+    /// its DSL rules is proved at widths 8, 16, 32 and 64 (one width-generic
+    /// query where it settles them all), and a counterexample is run through
+    /// the peer's own rule. One verdict per rule: proved for all constants,
+    /// refuted, translation disagrees, not translatable, checked on instances.
+    #[arg(long, requires = "simplifier")]
+    pub all_constants: bool,
+    /// With --all-constants: the wall-clock bound of each proof query, in
+    /// seconds (unknown past it: the rule stays checked on instances).
+    #[arg(
+        long,
+        default_value_t = 5.0,
+        value_name = "SECONDS",
+        requires = "all_constants"
+    )]
+    pub proof_timeout: f64,
 }
 
 /// Loads the rules to prove: the candidate files (read by the same loader,
@@ -407,6 +426,9 @@ pub fn run(a: Args) -> ExitCode {
             no_confirm: a.no_confirm,
             corpus: a.corpus.as_ref(),
             max_findings: a.max_findings,
+            all_constants: a.all_constants,
+            proof_timeout: a.proof_timeout,
+            cache_dir: &a.cache_dir,
         };
         return super::exit("prove", peer::run(&r));
     }

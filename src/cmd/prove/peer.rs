@@ -11,6 +11,7 @@ use fuzz::checks::{CheckConfig, Kind, KindSet};
 use fuzz::classify::Confirm;
 use fuzz::peer_rules::{self, Options, Pools, RuleReport, RuleVerdict, RulesSummary};
 use fuzz::subject::Subject;
+use fuzz::translation::{ConstantsSummary, ConstantsVerdict};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,6 +40,12 @@ pub struct Request<'a> {
     pub no_confirm: bool,
     pub corpus: Option<&'a String>,
     pub max_findings: usize,
+    /// `--all-constants`: each rule's translation checked against it, then
+    /// proved or refuted for every constant, each query bounded by
+    /// `proof_timeout` seconds, proofs cached in `cache_dir`.
+    pub all_constants: bool,
+    pub proof_timeout: f64,
+    pub cache_dir: &'a str,
 }
 
 pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
@@ -100,7 +107,23 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
         shrink_steps: SHRINK_STEPS,
         seeds: blame::read_seeds(&seeds_dir)?,
         corpus: Some(corpus),
+        translations: a.all_constants,
     };
+    // Every width of the DSL's proofs: one width-generic query covers all
+    // of them (and so the unbounded integers) where the rule allows it.
+    let prove = a
+        .all_constants
+        .then(|| {
+            super::super::proofs::options(
+                &[8, 16, 32, 64],
+                a.proof_timeout,
+                false,
+                a.cache_dir,
+                None,
+                &[],
+            )
+        })
+        .transpose()?;
     if !opts.seeds.is_empty() {
         eprintln!(
             "tileproof: {} from campaign findings blamed on a rule, judged first ({})",
@@ -118,12 +141,20 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
         chosen
             .par_iter()
             .map(|r| {
-                let rep = peer_rules::check_rule(&peer, r, &opts, Some(&smt));
+                let mut rep = peer_rules::check_rule(&peer, r, &opts, Some(&smt));
+                if let Some(prove) = &prove {
+                    let t = Instant::now();
+                    super::constants::settle(&peer, r, &mut rep, &opts, prove, Some(&smt));
+                    rep.seconds += t.elapsed().as_secs_f64();
+                }
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 eprintln!(
-                    "[{n}/{total}] {}: {} ({:.1} s)",
+                    "[{n}/{total}] {}: {}{} ({:.1} s)",
                     r.name,
                     rep.verdict_line(),
+                    rep.constants
+                        .as_ref()
+                        .map_or_else(String::new, |c| format!("; {}", c.line())),
                     rep.seconds
                 );
                 rep
@@ -131,6 +162,9 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
             .collect()
     });
     let summary = RulesSummary::of(&reports);
+    let constants = a
+        .all_constants
+        .then(|| ConstantsSummary::of(reports.iter().filter_map(|r| r.constants.as_ref())));
     let seconds = start.elapsed().as_secs_f64();
     if let Some(path) = a.junit {
         super::super::junit::write(
@@ -147,18 +181,22 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
                 "peer": peer.name(),
                 "command": cmd,
                 "summary": summary,
+                "constants_summary": constants,
                 "seconds": seconds,
                 "rules": reports,
             }))
             .expect("serializable")
         );
     } else {
-        print_report(&reports, &summary, seconds);
+        print_report(&reports, &summary, constants.as_ref(), seconds);
     }
     // Nothing checked at all (every rule named not instantiated) is not a
     // pass either.
     let nothing = summary.instantiated == 0;
-    Ok(if summary.holds() && !nothing {
+    let refuted = reports
+        .iter()
+        .any(|r| r.constants.as_ref().is_some_and(ConstantsVerdict::fails));
+    Ok(if summary.holds() && !nothing && !refuted {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)
@@ -167,7 +205,12 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
 
 /// The per-rule table, each counterexample, the closing notes and the
 /// summary line (last).
-fn print_report(reports: &[RuleReport], summary: &RulesSummary, seconds: f64) {
+fn print_report(
+    reports: &[RuleReport],
+    summary: &RulesSummary,
+    constants: Option<&ConstantsSummary>,
+    seconds: f64,
+) {
     let w = reports.iter().map(|r| r.rule.name.len()).max().unwrap_or(4);
     let l = reports
         .iter()
@@ -187,9 +230,15 @@ fn print_report(reports: &[RuleReport], summary: &RulesSummary, seconds: f64) {
     }
     for r in reports.iter().filter(|r| !r.findings.is_empty()) {
         println!();
+        // A finding of the proof for every constant is headed by that
+        // verdict; one of the instances by theirs.
+        let heading = match &r.constants {
+            Some(c) if c.fails() => c.word(),
+            _ => r.verdict.word(),
+        };
         println!(
             "{} {} ({}): {}",
-            r.verdict.word().to_uppercase(),
+            heading.to_uppercase(),
             r.rule.name,
             r.rule.location,
             r.rule.pattern
@@ -291,7 +340,37 @@ fn print_report(reports: &[RuleReport], summary: &RulesSummary, seconds: f64) {
             }
         }
     }
+    if let Some(c) = constants {
+        print_constants(reports, c);
+    }
     println!("{}; {seconds:.1} s", summary.line());
+}
+
+/// Each rule's verdict for every constant with its time, a refutation's
+/// counterexample, and the counts.
+fn print_constants(reports: &[RuleReport], summary: &ConstantsSummary) {
+    println!("for all constants (time per rule: instances, translation check and proof):");
+    let w = reports.iter().map(|r| r.rule.name.len()).max().unwrap_or(4);
+    for r in reports {
+        if let Some(c) = &r.constants {
+            println!("  {:<w$}  {:>6.2} s  {}", r.rule.name, r.seconds, c.line());
+            if let ConstantsVerdict::Refuted {
+                counterexample,
+                peer_failure,
+                ..
+            } = c
+            {
+                for line in counterexample
+                    .lines()
+                    .filter(|l| !l.starts_with("# reproduce"))
+                {
+                    println!("      {line}");
+                }
+                println!("      the peer's rule on it: {peer_failure}");
+            }
+        }
+    }
+    println!("{}", summary.line());
 }
 
 /// One JUnit test case per rule.
@@ -299,7 +378,14 @@ fn suite(reports: &[RuleReport]) -> Suite {
     let cases = reports
         .iter()
         .map(|r| {
-            let message = format!("{}: {}", r.rule.name, r.verdict_line());
+            let message = format!(
+                "{}: {}{}",
+                r.rule.name,
+                r.verdict_line(),
+                r.constants
+                    .as_ref()
+                    .map_or_else(String::new, |c| format!("; {}", c.line()))
+            );
             let text = r
                 .findings
                 .iter()
@@ -319,24 +405,33 @@ fn suite(reports: &[RuleReport]) -> Suite {
                 })
                 .collect::<Vec<_>>()
                 .join("\n");
-            let outcome = match &r.verdict {
-                RuleVerdict::Refuted { .. } | RuleVerdict::Crashed { .. } => Outcome::Failure {
-                    kind: r.verdict.word().into(),
+            let outcome = match (&r.verdict, &r.constants) {
+                (_, Some(c)) if c.fails() => Outcome::Failure {
+                    kind: c.word().into(),
                     message,
                     text,
                 },
+                (RuleVerdict::Refuted { .. } | RuleVerdict::Crashed { .. }, _) => {
+                    Outcome::Failure {
+                        kind: r.verdict.word().into(),
+                        message,
+                        text,
+                    }
+                }
                 _ if r.looping > 0 => Outcome::Failure {
                     kind: "looping".into(),
                     message,
                     text,
                 },
-                RuleVerdict::Checked { .. } => Outcome::Passed,
-                RuleVerdict::Sampled { .. } => Outcome::Error {
+                (_, Some(ConstantsVerdict::Proved { .. })) | (RuleVerdict::Checked { .. }, _) => {
+                    Outcome::Passed
+                }
+                (RuleVerdict::Sampled { .. }, _) => Outcome::Error {
                     kind: "sampled".into(),
                     message,
                     text,
                 },
-                RuleVerdict::NotInstantiated { .. } => Outcome::Skipped { message },
+                (RuleVerdict::NotInstantiated { .. }, _) => Outcome::Skipped { message },
             };
             TestCase {
                 classname: "prove.peer-rules".into(),

@@ -1,0 +1,179 @@
+//! `tileproof prove --simplifier CMD --all-constants` (issue 48): a peer's
+//! rule translated into the rule DSL by its adapter, the translation
+//! checked against the rule on its instances, then proved or refuted for
+//! every constant. These use the pinned tinygrad (the venv: `.ci/run` runs
+//! them with --ignored) through `--module` with the patterns of
+//! `tests/peers/tinygrad_constants_rules.py`.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+const TINYGRAD: &str = ".venv-peers/bin/python adapters/tinygrad_adapter.py";
+const MODULE: &str = "tests/peers/tinygrad_constants_rules.py";
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "tileproof-peer-constants-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `prove --simplifier ADAPTER --module MODULE:MATCHER --all-constants`
+/// with `extra`, into a scratch corpus and proof cache (so that every
+/// proof here is made, not read back).
+fn prove(name: &str, adapter: &str, matcher: &str, extra: &[&str]) -> Output {
+    let dir = scratch(name);
+    let corpus = dir.join("corpus").display().to_string();
+    let cache = dir.join("cache").display().to_string();
+    let cmd = format!("{adapter} --module {MODULE}:{matcher}");
+    let mut args = vec![
+        "prove",
+        "--simplifier",
+        &cmd,
+        "--all-constants",
+        "--corpus",
+        &corpus,
+        "--cache-dir",
+        &cache,
+        "--timeout",
+        "10",
+    ];
+    args.extend_from_slice(extra);
+    Command::new(env!("CARGO_BIN_EXE_tileproof"))
+        .args(&args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("tileproof runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", stdout(o), String::from_utf8_lossy(&o.stderr))
+}
+
+/// The line of `rule` in the for-all-constants table.
+fn constants_row<'a>(out: &'a str, rule: &str) -> &'a str {
+    out.lines()
+        .find(|l| l.trim_start().starts_with(&format!("{rule} ")) && l.starts_with("  "))
+        .unwrap_or_else(|| panic!("no for-all-constants line for {rule} in:\n{out}"))
+}
+
+#[test]
+#[ignore = "needs the pinned tinygrad (.venv-peers): run by .ci/run"]
+fn sound_tinygrad_patterns_are_proved_for_all_constants() {
+    let o = prove("sound", TINYGRAD, "sound", &[]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    for rule in ["sound.0.lambda", "sound.1.lambda"] {
+        assert!(
+            constants_row(&out, rule).contains(
+                "proved for all constants (every width >= 8, by one width-generic query)"
+            ),
+            "{out}"
+        );
+    }
+    assert!(
+        out.contains("for all constants: 2 proved, 0 refuted, 0 translation disagrees, 0 not translatable, 0 checked on instances only"),
+        "{out}"
+    );
+}
+
+#[test]
+#[ignore = "needs the pinned tinygrad (.venv-peers): run by .ci/run"]
+fn a_constant_wrapped_past_2_62_is_refuted_where_the_instances_only_check_it() {
+    let o = prove("wrap62", TINYGRAD, "wrap62", &[]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    // No instance of the pools reaches c2 - c1 >= 2^62: the instances pass.
+    let table = out
+        .lines()
+        .find(|l| l.starts_with("wrap62.0.lambda "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(table.contains("checked on"), "{out}");
+    // The prover's counterexample, made an instance, fails tinygrad's own
+    // rule and its compiled code.
+    assert!(
+        constants_row(&out, "wrap62.0.lambda")
+            .contains("refuted for some constants (at width 64, confirmed on the peer's rule)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("expr x + 0 < 4611686018427387904") || out.contains("4611686018427387904"),
+        "{out}"
+    );
+    assert!(
+        out.contains("the peer's rule on it: value-differs"),
+        "{out}"
+    );
+    assert!(
+        out.contains("REFUTED-FOR-SOME-CONSTANTS wrap62.0.lambda"),
+        "{out}"
+    );
+}
+
+#[test]
+#[ignore = "needs the pinned tinygrad (.venv-peers): run by .ci/run"]
+fn a_float_bound_is_not_translatable_and_names_the_division() {
+    let o = prove("float", TINYGRAD, "float_bound", &[]);
+    let out = stdout(&o);
+    assert!(
+        constants_row(&out, "float_bound.0.lambda").contains(
+            "not translatable: the integer operator in `c1.val / c0.val` (true division: a float) at tests/peers/tinygrad_constants_rules.py:"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+#[ignore = "needs the pinned tinygrad (.venv-peers): run by .ci/run"]
+fn a_translation_made_to_disagree_with_its_rule_is_caught_and_never_proved() {
+    // The same sound rules, through an adapter whose translator writes
+    // `C1 - C2` for `C1 + C2`.
+    let wrong = ".venv-peers/bin/python tests/peers/tinygrad_wrong_translation.py";
+    let o = prove("wrong", wrong, "sound", &["--json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let rules = v["rules"].as_array().unwrap();
+    let wrong_rule = rules
+        .iter()
+        .find(|r| r["rule"]["name"] == "sound.0.lambda")
+        .unwrap();
+    assert_eq!(
+        wrong_rule["constants"]["verdict"], "translation-disagrees",
+        "{wrong_rule}"
+    );
+    let d = &wrong_rule["constants"]["disagreement"];
+    assert!(
+        d["why"].as_str().unwrap().contains("differs"),
+        "{wrong_rule}"
+    );
+    assert!(
+        d["instance"].as_str().unwrap().contains("expr"),
+        "{wrong_rule}"
+    );
+    // The other rule's translation is untouched, and proved.
+    let other = rules
+        .iter()
+        .find(|r| r["rule"]["name"] == "sound.1.lambda")
+        .unwrap();
+    assert_eq!(other["constants"]["verdict"], "proved", "{other}");
+    assert_eq!(v["constants_summary"]["translation_disagrees"], 1, "{v}");
+    assert_eq!(v["constants_summary"]["proved"], 1, "{v}");
+}
+
+#[test]
+#[ignore = "needs the pinned tinygrad (.venv-peers): run by .ci/run"]
+fn the_junit_report_fails_a_rule_refuted_for_some_constants() {
+    let dir = scratch("junit");
+    let path = dir.join("r.xml").display().to_string();
+    let o = prove("junit-run", TINYGRAD, "wrap62", &["--junit", &path]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let x = std::fs::read_to_string(&path).unwrap();
+    assert!(x.contains("type=\"refuted-for-some-constants\""), "{x}");
+}
