@@ -149,15 +149,14 @@ def lower(variables, tree):
     return lowered(over(loops, build(tree, lambda t: env[t[1]])), params)
 
 
-_ALLOCATE = re.compile(r"allocate (b\d+)(?:\$\d+)?\[int32 \* (\d+)\]")
-
-
 def regions(loops, params, exprs):
     """Halide's bounds inference of each integer Expr over the loops: the region of a producer read at the
     Expr (`bK[i] = i`, computed at root, every producer read by one Func over the loops), from the lowered
-    statement: its allocation's extent and the value its first element stores (`bK[0] = lo`, or `bK.s0.i
-    + lo` in a loop rebased to start at 0). A list of (lo, hi), or None where the region is not a constant
-    (the analysis gives no bound); all None if the pipeline does not lower."""
+    statement: a single point's store (`bK[0] = C`), or the producer's loop over constant bounds (`for
+    (bK.s0.i, LO, EXTENT)`, storing `bK.s0.i`, or `bK.s0.i.rebased + OFFSET` in a loop Halide rebased to
+    start at 0). A list of (lo, hi), or None where the region is not a constant (an end Halide could not
+    bound, or one whose computation overflowed: `signed_integer_overflow`); all None if the pipeline does
+    not lower."""
     i = hl.Var("i")
     total = hl.Expr(0)
     for k, e in enumerate(exprs):
@@ -169,17 +168,19 @@ def regions(loops, params, exprs):
         text = lowered(over(loops, total), params)
     except RuntimeError:
         return [None] * len(exprs)
-    extents = {m.group(1): int(m.group(2)) for m in _ALLOCATE.finditer(text)}
     out = []
     for k in range(len(exprs)):
-        name = f"b{k}"
-        loop = rf"{name}(?:\$\d+)?\.s0\.i(?:\.rebased)?"
-        first = re.search(rf"{name}(?:\$\d+)?\[(?:0|{loop})\] = (?:{loop}(?: \+ (-?\d+))?|(-?\d+))\n", text)
-        if name not in extents or first is None:
+        name = rf"b{k}(?:\$\d+)?"
+        point = re.search(rf"\b{name}\[0\] = (-?\d+)\n", text)
+        loop = re.search(rf"for \({name}\.s0\.i(\.rebased)?, (-?\d+), (\d+)\) \{{\n\s*{name}\[{name}\.s0\.i"
+                         rf"(?:\.rebased)?\] = {name}\.s0\.i(?:\.rebased)?(?: \+ (-?\d+))?\n", text)
+        if point is not None:
+            out.append((int(point.group(1)), int(point.group(1))))
+        elif loop is not None:
+            lo = int(loop.group(2)) + int(loop.group(4) or 0)
+            out.append((lo, lo + int(loop.group(3)) - 1))
+        else:
             out.append(None)
-            continue
-        lo = int(first.group(1) or first.group(2) or 0)
-        out.append((lo, lo + extents[name] - 1))
     return out
 
 

@@ -246,6 +246,9 @@ CURATED = [
     # one end of a peer's bound beyond 64 bits (tinygrad's 2**799 for a shift by a variable, TVM's +inf for an
     # overflowing product): the adapter clamps it, keeping the other end
     ("bounds beyond 64 bits", [R0, R1], ["max(r0, r0 << r1)", "r0 * 4611686018427387904"]),
+    # a bound whose interval arithmetic overflows int32 though the node's values fit (Halide's bounds
+    # inference leaves `signed_integer_overflow` in the region: no bound, never a wrong one)
+    ("a bound past int32", [V("r0", 0, 5)], ["r0 + where(r0 != 0, r0, 2147483643)"]),
 ]
 
 

@@ -387,7 +387,7 @@ fn make_divisor_positive(out: &mut Graph, op: Op, src: &mut [NodeId], id: NodeId
         return;
     }
     let c = out.node(src[1]).as_const();
-    if !c.is_some_and(|c| c > 0) {
+    if c.is_none_or(|c| c <= 0) {
         let d = c
             .and_then(i64::checked_abs)
             .filter(|&a| a > 0)
