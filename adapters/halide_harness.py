@@ -166,7 +166,7 @@ def regions(loops, params, exprs):
         total = total + p[e]
     try:
         text = lowered(over(loops, total), params)
-    except RuntimeError:
+    except (RuntimeError, hl.HalideError):  # a region over a Param is unbounded: no bound, not a crash
         return [None] * len(exprs)
     out = []
     for k in range(len(exprs)):
