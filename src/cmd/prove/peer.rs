@@ -70,45 +70,9 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
         peer.name(),
         a.instances,
         profile.width(),
-        match confirm {
-            Confirm::Off if peer.backends().is_empty() =>
-                "; it offers no backend: counterexamples stay unconfirmed".to_string(),
-            Confirm::Off => "; --no-confirm: counterexamples stay unconfirmed".to_string(),
-            _ => format!(
-                "; counterexamples classified on its backends: {}",
-                peer.backends().join(", ")
-            ),
-        }
+        confirmation(&peer, &confirm)
     );
-    let corpus = a.corpus.map_or_else(
-        || {
-            PathBuf::from("corpus")
-                .join("peers")
-                .join(peer_dir_name(&peer.name()))
-                .join("rules")
-        },
-        PathBuf::from,
-    );
-    let seeds_dir = blame::seeds_dir(&corpus);
-    let opts = Options {
-        instances: a.instances,
-        seed: u64::from(a.seed),
-        pools: Pools::default(),
-        check: CheckConfig {
-            width: profile.width(),
-            limits: Limits::PEER_RULE,
-            seed: u64::from(a.seed),
-            parallel: false,
-            kinds: KindSet::only(Kind::Oracle).with(Kind::Validate),
-            ..CheckConfig::default()
-        },
-        confirm,
-        max_findings: a.max_findings,
-        shrink_steps: SHRINK_STEPS,
-        seeds: blame::read_seeds(&seeds_dir)?,
-        corpus: Some(corpus),
-        translations: a.all_constants,
-    };
+    let (opts, seeds_dir) = rule_options(a, &peer, confirm)?;
     // Every width of the DSL's proofs: one width-generic query covers all
     // of them (and so the unbounded integers) where the rule allows it.
     let prove = a
@@ -201,6 +165,59 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(2)
     })
+}
+
+/// How counterexamples will be classified, for the opening line.
+fn confirmation(peer: &fuzz::peer::Peer, confirm: &Confirm) -> String {
+    match confirm {
+        Confirm::Off if peer.backends().is_empty() => {
+            "; it offers no backend: counterexamples stay unconfirmed".to_string()
+        }
+        Confirm::Off => "; --no-confirm: counterexamples stay unconfirmed".to_string(),
+        _ => format!(
+            "; counterexamples classified on its backends: {}",
+            peer.backends().join(", ")
+        ),
+    }
+}
+
+/// How each rule is checked, and where its blamed seeds are read from.
+fn rule_options(
+    a: &Request<'_>,
+    peer: &fuzz::peer::Peer,
+    confirm: Confirm,
+) -> anyhow::Result<(Options, PathBuf)> {
+    let profile = peer.profile();
+    let corpus = a.corpus.map_or_else(
+        || {
+            PathBuf::from("corpus")
+                .join("peers")
+                .join(peer_dir_name(&peer.name()))
+                .join("rules")
+        },
+        PathBuf::from,
+    );
+    let seeds_dir = blame::seeds_dir(&corpus);
+    let opts = Options {
+        instances: a.instances,
+        seed: u64::from(a.seed),
+        pools: Pools::default(),
+        check: CheckConfig {
+            width: profile.width(),
+            limits: Limits::PEER_RULE,
+            seed: u64::from(a.seed),
+            parallel: false,
+            kinds: KindSet::only(Kind::Oracle).with(Kind::Validate),
+            ..CheckConfig::default()
+        },
+        confirm,
+        max_findings: a.max_findings,
+        shrink_steps: SHRINK_STEPS,
+        seeds: blame::read_seeds(&seeds_dir)?,
+        corpus: Some(corpus),
+        translations: a.all_constants,
+    };
+    Ok((opts, seeds_dir))
 }
 
 /// The per-rule table, each counterexample, the closing notes and the
