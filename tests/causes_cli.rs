@@ -185,6 +185,36 @@ fn a_crash_is_filed_under_the_peers_frame_that_raised() {
 }
 
 #[test]
+fn a_crash_that_needed_a_wrong_bound_is_filed_under_its_transfer_function() {
+    // y * -2^60 over [0, 16] is bounded [0, 0] (its corners wrap), so the
+    // divisor collapses to 1 and the helper crashes on it: with the
+    // product a variable over its values, the peer does not crash.
+    let out = check(
+        "crashbound",
+        "var x in [1, 5]\nvar y in [0, 16]\nexpr x / (y * -1152921504606846976 + 1)\n",
+    );
+    assert!(out.contains("  cause: transfer MUL\n"), "{out}");
+    assert!(
+        out.contains("the bound of `y * -1152921504606846976` (MUL) is [0, 0]"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_crash_on_the_sources_own_divisor_stays_at_its_site_beside_a_wrong_bound() {
+    // The same wrong bound, but the crash is on the source's own `x / 1`:
+    // it stays with the product a variable.
+    let out = check(
+        "crashbound",
+        "var x in [1, 5]\nvar y in [0, 16]\nexpr x / 1 + y * -1152921504606846976\n",
+    );
+    assert!(
+        out.contains("  cause: crash tests/adapters/causes.py in fold_divisor\n"),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_literal_the_backend_compiles_wrongly_is_the_cause_not_the_rule() {
     // The rule's answer overflows in tileproof's model (x - MIN), and its
     // value on a wrapping machine is the source's, but the backend drops

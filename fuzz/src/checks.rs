@@ -444,12 +444,27 @@ fn answer(out: &mut Checked, subject: &dyn Subject, cfg: &CheckConfig) -> Option
                     out.class = Some(subject_failure_class(
                         subject, &out.graph, &out.src, &refusal,
                     ));
+                    if cfg.kinds.contains(Kind::Bounds) && refusal.kind == Kind::PeerError {
+                        crashed_bounds(out, subject, cfg);
+                    }
                 }
                 out.failures
                     .push(CheckFailure::new(refusal.kind, one_line(&refusal.message)));
             }
             None
         }
+    }
+}
+
+/// The peer's bounds of a case its simplifier failed on, kept beside the
+/// failure (not a finding of their own: the crash is the finding): a
+/// crash may come after a step that trusted a wrong bound, and then that
+/// bound is its cause ([`crate::cause::crash`]).
+fn crashed_bounds(out: &mut Checked, subject: &dyn Subject, cfg: &CheckConfig) {
+    let (bounded, failed) = peer_bounds_check(subject, &out.graph, &out.src, cfg);
+    out.peer_bounds = bounded;
+    if let Some((_, BoundsFound::Violation(_, all))) = failed {
+        out.bounds_violations = all;
     }
 }
 

@@ -11,6 +11,12 @@ causes (tests/causes_cli.rs). Stdlib only.
               product's transfer function (`MUL`), not the rule.
     crash     its simplifier's helper `fold_divisor` divides by a constant
               divisor less one, and raises ZeroDivisionError on `x / 1`.
+    crashbound `collapse`'s range analysis and rule, and `crash`'s helper
+              `fold_divisor`: `x / (y * -2^60 + 1)`, y in [0, 16],
+              collapses the product to 0 from its wrapped bound, the sum
+              to 1, and crashes there. The cause is the product's
+              transfer function (`MUL`), as it is without the crash; a
+              crash on the source's own `x / 1` stays the helper's.
     minlit    its rule `sub_min` rewrites `x + -9223372036854775807 - 1` to
               `x - -9223372036854775808` (an overflow tileproof's model
               flags, but a wrapping machine computes the same), and its
@@ -320,8 +326,10 @@ def rewrite(case, t, memo, fired):
     if MODE == "crash":
         fold_divisor(t)
         return t
-    rule = "collapse" if MODE == "collapse" else "sub_min"
-    new = collapse(case, t, {}) if MODE == "collapse" else sub_min(t)
+    if MODE == "crashbound":
+        fold_divisor(t)
+    rule = "collapse" if MODE in ("collapse", "crashbound") else "sub_min"
+    new = collapse(case, t, {}) if rule == "collapse" else sub_min(t)
     if new is None:
         return t
     fired[rule] = fired.get(rule, 0) + 1
@@ -337,7 +345,8 @@ def simplify(case, stage=None):
 
 
 class Rules(tp.Rules):
-    NAME = {"collapse": "collapse", "patterns": "fold", "builtbound": "cmp"}.get(MODE, "sub_min")
+    NAME = {"collapse": "collapse", "crashbound": "collapse", "patterns": "fold",
+            "builtbound": "cmp"}.get(MODE, "sub_min")
 
     def list(self):
         return [{"name": self.NAME, "pattern": self.NAME, "location": "tests/adapters/causes.py",
@@ -362,7 +371,7 @@ class Rules(tp.Rules):
             if not matched:
                 raise tp.Declined("no pattern of cmp rewrites it")
             return tp.Simplified([new], {}, [f"cmp/{m}" for m in matched])
-        new = collapse(case, t, {}) if MODE == "collapse" else sub_min(t)
+        new = collapse(case, t, {}) if self.NAME == "collapse" else sub_min(t)
         if new is None:
             raise tp.Declined("the rule does not rewrite the root")
         return new

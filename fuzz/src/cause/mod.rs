@@ -19,6 +19,7 @@
 //! `tileproof report` files a report under. [`Cause::parse`] reads it back.
 
 pub mod backend;
+pub mod crash;
 pub mod found;
 pub mod implied;
 pub mod introduced;

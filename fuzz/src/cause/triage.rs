@@ -5,7 +5,8 @@
 //! Layer by layer, the first that explains the failure:
 //!
 //! 1. a peer that failed names itself: a crash site, a loop, a hang
-//!    ([`super::site`]);
+//!    ([`super::site`]), unless the crash needed a wrong bound
+//!    ([`super::crash`]);
 //! 2. an unsound bound is its lowest node's transfer function; a wrong
 //!    answer is the range analysis's when it is right wherever the peer's
 //!    bounds hold ([`super::transfer`]);
@@ -21,7 +22,7 @@
 use super::found::{Found, WrongBound};
 use super::subterm::{how_wrong, innermost_wrong, wrong_subterm};
 use super::transfer::{self, Wrong};
-use super::{site, stage, Cause};
+use super::{crash, site, stage, Cause};
 use crate::blame::Blame;
 use crate::blame::{self, Instance};
 use crate::bucket;
@@ -61,7 +62,13 @@ pub fn triage(
     };
     match failure.kind {
         Kind::PeerError | Kind::Crash | Kind::Garbage => {
-            return Found::just(site::of_message(&failure.message));
+            let own = site::of_message(&failure.message);
+            if matches!(own, Cause::Crash(_)) {
+                if let Some(found) = crash::after_wrong_bound(subject, checked, cfg) {
+                    return found;
+                }
+            }
+            return Found::just(own);
         }
         Kind::Hang => return Found::just(Cause::Hang),
         Kind::Bounds => {
