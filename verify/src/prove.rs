@@ -17,6 +17,7 @@
 
 use crate::budget::Spent;
 use crate::cache::{Cache, Query};
+use crate::check::Method;
 use crate::counterexample::{
     extract, failure_condition, minimize, Counterexample, Failure, InternalError,
 };
@@ -183,8 +184,10 @@ pub struct RuleResult {
     pub width: u32,
     #[serde(flatten)]
     pub verdict: ProofVerdict,
-    /// The encoding that settled it (the strongest any instance needed).
-    pub method: &'static str,
+    /// The encoding that settled it (the strongest any instance needed),
+    /// or the interpreter where some instance was walked whole
+    /// ([`crate::exhaustive`]).
+    pub method: Method,
     /// The solver that settled it: cvc5 where the portfolio's cvc5
     /// answered some instance first (or its cached proof is cvc5's).
     pub solver: SolverKind,
@@ -261,7 +264,7 @@ impl RuleResult {
             rule: rule.name.clone(),
             width,
             verdict: ProofVerdict::Unknown { reason },
-            method: Mode::Int.name(),
+            method: Method::Solver(Mode::Int),
             solver: SolverKind::Z3,
             cached: false,
             instances: rule.instances().len(),
@@ -554,7 +557,11 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -
         rule: rule.name.clone(),
         width,
         verdict,
-        method: if walked { EXHAUSTIVE } else { method.name() },
+        method: if walked {
+            Method::Interpreter
+        } else {
+            Method::Solver(method)
+        },
         solver,
         cached: all_cached,
         instances: instances.len(),
@@ -568,10 +575,6 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -
         width_by_width: None,
     }
 }
-
-/// The method of a row some instance of which was settled by walking
-/// every assignment ([`crate::exhaustive`]).
-pub const EXHAUSTIVE: &str = "exhaustive";
 
 /// An instance the solvers left unknown, walked where it is small enough
 /// ([`crate::exhaustive`]), until `end`: the outcome, and whether the walk

@@ -18,7 +18,7 @@ use crate::counterexample::{
 use crate::encode::Mode;
 use crate::lemma::{LemmaResult, Lemmas};
 use crate::portfolio::SolverKind;
-use crate::prove::{NotSettled, Options, ProofVerdict, RuleResult, WidthByWidth, EXHAUSTIVE};
+use crate::prove::{NotSettled, Options, ProofVerdict, RuleResult, WidthByWidth};
 use crate::worker;
 use engine::dtype::Width;
 use engine::ir::{DType, Graph, NodeId};
@@ -299,7 +299,7 @@ struct WireNotSettled {
 #[derive(Serialize, Deserialize)]
 struct WireResult {
     verdict: WireVerdict,
-    method: String,
+    method: WireMethod,
     solver: SolverKind,
     cached: bool,
     seconds: f64,
@@ -432,10 +432,7 @@ pub fn prove_width(rule: &Rule, width: u32, opts: &Options, first: Duration) -> 
             Err(why) => return unknown(why),
         },
     };
-    let method = [Mode::Bv.name(), Mode::Int.name(), EXHAUSTIVE]
-        .into_iter()
-        .find(|m| *m == w.method)
-        .unwrap_or(Mode::Int.name());
+    let method = w.method.into();
     RuleResult {
         rule: rule.name.clone(),
         width,
@@ -712,7 +709,7 @@ fn answer_prove(req: &ProveRequest) -> Reply {
     };
     Reply::Width(Box::new(WireResult {
         verdict,
-        method: r.method.to_string(),
+        method: r.method.into(),
         solver: r.solver,
         cached: r.cached,
         seconds: r.seconds,

@@ -3,6 +3,7 @@
 //! queries; each query in a worker process where one is installed
 //! ([`crate::remote`]), so that its deadline holds; the cross-check last.
 
+use crate::check::Method;
 use crate::crosscheck::CrossCheck;
 use crate::encode::Mode;
 use crate::portfolio::SolverKind;
@@ -91,7 +92,7 @@ pub fn prove_rule_widths(
                             rule: rule.name.clone(),
                             width: w,
                             verdict: ProofVerdict::Proved,
-                            method: Mode::Int.name(),
+                            method: Method::Solver(Mode::Int),
                             solver: SolverKind::Z3,
                             cached,
                             instances: rule.instances().len(),

@@ -35,7 +35,7 @@ fn every_builtin_rule_is_proved_at_every_width() {
                 let how = if r.width_generic {
                     "width-generic"
                 } else {
-                    r.method
+                    r.method.name()
                 };
                 *methods.entry(format!("{how} at {}", r.width)).or_default() += 1
             }

@@ -3,10 +3,11 @@
 
 use engine::rules::RuleSet;
 use std::time::{Duration, Instant};
+use verify::check::Method;
 use verify::counterexample::State;
 use verify::exhaustive::{size, walk, NotWalked, Walked};
 use verify::portfolio::SolverKind;
-use verify::prove::{prove_rule, Options, ProofVerdict, EXHAUSTIVE};
+use verify::prove::{prove_rule, Options, ProofVerdict};
 
 const RULES: &str = "group t\n\
     # (x % C2) % C1 == x % C1 when C1 divides C2 (truncating)\n\
@@ -53,7 +54,10 @@ fn a_rule_both_solvers_leave_unknown_at_8_bits_is_proved_by_walking_every_assign
     let start = Instant::now();
     let r = prove_rule(rule, 8, &opts(true));
     assert!(matches!(r.verdict, ProofVerdict::Proved), "{:?}", r.verdict);
-    assert_eq!((r.method, r.solver), (EXHAUSTIVE, SolverKind::Interpreter));
+    assert_eq!(
+        (r.method, r.solver),
+        (Method::Interpreter, SolverKind::Interpreter)
+    );
     assert!(!r.cached, "a walk is never cached");
     // The solvers' 2 s, then the walk, well within its own 2 s.
     assert!(

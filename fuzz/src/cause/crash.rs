@@ -46,11 +46,7 @@ pub(super) fn after_wrong_bound(
     Some(Found {
         cause: Cause::Transfer(w.op.clone()),
         blame: None,
-        wrong_bound: Some(WrongBound::new(
-            &checked.graph,
-            &w,
-            &checked.peer_bounds,
-        )),
+        wrong_bound: Some(WrongBound::new(&checked.graph, &w, &checked.peer_bounds)),
         how: None,
     })
 }
@@ -69,7 +65,9 @@ fn right_bound(graph: &Graph, src: &[NodeId], w: &Wrong) -> Option<(Graph, Vec<N
     let name = (0..)
         .map(|i| format!("bounded{i}"))
         .find(|name| g.var_named(name).is_none())?;
-    let v = g.declare_var(&name, node.dtype, node.vmin, node.vmax).ok()?;
+    let v = g
+        .declare_var(&name, node.dtype, node.vmin, node.vmax)
+        .ok()?;
     let var = g.var_node(v);
     let roots = g.rebuild(src, |_, id, _, _| (id == n).then_some(var));
     Some((g, roots))
