@@ -18,7 +18,9 @@ use crate::counterexample::{
 use crate::encode::Mode;
 use crate::lemma::{LemmaResult, Lemmas};
 use crate::portfolio::SolverKind;
-use crate::prove::{NotSettled, Options, ProofVerdict, RuleResult, WidthByWidth, EXHAUSTIVE};
+use crate::prove::{
+    NotSettled, Options, ProofVerdict, RuleResult, WidthByWidth, EXHAUSTIVE, UNBOUNDED,
+};
 use crate::worker;
 use engine::dtype::Width;
 use engine::ir::{DType, Graph, NodeId};
@@ -269,6 +271,9 @@ struct ProveRequest {
     rule_file: String,
     /// `None`: the width-generic query.
     width: Option<u32>,
+    /// The unbounded-integer query (`width` is its nominal one).
+    #[serde(default)]
+    unbounded: bool,
     first_ms: u64,
     timeout_ms: u64,
     query_timeout_ms: Option<u64>,
@@ -394,11 +399,40 @@ pub fn prove_width(rule: &Rule, width: u32, opts: &Options, first: Duration) -> 
     if !worker::installed() || opts.past_deadline().is_some() {
         return crate::prove::prove_width(rule, width, opts, first);
     }
+    prove_row(rule, Row::Width(width), opts, first)
+}
+
+/// A rule over the unbounded integers ([`crate::prove::prove_unbounded`]),
+/// in a worker where one is installed, killed past the query's bound.
+pub fn prove_unbounded(rule: &Rule, opts: &Options) -> RuleResult {
+    if !worker::installed() || opts.past_deadline().is_some() {
+        return crate::prove::prove_unbounded(rule, opts);
+    }
+    prove_row(rule, Row::Unbounded, opts, opts.timeout)
+}
+
+/// Which row of a rule a worker proves.
+#[derive(Clone, Copy)]
+enum Row {
+    Width(u32),
+    Unbounded,
+}
+
+/// A row's query in a worker, its counterexample confirmed here.
+fn prove_row(rule: &Rule, row: Row, opts: &Options, first: Duration) -> RuleResult {
     crate::prove::prove_lemmas(rule, opts);
     let start = Instant::now();
     // Its walks are within the query's bound too.
     let own = query_wait(opts);
-    let reply = ask(&prove_request(rule, Some(width), opts, first), own);
+    let (width, unbounded) = match row {
+        Row::Width(w) => (w, false),
+        Row::Unbounded => (crate::encode::Enc::unbounded_integers().width, true),
+    };
+    let mut request = prove_request(rule, Some(width), opts, first);
+    if let Request::Prove(r) = &mut request {
+        r.unbounded = unbounded;
+    }
+    let reply = ask(&request, own);
     let unknown = |reason: String| {
         let spent = Spent::new(opts.query_bound());
         RuleResult::unknown(
@@ -424,7 +458,7 @@ pub fn prove_width(rule: &Rule, width: u32, opts: &Options, first: Duration) -> 
         WireVerdict::Vacuous => ProofVerdict::Vacuous,
         WireVerdict::Disputed { reason } => ProofVerdict::Disputed { reason },
         WireVerdict::Unknown { reason } => ProofVerdict::Unknown { reason },
-        WireVerdict::Counterexample(c) => match confirm(rule, width, c) {
+        WireVerdict::Counterexample(c) => match confirm(rule, width, unbounded, c) {
             Ok(Ok(cex)) => ProofVerdict::Failed {
                 counterexample: Box::new(cex),
             },
@@ -432,7 +466,7 @@ pub fn prove_width(rule: &Rule, width: u32, opts: &Options, first: Duration) -> 
             Err(why) => return unknown(why),
         },
     };
-    let method = [Mode::Bv.name(), Mode::Int.name(), EXHAUSTIVE]
+    let method = [Mode::Bv.name(), Mode::Int.name(), EXHAUSTIVE, UNBOUNDED]
         .into_iter()
         .find(|m| *m == w.method)
         .unwrap_or(Mode::Int.name());
@@ -474,6 +508,7 @@ fn query_wait(opts: &Options) -> Duration {
 fn confirm(
     rule: &Rule,
     width: u32,
+    unbounded: bool,
     c: WireCex,
 ) -> Result<Result<Counterexample, Box<crate::counterexample::InternalError>>, String> {
     let bad = || "the solver's worker answered a counterexample that is not one".to_string();
@@ -519,6 +554,7 @@ fn confirm(
     let cex = Counterexample {
         rule: rule.name.clone(),
         width,
+        unbounded,
         types: c.types,
         failure,
         vars,
@@ -585,6 +621,7 @@ fn prove_request(rule: &Rule, width: Option<u32>, opts: &Options, first: Duratio
         rule_text: rule_text(rule),
         rule_file: rule.file.clone(),
         width,
+        unbounded: false,
         first_ms: millis(first),
         timeout_ms: millis(opts.timeout),
         query_timeout_ms: opts.query_timeout.map(millis),
@@ -697,7 +734,11 @@ fn answer_prove(req: &ProveRequest) -> Reply {
         ));
     };
     let first = Duration::from_millis(req.first_ms);
-    let r = crate::prove::prove_width(rule, width, &opts, first);
+    let r = if req.unbounded {
+        crate::prove::prove_unbounded(rule, &opts)
+    } else {
+        crate::prove::prove_width(rule, width, &opts, first)
+    };
     let verdict = match r.verdict {
         ProofVerdict::Proved => WireVerdict::Proved,
         ProofVerdict::Vacuous => WireVerdict::Vacuous,
