@@ -65,7 +65,7 @@ pub fn settle(
                 rep.constants = Some(v);
                 return;
             }
-            Err(why) => unbounded_why = Some(why),
+            Err(open) => unbounded_why = Some(open),
         }
     }
     // One rule's proofs together end within RULE_QUERIES query bounds: a
@@ -80,14 +80,29 @@ pub fn settle(
         .iter()
         .flat_map(|r| verify::schedule::prove_rule_widths(r, &prove, &|_: &RuleResult| {}))
         .collect();
-    let v = match verdict(peer, rule, rep, opts, validator, &rows) {
-        Ok(v) => v,
-        Err(why) => open(match unbounded_why {
-            Some(u) => format!("{u}; {why}"),
-            None => why,
-        }),
+    let v = match (verdict(peer, rule, rep, opts, validator, &rows), unbounded_why) {
+        // A counterexample over the peer's own unbounded integers that its
+        // rule passed (declined, or built something else there) leaves a
+        // fixed-width proof without force: under the strict model an
+        // unconstrained operand can overflow, and that proof may rest on
+        // it. Only a refutation stands.
+        (Ok(ConstantsVerdict::Proved { .. }), Some(u)) if u.counterexample => open(format!(
+            "{}; the fixed widths prove the translation, but a proof under their bounded model is not one for unbounded integers",
+            u.why
+        )),
+        (Ok(v), _) => v,
+        (Err(why), Some(u)) => open(format!("{}; {why}", u.why)),
+        (Err(why), None) => open(why),
     };
     rep.constants = Some(v);
+}
+
+/// Why the unbounded-integer queries left a rule open.
+struct Open {
+    why: String,
+    /// Some query had a counterexample (confirmed by the interpreter
+    /// under the unbounded model) that the peer's rule did not fail.
+    counterexample: bool,
 }
 
 /// The verdict over the unbounded integers (a peer whose integers are):
@@ -102,7 +117,7 @@ fn unbounded(
     prove: &ProveOptions,
     validator: Option<&Validator<'_>>,
     rules: &[Rule],
-) -> Result<ConstantsVerdict, String> {
+) -> Result<ConstantsVerdict, Open> {
     // One query bound for all of them: what they leave open goes on to
     // the fixed widths' own bounds.
     let prove = ProveOptions {
@@ -123,6 +138,9 @@ fn unbounded(
             scope: ProvedFor::UnboundedIntegers,
         });
     }
+    let counterexample = rows
+        .iter()
+        .any(|r| matches!(r.verdict, ProofVerdict::Failed { .. }));
     let why = match refute(peer, rule, rep, opts, validator, &rows) {
         Ok(v) => return Ok(v),
         Err(Some(why)) => why,
@@ -131,7 +149,10 @@ fn unbounded(
             .find_map(|r| not_settled(&r.verdict).map(|why| format!("{}: {why}", r.rule)))
             .unwrap_or_else(|| "its counterexamples were not realized as cases".into()),
     };
-    Err(format!("not proved for unbounded integers ({why})"))
+    Err(Open {
+        why: format!("not proved for unbounded integers ({why})"),
+        counterexample,
+    })
 }
 
 /// The verdict the fixed-width proof rows give: proved where every row
