@@ -150,22 +150,36 @@ fn differs(g: &Graph, p: NodeId, t: NodeId, cfg: &OracleConfig) -> Option<String
     None
 }
 
+/// What a proof for every constant covers.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "model", rename_all = "kebab-case")]
+pub enum ProvedFor {
+    /// `index` as the mathematical integers, by the unbounded-integer
+    /// query (a peer whose profile says its integers are unbounded).
+    UnboundedIntegers,
+    /// Every width of 8 bits and more, by one width-generic query (so the
+    /// unbounded integers too: a counterexample there has values of some
+    /// finite width).
+    EveryWidth { widths: Vec<u32> },
+    /// Each of these widths, by its own queries.
+    Widths { widths: Vec<u32> },
+}
+
 /// A peer rule's verdict for every constant (issue 48): one per rule.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "verdict", rename_all = "kebab-case")]
 pub enum ConstantsVerdict {
     /// The prover proved every DSL rule of the translation, which agreed
     /// with the peer's rule on its instances.
-    Proved {
-        /// Proved by one width-generic query for every width of 8 bits
-        /// and more (so for unbounded integers too), not width by width.
-        width_generic: bool,
-        widths: Vec<u32>,
-    },
+    Proved { scope: ProvedFor },
     /// The prover's counterexample, turned into an instance, fails the
     /// peer's own rule too.
     Refuted {
+        /// The width the counterexample was found at (for the unbounded
+        /// integers, the nominal 64 it is realized at).
         width: u32,
+        /// Found over the unbounded integers (a peer whose integers are).
+        unbounded: bool,
         /// The counterexample (a `tileproof check` case of the
         /// translation) and what the peer's rule did with its instance.
         counterexample: String,
@@ -209,10 +223,14 @@ impl ConstantsVerdict {
     pub fn line(&self) -> String {
         match self {
             ConstantsVerdict::Proved {
-                width_generic: true,
-                ..
+                scope: ProvedFor::UnboundedIntegers,
+            } => "proved for all constants (for unbounded integers)".into(),
+            ConstantsVerdict::Proved {
+                scope: ProvedFor::EveryWidth { .. },
             } => "proved for all constants (every width >= 8, by one width-generic query)".into(),
-            ConstantsVerdict::Proved { widths, .. } => format!(
+            ConstantsVerdict::Proved {
+                scope: ProvedFor::Widths { widths },
+            } => format!(
                 "proved for all constants (at widths {})",
                 widths
                     .iter()
@@ -220,6 +238,12 @@ impl ConstantsVerdict {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
+            ConstantsVerdict::Refuted {
+                unbounded: true, ..
+            } => {
+                "refuted for some constants (for unbounded integers, confirmed on the peer's rule)"
+                    .into()
+            }
             ConstantsVerdict::Refuted { width, .. } => {
                 format!(
                     "refuted for some constants (at width {width}, confirmed on the peer's rule)"

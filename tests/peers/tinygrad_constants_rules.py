@@ -2,6 +2,10 @@
 each in a matcher of its own (`--module FILE:MATCHER`):
 
 - `sound`: rules true for every constant (proved for all constants);
+- `wraps`: tinygrad's own `(y + x) + x -> y + x*2`, sound for tinygrad's
+  unbounded integers while at every fixed width the target can overflow
+  where the source does not (`y = -x`: proved for unbounded integers,
+  never width by width);
 - `wrap62`: `x + c1 < c2 -> x < c2 - c1` with the new constant computed as
   if it wrapped past 2^62: wrong only where c2 - c1 >= 2^62, which the
   instance pools do not reach (refuted for all constants);
@@ -27,6 +31,11 @@ sound = PatternMatcher([
   # (x // c1) // c2 -> x // (c1 * c2) for c2 > 0
   ((UPat.var("x") // UPat.cvar("c1")) // UPat.cvar("c2"),
    lambda x, c1, c2: x // (c1.val * c2.val) if c2.val > 0 else None),
+])
+
+wraps = PatternMatcher([
+  # tinygrad/uop/symbolic.py: (y + x) + x -> y + x*2
+  ((UPat.var("y") + UPat.var("x")) + UPat.var("x"), lambda y, x: y + x * 2),
 ])
 
 wrap62 = PatternMatcher([

@@ -29,12 +29,15 @@ pub enum Method {
     Jit,
     /// The solver, on this encoding.
     Solver(Mode),
+    /// The solver, over the mathematical integers
+    /// ([`crate::encode::Enc::unbounded_integers`]).
+    Unbounded,
 }
 
 impl Method {
     /// Every point was walked (nothing was left to the solver).
     pub fn by_enumeration(self) -> bool {
-        !matches!(self, Method::Solver(_))
+        matches!(self, Method::Interpreter | Method::Jit)
     }
 
     pub fn name(self) -> &'static str {
@@ -42,6 +45,7 @@ impl Method {
             Method::Interpreter => "exhaustive",
             Method::Jit => "exhaustive, JIT",
             Method::Solver(mode) => mode.name(),
+            Method::Unbounded => "unbounded-integer",
         }
     }
 }

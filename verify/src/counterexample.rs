@@ -10,6 +10,7 @@ use engine::interp::{self, PointCheck};
 use engine::ir::{DType, Graph, NodeId, Op};
 use engine::print;
 use engine::rules::{Pat, Rule};
+use engine::semantics::Model as SemModel;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use z3::ast::Bool;
@@ -100,6 +101,12 @@ pub struct NodeValue {
 pub struct Counterexample {
     pub rule: String,
     pub width: u32,
+    /// Found by the unbounded-integer query ([`crate::encode::IndexRange::
+    /// Unbounded`]): realized at `width` (every value fits it) and
+    /// confirmed under [`Model::unbounded`], where an unconstrained operand
+    /// overflows nothing.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unbounded: bool,
     /// The type instance (`T = i32`, ...), empty for monomorphic rules.
     pub types: Vec<String>,
     #[serde(serialize_with = "ser_failure")]
@@ -114,6 +121,17 @@ pub struct Counterexample {
     /// reported as an [`InternalError`].
     #[serde(serialize_with = "ser_confirmed")]
     pub confirmed: Result<String, Unconfirmed>,
+}
+
+impl Counterexample {
+    /// The model it is confirmed under: the contract's at its width, or
+    /// the unbounded integers' judged there.
+    pub fn model(&self) -> SemModel {
+        SemModel {
+            unbounded: self.unbounded,
+            ..SemModel::from(Width(self.width))
+        }
+    }
 }
 
 /// Serializes the interpreter's answer as `{"Ok": text}` or `{"Err": why}`.
@@ -316,6 +334,28 @@ fn within(enc: &Enc, n: &Num, dt: DType, k: i128) -> z3::ast::Bool {
     z3::ast::Bool::and(&[enc.le(&enc.lit(k_lo, dt), n), enc.le(n, &enc.lit(k_hi, dt))])
 }
 
+/// Constraints keeping every integer input and subterm of a query within
+/// its dtype's bounds at the encoding's width (for the unbounded-integer
+/// encoding, its nominal width: a counterexample realized as an instance
+/// there).
+pub fn at_nominal_width(q: &RuleQuery) -> Vec<z3::ast::Bool> {
+    let nodes = q.nodes.iter().filter_map(|(_, _, v, dt)| match &v.val {
+        Term::N(n) => Some((n.clone(), *dt)),
+        Term::B(_) => None,
+    });
+    inputs(q)
+        .into_iter()
+        .chain(nodes)
+        .map(|(n, dt)| {
+            let (lo, hi) = q.enc.bounds(dt);
+            z3::ast::Bool::and(&[
+                q.enc.le(&q.enc.lit(lo, dt), &n),
+                q.enc.le(&n, &q.enc.lit(hi, dt)),
+            ])
+        })
+        .collect()
+}
+
 /// Constraints keeping every input of a query within `[-k, k]`.
 pub fn small_inputs(q: &RuleQuery, k: i128) -> Vec<z3::ast::Bool> {
     inputs(q)
@@ -459,6 +499,7 @@ pub fn extract(
     let cex = Counterexample {
         rule: q.rule.name.clone(),
         width: q.enc.width,
+        unbounded: q.enc.is_unbounded_integers(),
         types: type_names(q.rule, &q.types),
         failure,
         vars,
@@ -513,7 +554,7 @@ fn reproduce_in(
     }
     let case = r.case_text(cex);
     cex.case = Some(case.clone());
-    let answer = r.confirm(cex.width);
+    let answer = r.confirm(cex.model());
     cex.confirmed = answer
         .clone()
         .map(|(_, text)| text)
@@ -528,7 +569,7 @@ fn reproduce_in(
         }
         Ok(_) => {}
     }
-    match replay_case(&case, cex.width) {
+    match replay_case_under(&case, cex.model()) {
         Ok((f, _)) if f == cex.failure => Ok(()),
         Ok((f, text)) => Err(NotReproduced::CaseOtherFailure {
             found: f,
@@ -887,14 +928,8 @@ pub fn point_verdict(
 impl Realized {
     /// Evaluates both sides at the point with the reference interpreter:
     /// the failure it finds and its description, or why there is none.
-    pub fn confirm(&self, width: u32) -> Result<(Failure, String), NoFailure> {
-        point_verdict(
-            &self.graph,
-            &[self.src],
-            &[self.tgt],
-            &self.env,
-            Width(width),
-        )
+    pub fn confirm(&self, model: impl Into<SemModel>) -> Result<(Failure, String), NoFailure> {
+        point_verdict(&self.graph, &[self.src], &[self.tgt], &self.env, model)
     }
 
     /// The case as a text file that `tileproof check` replays.
@@ -905,6 +940,9 @@ impl Realized {
             cex.rule, cex.failure
         ));
         out.push_str(&format!("# width: {}\n", cex.width));
+        if cex.unbounded {
+            out.push_str("# integers: unbounded (an unconstrained operand overflows nothing)\n");
+        }
         let point: Vec<String> = self
             .graph
             .vars()
@@ -934,14 +972,18 @@ pub fn case_point(p: &engine::parse::Program) -> Result<Vec<i128>, CaseError> {
 /// `expr` and `expect` lines at its `# point:` with the interpreter: the
 /// failure found there, or why there is none.
 pub fn replay_case(text: &str, width: u32) -> Result<(Failure, String), CaseError> {
+    replay_case_under(text, Width(width))
+}
+
+/// [`replay_case`] under `model`.
+pub fn replay_case_under(
+    text: &str,
+    model: impl Into<SemModel>,
+) -> Result<(Failure, String), CaseError> {
     let p = engine::parse::parse_program(text)?;
     let env = case_point(&p)?;
     Ok(point_verdict(
-        &p.graph,
-        &p.outputs,
-        &p.expects,
-        &env,
-        Width(width),
+        &p.graph, &p.outputs, &p.expects, &env, model,
     )?)
 }
 

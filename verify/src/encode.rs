@@ -147,11 +147,24 @@ pub struct Enc {
     pub partial: Partial,
     /// `index` stands for the unbounded integers ([`Model::unbounded`]).
     pub unbounded: bool,
-    /// Width-generic (integer theory only): `index` lies in `[MIN, MAX]`
-    /// for a symbolic `MAX >= 127` and `MIN = -MAX - 1`, so one query
-    /// stands for every width `W >= 8` at once (`width` is then nominal:
-    /// see [`Enc::generic`]).
-    pub generic: bool,
+    /// Where `index` values lie (integer theory: the width's range, a
+    /// symbolic one, or none).
+    pub index: IndexRange,
+}
+
+/// Where the integer theory's `index` values lie.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IndexRange {
+    /// The signed range of the encoding's width.
+    Width,
+    /// Width-generic: `[MIN, MAX]` for a symbolic `MAX >= 127` and
+    /// `MIN = -MAX - 1`, so one query stands for every width `W >= 8` at
+    /// once (`width` is then nominal: see [`Enc::generic`]).
+    Generic,
+    /// Nowhere bounded: `index` is the mathematical integers, as a peer
+    /// whose integers are unbounded (tinygrad's Python ints) computes
+    /// them; nothing overflows (see [`Enc::unbounded_integers`]).
+    Unbounded,
 }
 
 /// The symbol of `index`'s MAX in a width-generic query.
@@ -202,7 +215,7 @@ impl Enc {
             width,
             partial: Partial::Undefined,
             unbounded: false,
-            generic: false,
+            index: IndexRange::Width,
         }
     }
 
@@ -216,17 +229,44 @@ impl Enc {
     /// excluded by [`crate::prove::width_generic_obstacle`].
     pub fn generic() -> Enc {
         Enc {
-            generic: true,
+            index: IndexRange::Generic,
             ..Enc::new(Mode::Int, 64)
         }
     }
 
+    /// The unbounded-integer encoding: `index` is the mathematical
+    /// integers (no value overflows, an unconstrained operand is any
+    /// integer: [`Model::unbounded`]), both division families exact, so
+    /// an unsat query is a proof for a peer whose integers are unbounded
+    /// even where every fixed width has a counterexample that wraps.
+    /// Only for queries no width enters: no shift or `&` (their semantics
+    /// count bits), no guard reading `index`'s bounds
+    /// ([`crate::prove::unbounded_obstacle`]); the nominal width 64 is
+    /// what a counterexample is realized at.
+    pub fn unbounded_integers() -> Enc {
+        Enc {
+            index: IndexRange::Unbounded,
+            unbounded: true,
+            ..Enc::new(Mode::Int, 64)
+        }
+    }
+
+    /// Width-generic ([`IndexRange::Generic`]).
+    pub fn is_generic(&self) -> bool {
+        self.index == IndexRange::Generic
+    }
+
+    /// `index` unbounded ([`IndexRange::Unbounded`]).
+    pub fn is_unbounded_integers(&self) -> bool {
+        self.index == IndexRange::Unbounded
+    }
+
     /// The cache's and the SMT-LIB files' name of this encoding.
     pub fn label(&self) -> String {
-        if self.generic {
-            format!("{:?}/generic", self.mode)
-        } else {
-            format!("{:?}/{}", self.mode, self.width)
+        match self.index {
+            IndexRange::Generic => format!("{:?}/generic", self.mode),
+            IndexRange::Unbounded => format!("{:?}/unbounded", self.mode),
+            IndexRange::Width => format!("{:?}/{}", self.mode, self.width),
         }
     }
 
@@ -237,7 +277,7 @@ impl Enc {
             width: m.width.0,
             partial: m.partial,
             unbounded: m.unbounded,
-            generic: false,
+            index: IndexRange::Width,
         }
     }
 
@@ -262,33 +302,48 @@ impl Enc {
 
     /// Inclusive value bounds of a dtype at this width; for `index` in a
     /// width-generic encoding, the bounds every width `W >= 8` includes
-    /// (the 8-bit ones): the symbolic bounds are [`Enc::bound_nums`].
+    /// (the 8-bit ones): the symbolic bounds are [`Enc::bound_nums`]; in
+    /// the unbounded-integer encoding, the nominal width's (what a
+    /// counterexample is realized at: `index` itself has none).
     pub fn bounds(&self, dt: DType) -> (i128, i128) {
-        if self.generic && dt == DType::Index {
+        if self.index == IndexRange::Generic && dt == DType::Index {
             return engine::dtype::Width(8).dtype_bounds(dt);
         }
         engine::dtype::Width(self.width).dtype_bounds(dt)
     }
 
     /// Inclusive value bounds of a dtype as terms: numerals, or for
-    /// `index` in a width-generic encoding `-MAX - 1` and `MAX`.
-    pub fn bound_nums(&self, dt: DType) -> (Num, Num) {
-        if self.generic && dt == DType::Index {
+    /// `index` in a width-generic encoding `-MAX - 1` and `MAX`; `None`
+    /// for `index` in the unbounded-integer encoding.
+    pub fn bound_nums(&self, dt: DType) -> Option<(Num, Num)> {
+        if self.index == IndexRange::Unbounded && dt == DType::Index {
+            return None;
+        }
+        if self.index == IndexRange::Generic && dt == DType::Index {
             let max = Poly::atom(Int::new_const(INDEX_MAX));
             let min = max
                 .neg()
                 .and_then(|m| m.sub(&Poly::constant(1)))
                 .expect("-MAX - 1 has small coefficients");
-            return (Num::I(min), Num::I(max));
+            return Some((Num::I(min), Num::I(max)));
         }
         let (lo, hi) = self.bounds(dt);
-        (self.lit(lo, dt), self.lit(hi, dt))
+        Some((self.lit(lo, dt), self.lit(hi, dt)))
+    }
+
+    /// Whether `n` lies within dtype `dt`'s bounds (always, for `index`
+    /// in the unbounded-integer encoding).
+    pub fn fits(&self, n: &Num, dt: DType) -> Bool {
+        match self.bound_nums(dt) {
+            Some((lo, hi)) => and(&[self.le(&lo, n), self.le(n, &hi)]),
+            None => Bool::from_bool(true),
+        }
     }
 
     /// What a width-generic query assumes of its width: `MAX >= 127`
     /// (widths of 8 bits and more); true otherwise.
     pub fn width_premise(&self) -> Bool {
-        if !self.generic {
+        if self.index != IndexRange::Generic {
             return Bool::from_bool(true);
         }
         Int::new_const(INDEX_MAX).ge(Int::from_i64(127))
@@ -308,8 +363,7 @@ impl Enc {
         match self.mode {
             Mode::Int => {
                 let x = Num::I(Poly::atom(Int::new_const(name)));
-                let (lo, hi) = self.bound_nums(dt);
-                let c = and(&[self.le(&lo, &x), self.le(&x, &hi)]);
+                let c = self.fits(&x, dt);
                 (x, c)
             }
             Mode::Bv => (
@@ -397,9 +451,8 @@ impl Enc {
     /// The result of an exact integer computation in dtype `dt` (integer
     /// theory): `index` must fit (else overflow), `i32`/`i64` wrap.
     fn int_result(&self, exact: Poly, dt: DType) -> (Num, Bool) {
-        let (lo, hi) = self.bound_nums(dt);
         let e = Num::I(exact.clone());
-        let fits = and(&[self.le(&lo, &e), self.le(&e, &hi)]);
+        let fits = self.fits(&e, dt);
         match dt {
             DType::Index => (e, not(&fits)),
             _ => {
@@ -436,10 +489,14 @@ impl Enc {
             _ => {}
         }
         let b = &args[1];
-        let (lo, _) = self.bound_nums(dt);
+        let bounds = self.bound_nums(dt);
         // MIN / -1 (and //, ceildiv) has no result in any dtype: an index
-        // overflow or a concrete-type division overflow.
-        let min_neg_one = || and(&[self.eq(a, &lo), self.eq(b, &self.lit(-1, dt))]);
+        // overflow or a concrete-type division overflow. The unbounded
+        // integers have no MIN.
+        let min_neg_one = || match &bounds {
+            Some((lo, _)) => and(&[self.eq(a, lo), self.eq(b, &self.lit(-1, dt))]),
+            None => f(),
+        };
         match (a, b) {
             (Num::I(x), Num::I(y)) => match op {
                 Op::Add => self.int_result(padd(x, y), dt),
@@ -457,16 +514,15 @@ impl Enc {
                     // feeds sums that must not overflow): it is stated as
                     // a fact, that theorem's instance.
                     let q = Num::I(int_quotient(op, x, y));
-                    let (lo, hi) = self.bound_nums(dt);
                     let zero = self.lit(0, dt);
                     let hyp = and(&[
-                        self.le(&lo, a),
-                        self.le(a, &hi),
+                        self.fits(a, dt),
                         not(&self.eq(b, &zero)),
                         not(&min_neg_one()),
                     ]);
-                    let fits = and(&[self.le(&lo, &q), self.le(&q, &hi)]);
-                    note_fact(or(&[not(&hyp), fits]));
+                    if bounds.is_some() {
+                        note_fact(or(&[not(&hyp), self.fits(&q, dt)]));
+                    }
                     (q, min_neg_one())
                 }
                 Op::Mod if fault::euclidean_mod() => (Num::I(euclid(x, y).1), f()),

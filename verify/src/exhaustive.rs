@@ -355,6 +355,7 @@ fn walk_values(
             return Values::Fails(Box::new(Counterexample {
                 rule: rule.name.clone(),
                 width,
+                unbounded: false,
                 types: type_names(rule, types),
                 failure,
                 vars: vars.to_vec(),

@@ -22,7 +22,7 @@ use crate::counterexample::{
     extract, failure_condition, minimize, Counterexample, Failure, InternalError,
 };
 use crate::crosscheck::CrossCheck;
-use crate::encode::{Enc, Mode};
+use crate::encode::{Enc, IndexRange, Mode};
 use crate::exhaustive::Walked;
 use crate::lemma::Lemmas;
 use crate::portfolio::{pin_model, Race, Settled, SolverKind};
@@ -350,6 +350,144 @@ pub fn width_generic_obstacle(rule: &Rule) -> Option<String> {
     None
 }
 
+/// Why a rule cannot be proved over the unbounded integers, if it
+/// cannot: an op whose semantics counts bits (a shift's amount, `&`'s
+/// bits: an integer has no fixed number of them), or a guard that reads a
+/// dtype's bounds (`fits`, `min_of`, `max_of`: `index` has none).
+pub fn unbounded_obstacle(rule: &Rule) -> Option<String> {
+    use engine::rules::{Guard, IExpr, Pat};
+    let mut todo: Vec<&Pat> = vec![&rule.lhs, &rule.rhs];
+    while let Some(p) = todo.pop() {
+        match p {
+            Pat::Op(op, _, args) => {
+                if matches!(op, Op::Shl | Op::Shr | Op::BitAnd) {
+                    return Some(format!("its `{}` depends on the width's bits", op.name()));
+                }
+                todo.extend(args);
+            }
+            Pat::Helper(_, args) => todo.extend(args),
+            Pat::Computed(inner) => todo.push(inner),
+            Pat::Lit(..) | Pat::Var(_) | Pat::Invalid | Pat::Bound(..) => {}
+        }
+    }
+    fn reads_bounds(g: &Guard) -> bool {
+        fn in_iexpr(e: &IExpr) -> bool {
+            match e {
+                IExpr::Var(_) => false,
+                IExpr::Scalar(g) => reads_bounds(g),
+                IExpr::Neg(a) => in_iexpr(a),
+                IExpr::Bin(_, a, b) => in_iexpr(a) || in_iexpr(b),
+            }
+        }
+        engine::deep::grow(|| match g {
+            Guard::Fits(..) | Guard::TyMin(_) | Guard::TyMax(_) => true,
+            Guard::VMin(e) | Guard::VMax(e) => in_iexpr(e),
+            Guard::Un(_, a) => reads_bounds(a),
+            Guard::Bin(_, a, b) => reads_bounds(a) || reads_bounds(b),
+            Guard::Call(_, args) => args.iter().any(reads_bounds),
+            Guard::Int(_)
+            | Guard::Bool(_)
+            | Guard::Val(_)
+            | Guard::Valid(_)
+            | Guard::Constrained(_)
+            | Guard::IsConst(_) => false,
+        })
+    }
+    if rule.guard.as_ref().is_some_and(reads_bounds) {
+        return Some("its guard reads a dtype's bounds".into());
+    }
+    None
+}
+
+/// A rule proved over the unbounded integers ([`Enc::unbounded_integers`]:
+/// every type instance, one query each), for a peer whose `index` is the
+/// mathematical integers: proved where every query is unsat; failed with a
+/// counterexample realized at the nominal width 64 (confirmed under
+/// [`engine::semantics::Model::unbounded`]); unknown otherwise (a timeout,
+/// a model only past 64 bits, an obstacle). The row's width is 64, its
+/// method [`Method::Unbounded`].
+pub fn prove_unbounded(rule: &Rule, opts: &Options) -> RuleResult {
+    within_budget(opts, || prove_unbounded_within(rule, opts))
+}
+
+fn prove_unbounded_within(rule: &Rule, opts: &Options) -> RuleResult {
+    let enc = Enc::unbounded_integers();
+    let unknown = |reason: String| RuleResult {
+        method: Method::Unbounded,
+        ..RuleResult::unknown(rule, enc.width, reason, 0.0, None)
+    };
+    if let Some(why) = unbounded_obstacle(rule)
+        .or_else(|| over_smt_limit(rule))
+        .or_else(|| opts.past_deadline())
+    {
+        return unknown(why);
+    }
+    prove_lemmas(rule, opts);
+    let start = Instant::now();
+    let deadline = opts.query_deadline(start);
+    let mut spent = Spent::new(opts.query_bound());
+    let mut notes = Vec::new();
+    let instances = rule.instances();
+    let mut shares = Shares {
+        share: opts.timeout,
+        spent: &mut spent,
+        instances: instances.len(),
+    };
+    let mut verdict = ProofVerdict::Proved;
+    let (mut all_cached, mut vacuous) = (true, 0);
+    for types in &instances {
+        let mut solve = || solve_query(rule, types, enc, opts, &mut shares, &mut notes);
+        let out = match deadline {
+            Some(d) => with_deadline(d, solve),
+            None => solve(),
+        };
+        match out {
+            Outcome::Proved { cached } => all_cached &= cached,
+            Outcome::Vacuous => {
+                all_cached = false;
+                vacuous += 1;
+            }
+            Outcome::Failed(counterexample) => {
+                verdict = ProofVerdict::Failed { counterexample };
+                all_cached = false;
+                break;
+            }
+            Outcome::InternalError(internal_error) => {
+                verdict = ProofVerdict::InternalError { internal_error };
+                all_cached = false;
+                break;
+            }
+            Outcome::Unknown(reason) | Outcome::GenericModel(reason) => {
+                all_cached = false;
+                if !matches!(verdict, ProofVerdict::Unknown { .. }) {
+                    verdict = ProofVerdict::Unknown { reason };
+                }
+            }
+        }
+    }
+    if matches!(verdict, ProofVerdict::Proved) && vacuous == instances.len() {
+        verdict = ProofVerdict::Vacuous;
+    }
+    let unsettled = matches!(verdict, ProofVerdict::Unknown { .. });
+    RuleResult {
+        rule: rule.name.clone(),
+        width: enc.width,
+        verdict,
+        method: Method::Unbounded,
+        solver: SolverKind::Z3,
+        cached: all_cached,
+        instances: instances.len(),
+        seconds: start.elapsed().as_secs_f64(),
+        notes,
+        cross_check: CrossCheck::NotRun,
+        width_generic: false,
+        generic_attempt_seconds: 0.0,
+        budget: unsettled.then_some(spent),
+        generic_budget: None,
+        width_by_width: None,
+    }
+}
+
 /// Why a width-generic attempt did not settle a rule (its kind and in
 /// words), its seconds, and where its time went.
 pub type NotSettled = (WidthByWidth, String, f64, Spent);
@@ -440,10 +578,10 @@ impl Shares<'_> {
     /// A round's label: the encoding (and seed, if not the default), and
     /// the type instance where the rule has several.
     fn label(&self, types: &[DType], enc: &Enc, seed: u32) -> String {
-        let mut what = if enc.generic {
-            "width-generic".to_string()
-        } else {
-            format!("{} at {} bits", enc.mode.name(), enc.width)
+        let mut what = match enc.index {
+            IndexRange::Generic => "width-generic".to_string(),
+            IndexRange::Unbounded => Method::Unbounded.name().to_string(),
+            IndexRange::Width => format!("{} at {} bits", enc.mode.name(), enc.width),
         };
         if seed != 0 {
             what += &format!(", seed {seed}");
@@ -986,7 +1124,7 @@ fn check_round(solver: &Solver, built: &Built, opts: &Options, share: Duration) 
         match result {
             SatResult::Unsat => solver.pop(1),
             SatResult::Unknown => return Outcome::Unknown(unknown_reason(solver, failure.name())),
-            SatResult::Sat if q.enc.generic => {
+            SatResult::Sat if q.enc.is_generic() => {
                 let max = solver.get_model().and_then(|m| {
                     m.eval(&z3::ast::Int::new_const(crate::encode::INDEX_MAX), true)?
                         .as_i64()
@@ -998,6 +1136,31 @@ fn check_round(solver: &Solver, built: &Built, opts: &Options, share: Duration) 
                 ));
             }
             SatResult::Sat => {
+                // The unbounded integers' counterexample becomes an
+                // instance at the nominal width (the peer's instances are
+                // judged there): a model whose values all fit it, if one
+                // exists. One that needs a wider value is no instance.
+                if q.enc.is_unbounded_integers() {
+                    for c in crate::counterexample::at_nominal_width(q) {
+                        solver.assert(&c);
+                    }
+                    let fits = labelled("a counterexample within 64 bits", || {
+                        check_within(solver, share)
+                    });
+                    match fits {
+                        SatResult::Sat => {}
+                        SatResult::Unsat => {
+                            return Outcome::Unknown(format!(
+                                "its {} condition has models, each with a value past {} bits (no instance holds it)",
+                                failure.name(),
+                                q.enc.width
+                            ))
+                        }
+                        SatResult::Unknown => {
+                            return Outcome::Unknown(unknown_reason(solver, "a counterexample within 64 bits"))
+                        }
+                    }
+                }
                 let model = labelled("minimizing the counterexample", || {
                     minimize(solver, q, share, opts.seed)
                 })
@@ -1227,10 +1390,10 @@ fn write_smt2(
         "{}{}-{}-{}",
         rule.name,
         inst,
-        if enc.generic {
-            "wgeneric".to_string()
-        } else {
-            format!("w{}", enc.width)
+        match enc.index {
+            IndexRange::Generic => "wgeneric".to_string(),
+            IndexRange::Unbounded => "unbounded".to_string(),
+            IndexRange::Width => format!("w{}", enc.width),
         },
         if enc.mode == Mode::Bv { "bv" } else { "int" }
     );

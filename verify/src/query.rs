@@ -312,13 +312,14 @@ impl<'r> RuleQuery<'r> {
     }
 
     /// A dtype's bounds as guard numbers (symbolic for `index` in a
-    /// width-generic query).
-    fn dtype_bounds(&self, dt: DType) -> (GNum, GNum) {
+    /// width-generic query; none for `index` in the unbounded-integer
+    /// encoding).
+    fn dtype_bounds(&self, dt: DType) -> Option<(GNum, GNum)> {
         match self.enc.mode {
             Mode::Int => self.enc.bound_nums(dt),
             Mode::Bv => {
                 let (lo, hi) = self.enc.bounds(dt);
-                (self.ge.lit(lo), self.ge.lit(hi))
+                Some((self.ge.lit(lo), self.ge.lit(hi)))
             }
         }
     }
@@ -388,12 +389,13 @@ impl<'r> RuleQuery<'r> {
                 let mut d = Symbolic { q: &*self, ge };
                 let (r, dh) = guard::helper(&mut d, *h, &nums);
                 let n = r.num();
-                let (lo, hi) = self.dtype_bounds(dt);
                 let a = ge.arith();
                 let mut defs: Vec<Bool> = vals.iter().map(|v| v.def.clone()).collect();
                 defs.push(dh);
-                defs.push(a.le(&lo, &n));
-                defs.push(a.le(&n, &hi));
+                if let Some((lo, hi)) = self.dtype_bounds(dt) {
+                    defs.push(a.le(&lo, &n));
+                    defs.push(a.le(&n, &hi));
+                }
                 let mut c = self.enc.constant(0, dt);
                 c.def = Bool::and(&defs);
                 c.val = Term::N(narrow(&self.enc, &n, dt));
@@ -494,7 +496,9 @@ impl GuardDomain for Symbolic<'_, '_> {
         self.q.syms[v].is_const.clone()
     }
     fn dtype_bounds(&mut self, t: Ty) -> (GNum, GNum) {
-        self.q.dtype_bounds(resolve(t, &self.q.types))
+        self.q.dtype_bounds(resolve(t, &self.q.types)).expect(
+            "a guard reading `index`'s bounds is never encoded with unbounded integers (prove::unbounded_obstacle)",
+        )
     }
     fn arith(&mut self, op: Op, a: &GNum, b: &GNum) -> GNum {
         self.ge.bin(op, a, b)

@@ -94,6 +94,7 @@ enum WireMethod {
     Jit,
     Bitvector,
     BoundedInteger,
+    UnboundedInteger,
 }
 
 impl From<Method> for WireMethod {
@@ -103,6 +104,7 @@ impl From<Method> for WireMethod {
             Method::Jit => WireMethod::Jit,
             Method::Solver(Mode::Bv) => WireMethod::Bitvector,
             Method::Solver(Mode::Int) => WireMethod::BoundedInteger,
+            Method::Unbounded => WireMethod::UnboundedInteger,
         }
     }
 }
@@ -114,6 +116,7 @@ impl From<WireMethod> for Method {
             WireMethod::Jit => Method::Jit,
             WireMethod::Bitvector => Method::Solver(Mode::Bv),
             WireMethod::BoundedInteger => Method::Solver(Mode::Int),
+            WireMethod::UnboundedInteger => Method::Unbounded,
         }
     }
 }
@@ -269,6 +272,9 @@ struct ProveRequest {
     rule_file: String,
     /// `None`: the width-generic query.
     width: Option<u32>,
+    /// The unbounded-integer query (`width` is its nominal one).
+    #[serde(default)]
+    unbounded: bool,
     first_ms: u64,
     timeout_ms: u64,
     query_timeout_ms: Option<u64>,
@@ -394,11 +400,40 @@ pub fn prove_width(rule: &Rule, width: u32, opts: &Options, first: Duration) -> 
     if !worker::installed() || opts.past_deadline().is_some() {
         return crate::prove::prove_width(rule, width, opts, first);
     }
+    prove_row(rule, Row::Width(width), opts, first)
+}
+
+/// A rule over the unbounded integers ([`crate::prove::prove_unbounded`]),
+/// in a worker where one is installed, killed past the query's bound.
+pub fn prove_unbounded(rule: &Rule, opts: &Options) -> RuleResult {
+    if !worker::installed() || opts.past_deadline().is_some() {
+        return crate::prove::prove_unbounded(rule, opts);
+    }
+    prove_row(rule, Row::Unbounded, opts, opts.timeout)
+}
+
+/// Which row of a rule a worker proves.
+#[derive(Clone, Copy)]
+enum Row {
+    Width(u32),
+    Unbounded,
+}
+
+/// A row's query in a worker, its counterexample confirmed here.
+fn prove_row(rule: &Rule, row: Row, opts: &Options, first: Duration) -> RuleResult {
     crate::prove::prove_lemmas(rule, opts);
     let start = Instant::now();
     // Its walks are within the query's bound too.
     let own = query_wait(opts);
-    let reply = ask(&prove_request(rule, Some(width), opts, first), own);
+    let (width, unbounded) = match row {
+        Row::Width(w) => (w, false),
+        Row::Unbounded => (crate::encode::Enc::unbounded_integers().width, true),
+    };
+    let mut request = prove_request(rule, Some(width), opts, first);
+    if let Request::Prove(r) = &mut request {
+        r.unbounded = unbounded;
+    }
+    let reply = ask(&request, own);
     let unknown = |reason: String| {
         let spent = Spent::new(opts.query_bound());
         RuleResult::unknown(
@@ -424,7 +459,7 @@ pub fn prove_width(rule: &Rule, width: u32, opts: &Options, first: Duration) -> 
         WireVerdict::Vacuous => ProofVerdict::Vacuous,
         WireVerdict::Disputed { reason } => ProofVerdict::Disputed { reason },
         WireVerdict::Unknown { reason } => ProofVerdict::Unknown { reason },
-        WireVerdict::Counterexample(c) => match confirm(rule, width, c) {
+        WireVerdict::Counterexample(c) => match confirm(rule, width, unbounded, c) {
             Ok(Ok(cex)) => ProofVerdict::Failed {
                 counterexample: Box::new(cex),
             },
@@ -471,6 +506,7 @@ fn query_wait(opts: &Options) -> Duration {
 fn confirm(
     rule: &Rule,
     width: u32,
+    unbounded: bool,
     c: WireCex,
 ) -> Result<Result<Counterexample, Box<crate::counterexample::InternalError>>, String> {
     let bad = || "the solver's worker answered a counterexample that is not one".to_string();
@@ -516,6 +552,7 @@ fn confirm(
     let cex = Counterexample {
         rule: rule.name.clone(),
         width,
+        unbounded,
         types: c.types,
         failure,
         vars,
@@ -582,6 +619,7 @@ fn prove_request(rule: &Rule, width: Option<u32>, opts: &Options, first: Duratio
         rule_text: rule_text(rule),
         rule_file: rule.file.clone(),
         width,
+        unbounded: false,
         first_ms: millis(first),
         timeout_ms: millis(opts.timeout),
         query_timeout_ms: opts.query_timeout.map(millis),
@@ -694,7 +732,11 @@ fn answer_prove(req: &ProveRequest) -> Reply {
         ));
     };
     let first = Duration::from_millis(req.first_ms);
-    let r = crate::prove::prove_width(rule, width, &opts, first);
+    let r = if req.unbounded {
+        crate::prove::prove_unbounded(rule, &opts)
+    } else {
+        crate::prove::prove_width(rule, width, &opts, first)
+    };
     let verdict = match r.verdict {
         ProofVerdict::Proved => WireVerdict::Proved,
         ProofVerdict::Vacuous => WireVerdict::Vacuous,

@@ -282,6 +282,7 @@ fn issue_model(c: State, c_range: (i128, i128), y: State) -> Counterexample {
     Counterexample {
         rule: "tg_inv_gate_max".into(),
         width: 32,
+        unbounded: false,
         types: Vec::new(),
         failure: Failure::ValidityDiffers,
         vars: vec![

@@ -1,18 +1,23 @@
 //! `prove --simplifier CMD --all-constants`: a peer's rule proved or
 //! refuted for every constant (issue 48). Its translation into the DSL was
 //! checked against the rule on its instances (`fuzz::translation`); here
-//! the verifier proves each of its DSL rules at every width asked (one
-//! width-generic query covers every width of 8 bits and more, and so the
-//! unbounded integers of a peer like tinygrad), and a counterexample is
-//! turned into an instance and given to the peer's own rule, judged and
-//! classified like any of its instances: only a failure there refutes it.
+//! the verifier proves each of its DSL rules: first over the unbounded
+//! integers where the peer's profile says its integers are (tinygrad's
+//! Python ints: a fixed width's counterexample that only wraps is none
+//! there), then at every width asked (one width-generic query covers
+//! every width of 8 bits and more, and so the unbounded integers too). A
+//! counterexample is turned into an instance and given to the peer's own
+//! rule, judged and classified like any of its instances: only a failure
+//! there refutes it.
 
+use engine::rules::Rule;
 use fuzz::checks::Validator;
 use fuzz::peer::Peer;
 use fuzz::peer_rules::{self, Options, PeerRule, RuleReport};
-use fuzz::translation::{self, ConstantsVerdict, Translation};
+use fuzz::subject::{Integers, Subject};
+use fuzz::translation::{self, ConstantsVerdict, ProvedFor, Translation};
 use std::time::Instant;
-use verify::counterexample::Failure;
+use verify::counterexample::{Counterexample, Failure};
 use verify::prove::{Options as ProveOptions, ProofVerdict, RuleResult};
 
 /// How many query bounds one peer rule's proofs may take in all.
@@ -53,6 +58,16 @@ pub fn settle(
             return;
         }
     };
+    let mut unbounded_why = None;
+    if peer.profile().integers == Integers::Unbounded {
+        match unbounded(peer, rule, rep, opts, prove, validator, &rules) {
+            Ok(v) => {
+                rep.constants = Some(v);
+                return;
+            }
+            Err(open) => unbounded_why = Some(open),
+        }
+    }
     // One rule's proofs together end within RULE_QUERIES query bounds: a
     // rule whose queries the solvers cannot settle (bitwise `&` at 32 and
     // 64 bits) stays open without holding the run.
@@ -65,12 +80,84 @@ pub fn settle(
         .iter()
         .flat_map(|r| verify::schedule::prove_rule_widths(r, &prove, &|_: &RuleResult| {}))
         .collect();
-    let v = verdict(peer, rule, rep, opts, validator, &rows, open);
+    let v = match (verdict(peer, rule, rep, opts, validator, &rows), unbounded_why) {
+        // A counterexample over the peer's own unbounded integers that its
+        // rule passed (declined, or built something else there) leaves a
+        // fixed-width proof without force: under the strict model an
+        // unconstrained operand can overflow, and that proof may rest on
+        // it. Only a refutation stands.
+        (Ok(ConstantsVerdict::Proved { .. }), Some(u)) if u.counterexample => open(format!(
+            "{}; the fixed widths prove the translation, but a proof under their bounded model is not one for unbounded integers",
+            u.why
+        )),
+        (Ok(v), _) => v,
+        (Err(why), Some(u)) => open(format!("{}; {why}", u.why)),
+        (Err(why), None) => open(why),
+    };
     rep.constants = Some(v);
 }
 
-/// The verdict the proof rows give: proved where every row is, refuted
-/// where a counterexample fails the peer's rule, open otherwise.
+/// Why the unbounded-integer queries left a rule open.
+struct Open {
+    why: String,
+    /// Some query had a counterexample (confirmed by the interpreter
+    /// under the unbounded model) that the peer's rule did not fail.
+    counterexample: bool,
+}
+
+/// The verdict over the unbounded integers (a peer whose integers are):
+/// proved where every DSL rule's unbounded-integer query is, refuted where
+/// its counterexample fails the peer's rule; otherwise why not, and the
+/// fixed widths are tried.
+fn unbounded(
+    peer: &Peer,
+    rule: &PeerRule,
+    rep: &mut RuleReport,
+    opts: &Options,
+    prove: &ProveOptions,
+    validator: Option<&Validator<'_>>,
+    rules: &[Rule],
+) -> Result<ConstantsVerdict, Open> {
+    // One query bound for all of them: what they leave open goes on to
+    // the fixed widths' own bounds.
+    let prove = ProveOptions {
+        deadline: prove
+            .query_bound()
+            .and_then(|b| Instant::now().checked_add(b)),
+        ..prove.clone()
+    };
+    let rows: Vec<RuleResult> = rules
+        .iter()
+        .map(|r| verify::remote::prove_unbounded(r, &prove))
+        .collect();
+    if rows
+        .iter()
+        .all(|r| matches!(r.verdict, ProofVerdict::Proved))
+    {
+        return Ok(ConstantsVerdict::Proved {
+            scope: ProvedFor::UnboundedIntegers,
+        });
+    }
+    let counterexample = rows
+        .iter()
+        .any(|r| matches!(r.verdict, ProofVerdict::Failed { .. }));
+    let why = match refute(peer, rule, rep, opts, validator, &rows) {
+        Ok(v) => return Ok(v),
+        Err(Some(why)) => why,
+        Err(None) => rows
+            .iter()
+            .find_map(|r| not_settled(&r.verdict).map(|why| format!("{}: {why}", r.rule)))
+            .unwrap_or_else(|| "its counterexamples were not realized as cases".into()),
+    };
+    Err(Open {
+        why: format!("not proved for unbounded integers ({why})"),
+        counterexample,
+    })
+}
+
+/// The verdict the fixed-width proof rows give: proved where every row
+/// is, refuted where a counterexample fails the peer's rule; otherwise
+/// why the rule stays open.
 fn verdict(
     peer: &Peer,
     rule: &PeerRule,
@@ -78,8 +165,7 @@ fn verdict(
     opts: &Options,
     validator: Option<&Validator<'_>>,
     rows: &[RuleResult],
-    open: impl Fn(String) -> ConstantsVerdict,
-) -> ConstantsVerdict {
+) -> Result<ConstantsVerdict, String> {
     if !rows.is_empty()
         && rows
             .iter()
@@ -88,33 +174,62 @@ fn verdict(
         let mut widths: Vec<u32> = rows.iter().map(|r| r.width).collect();
         widths.sort_unstable();
         widths.dedup();
-        return ConstantsVerdict::Proved {
-            width_generic: rows.iter().all(|r| r.width_generic),
-            widths,
+        let scope = if rows.iter().all(|r| r.width_generic) {
+            ProvedFor::EveryWidth { widths }
+        } else {
+            ProvedFor::Widths { widths }
         };
+        return Ok(ConstantsVerdict::Proved { scope });
     }
+    match refute(peer, rule, rep, opts, validator, rows) {
+        Ok(v) => Ok(v),
+        Err(Some(why)) => Err(why),
+        Err(None) => {
+            let why = rows
+                .iter()
+                .find_map(|r| {
+                    not_settled(&r.verdict)
+                        .map(|why| format!("{} at width {}: {why}", r.rule, r.width))
+                })
+                .unwrap_or_else(|| {
+                    "the prover's counterexamples were not realized as cases".into()
+                });
+            Err(format!("not proved for every constant: {why}"))
+        }
+    }
+}
+
+/// The rows' counterexamples, each made an instance and given to the
+/// peer's rule: refuted at the first the peer's rule fails on; else why
+/// none refutes it (`None`: there was none).
+fn refute(
+    peer: &Peer,
+    rule: &PeerRule,
+    rep: &mut RuleReport,
+    opts: &Options,
+    validator: Option<&Validator<'_>>,
+    rows: &[RuleResult],
+) -> Result<ConstantsVerdict, Option<String>> {
     // The widest counterexample first: the peer judges its instances at
     // its own width (tinygrad: 64 bits), where a narrow width's overflow
     // is no failure.
-    let mut failed: Vec<(&RuleResult, &str)> = rows
+    let mut failed: Vec<(&Counterexample, &str)> = rows
         .iter()
         .filter_map(|r| match &r.verdict {
-            ProofVerdict::Failed { counterexample } => {
-                counterexample.case.as_deref().map(|c| (r, c))
-            }
+            ProofVerdict::Failed { counterexample } => counterexample
+                .case
+                .as_deref()
+                .map(|c| (&**counterexample, c)),
             _ => None,
         })
         .collect();
-    failed.sort_by_key(|(r, _)| std::cmp::Reverse(r.width));
+    failed.sort_by_key(|(c, _)| std::cmp::Reverse(c.width));
     let mut not_confirmed = Vec::new();
-    for (row, case) in &failed {
+    for (cex, case) in &failed {
         let program = match engine::parse::parse_program(case) {
             Ok(p) => p,
             Err(e) => {
-                not_confirmed.push(format!(
-                    "width {}: the case does not read back ({e})",
-                    row.width
-                ));
+                not_confirmed.push(format!("{}: the case does not read back ({e})", at(cex)));
                 continue;
             }
         };
@@ -125,41 +240,46 @@ fn verdict(
                     None => f.message.clone(),
                 };
                 rep.findings.push(f);
-                return ConstantsVerdict::Refuted {
-                    width: row.width,
+                return Ok(ConstantsVerdict::Refuted {
+                    width: cex.width,
+                    unbounded: cex.unbounded,
                     counterexample: case.to_string(),
                     peer_failure,
-                };
+                });
             }
-            Err(why) => not_confirmed.push(format!("width {}: {why}", row.width)),
+            Err(why) => not_confirmed.push(format!("{}: {why}", at(cex))),
         }
     }
-    if !not_confirmed.is_empty() {
-        // The usual reason: under the prover's bounded model the target is
-        // undefined where the source is not (an overflow at a fixed width,
-        // or an op on an unconstrained operand that could overflow), which
-        // a peer of unbounded integers (tinygrad) does not have; the
-        // prover's options have no unbounded model yet.
-        let overflow = failed.iter().all(|(r, _)| {
-            matches!(&r.verdict, ProofVerdict::Failed { counterexample } if counterexample.failure == Failure::TargetUndefined)
-        });
-        return open(format!(
-            "{}the prover's counterexamples do not fail the peer's rule: {}",
-            if overflow {
-                "not proved: every counterexample is the target undefined under the prover's bounded model (an overflow the peer's unbounded integers do not have), and "
-            } else {
-                ""
-            },
-            not_confirmed.join("; ")
-        ));
+    if not_confirmed.is_empty() {
+        return Err(None);
     }
-    let why = rows
+    // The usual reason at a fixed width: under the prover's bounded model
+    // the target is undefined where the source is not (an overflow at a
+    // fixed width, or an op on an unconstrained operand that could
+    // overflow), which a peer of unbounded integers (tinygrad) does not
+    // have.
+    let overflow = failed
         .iter()
-        .find_map(|r| {
-            not_settled(&r.verdict).map(|why| format!("{} at width {}: {why}", r.rule, r.width))
-        })
-        .unwrap_or_else(|| "the prover's counterexamples were not realized as cases".into());
-    open(format!("not proved for every constant: {why}"))
+        .all(|(c, _)| !c.unbounded && c.failure == Failure::TargetUndefined);
+    Err(Some(format!(
+        "{}the prover's counterexamples do not fail the peer's rule: {}",
+        if overflow {
+            "not proved: every counterexample is the target undefined under the prover's bounded model (an overflow the peer's unbounded integers do not have), and "
+        } else {
+            ""
+        },
+        not_confirmed.join("; ")
+    )))
+}
+
+/// Where a row's counterexample was found: at its width, or over the
+/// unbounded integers.
+fn at(cex: &Counterexample) -> String {
+    if cex.unbounded {
+        "unbounded integers".into()
+    } else {
+        format!("width {}", cex.width)
+    }
 }
 
 /// Why a row neither proves nor refutes its rule (`None` where it does).
