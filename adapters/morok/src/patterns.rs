@@ -21,7 +21,6 @@ const TARGET: &str = "morok_ir::pattern::simplified";
 thread_local! {
     static RECORDING: Cell<bool> = const { Cell::new(false) };
     static MATCHED: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
-    static LAST: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 /// The closures that matched while `f` ran, in the order they first did,
@@ -30,7 +29,6 @@ pub fn record<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
     install();
     RECORDING.with(|r| r.set(true));
     MATCHED.with(|m| m.borrow_mut().clear());
-    LAST.with(|l| l.borrow_mut().take());
     // Reset however `f` ends: a panic is a finding the serve loop answers.
     struct Stop;
     impl Drop for Stop {
@@ -42,12 +40,6 @@ pub fn record<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
     let out = f();
     drop(stop);
     (out, MATCHED.with(|m| std::mem::take(&mut *m.borrow_mut())))
-}
-
-/// The last closure that matched so far in [`record`] (the one that made
-/// the rewrite the caller just saw).
-pub fn last() -> Option<String> {
-    LAST.with(|l| l.borrow().clone())
 }
 
 fn install() {
@@ -102,10 +94,9 @@ impl Subscriber for Matches {
         MATCHED.with(|m| {
             let mut m = m.borrow_mut();
             if !m.contains(&name) {
-                m.push(name.clone());
+                m.push(name);
             }
         });
-        LAST.with(|l| *l.borrow_mut() = Some(name));
     }
 
     fn enter(&self, _: &span::Id) {}

@@ -10,6 +10,7 @@
 use fuzz::checks::Validator;
 use fuzz::peer::Peer;
 use fuzz::peer_rules::{self, Options, PeerRule, RuleReport};
+use fuzz::subject::{Integers, Subject};
 use fuzz::translation::{self, ConstantsVerdict, Translation};
 use std::time::Instant;
 use verify::counterexample::Failure;
@@ -140,9 +141,10 @@ fn verdict(
         // or an op on an unconstrained operand that could overflow), which
         // a peer of unbounded integers (tinygrad) does not have; the
         // prover's options have no unbounded model yet.
-        let overflow = failed.iter().all(|(r, _)| {
-            matches!(&r.verdict, ProofVerdict::Failed { counterexample } if counterexample.failure == Failure::TargetUndefined)
-        });
+        let overflow = peer.profile().integers == Integers::Unbounded
+            && failed.iter().all(|(r, _)| {
+                matches!(&r.verdict, ProofVerdict::Failed { counterexample } if counterexample.failure == Failure::TargetUndefined)
+            });
         return open(format!(
             "{}the prover's counterexamples do not fail the peer's rule: {}",
             if overflow {
