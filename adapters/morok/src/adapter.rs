@@ -275,7 +275,7 @@ impl Adapter for Morok {
         } else if let Some(only) = only {
             let mut outs = Vec::new();
             for e in &exprs {
-                let (r, matched) = patterns::record(|| (g.matcher)().rewrite(e, &mut ()));
+                let (r, last) = patterns::record_last(|| (g.matcher)().rewrite(e, &mut ()));
                 // The matcher tries the node's key's closures in order,
                 // then the wildcards: one after `only` matched, so `only`
                 // declined.
@@ -283,7 +283,7 @@ impl Adapter for Morok {
                     name.rsplit_once('#')
                         .map(|(k, i)| (k == "*", i.parse::<usize>().ok()))
                 };
-                match (r, matched.first()) {
+                match (r, last.as_deref()) {
                     (RewriteResult::Rewritten(n), Some(m)) if m == only => outs.push(n),
                     (RewriteResult::NoMatch, _) => outs.push(e.clone()),
                     (_, Some(m)) if index(m) > index(only) => outs.push(e.clone()),

@@ -21,6 +21,7 @@ const TARGET: &str = "morok_ir::pattern::simplified";
 thread_local! {
     static RECORDING: Cell<bool> = const { Cell::new(false) };
     static MATCHED: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    static LAST: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 /// The closures that matched while `f` ran, in the order they first did,
@@ -29,6 +30,7 @@ pub fn record<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
     install();
     RECORDING.with(|r| r.set(true));
     MATCHED.with(|m| m.borrow_mut().clear());
+    LAST.with(|l| l.borrow_mut().take());
     // Reset however `f` ends: a panic is a finding the serve loop answers.
     struct Stop;
     impl Drop for Stop {
@@ -40,6 +42,14 @@ pub fn record<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
     let out = f();
     drop(stop);
     (out, MATCHED.with(|m| std::mem::take(&mut *m.borrow_mut())))
+}
+
+/// The closure that matched last while `f` ran, and `f`'s result: for
+/// one `rewrite` call, the closure that made its rewrite (a closure that
+/// rewrites inside, with a matcher of its own, logs those matches first).
+pub fn record_last<T>(f: impl FnOnce() -> T) -> (T, Option<String>) {
+    let (out, _) = record(f);
+    (out, LAST.with(|l| l.borrow_mut().take()))
 }
 
 fn install() {
@@ -94,9 +104,10 @@ impl Subscriber for Matches {
         MATCHED.with(|m| {
             let mut m = m.borrow_mut();
             if !m.contains(&name) {
-                m.push(name);
+                m.push(name.clone());
             }
         });
+        LAST.with(|l| *l.borrow_mut() = Some(name));
     }
 
     fn enter(&self, _: &span::Id) {}

@@ -62,13 +62,39 @@ pub fn settle(
         deadline: bound.and_then(|b| Instant::now().checked_add(b)),
         ..prove.clone()
     };
-    let rows: Vec<RuleResult> = rules
-        .iter()
-        .flat_map(|r| verify::schedule::prove_rule_widths(r, &prove, &|_: &RuleResult| {}))
-        .collect();
-    let v = verdict(peer, rule, rep, opts, validator, &rows, open);
-    rep.constants = Some(v);
+    // A counterexample the peer's rule cannot be given (an earlier rule of
+    // the peer settles it first, as Morok's range analysis settles a point
+    // range) is not the only one: Z3's seed picks another model, so the
+    // proof is tried again with a few seeds (uncached: the cache keeps one
+    // counterexample) before the rule is left open.
+    let mut first = None;
+    for (k, seed) in std::iter::once(prove.seed).chain(RETRY_SEEDS).enumerate() {
+        let prove = ProveOptions {
+            seed,
+            cache: if k == 0 { prove.cache.clone() } else { None },
+            ..prove.clone()
+        };
+        let rows: Vec<RuleResult> = rules
+            .iter()
+            .flat_map(|r| verify::schedule::prove_rule_widths(r, &prove, &|_: &RuleResult| {}))
+            .collect();
+        let v = verdict(peer, rule, rep, opts, validator, &rows, &open);
+        let unconfirmed = matches!(v, ConstantsVerdict::CheckedOnInstances { .. })
+            && rows
+                .iter()
+                .any(|r| matches!(r.verdict, ProofVerdict::Failed { .. }));
+        if !unconfirmed {
+            rep.constants = Some(v);
+            return;
+        }
+        first.get_or_insert(v);
+    }
+    rep.constants = first;
 }
+
+/// The Z3 seeds a rule's proof is tried again with when none of its
+/// counterexamples fails the peer's rule.
+const RETRY_SEEDS: [u32; 3] = [1, 2, 3];
 
 /// The verdict the proof rows give: proved where every row is, refuted
 /// where a counterexample fails the peer's rule, open otherwise.
@@ -79,7 +105,7 @@ fn verdict(
     opts: &Options,
     validator: Option<&Validator<'_>>,
     rows: &[RuleResult],
-    open: impl Fn(String) -> ConstantsVerdict,
+    open: &impl Fn(String) -> ConstantsVerdict,
 ) -> ConstantsVerdict {
     if !rows.is_empty()
         && rows
