@@ -179,6 +179,22 @@ enum V {
     Unit,
 }
 
+impl V {
+    /// What the value is, for messages.
+    fn kind(&self) -> &'static str {
+        match self {
+            V::Term(_) => "a node",
+            V::Int(_) => "an integer",
+            V::Cond(_) => "a bool",
+            V::Opt(_) => "an Option",
+            V::Tuple(_) => "a tuple",
+            V::Dtype(_) => "a dtype",
+            V::Op => "the `for` block's op",
+            V::Unit => "a value the DSL has no form for",
+        }
+    }
+}
+
 type Env = HashMap<String, V>;
 type Paths = Vec<(Vec<String>, Option<Term>)>;
 
@@ -589,13 +605,15 @@ impl Tr {
             (V::Opt(Some(v)), false) => match *v {
                 V::Term(t) => Ok(Some(t)),
                 other => Err(format!(
-                    "patterns.rs:{}: a result that is not a node ({other:?})",
-                    self.line
+                    "patterns.rs:{}: a result that is not a node ({})",
+                    self.line,
+                    other.kind()
                 )),
             },
             (other, _) => Err(format!(
-                "patterns.rs:{}: a result that is not a node ({other:?})",
-                self.line
+                "patterns.rs:{}: a result that is not a node ({})",
+                self.line,
+                other.kind()
             )),
         }
     }
@@ -640,9 +658,10 @@ impl Tr {
         match self.value(e, env)? {
             V::Cond(c) => Ok(c),
             other => Err(format!(
-                "patterns.rs:{}: `{}` is not a condition ({other:?})",
+                "patterns.rs:{}: `{}` is not a condition ({})",
                 line_of(e),
-                shown(e)
+                shown(e),
+                other.kind()
             )),
         }
     }
@@ -652,9 +671,10 @@ impl Tr {
             V::Term(t) => Ok(t),
             V::Int(i) => Ok(i.term()),
             other => Err(format!(
-                "patterns.rs:{}: `{}` is not a node ({other:?})",
+                "patterns.rs:{}: `{}` is not a node ({})",
                 line_of(e),
-                shown(e)
+                shown(e),
+                other.kind()
             )),
         }
     }
@@ -665,14 +685,16 @@ impl Tr {
             V::Opt(Some(v)) => match *v {
                 V::Int(i) => Ok(i),
                 other => Err(format!(
-                    "patterns.rs:{}: not an integer ({other:?})",
-                    line_of(e)
+                    "patterns.rs:{}: not an integer ({})",
+                    line_of(e),
+                    other.kind()
                 )),
             },
             other => Err(format!(
-                "patterns.rs:{}: `{}` is not an integer ({other:?})",
+                "patterns.rs:{}: `{}` is not an integer ({})",
                 line_of(e),
-                shown(e)
+                shown(e),
+                other.kind()
             )),
         }
     }
@@ -849,8 +871,10 @@ impl Tr {
                 }))
             }
             (l, r, _) => Err(format!(
-                "patterns.rs:{line}: `{}` on {l:?} and {r:?}",
-                shown(b)
+                "patterns.rs:{line}: `{}` on {} and {}",
+                shown(b),
+                l.kind(),
+                r.kind()
             )),
         }
     }
@@ -940,6 +964,9 @@ impl Tr {
                 let (a, b) = (self.int(a, env)?, self.int(b, env)?);
                 Ok(wrapping("*", a, b))
             }
+            (["Arc", "ptr_eq"], _) => Err(format!(
+                "patterns.rs:{line}: a test of two nodes' identity (`Arc::ptr_eq`), which the DSL has no form for"
+            )),
             (path, _) => {
                 let name = path.join("::");
                 let helper = path.len() == 1 || !["UOp", "ConstValue", "DType"].contains(&path[0]);
@@ -987,8 +1014,9 @@ impl Tr {
         match self.value(v, env)? {
             V::Int(i) if ty == Ty::Int => Ok(V::Term(i.term())),
             other => Err(format!(
-                "patterns.rs:{line}: the constant `{}` ({other:?})",
-                shown(v)
+                "patterns.rs:{line}: the constant `{}` ({})",
+                shown(v),
+                other.kind()
             )),
         }
     }
@@ -998,9 +1026,10 @@ impl Tr {
         match self.value(e, env)? {
             V::Dtype(t) => Ok(t),
             other => Err(format!(
-                "patterns.rs:{}: `{}` is not a dtype ({other:?})",
+                "patterns.rs:{}: `{}` is not a dtype ({})",
                 line_of(e),
-                shown(e)
+                shown(e),
+                other.kind()
             )),
         }
     }
@@ -1037,12 +1066,18 @@ impl Tr {
                         }
                         Ok(V::Opt(Some(Box::new(self.value(&c.body, &mut env2)?))))
                     }
-                    other => Err(format!("patterns.rs:{line}: `map` of {other:?}")),
+                    other => Err(format!("patterns.rs:{line}: `map` of {}", other.kind())),
                 };
             }
             _ => {}
         }
         let recv = self.value(&m.receiver, env)?;
+        if name == "op" && matches!(recv, V::Term(_)) {
+            return Err(format!(
+                "patterns.rs:{line}: a test of a node's op (`{}`), which the DSL has no form for",
+                shown(m)
+            ));
+        }
         match (recv, name.as_str(), &args[..]) {
             (V::Term(t), "clone", []) => Ok(V::Term(t)),
             (V::Term(t), "dtype", []) => Ok(V::Dtype(t.ty)),
@@ -1121,8 +1156,9 @@ impl Tr {
                 shown(m)
             )),
             (recv, _, _) => Err(format!(
-                "patterns.rs:{line}: the method call `{}` on {recv:?}",
-                shown(m)
+                "patterns.rs:{line}: the method call `{}` on {}",
+                shown(m),
+                recv.kind()
             )),
         }
     }
