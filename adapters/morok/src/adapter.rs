@@ -56,7 +56,14 @@ impl Morok {
         };
         let path = match &self.patterns {
             Some(p) => p.clone(),
-            None => morok_source::locate().map_err(|e| Refuse::Error(e.to_string()))?,
+            // Without cargo (a copied binary), the groups stay the rules.
+            None => match morok_source::locate() {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("tileproof-morok: no patterns! entries as rules: {e}");
+                    return Ok(Vec::new());
+                }
+            },
         };
         let groups = morok_source::read(&path).map_err(|e| Refuse::Error(e.to_string()))?;
         let mut out = Vec::new();
