@@ -3,7 +3,9 @@
 //! checked against the rule on its instances, then proved or refuted for
 //! every constant. These use the pinned tinygrad (the venv: `.ci/run` runs
 //! them with --ignored) through `--module` with the patterns of
-//! `tests/peers/tinygrad_constants_rules.py`.
+//! `tests/peers/tinygrad_constants_rules.py`, and the Morok adapter
+//! (`adapters/morok`, built on its own), whose rules are the `patterns!`
+//! entries of the pinned morok-schedule.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -227,4 +229,132 @@ fn the_junit_report_fails_a_rule_refuted_for_some_constants() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let x = std::fs::read_to_string(&path).unwrap();
     assert!(x.contains("type=\"refuted-for-some-constants\""), "{x}");
+}
+
+const MOROK: &str = "adapters/morok/target/release/tileproof-morok --entry symbolic";
+
+/// `prove --simplifier MOROK --all-constants RULES` with `extra`, into a
+/// scratch corpus and proof cache.
+fn prove_morok(name: &str, adapter: &str, rules: &[&str], extra: &[&str]) -> Output {
+    let dir = scratch(name);
+    let corpus = dir.join("corpus").display().to_string();
+    let cache = dir.join("cache").display().to_string();
+    let mut args = vec![
+        "prove",
+        "--simplifier",
+        adapter,
+        "--all-constants",
+        "--corpus",
+        &corpus,
+        "--cache-dir",
+        &cache,
+        "--no-confirm",
+    ];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(rules);
+    Command::new(env!("CARGO_BIN_EXE_tileproof"))
+        .args(&args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("tileproof runs")
+}
+
+#[test]
+#[ignore = "needs the Morok adapter: cargo build --release --manifest-path adapters/morok/Cargo.toml"]
+fn a_sound_morok_entry_is_proved_for_all_constants() {
+    let rule = "identity_and_zero_patterns/Binary(Add)#0";
+    let o = prove_morok("morok-sound", MOROK, &[rule], &[]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        constants_row(&out, rule).contains("proved for all constants"),
+        "{out}"
+    );
+}
+
+/// The entries behind Morok's kept wrong-value findings: `(a*n + b) % n ->
+/// b % n` for `b >= 0` (truncating `%` is wrong for a negative `a*n`), and
+/// the comparisons whose constant arithmetic wraps in Rust's `i64`.
+#[test]
+#[ignore = "needs the Morok adapter: cargo build --release --manifest-path adapters/morok/Cargo.toml"]
+fn the_morok_entries_behind_kept_findings_are_refuted_for_all_constants() {
+    let rules = [
+        "range_based_mod_div_patterns/Binary(Mod)#4",
+        "comparison_dsl_patterns/Binary(Lt)#1",
+        "comparison_dsl_patterns/Binary(Lt)#4",
+    ];
+    let o = prove_morok("morok-refuted", MOROK, &rules, &[]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    for rule in rules {
+        assert!(
+            constants_row(&out, rule)
+                .contains("refuted for some constants (at width 64, confirmed on the peer's rule)"),
+            "{out}"
+        );
+    }
+    // Each comparison's refutation is a wrong value, found by the prover
+    // at a wrapped constant.
+    assert!(out.contains("expect x < -9223372036854775808"), "{out}");
+    assert!(
+        out.contains("i64(C1)") || out.contains("-3074457345618258602"),
+        "{out}"
+    );
+}
+
+/// A patterns.rs whose entry is not the compiled one (`x + 0 -> x + x`
+/// in a modified copy passed with `--patterns`): its translation is not
+/// the rule Morok runs, and nothing is proved of it.
+#[test]
+#[ignore = "needs the Morok adapter: cargo build --release --manifest-path adapters/morok/Cargo.toml"]
+fn a_modified_patterns_file_whose_entry_is_not_the_compiled_rule_is_caught() {
+    let rule = "identity_and_zero_patterns/Binary(Add)#0";
+    // The pinned patterns.rs, where the adapter's rules answer locates it.
+    let mut child = Command::new(format!(
+        "{}/adapters/morok/target/release/tileproof-morok",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .spawn()
+    .expect("the Morok adapter runs");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{{\"id\": 1, \"rules\": {{}}}}").unwrap();
+    }
+    let answer = child.wait_with_output().unwrap();
+    let last = String::from_utf8_lossy(&answer.stdout)
+        .lines()
+        .last()
+        .unwrap()
+        .to_string();
+    let v: serde_json::Value = serde_json::from_str(&last).unwrap();
+    let location = v["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == rule)
+        .unwrap()["location"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = location.rsplit_once(':').unwrap().0;
+    let pinned = std::fs::read_to_string(path).unwrap();
+    let entry = "Add[x, @zero] ~> x.clone(),";
+    assert!(pinned.contains(entry), "{path} has no `{entry}`");
+    let dir = scratch("morok-modified");
+    let modified = dir.join("patterns.rs");
+    std::fs::write(
+        &modified,
+        pinned.replacen(entry, "Add[x, @zero] ~> x.add(x),", 1),
+    )
+    .unwrap();
+    let adapter = format!("{MOROK} --patterns {}", modified.display());
+    let o = prove_morok("morok-modified-run", &adapter, &[rule], &[]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let row = constants_row(&out, rule);
+    assert!(row.contains("translation disagrees"), "{out}");
+    assert!(row.contains("the translation's result differs"), "{out}");
 }

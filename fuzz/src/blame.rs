@@ -147,6 +147,40 @@ fn first_wrong_pattern(
             });
             return Some((p.clone(), here));
         }
+        if let (true, [root]) = (c.declined, at.as_slice()) {
+            // A pattern is applied once at the root (Morok's closure
+            // alone), where its rule rewrote below it: it is applied at
+            // the outermost node under the root where it rewrites, as the
+            // rule's own rewrite to a fixed point did, and the instance
+            // with that node rewritten is judged whole.
+            let root = *root;
+            for n in g.reachable(&at).into_iter().rev().filter(|&n| n != root) {
+                let cn = checks::check(&g, &[n], alone.as_ref(), cfg, None);
+                let Some(to) = cn.tgt.as_ref().and_then(|t| t.first().copied()) else {
+                    continue;
+                };
+                let mut h = cn.graph;
+                let after = replace(&mut h, root, n, to);
+                let step = Step {
+                    after,
+                    profile: subject.profile(),
+                };
+                let whole = checks::check(&h, &at, &step, cfg, None);
+                if fails(&whole) {
+                    let here = moved.then_some(BlamedAt {
+                        graph: g,
+                        roots: at,
+                        whole_case: false,
+                    });
+                    return Some((p.clone(), here));
+                }
+                if whole.ok() {
+                    (g, at, moved) = (h, vec![after], true);
+                }
+                break;
+            }
+            continue;
+        }
         if let (true, Some(to)) = (c.ok(), c.tgt) {
             (g, at, moved) = (c.graph, to, true);
         }

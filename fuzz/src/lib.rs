@@ -67,3 +67,4 @@ pub mod subject;
 pub mod suite;
 pub mod targets;
 pub mod translation;
+pub mod widen;

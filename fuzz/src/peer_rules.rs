@@ -886,7 +886,54 @@ fn translated_rules(
 /// rule applied alone to it and judged like any instance. Its failure, kept
 /// (shrunk, classified on the peer's backends, written to the corpus), or
 /// why the rule does not fail there.
+///
+/// The counterexample is tried as the prover wrote it, then projected onto
+/// the peer's profile where it is outside it (a bool variable the peer has
+/// not becomes a comparison), then each with its variables widened
+/// ([`crate::widen`]: a peer whose rules read bounds may settle a point
+/// range before the rule under test runs). Only a failure of the peer's
+/// rule refutes; where none fails, the reason is the first instance's.
 pub fn judge_refutation(
+    peer: &Peer,
+    rule: &PeerRule,
+    opts: &Options,
+    validator: Option<&Validator<'_>>,
+    program: &Program,
+) -> Result<RuleFinding, String> {
+    let profile = peer.profile();
+    let mut bases = vec![program.clone()];
+    if !profile.covers(&program.graph, &program.outputs) {
+        let (graph, outputs) = profile.project(&program.graph, &program.outputs);
+        if let Ok(p) = engine::parse::parse_program(&engine::print::program(&graph, &outputs)) {
+            bases.push(p);
+        }
+    }
+    let mut tried: Vec<Program> = Vec::new();
+    for b in &bases {
+        tried.push(b.clone());
+        tried.extend(crate::widen::variants(b, opts.check.width));
+    }
+    let mut first = None;
+    for p in &tried {
+        match judge_one(peer, rule, opts, validator, p) {
+            Ok(f) => return Ok(f),
+            Err(why) => {
+                first.get_or_insert(why);
+            }
+        }
+    }
+    let why = first.unwrap_or_default();
+    Err(if tried.len() > 1 {
+        format!(
+            "{why} (and on {} with wider variables or in the peer's profile)",
+            engine::print::count(tried.len() - 1, "variant")
+        )
+    } else {
+        why
+    })
+}
+
+fn judge_one(
     peer: &Peer,
     rule: &PeerRule,
     opts: &Options,

@@ -6,15 +6,19 @@ use crate::convert::{self, VarMode, VarPlan, plan_vars, to_tree};
 use crate::entry::{Entry, MOROK_VERSION};
 use crate::groups::{GROUPS, PRIVATE, PRIVATE_GROUPS, Tracker};
 use crate::lower;
+use crate::morok_source;
 use crate::patterns;
 use crate::reproducer;
+use crate::translate;
 use morok_ir::UOp;
+use morok_ir::pattern::RewriteResult;
 use morok_schedule::graph_rewrite;
+use std::path::PathBuf;
 use std::sync::Arc;
 use tileproof_adapter::{
     Adapter, Case, Dtype, Exprs, Hello, InputLanguage, InstanceSource, Instantiable, Integers,
     PartialOps, PeerBounds, Profile, Refuse, ReproducerRequest, RuleInfo, Run, RunRequest, Script,
-    Simplified, Tree,
+    Simplified, Translation, Tree,
 };
 
 pub struct Morok {
@@ -22,6 +26,9 @@ pub struct Morok {
     vars: VarMode,
     gc_every: u64,
     served: u64,
+    /// `--patterns FILE`: the patterns.rs entries are translated from
+    /// (default: the pinned crate's, found by `cargo metadata`).
+    patterns: Option<PathBuf>,
 }
 
 impl Morok {
@@ -31,7 +38,63 @@ impl Morok {
             vars,
             gc_every,
             served: 0,
+            patterns: None,
         }
+    }
+
+    /// Translations from `path` instead of the pinned crate's patterns.rs.
+    pub fn with_patterns(mut self, path: Option<PathBuf>) -> Morok {
+        self.patterns = path;
+        self
+    }
+
+    /// The entries of the tier's groups, each a rule with its translation
+    /// (docs/peers/morok.md, "Each entry proved for all constants").
+    fn entry_rules(&self) -> Result<Vec<RuleInfo>, Refuse> {
+        let Entry::Tier(tier) = self.entry else {
+            return Ok(Vec::new());
+        };
+        let path = match &self.patterns {
+            Some(p) => p.clone(),
+            // Without cargo (a copied binary), the groups stay the rules.
+            None => match morok_source::locate() {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("tileproof-morok: no patterns! entries as rules: {e}");
+                    return Ok(Vec::new());
+                }
+            },
+        };
+        let groups = morok_source::read(&path).map_err(|e| Refuse::Error(e.to_string()))?;
+        let mut out = Vec::new();
+        for g in tier.groups() {
+            let Some(src) = groups.iter().find(|s| s.name == g.name) else {
+                continue;
+            };
+            let Ok(entries) = &src.entries else { continue };
+            for e in entries {
+                out.push(RuleInfo {
+                    name: e.name(),
+                    pattern: e.rule.lhs_text.clone(),
+                    location: format!("{}:{}", path.display(), e.line),
+                    function: g.name.to_string(),
+                    tree: serde_json::Value::Null,
+                    instantiable: match g.unreachable {
+                        Some(why) => Instantiable::No(why.to_string()),
+                        None => Instantiable::Yes,
+                    },
+                    instances: match g.unreachable {
+                        Some(_) => InstanceSource::Adapter,
+                        None => InstanceSource::Tileproof,
+                    },
+                    translation: Some(match translate::translate(e) {
+                        Ok(rules) => Translation::Rules(rules),
+                        Err(why) => Translation::Untranslatable(why),
+                    }),
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// Morok interns every node it builds and records where each was built
@@ -169,7 +232,10 @@ impl Adapter for Morok {
                     Some(_) => InstanceSource::Adapter,
                     None => InstanceSource::Tileproof,
                 },
-                translation: None,
+                translation: Some(Translation::Untranslatable(format!(
+                    "a group of closures: each is a rule of its own, {}/KEY#i",
+                    g.name
+                ))),
             })
             .collect();
         out.push(RuleInfo {
@@ -184,12 +250,15 @@ impl Adapter for Morok {
             instances: InstanceSource::Adapter,
             translation: None,
         });
+        out.extend(self.entry_rules()?);
         Ok(out)
     }
 
-    /// `rule`: a group, or one of its closures (`GROUP/KEY#i`, as an
-    /// answer's `patterns` names it), applied where it is the group's
-    /// first closure to match.
+    /// `rule`: a group (run alone to a fixed point), or one of its
+    /// closures (`GROUP/KEY#i`, as an answer's `patterns` names it),
+    /// applied once at the root where it is the group's first closure to
+    /// match (Morok's matcher gives no way to run one closure alone: where
+    /// an earlier one matches first, the instance is `unsupported`).
     fn apply(&mut self, rule: &str, case: &Case) -> Result<Simplified, Refuse> {
         self.housekeeping();
         let (group, only) = match rule.split_once('/') {
@@ -210,11 +279,39 @@ impl Adapter for Morok {
                 )));
             }
             (lower::lower(&exprs).map_err(Refuse::Error)?, Vec::new())
+        } else if let Some(only) = only {
+            let mut outs = Vec::new();
+            for e in &exprs {
+                let (r, last) = patterns::record_last(|| (g.matcher)().rewrite(e, &mut ()));
+                // The matcher tries the node's key's closures in order,
+                // then the wildcards: one after `only` matched, so `only`
+                // declined.
+                let index = |name: &str| {
+                    name.rsplit_once('#')
+                        .map(|(k, i)| (k == "*", i.parse::<usize>().ok()))
+                };
+                match (r, last.as_deref()) {
+                    (RewriteResult::Rewritten(n), Some(m)) if m == only => outs.push(n),
+                    (RewriteResult::NoMatch, _) => outs.push(e.clone()),
+                    (_, Some(m)) if index(m) > index(only) => outs.push(e.clone()),
+                    (_, Some(m)) => {
+                        return Err(Refuse::Unsupported(format!(
+                            "{group}/{m} matches first: {rule} cannot run alone there"
+                        )));
+                    }
+                    (_, None) => {
+                        return Err(Refuse::Error(format!(
+                            "{group} rewrote without naming its closure (another tracing subscriber?)"
+                        )));
+                    }
+                }
+            }
+            (outs, vec![only.to_string()])
         } else {
             patterns::record(|| {
                 exprs
                     .iter()
-                    .map(|e| graph_rewrite(&Tracker::group(i, e, only), e.clone(), &mut ()))
+                    .map(|e| graph_rewrite(&Tracker::group(i, e), e.clone(), &mut ()))
                     .collect()
             })
         };
@@ -284,6 +381,61 @@ mod tests {
         assert!(first.trees.is_some(), "{first:?}");
         let other = ask(&mut adapter, "range_based_mod_div_patterns/Binary(Mod)#0");
         assert!(other.declined.is_some(), "{other:?}");
+    }
+
+    /// A closure asked for alone is applied once, at the root (not to a
+    /// fixed point over the expression); where an earlier closure of its
+    /// group matches first, the instance is unsupported, not declined.
+    #[test]
+    fn a_closure_applies_once_at_the_root_or_is_unsupported_where_an_earlier_one_matches() {
+        let mut adapter = Morok::new(Entry::Tier(Tier::Symbolic), VarMode::Define, 2000);
+        let ask =
+            |adapter: &mut Morok, lo: i64, expr: &str, tree: serde_json::Value, rule: &str| {
+                let line = serde_json::json!({"id": 1, "vars": [{"name": "x", "lo": lo, "hi": 0}],
+                "exprs": [expr], "trees": [tree], "apply": {"rule": rule}});
+                tileproof_adapter::answer_line(adapter, &line.to_string())
+            };
+        let add0 = serde_json::json!(["add", ["add", ["var", "x"], ["const", 0]], ["const", 0]]);
+        let a = ask(
+            &mut adapter,
+            -3,
+            "x + 0 + 0",
+            add0,
+            "identity_and_zero_patterns/Binary(Add)#0",
+        );
+        // Once at the root: the inner `x + 0` stays.
+        assert_eq!(
+            serde_json::to_value(&a.trees).unwrap(),
+            serde_json::json!([["add", ["var", "x"], ["const", 0]]]),
+            "{a:?}"
+        );
+        let lt = serde_json::json!([
+            "lt",
+            ["add", ["var", "x"], ["const", -1]],
+            ["const", i64::MAX]
+        ]);
+        let point = ask(
+            &mut adapter,
+            0,
+            "x + -1 < MAX",
+            lt.clone(),
+            "comparison_dsl_patterns/Binary(Lt)#1",
+        );
+        assert!(
+            point
+                .unsupported
+                .as_deref()
+                .is_some_and(|u| u.contains("Binary(Lt)#0 matches first")),
+            "{point:?}"
+        );
+        let wide = ask(
+            &mut adapter,
+            i64::MIN,
+            "x + -1 < MAX",
+            lt,
+            "comparison_dsl_patterns/Binary(Lt)#1",
+        );
+        assert!(wide.trees.is_some(), "{wide:?}");
     }
 
     /// The controls of run-reproducers.sh are what this adapter writes now

@@ -301,9 +301,6 @@ pub struct Tracker {
     recent: RefCell<VecDeque<&'static str>>,
     /// How often each (node, result) rewrite was made, by UOp ids.
     made: RefCell<HashMap<(u64, u64), u32>>,
-    /// The one closure of a group alone that may rewrite
-    /// ([`crate::patterns`]'s name of it), when one is asked for.
-    only: Option<String>,
 }
 
 impl Tracker {
@@ -322,7 +319,6 @@ impl Tracker {
             limit: Cell::new(None),
             recent: RefCell::new(VecDeque::with_capacity(RECENT)),
             made: RefCell::new(HashMap::new()),
-            only: None,
         }
     }
 
@@ -331,15 +327,10 @@ impl Tracker {
         Tracker::new(tier.matcher(), tier.groups(), input)
     }
 
-    /// For `graph_rewrite` with the group `GROUPS[i]` alone on `input`,
-    /// or `only` its closure of that name (run inside
-    /// [`crate::patterns::record`]: a rewrite another closure makes is
-    /// not made).
-    pub fn group(i: usize, input: &Arc<UOp>, only: Option<&str>) -> Tracker {
+    /// For `graph_rewrite` with the group `GROUPS[i]` alone on `input`.
+    pub fn group(i: usize, input: &Arc<UOp>) -> Tracker {
         let g = &GROUPS[i..=i];
-        let mut t = Tracker::new((g[0].matcher)(), g, input);
-        t.only = only.map(str::to_string);
-        t
+        Tracker::new((g[0].matcher)(), g, input)
     }
 
     /// The groups that fired, with their counts.
@@ -388,11 +379,6 @@ impl Tracker {
 impl Matcher<()> for Tracker {
     fn rewrite(&self, uop: &Arc<UOp>, ctx: &mut ()) -> RewriteResult {
         let r = self.matcher.rewrite(uop, ctx);
-        if let (RewriteResult::Rewritten(_), Some(only)) = (&r, &self.only)
-            && crate::patterns::last().as_deref() != Some(only.as_str())
-        {
-            return RewriteResult::NoMatch;
-        }
         if let RewriteResult::Rewritten(new) = &r {
             let by = self.groups.iter().position(|g| {
                 matches!((g.matcher)().rewrite(uop, &mut ()), RewriteResult::Rewritten(x) if Arc::ptr_eq(&x, new))

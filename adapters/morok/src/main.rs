@@ -21,10 +21,12 @@ mod entry;
 mod groups;
 mod harness;
 mod lower;
+mod morok_source;
 mod patterns;
 #[cfg(test)]
 mod profile_facts;
 mod reproducer;
+mod translate;
 
 use adapter::Morok;
 use entry::Entry;
@@ -37,7 +39,7 @@ use convert::VarMode;
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const USAGE: &str = "usage: tileproof-morok [--entry symbolic_simple|symbolic|sym|lower] [--vars mixed|range|define] [--gc-every N]
+const USAGE: &str = "usage: tileproof-morok [--entry symbolic_simple|symbolic|sym|lower] [--vars mixed|range|define] [--gc-every N] [--patterns FILE]
        tileproof-morok --bench FILE [--vars mixed|range|define]
 
   --entry E     the simplifier under test (default symbolic): graph_rewrite with Morok's
@@ -45,6 +47,8 @@ const USAGE: &str = "usage: tileproof-morok [--entry symbolic_simple|symbolic|sy
   --vars M      which variables with lower bound 0 are loop RANGEs (default mixed: names
                 ending in an even number; `range`: all; `define`: none, all DEFINE_VARs)
   --gc-every N  drop Morok's dead hash-consing entries every N requests (default 2000)
+  --patterns F  translate the entries of this patterns.rs (a modified copy of morok-schedule's
+                src/symbolic/patterns.rs) instead of the pinned crate's, found by cargo metadata
   --bench FILE  time tileproof's engine and Morok's symbolic() and sym() in this process on
                 the cases of FILE (as `tileproof bench peers` writes them) and print the figures
 
@@ -55,6 +59,7 @@ fn main() {
     let mut vars = VarMode::Mixed;
     let mut gc_every = 2000u64;
     let mut bench = None;
+    let mut patterns = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = |flag: &str| {
@@ -90,6 +95,7 @@ fn main() {
                 });
             }
             "--bench" => bench = Some(value("--bench")),
+            "--patterns" => patterns = Some(std::path::PathBuf::from(value("--patterns"))),
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return;
@@ -107,7 +113,9 @@ fn main() {
         }
         return;
     }
-    if let Err(e) = tileproof_adapter::serve(Morok::new(entry, vars, gc_every)) {
+    if let Err(e) =
+        tileproof_adapter::serve(Morok::new(entry, vars, gc_every).with_patterns(patterns))
+    {
         eprintln!("tileproof-morok: {e}");
         std::process::exit(1);
     }

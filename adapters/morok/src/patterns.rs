@@ -44,10 +44,12 @@ pub fn record<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
     (out, MATCHED.with(|m| std::mem::take(&mut *m.borrow_mut())))
 }
 
-/// The last closure that matched so far in [`record`] (the one that made
-/// the rewrite the caller just saw).
-pub fn last() -> Option<String> {
-    LAST.with(|l| l.borrow().clone())
+/// The closure that matched last while `f` ran, and `f`'s result: for
+/// one `rewrite` call, the closure that made its rewrite (a closure that
+/// rewrites inside, with a matcher of its own, logs those matches first).
+pub fn record_last<T>(f: impl FnOnce() -> T) -> (T, Option<String>) {
+    let (out, _) = record(f);
+    (out, LAST.with(|l| l.borrow_mut().take()))
 }
 
 fn install() {

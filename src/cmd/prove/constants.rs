@@ -76,26 +76,52 @@ pub fn settle(
         deadline: bound.and_then(|b| Instant::now().checked_add(b)),
         ..prove.clone()
     };
-    let rows: Vec<RuleResult> = rules
-        .iter()
-        .flat_map(|r| verify::schedule::prove_rule_widths(r, &prove, &|_: &RuleResult| {}))
-        .collect();
-    let v = match (verdict(peer, rule, rep, opts, validator, &rows), unbounded_why) {
-        // A counterexample over the peer's own unbounded integers that its
-        // rule passed (declined, or built something else there) leaves a
-        // fixed-width proof without force: under the strict model an
-        // unconstrained operand can overflow, and that proof may rest on
-        // it. Only a refutation stands.
-        (Ok(ConstantsVerdict::Proved { .. }), Some(u)) if u.counterexample => open(format!(
-            "{}; the fixed widths prove the translation, but a proof under their bounded model is not one for unbounded integers",
-            u.why
-        )),
-        (Ok(v), _) => v,
-        (Err(why), Some(u)) => open(format!("{}; {why}", u.why)),
-        (Err(why), None) => open(why),
-    };
-    rep.constants = Some(v);
+    // A counterexample the peer's rule cannot be given (an earlier rule of
+    // the peer settles it first, as Morok's range analysis settles a point
+    // range) is not the only one: Z3's seed picks another model, so the
+    // proof is tried again with a few seeds (uncached: the cache keeps one
+    // counterexample) before the rule is left open.
+    let mut first = None;
+    for (k, seed) in std::iter::once(prove.seed).chain(RETRY_SEEDS).enumerate() {
+        let prove = ProveOptions {
+            seed,
+            cache: if k == 0 { prove.cache.clone() } else { None },
+            ..prove.clone()
+        };
+        let rows: Vec<RuleResult> = rules
+            .iter()
+            .flat_map(|r| verify::schedule::prove_rule_widths(r, &prove, &|_: &RuleResult| {}))
+            .collect();
+        let v = match (verdict(peer, rule, rep, opts, validator, &rows), &unbounded_why) {
+            // A counterexample over the peer's own unbounded integers that
+            // its rule passed (declined, or built something else there)
+            // leaves a fixed-width proof without force: under the strict
+            // model an unconstrained operand can overflow, and that proof
+            // may rest on it. Only a refutation stands.
+            (Ok(ConstantsVerdict::Proved { .. }), Some(u)) if u.counterexample => open(format!(
+                "{}; the fixed widths prove the translation, but a proof under their bounded model is not one for unbounded integers",
+                u.why
+            )),
+            (Ok(v), _) => v,
+            (Err(why), Some(u)) => open(format!("{}; {why}", u.why)),
+            (Err(why), None) => open(why),
+        };
+        let unconfirmed = matches!(v, ConstantsVerdict::CheckedOnInstances { .. })
+            && rows
+                .iter()
+                .any(|r| matches!(r.verdict, ProofVerdict::Failed { .. }));
+        if !unconfirmed {
+            rep.constants = Some(v);
+            return;
+        }
+        first.get_or_insert(v);
+    }
+    rep.constants = first;
 }
+
+/// The Z3 seeds a rule's fixed-width proof is tried again with when none
+/// of its counterexamples fails the peer's rule.
+const RETRY_SEEDS: [u32; 3] = [1, 2, 3];
 
 /// Why the unbounded-integer queries left a rule open.
 struct Open {
@@ -258,9 +284,10 @@ fn refute(
     // fixed width, or an op on an unconstrained operand that could
     // overflow), which a peer of unbounded integers (tinygrad) does not
     // have.
-    let overflow = failed
-        .iter()
-        .all(|(c, _)| !c.unbounded && c.failure == Failure::TargetUndefined);
+    let overflow = peer.profile().integers == Integers::Unbounded
+        && failed
+            .iter()
+            .all(|(c, _)| !c.unbounded && c.failure == Failure::TargetUndefined);
     Err(Some(format!(
         "{}the prover's counterexamples do not fail the peer's rule: {}",
         if overflow {

@@ -73,13 +73,11 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
         confirmation(&peer, &confirm)
     );
     let (opts, seeds_dir) = rule_options(a, &peer, confirm)?;
-    // Every width of the DSL's proofs: one width-generic query covers all
-    // of them (and so the unbounded integers) where the rule allows it.
     let prove = a
         .all_constants
         .then(|| {
             super::super::proofs::options(
-                &[8, 16, 32, 64],
+                &proof_widths(profile),
                 a.proof_timeout,
                 false,
                 a.cache_dir,
@@ -165,6 +163,19 @@ pub fn run(a: &Request<'_>) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(2)
     })
+}
+
+/// The widths a peer's rules are proved at for every constant, by its
+/// profile's integers: every width for unbounded ones (tinygrad: one
+/// width-generic query covers them all, and so the unbounded integers),
+/// the peer's own for fixed-width ones (Morok's `Index` is 64 bits): a
+/// rule sound there is sound for the peer, and a narrower width's
+/// overflow is not the peer's.
+fn proof_widths(profile: &fuzz::subject::Profile) -> Vec<u32> {
+    match profile.integers {
+        fuzz::subject::Integers::Unbounded => vec![8, 16, 32, 64],
+        fuzz::subject::Integers::Fixed(w) => vec![w.0],
+    }
 }
 
 /// How counterexamples will be classified, for the opening line.
