@@ -54,10 +54,12 @@ pub struct Firing {
 #[derive(Clone, Debug, Default)]
 pub struct Outcome {
     pub roots: Vec<NodeId>,
-    /// Firings per rule, indexed like [`Simplifier::rule_names`]; empty
-    /// when no rule fired (most calls on small inputs fire few rules, and
-    /// zeroing a count per rule was a measurable part of such a call).
-    pub counts: Vec<usize>,
+    /// `(rule, firings)` for every rule that fired (`rule` indexed like
+    /// [`Simplifier::rule_names`]), in the order each first fired. Sparse:
+    /// most calls fire a few rules, and a zeroed count per rule was a
+    /// tenth of a small call's time ([`Outcome::dense_counts`] for the
+    /// table).
+    pub counts: Vec<(usize, usize)>,
     /// Every firing in order, when tracing was asked for.
     pub trace: Vec<Firing>,
 }
@@ -68,16 +70,27 @@ impl Outcome {
         let mut v: Vec<(&str, usize)> = self
             .counts
             .iter()
-            .enumerate()
-            .filter(|(_, &c)| c > 0)
-            .map(|(i, &c)| (s.rule_names()[i].as_str(), c))
+            .map(|&(i, c)| (s.rule_names()[i].as_str(), c))
             .collect();
         v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         v
     }
 
     pub fn total_firings(&self) -> usize {
-        self.counts.iter().sum()
+        self.counts.iter().map(|&(_, c)| c).sum()
+    }
+
+    /// Firings per rule of `rules` (indexed like
+    /// [`Simplifier::rule_names`]); empty when no rule fired.
+    pub fn dense_counts(&self, rules: usize) -> Vec<usize> {
+        if self.counts.is_empty() {
+            return Vec::new();
+        }
+        let mut dense = vec![0; rules];
+        for &(r, c) in &self.counts {
+            dense[r] += c;
+        }
+        dense
     }
 }
 
@@ -270,7 +283,7 @@ impl<'r> Simplifier<'r> {
         )
     }
 
-    /// Rule names, indexed like [`Firing::rule`] and [`Outcome::counts`].
+    /// Rule names, indexed like [`Firing::rule`] and the rules of [`Outcome::counts`].
     pub fn rule_names(&self) -> &[String] {
         &self.names
     }
@@ -510,10 +523,10 @@ impl Run<'_, '_> {
         before: NodeId,
         after: NodeId,
     ) -> Result<(), CapError> {
-        if self.out.counts.is_empty() {
-            self.out.counts = vec![0; self.s.names.len()];
+        match self.out.counts.iter_mut().find(|(r, _)| *r == rule) {
+            Some((_, c)) => *c += 1,
+            None => self.out.counts.push((rule, 1)),
         }
-        self.out.counts[rule] += 1;
         self.fired += 1;
         if self.trace {
             self.out.trace.push(Firing {
