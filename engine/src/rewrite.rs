@@ -35,7 +35,7 @@ use crate::algebra::linear::is_linear_op;
 use crate::ir::dtype::Width;
 use crate::ir::{Graph, NodeId, Op};
 use crate::passes::{Pass, PASSES};
-use crate::rules::shape::{Shape, Site};
+use crate::rules::shape::{Shape, Site, KIND_PAIRS};
 use crate::rules::RuleSet;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -54,10 +54,12 @@ pub struct Firing {
 #[derive(Clone, Debug, Default)]
 pub struct Outcome {
     pub roots: Vec<NodeId>,
-    /// Firings per rule, indexed like [`Simplifier::rule_names`]; empty
-    /// when no rule fired (most calls on small inputs fire few rules, and
-    /// zeroing a count per rule was a measurable part of such a call).
-    pub counts: Vec<usize>,
+    /// `(rule, firings)` for every rule that fired (`rule` indexed like
+    /// [`Simplifier::rule_names`]), in the order each first fired. Sparse:
+    /// most calls fire a few rules, and a zeroed count per rule was a
+    /// tenth of a small call's time ([`Outcome::dense_counts`] for the
+    /// table).
+    pub counts: Vec<(usize, usize)>,
     /// Every firing in order, when tracing was asked for.
     pub trace: Vec<Firing>,
 }
@@ -68,16 +70,27 @@ impl Outcome {
         let mut v: Vec<(&str, usize)> = self
             .counts
             .iter()
-            .enumerate()
-            .filter(|(_, &c)| c > 0)
-            .map(|(i, &c)| (s.rule_names()[i].as_str(), c))
+            .map(|&(i, c)| (s.rule_names()[i].as_str(), c))
             .collect();
         v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         v
     }
 
     pub fn total_firings(&self) -> usize {
-        self.counts.iter().sum()
+        self.counts.iter().map(|&(_, c)| c).sum()
+    }
+
+    /// Firings per rule of `rules` (indexed like
+    /// [`Simplifier::rule_names`]); empty when no rule fired.
+    pub fn dense_counts(&self, rules: usize) -> Vec<usize> {
+        if self.counts.is_empty() {
+            return Vec::new();
+        }
+        let mut dense = vec![0; rules];
+        for &(r, c) in &self.counts {
+            dense[r] += c;
+        }
+        dense
     }
 }
 
@@ -112,11 +125,14 @@ impl std::error::Error for CapError {}
 pub struct Simplifier<'r> {
     rules: &'r RuleSet,
     names: Vec<String>,
-    /// Per root op (its position in the op table): the rules that may
-    /// match a node of that op (those of that root op and those whose left
-    /// side is a bare variable), in group order and file order within a
-    /// group, each with its index into `flat` and its shape. One list per
-    /// op, not one per group and op: the first match wins either way.
+    /// Per root op (its position in the op table) and kinds of its first
+    /// two operands ([`Site::kinds`]; at `op * KIND_PAIRS + kinds`): the
+    /// rules that may match such a node (those of that root op whose
+    /// operand patterns admit those kinds, and those whose left side is a
+    /// bare variable), in group order and file order within a group, each
+    /// with its index into `flat` and its shape. One list per op and kinds,
+    /// not one per group: the first match wins either way; a rule left out
+    /// of a list is one whose shape refuses every node it stands for.
     dispatch: Vec<Vec<(usize, Shape)>>,
     flat: Vec<(usize, usize)>,
     /// Maximum firings per call, plus [`CAP_PER_NODE`] for every distinct
@@ -196,16 +212,22 @@ impl<'r> Simplifier<'r> {
     pub fn with_passes(rules: &'r RuleSet, passes: &'r [Pass]) -> Simplifier<'r> {
         let mut names = Vec::new();
         let mut flat = Vec::new();
-        let mut by_op: Vec<Vec<(usize, Shape)>> = vec![Vec::new(); crate::ir::op::OPS.len()];
+        let mut by_op: Vec<Vec<(usize, Shape)>> =
+            vec![Vec::new(); crate::ir::op::OPS.len() * KIND_PAIRS];
         for (gi, group) in rules.groups.iter().enumerate() {
             for (ri, rule) in group.rules.iter().enumerate() {
                 let idx = flat.len();
                 flat.push((gi, ri));
                 names.push(rule.name.clone());
                 let shape = Shape::of(rule);
-                match rule.root_op() {
-                    Some(op) => by_op[op.index()].push((idx, shape)),
-                    None => by_op.iter_mut().for_each(|l| l.push((idx, shape.clone()))),
+                let ops: Vec<usize> = match rule.root_op() {
+                    Some(op) => vec![op.index()],
+                    None => (0..crate::ir::op::OPS.len()).collect(),
+                };
+                for op in ops {
+                    for kinds in (0..KIND_PAIRS).filter(|&k| shape.admits_kinds(k)) {
+                        by_op[op * KIND_PAIRS + kinds].push((idx, shape.clone()));
+                    }
                 }
             }
         }
@@ -261,7 +283,7 @@ impl<'r> Simplifier<'r> {
         )
     }
 
-    /// Rule names, indexed like [`Firing::rule`] and [`Outcome::counts`].
+    /// Rule names, indexed like [`Firing::rule`] and the rules of [`Outcome::counts`].
     pub fn rule_names(&self) -> &[String] {
         &self.names
     }
@@ -331,8 +353,8 @@ impl<'r> Simplifier<'r> {
     /// the linear form's rules apply.
     fn first_match(&self, g: &mut Graph, n: NodeId, root: bool) -> Option<(usize, NodeId)> {
         let op = g.node(n).op;
-        let key = op.index();
         let site = Site::of(g, n, self.width);
+        let key = op.index() * KIND_PAIRS + site.kinds();
         for (idx, shape) in &self.dispatch[key] {
             if !shape.admits(&site) {
                 continue;
@@ -501,10 +523,10 @@ impl Run<'_, '_> {
         before: NodeId,
         after: NodeId,
     ) -> Result<(), CapError> {
-        if self.out.counts.is_empty() {
-            self.out.counts = vec![0; self.s.names.len()];
+        match self.out.counts.iter_mut().find(|(r, _)| *r == rule) {
+            Some((_, c)) => *c += 1,
+            None => self.out.counts.push((rule, 1)),
         }
-        self.out.counts[rule] += 1;
         self.fired += 1;
         if self.trace {
             self.out.trace.push(Firing {

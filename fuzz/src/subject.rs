@@ -567,8 +567,8 @@ impl Subject for Engine<'_> {
     fn simplify(&self, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
         match self.simp.simplify(g, roots, false) {
             Ok(o) => Ok(Answer::Simplified {
+                counts: o.dense_counts(self.simp.rule_names().len()),
                 roots: o.roots,
-                counts: o.counts,
                 patterns: Vec::new(),
             }),
             Err(e) => Err(Refusal {

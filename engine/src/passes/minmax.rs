@@ -15,12 +15,14 @@ pub const RULES: [&str; 1] = ["linear_minmax"];
 
 /// Tries the rewrites at a `min`/`max` chain root `n`.
 pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
-    let mut out = simplest(g, read_chain(g, n, false)?, &Poly::constant(0), 1, w)?;
+    let chain = read_chain(g, n, false)?;
     // The chain with its nested chains flattened, when that is smaller
-    // (`min(x, min(x, y) + 1)` is `min(x, y + 1)`).
-    if let Some(flat) =
-        read_chain(g, n, true).and_then(|c| simplest(g, c, &Poly::constant(0), 1, w))
-    {
+    // (`min(x, min(x, y) + 1)` is `min(x, y + 1)`). Without a nested
+    // chain it is the same chain, whose simplest form is the same node:
+    // not computed twice (it was a third of this pass's time).
+    let flat = read_chain(g, n, true).filter(|c| c.op != chain.op || c.arms != chain.arms);
+    let mut out = simplest(g, chain, &Poly::constant(0), 1, w)?;
+    if let Some(flat) = flat.and_then(|c| simplest(g, c, &Poly::constant(0), 1, w)) {
         if g.size(flat) < g.size(out) {
             out = flat;
         }

@@ -137,7 +137,12 @@ impl Rule {
     }
 }
 
-fn ty_matches(t: Ty, d: DType, rule: &Rule, b: &mut Binding, undo: &mut Vec<usize>) -> bool {
+/// The type variables one matching step bound, to unbind if it fails
+/// (inline: most steps bind one or none, and a heap list per step was a
+/// measurable part of matching).
+type Undo = smallvec::SmallVec<[usize; 2]>;
+
+fn ty_matches(t: Ty, d: DType, rule: &Rule, b: &mut Binding, undo: &mut Undo) -> bool {
     match t {
         Ty::Fixed(f) => f == d,
         Ty::Var(k) => match b.types[k] {
@@ -194,7 +199,7 @@ type Cont<'a> = dyn FnMut(&mut Binding) -> bool + 'a;
 fn match_pat(g: &Graph, rule: &Rule, p: &Pat, n: NodeId, b: &mut Binding, k: &mut Cont) -> bool {
     crate::deep::grow(|| {
         let node = g.node(n);
-        let mut undo = Vec::new();
+        let mut undo = Undo::new();
         let ok = match p {
             Pat::Var(v) => {
                 let pv = &rule.vars[*v];

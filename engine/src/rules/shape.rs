@@ -40,6 +40,17 @@ impl Req {
         }
     }
 
+    /// Whether a node of operand kind `k` ([`Fact::kind`]) may satisfy
+    /// this; false only where [`Req::admits`] is false for every such node.
+    fn admits_kind(self, k: usize) -> bool {
+        match self {
+            Req::Any => true,
+            Req::Const | Req::Lit(_) => k == KIND_CONST,
+            Req::NonConst | Req::Op(_) => k != KIND_CONST,
+            Req::Invalid => k == KIND_INVALID,
+        }
+    }
+
     #[inline]
     fn admits(self, n: &Fact) -> bool {
         match self {
@@ -61,7 +72,27 @@ struct Fact {
     invalid: bool,
 }
 
+/// The kinds of operand the rewriter's dispatch tables tell apart: a
+/// constant, `invalid`, anything else.
+const KIND_CONST: usize = 0;
+const KIND_INVALID: usize = 1;
+const KIND_OTHER: usize = 2;
+
+/// How many pairs of the first two operands' kinds there are
+/// ([`Site::kinds`], [`Shape::admits_kinds`]).
+pub const KIND_PAIRS: usize = 9;
+
 impl Fact {
+    fn kind(&self) -> usize {
+        if self.konst.is_some() {
+            KIND_CONST
+        } else if self.invalid {
+            KIND_INVALID
+        } else {
+            KIND_OTHER
+        }
+    }
+
     fn of(g: &Graph, n: NodeId) -> Fact {
         let node = g.node(n);
         Fact {
@@ -103,6 +134,15 @@ impl Site {
             args,
             src,
         }
+    }
+}
+
+impl Site {
+    /// The kinds of the first two operands (a missing one is "other"), as
+    /// one index below [`KIND_PAIRS`].
+    #[inline]
+    pub fn kinds(&self) -> usize {
+        self.args[0].kind() * 3 + self.args[1].kind()
     }
 }
 
@@ -235,6 +275,16 @@ impl Shape {
             same,
             conds,
         }
+    }
+
+    /// Whether the rule may match at a site whose first two operands have
+    /// the kinds `kinds` ([`Site::kinds`]); false only where [`Shape::admits`]
+    /// is false at every such site, so a table of the rules admitting each
+    /// pair of kinds drops no rule that could fire.
+    pub fn admits_kinds(&self, kinds: usize) -> bool {
+        let (k0, k1) = (kinds / 3, kinds % 3);
+        let ok = |a: usize, b: usize| self.args.iter().zip([a, b]).all(|(r, k)| r.admits_kind(k));
+        ok(k0, k1) || (self.commutative && ok(k1, k0))
     }
 
     /// Whether the rule may match at `site`; false only where it cannot.
