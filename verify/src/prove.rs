@@ -321,6 +321,65 @@ enum Outcome {
     Unknown(String),
 }
 
+/// A row's instances' outcomes, folded into its verdict: the first
+/// failure, else the first unknown, else proved (vacuous where every
+/// instance is), and whether every instance came from the cache.
+struct Tally {
+    verdict: ProofVerdict,
+    all_cached: bool,
+    vacuous: usize,
+}
+
+impl Tally {
+    fn new() -> Tally {
+        Tally {
+            verdict: ProofVerdict::Proved,
+            all_cached: true,
+            vacuous: 0,
+        }
+    }
+
+    /// Counts one instance's outcome; true where it settles the row (a
+    /// counterexample or an internal error: no later instance changes it).
+    fn add(&mut self, out: Outcome) -> bool {
+        match out {
+            Outcome::Proved { cached } => self.all_cached &= cached,
+            Outcome::Vacuous => {
+                self.all_cached = false;
+                self.vacuous += 1;
+            }
+            Outcome::Failed(counterexample) => {
+                self.verdict = ProofVerdict::Failed { counterexample };
+                self.all_cached = false;
+                return true;
+            }
+            Outcome::InternalError(internal_error) => {
+                self.verdict = ProofVerdict::InternalError { internal_error };
+                self.all_cached = false;
+                return true;
+            }
+            Outcome::Unknown(reason) | Outcome::GenericModel(reason) => {
+                self.all_cached = false;
+                if !matches!(self.verdict, ProofVerdict::Unknown { .. }) {
+                    self.verdict = ProofVerdict::Unknown { reason };
+                }
+            }
+        }
+        false
+    }
+
+    /// The verdict over `instances` instances, and whether all were cached.
+    fn verdict(self, instances: usize) -> (ProofVerdict, bool) {
+        let vacuous = matches!(self.verdict, ProofVerdict::Proved) && self.vacuous == instances;
+        let verdict = if vacuous {
+            ProofVerdict::Vacuous
+        } else {
+            self.verdict
+        };
+        (verdict, self.all_cached)
+    }
+}
+
 /// Why a rule cannot be proved width-generically, if it cannot: an op
 /// whose semantics counts bits (a shift's amount, `&`'s bits, a cast's
 /// ranges against `index`'s), or an `index` literal that some width of 8
@@ -433,41 +492,18 @@ fn prove_unbounded_within(rule: &Rule, opts: &Options) -> RuleResult {
         spent: &mut spent,
         instances: instances.len(),
     };
-    let mut verdict = ProofVerdict::Proved;
-    let (mut all_cached, mut vacuous) = (true, 0);
+    let mut tally = Tally::new();
     for types in &instances {
         let mut solve = || solve_query(rule, types, enc, opts, &mut shares, &mut notes);
         let out = match deadline {
             Some(d) => with_deadline(d, solve),
             None => solve(),
         };
-        match out {
-            Outcome::Proved { cached } => all_cached &= cached,
-            Outcome::Vacuous => {
-                all_cached = false;
-                vacuous += 1;
-            }
-            Outcome::Failed(counterexample) => {
-                verdict = ProofVerdict::Failed { counterexample };
-                all_cached = false;
-                break;
-            }
-            Outcome::InternalError(internal_error) => {
-                verdict = ProofVerdict::InternalError { internal_error };
-                all_cached = false;
-                break;
-            }
-            Outcome::Unknown(reason) | Outcome::GenericModel(reason) => {
-                all_cached = false;
-                if !matches!(verdict, ProofVerdict::Unknown { .. }) {
-                    verdict = ProofVerdict::Unknown { reason };
-                }
-            }
+        if tally.add(out) {
+            break;
         }
     }
-    if matches!(verdict, ProofVerdict::Proved) && vacuous == instances.len() {
-        verdict = ProofVerdict::Vacuous;
-    }
+    let (verdict, all_cached) = tally.verdict(instances.len());
     let unsettled = matches!(verdict, ProofVerdict::Unknown { .. });
     RuleResult {
         rule: rule.name.clone(),
@@ -617,9 +653,7 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -
         return RuleResult::unknown(rule, width, reason, 0.0, None);
     }
     let mut method = Mode::Bv;
-    let mut all_cached = true;
-    let mut vacuous = 0;
-    let mut verdict = ProofVerdict::Proved;
+    let mut tally = Tally::new();
     let mut shares = Shares {
         share: first,
         spent: &mut spent,
@@ -658,36 +692,12 @@ fn prove_rule_within(rule: &Rule, width: u32, opts: &Options, first: Duration) -
         walked |= by == SolverKind::Interpreter;
         method = method.max(mode);
         solver = solver.max(by);
-        match outcome {
-            Outcome::Proved { cached } => all_cached &= cached,
-            Outcome::Vacuous => {
-                all_cached = false;
-                vacuous += 1;
-            }
-            Outcome::Failed(cex) => {
-                verdict = ProofVerdict::Failed {
-                    counterexample: cex,
-                };
-                all_cached = false;
-                break;
-            }
-            Outcome::InternalError(e) => {
-                verdict = ProofVerdict::InternalError { internal_error: e };
-                all_cached = false;
-                break;
-            }
-            Outcome::Unknown(reason) | Outcome::GenericModel(reason) => {
-                all_cached = false;
-                if !matches!(verdict, ProofVerdict::Unknown { .. }) {
-                    verdict = ProofVerdict::Unknown { reason };
-                }
-            }
+        if tally.add(outcome) {
+            break;
         }
     }
+    let (verdict, all_cached) = tally.verdict(instances.len());
     let unknown = matches!(verdict, ProofVerdict::Unknown { .. });
-    if matches!(verdict, ProofVerdict::Proved) && vacuous == instances.len() {
-        verdict = ProofVerdict::Vacuous;
-    }
     if width > 16 {
         method = Mode::Int;
     }
