@@ -11,7 +11,7 @@
 //! beside it (which needs only the peer), inline.
 
 use crate::blame::rule_and_pattern;
-use crate::cause::{BoundOf, Cause, Construct};
+use crate::cause::{BoundOf, Cause, Construct, Fault};
 use crate::confirm::Class;
 use crate::corpus::{self, Header, CAUSES_FILE};
 use engine::semantics::Failure;
@@ -269,12 +269,18 @@ pub fn file_name(d: &Defect) -> String {
 /// The report's title: the peer, and the code that is wrong.
 pub fn title(d: &Defect) -> String {
     let what = match &d.cause {
-        Cause::Rule(r) => match rule_and_pattern(r) {
-            (rule, Some(pattern)) => {
-                format!("rule `{rule}`, its pattern `{pattern}`, rewrites to a wrong answer")
+        Cause::Rule { rule, fault } => {
+            let does = match fault {
+                Fault::Wrong => "rewrites to a wrong answer",
+                Fault::Undefined => {
+                    "brings an overflow or a division by zero into an answer whose source has none"
+                }
+            };
+            match rule_and_pattern(rule) {
+                (rule, Some(pattern)) => format!("rule `{rule}`, its pattern `{pattern}`, {does}"),
+                (rule, None) => format!("rule `{rule}` {does}"),
             }
-            (rule, None) => format!("rule `{rule}` rewrites to a wrong answer"),
-        },
+        }
         Cause::Transfer(op) => format!(
             "range analysis: the bounds of `{op}` exclude values the node takes while its operands' bounds hold"
         ),
@@ -407,7 +413,7 @@ pub fn render(d: &Defect) -> String {
 /// The peer code a defect blames, in words.
 fn blamed(d: &Defect) -> String {
     match &d.cause {
-        Cause::Rule(r) => match rule_and_pattern(r) {
+        Cause::Rule { rule, .. } => match rule_and_pattern(rule) {
             (rule, Some(pattern)) => format!("the pattern `{pattern}` of the rule `{rule}`"),
             (rule, None) => format!("the rule `{rule}`"),
         },

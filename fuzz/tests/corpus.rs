@@ -7,7 +7,7 @@ use engine::parse::parse_program;
 use engine::rewrite::Simplifier;
 use engine::rules::builtin;
 use fuzz::cause::found::Found;
-use fuzz::cause::Cause;
+use fuzz::cause::{Cause, Fault};
 use fuzz::checks::{check, CheckConfig, Kind, ValidationVerdict};
 use fuzz::corpus::Replayer;
 use fuzz::corpus::{self, Entry};
@@ -46,7 +46,10 @@ fn entry(body: &str) -> Entry {
         body: body.into(),
         class: None,
         relaxed: None,
-        cause: Found::just(Cause::Rule("rem_drop_multiple".into())),
+        cause: Found::just(Cause::Rule {
+            rule: "rem_drop_multiple".into(),
+            fault: Fault::Wrong,
+        }),
         reproducer: None,
     }
 }
@@ -105,7 +108,13 @@ fn a_written_case_parses_and_says_what_failed() {
     );
     assert_eq!(h.point.as_deref(), Some("x = -1"));
     assert_eq!(h.rules.as_deref(), Some("rem_drop_multiple (1x)"));
-    assert_eq!(h.cause, Some(Cause::Rule("rem_drop_multiple".into())));
+    assert_eq!(
+        h.cause,
+        Some(Cause::Rule {
+            rule: "rem_drop_multiple".into(),
+            fault: Fault::Wrong,
+        })
+    );
     assert_eq!(
         h.reproduce.unwrap(),
         format!("tileproof replay {}", saved.path.display())

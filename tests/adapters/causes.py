@@ -27,6 +27,11 @@ causes (tests/causes_cli.rs). Stdlib only.
               group: `div_one` (`x / 1 -> x`, right) and `div_neg_one`
               (`x / -1 -> x`, wrong); `apply` names the patterns that
               rewrote. The cause is `fold/div_neg_one`, not the group.
+              A third pattern, `sub_neg` (`x - y -> x + y * -1`), computes
+              the right value but overflows at y = MIN: the cause is
+              `fold/sub_neg introduces UB`, another defect of one group.
+              This mode's backend traps on an overflow (C's -ftrapv), so
+              the overflow is a real bug there, not tileproof's model.
     moveconst a simplifier that names no rules and has no range analysis
               (TVM's shape): it moves a constant across a comparison,
               `a + C < b` to `a < b - C`, which is right over the integers
@@ -75,6 +80,7 @@ Its backend, `wrap`, evaluates trees with wrapping arithmetic (64 bits, 32
 for `foldwrap`).
 """
 import os
+import signal
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -160,6 +166,7 @@ def fold_divisor(t):
 PATTERNS = {
     "div_one": lambda t: t[1] if t[0] == "div" and t[2] == ["const", 1] else None,
     "div_neg_one": lambda t: t[1] if t[0] == "div" and t[2] == ["const", -1] else None,
+    "sub_neg": lambda t: ["add", t[1], ["mul", t[2], ["const", -1]]] if t[0] == "sub" else None,
 }
 
 
@@ -393,6 +400,9 @@ class Bounds(tp.Bounds):
         return NAMES.get(obj[0][0])
 
 
+OPS_INT = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b}
+
+
 class Wrap(tp.Backend):
     names = ("wrap",)
 
@@ -422,6 +432,9 @@ class Wrap(tp.Backend):
                 return a if self.ev(t[1], env) else b
             return self.ev(t[2], env) if self.ev(t[1], env) else self.ev(t[3], env)
         a, b = (self.ev(x, env) for x in t[1:])
+        if MODE == "patterns" and op in ("add", "sub", "mul") and wrap(OPS_INT[op](a, b)) != OPS_INT[op](a, b):
+            # This backend traps on an overflow (C's -ftrapv), as a real bug.
+            os.kill(os.getpid(), signal.SIGILL)
         if op in ("div", "floordiv", "mod", "rem") and b == 0:
             raise tp.CompileError("a division by zero")
         return {"add": lambda: wrap(a + b), "sub": lambda: wrap(a - b), "mul": lambda: wrap(a * b),

@@ -136,12 +136,38 @@ impl std::fmt::Display for BoundOf {
     }
 }
 
+/// How a blamed rule's step is wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Fault {
+    /// Its answer takes another value or lane than its source.
+    Wrong,
+    /// Its answer is undefined where its source is not: an overflow or a
+    /// division by zero it brings in with no check.
+    Undefined,
+}
+
+impl Fault {
+    /// The fault of a step that fails with `failure`.
+    pub fn of(failure: Failure) -> Fault {
+        match failure {
+            Failure::TargetUndefined => Fault::Undefined,
+            Failure::ValueDiffers | Failure::ValidityDiffers => Fault::Wrong,
+        }
+    }
+
+    /// What a key adds after the rule's name.
+    const UNDEFINED_KEY: &'static str = " introduces UB";
+}
+
 /// The defect a finding is filed under.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Cause {
     /// A rule of the simplifier: its step, applied alone, fails the way the
-    /// finding does, and not only where the peer's bounds are wrong.
-    Rule(String),
+    /// finding does, and not only where the peer's bounds are wrong. A rule
+    /// that computes a wrong answer and one that brings in an overflow or
+    /// a division by zero are two defects (two fixes), so `fault` is part
+    /// of the cause.
+    Rule { rule: String, fault: Fault },
     /// A transfer function of the peer's range analysis, by the peer's op
     /// (`MUL`; tileproof's op name when the peer does not say): the bound
     /// of a node of that op excludes a value the node takes while its
@@ -215,7 +241,14 @@ impl Cause {
     /// `subterm FAILURE: SHAPE`, `introduced UB`, `misread FAMILY`, `crash SITE`, `loop R1, R2`, `hang`, `shape TEXT`.
     pub fn key(&self) -> String {
         match self {
-            Cause::Rule(r) => format!("rule {r}"),
+            Cause::Rule {
+                rule,
+                fault: Fault::Wrong,
+            } => format!("rule {rule}"),
+            Cause::Rule {
+                rule,
+                fault: Fault::Undefined,
+            } => format!("rule {rule}{}", Fault::UNDEFINED_KEY),
             Cause::Transfer(op) => format!("transfer {op}"),
             Cause::Implied { stage, bound } => format!("implied {stage}: {bound}"),
             Cause::Backend { backend, construct } => format!("backend {backend} {construct}"),
@@ -236,7 +269,16 @@ impl Cause {
         let (head, rest) = key.split_once(' ').unwrap_or((key, ""));
         let rest = rest.to_string();
         Some(match head {
-            "rule" if !rest.is_empty() => Cause::Rule(rest),
+            "rule" if !rest.is_empty() => match rest.strip_suffix(Fault::UNDEFINED_KEY) {
+                Some(rule) if !rule.is_empty() => Cause::Rule {
+                    rule: rule.to_string(),
+                    fault: Fault::Undefined,
+                },
+                _ => Cause::Rule {
+                    rule: rest,
+                    fault: Fault::Wrong,
+                },
+            },
             "transfer" if !rest.is_empty() => Cause::Transfer(rest),
             "implied" => {
                 let (stage, bound) = rest.split_once(": ")?;
@@ -291,7 +333,7 @@ impl Cause {
     /// The layer the defect is in, for reports and summaries.
     pub fn layer(&self) -> Layer {
         match self {
-            Cause::Rule(_) => Layer::Rule,
+            Cause::Rule { .. } => Layer::Rule,
             Cause::Transfer(_) | Cause::Implied { .. } => Layer::RangeAnalysis,
             Cause::Backend { .. } => Layer::Backend,
             Cause::Stage { .. } => Layer::Stage,
@@ -309,7 +351,16 @@ impl Cause {
     /// One line naming what is wrong, for a summary or a report's title.
     pub fn describe(&self) -> String {
         match self {
-            Cause::Rule(r) => format!("rule {r} rewrites wrongly"),
+            Cause::Rule {
+                rule,
+                fault: Fault::Wrong,
+            } => format!("rule {rule} rewrites wrongly"),
+            Cause::Rule {
+                rule,
+                fault: Fault::Undefined,
+            } => format!(
+                "rule {rule} brings an overflow or a division by zero into an answer whose source has none"
+            ),
             Cause::Transfer(op) => format!(
                 "the range analysis's bounds of {op} exclude values the node takes while its operands' bounds hold"
             ),
@@ -401,7 +452,14 @@ mod tests {
     #[test]
     fn every_cause_reads_back_from_its_key() {
         let causes = [
-            Cause::Rule("symbolic.84.fold_where_closure".into()),
+            Cause::Rule {
+                rule: "symbolic.84.fold_where_closure".into(),
+                fault: Fault::Wrong,
+            },
+            Cause::Rule {
+                rule: "range_based_mod_div_patterns/Binary(Mod)#6".into(),
+                fault: Fault::Undefined,
+            },
             Cause::Transfer("MUL".into()),
             Cause::Implied {
                 stage: "canonicalize".into(),

@@ -22,7 +22,7 @@
 use super::found::{Found, WrongBound};
 use super::subterm::{how_wrong, innermost_wrong, wrong_subterm};
 use super::transfer::{self, Wrong};
-use super::{crash, site, stage, Cause};
+use super::{crash, site, stage, Cause, Fault};
 use crate::blame::Blame;
 use crate::blame::{self, Instance};
 use crate::bucket;
@@ -209,7 +209,10 @@ fn blamed(
         }
     }
     Some(Found {
-        cause: Cause::Rule(b.culprit().to_string()),
+        cause: Cause::Rule {
+            rule: b.culprit().to_string(),
+            fault: Fault::of(how),
+        },
         blame: Some(b),
         wrong_bound: None,
         how: None,
@@ -492,7 +495,7 @@ pub fn holding(
                 how: None,
             }
         }
-        Cause::Transfer(_) | Cause::Rule(_) => {
+        Cause::Transfer(_) | Cause::Rule { .. } => {
             let how = oracle_failure(checked, model)?;
             if let Some(found) =
                 bounds_explain(subject, checked, failure.env.as_slice(), cfg, model)
@@ -501,7 +504,7 @@ pub fn holding(
                 found
             } else {
                 let only = match want {
-                    Cause::Rule(rule) => vec![(rule.clone(), 1)],
+                    Cause::Rule { rule, .. } => vec![(rule.clone(), 1)],
                     _ => checked.fired(subject.rule_names()),
                 };
                 let points: Vec<Vec<i64>> = failure.env.iter().cloned().collect();
