@@ -105,6 +105,27 @@ fn a_pattern_that_brings_in_an_overflow_is_another_cause_than_one_that_computes_
 }
 
 #[test]
+fn a_rule_alone_whose_answer_says_which_rules_fired_is_checked() {
+    // `--peer-rule fold`: the group applied alone answers with its own
+    // firing, counted like the peer's rules (this panicked on an index).
+    let dir = scratch("check-peer-rule-fired");
+    let file = dir.join("case.txt");
+    std::fs::write(&file, "var y in [1, 9]\nexpr y / 1 / -1\n").unwrap();
+    let cmd = peer("patterns");
+    let (code, out, err) = tileproof(&[
+        "check",
+        "--simplifier",
+        &cmd,
+        "--peer-rule",
+        "fold",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.contains("answer y\n"), "{out}{err}");
+    assert!(out.contains("backend: wrong-value"), "{out}{err}");
+}
+
+#[test]
 fn an_overflow_a_rewrite_brings_in_is_one_cause_whatever_the_subterms_shape() {
     // The peer moves a constant across a comparison (`a + C < b` to `a <
     // b - C`) with no check that `b - C` fits: right over the integers,

@@ -370,7 +370,8 @@ class Rules(tp.Rules):
             new = fold(t, only, matched)
             if not matched:
                 raise tp.Declined("no pattern of fold rewrites it")
-            return tp.Simplified([new], {}, [f"fold/{m}" for m in matched])
+            # As Morok's group applied alone: it says that it fired.
+            return tp.Simplified([new], {"fold": 1}, [f"fold/{m}" for m in matched])
         if MODE == "builtbound":
             only = rule.split("/", 1)[1] if "/" in rule else None
             matched = []

@@ -59,12 +59,10 @@ impl Subject for PeerPart<'_> {
     }
 
     fn rule_names(&self) -> &[String] {
-        match &self.part {
-            Part::Rule(_) => &[],
-            // A stage's answer may say which of the peer's rules fired: its
-            // counts are indexed like the peer's.
-            Part::Stage(_) => self.peer.rule_names(),
-        }
+        // A rule's or a stage's answer may say which of the peer's rules
+        // fired (a Morok group applied alone names its patterns): its
+        // counts are indexed like the peer's.
+        self.peer.rule_names()
     }
 
     fn simplify(&self, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
