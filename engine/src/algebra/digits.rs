@@ -152,6 +152,10 @@ pub fn fuse(g: &mut Graph, acc: &mut Acc) -> Option<bool> {
                 splits.push((s, m[0], c));
             }
         }
+        // Without a split there is nothing to shorten, rebase or fuse.
+        if splits.is_empty() {
+            break;
+        }
         splits.sort_unstable_by_key(|t| t.1);
         round |= shorten(g, acc, &mut splits)?;
         // Splits by base.

@@ -247,6 +247,19 @@ fn read_at(g: &Graph, root: NodeId, depth: u32) -> Option<Acc> {
         return None;
     }
     let mut acc = Acc::default();
+    // An atom or a constant is its own form (most operands the passes
+    // read): the walk below would find just that.
+    match kind(g, root) {
+        Kind::Atom => {
+            acc.add_atom(root, 1)?;
+            return Some(acc);
+        }
+        Kind::Const(v) => {
+            acc.k = v;
+            return Some(acc);
+        }
+        _ => {}
+    }
     // Every node of the linear part below `root`, with its coefficient.
     let mut coef: SmallMap<NodeId, i128, 8> = SmallMap::new();
     let mut stack: SmallVec<[NodeId; 8]> = smallvec![root];

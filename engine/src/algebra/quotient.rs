@@ -176,6 +176,15 @@ fn quotients(g: &Graph, p: &Poly) -> Vec<(usize, Quot)> {
 /// [`fits_new`] against `source`; the plain build when none does better.
 pub(crate) fn build(g: &mut Graph, p: &Poly, source: NodeId, w: Width) -> Option<NodeId> {
     let plain = linear::build(g, p)?;
+    // Without a quotient atom nothing pairs or merges: the plain build is
+    // the only candidate (most sums; the rest below was most of their
+    // normalization's time).
+    if p.terms
+        .iter()
+        .all(|(m, _)| m.len() != 1 || Quot::of(g, m[0]).is_none())
+    {
+        return Some(plain);
+    }
     let mut best = (g.size(plain), plain);
     let mut polys = vec![p.clone()];
     polys.extend(paired(g, p, w));
