@@ -25,7 +25,11 @@
 //! Index overflow at W < 64 is detected by computing exactly in 64 bits and
 //! range-checking (operands fit W <= 32 bits, so sums and products are
 //! exact); at W = 64 by Cranelift's `sadd_overflow`/`ssub_overflow`/
-//! `smul_overflow`.
+//! `smul_overflow`. Both checks, and any wrap, are left out where the
+//! operands' bounds ([`Span`], from the variables' declared bounds when the
+//! caller guarantees them) put the exact result within the dtype; a
+//! positive constant divisor is a shift and mask or a proved multiply-high
+//! ([`crate::divconst`]), with nothing to guard.
 //!
 //! Every compiled object owns its [`JITModule`] and frees its code memory on
 //! drop (the default memory provider otherwise leaks it on purpose), so long
@@ -251,11 +255,83 @@ pub(crate) enum Cond {
 }
 
 /// An integer: a constant known at compile time (divisor guards and
-/// comparisons with literals fold), or an `i64` register.
+/// comparisons with literals fold), or an `i64` register with bounds on
+/// what it holds.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum JInt {
     K(i64),
-    V(Value),
+    V(Value, Span),
+}
+
+/// Inclusive bounds on the bits an `i64` register holds, in every lane
+/// (valid or not: an invalid lane's garbage is bounded too, because the
+/// bounds are those of the instructions actually emitted). Derived from
+/// the variables' declared bounds, which the oracle's loops guarantee; an
+/// op whose exact result provably fits needs no overflow check and no
+/// wrap, and a comparison whose operands' bounds decide it folds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub lo: i64,
+    pub hi: i64,
+}
+
+impl Span {
+    pub const FULL: Span = Span {
+        lo: i64::MIN,
+        hi: i64::MAX,
+    };
+    const I32: Span = Span {
+        lo: i32::MIN as i64,
+        hi: i32::MAX as i64,
+    };
+
+    /// The exact bounds `[lo, hi]` if they fit `i64`.
+    fn exact(lo: i128, hi: i128) -> Option<Span> {
+        let (lo, hi) = (i64::try_from(lo).ok()?, i64::try_from(hi).ok()?);
+        Some(Span { lo, hi })
+    }
+
+    fn within(self, lo: i128, hi: i128) -> bool {
+        lo <= self.lo as i128 && self.hi as i128 <= hi
+    }
+
+    fn hull(self, o: Span) -> Span {
+        Span {
+            lo: self.lo.min(o.lo),
+            hi: self.hi.max(o.hi),
+        }
+    }
+}
+
+impl JInt {
+    pub fn span(self) -> Span {
+        match self {
+            JInt::K(c) => Span { lo: c, hi: c },
+            JInt::V(_, s) => s,
+        }
+    }
+}
+
+/// The exact bounds of `op` on operands within `a` (and `b`), if the
+/// result is a plain 64-bit instruction's (no wrap, no overflow) wherever
+/// they fit `i64`: `- + * min max`, `<<` by a constant amount below 63.
+fn exact_span(op: Op, a: Span, b: Option<Span>) -> Option<(i128, i128)> {
+    let (al, ah) = (a.lo as i128, a.hi as i128);
+    let b = b.map(|b| (b.lo as i128, b.hi as i128));
+    let corners = |f: fn(i128, i128) -> i128, (bl, bh): (i128, i128)| {
+        let c = [f(al, bl), f(al, bh), f(ah, bl), f(ah, bh)];
+        (*c.iter().min().unwrap(), *c.iter().max().unwrap())
+    };
+    match (op, b) {
+        (Op::Neg, _) => Some((-ah, -al)),
+        (Op::Add, Some(b)) => Some((al + b.0, ah + b.1)),
+        (Op::Sub, Some(b)) => Some((al - b.1, ah - b.0)),
+        (Op::Mul, Some(b)) => Some(corners(|x, y| x * y, b)),
+        (Op::Min, Some(b)) => Some((al.min(b.0), ah.min(b.1))),
+        (Op::Max, Some(b)) => Some((al.max(b.0), ah.max(b.1))),
+        (Op::Shl, Some((k, k2))) if k == k2 && (0..63).contains(&k) => Some((al << k, ah << k)),
+        _ => None,
+    }
 }
 
 /// One lowered node: its flags and value (`engine::semantics::Sem`) and
@@ -291,14 +367,17 @@ impl Jit<'_, '_> {
     pub fn val(&mut self, x: JInt) -> Value {
         match x {
             JInt::K(c) => self.b.ins().iconst(types::I64, c),
-            JInt::V(v) => v,
+            JInt::V(v, _) => v,
         }
     }
 
     fn icmp(&mut self, cc: IntCC, a: JInt, b: JInt) -> Cond {
+        if let Some(c) = span_decides(cc, a.span(), b.span()) {
+            return Cond::Const(c);
+        }
         match (a, b) {
             (JInt::K(x), JInt::K(y)) => Cond::Const(cc_holds(cc, x, y)),
-            (JInt::V(v), JInt::K(k)) => Cond::Dyn(self.b.ins().icmp_imm_s(cc, v, k)),
+            (JInt::V(v, _), JInt::K(k)) => Cond::Dyn(self.b.ins().icmp_imm_s(cc, v, k)),
             _ => {
                 let (x, y) = (self.val(a), self.val(b));
                 Cond::Dyn(self.b.ins().icmp(cc, x, y))
@@ -309,6 +388,13 @@ impl Jit<'_, '_> {
     /// `/ % // mod ceildiv` on valid operands, guarded so that the hardware
     /// never traps; the condition is `MIN / -1` of the dtype for quotients.
     fn divmod(&mut self, op: Op, dt: DType, x: JInt, y: JInt) -> (JInt, Cond) {
+        // A positive constant divisor is neither 0 nor -1: nothing to
+        // guard, and no quotient without a result.
+        if let JInt::K(c) = y {
+            if let Some(v) = self.divmod_by_positive(op, x, c) {
+                return (v, Cond::Const(false));
+            }
+        }
         let w = self.m.width;
         let min = match dt {
             DType::Index => w.min() as i64,
@@ -372,7 +458,132 @@ impl Jit<'_, '_> {
                 }
             }
         };
-        (JInt::V(val), no_result)
+        (JInt::V(val, Span::FULL), no_result)
+    }
+
+    /// `x op c` for a constant `c >= 1`, without a hardware division:
+    /// the floor quotient `qf` and remainder `rf` first, every other op
+    /// from them. `None` where no exact lowering applies (the caller
+    /// divides). Exact for every `i64` dividend:
+    ///
+    /// - `c = 2^k`: `qf = x >> k` (arithmetic), `rf = x & (c - 1)`;
+    /// - otherwise, with `s = x >> 63` (0 or -1) and `u = x ^ s` (`x`, or
+    ///   `-x - 1`, both in `[0, 2^63)`): `qf = s ^ (u udiv c)`, since for
+    ///   `x < 0`, `floor(x/c) = -floor((-x-1)/c) - 1`; the unsigned
+    ///   quotient is a proved multiply-high ([`crate::divconst`]). A
+    ///   dividend known non-negative skips `s`. `rf = x - qf*c` in
+    ///   wrapping arithmetic is exact because the true `rf` lies in
+    ///   `[0, c)`;
+    /// - `/` and `%` truncate: `qf + 1` and `rf - c` where `x < 0` and
+    ///   `rf != 0`; `ceildiv` is `qf + 1` where `rf != 0`.
+    fn divmod_by_positive(&mut self, op: Op, x: JInt, c: i64) -> Option<JInt> {
+        if c < 1 {
+            return None;
+        }
+        let magic = if c > 1 && !(c as u64).is_power_of_two() {
+            Some(crate::divconst::magic63(c as u64)?)
+        } else {
+            None
+        };
+        let sp = x.span();
+        let a = self.val(x);
+        let b = &mut *self.b;
+        let (qf, rf) = if c == 1 {
+            (a, b.ins().iconst(types::I64, 0))
+        } else if let Some(mg) = magic {
+            let mul = b.ins().iconst(types::I64, mg.mul as i64);
+            let qf = if sp.lo >= 0 {
+                let h = b.ins().umulhi(a, mul);
+                b.ins().ushr_imm_u(h, mg.shift as i64)
+            } else {
+                let s = b.ins().sshr_imm_u(a, 63);
+                let u = b.ins().bxor(a, s);
+                let h = b.ins().umulhi(u, mul);
+                let q = b.ins().ushr_imm_u(h, mg.shift as i64);
+                b.ins().bxor(q, s)
+            };
+            let qc = b.ins().imul_imm_s(qf, c);
+            (qf, b.ins().isub(a, qc))
+        } else {
+            let k = c.trailing_zeros() as i64;
+            (b.ins().sshr_imm_u(a, k), b.ins().band_imm_s(a, c - 1))
+        };
+        let (lo, hi, ci) = (sp.lo as i128, sp.hi as i128, c as i128);
+        let (flo, fhi) = (lo.div_euclid(ci), hi.div_euclid(ci));
+        // Bounds of the remainder: exact within one period, else [0, c).
+        let (mlo, mhi) = if flo == fhi {
+            (lo - flo * ci, hi - flo * ci)
+        } else {
+            (0, ci - 1)
+        };
+        let (val, span) = match op {
+            Op::FloorDiv => (qf, (flo, fhi)),
+            Op::Mod => (rf, (mlo, mhi)),
+            Op::Div | Op::Rem if sp.lo >= 0 => {
+                let v = if op == Op::Div { qf } else { rf };
+                let s = if op == Op::Div {
+                    (flo, fhi)
+                } else {
+                    (mlo, mhi)
+                };
+                (v, s)
+            }
+            Op::Div | Op::Rem => {
+                let rnz = b.ins().icmp_imm_s(IntCC::NotEqual, rf, 0);
+                let neg = b.ins().icmp_imm_s(IntCC::SignedLessThan, a, 0);
+                let adj = b.ins().band(rnz, neg);
+                if op == Op::Div {
+                    let one = b.ins().uextend(types::I64, adj);
+                    (b.ins().iadd(qf, one), (lo / ci, hi / ci))
+                } else {
+                    let zero = b.ins().iconst(types::I64, 0);
+                    let cv = b.ins().iconst(types::I64, c);
+                    let sub = b.ins().select(adj, cv, zero);
+                    let r = b.ins().isub(rf, sub);
+                    (r, ((1 - ci).max(lo.min(0)), (ci - 1).min(hi.max(0))))
+                }
+            }
+            Op::CeilDiv => {
+                let rnz = b.ins().icmp_imm_s(IntCC::NotEqual, rf, 0);
+                let one = b.ins().uextend(types::I64, rnz);
+                let ceil = |v: i128| -(-v).div_euclid(ci);
+                (b.ins().iadd(qf, one), (ceil(lo), ceil(hi)))
+            }
+            _ => unreachable!("{op:?} is not a division"),
+        };
+        let span = Span::exact(span.0, span.1).expect("a quotient or remainder of an i64");
+        Some(JInt::V(val, span))
+    }
+}
+
+/// The comparison's outcome if the operands' bounds decide it.
+fn span_decides(cc: IntCC, a: Span, b: Span) -> Option<bool> {
+    let lt = |a: Span, b: Span| {
+        if a.hi < b.lo {
+            Some(true)
+        } else if a.lo >= b.hi {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    let le = |a: Span, b: Span| lt(b, a).map(|x| !x);
+    match cc {
+        IntCC::SignedLessThan => lt(a, b),
+        IntCC::SignedLessThanOrEqual => le(a, b),
+        IntCC::SignedGreaterThan => lt(b, a),
+        IntCC::SignedGreaterThanOrEqual => le(b, a),
+        IntCC::Equal | IntCC::NotEqual => {
+            let eq = if a.hi < b.lo || b.hi < a.lo {
+                Some(false)
+            } else if a.lo == a.hi && a == b {
+                Some(true)
+            } else {
+                None
+            };
+            eq.map(|e| e == (cc == IntCC::Equal))
+        }
+        _ => None,
     }
 }
 
@@ -425,7 +636,7 @@ impl Prims for Jit<'_, '_> {
             (_, JInt::K(x), JInt::K(y)) if x == y => *a,
             (Cond::Dyn(c), _, _) => {
                 let (x, y) = (self.val(*a), self.val(*b));
-                JInt::V(self.b.ins().select(c, x, y))
+                JInt::V(self.b.ins().select(c, x, y), a.span().hull(b.span()))
             }
         }
     }
@@ -461,9 +672,30 @@ impl Prims for Jit<'_, '_> {
             return self.divmod(op, dt, args[0], args[1]);
         }
         let w = self.m.width;
+        let sa = args[0].span();
+        let sb = args.get(1).map(|y| y.span());
         let a = self.val(args[0]);
         let y = args.get(1).map(|&y| self.val(y));
         let b = &mut *self.b;
+        // Bounds that put the exact result within the dtype: the plain
+        // instruction computes it, with nothing to check or wrap.
+        let (dlo, dhi) = w.dtype_bounds(dt);
+        if let Some((lo, hi)) = exact_span(op, sa, sb) {
+            if dlo <= lo && hi <= dhi {
+                let r = match op {
+                    Op::Neg => b.ins().ineg(a),
+                    Op::Add => b.ins().iadd(a, y.unwrap()),
+                    Op::Sub => b.ins().isub(a, y.unwrap()),
+                    Op::Mul => b.ins().imul(a, y.unwrap()),
+                    Op::Min => b.ins().smin(a, y.unwrap()),
+                    Op::Max => b.ins().smax(a, y.unwrap()),
+                    Op::Shl => b.ins().ishl(a, y.unwrap()),
+                    _ => unreachable!("{op:?} has no exact bounds"),
+                };
+                let span = Span::exact(lo, hi).expect("within the dtype");
+                return (JInt::V(r, span), Cond::Const(false));
+            }
+        }
         let (val, ovf) = match (op, dt) {
             (Op::Min, _) => (b.ins().smin(a, y.unwrap()), Cond::Const(false)),
             (Op::Max, _) => (b.ins().smax(a, y.unwrap()), Cond::Const(false)),
@@ -476,7 +708,7 @@ impl Prims for Jit<'_, '_> {
                     DType::Index => true,
                     DType::I32 => w.0 >= 32,
                     _ => w.0 >= 64,
-                };
+                } || sa.within(w.min(), w.max());
                 let ovf = if src_fits {
                     Cond::Const(false)
                 } else {
@@ -525,7 +757,34 @@ impl Prims for Jit<'_, '_> {
                 }
             }
         };
-        (JInt::V(val), ovf)
+        // What the register holds, in every lane.
+        let span = match (op, dt) {
+            (Op::Min | Op::Max, _) => exact_span(op, sa, sb)
+                .and_then(|(lo, hi)| Span::exact(lo, hi))
+                .expect("min and max of i64s"),
+            (Op::BitAnd, _) => {
+                let b = sb.expect("binary");
+                match (sa.lo >= 0, b.lo >= 0) {
+                    (true, true) => Span {
+                        lo: 0,
+                        hi: sa.hi.min(b.hi),
+                    },
+                    (true, false) => Span { lo: 0, hi: sa.hi },
+                    (false, true) => Span { lo: 0, hi: b.hi },
+                    (false, false) => Span::FULL,
+                }
+            }
+            // x >> k lies in [0, x] for x >= 0 and in [x, -1] below.
+            (Op::Shr, _) => Span {
+                lo: sa.lo.min(0),
+                hi: if sa.hi >= 0 { sa.hi } else { -1 },
+            },
+            (Op::Cast, DType::I32) if !sa.within(dlo, dhi) => Span::I32,
+            (Op::Cast, _) => sa,
+            (_, DType::I32) => Span::I32,
+            _ => Span::FULL,
+        };
+        (JInt::V(val, span), ovf)
     }
 
     fn undefined(&mut self, cond: Cond, reason: Ub) {
@@ -626,6 +885,12 @@ impl<'g> Lower<'g> {
             Op::Invalid => semantics::invalid(&mut self.prims(b, id)),
             Op::Var(v) => {
                 let x = env(b, v);
+                let d = self.g.var(v);
+                let span = if vars_in_bounds {
+                    Span { lo: d.lo, hi: d.hi }
+                } else {
+                    Span::FULL
+                };
                 let val = match dtype {
                     DType::Bool => {
                         SemValue::Bool(Cond::Dyn(b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)))
@@ -639,9 +904,9 @@ impl<'g> Lower<'g> {
                             let c = not_fits(b, self.m.width, x);
                             self.prims(b, id).undefined(c, Ub::IndexOverflow);
                         }
-                        SemValue::Int(JInt::V(x))
+                        SemValue::Int(JInt::V(x, span))
                     }
-                    DType::I32 | DType::I64 => SemValue::Int(JInt::V(x)),
+                    DType::I32 | DType::I64 => SemValue::Int(JInt::V(x, span)),
                 };
                 semantics::valid(&mut self.prims(b, id), val)
             }

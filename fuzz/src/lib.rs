@@ -48,6 +48,7 @@ pub mod checks;
 pub mod classify;
 pub mod confirm;
 pub mod corpus;
+pub mod divconst;
 pub mod finding;
 pub mod firings;
 pub mod generate;

@@ -189,6 +189,45 @@ fn the_first_failing_point_is_the_smallest_index_across_chunks() {
 }
 
 #[test]
+fn rows_report_the_first_failing_point_wherever_it_falls() {
+    // 100 rows of 1004 points, the rows' bounds known to the compiled
+    // code (it drops checks by them); chunks of 2^15 points start
+    // mid-row. The difference is at one point and two points later: the
+    // first point of a row, inside one, near its end, at a chunk's first
+    // point, at the very last point.
+    let mut g = Graph::new();
+    let x = var(&mut g, "x", 0, 99);
+    let y = var(&mut g, "y", -3, 1000);
+    let row = 1004i64;
+    for (xk, yk) in [(0, -3), (7, 40), (51, 997), (32, 637), (99, 1000)] {
+        let (cx, cy) = (idx(&mut g, xk), idx(&mut g, yk));
+        let on_x = g.mk(Op::Eq, &[x, cx]);
+        let on_y = g.mk(Op::Eq, &[y, cy]);
+        let two = idx(&mut g, 2);
+        let y2 = g.mk(Op::Sub, &[y, two]);
+        let on_y2 = g.mk(Op::Eq, &[y2, cy]);
+        let on_ys = g.mk(Op::Or, &[on_y, on_y2]);
+        let hit = g.mk(Op::And, &[on_x, on_ys]);
+        let (k, one) = (idx(&mut g, row), idx(&mut g, 1));
+        let xr = g.mk(Op::Mul, &[x, k]);
+        let s = g.mk(Op::Add, &[xr, y]);
+        let s1 = g.mk(Op::Add, &[s, one]);
+        let t = g.mk(Op::Where, &[hit, s1, s]);
+        for parallel in [true, false] {
+            let c = OracleConfig {
+                parallel,
+                ..cfg(64)
+            };
+            let rep = both(&g, &[s], &[t], &c);
+            let f = rep.failure.expect("a difference");
+            assert_eq!(f.index as i64, xk * row + yk + 3, "at ({xk}, {yk})");
+            assert_eq!(f.failure, Failure::ValueDiffers);
+            assert_eq!(f.env, vec![xk, yk]);
+        }
+    }
+}
+
+#[test]
 fn variables_bounded_by_i64_max_are_walked_without_overflow() {
     let mut g = Graph::new();
     let x = var(&mut g, "x", i64::MAX - 2, i64::MAX);
