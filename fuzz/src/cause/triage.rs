@@ -23,8 +23,8 @@ use super::found::{Found, WrongBound};
 use super::subterm::{how_wrong, innermost_wrong, wrong_subterm};
 use super::transfer::{self, Wrong};
 use super::{crash, site, stage, Cause, Fault};
-use crate::blame::Blame;
 use crate::blame::{self, Instance};
+use crate::blame::{Blame, BlamedAt};
 use crate::bucket;
 use crate::checks::{self, CheckConfig, CheckFailure, Checked};
 use crate::kind::{Kind, KindSet};
@@ -311,7 +311,7 @@ fn instance_bounds_explain(
     // instance is judged there, alone: the nodes they built are bounded
     // there (Morok's `x * -512 + c < 512` folded to `x * -1 < 1`, then
     // decided from the product's bound).
-    let (alone, at) = match (&b.pattern, &b.pattern_instance) {
+    let (mut alone, at) = match (&b.pattern, &b.pattern_instance) {
         (Some(p), Some(at)) => (subject.rule_alone(p)?, at),
         _ => (subject.rule_alone(&b.rule)?, &b.instance),
     };
@@ -320,11 +320,23 @@ fn instance_bounds_explain(
         ..cfg.clone()
     };
     // The case's own bounds serve when the instance is the case.
-    let (g, roots) = match at.whole_case {
-        true => (&case.graph, &case.src),
-        false => (&at.graph, &at.roots),
+    let place = |at: &'_ BlamedAt| match at.whole_case {
+        true => (case.graph.clone(), case.src.clone()),
+        false => (at.graph.clone(), at.roots.clone()),
     };
-    let step = checks::check(g, roots, alone.as_ref(), &step_cfg, None);
+    let (mut g, mut roots) = place(at);
+    let mut step = checks::check(&g, &roots, alone.as_ref(), &step_cfg, None);
+    let mut at = at;
+    if step.declined && b.pattern.is_some() {
+        // The pattern cannot run alone at its instance's root (an earlier
+        // pattern of its group matches there first; the blame applied it
+        // below): its group's step there builds what it trusted.
+        alone = subject.rule_alone(&b.rule)?;
+        at = &b.instance;
+        (g, roots) = place(at);
+        step = checks::check(&g, &roots, alone.as_ref(), &step_cfg, None);
+    }
+    let (g, roots) = (&g, &roots);
     let mins: Vec<NodeId> = g
         .reachable(roots)
         .into_iter()
