@@ -74,7 +74,7 @@ fn main() -> ExitCode {
             verify::worker::install(exe);
         }
     }
-    match cli.command {
+    let code = match cli.command {
         Command::SolverWorker => match verify::remote::serve() {
             Ok(()) => ExitCode::SUCCESS,
             Err(_) => ExitCode::from(1),
@@ -91,5 +91,7 @@ fn main() -> ExitCode {
         Command::Serve(a) => cmd::serve::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Gate(a) => cmd::gate::run(a),
-    }
+    };
+    verify::worker::shutdown();
+    code
 }

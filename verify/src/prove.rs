@@ -762,11 +762,16 @@ fn walk_unknown(
 /// its own time, within the run's budget), before the rule's query time
 /// starts.
 pub fn prove_lemmas(rule: &Rule, opts: &Options) {
+    for u in &rule.lemmas {
+        prove_lemma(&u.name, opts);
+    }
+}
+
+/// Proves the lemma `name` (and the lemmas it cites) once per process,
+/// within the run's budget; a later call has its proof at once.
+pub fn prove_lemma(name: &str, opts: &Options) {
     within_budget(opts, || {
-        for u in &rule.lemmas {
-            opts.lemmas
-                .result(&u.name, opts.timeout, opts.cache.as_ref());
-        }
+        opts.lemmas.result(name, opts.timeout, opts.cache.as_ref());
     })
 }
 

@@ -1,26 +1,73 @@
-//! Which proofs run, where and in what order: every rule at every width,
-//! in parallel; a rule's width-generic attempt before its per-width
-//! queries; each query in a worker process where one is installed
-//! ([`crate::remote`]), so that its deadline holds; the cross-check last.
+//! Which proofs run, where and in what order: the lemmas the rules cite
+//! first, then every rule at every width, the costliest rules first, on
+//! every thread of the pool; a rule's width-generic attempt before its
+//! per-width queries; each query in a worker process where one is
+//! installed ([`crate::remote`]), so that its deadline holds; the
+//! cross-check last.
 
 use crate::check::Method;
 use crate::crosscheck::CrossCheck;
 use crate::encode::Mode;
+use crate::lemma::Lemmas;
 use crate::portfolio::SolverKind;
 use crate::prove::{width_generic_obstacle, Options, ProofVerdict, RuleResult, WidthByWidth};
-use engine::rules::Rule;
+use engine::ir::Op;
+use engine::rules::{Pat, Rule};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// One unit of work of a run.
+enum Task<'a> {
+    /// A cited lemma, with the lemmas it cites (proved before it).
+    Lemma(&'a str),
+    /// A rule at every width, by its index in the run's rules.
+    Rule(usize),
+}
 
 /// Proves every (rule, width) pair in parallel, calling `progress` as each
 /// finishes. Results come back in (rule, width) order.
+///
+/// The run's wall time is at least its longest chain (a lemma, then the
+/// rules that cite it) and its work shared over the threads, so the
+/// threads take the tasks from one list, in order: the chains of cited
+/// lemmas (longest first), then the rules, costliest first
+/// ([`estimated_cost`]); a thread free takes the next. Taken in the
+/// rules' own order, a slow rule that came last ran alone at the end.
 pub fn prove_all(
     rules: &[&Rule],
     opts: &Options,
     progress: &(dyn Fn(&RuleResult) + Sync),
 ) -> Vec<RuleResult> {
-    let mut results: Vec<RuleResult> = rules
-        .par_iter()
-        .flat_map_iter(|r| prove_rule_widths(r, opts, progress))
+    let mut order: Vec<usize> = (0..rules.len()).collect();
+    let costs: Vec<usize> = rules.iter().map(|r| estimated_cost(r)).collect();
+    // Stable: equal guesses keep the rules' order.
+    order.sort_by_key(|&i| std::cmp::Reverse(costs[i]));
+    let tasks: Vec<Task> = lemma_chains(rules, &opts.lemmas)
+        .into_iter()
+        .map(Task::Lemma)
+        .chain(order.into_iter().map(Task::Rule))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let rows: Vec<Mutex<Vec<RuleResult>>> = rules.iter().map(|_| Mutex::new(Vec::new())).collect();
+    rayon::scope(|s| {
+        for _ in 0..rayon::current_num_threads() {
+            s.spawn(|_| {
+                while let Some(task) = tasks.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    match task {
+                        Task::Lemma(name) => crate::prove::prove_lemma(name, opts),
+                        Task::Rule(i) => {
+                            let r = prove_rule_widths(rules[*i], opts, progress);
+                            *rows[*i].lock().unwrap_or_else(|e| e.into_inner()) = r;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let mut results: Vec<RuleResult> = rows
+        .into_iter()
+        .flat_map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
         .collect();
     // Past the run's budget the second opinion is not asked for (the
     // rules keep `cross_check: not run`).
@@ -28,6 +75,102 @@ pub fn prove_all(
         cross_check_results(rules, opts, &mut results);
     }
     results
+}
+
+/// The lemmas `rules` cite that no other cited lemma cites, each standing
+/// for the chain of lemmas it needs (proving it proves them first), the
+/// longest chain first: the lemmas of a run as few tasks that do not
+/// wait for one another.
+fn lemma_chains<'a>(rules: &[&Rule], lemmas: &'a Lemmas) -> Vec<&'a str> {
+    // Every lemma needed, with what it needs: the cited ones and theirs.
+    let mut needed: Vec<usize> = Vec::new();
+    let mut todo: Vec<&str> = rules
+        .iter()
+        .flat_map(|r| r.lemmas.iter().map(|u| u.name.as_str()))
+        .collect();
+    while let Some(name) = todo.pop() {
+        let Some(i) = lemmas.lemmas.iter().position(|l| l.name == name) else {
+            // Not a lemma: the rule's proof reports it.
+            continue;
+        };
+        if !needed.contains(&i) {
+            needed.push(i);
+            todo.extend(lemmas.lemmas[i].uses.iter().map(|u| u.name.as_str()));
+        }
+    }
+    let cited_by_a_lemma = |i: usize| {
+        needed.iter().any(|&j| {
+            lemmas.lemmas[j]
+                .uses
+                .iter()
+                .any(|u| u.name == lemmas.lemmas[i].name)
+        })
+    };
+    // How many lemmas proving this one proves (itself included).
+    let chain = |i: usize| {
+        let mut seen = vec![i];
+        let mut k = 0;
+        while k < seen.len() {
+            for u in &lemmas.lemmas[seen[k]].uses {
+                if let Some(j) = lemmas.lemmas.iter().position(|l| l.name == u.name) {
+                    if !seen.contains(&j) {
+                        seen.push(j);
+                    }
+                }
+            }
+            k += 1;
+        }
+        seen.len()
+    };
+    let mut tops: Vec<usize> = needed
+        .iter()
+        .copied()
+        .filter(|&i| !cited_by_a_lemma(i))
+        .collect();
+    tops.sort_by_key(|&i| (std::cmp::Reverse(chain(i)), i));
+    tops.into_iter()
+        .map(|i| lemmas.lemmas[i].name.as_str())
+        .collect()
+}
+
+/// A guess at how long a rule's proof takes, to start the costly ones
+/// first (it orders the work and decides nothing): a division, remainder
+/// or product with symbolic operands makes a query nonlinear, which is
+/// where Z3 spends its time; a cited lemma adds its instances; a rule
+/// proved width by width (a cast, a shift, `&`) has a query per width,
+/// and a rule a query per type instance.
+pub fn estimated_cost(rule: &Rule) -> usize {
+    let mut cost = 4 * rule.lemmas.len();
+    let mut todo: Vec<&Pat> = vec![&rule.lhs, &rule.rhs];
+    while let Some(p) = todo.pop() {
+        cost += match p {
+            Pat::Op(op, _, args) => {
+                todo.extend(args);
+                if op.info().division.is_some() {
+                    8
+                } else if *op == Op::Mul {
+                    3
+                } else {
+                    1
+                }
+            }
+            Pat::Helper(_, args) => {
+                todo.extend(args);
+                1
+            }
+            Pat::Computed(inner) => {
+                todo.push(inner);
+                1
+            }
+            Pat::Var(_) | Pat::Lit(..) | Pat::Invalid | Pat::Bound(..) => 1,
+        };
+    }
+    let per_width = if width_generic_obstacle(rule).is_some() {
+        4
+    } else {
+        1
+    };
+    cost * per_width * rule.instances().len().max(1)
 }
 
 /// Cross-checks every rule that is proved at every width it was proved at

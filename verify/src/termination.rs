@@ -19,6 +19,7 @@ use crate::solver::{check_within, unknown_reason};
 use engine::cycles::Cycle;
 use engine::rules::reduction::{self, Check, Component, RankArith};
 use engine::rules::{Pat, Rule, RuleSet};
+use rayon::prelude::*;
 use serde::Serialize;
 use std::time::Duration;
 use z3::ast::Int;
@@ -345,7 +346,7 @@ pub fn check_rule(rule: &Rule, widths: &[u32], timeout: Duration) -> Termination
 /// searched from every rule of `set` that does not decrease the order,
 /// kept when they involve one of `rules`.
 pub fn check(rules: &[&Rule], set: &RuleSet, widths: &[u32], timeout: Duration) -> Report {
-    let verdicts: Vec<(&Rule, TerminationVerdict)> = set
+    let all: Vec<&Rule> = set
         .rules()
         .chain(
             rules
@@ -353,7 +354,12 @@ pub fn check(rules: &[&Rule], set: &RuleSet, widths: &[u32], timeout: Duration) 
                 .copied()
                 .filter(|r| set.rule(&r.name).is_none()),
         )
-        .map(|r| (r, check_rule(r, widths, timeout)))
+        .collect();
+    // In parallel: a rule whose constants decide it takes Z3 queries, a
+    // second or two over the built-in set.
+    let verdicts: Vec<(&Rule, TerminationVerdict)> = all
+        .par_iter()
+        .map(|&r| (r, check_rule(r, widths, timeout)))
         .collect();
     let starts: Vec<&str> = verdicts
         .iter()

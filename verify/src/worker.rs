@@ -144,6 +144,16 @@ pub fn ask(line: &str, own: Duration) -> Result<String, NoAnswer> {
     Ok(answer)
 }
 
+/// Kills and reaps the idle workers, at the end of a run: none outlives
+/// it by the moment it takes to see its parent gone, and the time they
+/// spent is counted as the run's (the system counts a child's time when
+/// it is reaped: `time tileproof prove` then shows the whole run's).
+pub fn shutdown() {
+    let idle = IDLE.lock().map(|mut v| std::mem::take(&mut *v));
+    // Each is killed and reaped as it drops.
+    drop(idle);
+}
+
 /// The worker's loop: one request per line on standard input, `answer`'s
 /// line for it on standard output, until the input ends or the parent is
 /// gone.

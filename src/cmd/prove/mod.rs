@@ -471,9 +471,16 @@ fn run_rules(a: &Args) -> anyhow::Result<ExitCode> {
         )?
     };
     let start = Instant::now();
-    let results = run_proofs(&rules, &opts, a.jobs)?;
-    // Proving a pattern includes proving that rewriting with it stops.
-    let termination = verify::termination::check(&rules, &engine_set, &opts.widths, opts.timeout);
+    // Proving a pattern includes proving that rewriting with it stops:
+    // checked beside the proofs, which it does not depend on.
+    let (results, termination) = std::thread::scope(|s| {
+        let termination =
+            s.spawn(|| verify::termination::check(&rules, &engine_set, &opts.widths, opts.timeout));
+        let results = run_proofs(&rules, &opts, a.jobs);
+        (results, termination.join())
+    });
+    let results = results?;
+    let termination = termination.map_err(|_| anyhow::anyhow!("the termination check panicked"))?;
     if let Some(dir) = &a.cases {
         write_cases(dir, &results);
     }
