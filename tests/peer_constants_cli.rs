@@ -176,7 +176,9 @@ fn a_constant_wrapped_past_2_62_is_refuted_where_the_instances_only_check_it() {
 #[test]
 #[ignore = "needs the pinned tinygrad (.venv-peers): run by .ci/run"]
 fn a_float_bound_wrong_only_past_2_53_is_refuted_on_tinygrads_own_rule() {
-    let o = prove("float", TINYGRAD, "float_bound", &[]);
+    // (Its queries carry every binade of the quotient: a few seconds
+    // alone, past the default 5 s on a loaded 2-core machine.)
+    let o = prove("float", TINYGRAD, "float_bound", &["--proof-timeout", "60"]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     // The instances pass: none reaches 2^53.
@@ -194,8 +196,10 @@ fn a_float_bound_wrong_only_past_2_53_is_refuted_on_tinygrads_own_rule() {
     // The prover's constants, made an instance, fail tinygrad's own rule;
     // they are past 2^52 (where a quotient's double has no fraction bits
     // left below 1/2: the smallest that can round onto an integer).
+    // (how it is judged, exhaustively or by SMT, varies with the model)
     assert!(
-        out.contains("the peer's rule on it: value-differs"),
+        out.lines()
+            .any(|l| l.contains("the peer's rule on it:") && l.contains("value-differs")),
         "{out}"
     );
     let expr = out
