@@ -9,6 +9,7 @@ Whether a translation is the rule (on its instances) and whether it is
 sound (for every constant) is tileproof's to judge
 (tests/peer_constants_cli.rs); this pins down what the translator reads.
 """
+import math
 import os
 import sys
 import unittest
@@ -101,10 +102,26 @@ class Module(unittest.TestCase):
         self.assertIn("if ((C2 - C1) >= 4611686018427387904)", t[0])  # 2**62, folded exactly
         self.assertIn("(x < ((C2 - C1) - 4611686018427387904))", t[0])
 
-    def test_a_float_division_is_not_translatable_and_says_where(self):
+    def test_the_ceiling_of_a_true_division_is_pythons_rounded_quotient(self):
+        # tinygrad PR #17290's bound: math.ceil of the double nearest c1/c0
         t = translate(self.rules("float_bound")[0])
-        self.assertIn("true division: a float", t["untranslatable"])
-        self.assertIn("tinygrad_constants_rules.py:", t["untranslatable"])
+        self.assertEqual(t, {"rules": ["rule float_bound_0_lambda: ((C0 * x) < C1) => "
+                                       "(x < ceil_truediv(C1, C0)) if (C0 > 0)"]})
+
+    def test_floor_and_int_of_a_true_division_and_known_operands_folded(self):
+        t = one(UPat.var("x") // UPat.cvar("c"), lambda x, c: x * math.floor(c.val / 3))
+        self.assertEqual(t, {"rules": ["rule t_0_lambda: (x // C) => (x * floor_truediv(C, 3))"]})
+        t = one(UPat.var("x") // UPat.cvar("c"), lambda x, c: x * int(c.val / -3))
+        self.assertEqual(t, {"rules": ["rule t_0_lambda: (x // C) => (x * trunc_truediv(C, (-3)))"]})
+        # Python computes it: 2**60 + 1 over 2**60 is 1.0
+        t = one(UPat.var("x") // UPat.cvar("c"), lambda x, c: x * math.ceil((2**60 + 1) / 2**60))
+        self.assertEqual(t, {"rules": ["rule t_0_lambda: (x // C) => (x * 1)"]})
+
+    def test_any_other_use_of_a_float_is_not_translatable(self):
+        t = one(UPat.var("x") // UPat.cvar("c"), lambda x, c: x if c.val / 2 > 1 else None)
+        self.assertIn("the float in `c.val / 2 > 1`", t["untranslatable"])
+        t = one(UPat.var("x") // UPat.cvar("c"), lambda x, c: x * round(c.val / 2))
+        self.assertIn("untranslatable", t)
 
     def test_a_bool_test_of_a_node_identity_is_not_translatable(self):
         t = one((UPat.var("x") / UPat.var("x2")) / UPat.var("x3"),

@@ -13,6 +13,11 @@ does not fire, every other path is one DSL rule whose guard is its
 conditions. Python's integers are exact, as the DSL's guards are: `//` and
 `%` on integers are floor division and remainder (the DSL's `//`, `mod`),
 and so are `//` and `%` on UOps (tinygrad 0.14: FLOORDIV, FLOORMOD).
+Python's true division of integers is a float, the double nearest the
+exact quotient: turned back into an integer by `math.ceil`, `math.floor`
+or `int` it is the DSL's `ceil_truediv`, `floor_truediv`, `trunc_truediv`
+(exactly what Python computes, rounding included); any other use of a
+float has no DSL form.
 Subtraction and negation are spelled as tinygrad builds them (`x + y*-1`,
 `x*-1`). A module function the rule calls is translated in place with its
 arguments bound, so a helper that is pure index arithmetic translates and
@@ -80,6 +85,20 @@ class Int:
 
     def __init__(self, text, value=None):
         self.text, self.value = text, value
+
+
+class Quot:
+    """A Python float `a / b` of two integers (`Int`s): it has a DSL form
+    only once `math.ceil`, `math.floor` or `int` makes it an integer."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+
+# The calls that make a `Quot` an integer: the DSL helper of each, and
+# Python's own function for known operands.
+ROUNDINGS = {"ceil": ("ceil_truediv", math.ceil), "floor": ("floor_truediv", math.floor),
+             "int": ("trunc_truediv", int)}
 
 
 class Cond:
@@ -387,7 +406,13 @@ class Eval:
             self.stop(node, f"more than {MAX_PATHS} paths")
         return paths
 
+    def no_float(self, node, *vals):
+        if any(isinstance(v, Quot) for v in vals):
+            self.stop(node, f"the float in `{ast.unparse(node)}` (a true division used other than by "
+                            "math.ceil, math.floor or int)")
+
     def truth(self, node, v):
+        self.no_float(node, v)
         if isinstance(v, Cond):
             return v
         if isinstance(v, Int):
@@ -485,6 +510,7 @@ class Eval:
         return done + [(c, (TRUE if is_and else FALSE) if acc is None else acc) for c, acc in paths]
 
     def unary(self, e, v):
+        self.no_float(e, v)
         if isinstance(e.op, ast.Not):
             return negate(self.truth(e.operand, v))
         if isinstance(e.op, ast.USub):
@@ -497,6 +523,7 @@ class Eval:
         self.stop(e, f"the operator `{ast.unparse(e)}`")
 
     def as_term(self, node, v, like="int"):
+        self.no_float(node, v)
         if isinstance(v, Term):
             return v
         if isinstance(v, Int):
@@ -506,6 +533,9 @@ class Eval:
         self.stop(node, f"`{ast.unparse(node)}` as a UOp")
 
     def binary(self, e, op, a, b):
+        self.no_float(e, a, b)
+        if isinstance(a, Int) and isinstance(b, Int) and op is ast.Div:
+            return Quot(a, b)
         if isinstance(a, Int) and isinstance(b, Int):
             if a.value is not None and b.value is not None and op in FOLD:
                 v = FOLD[op](a.value, b.value)
@@ -516,8 +546,7 @@ class Eval:
                 return Int(f"({a.text} {sym} {b.text})")
             if op is ast.BitAnd:
                 return Int(f"({a.text} & {b.text})")
-            self.stop(e, f"the integer operator in `{ast.unparse(e)}`"
-                      + (" (true division: a float)" if op is ast.Div else ""))
+            self.stop(e, f"the integer operator in `{ast.unparse(e)}`")
         if isinstance(a, Term) or isinstance(b, Term):
             x, y = self.as_term(e.left, a), self.as_term(e.right, b)
             if x.dtype == "bool" or y.dtype == "bool":
@@ -560,6 +589,7 @@ class Eval:
         return acc
 
     def cmp(self, e, op, a, b):
+        self.no_float(e, a, b)
         if isinstance(op, (ast.Is, ast.IsNot)):
             same = self.identity(e, a, b)
             return same if isinstance(op, ast.Is) else negate(same)
@@ -636,6 +666,8 @@ class Eval:
                 return Opaque("bool-dtype", "dtypes.bool")
             if v.obj is math and name == "gcd":
                 return Opaque("gcd", "math.gcd")
+            if v.obj is math and name in ("ceil", "floor"):
+                return Opaque(name, f"math.{name}")
             if v.obj is type(e) or name == "maximum":
                 return Opaque(("static", name), name)
             if hasattr(v.obj, "__name__") and v.obj.__name__ == "UOp" and name in ("maximum", "const"):
@@ -666,7 +698,9 @@ class Eval:
         if isinstance(f, tuple) and f[0] == "method":
             return [(conds, self.method(e, f[1], f[2], args))]
         if isinstance(f, Opaque):
-            obj = f.obj
+            obj = {math.ceil: "ceil", math.floor: "floor"}.get(f.obj, f.obj) if callable(f.obj) else f.obj
+            if obj in ROUNDINGS and len(args) == 1 and isinstance(args[0], (Quot, Int)):
+                return [(conds, self.rounded(args[0], obj))]
             if obj == "abs" and len(args) == 1 and isinstance(args[0], Int):
                 t = args[0].text
                 return [(conds, Int(f"max({t}, -{t})"))]
@@ -682,6 +716,16 @@ class Eval:
             if inspect.isfunction(obj) and obj.__module__ != "math":
                 return self.inline(e, obj, args, conds)
         self.stop(e, f"the call `{ast.unparse(e)}`")
+
+    def rounded(self, v, how):
+        """`math.ceil`, `math.floor` or `int` of an integer or of a true
+        division of integers."""
+        if isinstance(v, Int):
+            return v
+        helper, py = ROUNDINGS[how]
+        if v.a.value is not None and v.b.value is not None and v.b.value != 0:
+            return int_lit(py(v.a.value / v.b.value))
+        return Int(f"{helper}({v.a.text}, {v.b.text})")
 
     def method(self, e, v, name, args):
         if name == "logical_not" and not args:

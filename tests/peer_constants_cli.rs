@@ -170,15 +170,69 @@ fn a_constant_wrapped_past_2_62_is_refuted_where_the_instances_only_check_it() {
     );
 }
 
+/// tinygrad PR #17290's `c0*x < c1 -> x < math.ceil(c1/c0)`: Python's
+/// `c1/c0` is the double nearest the quotient, which rounds onto an
+/// integer only for operands past 2^53, beyond every instance pool.
 #[test]
 #[ignore = "needs the pinned tinygrad (.venv-peers): run by .ci/run"]
-fn a_float_bound_is_not_translatable_and_names_the_division() {
-    let o = prove("float", TINYGRAD, "float_bound", &[]);
+fn a_float_bound_wrong_only_past_2_53_is_refuted_on_tinygrads_own_rule() {
+    // (Its queries carry every binade of the quotient: a few seconds
+    // alone, past the default 5 s on a loaded 2-core machine.)
+    let o = prove("float", TINYGRAD, "float_bound", &["--proof-timeout", "60"]);
     let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    // The instances pass: none reaches 2^53.
+    let table = out
+        .lines()
+        .find(|l| l.starts_with("float_bound.0.lambda "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(table.contains("checked on"), "{out}");
     assert!(
         constants_row(&out, "float_bound.0.lambda").contains(
-            "not translatable: the integer operator in `c1.val / c0.val` (true division: a float) at tests/peers/tinygrad_constants_rules.py:"
+            "refuted for some constants (for unbounded integers, confirmed on the peer's rule)"
         ),
+        "{out}"
+    );
+    // The prover's constants, made an instance, fail tinygrad's own rule;
+    // they are past 2^52 (where a quotient's double has no fraction bits
+    // left below 1/2: the smallest that can round onto an integer).
+    // (how it is judged, exhaustively or by SMT, varies with the model)
+    assert!(
+        out.lines()
+            .any(|l| l.contains("the peer's rule on it:") && l.contains("value-differs")),
+        "{out}"
+    );
+    let expr = out
+        .lines()
+        .skip_while(|l| !l.contains("counterexample to rule float_bound_0_lambda"))
+        .find(|l| l.trim_start().starts_with("expr "))
+        .unwrap_or_else(|| panic!("{out}"));
+    let big = expr
+        .split(|c: char| !(c.is_ascii_digit() || c == '-'))
+        .filter_map(|w| w.parse::<i128>().ok())
+        .any(|n| n.unsigned_abs() >= 1 << 52);
+    assert!(big, "{expr}");
+}
+
+/// The same bound where both constants are below 2^53: the quotient's
+/// double never rounds onto an integer it is not, and the translation
+/// (`ceil_truediv`, Python's rounding) is proved.
+#[test]
+#[ignore = "needs the pinned tinygrad (.venv-peers): run by .ci/run"]
+fn a_float_bound_whose_constants_stay_below_2_53_is_proved() {
+    // (Its proof needs the quotient's every binade below 2^53: some 30 s
+    // on a loaded 2-core machine, past the default 5 s.)
+    let o = prove(
+        "float-exact",
+        TINYGRAD,
+        "float_bound_exact",
+        &["--proof-timeout", "120"],
+    );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        constants_row(&out, "float_bound_exact.0.lambda")
+            .contains("proved for all constants (for unbounded integers)"),
         "{out}"
     );
 }

@@ -38,7 +38,7 @@ pub mod rewrite;
 
 // The crates above the engine name each module by its concept
 // (`engine::parse`, `engine::dtype`), whatever layer holds it.
-pub use ir::{arith, dtype, op, ranges};
+pub use ir::{arith, dtype, op, ranges, truediv};
 pub use meaning::{domain, interp, semantics};
 pub use text::{input, parse, print, suite, xla};
 

@@ -10,7 +10,12 @@ each in a matcher of its own (`--module FILE:MATCHER`):
   if it wrapped past 2^62: wrong only where c2 - c1 >= 2^62, which the
   instance pools do not reach (refuted for all constants);
 - `float_bound`: tinygrad PR #17290's `c0*x < c1` with a float bound
-  `math.ceil(c1/c0)`: not translatable (a float).
+  `math.ceil(c1/c0)`: wrong only where the quotient's double rounds onto
+  an integer (operands past 2^53), which the instance pools do not reach
+  (refuted for all constants);
+- `float_bound_exact`: the same bound where both constants are below 2^53,
+  where the double never rounds onto an integer it is not (proved for all
+  constants).
 """
 import math
 
@@ -45,4 +50,9 @@ wrap62 = PatternMatcher([
 float_bound = PatternMatcher([
   ((UPat.cvar("c0") * UPat.var("x")) < UPat.cvar("c1"),
    lambda x, c0, c1: x < math.ceil(c1.val / c0.val) if c0.val > 0 else None),
+])
+
+float_bound_exact = PatternMatcher([
+  ((UPat.cvar("c0") * UPat.var("x")) < UPat.cvar("c1"),
+   lambda x, c0, c1: x < math.ceil(c1.val / c0.val) if 0 < c0.val < 2**53 and abs(c1.val) < 2**53 else None),
 ])

@@ -31,5 +31,6 @@ pub mod remote;
 pub mod schedule;
 pub mod solver;
 pub mod termination;
+pub mod truediv;
 pub mod verdict;
 pub mod worker;

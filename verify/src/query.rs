@@ -15,6 +15,7 @@ use crate::poly::Poly;
 use engine::ir::{DType, Op};
 use engine::rules::guard::{self, GuardDomain};
 use engine::rules::{Guard, Helper, IExpr, Pat, Rule, Ty};
+use engine::truediv::Round;
 use z3::ast::{Bool, Int, BV};
 
 /// One pattern variable's symbols.
@@ -180,6 +181,7 @@ impl<'r> RuleQuery<'r> {
                 .as_ref()
                 .map_or(0, |g| guard_bits(rule, g, types, &enc))
                 .max(max_bits)
+                .max(truediv_bits(&rule.rhs, max_bits))
                 + 2,
         };
         crate::encode::take_facts();
@@ -529,6 +531,14 @@ impl GuardDomain for Symbolic<'_, '_> {
         self.q.gcd_term(x, y)
     }
 
+    fn truediv(&mut self, x: &GNum, y: &GNum, r: Round) -> (GNum, Bool) {
+        let v = self.fresh(r.helper_name());
+        let k = self.q.fresh.get();
+        self.q.fresh.set(k + 1);
+        let def = Bool::new_const(format!("{}.defined#{k}", r.helper_name()));
+        crate::truediv::rounded_truediv(&self.ge.arith(), x, y, r, (v, def))
+    }
+
     fn is_pow2(&mut self, x: &GNum) -> Bool {
         let bits = match self.ge.mode {
             Mode::Bv => self.ge.bits,
@@ -761,6 +771,27 @@ fn make_sym(
 
 /// Bits that guard arithmetic needs so that nothing wraps: each sum adds a
 /// bit, each product adds its factors' bits.
+/// Guard bits a right side's `ceil_truediv` (and kin) needs: its
+/// operands are constants of at most `max_bits` bits (crate::truediv).
+fn truediv_bits(p: &Pat, max_bits: u32) -> u32 {
+    let mut todo = vec![p];
+    let mut bits = 0;
+    while let Some(p) = todo.pop() {
+        match p {
+            Pat::Helper(h, args) => {
+                if matches!(h, Helper::TrueDiv(_)) {
+                    bits = max_bits.max(64) + crate::truediv::EXTRA_BITS;
+                }
+                todo.extend(args);
+            }
+            Pat::Op(_, _, args) => todo.extend(args),
+            Pat::Computed(inner) => todo.push(inner),
+            Pat::Var(_) | Pat::Lit(..) | Pat::Invalid | Pat::Bound(..) => {}
+        }
+    }
+    bits
+}
+
 fn guard_bits(rule: &Rule, g: &Guard, types: &[DType], enc: &Enc) -> u32 {
     let var_bits = |v: usize| enc.bits(resolve(rule.vars[v].ty, types)).max(2);
     fn lit_bits(v: i128) -> u32 {
@@ -788,6 +819,15 @@ fn guard_bits(rule: &Rule, g: &Guard, types: &[DType], enc: &Enc) -> u32 {
         }
         Guard::Bin(_, a, b) => {
             guard_bits(rule, a, types, enc).max(guard_bits(rule, b, types, enc)) + 1
+        }
+        Guard::Call(Helper::TrueDiv(_), args) => {
+            // The encoding scales remainders by 2^54 (crate::truediv).
+            args.iter()
+                .map(|a| guard_bits(rule, a, types, enc))
+                .max()
+                .unwrap_or(1)
+                .max(64)
+                + crate::truediv::EXTRA_BITS
         }
         Guard::Call(Helper::Gcd, args) => {
             // gcd's Bezout witnesses multiply by the arguments.

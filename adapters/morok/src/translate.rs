@@ -81,13 +81,39 @@ pub fn translate(e: &Entry) -> Result<Vec<String>, String> {
         .to_string();
     let mut out = Vec::new();
     for alt in &alts {
-        let mut t = Tr {
-            env: HashMap::new(),
-            conds: Vec::new(),
-            fresh: 0,
-            op_var: e.op_var.clone(),
-            line: e.line,
-        };
+        // Each `Mul` by a constant is also tileproof's `-x` (the adapter
+        // builds that as Morok's `neg()`, MUL(x, -1)): one left side per
+        // choice of spelling.
+        let spellings = 1usize << Tr::new(alt, e, Vec::new()).negations(alt, e)?.min(MAX_NEG);
+        for mask in 0..spellings {
+            let neg = (0..MAX_NEG).map(|k| mask >> k & 1 == 1).collect();
+            alt_rules(alt, e, neg, &base, &mut out)?;
+        }
+    }
+    if out.is_empty() {
+        return Err(format!(
+            "no path of patterns.rs:{} returns a result tileproof can build",
+            e.line
+        ));
+    }
+    Ok(out)
+}
+
+/// `Mul` nodes by a constant whose `-x` spelling is a left side of its own
+/// (beyond this many, only the first ones').
+const MAX_NEG: usize = 3;
+
+/// The DSL rules of one alternative of an entry's left side, with the
+/// `Mul` nodes chosen by `neg` spelled as tileproof's `-x`.
+fn alt_rules(
+    alt: &Pattern,
+    e: &Entry,
+    neg: Vec<bool>,
+    base: &str,
+    out: &mut Vec<String>,
+) -> Result<(), String> {
+    {
+        let mut t = Tr::new(alt, e, neg);
         let lhs = t.pattern(alt, root_type(alt, e), true)?;
         let mut paths = Vec::new();
         let env = t.env.clone();
@@ -116,13 +142,7 @@ pub fn translate(e: &Entry) -> Result<Vec<String>, String> {
             out.push(format!("rule {base}_{k}: {lhs} => {}{guard}", rhs.text));
         }
     }
-    if out.is_empty() {
-        return Err(format!(
-            "no path of patterns.rs:{} returns a result tileproof can build",
-            e.line
-        ));
-    }
-    Ok(out)
+    Ok(())
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -199,6 +219,12 @@ type Env = HashMap<String, V>;
 type Paths = Vec<(Vec<String>, Option<Term>)>;
 
 struct Tr {
+    /// How often each name occurs in the left side being translated.
+    names: HashMap<String, usize>,
+    /// Which `Mul` nodes by a constant (in the order the left side is
+    /// read) are spelled as tileproof's `-x`, and how many were read.
+    neg: Vec<bool>,
+    muls: usize,
     env: Env,
     conds: Vec<String>,
     fresh: usize,
@@ -271,6 +297,50 @@ fn root_type(p: &Pattern, e: &Entry) -> Ty {
     }
 }
 
+/// The operand and the constant of `Mul` by a constant that may be -1
+/// (`c @const(v)`, `@const`, `-1`), either order.
+fn by_constant<'p>(a: &'p Pattern, b: &'p Pattern) -> Option<(&'p Pattern, &'p Pattern)> {
+    let may_be_minus_one = |p: &Pattern| match p {
+        Pattern::ConstWithValue(..) | Pattern::Const(ConstPat::Any | ConstPat::Int(-1)) => true,
+        Pattern::Binding(_, inner) => {
+            matches!(**inner, Pattern::Const(ConstPat::Any | ConstPat::Int(-1)))
+        }
+        _ => false,
+    };
+    if may_be_minus_one(b) {
+        Some((a, b))
+    } else if may_be_minus_one(a) {
+        Some((b, a))
+    } else {
+        None
+    }
+}
+
+/// Every name a pattern binds or repeats, once per occurrence.
+fn pattern_names(p: &Pattern) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![p];
+    while let Some(p) = todo.pop() {
+        match p {
+            Pattern::Var(n) | Pattern::ConstWithValue(n, _) => out.push(n.clone()),
+            Pattern::Binding(n, inner) => {
+                out.push(n.clone());
+                todo.push(inner);
+            }
+            Pattern::Op { args, .. } | Pattern::OpVar { args, .. } | Pattern::Any(args) => {
+                todo.extend(args)
+            }
+            Pattern::OptionSome(inner) => todo.push(inner),
+            Pattern::Wildcard
+            | Pattern::Const(_)
+            | Pattern::VConst
+            | Pattern::AnyConst
+            | Pattern::OptionNone => {}
+        }
+    }
+    out
+}
+
 fn commutative(op: &str) -> bool {
     matches!(
         op,
@@ -322,6 +392,29 @@ fn balanced(s: &str) -> bool {
 }
 
 impl Tr {
+    fn new(alt: &Pattern, e: &Entry, neg: Vec<bool>) -> Tr {
+        let mut names = HashMap::new();
+        for n in pattern_names(alt) {
+            *names.entry(n).or_insert(0) += 1;
+        }
+        Tr {
+            names,
+            neg,
+            muls: 0,
+            env: HashMap::new(),
+            conds: Vec::new(),
+            fresh: 0,
+            op_var: e.op_var.clone(),
+            line: e.line,
+        }
+    }
+
+    /// How many `Mul` nodes by a constant the left side has.
+    fn negations(mut self, alt: &Pattern, e: &Entry) -> Result<usize, String> {
+        self.pattern(alt, root_type(alt, e), true)?;
+        Ok(self.muls)
+    }
+
     fn fresh(&mut self, prefix: &str) -> String {
         self.fresh += 1;
         format!("{prefix}{}", self.fresh)
@@ -467,16 +560,29 @@ impl Tr {
                 "patterns.rs:{line}: Morok's NEG, which its `neg()` never builds (it builds MUL(x, -1))"
             )),
             (_, [a, b]) => match binary(op) {
-                Some((dsl, arg, res)) if res == ty => {
-                    let a = self.pattern(a, arg, false)?;
-                    let b = self.pattern(b, arg, false)?;
-                    Ok(apply(dsl, &a, &b))
+                Some((dsl, _, _)) if how == Args::Tuple && commutative(op) => {
+                    // `Op(a, b)` matches in this order only; the DSL's
+                    // operator in both. That is the same rule unless a
+                    // name of one operand is named again outside the node
+                    // (`Idiv(Mul(x, y), y)`: `Mul(y, x) / y` is no match).
+                    let (na, nb) = (pattern_names(a), pattern_names(b));
+                    let here = |n: &String| {
+                        na.iter().filter(|m| *m == n).count()
+                            + nb.iter().filter(|m| *m == n).count()
+                    };
+                    let pinned = na
+                        .iter()
+                        .chain(&nb)
+                        .find(|n| (na.contains(n) != nb.contains(n)) && self.names[*n] > here(n));
+                    if let Some(n) = pinned {
+                        return Err(format!(
+                            "patterns.rs:{line}: `{op}(..)` in its order only, with `{n}` named again outside it: \
+                             the DSL's `{dsl}` matches both orders"
+                        ));
+                    }
+                    self.binary_node(op, a, b, ty, how)
                 }
-                Some(_) => Err(format!(
-                    "patterns.rs:{line}: {} where a {} is expected",
-                    op.to_uppercase(),
-                    if ty == Ty::Bool { "bool" } else { "number" }
-                )),
+                Some(_) => self.binary_node(op, a, b, ty, how),
                 None => Err(format!(
                     "patterns.rs:{line}: Morok's {}, which tileproof has no op for",
                     op.to_uppercase()
@@ -487,6 +593,73 @@ impl Tr {
                 op.to_uppercase()
             )),
         }
+    }
+
+    /// A binary op's node, its operands of the op's type.
+    fn binary_node(
+        &mut self,
+        op: &str,
+        a: &Pattern,
+        b: &Pattern,
+        ty: Ty,
+        how: Args,
+    ) -> Result<String, String> {
+        let line = self.line;
+        if op == "Mul" && ty == Ty::Int {
+            // `neg()` builds MUL(x, -1): the constant second.
+            if let Some((x, c)) =
+                by_constant(a, b).filter(|(_, c)| how == Args::Permute || std::ptr::eq(*c, b))
+            {
+                let k = self.muls;
+                self.muls += 1;
+                if self.neg.get(k) == Some(&true) {
+                    return self.negation(x, c);
+                }
+            }
+        }
+        match binary(op) {
+            Some((dsl, arg, res)) if res == ty => {
+                let a = self.pattern(a, arg, false)?;
+                let b = self.pattern(b, arg, false)?;
+                Ok(apply(dsl, &a, &b))
+            }
+            Some(_) => Err(format!(
+                "patterns.rs:{line}: {} where a {} is expected",
+                op.to_uppercase(),
+                if ty == Ty::Bool { "bool" } else { "number" }
+            )),
+            None => Err(format!(
+                "patterns.rs:{line}: Morok's {}, which tileproof has no op for",
+                op.to_uppercase()
+            )),
+        }
+    }
+
+    /// `x * c` as tileproof's `-x`: the constant is -1 (no match where
+    /// the pattern fixes another one).
+    fn negation(&mut self, x: &Pattern, c: &Pattern) -> Result<String, String> {
+        let minus_one = "(-1)".to_string();
+        match c {
+            Pattern::ConstWithValue(n, v) => {
+                self.bind(
+                    n,
+                    V::Term(Term {
+                        text: minus_one.clone(),
+                        ty: Ty::Int,
+                    }),
+                );
+                self.bind(v, V::Int(Int::leaf(minus_one)));
+            }
+            Pattern::Binding(n, _) => self.bind(
+                n,
+                V::Term(Term {
+                    text: minus_one,
+                    ty: Ty::Int,
+                }),
+            ),
+            _ => {}
+        }
+        Ok(format!("(-{})", self.pattern(x, Ty::Int, false)?))
     }
 
     // ---- the right side -----------------------------------------------------------
@@ -1234,12 +1407,54 @@ mod tests {
     #[test]
     fn constant_arithmetic_translates_to_wrapping_i64_one_rule_per_path() {
         let rules = super::translate(&entry("comparison_dsl_patterns/Binary(Lt)#4")).unwrap();
-        assert_eq!(rules.len(), 2, "{rules:?}");
+        // two paths, each also with `-x` for `C0 * x` (where C0 = -1)
+        assert_eq!(rules.len(), 4, "{rules:?}");
         assert!(
             rules[0].contains("((C0 * x) < C1) => (x < index((((i64(C1) + i64(C0)) - i64(1)) / i64(C0)))) if (C0 > 0 && C1 > 0)"),
             "{rules:?}"
         );
         assert!(rules[1].contains("!((C0 > 0 && C1 > 0))"), "{rules:?}");
+    }
+
+    /// The adapter builds tileproof's `-x` as Morok's `neg()`, MUL(x, -1):
+    /// a `Mul` by a constant is also a left side with `-x` (the constant
+    /// -1), so that the translation fires where the entry does.
+    #[test]
+    fn a_mul_by_a_constant_is_also_tileproofs_negation() {
+        let rules = super::translate(&entry("alu_folding_dsl_patterns/Binary(Mul)#0")).unwrap();
+        assert!(
+            rules.iter().any(|r| r.contains(": ((x * C1) * C2) =>")),
+            "{rules:?}"
+        );
+        assert!(
+            rules
+                .iter()
+                .any(|r| r.contains(": ((-x) * C2) => (x * index((i64((-1)) * i64(C2))))")),
+            "{rules:?}"
+        );
+        // MUL(x,-1) < MUL(y,-1): four spellings
+        let rules = super::translate(&entry("comparison_dsl_patterns/Binary(Lt)#2")).unwrap();
+        assert_eq!(rules.len(), 4, "{rules:?}");
+        assert!(
+            rules
+                .iter()
+                .any(|r| r.contains(": ((-x) < (-y)) => (y < x)")),
+            "{rules:?}"
+        );
+    }
+
+    /// `Idiv(Mul(x, y), y)` matches `Mul` in its order only (`y` named
+    /// again outside it); the DSL's `*` matches both orders, so no DSL
+    /// rule is this entry.
+    #[test]
+    fn an_ordered_operand_named_again_outside_its_node_is_untranslatable() {
+        let why = super::translate(&entry("division_dsl_patterns/Binary(Idiv)#0")).unwrap_err();
+        assert!(
+            why.contains("`Mul(..)` in its order only, with `y` named again"),
+            "{why}"
+        );
+        // `Add(x, @zero)`-like orders with no repeated name stay translated.
+        assert!(super::translate(&entry("identity_and_zero_patterns/Binary(Add)#0")).is_ok());
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The bottom layer: what a program is. The op table ([`op`]), dtypes and
-//! widths ([`dtype`]), exact integer arithmetic ([`arith`]), the
+//! widths ([`dtype`]), exact integer arithmetic ([`arith`]), Python's rounded true division
+//! ([`truediv`]), the
 //! hash-consed graph ([`graph`]) and the range transfer functions
 //! ([`ranges`]) the graph runs on every node it builds. Nothing here
 //! imports a module outside `ir`.
@@ -9,6 +10,7 @@ pub mod dtype;
 pub mod graph;
 pub mod op;
 pub mod ranges;
+pub mod truediv;
 
 pub use dtype::DType;
 pub use graph::{Graph, Key, Node, NodeId, TypeError, VarDecl};

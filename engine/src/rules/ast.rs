@@ -2,6 +2,7 @@
 //! sides), guards, and the rule itself, with its pattern and type
 //! variables.
 
+use crate::ir::truediv::Round;
 use crate::ir::{DType, NodeId, Op};
 
 /// The dtype of a pattern node: fixed, or a type variable of the rule.
@@ -135,10 +136,15 @@ pub enum Helper {
     /// `log2(n)`: `k` with `2^k == n`, for a positive power of two
     /// (undefined otherwise).
     Log2,
+    /// `ceil_truediv(a, b)`, `floor_truediv(a, b)`, `trunc_truediv(a, b)`:
+    /// Python's `math.ceil(a / b)`, `math.floor(a / b)`, `int(a / b)` on
+    /// ints (the correctly rounded double of `a / b`, rounded to an
+    /// integer); undefined where Python raises (`b == 0`, an overflow).
+    TrueDiv(Round),
 }
 
 impl Helper {
-    pub const ALL: [Helper; 7] = [
+    pub const ALL: [Helper; 10] = [
         Helper::Gcd,
         Helper::Abs,
         Helper::Min,
@@ -146,6 +152,9 @@ impl Helper {
         Helper::Divides,
         Helper::IsPow2,
         Helper::Log2,
+        Helper::TrueDiv(Round::Ceil),
+        Helper::TrueDiv(Round::Floor),
+        Helper::TrueDiv(Round::Trunc),
     ];
 
     /// The name a guard writes.
@@ -158,6 +167,7 @@ impl Helper {
             Helper::Divides => "divides",
             Helper::IsPow2 => "is_pow2",
             Helper::Log2 => "log2",
+            Helper::TrueDiv(r) => r.helper_name(),
         }
     }
 

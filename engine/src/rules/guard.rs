@@ -13,6 +13,7 @@
 use super::ast::{resolve_ty, Binding, Guard, Helper, IExpr, Rule, Ty};
 use crate::ir::arith::{exact, gcd, is_pow2, log2};
 use crate::ir::dtype::Width;
+use crate::ir::truediv::{truediv, Round};
 use crate::ir::{Graph, Node, Op};
 
 /// The values a guard is evaluated on, and the primitives it needs.
@@ -55,6 +56,10 @@ pub trait GuardDomain {
     fn is_pow2(&mut self, a: &Self::N) -> Self::B;
     /// `log2(a)`, meaningful where `a` is a positive power of two.
     fn log2(&mut self, a: &Self::N) -> Self::N;
+    /// Python's `a / b` on ints rounded to an integer by `r`
+    /// (`crate::ir::truediv`), and where Python computes it (`b != 0`, no
+    /// overflow).
+    fn truediv(&mut self, a: &Self::N, b: &Self::N, r: Round) -> (Self::N, Self::B);
     /// The interval arithmetic bounded the product `x * y` by `[lo, hi]`
     /// (its corner products). A symbolic domain may state that fact about
     /// the values (the multiplication transfer lemma) so that the solver
@@ -211,6 +216,10 @@ pub fn helper<D: GuardDomain>(d: &mut D, h: Helper, vals: &[D::N]) -> (GVal<D::N
         Helper::Gcd => {
             let (g, fact) = d.gcd(x, &vals[1]);
             (GVal::N(g), fact)
+        }
+        Helper::TrueDiv(r) => {
+            let (v, def) = d.truediv(x, &vals[1], r);
+            (GVal::N(v), def)
         }
     }
 }
@@ -369,6 +378,20 @@ impl GuardDomain for AtMatch<'_> {
     }
     fn log2(&mut self, a: &Option<i128>) -> Option<i128> {
         log2((*a)?)
+    }
+    fn truediv(
+        &mut self,
+        a: &Option<i128>,
+        b: &Option<i128>,
+        r: Round,
+    ) -> (Option<i128>, Option<bool>) {
+        match (a, b) {
+            (Some(x), Some(y)) => match truediv(*x, *y, r) {
+                Some(v) => (Some(v), Some(true)),
+                None => (None, Some(false)),
+            },
+            _ => (None, None),
+        }
     }
 }
 
