@@ -73,20 +73,15 @@ impl Morok {
             };
             let Ok(entries) = &src.entries else { continue };
             for e in entries {
+                let (instantiable, instances) = g.reach();
                 out.push(RuleInfo {
                     name: e.name(),
                     pattern: e.rule.lhs_text.clone(),
                     location: format!("{}:{}", path.display(), e.line),
                     function: g.name.to_string(),
                     tree: serde_json::Value::Null,
-                    instantiable: match g.unreachable {
-                        Some(why) => Instantiable::No(why.to_string()),
-                        None => Instantiable::Yes,
-                    },
-                    instances: match g.unreachable {
-                        Some(_) => InstanceSource::Adapter,
-                        None => InstanceSource::Tileproof,
-                    },
+                    instantiable,
+                    instances,
                     translation: Some(match translate::translate(e) {
                         Ok(rules) => Translation::Rules(rules),
                         Err(why) => Translation::Untranslatable(why),
@@ -213,29 +208,25 @@ impl Adapter for Morok {
     fn rules(&mut self) -> Result<Vec<RuleInfo>, Refuse> {
         let mut out: Vec<RuleInfo> = GROUPS
             .iter()
-            .map(|g| RuleInfo {
-                name: g.name.to_string(),
-                pattern: format!(
-                    "the {} closures of morok_schedule::symbolic::{}()",
-                    (g.matcher)().len(),
-                    g.name
-                ),
-                location: g.location.to_string(),
-                function: g.name.to_string(),
-                tree: serde_json::Value::Null,
-                // tileproof draws the instances of a group it can reach.
-                instantiable: match g.unreachable {
-                    Some(why) => Instantiable::No(why.to_string()),
-                    None => Instantiable::Yes,
-                },
-                instances: match g.unreachable {
-                    Some(_) => InstanceSource::Adapter,
-                    None => InstanceSource::Tileproof,
-                },
-                translation: Some(Translation::Untranslatable(format!(
-                    "a group of closures: each is a rule of its own, {}/KEY#i",
-                    g.name
-                ))),
+            .map(|g| {
+                let (instantiable, instances) = g.reach();
+                RuleInfo {
+                    name: g.name.to_string(),
+                    pattern: format!(
+                        "the {} closures of morok_schedule::symbolic::{}()",
+                        (g.matcher)().len(),
+                        g.name
+                    ),
+                    location: g.location.to_string(),
+                    function: g.name.to_string(),
+                    tree: serde_json::Value::Null,
+                    instantiable,
+                    instances,
+                    translation: Some(Translation::Untranslatable(format!(
+                        "a group of closures: each is a rule of its own, {}/KEY#i",
+                        g.name
+                    ))),
+                }
             })
             .collect();
         out.push(RuleInfo {

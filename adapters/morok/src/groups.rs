@@ -21,6 +21,7 @@ use morok_schedule::symbolic::patterns as p;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, LazyLock};
+use tileproof_adapter::{InstanceSource, Instantiable};
 
 /// One public pattern group.
 pub struct Group {
@@ -32,6 +33,18 @@ pub struct Group {
     /// Why tileproof can never build an input it rewrites, when that is
     /// known from what it matches (ops tileproof has no form for).
     pub unreachable: Option<&'static str>,
+}
+
+impl Group {
+    /// Whether tileproof can build its instances (then it draws them), or
+    /// why not (then only the adapter's own instances serve): for the group
+    /// and for each of its entries alike.
+    pub fn reach(&self) -> (Instantiable, InstanceSource) {
+        match self.unreachable {
+            Some(why) => (Instantiable::No(why.to_string()), InstanceSource::Adapter),
+            None => (Instantiable::Yes, InstanceSource::Tileproof),
+        }
+    }
 }
 
 static FAST_DIVISION: LazyLock<TypedPatternMatcher> =

@@ -319,13 +319,8 @@ fn instance_bounds_explain(
         kinds: KindSet::only(Kind::Oracle),
         ..cfg.clone()
     };
-    // The case's own bounds serve when the instance is the case.
-    let place = |at: &'_ BlamedAt| match at.whole_case {
-        true => (case.graph.clone(), case.src.clone()),
-        false => (at.graph.clone(), at.roots.clone()),
-    };
-    let (mut g, mut roots) = place(at);
-    let mut step = checks::check(&g, &roots, alone.as_ref(), &step_cfg, None);
+    let (mut g, mut roots) = placed(at, case);
+    let mut step = checks::check(g, roots, alone.as_ref(), &step_cfg, None);
     let mut at = at;
     if step.declined && b.pattern.is_some() {
         // The pattern cannot run alone at its instance's root (an earlier
@@ -333,10 +328,9 @@ fn instance_bounds_explain(
         // below): its group's step there builds what it trusted.
         alone = subject.rule_alone(&b.rule)?;
         at = &b.instance;
-        (g, roots) = place(at);
-        step = checks::check(&g, &roots, alone.as_ref(), &step_cfg, None);
+        (g, roots) = placed(at, case);
+        step = checks::check(g, roots, alone.as_ref(), &step_cfg, None);
     }
-    let (g, roots) = (&g, &roots);
     let mins: Vec<NodeId> = g
         .reachable(roots)
         .into_iter()
@@ -384,6 +378,15 @@ fn instance_bounds_explain(
         }
         step_bounds_explain(subject, step, false, case, cfg, model, points)
     })
+}
+
+/// Where a blamed instance is judged: the case's own graph when it is
+/// the case (its bounds are the case's), else the instance's.
+fn placed<'a>(at: &'a BlamedAt, case: &'a Checked) -> (&'a Graph, &'a [NodeId]) {
+    match at.whole_case {
+        true => (&case.graph, &case.src),
+        false => (&at.graph, &at.roots),
+    }
 }
 
 /// `min`s of an instance past which only the two uniform spellings are
