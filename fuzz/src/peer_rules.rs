@@ -892,7 +892,8 @@ fn translated_rules(
 /// not becomes a comparison), then each with its variables widened
 /// ([`crate::widen`]: a peer whose rules read bounds may settle a point
 /// range before the rule under test runs). Only a failure of the peer's
-/// rule refutes; where none fails, the reason is the first instance's.
+/// rule refutes; where none fails, the reasons are the first of the prover's
+/// case and of its projection.
 pub fn judge_refutation(
     peer: &Peer,
     rule: &PeerRule,
@@ -908,25 +909,28 @@ pub fn judge_refutation(
             bases.push(p);
         }
     }
-    let mut tried: Vec<Program> = Vec::new();
+    // Each base's first reason: the prover's own case is often outside
+    // the profile, and why its projection fails is the telling one.
+    let mut reasons: Vec<String> = Vec::new();
+    let mut tried = 0;
     for b in &bases {
-        tried.push(b.clone());
-        tried.extend(crate::widen::variants(b, opts.check.width));
-    }
-    let mut first = None;
-    for p in &tried {
-        match judge_one(peer, rule, opts, validator, p) {
-            Ok(f) => return Ok(f),
-            Err(why) => {
-                first.get_or_insert(why);
+        let mut first = None;
+        for p in std::iter::once(b.clone()).chain(crate::widen::variants(b, opts.check.width)) {
+            tried += 1;
+            match judge_one(peer, rule, opts, validator, &p) {
+                Ok(f) => return Ok(f),
+                Err(why) => {
+                    first.get_or_insert(why);
+                }
             }
         }
+        reasons.extend(first);
     }
-    let why = first.unwrap_or_default();
-    Err(if tried.len() > 1 {
+    let why = reasons.join("; in the peer's profile: ");
+    Err(if tried > 1 {
         format!(
             "{why} (and on {} with wider variables or in the peer's profile)",
-            engine::print::count(tried.len() - 1, "variant")
+            engine::print::count(tried - 1, "variant")
         )
     } else {
         why

@@ -412,6 +412,25 @@ pub fn minimize(
             solver.pop(1);
         }
     }
+    // Then non-negative where it can be: index arithmetic is mostly over
+    // non-negative values, and a peer's rules often split on a constant's
+    // sign (Morok's `% N` with N < 0 is an earlier entry's), so a sign
+    // the model left to chance would make the counterexample one the
+    // peer's rule under test may never see.
+    for (n, dt) in &ins {
+        let non_negative = q.enc.le(&q.enc.lit(0, *dt), n);
+        solver.push();
+        solver.assert(non_negative.clone());
+        if check_within(solver, timeout) == SatResult::Sat {
+            if let Some(m) = solver.get_model() {
+                best = m;
+            }
+            solver.pop(1);
+            solver.assert(non_negative);
+        } else {
+            solver.pop(1);
+        }
+    }
     solver.pop(1);
     Some(best)
 }
