@@ -105,6 +105,16 @@ fn a_pattern_that_brings_in_an_overflow_is_another_cause_than_one_that_computes_
 }
 
 #[test]
+fn a_wrong_value_that_becomes_a_zero_divisor_is_the_patterns_wrong_value_not_ub() {
+    // `fold/div_neg_one` answers y / -1 with y: at y = -5 the divisor
+    // y / -1 + 5 is 0 in the answer and 10 in the source. The case fails
+    // undefined, but the step is a wrong value (its node alone differs),
+    // and its fix is div_neg_one's: the same cause as a wrong value.
+    let out = check("patterns", "var y in [-5, -5]\nexpr 100 / (y / -1 + 5)\n");
+    assert!(out.contains("  cause: rule fold/div_neg_one\n"), "{out}");
+}
+
+#[test]
 fn a_rule_alone_whose_answer_says_which_rules_fired_is_checked() {
     // `--peer-rule fold`: the group applied alone answers with its own
     // firing, counted like the peer's rules (this panicked on an index).

@@ -208,15 +208,56 @@ fn blamed(
             b = small;
         }
     }
+    let fault = step_fault(subject, &b, how, cfg, points);
     Some(Found {
         cause: Cause::Rule {
             rule: b.culprit().to_string(),
-            fault: Fault::of(how),
+            fault,
         },
         blame: Some(b),
         wrong_bound: None,
         how: None,
     })
+}
+
+/// How `b`'s step is wrong. A step whose case fails undefined may owe it
+/// to a wrong value it computed inside its instance (Morok's `(2k + 1) /
+/// 2 -> k` for a negative `k`, then used as a divisor that became 0):
+/// where the same pattern, applied alone at a node of the instance, takes
+/// another value or lane than that node, the step is wrong, the undefined
+/// behaviour only what the wrong value led to.
+fn step_fault(
+    subject: &dyn Subject,
+    b: &Blame,
+    how: Failure,
+    cfg: &CheckConfig,
+    points: &[Vec<i64>],
+) -> Fault {
+    if Fault::of(how) != Fault::Undefined {
+        return Fault::of(how);
+    }
+    let at = &b.instance;
+    let fired = [(b.rule.clone(), 1)];
+    let wrong_inside = [Failure::ValueDiffers, Failure::ValidityDiffers]
+        .into_iter()
+        .any(|wrong| {
+            blame::blame(
+                subject,
+                &at.graph,
+                &at.roots,
+                wrong,
+                &fired,
+                cfg,
+                Instance::Smallest,
+                points,
+            )
+            .is_some_and(|inner| inner.culprit() == b.culprit())
+        });
+    if wrong_inside {
+        Fault::Wrong
+    } else {
+        Fault::Undefined
+    }
 }
 
 /// The range analysis's transfer function, when the peer's bounds of
