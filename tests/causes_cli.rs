@@ -214,7 +214,7 @@ fn a_later_stages_fold_with_a_wrong_bound_is_filed_under_that_bound() {
             "var x in [0, 9]\nvar y in [0, 3]\nexpr (x * 3 + y) mod 8 // 4\n",
             "var x in [0, 9]\nvar y in [0, 3]\nexpr (x mod 8 + y * 8) // 4\n",
         ],
-        "implied fold: mod",
+        "implied mod",
     );
 }
 
@@ -228,7 +228,7 @@ fn a_later_stages_fold_whose_answer_overflows_everywhere_is_the_wrapped_bound() 
     one_cause(
         "stagedfold",
         &["var x in [-2305843009213693952, 2305843009213693952]\nexpr x * 12 mod 13\n"],
-        "implied fold: overflow",
+        "implied overflow",
     );
 }
 

@@ -295,17 +295,11 @@ pub fn title(d: &Defect) -> String {
         Cause::Stage { stage, subterm } => {
             format!("`{stage}` already gets `{subterm}` wrong")
         }
-        Cause::Implied {
-            stage,
-            bound: BoundOf::Overflow,
-        } => {
-            format!("`{stage}` folds with a bound computed in arithmetic that wraps")
+        Cause::Implied(BoundOf::Overflow) => {
+            "a pass folds with a bound computed in arithmetic that wraps".to_string()
         }
-        Cause::Implied {
-            stage,
-            bound: BoundOf::Op(op),
-        } => {
-            format!("`{stage}` folds with a bound of `{op}` that its values leave")
+        Cause::Implied(BoundOf::Op(op)) => {
+            format!("a pass folds with a bound of `{op}` that its values leave")
         }
         Cause::Subterm { failure, shape } => match failure {
             Failure::TargetUndefined => format!("undefined answer for `{shape}`"),
@@ -420,17 +414,11 @@ fn blamed(d: &Defect) -> String {
         Cause::Transfer(op) => format!("the transfer function of `{op}` in the range analysis"),
         Cause::Backend { backend, construct } => format!("the `{backend}` backend's {construct}"),
         Cause::Stage { stage, .. } => format!("the pipeline stage `{stage}`"),
-        Cause::Implied {
-            stage,
-            bound: BoundOf::Overflow,
-        } => format!(
-            "the range analysis `{stage}` folds with: a bound whose values pass 64 bits, computed wrapping"
-        ),
-        Cause::Implied {
-            stage,
-            bound: BoundOf::Op(op),
-        } => {
-            format!("the bound of `{op}` in the range analysis `{stage}` folds with")
+        Cause::Implied(BoundOf::Overflow) => {
+            "the range analysis its passes fold with: a bound whose values pass 64 bits, computed wrapping".to_string()
+        }
+        Cause::Implied(BoundOf::Op(op)) => {
+            format!("the bound of `{op}` in the range analysis its passes fold with")
         }
         Cause::Crash(site) => format!("`{site}`"),
         Cause::Loop(rules) => format!("the rules {}", rules.join(", ")),

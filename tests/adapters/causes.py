@@ -51,12 +51,12 @@ causes (tests/causes_cli.rs). Stdlib only.
               bounds of `e` lie in one block of `C`, as MLIR's
               `canonicalize` folds with its wrong bound of a `mod`; it
               splits `(a + b * k*C) // C` to `a // C + b * k` first. The
-              cause is that bound (`implied fold: mod`), whatever holds
+              cause is that bound (`implied mod`), whatever holds
               the `mod`, in a sum split or not. It bounds `x * C` by its
               corners wrapped to 64 bits, as MLIR's flattened sum, and
               folds `e mod C` in block `q` to `e - q * C`: where `x * C`
               passes 64 bits that answer may overflow at every point
-              (`implied fold: overflow`).
+              (`implied overflow`).
     builtbound its one rule, `cmp`, is a group of two patterns applied at
               each node until neither rewrites: `unscale` (`x * -k < c` to
               `x * -1 < ceil(c / k)`, right) and `decide` (`a < c` decided

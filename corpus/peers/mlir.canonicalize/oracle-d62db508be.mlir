@@ -3,7 +3,7 @@
 //   or: iree-opt --pass-pipeline='builtin.module(canonicalize)' %s
 // Variables (a: the affine.for tagged tp_var = 0; b: the affine.for tagged tp_var = 1) in this order are each affine.apply's operands;
 // each result goes to @use.
-// At a = -1, b = 11, the input computes [-18] and the module after the pass computes another value (MLIR's own evaluation; the Python reproducer beside this file prints both).
+// At a = -1, b = 0, the input computes [-27] and the module after the pass computes another value (MLIR's own evaluation; the Python reproducer beside this file prints both).
 #map = affine_map<(d0, d1) -> ((d0 * 160 + d1 * 5 - 1) floordiv 6)>
 module {
   func.func private @use(index)

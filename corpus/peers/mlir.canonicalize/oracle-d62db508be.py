@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tileproof finding (wrong-value) against MLIR (iree-base-compiler==3.13.0): canonicalize over affine.apply in affine.for loops.
 
-At a = -1, b = 11, the answer computes another value than the input, both evaluated by MLIR's own constant folding (apply). Exits 1 while they differ, 0 once they agree.
+At a = -1, b = 0, the answer computes another value than the input, both evaluated by MLIR's own constant folding (apply). Exits 1 while they differ, 0 once they agree.
 
     pip install iree-base-compiler==3.13.0 && python3 THIS_FILE
 """
@@ -9,8 +9,8 @@ At a = -1, b = 11, the answer computes another value than the input, both evalua
 ENTRY = 'canonicalize'
 BACKEND = 'apply'
 VARS = [('a', -576460752303423488, -1), ('b', 0, 31)]
-POINT = [-1, 11]
-EXPECTED = [-18]
+POINT = [-1, 0]
+EXPECTED = [-27]
 KLASS = 'wrong-value'
 
 

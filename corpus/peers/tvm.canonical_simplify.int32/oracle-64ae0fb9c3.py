@@ -1,8 +1,8 @@
 """tileproof finding (wrong-value) against Apache TVM 0.27.0.post1, tvm.sym.Analyzer.canonical_simplify
-on int32 variables. At x = -746361192, the answer compiled literally (TVM's arithmetic-rewriting
+on int32 variables. At x = -975310011, the answer compiled literally (TVM's arithmetic-rewriting
 passes, LITERAL below, disabled) for llvm computes another value than the input compiled literally
 (what it means). Exits 1 while they differ (or the answer traps or fails to compile), 0 once they
-agree. tileproof's semantics give the input the value 1492722385 there.
+agree. tileproof's semantics give the input the value 1950620023 there.
 """
 import os
 import signal
@@ -77,10 +77,10 @@ source = [tirx.Max(tirx.Sub(c(1), tirx.Mul(x, c(2))), c(-2147483647))]
 answer = [az.canonical_simplify(e) for e in source]
 print("input: ", " ; ".join(map(str, source)))
 print("answer:", " ; ".join(map(str, answer)))
-variables, point = [x], [-746361192]
+variables, point = [x], [-975310011]
 want = at_point(variables, source, point)  # what the input means
 got = at_point(variables, answer, point, literal=True)
-print("at x = -746361192, compiled for llvm: input", want, "| answer", got)
+print("at x = -975310011, compiled for llvm: input", want, "| answer", got)
 if want == got:
     print("no longer reproduces: both compute the same")
 sys.exit(0 if want == got else 1)

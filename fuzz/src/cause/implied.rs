@@ -227,16 +227,14 @@ fn bound_key(g: &Graph, e: NodeId) -> BoundOf {
     }
 }
 
-/// The cause of `n` (a subterm `stage` gets wrong alone, `stage` named
-/// `name`; `at_n`: its check by the stage, whose graph holds `n` under its
-/// own id): the bound of its numerator the stage's fold needed, when the
+/// The cause of `n` (a subterm `stage` gets wrong alone; `at_n`: its
+/// check by the stage, whose graph holds `n` under its own id): the bound of its numerator the stage's fold needed, when the
 /// numerator takes a value outside it; else that of the part of a sum
 /// numerator its multiples of the divisor leave; else of a remainder it
 /// holds, read in context; else the wrapped bound of a fold whose answer
 /// overflows everywhere.
 pub fn implied(
     stage: &dyn Subject,
-    name: &str,
     at_n: &Checked,
     n: NodeId,
     cfg: &CheckConfig,
@@ -247,7 +245,6 @@ pub fn implied(
         ..cfg.clone()
     };
     let answered = Answered {
-        stage: name,
         checked: at_n,
         cfg: &cfg,
         model,
@@ -301,21 +298,12 @@ fn rest_of_sum(g: &mut Graph, n: NodeId) -> Option<NodeId> {
 /// nodes added to its graph), read for the bound the stage folded with.
 #[derive(Clone, Copy)]
 struct Answered<'a> {
-    /// The stage's name.
-    stage: &'a str,
     checked: &'a Checked,
     cfg: &'a CheckConfig,
     model: Model,
 }
 
 impl Answered<'_> {
-    fn cause(&self, bound: BoundOf) -> Cause {
-        Cause::Implied {
-            stage: self.stage.to_string(),
-            bound,
-        }
-    }
-
     /// [`implied`] of `n` whose answer by the stage overflows at every point
     /// sampled where `n` is defined (`-(x * 12 mod 13)` over 62-bit `x`
     /// folded to `x * -12 + q * 13` with `q * 13` past 64 bits), holding a
@@ -343,7 +331,7 @@ impl Answered<'_> {
             }
             answer_defined
         });
-        (source_defined && !answer_defined).then(|| self.cause(BoundOf::Overflow))
+        (source_defined && !answer_defined).then(|| Cause::Implied(BoundOf::Overflow))
     }
 
     /// [`implied`] of a remainder `m = e mod C` folded inside `n` (under a
@@ -382,7 +370,7 @@ impl Answered<'_> {
                 continue;
             };
             if let Some(bound) = left(&g, n, e, block, model, cfg.seed) {
-                return Some(self.cause(bound));
+                return Some(Cause::Implied(bound));
             }
         }
         None
@@ -397,7 +385,7 @@ impl Answered<'_> {
             .then(|| constant_shift(g, n, e, a, model, cfg.seed))
             .flatten();
         let block = needed(g, op, e, c, a, shift)?;
-        left(g, n, e, block, model, cfg.seed).map(|bound| self.cause(bound))
+        left(g, n, e, block, model, cfg.seed).map(|bound| Cause::Implied(bound))
     }
 }
 

@@ -176,10 +176,13 @@ pub enum Cause {
     /// A range analysis the peer does not expose, read from a later
     /// pipeline stage's folds: the stage folded a quotient or remainder as
     /// if its numerator, of `op`, stayed in a bound it leaves
-    /// ([`implied`]: MLIR's `canonicalize` and its bound of a `mod`), or
-    /// whose values pass 64 bits (a bound computed in wrapping arithmetic:
-    /// MLIR's flattened sum).
-    Implied { stage: String, bound: BoundOf },
+    /// ([`implied`]: MLIR's bound of a `mod`), or whose values pass 64
+    /// bits (a bound computed in wrapping arithmetic: MLIR's flattened
+    /// sum). Not keyed by the stage: the stages of a peer fold with its
+    /// one range analysis (MLIR's `canonicalize` and
+    /// `affine-simplify-structures` both ask `getBoundForAffineExpr`), so
+    /// the stage is where the defect showed, not what is wrong.
+    Implied(BoundOf),
     /// The peer's backend: its compiled code gets a construct wrong.
     Backend {
         backend: String,
@@ -236,7 +239,7 @@ pub enum Cause {
 }
 
 impl Cause {
-    /// The cause's one stable text: `rule NAME`, `transfer OP`, `implied STAGE: OP`, `backend
+    /// The cause's one stable text: `rule NAME`, `transfer OP`, `implied OP`, `backend
     /// NAME literal C`, `backend NAME op OP`, `stage NAME: SHAPE`,
     /// `subterm FAILURE: SHAPE`, `introduced UB`, `misread FAMILY`, `crash SITE`, `loop R1, R2`, `hang`, `shape TEXT`.
     pub fn key(&self) -> String {
@@ -250,7 +253,7 @@ impl Cause {
                 fault: Fault::Undefined,
             } => format!("rule {rule}{}", Fault::UNDEFINED_KEY),
             Cause::Transfer(op) => format!("transfer {op}"),
-            Cause::Implied { stage, bound } => format!("implied {stage}: {bound}"),
+            Cause::Implied(bound) => format!("implied {bound}"),
             Cause::Backend { backend, construct } => format!("backend {backend} {construct}"),
             Cause::Stage { stage, subterm } => format!("stage {stage}: {subterm}"),
             Cause::Subterm { failure, shape } => format!("subterm {}: {shape}", failure.name()),
@@ -280,13 +283,12 @@ impl Cause {
                 },
             },
             "transfer" if !rest.is_empty() => Cause::Transfer(rest),
-            "implied" => {
-                let (stage, bound) = rest.split_once(": ")?;
-                Cause::Implied {
-                    stage: stage.to_string(),
-                    bound: BoundOf::parse(bound),
-                }
-            }
+            // `implied STAGE: BOUND` is how a corpus before the stage
+            // left the key spelled it.
+            "implied" if !rest.is_empty() => Cause::Implied(BoundOf::parse(
+                rest.split_once(": ")
+                    .map_or(rest.as_str(), |(_, bound)| bound),
+            )),
             "backend" => {
                 let (backend, construct) = rest.split_once(' ')?;
                 let construct = match construct.split_once(' ')? {
@@ -334,7 +336,7 @@ impl Cause {
     pub fn layer(&self) -> Layer {
         match self {
             Cause::Rule { .. } => Layer::Rule,
-            Cause::Transfer(_) | Cause::Implied { .. } => Layer::RangeAnalysis,
+            Cause::Transfer(_) | Cause::Implied(_) => Layer::RangeAnalysis,
             Cause::Backend { .. } => Layer::Backend,
             Cause::Stage { .. } => Layer::Stage,
             Cause::Subterm { .. }
@@ -364,17 +366,9 @@ impl Cause {
             Cause::Transfer(op) => format!(
                 "the range analysis's bounds of {op} exclude values the node takes while its operands' bounds hold"
             ),
-            Cause::Implied {
-                stage,
-                bound: BoundOf::Overflow,
-            } => format!(
-                "stage {stage} folds with a bound computed in wrapping arithmetic: the values it bounds pass 64 bits"
-            ),
-            Cause::Implied {
-                stage,
-                bound: BoundOf::Op(op),
-            } => format!(
-                "stage {stage} folds as if a value of {op} stayed in a bound it leaves: its range analysis's bound of {op} (read from its folds)"
+            Cause::Implied(BoundOf::Overflow) => "a stage folds with a bound computed in wrapping arithmetic: the values it bounds pass 64 bits".to_string(),
+            Cause::Implied(BoundOf::Op(op)) => format!(
+                "a stage folds as if a value of {op} stayed in a bound it leaves: the range analysis's bound of {op} (read from its folds)"
             ),
             Cause::Backend { backend, construct } => {
                 format!("the {backend} backend compiles {construct} wrongly")
@@ -461,14 +455,8 @@ mod tests {
                 fault: Fault::Undefined,
             },
             Cause::Transfer("MUL".into()),
-            Cause::Implied {
-                stage: "canonicalize".into(),
-                bound: BoundOf::Op("mod".into()),
-            },
-            Cause::Implied {
-                stage: "canonicalize".into(),
-                bound: BoundOf::Overflow,
-            },
+            Cause::Implied(BoundOf::Op("mod".into())),
+            Cause::Implied(BoundOf::Overflow),
             Cause::Backend {
                 backend: "clang".into(),
                 construct: Construct::Literal(i64::MIN),

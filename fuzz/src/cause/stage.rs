@@ -19,6 +19,7 @@ use crate::checks::{self, CheckConfig};
 use crate::kind::{Kind, KindSet};
 use crate::subject::Subject;
 use engine::ir::{Graph, NodeId};
+use engine::print;
 use engine::semantics::Model;
 
 /// The first stage of `subject`'s pipeline (the last is the entry itself)
@@ -52,8 +53,14 @@ pub fn first_wrong(
                 // A fold of a later stage that needed a bound its numerator
                 // leaves: the stage's range analysis (the first has no
                 // ranges).
-                if let Some(cause) = implied(stage.as_ref(), name, sub, *n, &cfg, model) {
-                    return Some(Found::just(cause));
+                if let Some(cause) = implied(stage.as_ref(), sub, *n, &cfg, model) {
+                    return Some(Found {
+                        how: Some(format!(
+                            "`{name}` folds `{}` with it",
+                            print::expr(&sub.graph, *n)
+                        )),
+                        ..Found::just(cause)
+                    });
                 }
                 // So is what is wrong with a later stage's answer whatever
                 // its shape; the first stage (MLIR's construction, which

@@ -142,7 +142,14 @@ fn oracle_cause(
     if !peer {
         return None;
     }
-    let (n, _) = innermost_wrong(subject, g, src, cfg)?;
+    // A one-expression case the quick walks pass (a failure in a narrow
+    // window of a sampled domain) is itself the subterm: its own check
+    // holds the failure the walk found.
+    let n = match (innermost_wrong(subject, g, src, cfg), src.as_slice()) {
+        (Some((n, _)), _) => n,
+        (None, &[root]) => root,
+        (None, _) => return None,
+    };
     // The innermost subterm it gets wrong alone is a case of its own,
     // smaller: its cause may show where the whole case's did not (a rule
     // among many, a bound of a node the case rewrote first).
@@ -594,7 +601,7 @@ pub fn holding(
                 }
             }
         }
-        Cause::Stage { .. } | Cause::Implied { .. } => stage::first_wrong(subject, g, src, cfg)?,
+        Cause::Stage { .. } | Cause::Implied(_) => stage::first_wrong(subject, g, src, cfg)?,
         Cause::Hang | Cause::Backend { .. } | Cause::Model(_) | Cause::Shape(_) => return None,
     };
     (found.cause == *want).then_some(found)
