@@ -83,6 +83,20 @@ fn a_rule_of_several_patterns_is_narrowed_to_the_wrong_one() {
 }
 
 #[test]
+fn a_pattern_wrong_only_at_its_second_firing_in_a_group_step_is_the_cause() {
+    // `fold` rewrites 0 / -1 to 0 (div_neg_one, right there), -1 / 1 to
+    // -1 (div_one), then (y + 0) / -1 to y + 0 (div_neg_one, wrong). Each
+    // pattern alone rewrites the root once, so only a second round of the
+    // patterns finds the wrong step: the cause is the pattern, not the
+    // group.
+    let out = check(
+        "patterns",
+        "var y in [1, 9]\nexpr (y + 0 / -1) / (-1 / 1)\n",
+    );
+    assert!(out.contains("  cause: rule fold/div_neg_one\n"), "{out}");
+}
+
+#[test]
 fn a_pattern_that_brings_in_an_overflow_is_another_cause_than_one_that_computes_a_wrong_value() {
     // `fold/sub_neg` rewrites x - y to x + y * -1: the value is right
     // wherever it is defined, but y * -1 overflows at y = MIN, where x - y

@@ -134,59 +134,73 @@ fn first_wrong_pattern(
     fails: &dyn Fn(&checks::Checked) -> bool,
 ) -> Option<(String, Option<BlamedAt>)> {
     let (mut g, mut at, mut moved) = (g.clone(), at.to_vec(), false);
-    for p in patterns {
-        let Some(alone) = subject.rule_alone(p) else {
-            continue;
-        };
-        let c = checks::check(&g, &at, alone.as_ref(), cfg, None);
-        if fails(&c) {
-            let here = moved.then_some(BlamedAt {
-                graph: g,
-                roots: at,
-                whole_case: false,
-            });
-            return Some((p.clone(), here));
-        }
-        if let (true, [root]) = (c.declined, at.as_slice()) {
-            // A pattern is applied once at the root (Morok's closure
-            // alone), where its rule rewrote below it: it is applied at
-            // the outermost node under the root where it rewrites, as the
-            // rule's own rewrite to a fixed point did, and the instance
-            // with that node rewritten is judged whole.
-            let root = *root;
-            for n in g.reachable(&at).into_iter().rev().filter(|&n| n != root) {
-                let cn = checks::check(&g, &[n], alone.as_ref(), cfg, None);
-                let Some(to) = cn.tgt.as_ref().and_then(|t| t.first().copied()) else {
-                    continue;
-                };
-                let mut h = cn.graph;
-                let after = replace(&mut h, root, n, to);
-                let step = Step {
-                    after,
-                    profile: subject.profile(),
-                };
-                let whole = checks::check(&h, &at, &step, cfg, None);
-                if fails(&whole) {
-                    let here = moved.then_some(BlamedAt {
-                        graph: g,
-                        roots: at,
-                        whole_case: false,
-                    });
-                    return Some((p.clone(), here));
-                }
-                if whole.ok() {
-                    (g, at, moved) = (h, vec![after], true);
-                }
-                break;
+    // The group rewrites to a fixed point, so a pattern may take its turn
+    // again after the others (`0 * 0 * x`: `x * 0 -> 0` right on `0 * 0`,
+    // then wrong on `0 * x`): rounds while some pattern moves the instance.
+    for _ in 0..MAX_PATTERN_ROUNDS {
+        let mut moves = 0;
+        for p in patterns {
+            let Some(alone) = subject.rule_alone(p) else {
+                continue;
+            };
+            let c = checks::check(&g, &at, alone.as_ref(), cfg, None);
+            if fails(&c) {
+                let here = moved.then_some(BlamedAt {
+                    graph: g,
+                    roots: at,
+                    whole_case: false,
+                });
+                return Some((p.clone(), here));
             }
-            continue;
+            if let (true, [root]) = (c.declined, at.as_slice()) {
+                // A pattern is applied once at the root (Morok's closure
+                // alone), where its rule rewrote below it: it is applied at
+                // the outermost node under the root where it rewrites, as the
+                // rule's own rewrite to a fixed point did, and the instance
+                // with that node rewritten is judged whole.
+                let root = *root;
+                for n in g.reachable(&at).into_iter().rev().filter(|&n| n != root) {
+                    let cn = checks::check(&g, &[n], alone.as_ref(), cfg, None);
+                    let Some(to) = cn.tgt.as_ref().and_then(|t| t.first().copied()) else {
+                        continue;
+                    };
+                    let mut h = cn.graph;
+                    let after = replace(&mut h, root, n, to);
+                    let step = Step {
+                        after,
+                        profile: subject.profile(),
+                    };
+                    let whole = checks::check(&h, &at, &step, cfg, None);
+                    if fails(&whole) {
+                        let here = moved.then_some(BlamedAt {
+                            graph: g,
+                            roots: at,
+                            whole_case: false,
+                        });
+                        return Some((p.clone(), here));
+                    }
+                    if whole.ok() {
+                        (g, at, moved) = (h, vec![after], true);
+                        moves += 1;
+                    }
+                    break;
+                }
+                continue;
+            }
+            if let (true, Some(to)) = (c.ok(), c.tgt) {
+                (g, at, moved) = (c.graph, to, true);
+                moves += 1;
+            }
         }
-        if let (true, Some(to)) = (c.ok(), c.tgt) {
-            (g, at, moved) = (c.graph, to, true);
+        if moves == 0 {
+            break;
         }
     }
     None
 }
+
+/// Rounds of a group's patterns [`first_wrong_pattern`] takes, at most.
+const MAX_PATTERN_ROUNDS: usize = 4;
 
 /// A pattern's name (`RULE/PATTERN`, as a peer's `patterns` gives it) as
 /// its rule and the pattern's own name; a rule's name is itself alone.

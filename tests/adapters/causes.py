@@ -32,6 +32,8 @@ causes (tests/causes_cli.rs). Stdlib only.
               `fold/sub_neg introduces UB`, another defect of one group.
               This mode's backend traps on an overflow (C's -ftrapv), so
               the overflow is a real bug there, not tileproof's model.
+              One pattern applied alone rewrites the root once (as one
+              of Morok's closures does); the group rewrites bottom-up.
     moveconst a simplifier that names no rules and has no range analysis
               (TVM's shape): it moves a constant across a comparison,
               `a + C < b` to `a < b - C`, which is right over the integers
@@ -366,6 +368,13 @@ class Rules(tp.Rules):
         t = case.trees[0]
         if MODE == "patterns":
             only = rule.split("/", 1)[1] if "/" in rule else None
+            if only is not None:
+                # One pattern alone rewrites the root once, as one of
+                # Morok's closures applied alone does.
+                new = PATTERNS[only](t)
+                if new is None:
+                    raise tp.Declined(f"fold/{only} does not rewrite the root")
+                return tp.Simplified([new], {"fold": 1}, [f"fold/{only}"])
             matched = []
             new = fold(t, only, matched)
             if not matched:
