@@ -64,9 +64,10 @@ fn cycle(steps: &[String]) -> &[String] {
 /// function's checks on several lines are one site: TVM's `TryConstFold`
 /// fails a check per operator; and whatever it raised: tinygrad's
 /// `exec_alu` raises `ValueError` on a negative shift count and
-/// `MemoryError` on a huge one, one missing guard), or `FILE:LINE` when it
-/// names no function or an anonymous one (`<lambda>`: the line is the
-/// function), with the exception's type.
+/// `MemoryError` on a huge one, one missing guard), or `FILE:LINE in
+/// <lambda>` for an anonymous one (the line is the function, whatever it
+/// raised too), or `FILE:LINE` with the exception's type when it names
+/// none.
 fn frame(message: &str) -> Option<String> {
     let at = message.rfind("(at ")?;
     let inside = &message[at + 4..message.rfind(')')?.max(at + 4)];
@@ -84,7 +85,12 @@ fn frame(message: &str) -> Option<String> {
         return Some(site);
     }
     if !function.is_empty() {
+        // An anonymous function is its line, and one missing guard there
+        // raises what its input leads to (tinygrad's `1 << k.val` at
+        // symbolic.py:139: `ValueError` for a negative `k`, `MemoryError`
+        // for a huge one), as a named function's does.
         site.push_str(&format!(" in {function}"));
+        return Some(site);
     }
     // The exception's type, wherever the message quotes the peer (a bounds
     // request's failure says so first).
@@ -229,8 +235,11 @@ mod tests {
         assert_ne!(lambda(100), lambda(200));
         assert_eq!(
             lambda(100),
-            Cause::Crash("tinygrad/uop/symbolic.py:100 in <lambda>: ValueError".into())
+            Cause::Crash("tinygrad/uop/symbolic.py:100 in <lambda>".into())
         );
+        let huge_shift =
+            of_message("peer raised MemoryError:  (at tinygrad/uop/symbolic.py:100 in <lambda>)");
+        assert_eq!(lambda(100), huge_shift);
     }
 
     #[test]
