@@ -515,6 +515,157 @@ fn assemble(g: &mut Graph, items: &[(NodeId, i128)], k: i128) -> Option<NodeId> 
     Some(s)
 }
 
+// ---- recognizing a built sum ------------------------------------------------------
+
+/// Whether `n` is a sum of plain atoms exactly as [`build`] builds its own
+/// linear form: then reading and building it again gives `n` back, which
+/// the linear pass can tell without building it (most sums it is asked
+/// about). Plain atoms are what no sum rewrite looks into: not a
+/// quotient, remainder, `min` or `max` (nor a sum, product or constant).
+/// The shape: the positive terms added in canonical order, the negative
+/// ones subtracted in canonical order, the constant added last; with no
+/// positive term `k - a - b` or `-a - b` (`a * -2 - b`); a term `t` or
+/// `t * c`; the coefficients' gcd 1 when there are two terms or more
+/// (else [`build`] weighs the factored shape). `false` says nothing.
+pub fn is_built_plain(g: &Graph, n: NodeId) -> bool {
+    let node = g.node(n);
+    if node.dtype != DType::Index || node.maybe_invalid {
+        return false;
+    }
+    let (body, k) = match (node.op, index_const(g, node.src().get(1).copied())) {
+        (Op::Add, Some(k)) if k != 0 => (node.src()[0], k),
+        _ => (n, 0),
+    };
+    let mut pos: SmallVec<[(NodeId, i128); 8]> = SmallVec::new();
+    let mut neg: SmallVec<[(NodeId, i128); 8]> = SmallVec::new();
+    // The subtracted terms, last first, down to the head.
+    let mut cur = body;
+    while let Some([l, r]) = linear_pair(g, cur, Op::Sub) {
+        match plain_term(g, r) {
+            Some((t, c)) if c > 0 => neg.push((t, -c)),
+            _ => return false,
+        }
+        cur = l;
+    }
+    neg.reverse();
+    if !added_terms(g, cur, &mut pos) {
+        pos.clear();
+        // No positive term: `k - ...` (with no constant added on top) or
+        // the first negative term.
+        if k != 0 {
+            return false;
+        }
+        let head = g.node(cur);
+        if head.dtype != DType::Index {
+            return false;
+        }
+        match head.op {
+            Op::Const(h) if h != 0 && !neg.is_empty() => {}
+            Op::Neg if is_plain_atom(g, head.src()[0]) => neg.insert(0, (head.src()[0], -1)),
+            _ => match plain_term(g, cur) {
+                Some((t, c)) if c <= -2 => neg.insert(0, (t, c)),
+                _ => return false,
+            },
+        }
+    }
+    let increasing = |ts: &[(NodeId, i128)]| {
+        ts.windows(2)
+            .all(|w| g.canonical_cmp(w[0].0, w[1].0) == Ordering::Less)
+    };
+    if !increasing(&pos) || !increasing(&neg) {
+        return false;
+    }
+    if pos.iter().any(|p| neg.iter().any(|q| q.0 == p.0)) {
+        return false;
+    }
+    let all = || pos.iter().chain(&neg);
+    all().count() < 2 || all().fold(0, |a, t| gcd(a, t.1)) == 1
+}
+
+/// The value of `x` when it is an `index` constant.
+fn index_const(g: &Graph, x: Option<NodeId>) -> Option<i128> {
+    let n = g.node(x?);
+    (n.dtype == DType::Index)
+        .then(|| n.as_const())
+        .flatten()
+        .map(i128::from)
+}
+
+/// The operands of `x` when it is an `index` node of `op`.
+fn linear_pair(g: &Graph, x: NodeId, op: Op) -> Option<[NodeId; 2]> {
+    let n = g.node(x);
+    (n.op == op && n.dtype == DType::Index).then(|| [n.src()[0], n.src()[1]])
+}
+
+/// An atom no sum rewrite looks into (see [`is_built_plain`]).
+fn is_plain_atom(g: &Graph, x: NodeId) -> bool {
+    let n = g.node(x);
+    n.dtype == DType::Index
+        && !matches!(
+            n.op,
+            Op::Const(_)
+                | Op::Add
+                | Op::Sub
+                | Op::Neg
+                | Op::Mul
+                | Op::FloorDiv
+                | Op::Div
+                | Op::Mod
+                | Op::Rem
+                | Op::Min
+                | Op::Max
+        )
+}
+
+/// A term as [`assemble`] writes it: a plain atom `t` (coefficient 1) or
+/// `t * c` with `c` not 1 or 0.
+fn plain_term(g: &Graph, x: NodeId) -> Option<(NodeId, i128)> {
+    if is_plain_atom(g, x) {
+        return Some((x, 1));
+    }
+    let [t, c] = linear_pair(g, x, Op::Mul)?;
+    let c = index_const(g, Some(c))?;
+    (is_plain_atom(g, t) && c != 1 && c != 0).then_some((t, c))
+}
+
+/// The positive terms of a chain of additions at `x` (each `t` or `t * c`,
+/// `c >= 2`) pushed in the order [`assemble`] added them; `false` when `x`
+/// is not such a chain. Addition is commutative, so hash-consing stored
+/// each step's operands in canonical order: the chain is the operand that
+/// is an addition, or either when both are terms (the caller checks the
+/// order).
+fn added_terms(g: &Graph, x: NodeId, out: &mut SmallVec<[(NodeId, i128); 8]>) -> bool {
+    let positive = |x: NodeId| plain_term(g, x).filter(|t| t.1 > 0);
+    if let Some(t) = positive(x) {
+        out.push(t);
+        return true;
+    }
+    let Some([a, b]) = linear_pair(g, x, Op::Add) else {
+        return false;
+    };
+    match (positive(a), positive(b)) {
+        (Some(ta), Some(tb)) => {
+            let (p, q) = if g.canonical_cmp(ta.0, tb.0) == Ordering::Less {
+                (ta, tb)
+            } else {
+                (tb, ta)
+            };
+            out.push(p);
+            out.push(q);
+            true
+        }
+        (Some(t), None) if added_terms(g, b, out) => {
+            out.push(t);
+            true
+        }
+        (None, Some(t)) if added_terms(g, a, out) => {
+            out.push(t);
+            true
+        }
+        _ => false,
+    }
+}
+
 /// The range of a monomial's value at width `w`, by interval arithmetic
 /// over its atoms' ranges.
 pub fn mono_range(g: &Graph, m: &[NodeId], w: Width) -> Option<Range> {
@@ -541,4 +692,42 @@ pub fn terms_range(g: &Graph, terms: &[(Mono, i128)], k: i128, w: Width) -> Opti
         hi = hi.checked_add(p.max(q))?;
     }
     Some(Range::new(lo, hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{build, is_built_plain, read};
+    use crate::ir::NodeId;
+    use crate::text::parse::parse_program;
+
+    /// Every node of `src`'s graph that is recognized as built is what
+    /// building its linear form gives; the outputs' recognition returned.
+    fn recognized(src: &str) -> Vec<bool> {
+        let text = format!("var x in [0, 9]\nvar y in [-9, 9]\nvar z in [0, 9]\n{src}");
+        let mut p = parse_program(&text).unwrap();
+        let g = &mut p.graph;
+        for i in 0..g.len() {
+            let n = NodeId(i as u32);
+            if is_built_plain(g, n) {
+                let f = read(g, n).unwrap();
+                assert_eq!(build(g, &f), Some(n), "node {i} of {src}");
+            }
+        }
+        p.outputs
+            .iter()
+            .map(|&o| is_built_plain(&p.graph, o))
+            .collect()
+    }
+
+    #[test]
+    fn a_sum_in_its_built_shape_is_recognized_without_building() {
+        let built = "expr x + 3\nexpr x - y\nexpr x * 2 - y * 3 + 5\nexpr -x\nexpr x * -2\nexpr 5 - x - z\nexpr -x - z\nexpr x + y + z + 7";
+        assert_eq!(recognized(built), vec![true; 8]);
+    }
+
+    #[test]
+    fn a_sum_building_would_change_is_not_recognized() {
+        let changed = "expr 3 + x + 1\nexpr x + x\nexpr x * 2 + y * 4\nexpr x - x\nexpr x * 1\nexpr x - 3\nexpr x // 2 + 1\nexpr (x + y) * 2\nexpr x * -1\nexpr y - x + z - 4";
+        assert_eq!(recognized(changed), vec![false; 10]);
+    }
 }

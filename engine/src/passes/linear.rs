@@ -19,7 +19,7 @@
 
 use crate::algebra::defined::fits_new;
 use crate::algebra::digits::{fuse, split_of};
-use crate::algebra::linear::{build, cnst, is_linear_op, read, read_acc, Acc};
+use crate::algebra::linear::{build, cnst, is_built_plain, is_linear_op, read, read_acc, Acc};
 use crate::algebra::{minmax, quotient};
 use crate::ir::dtype::Width;
 use crate::ir::{DType, Graph, NodeId, Op};
@@ -126,6 +126,11 @@ fn nested_quotient(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
 /// constants folded, splits fused, in canonical order. `None` when `n` is
 /// already in it (or it cannot be built within the width).
 fn normalize(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
+    // Most sums asked about are already built this way: told from their
+    // shape, not by reading and building them again.
+    if is_built_plain(g, n) {
+        return None;
+    }
     let mut acc = read_acc(g, n)?;
     quotient::residues(g, &mut acc, w)?;
     fuse(g, &mut acc)?;
