@@ -145,12 +145,7 @@ fn first_wrong_pattern(
             };
             let c = checks::check(&g, &at, alone.as_ref(), cfg, None);
             if fails(&c) {
-                let here = moved.then_some(BlamedAt {
-                    graph: g,
-                    roots: at,
-                    whole_case: false,
-                });
-                return Some((p.clone(), here));
+                return Some(blamed_pattern(p, g, at, moved));
             }
             if let (true, [root]) = (c.declined, at.as_slice()) {
                 // A pattern is applied once at the root (Morok's closure
@@ -172,12 +167,7 @@ fn first_wrong_pattern(
                     };
                     let whole = checks::check(&h, &at, &step, cfg, None);
                     if fails(&whole) {
-                        let here = moved.then_some(BlamedAt {
-                            graph: g,
-                            roots: at,
-                            whole_case: false,
-                        });
-                        return Some((p.clone(), here));
+                        return Some(blamed_pattern(p, g, at, moved));
                     }
                     if whole.ok() {
                         (g, at, moved) = (h, vec![after], true);
@@ -197,6 +187,17 @@ fn first_wrong_pattern(
         }
     }
     None
+}
+
+/// Pattern `p` found failing at `at` of `g`: its instance, kept when the
+/// patterns before it had `moved` it from the blamed one.
+fn blamed_pattern(p: &str, g: Graph, at: Vec<NodeId>, moved: bool) -> (String, Option<BlamedAt>) {
+    let here = moved.then_some(BlamedAt {
+        graph: g,
+        roots: at,
+        whole_case: false,
+    });
+    (p.to_string(), here)
 }
 
 /// Rounds of a group's patterns [`first_wrong_pattern`] takes, at most.
