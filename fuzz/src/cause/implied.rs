@@ -331,7 +331,7 @@ impl Answered<'_> {
             }
             answer_defined
         });
-        (source_defined && !answer_defined).then(|| Cause::Implied(BoundOf::Overflow))
+        (source_defined && !answer_defined).then_some(Cause::Implied(BoundOf::Overflow))
     }
 
     /// [`implied`] of a remainder `m = e mod C` folded inside `n` (under a
@@ -385,7 +385,7 @@ impl Answered<'_> {
             .then(|| constant_shift(g, n, e, a, model, cfg.seed))
             .flatten();
         let block = needed(g, op, e, c, a, shift)?;
-        left(g, n, e, block, model, cfg.seed).map(|bound| Cause::Implied(bound))
+        left(g, n, e, block, model, cfg.seed).map(Cause::Implied)
     }
 }
 
