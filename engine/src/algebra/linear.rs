@@ -601,20 +601,9 @@ fn linear_pair(g: &Graph, x: NodeId, op: Op) -> Option<[NodeId; 2]> {
 fn is_plain_atom(g: &Graph, x: NodeId) -> bool {
     let n = g.node(x);
     n.dtype == DType::Index
-        && !matches!(
-            n.op,
-            Op::Const(_)
-                | Op::Add
-                | Op::Sub
-                | Op::Neg
-                | Op::Mul
-                | Op::FloorDiv
-                | Op::Div
-                | Op::Mod
-                | Op::Rem
-                | Op::Min
-                | Op::Max
-        )
+        && !is_linear_op(n.op, n.dtype)
+        && n.op.info().division.is_none()
+        && !matches!(n.op, Op::Const(_) | Op::Min | Op::Max)
 }
 
 /// A term as [`assemble`] writes it: a plain atom `t` (coefficient 1) or
@@ -635,6 +624,11 @@ fn plain_term(g: &Graph, x: NodeId) -> Option<(NodeId, i128)> {
 /// is an addition, or either when both are terms (the caller checks the
 /// order).
 fn added_terms(g: &Graph, x: NodeId, out: &mut SmallVec<[(NodeId, i128); 8]>) -> bool {
+    // A chain as long as the input: its depth must not be the stack's.
+    crate::deep::grow(|| added_terms_at(g, x, out))
+}
+
+fn added_terms_at(g: &Graph, x: NodeId, out: &mut SmallVec<[(NodeId, i128); 8]>) -> bool {
     let positive = |x: NodeId| plain_term(g, x).filter(|t| t.1 > 0);
     if let Some(t) = positive(x) {
         out.push(t);
