@@ -1,11 +1,16 @@
 //! One running adapter process: its stdin, its stdout read in bounded lines
-//! on a thread of its own, the tail of its stderr, and its whole process
-//! group killed when it is dropped.
+//! by the thread that waits for an answer, the tail of its stderr, and its
+//! whole process group killed when it is dropped.
+//!
+//! The waiting thread reads stdout itself (poll(2), then what the pipe
+//! holds), rather than a reader thread handing it lines: an answer wakes
+//! one thread, not two. A campaign waits for thousands of answers a second
+//! on two cores, and each extra wake-up left a core idle.
 
 use super::lines::{self, BadLine, Line, Tail};
-use std::io::BufReader;
-use std::process::{ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::process::{ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -14,10 +19,10 @@ use std::time::{Duration, Instant};
 const STDERR_LINES: usize = 20;
 const STDERR_LINE_BYTES: usize = 512;
 
-/// Lines read ahead of the requests that want them: a reader that gets
-/// this far ahead waits, and so does the adapter writing to it, so an
-/// adapter that prints lines nobody asked for cannot fill memory.
-const LINES_QUEUED: usize = 4;
+/// Bytes read from stdout at a time. Only what one `read` returns is read
+/// ahead of the line asked for, so an adapter that prints lines nobody
+/// asked for waits on the full pipe rather than filling memory.
+const CHUNK: usize = 64 << 10;
 
 /// How often a wait for an answer checks that the adapter is still
 /// running, and how long a line may trail its exit or the end of its
@@ -31,8 +36,7 @@ const EXIT_GRACE: Duration = Duration::from_millis(500);
 pub(super) struct Process {
     pub(super) child: std::process::Child,
     pub(super) stdin: ChildStdin,
-    /// Its stdout's lines, or the bad line that ended the reading.
-    pub(super) lines: Receiver<Result<String, BadLine>>,
+    stdout: Stdout,
     pub(super) stderr: Arc<Mutex<Tail>>,
     /// The peer's count of live processes, released when this one ends.
     pub(super) slot: Option<Arc<Slots>>,
@@ -65,32 +69,20 @@ impl Process {
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
-        let (tx, lines) = mpsc::sync_channel(LINES_QUEUED);
-        // Neither reader is ever joined: each ends when the pipe closes
-        // (the process group is killed) or, for stdout, when the receiver
-        // is dropped or after a bad line (the stream is not read past it).
-        std::thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
-            let mut buf = Vec::new();
-            loop {
-                let line = match lines::read_line(&mut r, max_line, &mut buf) {
-                    Ok(Line::Text(s)) => Ok(s),
-                    Ok(Line::Bad(bad)) => Err(bad),
-                    Ok(Line::End) | Err(_) => break,
-                };
-                let bad = line.is_err();
-                if tx.send(line).is_err() || bad {
-                    break;
-                }
-            }
-        });
+        // The stderr reader is never joined: it ends when the pipe closes
+        // (the process group is killed).
         let tail = Arc::new(Mutex::new(Tail::new(STDERR_LINES, STDERR_LINE_BYTES)));
         let sink = Arc::clone(&tail);
         std::thread::spawn(move || lines::drain_into(stderr, &sink));
         Ok(Process {
             child,
             stdin,
-            lines,
+            stdout: Stdout {
+                pipe: stdout,
+                pending: Vec::new(),
+                max_line,
+                ended: false,
+            },
             stderr: tail,
             slot: None,
         })
@@ -98,7 +90,7 @@ impl Process {
 
     /// The last lines of its standard error, as a suffix for a message.
     pub(super) fn stderr_tail(&self) -> String {
-        // Give the reader thread a moment to catch the last lines.
+        // Give the stderr reader a moment to catch the last lines.
         std::thread::sleep(Duration::from_millis(20));
         let lines = self
             .stderr
@@ -129,24 +121,24 @@ impl Process {
         let end = Instant::now() + timeout;
         loop {
             let left = end.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left.min(POLL)) {
-                Ok(Ok(line)) => return Next::Line(line),
-                Ok(Err(bad)) => return Next::Bad(bad),
-                Err(RecvTimeoutError::Disconnected) => {
+            match self.stdout.next(left.min(POLL)) {
+                Some(Ok(line)) => return Next::Line(line),
+                Some(Err(bad)) => return Next::Bad(bad),
+                None if self.stdout.ended => {
                     return match self.exited_within(EXIT_GRACE) {
                         Some(status) => Next::Exited(status),
                         None => Next::ClosedStdout,
                     }
                 }
-                Err(RecvTimeoutError::Timeout) => {
+                None => {
                     if let Ok(Some(status)) = self.child.try_wait() {
                         // A line it wrote before exiting may still be on
                         // its way; past that, something it started holds
-                        // its stdout open and would keep the reader waiting.
-                        return match self.lines.recv_timeout(EXIT_GRACE) {
-                            Ok(Ok(line)) => Next::Line(line),
-                            Ok(Err(bad)) => Next::Bad(bad),
-                            Err(_) => Next::Exited(status),
+                        // its stdout open and would keep the wait going.
+                        return match self.stdout.next(EXIT_GRACE) {
+                            Some(Ok(line)) => Next::Line(line),
+                            Some(Err(bad)) => Next::Bad(bad),
+                            None => Next::Exited(status),
                         };
                     }
                     if left.is_zero() {
@@ -174,6 +166,95 @@ impl Process {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A process's stdout, read in lines of at most `max_line` bytes.
+struct Stdout {
+    pipe: ChildStdout,
+    /// Bytes read and not yet returned: never more than a line's limit and
+    /// one chunk.
+    pending: Vec<u8>,
+    max_line: usize,
+    /// The stream ended (or is not read past a bad line).
+    ended: bool,
+}
+
+impl Stdout {
+    /// The next line or bad line, waiting at most `wait` for more bytes;
+    /// `None` when there is none yet, or the stream ended at a line
+    /// boundary (`ended`).
+    fn next(&mut self, wait: Duration) -> Option<Result<String, BadLine>> {
+        let deadline = Instant::now() + wait;
+        loop {
+            if let Some(line) = self.buffered() {
+                return Some(line);
+            }
+            if self.ended {
+                return None;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if !readable(&self.pipe, left) {
+                return None;
+            }
+            let at = self.pending.len();
+            self.pending.resize(at + CHUNK, 0);
+            match self.pipe.read(&mut self.pending[at..]) {
+                Ok(n) => {
+                    self.pending.truncate(at + n);
+                    self.ended = n == 0;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                    self.pending.truncate(at);
+                }
+                Err(_) => {
+                    self.pending.truncate(at);
+                    self.ended = true;
+                }
+            }
+        }
+    }
+
+    /// A whole line of `pending`, an over-long one, or a partial one once
+    /// the stream ended: classified as [`lines::read_line`] reads them.
+    fn buffered(&mut self) -> Option<Result<String, BadLine>> {
+        let newline = self.pending.iter().position(|&b| b == b'\n');
+        let take = match newline {
+            Some(i) => i + 1,
+            None if self.pending.len() > self.max_line
+                || (self.ended && !self.pending.is_empty()) =>
+            {
+                self.pending.len()
+            }
+            None => return None,
+        };
+        let mut buf = Vec::new();
+        let line = lines::read_line(&mut &self.pending[..take], self.max_line, &mut buf);
+        self.pending.drain(..take);
+        match line {
+            Ok(Line::Text(s)) => Some(Ok(s)),
+            Ok(Line::Bad(bad)) => {
+                // Not read past: the process is dropped as garbage.
+                self.ended = true;
+                self.pending.clear();
+                Some(Err(bad))
+            }
+            Ok(Line::End) | Err(_) => None,
+        }
+    }
+}
+
+/// Whether `pipe` has bytes (or its end) to read within `wait`.
+fn readable(pipe: &ChildStdout, wait: Duration) -> bool {
+    let mut fd = libc::pollfd {
+        fd: pipe.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // Rounded up: a wait of under a millisecond still waits.
+    let ms = i32::try_from(wait.as_micros().div_ceil(1000)).unwrap_or(i32::MAX);
+    // SAFETY: poll(2) on one pollfd that lives across the call.
+    let n = unsafe { libc::poll(&mut fd, 1, ms) };
+    n > 0 && fd.revents != 0
 }
 
 /// What a process wrote next (see [`Process::next_line`]).
