@@ -31,10 +31,13 @@
 //! - `subject`: a [`Peer`] as a [`crate::subject::Subject`].
 //! - `part`: one of its rules alone (the `apply` request) or its pipeline
 //!   up to one stage (the `stage` request), as a subject ([`PeerPart`]).
+//! - `memo`: the answers to `apply` and `stage` requests, by request (a
+//!   campaign blames many findings on the same small instances).
 //! - `server`: any subject served on stdin and stdout (`tileproof serve`).
 
 mod codec;
 pub mod lines;
+mod memo;
 mod part;
 mod pool;
 mod process;

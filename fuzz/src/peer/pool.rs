@@ -5,6 +5,7 @@
 use super::codec::{bounds_beside, read_answer, request, Malformed, Outcome, MAX_REQUEST_BYTES};
 use super::codec::{line, profile_of, reply, PROTOCOL};
 use super::lines::{self};
+use super::memo::Memo;
 use super::process::{Next, Process, Slots};
 use crate::bounds::PeerBounds;
 use crate::kind::Kind;
@@ -88,6 +89,8 @@ pub struct Peer {
     /// The stages of its entry point's pipeline, in order (the hello's
     /// `stages`; the last is the entry itself).
     pub(super) stages: Vec<String>,
+    /// Its answers to `apply` and `stage` requests, by request.
+    parts: Memo,
     /// Its rules' names, when its answers say which fired (see
     /// [`Peer::with_rule_names`]): a campaign counts them like the engine's.
     pub(super) rule_names: Vec<String>,
@@ -174,6 +177,7 @@ impl Peer {
             rules: hello.rules,
             bounds: hello.bounds,
             stages: hello.stages,
+            parts: Memo::default(),
             rule_names: Vec::new(),
             rule_reachable: Vec::new(),
             rule_locations: Vec::new(),
@@ -232,7 +236,7 @@ impl Peer {
     /// root) of `g` (an `apply` request): its result, added to `g`, or
     /// [`Answer::Declined`] when the rule does not rewrite it.
     pub fn apply(&self, rule: &str, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
-        self.ask_case(g, roots, |req| Request {
+        self.ask_part(g, roots, |req| Request {
             apply: Some(ApplyRequest {
                 rule: rule.to_string(),
             }),
@@ -248,7 +252,7 @@ impl Peer {
         g: &mut Graph,
         roots: &[NodeId],
     ) -> Result<Answer, Refusal> {
-        self.ask_case(g, roots, |req| Request {
+        self.ask_part(g, roots, |req| Request {
             stage: Some(stage.to_string()),
             ..req
         })
@@ -267,6 +271,34 @@ impl Peer {
         self.answer(g, roots, id, &line(&req))
     }
 
+    /// [`Peer::ask_case`] for a part of the peer (a rule alone, a stage),
+    /// whose answer to a request asked before is read from its memo.
+    fn ask_part(
+        &self,
+        g: &mut Graph,
+        roots: &[NodeId],
+        with: impl Fn(Request) -> Request,
+    ) -> Result<Answer, Refusal> {
+        let key = line(&with(request(g, roots, 0)));
+        if let Some((id, answer)) = self.parts.get(&key) {
+            return match read_answer(g, roots, id, &answer, &self.rule_names) {
+                Ok(result) => outcome(result),
+                Err(why) => Err(Refusal {
+                    kind: Kind::Garbage,
+                    message: format!("{why}: {}", clip(&answer)),
+                }),
+            };
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let req = with(request(g, roots, id));
+        let mut said = None;
+        let answer = self.answer_beside(g, roots, id, &line(&req), None, Some(&mut said));
+        if let Some(said) = said {
+            self.parts.put(key, id, said);
+        }
+        answer
+    }
+
     /// Sends a case request and reads its answer into `g`.
     fn answer(
         &self,
@@ -275,11 +307,12 @@ impl Peer {
         id: u64,
         line: &str,
     ) -> Result<Answer, Refusal> {
-        self.answer_beside(g, roots, id, line, None)
+        self.answer_beside(g, roots, id, line, None, None)
     }
 
     /// [`Peer::answer`], also reading into `beside` the bounds the answer
-    /// carries (a `with_bounds` request's, protocol section 7).
+    /// carries (a `with_bounds` request's, protocol section 7), and into
+    /// `said` the answer's line when it is a well-formed answer.
     pub(super) fn answer_beside(
         &self,
         g: &mut Graph,
@@ -287,6 +320,7 @@ impl Peer {
         id: u64,
         line: &str,
         beside: Option<&mut Option<PeerBounds>>,
+        said: Option<&mut Option<String>>,
     ) -> Result<Answer, Refusal> {
         if line.len() > MAX_REQUEST_BYTES {
             return Ok(Answer::Unsupported(format!(
@@ -306,13 +340,10 @@ impl Peer {
                 if let Some(b) = beside {
                     *b = bounds_beside(&answer, id);
                 }
-                match result {
-                    Outcome::Answer(a) => Ok(a),
-                    Outcome::Error(e) => Err(Refusal {
-                        kind: Kind::PeerError,
-                        message: e,
-                    }),
+                if let Some(s) = said {
+                    *s = Some(answer);
                 }
+                outcome(result)
             }
             Err(why) => Err(self.garbage(p, why, &answer)),
         }
@@ -485,6 +516,18 @@ impl Peer {
             kind: Kind::Garbage,
             message: format!("{why}: {}", clip(answer)),
         }
+    }
+}
+
+/// An answer read, as the caller's result: the peer's `error` answer is a
+/// refusal.
+fn outcome(result: Outcome) -> Result<Answer, Refusal> {
+    match result {
+        Outcome::Answer(a) => Ok(a),
+        Outcome::Error(e) => Err(Refusal {
+            kind: Kind::PeerError,
+            message: e,
+        }),
     }
 }
 

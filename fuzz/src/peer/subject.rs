@@ -46,7 +46,7 @@ impl Subject for Peer {
             ..case.clone()
         };
         let mut beside = None;
-        let answer = self.answer_beside(g, roots, id, &line(&req), Some(&mut beside));
+        let answer = self.answer_beside(g, roots, id, &line(&req), Some(&mut beside), None);
         KEPT_BOUNDS.with(|k| {
             *k.borrow_mut() = beside.map(|b| (self.cmd.clone(), case, b));
         });
