@@ -3,6 +3,7 @@
 use crate::backend;
 use crate::bounds;
 use crate::convert::{self, VarMode, VarPlan, plan_vars, to_tree};
+use crate::divmod_steps;
 use crate::entry::{Entry, MOROK_VERSION};
 use crate::groups::{GROUPS, PRIVATE, PRIVATE_GROUPS, Tracker};
 use crate::lower;
@@ -272,19 +273,40 @@ impl Adapter for Morok {
             (lower::lower(&exprs).map_err(Refuse::Error)?, Vec::new())
         } else if let Some(only) = only {
             let mut outs = Vec::new();
+            let divmod = g.name == divmod_steps::GROUP;
+            let step = divmod.then(|| divmod_steps::Step::named(only)).flatten();
             for e in &exprs {
+                // A step of `fold_divmod_general` is its closure where that
+                // step answers; the closure's own name, where a later one
+                // does.
+                let closure = match step {
+                    Some(_) => match divmod_steps::closure_for(e) {
+                        Some(c) => c,
+                        None => {
+                            outs.push(e.clone());
+                            continue;
+                        }
+                    },
+                    None => only,
+                };
+                let answers_here = |e: &Arc<UOp>| {
+                    !divmod || !divmod_steps::is_closure(closure) || divmod_steps::step(e) == step
+                };
                 let (r, last) = patterns::record_last(|| (g.matcher)().rewrite(e, &mut ()));
                 // The matcher tries the node's key's closures in order,
-                // then the wildcards: one after `only` matched, so `only`
-                // declined.
+                // then the wildcards: one after `closure` matched, so
+                // `closure` declined.
                 let index = |name: &str| {
                     name.rsplit_once('#')
                         .map(|(k, i)| (k == "*", i.parse::<usize>().ok()))
                 };
                 match (r, last.as_deref()) {
-                    (RewriteResult::Rewritten(n), Some(m)) if m == only => outs.push(n),
+                    (RewriteResult::Rewritten(n), Some(m)) if m == closure && answers_here(e) => {
+                        outs.push(n)
+                    }
+                    (RewriteResult::Rewritten(_), Some(m)) if m == closure => outs.push(e.clone()),
                     (RewriteResult::NoMatch, _) => outs.push(e.clone()),
-                    (_, Some(m)) if index(m) > index(only) => outs.push(e.clone()),
+                    (_, Some(m)) if index(m) > index(closure) => outs.push(e.clone()),
                     (_, Some(m)) => {
                         return Err(Refuse::Unsupported(format!(
                             "{group}/{m} matches first: {rule} cannot run alone there"
@@ -372,6 +394,44 @@ mod tests {
         assert!(first.trees.is_some(), "{first:?}");
         let other = ask(&mut adapter, "range_based_mod_div_patterns/Binary(Mod)#0");
         assert!(other.declined.is_some(), "{other:?}");
+    }
+
+    /// `fold_divmod_general`'s `cancel_divmod` is named apart from the
+    /// closure that calls it (two wrong steps of one closure are two
+    /// defects): a group run names the step, the step applies alone where
+    /// it answers, and the closure's own name declines there.
+    #[test]
+    fn a_step_of_fold_divmod_general_is_named_and_applied_apart_from_its_closure() {
+        let mut adapter = Morok::new(Entry::Tier(Tier::Symbolic), VarMode::Define, 2000);
+        let ask = |adapter: &mut Morok, hi: i64, rule: &str| {
+            let line = serde_json::json!({"id": 1,
+                "vars": [{"name": "x", "lo": 4, "hi": hi}, {"name": "y", "lo": 8, "hi": 9}],
+                "exprs": ["x / y"], "trees": [["div", ["var", "x"], ["var", "y"]]],
+                "apply": {"rule": rule}});
+            tileproof_adapter::answer_line(adapter, &line.to_string())
+        };
+        let step = "range_based_mod_div_patterns/fold_divmod_general:cancel_divmod";
+        let group = ask(&mut adapter, 7, "range_based_mod_div_patterns");
+        assert_eq!(
+            group.patterns.as_deref(),
+            Some(&[step.to_string()][..]),
+            "{group:?}"
+        );
+        let alone = ask(&mut adapter, 7, step);
+        assert_eq!(
+            alone.trees,
+            Some(vec![Tree::Const(0, Dtype::Index)]),
+            "{alone:?}"
+        );
+        let closure = ask(
+            &mut adapter,
+            7,
+            "range_based_mod_div_patterns/Binary(Idiv)#10",
+        );
+        assert!(closure.declined.is_some(), "{closure:?}");
+        // x in [4, 40]: the quotient spans blocks, so no step of the two.
+        let across = ask(&mut adapter, 40, step);
+        assert!(across.declined.is_some(), "{across:?}");
     }
 
     /// A closure asked for alone is applied once, at the root (not to a

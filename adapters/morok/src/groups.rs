@@ -15,6 +15,8 @@
 //! node to the very same result (Morok hash-conses, so equal means the
 //! same node); a rewrite none of them makes is a private group's.
 
+use crate::divmod_steps;
+use crate::patterns;
 use morok_ir::UOp;
 use morok_ir::pattern::{Matcher, RewriteResult, TypedPatternMatcher};
 use morok_schedule::symbolic::patterns as p;
@@ -391,11 +393,20 @@ impl Tracker {
 
 impl Matcher<()> for Tracker {
     fn rewrite(&self, uop: &Arc<UOp>, ctx: &mut ()) -> RewriteResult {
+        let mark = patterns::mark();
         let r = self.matcher.rewrite(uop, ctx);
         if let RewriteResult::Rewritten(new) = &r {
-            let by = self.groups.iter().position(|g| {
-                matches!((g.matcher)().rewrite(uop, &mut ()), RewriteResult::Rewritten(x) if Arc::ptr_eq(&x, new))
-            });
+            // A group run alone made its own rewrites (its matcher is the
+            // one that ran, and matchers are functions of the node).
+            let by = match self.groups {
+                [_] => Some(0),
+                _ => self.groups.iter().position(|g| {
+                    matches!((g.matcher)().rewrite(uop, &mut ()), RewriteResult::Rewritten(x) if Arc::ptr_eq(&x, new))
+                }),
+            };
+            if by.is_some_and(|i| self.groups[i].name == divmod_steps::GROUP) {
+                patterns::rename_last(mark, |closure| divmod_steps::name(closure, uop));
+            }
             let name = match by {
                 Some(i) => {
                     self.fired.borrow_mut()[i] += 1;

@@ -17,6 +17,7 @@ mod backend;
 mod bench;
 mod bounds;
 mod convert;
+mod divmod_steps;
 mod entry;
 mod groups;
 mod harness;

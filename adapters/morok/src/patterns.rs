@@ -52,6 +52,39 @@ pub fn record_last<T>(f: impl FnOnce() -> T) -> (T, Option<String>) {
     (out, LAST.with(|l| l.borrow_mut().take()))
 }
 
+/// Begins one node's rewrite: what [`rename_last`] may rename after it is
+/// what matches from here on.
+pub fn mark() -> usize {
+    LAST.with(|l| l.borrow_mut().take());
+    MATCHED.with(|m| m.borrow().len())
+}
+
+/// Renames the closure that made the rewrite begun at `mark` to what
+/// `name` gives for it, if anything (a step of the closure:
+/// [`crate::divmod_steps`]), in the list of those that matched too (where
+/// this rewrite listed it: a closure listed before keeps that listing).
+pub fn rename_last(mark: usize, name: impl FnOnce(&str) -> Option<&'static str>) {
+    if !RECORDING.with(|r| r.get()) {
+        return;
+    }
+    let Some(last) = LAST.with(|l| l.borrow().clone()) else {
+        return;
+    };
+    let Some(new) = name(&last) else {
+        return;
+    };
+    MATCHED.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() > mark && m.last() == Some(&last) {
+            m.pop();
+        }
+        if !m.iter().any(|x| x == new) {
+            m.push(new.to_string());
+        }
+    });
+    LAST.with(|l| *l.borrow_mut() = Some(new.to_string()));
+}
+
 fn install() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
