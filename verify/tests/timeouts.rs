@@ -76,10 +76,19 @@ fn a_hard_query_ends_within_its_bound_of_timeouts() {
     let r = prove_rule(rule, 8, &opts(timeout));
     let took = start.elapsed();
     println!("divmod_recombine_composed at 8 bits, timeout 1 s: {took:?}");
+    // Z3 leaves it unknown; with the machine to itself, the portfolio's
+    // cvc5 (or, at 8 bits, the walk of every assignment) may prove it
+    // within the same bound: a proof the solver or the walk gave, the rule
+    // being sound. What is asked here is the bound; a timeout reported as
+    // proved is `a_tiny_timeout_makes_every_hard_query_unknown_at_once`'s.
     assert!(
-        matches!(r.verdict, ProofVerdict::Unknown { .. }),
-        "{}",
-        r.verdict.name()
+        matches!(
+            r.verdict,
+            ProofVerdict::Unknown { .. } | ProofVerdict::Proved
+        ),
+        "{} by {:?}",
+        r.verdict.name(),
+        r.solver
     );
     assert!(
         took < timeout * QUERY_FACTOR + SLACK,
