@@ -273,13 +273,12 @@ impl Adapter for Morok {
             (lower::lower(&exprs).map_err(Refuse::Error)?, Vec::new())
         } else if let Some(only) = only {
             let mut outs = Vec::new();
-            let divmod = g.name == divmod_steps::GROUP;
-            let step = divmod.then(|| divmod_steps::Step::named(only)).flatten();
+            // A step of `fold_divmod_general` is its closure where that step
+            // answers; the closure's own name, where a later one does.
+            let step = divmod_steps::Step::named(only).filter(|_| g.name == divmod_steps::GROUP);
             for e in &exprs {
-                // A step of `fold_divmod_general` is its closure where that
-                // step answers; the closure's own name, where a later one
-                // does.
                 let closure = match step {
+                    None => only,
                     Some(_) => match divmod_steps::closure_for(e) {
                         Some(c) => c,
                         None => {
@@ -287,11 +286,8 @@ impl Adapter for Morok {
                             continue;
                         }
                     },
-                    None => only,
                 };
-                let answers_here = |e: &Arc<UOp>| {
-                    !divmod || !divmod_steps::is_closure(closure) || divmod_steps::step(e) == step
-                };
+                let answers_here = divmod_steps::step_of(g.name, closure, e) == step;
                 let (r, last) = patterns::record_last(|| (g.matcher)().rewrite(e, &mut ()));
                 // The matcher tries the node's key's closures in order,
                 // then the wildcards: one after `closure` matched, so
@@ -301,7 +297,7 @@ impl Adapter for Morok {
                         .map(|(k, i)| (k == "*", i.parse::<usize>().ok()))
                 };
                 match (r, last.as_deref()) {
-                    (RewriteResult::Rewritten(n), Some(m)) if m == closure && answers_here(e) => {
+                    (RewriteResult::Rewritten(n), Some(m)) if m == closure && answers_here => {
                         outs.push(n)
                     }
                     (RewriteResult::Rewritten(_), Some(m)) if m == closure => outs.push(e.clone()),

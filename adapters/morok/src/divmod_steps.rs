@@ -62,7 +62,7 @@ impl Step {
 
 /// Whether `closure` (a name the matcher logs in [`GROUP`]) is the one
 /// that calls `fold_divmod_general`.
-pub fn is_closure(closure: &str) -> bool {
+fn is_closure(closure: &str) -> bool {
     CLOSURE.iter().any(|(_, c)| *c == closure)
 }
 
@@ -107,13 +107,12 @@ pub fn step(node: &Arc<UOp>) -> Option<Step> {
     None
 }
 
-/// The name a rewrite of `node` by `closure` of [`GROUP`] is reported
-/// under: its step's, when a named step made it.
-pub fn name(closure: &str, node: &Arc<UOp>) -> Option<&'static str> {
-    if !is_closure(closure) {
-        return None;
-    }
-    step(node).map(Step::name)
+/// The named step that makes the rewrite of `node` by `closure` of
+/// `group` (the matcher's names), if any: `None` is the closure's own name.
+pub fn step_of(group: &str, closure: &str, node: &Arc<UOp>) -> Option<Step> {
+    (group == GROUP && is_closure(closure))
+        .then(|| step(node))
+        .flatten()
 }
 
 #[cfg(test)]
@@ -177,9 +176,15 @@ mod tests {
     fn a_dividend_across_blocks_is_a_later_steps() {
         let (x, y) = (var("x", 0, 40), UOp::index_const(6));
         assert_eq!(step(&div(&x, &y)), None);
-        assert_eq!(name("Binary(Idiv)#10", &div(&x, &y)), None);
+        assert_eq!(step_of(GROUP, "Binary(Idiv)#10", &div(&x, &y)), None);
+        let cancel = div(&var("x", 4, 7), &var("y", 8, 9));
         assert_eq!(
-            name("Binary(Idiv)#4", &div(&var("x", 4, 7), &var("y", 8, 9))),
+            step_of(GROUP, "Binary(Idiv)#10", &cancel),
+            Some(Step::Cancel)
+        );
+        assert_eq!(step_of(GROUP, "Binary(Idiv)#4", &cancel), None);
+        assert_eq!(
+            step_of("division_dsl_patterns", "Binary(Idiv)#10", &cancel),
             None
         );
     }

@@ -404,8 +404,11 @@ impl Matcher<()> for Tracker {
                     matches!((g.matcher)().rewrite(uop, &mut ()), RewriteResult::Rewritten(x) if Arc::ptr_eq(&x, new))
                 }),
             };
-            if by.is_some_and(|i| self.groups[i].name == divmod_steps::GROUP) {
-                patterns::rename_last(mark, |closure| divmod_steps::name(closure, uop));
+            if let Some(i) = by {
+                let group = self.groups[i].name;
+                patterns::rename_last(mark, |closure| {
+                    divmod_steps::step_of(group, closure, uop).map(divmod_steps::Step::name)
+                });
             }
             let name = match by {
                 Some(i) => {

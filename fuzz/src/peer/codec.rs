@@ -177,11 +177,10 @@ pub(super) fn read_bounds(
 /// The bounds a simplification answer carries beside its expressions (a
 /// `with_bounds` request's), when they are there and well formed; `None`
 /// sends the caller to ask them alone.
-pub(super) fn bounds_beside(line: &str, id: u64) -> Option<PeerBounds> {
-    let r = reply(line, id).ok()?;
+pub(super) fn bounds_beside(r: &Reply) -> Option<PeerBounds> {
     let b = PeerBounds {
-        bounds: r.bounds?,
-        ops: r.ops,
+        bounds: r.bounds.clone()?,
+        ops: r.ops.clone(),
     };
     crate::bounds::ops_match(&b).ok()?;
     Some(b)
@@ -271,7 +270,16 @@ pub(super) fn read_answer(
     line: &str,
     rules: &[String],
 ) -> Result<Outcome, Malformed> {
-    let r = reply(line, id)?;
+    read_reply(g, roots, reply(line, id)?, rules)
+}
+
+/// [`read_answer`] of an answer already read from its line.
+pub(super) fn read_reply(
+    g: &mut Graph,
+    roots: &[NodeId],
+    r: Reply,
+    rules: &[String],
+) -> Result<Outcome, Malformed> {
     if let Some(e) = r.error {
         return Ok(Outcome::Error(e));
     }

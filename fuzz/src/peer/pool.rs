@@ -2,7 +2,7 @@
 //! with its hello checked, restarted after a hang, crash or garbage, capped
 //! at `--peer-jobs` live processes.
 
-use super::codec::{bounds_beside, read_answer, request, Malformed, Outcome, MAX_REQUEST_BYTES};
+use super::codec::{bounds_beside, read_reply, request, Malformed, Outcome, MAX_REQUEST_BYTES};
 use super::codec::{line, profile_of, reply, PROTOCOL};
 use super::lines::{self};
 use super::memo::Memo;
@@ -280,21 +280,22 @@ impl Peer {
         with: impl Fn(Request) -> Request,
     ) -> Result<Answer, Refusal> {
         let key = line(&with(request(g, roots, 0)));
-        if let Some((id, answer)) = self.parts.get(&key) {
-            return match read_answer(g, roots, id, &answer, &self.rule_names) {
-                Ok(result) => outcome(result),
-                Err(why) => Err(Refusal {
+        if let Some(r) = self.parts.get(&key) {
+            // Well formed when it was first read, and into a graph of the
+            // same case: building it again fails only past the node budget.
+            return read_reply(g, roots, r, &self.rule_names)
+                .map_err(|why| Refusal {
                     kind: Kind::Garbage,
-                    message: format!("{why}: {}", clip(&answer)),
-                }),
-            };
+                    message: why.to_string(),
+                })
+                .and_then(outcome);
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let req = with(request(g, roots, id));
         let mut said = None;
         let answer = self.answer_beside(g, roots, id, &line(&req), None, Some(&mut said));
-        if let Some(said) = said {
-            self.parts.put(key, id, said);
+        if let Some((r, bytes)) = said {
+            self.parts.put(key, r, bytes);
         }
         answer
     }
@@ -312,7 +313,7 @@ impl Peer {
 
     /// [`Peer::answer`], also reading into `beside` the bounds the answer
     /// carries (a `with_bounds` request's, protocol section 7), and into
-    /// `said` the answer's line when it is a well-formed answer.
+    /// `said` the answer, with its line's length, when it is well formed.
     pub(super) fn answer_beside(
         &self,
         g: &mut Graph,
@@ -320,7 +321,7 @@ impl Peer {
         id: u64,
         line: &str,
         beside: Option<&mut Option<PeerBounds>>,
-        said: Option<&mut Option<String>>,
+        said: Option<&mut Option<(Reply, usize)>>,
     ) -> Result<Answer, Refusal> {
         if line.len() > MAX_REQUEST_BYTES {
             return Ok(Answer::Unsupported(format!(
@@ -334,14 +335,19 @@ impl Peer {
             .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         self.requests.fetch_add(1, Ordering::Relaxed);
         let (p, answer) = exchanged?;
-        match read_answer(g, roots, id, &answer, &self.rule_names) {
-            Ok(result) => {
+        let read = reply(&answer, id).and_then(|r| {
+            let bounds = beside.is_some().then(|| bounds_beside(&r)).flatten();
+            let kept = said.is_some().then(|| r.clone());
+            read_reply(g, roots, r, &self.rule_names).map(|result| (result, bounds, kept))
+        });
+        match read {
+            Ok((result, bounds, kept)) => {
                 self.give_back(p);
                 if let Some(b) = beside {
-                    *b = bounds_beside(&answer, id);
+                    *b = bounds;
                 }
-                if let Some(s) = said {
-                    *s = Some(answer);
+                if let (Some(s), Some(r)) = (said, kept) {
+                    *s = Some((r, answer.len()));
                 }
                 outcome(result)
             }

@@ -80,6 +80,7 @@ impl Process {
             stdout: Stdout {
                 pipe: stdout,
                 pending: Vec::new(),
+                scanned: 0,
                 max_line,
                 ended: false,
             },
@@ -174,6 +175,9 @@ struct Stdout {
     /// Bytes read and not yet returned: never more than a line's limit and
     /// one chunk.
     pending: Vec<u8>,
+    /// Bytes at the start of `pending` already searched for a newline (a
+    /// long line arrives in many reads; each byte is searched once).
+    scanned: usize,
     max_line: usize,
     /// The stream ended (or is not read past a bad line).
     ended: bool,
@@ -217,7 +221,11 @@ impl Stdout {
     /// A whole line of `pending`, an over-long one, or a partial one once
     /// the stream ended: classified as [`lines::read_line`] reads them.
     fn buffered(&mut self) -> Option<Result<String, BadLine>> {
-        let newline = self.pending.iter().position(|&b| b == b'\n');
+        let newline = self.pending[self.scanned..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map(|i| self.scanned + i);
+        self.scanned = self.pending.len();
         let take = match newline {
             Some(i) => i + 1,
             None if self.pending.len() > self.max_line
@@ -230,6 +238,7 @@ impl Stdout {
         let mut buf = Vec::new();
         let line = lines::read_line(&mut &self.pending[..take], self.max_line, &mut buf);
         self.pending.drain(..take);
+        self.scanned = 0;
         match line {
             Ok(Line::Text(s)) => Some(Ok(s)),
             Ok(Line::Bad(bad)) => {
