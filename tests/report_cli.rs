@@ -86,6 +86,11 @@ fn findings_of_one_cause_across_entries_are_one_report_of_the_smallest() {
         "{text}"
     );
     assert!(text.contains("2 findings kept (2 wrong-value)"), "{text}");
+    // The other kept findings are listed with the peer's answer to each.
+    assert!(
+        text.contains("oracle-1.txt`: `(x * 2 + 1) / 2 + x * 3`, answered `0`\n"),
+        "{text}"
+    );
     // The table links the report; the model-only cause is not in it.
     assert!(
         out.contains("| morok 0.1.0-alpha.2 | range analysis |"),

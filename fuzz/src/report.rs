@@ -392,13 +392,29 @@ pub fn render(d: &Defect) -> String {
     ));
     if d.kept.len() > 1 {
         out.push_str("\nThe other kept findings of this cause:\n\n");
+        // Each with the peer's answer and how it fails: where a cause is
+        // one defect shown by several of the peer's rewrites (a rule that
+        // overflows, by the op it overflows at), these lines name them.
         for k in &d.kept[1..] {
-            let exprs: Vec<&str> = k.case.lines().filter(|l| l.starts_with("expr")).collect();
+            let lines = |prefix: &str| -> Vec<&str> {
+                k.case
+                    .lines()
+                    .filter_map(|l| l.strip_prefix(prefix))
+                    .collect()
+            };
             out.push_str(&format!(
-                "- `{}`: `{}`\n",
+                "- `{}`: `{}`",
                 k.path.display(),
-                exprs.join(" ; ")
+                lines("expr ").join(" ; ")
             ));
+            let answers = lines("expect ");
+            if !answers.is_empty() {
+                out.push_str(&format!(", answered `{}`", answers.join(" ; ")));
+            }
+            if let Some(how) = &k.header.how {
+                out.push_str(&format!(": {how}"));
+            }
+            out.push('\n');
         }
     }
     out
