@@ -83,9 +83,10 @@ pub enum Recorded {
 }
 
 /// A case the shrink's judge accepted, as read back from its text (the
-/// corpus keeps text): its check, and its cause there when it was kept to
-/// one.
+/// corpus keeps text): that text, its check, and its cause there when it
+/// was kept to one.
 struct Kept {
+    text: String,
     checked: Checked,
     found: Option<Found>,
 }
@@ -144,7 +145,11 @@ impl Preparer<'_> {
                 classify(self.subject, &mut checked, &only, cfg.width);
                 checked.class.as_ref().filter(|c| c.class == *class)?;
             }
-            Some(Kept { checked, found })
+            Some(Kept {
+                text,
+                checked,
+                found,
+            })
         }
     }
 
@@ -265,7 +270,7 @@ impl Preparer<'_> {
         if let Some((again, st)) = self.bug_again(&original, kind, want, &kept_case) {
             (kept_case, stats) = (again, Some(st));
         }
-        let checked = kept_case.checked;
+        let (text, checked) = (kept_case.text, kept_case.checked);
         let filed = backend::of_classified(self.subject, &checked, self.check.width, self.literals)
             .or_else(|| crate::cause::model_only(&checked))
             .map_or(cause, Found::just);
@@ -279,6 +284,7 @@ impl Preparer<'_> {
             .map(|f| f.failure);
         let mut entry = Entry::from_checked(
             &checked,
+            text,
             kind,
             self.subject,
             self.check.width,
@@ -319,6 +325,7 @@ impl Preparer<'_> {
             self.validator,
         );
         Kept {
+            text: corpus::case_body(&original.graph, &original.outputs, None),
             checked,
             found: None,
         }

@@ -50,6 +50,7 @@ fn entry(body: &str) -> Entry {
             rule: "rem_drop_multiple".into(),
             fault: Fault::Wrong,
         }),
+        detail: None,
         reproducer: None,
     }
 }
@@ -200,6 +201,7 @@ fn an_entry_from_a_checked_case_carries_the_failure_and_the_engine_output() {
     let c = check(&p.graph, &p.outputs, &simp, &CheckConfig::default(), None);
     let e = Entry::from_checked(
         &c,
+        corpus::case_body(&p.graph, &p.outputs, None),
         Kind::Oracle,
         &simp,
         Width::W64,
@@ -207,7 +209,11 @@ fn an_entry_from_a_checked_case_carries_the_failure_and_the_engine_output() {
         Found::just(Cause::Shape("test".into())),
     );
     assert_eq!(e.rules, vec![("mul_zero".to_string(), 1)]);
-    assert!(e.body.ends_with("expect 0\n"), "{}", e.body);
+    // The case as checked, then the answer.
+    assert_eq!(
+        e.body,
+        format!("{}expect 0\n", corpus::case_body(&p.graph, &p.outputs, None))
+    );
     assert!(e.message.starts_with("validity-differs"));
     // A bool is written as the input syntax writes it, on the failure line
     // and in the `# point:` header alike.

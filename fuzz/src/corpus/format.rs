@@ -211,6 +211,9 @@ pub struct Entry {
     /// The defect it is filed under, with what showed it (the rule's step
     /// that fails alone, the bound that is wrong).
     pub cause: Found,
+    /// What showed it, in one line ([`Found::detail`], written once: the
+    /// header and the campaign's bucket read it).
+    pub detail: Option<String>,
     /// A standalone script that shows the bug with only the peer's own
     /// code, written beside the case (`NAME.py`).
     pub reproducer: Option<Script>,
@@ -219,8 +222,12 @@ pub struct Entry {
 impl Entry {
     /// The entry for a checked case, filed under `cause`: the first failure
     /// of `kind` (or the first failure) and the rules that fired.
+    /// `case` is the case's text as it was checked (its `var` and `expr`
+    /// lines: the text the check read back); the answer's `expect` lines
+    /// are added to it.
     pub fn from_checked(
         checked: &Checked,
+        case: String,
         kind: Kind,
         subject: &dyn Subject,
         width: Width,
@@ -244,9 +251,10 @@ impl Entry {
             simplify_width: subject.engine().map_or(width, |s| s.width),
             subject: subject.name(),
             reproduce_args: subject.reproduce_args(),
-            body: case_body(&checked.graph, &checked.src, checked.tgt.as_deref()),
+            body: case + &expect_lines(&checked.graph, checked.tgt.as_deref().unwrap_or(&[])),
             class: checked.class.clone(),
             relaxed: checked.relaxed.as_ref().map(|r| r.header()),
+            detail: cause.detail(),
             cause,
             reproducer: None,
         }
@@ -301,7 +309,7 @@ impl Entry {
                 }
             }),
             cause: Some(self.cause.cause.clone()),
-            blame: self.cause.blame.as_ref().and(self.cause.detail()),
+            blame: self.cause.blame.as_ref().and(self.detail.clone()),
             bound: self.cause.wrong_bound.as_ref().map(|b| b.line()),
             how: self.cause.how.clone(),
             origin: Some(self.origin.clone()),
@@ -356,10 +364,14 @@ pub fn case_body(g: &Graph, src: &[NodeId], tgt: Option<&[NodeId]>) -> String {
     for &r in src {
         out.push_str(&format!("expr {}\n", print::expr(g, r)));
     }
-    for &r in tgt.unwrap_or(&[]) {
-        out.push_str(&format!("expect {}\n", print::expr(g, r)));
-    }
-    out
+    out + &expect_lines(g, tgt.unwrap_or(&[]))
+}
+
+/// One `expect` line per answer root.
+fn expect_lines(g: &Graph, tgt: &[NodeId]) -> String {
+    tgt.iter()
+        .map(|&r| format!("expect {}\n", print::expr(g, r)))
+        .collect()
 }
 
 /// A missed simplification's file ([`crate::missed`]): the source as
