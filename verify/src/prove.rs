@@ -1052,16 +1052,26 @@ fn solve_query(
                         write_smt2(dir, rule, types, &enc, &solver, conditions, &q.hints);
                     }
                 }
+                if first_round {
+                    // Solved in a context of its own (below), built again
+                    // there: the thread's context only looked it up.
+                    return z3::with_z3_config(&z3::Config::new(), || {
+                        let built = Built::new(rule, types, enc, opts, None, &mut Vec::new());
+                        check_round(&solver_for(&built, opts), &built, opts, share)
+                    });
+                }
                 check_round(&solver_for(&built, opts), &built, opts, share)
             };
-            // A later round runs in a Z3 context of its own, as the query
-            // would at the start of a run with that share: in the context
-            // where its checks were cancelled, Z3 4.8.12 goes down other
-            // paths (issue 39's rule: 3.4 s in a fresh context at a share
-            // of 4 s, still open after 16 s in the used one). The first
-            // round keeps the thread's context: a context costs a few
-            // milliseconds, which a warm run of the built-in rules (one
-            // cache lookup per query) felt.
+            // Every round solves in a Z3 context of its own, as the query
+            // would alone: in a context other queries have built terms in
+            // (a worker's, reused), or where its checks were cancelled, Z3
+            // 4.8.12 goes down other paths (issue 39's rule: 3.4 s in a
+            // fresh context at a share of 4 s, still open after 16 s in
+            // the used one; nested_div_add, 1.5 s alone, cancelled at its
+            // first share of 10 s in one cold run of the built-in rules in
+            // three). The first round looks the query up in the cache in
+            // the thread's context: a context costs a few milliseconds,
+            // which a warm run (one cache lookup per query) would feel.
             if first_round {
                 round()
             } else {
