@@ -255,7 +255,13 @@ impl Lemmas {
         // time, whatever query first asked for it (a nested deadline
         // replaces the caller's until it returns).
         let own = Instant::now() + timeout * crate::solver::QUERY_FACTOR;
-        let r = crate::solver::with_deadline(own, || self.prove(&self.lemmas[i], timeout, cache));
+        // In a Z3 context of its own: in the caller's, where other
+        // queries have built terms, Z3 4.8.12 goes down other paths.
+        let r = crate::solver::with_deadline(own, || {
+            z3::with_z3_config(&z3::Config::new(), || {
+                self.prove(&self.lemmas[i], timeout, cache)
+            })
+        });
         *slot = Some(r.clone());
         r
     }
