@@ -212,7 +212,10 @@ fn an_entry_from_a_checked_case_carries_the_failure_and_the_engine_output() {
     // The case as checked, then the answer.
     assert_eq!(
         e.body,
-        format!("{}expect 0\n", corpus::case_body(&p.graph, &p.outputs, None))
+        format!(
+            "{}expect 0\n",
+            corpus::case_body(&p.graph, &p.outputs, None)
+        )
     );
     assert!(e.message.starts_with("validity-differs"));
     // A bool is written as the input syntax writes it, on the failure line
