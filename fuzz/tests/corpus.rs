@@ -50,7 +50,6 @@ fn entry(body: &str) -> Entry {
             rule: "rem_drop_multiple".into(),
             fault: Fault::Wrong,
         }),
-        detail: None,
         reproducer: None,
     }
 }

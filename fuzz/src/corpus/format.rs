@@ -211,9 +211,6 @@ pub struct Entry {
     /// The defect it is filed under, with what showed it (the rule's step
     /// that fails alone, the bound that is wrong).
     pub cause: Found,
-    /// What showed it, in one line ([`Found::detail`], written once: the
-    /// header and the campaign's bucket read it).
-    pub detail: Option<String>,
     /// A standalone script that shows the bug with only the peer's own
     /// code, written beside the case (`NAME.py`).
     pub reproducer: Option<Script>,
@@ -254,7 +251,6 @@ impl Entry {
             body: case + &expect_lines(&checked.graph, checked.tgt.as_deref().unwrap_or(&[])),
             class: checked.class.clone(),
             relaxed: checked.relaxed.as_ref().map(|r| r.header()),
-            detail: cause.detail(),
             cause,
             reproducer: None,
         }
@@ -309,7 +305,7 @@ impl Entry {
                 }
             }),
             cause: Some(self.cause.cause.clone()),
-            blame: self.cause.blame.as_ref().and(self.detail.clone()),
+            blame: self.cause.blame.as_ref().and(self.cause.detail()),
             bound: self.cause.wrong_bound.as_ref().map(|b| b.line()),
             how: self.cause.how.clone(),
             origin: Some(self.origin.clone()),
