@@ -68,6 +68,7 @@ pub fn write(g: &mut Graph, rel: Rel, p: &Poly) -> Option<NodeId> {
             .collect(),
         k: 0,
     };
+    let (pos_empty, neg_empty) = (pos.terms.is_empty(), neg.terms.is_empty());
     // Each side with each constant is built once: the forms share them.
     let mut built: SmallVec<[(bool, i128, NodeId); 4]> = SmallVec::new();
     let mut side = |g: &mut Graph, positive: bool, k: i128| -> Option<NodeId> {
@@ -92,7 +93,11 @@ pub fn write(g: &mut Graph, rel: Rel, p: &Poly) -> Option<NodeId> {
         // The constant on the side where it is positive (the usual way),
         // then on the other.
         let first = if k > 0 { (k, 0) } else { (0, k.checked_neg()?) };
-        let second = if k != 0 {
+        // A constant alone on a side with no terms costs one node; on the
+        // other side it costs at least that side's sum node, so the second
+        // placement can only tie, and a tie keeps the first: not built.
+        let alone = if k > 0 { pos_empty } else { neg_empty };
+        let second = if k != 0 && !alone {
             Some((first.1.checked_neg()?, first.0.checked_neg()?))
         } else {
             None
