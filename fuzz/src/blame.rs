@@ -53,23 +53,48 @@ pub struct Blame {
 /// graph, or one a sequence of the peer's steps made from it).
 #[derive(Clone)]
 pub struct BlamedAt {
-    pub graph: Graph,
-    pub roots: Vec<NodeId>,
+    graph: Graph,
+    roots: Vec<NodeId>,
     /// The instance is the case itself, as found (its peer's bounds are
     /// the case's).
-    pub whole_case: bool,
+    whole_case: bool,
+    /// Its `var` and `expr` lines, printed once: the cause's detail, the
+    /// header, the seed file and equality all read them.
+    text: String,
 }
 
 impl BlamedAt {
+    pub fn new(graph: Graph, roots: Vec<NodeId>, whole_case: bool) -> BlamedAt {
+        let text = case_body(&graph, &roots, None);
+        BlamedAt {
+            graph,
+            roots,
+            whole_case,
+            text,
+        }
+    }
+
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    pub fn roots(&self) -> &[NodeId] {
+        &self.roots
+    }
+
+    pub fn whole_case(&self) -> bool {
+        self.whole_case
+    }
+
     /// Its `var` and `expr` lines, as a report and a seed file show it.
-    pub fn text(&self) -> String {
-        case_body(&self.graph, &self.roots, None)
+    pub fn text(&self) -> &str {
+        &self.text
     }
 }
 
 impl std::fmt::Debug for BlamedAt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text())
+        f.write_str(self.text())
     }
 }
 
@@ -192,11 +217,7 @@ fn first_wrong_pattern(
 /// Pattern `p` found failing at `at` of `g`: its instance, kept when the
 /// patterns before it had `moved` it from the blamed one.
 fn blamed_pattern(p: &str, g: Graph, at: Vec<NodeId>, moved: bool) -> (String, Option<BlamedAt>) {
-    let here = moved.then_some(BlamedAt {
-        graph: g,
-        roots: at,
-        whole_case: false,
-    });
+    let here = moved.then_some(BlamedAt::new(g, at, false));
     (p.to_string(), here)
 }
 
@@ -290,11 +311,7 @@ pub fn blame(
             fails(&checks::check(&traced, &[f.before], &step, &cfg, None)).then(|| Blame {
                 rule: names[f.rule].clone(),
                 pattern: None,
-                instance: BlamedAt {
-                    graph: traced.clone(),
-                    roots: vec![f.before],
-                    whole_case: false,
-                },
+                instance: BlamedAt::new(traced.clone(), vec![f.before], false),
                 pattern_instance: None,
                 location: None,
             })
@@ -304,14 +321,13 @@ pub fn blame(
     // Each rule that fired, alone at the root first: one request a rule
     // names the wrong one when it rewrites the whole case (Morok applies a
     // group over the whole expression), and its instance is then the
-    // innermost node it fails on alone.
-    for (rule, _) in fired.iter().take(MAX_RULES) {
+    // innermost node it fails on alone. None is asked about a case its
+    // profile does not cover.
+    let covered = profile.covers(g, src);
+    for (rule, _) in fired.iter().take(MAX_RULES).filter(|_| covered) {
         let Some(alone) = subject.rule_alone(rule) else {
             continue;
         };
-        if !profile.covers(g, src) {
-            continue;
-        }
         let whole = checks::check(g, src, alone.as_ref(), &cfg, None);
         if !fails(&whole) {
             continue;
@@ -327,11 +343,8 @@ pub fn blame(
                 })
                 .unwrap_or_else(|| (src.to_vec(), whole)),
         };
-        let at = BlamedAt {
-            graph: g.clone(),
-            whole_case: at.as_slice() == src,
-            roots: at,
-        };
+        let whole = at.as_slice() == src;
+        let at = BlamedAt::new(g.clone(), at, whole);
         return Some(Blame::of(subject, rule, at, &c, &cfg, &fails));
     }
     // The peer's wrong step may come after sound ones rewrote the case
@@ -361,11 +374,7 @@ pub fn blame(
                     };
                     let c = checks::check(sg, &[n], alone.as_ref(), &cfg, None);
                     if fails(&c) {
-                        let at = BlamedAt {
-                            graph: sg.clone(),
-                            roots: vec![n],
-                            whole_case: false,
-                        };
+                        let at = BlamedAt::new(sg.clone(), vec![n], false);
                         return Some(Blame::of(subject, rule, at, &c, &cfg, &fails));
                     }
                     let Some(&[to]) = c.tgt.as_deref() else {
@@ -575,11 +584,7 @@ mod tests {
         let b = Blame {
             rule: "sym.12.lambda".into(),
             pattern: None,
-            instance: BlamedAt {
-                graph: p.graph,
-                roots: p.outputs,
-                whole_case: false,
-            },
+            instance: BlamedAt::new(p.graph, p.outputs, false),
             pattern_instance: None,
             location: None,
         };

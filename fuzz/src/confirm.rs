@@ -128,6 +128,19 @@ pub struct Confirmation {
     pub env: Option<Vec<i64>>,
     /// The source's values there (by the backend, else the interpreter).
     pub expected: Vec<Value>,
+    /// What the backend that showed the class computed at `env`, when it
+    /// ran both there: attributing the finding to the backend reads these
+    /// rather than compile both again.
+    pub compiled: Option<CompiledAt>,
+}
+
+/// The values a backend computed at one point: the source's (`None` where
+/// it would not compile it, and the interpreter stood in) and the
+/// answer's (`None` where it trapped).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompiledAt {
+    pub src: Option<Vec<Value>>,
+    pub tgt: Option<Vec<Value>>,
 }
 
 impl Confirmation {
@@ -141,6 +154,7 @@ impl Confirmation {
             backends: Vec::new(),
             env: None,
             expected: Vec::new(),
+            compiled: None,
         }
     }
 
@@ -161,11 +175,14 @@ enum BackendVerdict {
         env: Vec<i64>,
         src: Vec<Option<Value>>,
         tgt: Vec<Value>,
+        /// `src` is the backend's, not the interpreter's.
+        src_compiled: bool,
     },
     Trap {
         env: Vec<i64>,
         signal: String,
         src: Vec<Option<Value>>,
+        src_compiled: bool,
     },
     CompileError(String),
     /// The answer computes the source's values at this many points.
@@ -250,6 +267,7 @@ fn on_backend(
     let source = subject.run(g, src, backend, envs);
     // A compile error of the answer counts only where the source compiles.
     let source_compiles = !matches!(source, Ok(Run::CompileError(_)));
+    let src_compiled = matches!(source, Ok(Run::Results(_)));
     // The source's values per point (None: the point does not count).
     let src_vals: Vec<Option<Vec<Option<Value>>>> = match source {
         Ok(Run::Results(rs)) => rs
@@ -308,6 +326,7 @@ fn on_backend(
                                 env: env.clone(),
                                 src: sv.clone(),
                                 tgt: tv,
+                                src_compiled,
                             });
                             break;
                         }
@@ -318,6 +337,7 @@ fn on_backend(
                             env: env.clone(),
                             signal,
                             src: sv.clone(),
+                            src_compiled,
                         }));
                     }
                     PointRun::Timeout(s) => notes.push(format!(
@@ -408,6 +428,7 @@ pub fn confirm(
                 env,
                 src: s,
                 tgt: t,
+                ..
             } => format!(
                 "wrong value: source {}, answer {} at {}",
                 show_values(s),
@@ -441,15 +462,30 @@ pub fn confirm(
         backends: lines,
         env: None,
         expected: Vec::new(),
+        compiled: None,
     };
     let expected = |s: &[Option<Value>]| s.iter().map(|v| v.unwrap_or(Value::Int(0))).collect();
+    // The backend's own values of a side, one per root (as a run of that
+    // side alone at the point reports them).
+    let own = |vals: Option<Vec<Value>>, roots: &[NodeId]| vals.filter(|v| v.len() == roots.len());
+    let compiled_src = |s: &[Option<Value>], src_compiled: bool| {
+        own(
+            src_compiled.then(|| s.iter().copied().collect()).flatten(),
+            src,
+        )
+    };
     match v {
         BackendVerdict::WrongValue {
             env,
             src: s,
             tgt: t,
+            src_compiled,
         } => {
             c.class = Class::WrongValue;
+            c.compiled = Some(CompiledAt {
+                src: compiled_src(&s, src_compiled),
+                tgt: own(Some(t.clone()), tgt),
+            });
             c.summary = format!(
                 "source {}, target {} at {}",
                 show_values(&s),
@@ -463,8 +499,13 @@ pub fn confirm(
             env,
             signal,
             src: s,
+            src_compiled,
         } => {
             c.class = Class::Trap;
+            c.compiled = Some(CompiledAt {
+                src: compiled_src(&s, src_compiled),
+                tgt: None,
+            });
             c.summary = format!(
                 "source {}, target traps ({signal}) at {}",
                 show_values(&s),
@@ -710,6 +751,7 @@ pub fn confirm_bounds(
         backends: lines,
         env: Some(env.to_vec()),
         expected: Vec::new(),
+        compiled: None,
     };
     if let Some((b, got)) = outside {
         c.class = Class::WrongValue;

@@ -591,6 +591,19 @@ impl CompiledOracle {
         cfg: &OracleConfig,
     ) -> Result<CompiledOracle, JitError> {
         let (domain, plan, _) = domain_and_plan(g, src, tgt, cfg)?;
+        CompiledOracle::with_plan(g, src, tgt, cfg, domain, plan)
+    }
+
+    /// [`CompiledOracle::new`] over a domain and plan already made (the
+    /// check that chose to compile has them).
+    fn with_plan(
+        g: &Graph,
+        src: &[NodeId],
+        tgt: &[NodeId],
+        cfg: &OracleConfig,
+        domain: Domain,
+        plan: Plan,
+    ) -> Result<CompiledOracle, JitError> {
         let (code, fptr) = build_oracle(g, src, tgt, cfg.model(), &domain, plan)?;
         // SAFETY: built with exactly this signature.
         let func: OracleFn = unsafe { std::mem::transmute::<*const u8, OracleFn>(fptr) };
@@ -1230,7 +1243,7 @@ fn check_fast(
     let (mut rep, checker) = if batched(decision) {
         (run_batched(g, src, tgt, cfg, &domain, plan), Checker::Batch)
     } else {
-        let oracle = CompiledOracle::new(g, src, tgt, cfg)?;
+        let oracle = CompiledOracle::with_plan(g, src, tgt, cfg, domain, plan)?;
         (oracle.run(g), Checker::Jit)
     };
     if let Some(f) = &mut rep.failure {

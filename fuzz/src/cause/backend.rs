@@ -22,7 +22,7 @@
 use super::{Cause, Construct};
 use crate::backend::{PointRun, Run, Value};
 use crate::checks::Checked;
-use crate::confirm::Class;
+use crate::confirm::{Class, CompiledAt};
 use crate::subject::Subject;
 use engine::dtype::DType;
 use engine::dtype::Width;
@@ -221,6 +221,7 @@ pub fn of_classified(
         env,
         model,
         cache,
+        c.compiled.as_ref(),
     )?;
     Some(Cause::Backend {
         backend: backend.clone(),
@@ -231,7 +232,9 @@ pub fn of_classified(
 /// The construct `backend` gets wrong in the finding `tgt` of `src` at
 /// `env` (its compiled values differ there), or `None` when the backend
 /// computes both as they mean and only the answer is wrong. `model`: the
-/// peer's (strict) model at the width the finding is judged at.
+/// peer's (strict) model at the width the finding is judged at; `known`:
+/// what the backend computed for both at `env` when the finding was
+/// classified (not compiled again).
 #[allow(clippy::too_many_arguments)]
 pub fn attribute(
     subject: &dyn Subject,
@@ -242,6 +245,7 @@ pub fn attribute(
     env: &[i64],
     model: Model,
     cache: &LiteralCache,
+    known: Option<&CompiledAt>,
 ) -> Option<Construct> {
     let both: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
     for c in literals(g, &both) {
@@ -261,8 +265,9 @@ pub fn attribute(
     }
     // An operation compiled wrongly: a side defined at the point whose
     // compiled value differs from its meaning.
-    for side in [src, tgt] {
-        if let Some(op) = wrong_op(subject, backend, g, side, env, model) {
+    let known = [known.map(|k| &k.src), known.map(|k| &k.tgt)];
+    for (side, known) in [src, tgt].into_iter().zip(known) {
+        if let Some(op) = wrong_op(subject, backend, g, side, env, model, known) {
             return Some(Construct::Op(op));
         }
     }
@@ -271,7 +276,8 @@ pub fn attribute(
 
 /// The lowest node of `roots` whose compiled value (alone) differs from its
 /// meaning at `env` where it is defined, its operands' compiled values
-/// being right: its op's name.
+/// being right: its op's name. `known`: the compiled values of `roots` at
+/// `env` (`None` in it: none), when they were computed already.
 fn wrong_op(
     subject: &dyn Subject,
     backend: &str,
@@ -279,10 +285,16 @@ fn wrong_op(
     roots: &[NodeId],
     env: &[i64],
     model: Model,
+    known: Option<&Option<Vec<Value>>>,
 ) -> Option<String> {
     let want = meaning(g, roots, env, model)?;
-    let got = compiled(subject, backend, g, roots, &[env.to_vec()])?;
-    if got.first()?.as_ref()? == &want {
+    let got = match known {
+        Some(k) => k.clone()?,
+        None => compiled(subject, backend, g, roots, &[env.to_vec()])?
+            .into_iter()
+            .next()??,
+    };
+    if got == want {
         return None;
     }
     let nodes: Vec<NodeId> = g
@@ -310,4 +322,114 @@ fn wrong_op(
         (defined_and_wrong && g.node(n).src().iter().all(|&s| right(s)))
             .then(|| g.node(n).op.name().to_string())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::subject::{Answer, Profile, Refusal};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A subject whose one backend computes `x + 1` as `x + 2` (and
+    /// everything else as it means), counting the programs it compiles.
+    struct OffByOne {
+        profile: Profile,
+        backends: Vec<String>,
+        runs: AtomicUsize,
+    }
+
+    impl Subject for OffByOne {
+        fn name(&self) -> String {
+            "off-by-one".into()
+        }
+        fn profile(&self) -> &Profile {
+            &self.profile
+        }
+        fn rule_names(&self) -> &[String] {
+            &[]
+        }
+        fn simplify(&self, _g: &mut Graph, _roots: &[NodeId]) -> Result<Answer, Refusal> {
+            unreachable!("only its backend is asked")
+        }
+        fn reproduce_args(&self) -> String {
+            String::new()
+        }
+        fn backends(&self) -> &[String] {
+            &self.backends
+        }
+        fn run(
+            &self,
+            g: &Graph,
+            roots: &[NodeId],
+            _backend: &str,
+            points: &[Vec<i64>],
+        ) -> Result<Run, Refusal> {
+            self.runs.fetch_add(1, Ordering::Relaxed);
+            let model = Model::from(Width::W64);
+            let rs = points
+                .iter()
+                .map(|env| {
+                    let wide: Vec<i128> = env.iter().map(|&v| v as i128).collect();
+                    let vals = engine::interp::eval(g, roots, &wide, model).expect("defined");
+                    let off = |n: NodeId, v: i128| match g.node(n).op {
+                        Op::Add => v + 1,
+                        _ => v,
+                    };
+                    PointRun::Values(
+                        roots
+                            .iter()
+                            .zip(vals)
+                            .map(|(&n, v)| match v {
+                                engine::interp::Val::Int(i) => Value::Int(off(n, i)),
+                                engine::interp::Val::Bool(b) => Value::Bool(b),
+                                _ => Value::Invalid,
+                            })
+                            .collect(),
+                    )
+                })
+                .collect();
+            Ok(Run::Results(rs))
+        }
+    }
+
+    #[test]
+    fn the_values_a_classification_compiled_are_not_compiled_again_to_find_the_wrong_op() {
+        let p = engine::parse::parse_program("var x in [0, 3]\nexpr x + 1\nexpr x * 2\n").unwrap();
+        let (g, src, tgt) = (&p.graph, &p.outputs[..1], &p.outputs[1..]);
+        let subject = OffByOne {
+            profile: Profile::engine(Width::W64),
+            backends: vec!["c".into()],
+            runs: AtomicUsize::new(0),
+        };
+        let model = Model::from(Width::W64);
+        let env = vec![3];
+        let cache = LiteralCache::default();
+        // The literals probed once, as a campaign's cache keeps them.
+        let first = attribute(&subject, "c", g, src, tgt, &env, model, &cache, None);
+        assert_eq!(first, Some(Construct::Op("add".into())));
+        subject.runs.store(0, Ordering::Relaxed);
+        // Compiled again: the source at the point, then its nodes at once.
+        let again = attribute(&subject, "c", g, src, tgt, &env, model, &cache, None);
+        assert_eq!(again, first);
+        let compiles = subject.runs.swap(0, Ordering::Relaxed);
+        assert_eq!(compiles, 2);
+        // Known from the classification: only the nodes are compiled.
+        let known = CompiledAt {
+            src: Some(vec![Value::Int(5)]),
+            tgt: Some(vec![Value::Int(6)]),
+        };
+        let read = attribute(
+            &subject,
+            "c",
+            g,
+            src,
+            tgt,
+            &env,
+            model,
+            &cache,
+            Some(&known),
+        );
+        assert_eq!(read, again);
+        assert_eq!(subject.runs.load(Ordering::Relaxed), compiles - 1);
+    }
 }

@@ -203,7 +203,7 @@ fn blamed(
     // node it fails on alone, as a kept finding's is: the bound it trusted
     // may be of a node only its own rewrites there build, and the pattern
     // named there is the one a kept finding of the same defect names.
-    if b.instance.whole_case && instance == Instance::Case {
+    if b.instance.whole_case() && instance == Instance::Case {
         if let Some(small) =
             blame::blame(subject, g, src, how, fired, cfg, Instance::Smallest, points)
         {
@@ -240,8 +240,9 @@ fn step_fault(
     cfg: &CheckConfig,
     points: &[Vec<i64>],
 ) -> Fault {
-    if Fault::of(how) != Fault::Undefined {
-        return Fault::of(how);
+    let fault = Fault::of(how);
+    if fault != Fault::Undefined {
+        return fault;
     }
     let at = &b.instance;
     let fired = [(b.rule.clone(), 1)];
@@ -250,8 +251,8 @@ fn step_fault(
         .any(|wrong| {
             blame::blame(
                 subject,
-                &at.graph,
-                &at.roots,
+                at.graph(),
+                at.roots(),
                 wrong,
                 &fired,
                 cfg,
@@ -390,7 +391,8 @@ fn instance_bounds_explain(
         .clone()
         .filter(|_| !mins.is_empty())
         .map(|tgt| (step.graph.clone(), tgt));
-    if let Some(found) = step_bounds_explain(subject, step, at.whole_case, case, cfg, model, points)
+    if let Some(found) =
+        step_bounds_explain(subject, step, at.whole_case(), case, cfg, model, points)
     {
         return Some(found);
     }
@@ -431,9 +433,9 @@ fn instance_bounds_explain(
 /// Where a blamed instance is judged: the case's own graph when it is
 /// the case (its bounds are the case's), else the instance's.
 fn placed<'a>(at: &'a BlamedAt, case: &'a Checked) -> (&'a Graph, &'a [NodeId]) {
-    match at.whole_case {
+    match at.whole_case() {
         true => (&case.graph, &case.src),
-        false => (&at.graph, &at.roots),
+        false => (at.graph(), at.roots()),
     }
 }
 

@@ -279,7 +279,10 @@ impl Peer {
         roots: &[NodeId],
         with: impl Fn(Request) -> Request,
     ) -> Result<Answer, Refusal> {
-        let key = line(&with(request(g, roots, 0)));
+        // The memo's key is the request without its id; the request sent
+        // is the same one with an id.
+        let mut req = with(request(g, roots, 0));
+        let key = line(&req);
         if let Some(r) = self.parts.get(&key) {
             // Well formed when it was first read, and into a graph of the
             // same case: building it again fails only past the node budget.
@@ -291,7 +294,7 @@ impl Peer {
                 .and_then(outcome);
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let req = with(request(g, roots, id));
+        req.id = id;
         let mut said = None;
         let answer = self.answer_beside(g, roots, id, &line(&req), None, Some(&mut said));
         if let Some((r, bytes)) = said {
