@@ -262,9 +262,80 @@ pub enum Instance {
     Case,
 }
 
+/// A blamed rule with the check that showed it: its step alone at the
+/// blame's instance, and the name it fired under.
+pub struct Shown {
+    pub blame: Blame,
+    /// The rule as the subject's `fired` names it (`None`: a step of the
+    /// engine's trace, judged as the step itself).
+    pub fired: Option<String>,
+    /// The step that fails alone at `blame.instance`.
+    pub step: checks::Checked,
+}
+
+/// How a blame judges a step: under the oracle alone, failing the
+/// finding's way where the oracle's walk shows it or at one of `points`
+/// (a counterexample the solver found where the walk sampled past it).
+struct Judge<'a> {
+    cfg: CheckConfig,
+    model: Model,
+    failure: Failure,
+    points: &'a [Vec<i64>],
+}
+
+impl<'a> Judge<'a> {
+    fn new(
+        subject: &dyn Subject,
+        failure: Failure,
+        cfg: &CheckConfig,
+        points: &'a [Vec<i64>],
+    ) -> Judge<'a> {
+        let cfg = CheckConfig {
+            kinds: KindSet::only(Kind::Oracle),
+            ..cfg.clone()
+        };
+        let model = Model {
+            width: cfg.width,
+            ..subject.profile().model()
+        };
+        Judge {
+            cfg,
+            model,
+            failure,
+            points,
+        }
+    }
+
+    fn fails(&self, c: &checks::Checked) -> bool {
+        let walked = c
+            .oracle
+            .as_ref()
+            .and_then(|o| o.failure.as_ref())
+            .is_some_and(|f| f.failure == self.failure);
+        walked
+            || c.tgt.as_deref().is_some_and(|tgt| {
+                self.points.iter().any(|env| {
+                    oracle::fails_at(&c.graph, &c.src, tgt, env, self.model) == Some(self.failure)
+                })
+            })
+    }
+
+    /// `rule` (as `fired` names it) blamed at `at`, where `c`, its step
+    /// alone, fails.
+    fn shown(&self, subject: &dyn Subject, rule: &str, at: BlamedAt, c: checks::Checked) -> Shown {
+        let blame = Blame::of(subject, rule, at, &c, &self.cfg, &|c| self.fails(c));
+        Shown {
+            blame,
+            fired: Some(rule.to_string()),
+            step: c,
+        }
+    }
+}
+
 /// The step of simplifying `src` in `g` (a finding's shrunk case) that
 /// fails alone with `failure`, judged under `cfg` (the oracle only, off
 /// the backends); `fired`: the subject's rules that fired on the case.
+#[allow(clippy::too_many_arguments)]
 pub fn blame(
     subject: &dyn Subject,
     g: &Graph,
@@ -275,30 +346,23 @@ pub fn blame(
     instance: Instance,
     points: &[Vec<i64>],
 ) -> Option<Blame> {
-    let cfg = CheckConfig {
-        kinds: KindSet::only(Kind::Oracle),
-        ..cfg.clone()
-    };
-    // A step fails the finding's way where the oracle's walk shows it, or
-    // at one of `points` (a counterexample the solver found where the walk
-    // sampled past it).
-    let model = Model {
-        width: cfg.width,
-        ..subject.profile().model()
-    };
-    let fails = |c: &checks::Checked| {
-        let walked = c
-            .oracle
-            .as_ref()
-            .and_then(|o| o.failure.as_ref())
-            .is_some_and(|f| f.failure == failure);
-        walked
-            || c.tgt.as_deref().is_some_and(|tgt| {
-                points
-                    .iter()
-                    .any(|env| oracle::fails_at(&c.graph, &c.src, tgt, env, model) == Some(failure))
-            })
-    };
+    blame_shown(subject, g, src, failure, fired, cfg, instance, points).map(|s| s.blame)
+}
+
+/// [`blame`], with the check that showed it.
+#[allow(clippy::too_many_arguments)]
+pub fn blame_shown(
+    subject: &dyn Subject,
+    g: &Graph,
+    src: &[NodeId],
+    failure: Failure,
+    fired: &[(String, usize)],
+    cfg: &CheckConfig,
+    instance: Instance,
+    points: &[Vec<i64>],
+) -> Option<Shown> {
+    let judge = Judge::new(subject, failure, cfg, points);
+    let cfg = &judge.cfg;
     if let Some(simp) = subject.engine() {
         let mut traced = g.clone();
         let out = simp.simplify(&mut traced, src, true).ok()?;
@@ -308,12 +372,17 @@ pub fn blame(
                 after: f.after,
                 profile: subject.profile(),
             };
-            fails(&checks::check(&traced, &[f.before], &step, &cfg, None)).then(|| Blame {
-                rule: names[f.rule].clone(),
-                pattern: None,
-                instance: BlamedAt::new(traced.clone(), vec![f.before], false),
-                pattern_instance: None,
-                location: None,
+            let c = checks::check(&traced, &[f.before], &step, cfg, None);
+            judge.fails(&c).then(|| Shown {
+                blame: Blame {
+                    rule: names[f.rule].clone(),
+                    pattern: None,
+                    instance: BlamedAt::new(traced.clone(), vec![f.before], false),
+                    pattern_instance: None,
+                    location: None,
+                },
+                fired: None,
+                step: c,
             })
         });
     }
@@ -328,24 +397,17 @@ pub fn blame(
         let Some(alone) = subject.rule_alone(rule) else {
             continue;
         };
-        let whole = checks::check(g, src, alone.as_ref(), &cfg, None);
-        if !fails(&whole) {
+        let whole = checks::check(g, src, alone.as_ref(), cfg, None);
+        if !judge.fails(&whole) {
             continue;
         }
         let (at, c) = match instance {
             Instance::Case => (src.to_vec(), whole),
-            Instance::Smallest => innermost_first(g, src)
-                .into_iter()
-                .filter(|&n| profile.covers(g, &[n]))
-                .find_map(|n| {
-                    let c = checks::check(g, &[n], alone.as_ref(), &cfg, None);
-                    fails(&c).then(|| (vec![n], c))
-                })
+            Instance::Smallest => smallest(subject, &judge, alone.as_ref(), g, src)
                 .unwrap_or_else(|| (src.to_vec(), whole)),
         };
-        let whole = at.as_slice() == src;
-        let at = BlamedAt::new(g.clone(), at, whole);
-        return Some(Blame::of(subject, rule, at, &c, &cfg, &fails));
+        let whole_case = at.as_slice() == src;
+        return Some(judge.shown(subject, rule, BlamedAt::new(g.clone(), at, whole_case), c));
     }
     // The peer's wrong step may come after sound ones rewrote the case
     // (tinygrad moves a division under a gate, then folds the gate's
@@ -372,10 +434,10 @@ pub fn blame(
                     let Some(alone) = subject.rule_alone(rule) else {
                         continue;
                     };
-                    let c = checks::check(sg, &[n], alone.as_ref(), &cfg, None);
-                    if fails(&c) {
+                    let c = checks::check(sg, &[n], alone.as_ref(), cfg, None);
+                    if judge.fails(&c) {
                         let at = BlamedAt::new(sg.clone(), vec![n], false);
-                        return Some(Blame::of(subject, rule, at, &c, &cfg, &fails));
+                        return Some(judge.shown(subject, rule, at, c));
                     }
                     let Some(&[to]) = c.tgt.as_deref() else {
                         continue;
@@ -395,6 +457,50 @@ pub fn blame(
         frontier = next;
     }
     None
+}
+
+/// A rule blamed on the whole case (`b`, fired as `fired`, by
+/// [`blame_shown`] with [`Instance::Case`]) narrowed to the innermost node
+/// it fails on alone: what [`Instance::Smallest`] gives, without judging
+/// the rules before it at the root again. `None` where it stays the case.
+pub fn narrow(
+    subject: &dyn Subject,
+    failure: Failure,
+    cfg: &CheckConfig,
+    points: &[Vec<i64>],
+    b: &Blame,
+    fired: Option<&str>,
+) -> Option<Shown> {
+    let judge = Judge::new(subject, failure, cfg, points);
+    let at = &b.instance;
+    let (Some(rule), true) = (fired, at.whole_case()) else {
+        return None;
+    };
+    let alone = subject.rule_alone(rule)?;
+    let (g, src) = (at.graph(), at.roots());
+    let (small, c) = smallest(subject, &judge, alone.as_ref(), g, src)?;
+    let whole_case = small.as_slice() == src;
+    let at = BlamedAt::new(g.clone(), small, whole_case);
+    Some(judge.shown(subject, rule, at, c))
+}
+
+/// The innermost node of `src` (of a case `alone` fails on) where `alone`
+/// fails too, and its check there.
+fn smallest(
+    subject: &dyn Subject,
+    judge: &Judge<'_>,
+    alone: &dyn Subject,
+    g: &Graph,
+    src: &[NodeId],
+) -> Option<(Vec<NodeId>, checks::Checked)> {
+    let profile = subject.profile();
+    innermost_first(g, src)
+        .into_iter()
+        .filter(|&n| profile.covers(g, &[n]))
+        .find_map(|n| {
+            let c = checks::check(g, &[n], alone, &judge.cfg, None);
+            judge.fails(&c).then(|| (vec![n], c))
+        })
 }
 
 /// The operations below `roots`, innermost first: the step nearest the

@@ -193,22 +193,23 @@ fn blamed(
     points: &[Vec<i64>],
 ) -> Option<Found> {
     let (g, src) = (&checked.graph, &checked.src);
-    let mut b = blame::blame(subject, g, src, how, fired, cfg, instance, points)?;
+    let shown = blame::blame_shown(subject, g, src, how, fired, cfg, instance, points)?;
+    let whole_case = shown.blame.instance.whole_case();
     // The rule's premises: a step that is right wherever the peer's
     // bounds of its instance hold trusted a wrong bound.
-    if let Some(found) = instance_bounds_explain(subject, &b, cfg, model, checked, points) {
+    let (mut b, step, fired_as) = reusable(shown);
+    if let Some(found) = instance_bounds_explain(subject, &b, step, cfg, model, checked, points) {
         return Some(found);
     }
     // Blamed on the whole case, the rule is judged again on the innermost
     // node it fails on alone, as a kept finding's is: the bound it trusted
     // may be of a node only its own rewrites there build, and the pattern
     // named there is the one a kept finding of the same defect names.
-    if b.instance.whole_case() && instance == Instance::Case {
-        if let Some(small) =
-            blame::blame(subject, g, src, how, fired, cfg, Instance::Smallest, points)
-        {
+    if whole_case && instance == Instance::Case {
+        if let Some(small) = blame::narrow(subject, how, cfg, points, &b, fired_as.as_deref()) {
+            let (small, step, _) = reusable(small);
             if let Some(found) =
-                instance_bounds_explain(subject, &small, cfg, model, checked, points)
+                instance_bounds_explain(subject, &small, step, cfg, model, checked, points)
             {
                 return Some(found);
             }
@@ -225,6 +226,17 @@ fn blamed(
         wrong_bound: None,
         how: None,
     })
+}
+
+/// A blame, the check that showed it when [`instance_bounds_explain`]
+/// would make the same one (the rule it fired as, alone, at its instance),
+/// and the name it fired as.
+fn reusable(shown: blame::Shown) -> (Blame, Option<Checked>, Option<String>) {
+    let b = shown.blame;
+    let same = shown.fired.as_deref() == Some(b.rule.as_str())
+        && !(b.pattern.is_some() && b.pattern_instance.is_some());
+    let step = same.then_some(shown.step);
+    (b, step, shown.fired)
 }
 
 /// How `b`'s step is wrong. A step whose case fails undefined may owe it
@@ -351,6 +363,7 @@ fn bounds_explain(
 fn instance_bounds_explain(
     subject: &dyn Subject,
     b: &Blame,
+    shown: Option<Checked>,
     cfg: &CheckConfig,
     model: Model,
     case: &Checked,
@@ -369,7 +382,10 @@ fn instance_bounds_explain(
         ..cfg.clone()
     };
     let (mut g, mut roots) = placed(at, case);
-    let mut step = checks::check(g, roots, alone.as_ref(), &step_cfg, None);
+    let mut step = match shown {
+        Some(step) => step,
+        None => checks::check(g, roots, alone.as_ref(), &step_cfg, None),
+    };
     let mut at = at;
     if step.declined && b.pattern.is_some() {
         // The pattern cannot run alone at its instance's root (an earlier
