@@ -544,6 +544,7 @@ impl Subject for Step<'_> {
             roots: vec![self.after],
             counts: Vec::new(),
             patterns: Vec::new(),
+            bounds: None,
         })
     }
 

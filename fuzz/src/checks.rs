@@ -23,6 +23,7 @@
 //! propagated: a fuzzer that dies on the first panic loses the rest of the
 //! campaign.
 
+use crate::bounds::PeerBounds;
 use crate::confirm::{Class, Confirmation};
 use crate::oracle::{self, Domain, OracleConfig};
 use crate::subject::{Answer, Subject};
@@ -397,7 +398,11 @@ pub fn check(
 /// The subject's answer: its roots, or `None` when it declined, refused
 /// the case or failed on it (recorded in `out`: a failure of the subject's
 /// own kind, classified for a peer, unless the source means nothing).
-fn answer(out: &mut Checked, subject: &dyn Subject, cfg: &CheckConfig) -> Option<Vec<NodeId>> {
+fn answer(
+    out: &mut Checked,
+    subject: &dyn Subject,
+    cfg: &CheckConfig,
+) -> Option<(Vec<NodeId>, Option<PeerBounds>)> {
     let profile = subject.profile();
     if profile.defined_everywhere {
         // The subject computes the whole domain at once: one undefined
@@ -419,10 +424,11 @@ fn answer(out: &mut Checked, subject: &dyn Subject, cfg: &CheckConfig) -> Option
             roots,
             counts,
             patterns,
+            bounds,
         }) => {
             out.counts = counts;
             out.patterns = patterns;
-            Some(roots)
+            Some((roots, bounds))
         }
         Ok(Answer::Unsupported(why)) => {
             out.unsupported = Some(why);
@@ -461,7 +467,7 @@ fn answer(out: &mut Checked, subject: &dyn Subject, cfg: &CheckConfig) -> Option
 /// crash may come after a step that trusted a wrong bound, and then that
 /// bound is its cause ([`crate::cause::crash`]).
 fn crashed_bounds(out: &mut Checked, subject: &dyn Subject, cfg: &CheckConfig) {
-    let (bounded, failed) = peer_bounds_check(subject, &out.graph, &out.src, cfg);
+    let (bounded, failed) = peer_bounds_check(subject, &out.graph, &out.src, cfg, None);
     out.peer_bounds = bounded;
     if let Some((_, BoundsFound::Violation(_, all))) = failed {
         out.bounds_violations = all;
@@ -570,7 +576,7 @@ fn run_checks(
     cfg: &CheckConfig,
     validate: Option<&Validator<'_>>,
 ) {
-    let Some(tgt) = answer(out, subject, cfg) else {
+    let Some((tgt, beside)) = answer(out, subject, cfg) else {
         return;
     };
     out.tgt = Some(tgt.clone());
@@ -627,7 +633,7 @@ fn run_checks(
         }
     }
     if kinds.contains(Kind::Bounds) && subject.engine().is_none() {
-        let (bounded, failed) = peer_bounds_check(subject, g, src, cfg);
+        let (bounded, failed) = peer_bounds_check(subject, g, src, cfg, beside);
         out.peer_bounds = bounded;
         if let Some((f, found)) = failed {
             out.failures.push(f);
@@ -689,11 +695,16 @@ fn peer_bounds_check(
     g: &Graph,
     src: &[NodeId],
     cfg: &CheckConfig,
+    beside: Option<PeerBounds>,
 ) -> (
     Vec<crate::cause::transfer::PeerBound>,
     Option<(CheckFailure, BoundsFound)>,
 ) {
-    let bounds = match subject.bounds(g, src) {
+    let asked = match beside {
+        Some(b) => Ok(Some(b)),
+        None => subject.bounds(g, src),
+    };
+    let bounds = match asked {
         Ok(Some(b)) => b,
         Ok(None) => return (Vec::new(), None),
         // The simplifier's triage holds for its analysis too.

@@ -11,6 +11,7 @@
 //! disagreement under the subject's own semantics.
 
 use crate::backend::{ReproducerSpec, Run, Script};
+use crate::bounds::PeerBounds;
 use crate::kind::Kind;
 use engine::dtype::{DType, Width};
 use engine::ir::{Graph, NodeId, Op, VarDecl};
@@ -413,6 +414,10 @@ pub enum Answer {
         counts: Vec<usize>,
         /// A rule's patterns that made its rewrite, when its peer says.
         patterns: Vec<String>,
+        /// The subject's own bounds of the source's nodes, when it gave
+        /// them beside its answer (a peer asked `with_bounds`): the
+        /// bounds check reads them rather than ask again.
+        bounds: Option<PeerBounds>,
     },
     /// The subject declined the case (a peer's `unsupported`): not a
     /// finding.
@@ -499,11 +504,7 @@ pub trait Subject: Sync {
     /// `roots`, with its own op of each node when it names them (the
     /// protocol's `bounds` request: `crate::bounds`); `None` when it gives
     /// none.
-    fn bounds(
-        &self,
-        _g: &Graph,
-        _roots: &[NodeId],
-    ) -> Result<Option<crate::bounds::PeerBounds>, Refusal> {
+    fn bounds(&self, _g: &Graph, _roots: &[NodeId]) -> Result<Option<PeerBounds>, Refusal> {
         Ok(None)
     }
 
@@ -570,6 +571,7 @@ impl Subject for Engine<'_> {
                 counts: o.dense_counts(self.simp.rule_names().len()),
                 roots: o.roots,
                 patterns: Vec::new(),
+                bounds: None,
             }),
             Err(e) => Err(Refusal {
                 kind: Kind::Cap,

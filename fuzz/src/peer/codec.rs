@@ -345,6 +345,7 @@ pub(super) fn read_reply(
         roots: built,
         counts,
         patterns: r.patterns.unwrap_or_default(),
+        bounds: None,
     }))
 }
 

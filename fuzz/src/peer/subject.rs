@@ -11,14 +11,6 @@ use engine::ir::{Graph, NodeId};
 use std::sync::atomic::Ordering;
 use tileproof_adapter::{Empty, ReproducerRequest, Request, RunRequest, RunValue};
 
-thread_local! {
-    /// The bounds the last simplification answer of this thread carried
-    /// beside it: the adapter's command, the case's request (id 0), the
-    /// bounds.
-    static KEPT_BOUNDS: std::cell::RefCell<Option<(String, Request, PeerBounds)>> =
-        const { std::cell::RefCell::new(None) };
-}
-
 impl Subject for Peer {
     fn name(&self) -> String {
         self.name.clone()
@@ -36,20 +28,18 @@ impl Subject for Peer {
         if !self.bounds {
             return self.ask_case(g, roots, |req| req);
         }
-        // Its bounds of the source come beside the answer, kept for the
-        // bounds check that follows (one round trip, not two).
-        let case = request(g, roots, 0);
+        // Its bounds of the source come beside the answer, for the bounds
+        // check that follows (one round trip, not two).
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let req = Request {
-            id,
             with_bounds: Some(Empty {}),
-            ..case.clone()
+            ..request(g, roots, id)
         };
         let mut beside = None;
-        let answer = self.answer_beside(g, roots, id, &line(&req), Some(&mut beside), None);
-        KEPT_BOUNDS.with(|k| {
-            *k.borrow_mut() = beside.map(|b| (self.cmd.clone(), case, b));
-        });
+        let mut answer = self.answer_beside(g, roots, id, &line(&req), Some(&mut beside), None);
+        if let Ok(Answer::Simplified { bounds, .. }) = &mut answer {
+            *bounds = beside;
+        }
         answer
     }
 
@@ -167,25 +157,10 @@ impl Subject for Peer {
         if !self.bounds {
             return Ok(None);
         }
-        let case = request(g, roots, 0);
-        let kept = KEPT_BOUNDS.with(|k| {
-            let mut k = k.borrow_mut();
-            match k.take() {
-                Some((cmd, kept, b)) if cmd == self.cmd && kept == case => Some(b),
-                other => {
-                    *k = other;
-                    None
-                }
-            }
-        });
-        if let Some(b) = kept {
-            return Ok(Some(b));
-        }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let text = line(&Request {
-            id,
             bounds: Some(Empty {}),
-            ..case
+            ..request(g, roots, id)
         });
         if text.len() > MAX_REQUEST_BYTES {
             return Ok(None);
