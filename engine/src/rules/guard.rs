@@ -65,6 +65,47 @@ pub trait GuardDomain {
     /// the values (the multiplication transfer lemma) so that the solver
     /// need not rediscover it; a concrete one needs nothing.
     fn product_bounds(&mut self, _x: &IExpr, _y: &IExpr, _lo: &Self::N, _hi: &Self::N) {}
+    /// The condition's value when the domain knows it now (a concrete
+    /// domain); `None` for a symbolic one, which evaluates every operand.
+    fn decided(&self, _b: &Self::B) -> Option<bool> {
+        None
+    }
+}
+
+/// Whether `g` is defined wherever it is evaluated: no division or
+/// remainder, and no helper defined only on some values (`log2`, the
+/// true divisions, `gcd` of an unknown value). Its definedness condition
+/// is then true, so an `&&` (`||`) whose first operand is false (true)
+/// has that operand's value and definedness without evaluating it.
+fn total(g: &Guard) -> bool {
+    crate::deep::grow(|| match g {
+        Guard::Int(_)
+        | Guard::Bool(_)
+        | Guard::Val(_)
+        | Guard::Valid(_)
+        | Guard::Constrained(_)
+        | Guard::IsConst(_)
+        | Guard::TyMin(_)
+        | Guard::TyMax(_) => true,
+        Guard::VMin(e) | Guard::VMax(e) | Guard::Fits(e, _) => total_interval(e),
+        Guard::Un(_, a) => total(a),
+        Guard::Bin(op, a, b) => !op.is_divmod() && total(a) && total(b),
+        Guard::Call(h, args) => {
+            matches!(
+                h,
+                Helper::Abs | Helper::Min | Helper::Max | Helper::Divides | Helper::IsPow2
+            ) && args.iter().all(total)
+        }
+    })
+}
+
+fn total_interval(e: &IExpr) -> bool {
+    crate::deep::grow(|| match e {
+        IExpr::Var(_) => true,
+        IExpr::Scalar(g) => total(g),
+        IExpr::Neg(x) => total_interval(x),
+        IExpr::Bin(_, x, y) => total_interval(x) && total_interval(y),
+    })
 }
 
 /// A guard's value: a number or a condition.
@@ -134,6 +175,25 @@ pub fn eval<D: GuardDomain>(d: &mut D, g: &Guard) -> (GVal<D::N, D::B>, D::B) {
                 let (v, def) = eval(d, a);
                 let v = v.num();
                 (GVal::N(d.neg(&v)), def)
+            }
+            Guard::Bin(op @ (Op::And | Op::Or), x, y) => {
+                let (a, da) = eval(d, x);
+                let a = a.cond();
+                // `false && y` is false, `true || y` true, and a total `y`
+                // adds no condition of definedness.
+                let absorbing = *op == Op::Or;
+                if d.decided(&a) == Some(absorbing) && total(y) {
+                    return (GVal::B(a), da);
+                }
+                let (b, db) = eval(d, y);
+                let b = b.cond();
+                let def = d.and(&da, &db);
+                let v = if *op == Op::And {
+                    d.and(&a, &b)
+                } else {
+                    d.or(&a, &b)
+                };
+                (GVal::B(v), def)
             }
             Guard::Bin(op, x, y) => {
                 let ((a, da), (b, db)) = (eval(d, x), eval(d, y));
@@ -367,6 +427,9 @@ impl GuardDomain for AtMatch<'_> {
     fn not(&mut self, a: &Option<bool>) -> Option<bool> {
         a.map(|x| !x)
     }
+    fn decided(&self, b: &Option<bool>) -> Option<bool> {
+        *b
+    }
     fn gcd(&mut self, a: &Option<i128>, b: &Option<i128>) -> (Option<i128>, Option<bool>) {
         match (a, b) {
             (Some(x), Some(y)) => (Some(gcd(*x, *y)), Some(true)),
@@ -426,4 +489,45 @@ pub fn conjuncts(guard: &Guard) -> impl Iterator<Item = &Guard> {
             c => return Some(c),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::dtype::Width;
+    use crate::rules::RuleSet;
+
+    /// Whether the one rule of `rule` fires on the one expression of
+    /// `program`.
+    fn fires(rule: &str, program: &str) -> bool {
+        let set = RuleSet::parse("t.rules", rule).expect("parses");
+        let p = crate::text::parse::parse_program(program).expect("parses");
+        let mut g = p.graph;
+        let r = set.rules().next().expect("one rule");
+        r.apply_at(&mut g, p.outputs[0], Width::W64).is_some()
+    }
+
+    #[test]
+    fn a_false_conjunct_decides_a_nested_and_only_when_the_rest_is_always_defined() {
+        let x = "var x in [0, 9]\nexpr x + 0\n";
+        // `!(false && ...)` holds: the rest divides by nothing.
+        assert!(fires(
+            "rule r: y + 0 => y if !(vmin(y) > 100 && vmax(y) > 0)\n",
+            x
+        ));
+        // The rest divides by zero, so the guard is undefined: false,
+        // although its first operand already makes the `&&` false.
+        assert!(!fires(
+            "rule r: y + 0 => y if !(vmin(y) > 100 && 1 / vmin(y) > 0)\n",
+            x
+        ));
+        // Dually for `||`.
+        assert!(!fires(
+            "rule r: y + 0 => y if !(vmin(y) >= 0 || vmax(y) > 0)\n",
+            x
+        ));
+        assert!(!fires(
+            "rule r: y + 0 => y if vmin(y) >= 0 || 1 / vmin(y) > 0\n",
+            x
+        ));
+    }
 }
