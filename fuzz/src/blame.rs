@@ -29,6 +29,7 @@ use std::collections::HashSet;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// The rule a finding is blamed on, and the instance it fails on alone
 /// ([`crate::blame`]): its cause, whatever shape the finding has.
@@ -58,19 +59,19 @@ pub struct BlamedAt {
     /// The instance is the case itself, as found (its peer's bounds are
     /// the case's).
     whole_case: bool,
-    /// Its `var` and `expr` lines, printed once: the cause's detail, the
-    /// header, the seed file and equality all read them.
-    text: String,
+    /// Its `var` and `expr` lines, printed once when first read (the
+    /// cause's detail, the header, the seed file and equality read them;
+    /// most instances a triage builds are never shown).
+    text: OnceLock<String>,
 }
 
 impl BlamedAt {
     pub fn new(graph: Graph, roots: Vec<NodeId>, whole_case: bool) -> BlamedAt {
-        let text = case_body(&graph, &roots, None);
         BlamedAt {
             graph,
             roots,
             whole_case,
-            text,
+            text: OnceLock::new(),
         }
     }
 
@@ -88,7 +89,8 @@ impl BlamedAt {
 
     /// Its `var` and `expr` lines, as a report and a seed file show it.
     pub fn text(&self) -> &str {
-        &self.text
+        self.text
+            .get_or_init(|| case_body(&self.graph, &self.roots, None))
     }
 }
 
