@@ -19,7 +19,7 @@
 use crate::checks::{self, CheckConfig};
 use crate::corpus::{self, case_body, fnv1a, write_atomic};
 use crate::generate::RuleSeed;
-use crate::kind::{Kind, KindSet};
+use crate::kind::Kind;
 use crate::oracle;
 use crate::subject::{Answer, Profile, Refusal, Subject};
 use engine::ir::{Graph, NodeId};
@@ -292,14 +292,8 @@ impl<'a> Judge<'a> {
         cfg: &CheckConfig,
         points: &'a [Vec<i64>],
     ) -> Judge<'a> {
-        let cfg = CheckConfig {
-            kinds: KindSet::only(Kind::Oracle),
-            ..cfg.clone()
-        };
-        let model = Model {
-            width: cfg.width,
-            ..subject.profile().model()
-        };
+        let cfg = cfg.only(Kind::Oracle);
+        let model = subject.profile().model_at(cfg.width);
         Judge {
             cfg,
             model,
@@ -336,24 +330,10 @@ impl<'a> Judge<'a> {
 
 /// The step of simplifying `src` in `g` (a finding's shrunk case) that
 /// fails alone with `failure`, judged under `cfg` (the oracle only, off
-/// the backends); `fired`: the subject's rules that fired on the case.
+/// the backends), with the check that showed it; `fired`: the subject's
+/// rules that fired on the case.
 #[allow(clippy::too_many_arguments)]
 pub fn blame(
-    subject: &dyn Subject,
-    g: &Graph,
-    src: &[NodeId],
-    failure: Failure,
-    fired: &[(String, usize)],
-    cfg: &CheckConfig,
-    instance: Instance,
-    points: &[Vec<i64>],
-) -> Option<Blame> {
-    blame_shown(subject, g, src, failure, fired, cfg, instance, points).map(|s| s.blame)
-}
-
-/// [`blame`], with the check that showed it.
-#[allow(clippy::too_many_arguments)]
-pub fn blame_shown(
     subject: &dyn Subject,
     g: &Graph,
     src: &[NodeId],
@@ -462,7 +442,7 @@ pub fn blame_shown(
 }
 
 /// A rule blamed on the whole case (`b`, fired as `fired`, by
-/// [`blame_shown`] with [`Instance::Case`]) narrowed to the innermost node
+/// [`blame`] with [`Instance::Case`]) narrowed to the innermost node
 /// it fails on alone: what [`Instance::Smallest`] gives, without judging
 /// the rules before it at the root again. `None` where it stays the case.
 pub fn narrow(
@@ -655,6 +635,7 @@ mod tests {
             Instance::Smallest,
             &[],
         )
+        .map(|s| s.blame)
     }
 
     #[test]

@@ -173,6 +173,15 @@ impl CheckConfig {
     /// subterm, a shrink candidate kept to its cause): the failure is
     /// already known to show at the domain's edges and special values, so
     /// a smaller walk finds it again, on this thread.
+    /// This configuration, running only the check `kind`.
+    pub fn only(&self, kind: Kind) -> CheckConfig {
+        let kinds = KindSet::only(kind);
+        CheckConfig {
+            kinds,
+            ..self.clone()
+        }
+    }
+
     pub fn quick(&self) -> CheckConfig {
         let t = Limits::TRIAGE;
         CheckConfig {
@@ -750,10 +759,7 @@ fn peer_bounds_check(
             nodes.push((b.node, b.bound));
         }
     }
-    let model = Model {
-        width: cfg.width,
-        ..subject.profile().model()
-    };
+    let model = subject.profile().model_at(cfg.width);
     // Every value each bound misses: the finding names the lowest wrong
     // node, whose transfer function is the cause ([`crate::cause::transfer`]).
     let found = crate::bounds::violations(g, src, &nodes, model, cfg.seed);

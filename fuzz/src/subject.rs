@@ -100,6 +100,15 @@ impl Profile {
         }
     }
 
+    /// [`Profile::model`] at `width`: a check judged at another width than
+    /// the profile's own.
+    pub fn model_at(&self, width: Width) -> Model {
+        Model {
+            width,
+            ..self.model()
+        }
+    }
+
     /// The model answers are judged under (by the JIT oracle): strict,
     /// whatever the profile declares of partial ops (a division by zero or
     /// an out-of-range shift is undefined anywhere, as in the engine's own

@@ -28,7 +28,7 @@
 use super::{BoundOf, Cause};
 use crate::bounds::{self, Bound};
 use crate::checks::{self, CheckConfig, Checked};
-use crate::kind::{Kind, KindSet};
+use crate::kind::Kind;
 use crate::oracle::Domain;
 use crate::subject::Subject;
 use engine::interp;
@@ -240,10 +240,7 @@ pub fn implied(
     cfg: &CheckConfig,
     model: Model,
 ) -> Option<Cause> {
-    let cfg = CheckConfig {
-        kinds: KindSet::only(Kind::Oracle),
-        ..cfg.clone()
-    };
+    let cfg = cfg.only(Kind::Oracle);
     let answered = Answered {
         checked: at_n,
         cfg: &cfg,

@@ -16,11 +16,10 @@ use super::implied::implied;
 use super::subterm::{how_wrong, innermost_wrong};
 use super::Cause;
 use crate::checks::{self, CheckConfig};
-use crate::kind::{Kind, KindSet};
+use crate::kind::Kind;
 use crate::subject::Subject;
 use engine::ir::{Graph, NodeId};
 use engine::print;
-use engine::semantics::Model;
 
 /// The first stage of `subject`'s pipeline (the last is the entry itself)
 /// whose output for `src` fails the oracle, with the innermost subterm it
@@ -36,14 +35,8 @@ pub fn first_wrong(
 ) -> Option<Found> {
     let stages = subject.stages();
     let (last, earlier) = stages.split_last()?;
-    let cfg = CheckConfig {
-        kinds: KindSet::only(Kind::Oracle),
-        ..cfg.clone()
-    };
-    let model = Model {
-        width: cfg.width,
-        ..subject.profile().model()
-    };
+    let cfg = cfg.only(Kind::Oracle);
+    let model = subject.profile().model_at(cfg.width);
     for (i, name) in earlier.iter().chain(std::iter::once(last)).enumerate() {
         let stage = subject.stage(name)?;
         let c = checks::check(g, src, stage.as_ref(), &cfg, None);

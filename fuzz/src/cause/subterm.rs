@@ -12,7 +12,7 @@ use super::wrapped::wrapped;
 use super::Cause;
 use crate::bucket;
 use crate::checks::{self, CheckConfig, Checked};
-use crate::kind::{Kind, KindSet};
+use crate::kind::Kind;
 use crate::subject::Subject;
 use engine::ir::{Graph, NodeId, Op};
 use engine::semantics::{Model, Ub};
@@ -61,10 +61,7 @@ pub(super) fn innermost_wrong(
     src: &[NodeId],
     cfg: &CheckConfig,
 ) -> Option<(NodeId, Checked)> {
-    let cfg = CheckConfig {
-        kinds: KindSet::only(Kind::Oracle),
-        ..cfg.clone()
-    };
+    let cfg = cfg.only(Kind::Oracle);
     let profile = subject.profile();
     // The innermost operations, then each root (a large case's roots lie
     // past the innermost few).

@@ -56,10 +56,7 @@ pub fn triage(
 ) -> Found {
     let peer = subject.engine().is_none();
     let cfg = &cfg.quick();
-    let model = Model {
-        width: cfg.width,
-        ..subject.profile().model()
-    };
+    let model = subject.profile().model_at(cfg.width);
     match failure.kind {
         Kind::PeerError | Kind::Crash | Kind::Garbage => {
             let own = site::of_message(&failure.message);
@@ -193,7 +190,7 @@ fn blamed(
     points: &[Vec<i64>],
 ) -> Option<Found> {
     let (g, src) = (&checked.graph, &checked.src);
-    let shown = blame::blame_shown(subject, g, src, how, fired, cfg, instance, points)?;
+    let shown = blame::blame(subject, g, src, how, fired, cfg, instance, points)?;
     let whole_case = shown.blame.instance.whole_case();
     // The rule's premises: a step that is right wherever the peer's
     // bounds of its instance hold trusted a wrong bound.
@@ -271,7 +268,7 @@ fn step_fault(
                 Instance::Smallest,
                 points,
             )
-            .is_some_and(|inner| inner.culprit() == b.culprit())
+            .is_some_and(|inner| inner.blame.culprit() == b.culprit())
         });
     if wrong_inside {
         Fault::Wrong
@@ -335,10 +332,7 @@ fn bounds_explain(
     if built.is_empty() {
         return None;
     }
-    let bounds_cfg = CheckConfig {
-        kinds: KindSet::only(Kind::Bounds),
-        ..cfg.clone()
-    };
+    let bounds_cfg = cfg.only(Kind::Bounds);
     // The same graph: the answer's nodes keep their ids.
     let asked = checks::check(g, tgt, subject, &bounds_cfg, None);
     let keep = |n: NodeId| built.contains(&n);
@@ -377,10 +371,7 @@ fn instance_bounds_explain(
         (Some(p), Some(at)) => (subject.rule_alone(p)?, at),
         _ => (subject.rule_alone(&b.rule)?, &b.instance),
     };
-    let step_cfg = CheckConfig {
-        kinds: KindSet::only(Kind::Oracle),
-        ..cfg.clone()
-    };
+    let step_cfg = cfg.only(Kind::Oracle);
     let (mut g, mut roots) = placed(at, case);
     let mut step = match shown {
         Some(step) => step,
@@ -496,10 +487,7 @@ fn step_bounds_explain(
         step.peer_bounds = case.peer_bounds.clone();
         step.bounds_violations = case.bounds_violations.clone();
     } else {
-        let bounds_cfg = CheckConfig {
-            kinds: KindSet::only(Kind::Bounds),
-            ..cfg.clone()
-        };
+        let bounds_cfg = cfg.only(Kind::Bounds);
         let asked = checks::check(&step.graph, &step.src, subject, &bounds_cfg, None);
         // The check copied the step's graph: the instance's nodes have
         // the same ids in both.
@@ -559,10 +547,7 @@ pub fn holding(
     want: &Cause,
 ) -> Option<Found> {
     let cfg = &cfg.quick();
-    let model = Model {
-        width: cfg.width,
-        ..subject.profile().model()
-    };
+    let model = subject.profile().model_at(cfg.width);
     let (g, src) = (&checked.graph, &checked.src);
     let found = match want {
         Cause::Crash(_) | Cause::Loop(_) => Found::just(site::of_message(&failure.message)),

@@ -6,7 +6,7 @@
 //! whatever the rewrite folded.
 
 use crate::checks::{self, CheckConfig, Checked};
-use crate::kind::{Kind, KindSet};
+use crate::kind::Kind;
 use crate::oracle::Domain;
 use crate::subject::Subject;
 use engine::dtype::Width;
@@ -169,10 +169,7 @@ fn edge(subject: &dyn Subject, checked: &Checked, cfg: &CheckConfig) -> Option<S
         let Op::Const(c) = node.op else { return None };
         edges.contains(&n).then(|| g.cnst(c / 2, node.dtype))
     });
-    let cfg = CheckConfig {
-        kinds: KindSet::only(Kind::Oracle),
-        ..cfg.clone()
-    };
+    let cfg = cfg.only(Kind::Oracle);
     let c = checks::check(&g, &moved, subject, &cfg, None);
     (c.tgt.is_some() && !c.failed(Kind::Oracle)).then(|| {
         let shown: Vec<String> = edges.iter().map(|&n| checks::short_expr(&g, n)).collect();

@@ -195,10 +195,7 @@ impl<'a> Replayer<'a> {
     pub fn model(&self, w: engine::dtype::Width) -> engine::semantics::Model {
         match self {
             Replayer::Engine { .. } => w.into(),
-            Replayer::Subject { subject, .. } => engine::semantics::Model {
-                width: w,
-                ..subject.profile().model()
-            },
+            Replayer::Subject { subject, .. } => subject.profile().model_at(w),
         }
     }
 
