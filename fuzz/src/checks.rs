@@ -169,19 +169,18 @@ impl Default for CheckConfig {
 }
 
 impl CheckConfig {
-    /// The checks of one step of finding a cause (a rule applied alone, a
-    /// subterm, a shrink candidate kept to its cause): the failure is
-    /// already known to show at the domain's edges and special values, so
-    /// a smaller walk finds it again, on this thread.
     /// This configuration, running only the check `kind`.
     pub fn only(&self, kind: Kind) -> CheckConfig {
-        let kinds = KindSet::only(kind);
         CheckConfig {
-            kinds,
+            kinds: KindSet::only(kind),
             ..self.clone()
         }
     }
 
+    /// The checks of one step of finding a cause (a rule applied alone, a
+    /// subterm, a shrink candidate kept to its cause): the failure is
+    /// already known to show at the domain's edges and special values, so
+    /// a smaller walk finds it again, on this thread.
     pub fn quick(&self) -> CheckConfig {
         let t = Limits::TRIAGE;
         CheckConfig {

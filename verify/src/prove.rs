@@ -1036,47 +1036,43 @@ fn solve_query(
                 return Outcome::Unknown(out_of_time_reason());
             }
             let first_round = building.is_none();
-            let mut round = || {
-                let start = Instant::now();
-                let cache = opts.cache.as_ref().filter(|_| first_round);
-                let built = Built::new(rule, types, enc, opts, cache, notes);
-                if first_round {
-                    building = Some(start.elapsed());
-                    if built.is_cached(cache) {
-                        return Outcome::Proved { cached: true };
-                    }
-                    key = built.key.clone();
-                    if let Some(dir) = &opts.smt2_dir {
-                        let (q, conditions) = (&built.q, &built.conditions);
-                        let solver = solver_for(&built, opts);
-                        write_smt2(dir, rule, types, &enc, &solver, conditions, &q.hints);
-                    }
-                }
-                if first_round {
-                    // Solved in a context of its own (below), built again
-                    // there: the thread's context only looked it up.
-                    return z3::with_z3_config(&z3::Config::new(), || {
-                        let built = Built::new(rule, types, enc, opts, None, &mut Vec::new());
-                        check_round(&solver_for(&built, opts), &built, opts, share)
-                    });
-                }
-                check_round(&solver_for(&built, opts), &built, opts, share)
-            };
-            // Every round solves in a Z3 context of its own, as the query
-            // would alone: in a context other queries have built terms in
-            // (a worker's, reused), or where its checks were cancelled, Z3
-            // 4.8.12 goes down other paths (issue 39's rule: 3.4 s in a
-            // fresh context at a share of 4 s, still open after 16 s in
-            // the used one; nested_div_add, 1.5 s alone, cancelled at its
-            // first share of 10 s in one cold run of the built-in rules in
-            // three). The first round looks the query up in the cache in
-            // the thread's context: a context costs a few milliseconds,
-            // which a warm run (one cache lookup per query) would feel.
             if first_round {
-                round()
-            } else {
-                z3::with_z3_config(&z3::Config::new(), round)
+                // The first round looks the query up in the cache in the
+                // thread's context: a context costs a few milliseconds,
+                // which a warm run (one cache lookup per query) would feel.
+                let start = Instant::now();
+                let cache = opts.cache.as_ref();
+                let built = Built::new(rule, types, enc, opts, cache, notes);
+                building = Some(start.elapsed());
+                if built.is_cached(cache) {
+                    return Outcome::Proved { cached: true };
+                }
+                key = built.key.clone();
+                if let Some(dir) = &opts.smt2_dir {
+                    let (q, conditions) = (&built.q, &built.conditions);
+                    let solver = solver_for(&built, opts);
+                    write_smt2(dir, rule, types, &enc, &solver, conditions, &q.hints);
+                }
             }
+            // Every round solves in a Z3 context of its own, the query
+            // built again there, as it would be alone: in a context other
+            // queries have built terms in (a worker's, reused), or where
+            // its checks were cancelled, Z3 4.8.12 goes down other paths
+            // (issue 39's rule: 3.4 s in a fresh context at a share of 4
+            // s, still open after 16 s in the used one; nested_div_add,
+            // 1.5 s alone, cancelled at its first share of 10 s in one
+            // cold run of the built-in rules in three). The first round's
+            // notes came with its lookup.
+            let mut scratch = Vec::new();
+            let notes = if first_round {
+                &mut scratch
+            } else {
+                &mut *notes
+            };
+            z3::with_z3_config(&z3::Config::new(), || {
+                let built = Built::new(rule, types, enc, opts, None, notes);
+                check_round(&solver_for(&built, opts), &built, opts, share)
+            })
         },
         |out| !matches!(out, Outcome::Unknown(_)),
     );

@@ -369,20 +369,15 @@ mod tests {
             let rs = points
                 .iter()
                 .map(|env| {
-                    let wide: Vec<i128> = env.iter().map(|&v| v as i128).collect();
-                    let vals = engine::interp::eval(g, roots, &wide, model).expect("defined");
-                    let off = |n: NodeId, v: i128| match g.node(n).op {
-                        Op::Add => v + 1,
-                        _ => v,
-                    };
+                    let vals =
+                        crate::confirm::interp_values(g, roots, env, model).expect("defined");
                     PointRun::Values(
                         roots
                             .iter()
                             .zip(vals)
-                            .map(|(&n, v)| match v {
-                                engine::interp::Val::Int(i) => Value::Int(off(n, i)),
-                                engine::interp::Val::Bool(b) => Value::Bool(b),
-                                _ => Value::Invalid,
+                            .map(|(&n, v)| match (v.expect("constrained"), g.node(n).op) {
+                                (Value::Int(i), Op::Add) => Value::Int(i + 1),
+                                (v, _) => v,
                             })
                             .collect(),
                     )

@@ -194,23 +194,22 @@ fn blamed(
     let whole_case = shown.blame.instance.whole_case();
     // The rule's premises: a step that is right wherever the peer's
     // bounds of its instance hold trusted a wrong bound.
-    let (mut b, step, fired_as) = reusable(shown);
-    if let Some(found) = instance_bounds_explain(subject, &b, step, cfg, model, checked, points) {
+    if let Some(found) = instance_bounds_explain(subject, &shown, cfg, model, checked, points) {
         return Some(found);
     }
+    let mut b = shown.blame;
     // Blamed on the whole case, the rule is judged again on the innermost
     // node it fails on alone, as a kept finding's is: the bound it trusted
     // may be of a node only its own rewrites there build, and the pattern
     // named there is the one a kept finding of the same defect names.
     if whole_case && instance == Instance::Case {
-        if let Some(small) = blame::narrow(subject, how, cfg, points, &b, fired_as.as_deref()) {
-            let (small, step, _) = reusable(small);
+        if let Some(small) = blame::narrow(subject, how, cfg, points, &b, shown.fired.as_deref()) {
             if let Some(found) =
-                instance_bounds_explain(subject, &small, step, cfg, model, checked, points)
+                instance_bounds_explain(subject, &small, cfg, model, checked, points)
             {
                 return Some(found);
             }
-            b = small;
+            b = small.blame;
         }
     }
     let fault = step_fault(subject, &b, how, cfg, points);
@@ -223,17 +222,6 @@ fn blamed(
         wrong_bound: None,
         how: None,
     })
-}
-
-/// A blame, the check that showed it when [`instance_bounds_explain`]
-/// would make the same one (the rule it fired as, alone, at its instance),
-/// and the name it fired as.
-fn reusable(shown: blame::Shown) -> (Blame, Option<Checked>, Option<String>) {
-    let b = shown.blame;
-    let same = shown.fired.as_deref() == Some(b.rule.as_str())
-        && !(b.pattern.is_some() && b.pattern_instance.is_some());
-    let step = same.then_some(shown.step);
-    (b, step, shown.fired)
 }
 
 /// How `b`'s step is wrong. A step whose case fails undefined may owe it
@@ -353,11 +341,12 @@ fn bounds_explain(
 /// [`bounds_explain`] for a blamed rule's instance: its step (the rule
 /// alone) judged against the peer's bounds of the instance, which may hold
 /// nodes the case's source has not (Morok rewrites `-c / x` to `c * -1 /
-/// x` before another group trusts the product's bound).
+/// x` before another group trusts the product's bound). The blame's own
+/// check is the step's where it is the same rule alone at the same
+/// instance.
 fn instance_bounds_explain(
     subject: &dyn Subject,
-    b: &Blame,
-    shown: Option<Checked>,
+    shown: &blame::Shown,
     cfg: &CheckConfig,
     model: Model,
     case: &Checked,
@@ -367,14 +356,22 @@ fn instance_bounds_explain(
     // instance is judged there, alone: the nodes they built are bounded
     // there (Morok's `x * -512 + c < 512` folded to `x * -1 < 1`, then
     // decided from the product's bound).
-    let (mut alone, at) = match (&b.pattern, &b.pattern_instance) {
-        (Some(p), Some(at)) => (subject.rule_alone(p)?, at),
-        _ => (subject.rule_alone(&b.rule)?, &b.instance),
+    let b = &shown.blame;
+    let (mut alone, at, known) = match (&b.pattern, &b.pattern_instance) {
+        (Some(p), Some(at)) => (subject.rule_alone(p)?, at, None),
+        _ => {
+            let same = shown.fired.as_deref() == Some(b.rule.as_str());
+            (
+                subject.rule_alone(&b.rule)?,
+                &b.instance,
+                same.then_some(&shown.step),
+            )
+        }
     };
     let step_cfg = cfg.only(Kind::Oracle);
     let (mut g, mut roots) = placed(at, case);
-    let mut step = match shown {
-        Some(step) => step,
+    let mut step = match known {
+        Some(step) => step.clone(),
         None => checks::check(g, roots, alone.as_ref(), &step_cfg, None),
     };
     let mut at = at;

@@ -7,7 +7,6 @@ use super::codec::{line, profile_of, reply, PROTOCOL};
 use super::lines::{self};
 use super::memo::Memo;
 use super::process::{Next, Process, Slots};
-use crate::bounds::PeerBounds;
 use crate::kind::Kind;
 use crate::subject::{Answer, Profile, Refusal};
 use engine::ir::{Graph, NodeId};
@@ -296,7 +295,7 @@ impl Peer {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         req.id = id;
         let mut said = None;
-        let answer = self.answer_beside(g, roots, id, &line(&req), None, Some(&mut said));
+        let answer = self.answer_beside(g, roots, id, &line(&req), false, Some(&mut said));
         if let Some((r, bytes)) = said {
             self.parts.put(key, r, bytes);
         }
@@ -311,19 +310,20 @@ impl Peer {
         id: u64,
         line: &str,
     ) -> Result<Answer, Refusal> {
-        self.answer_beside(g, roots, id, line, None, None)
+        self.answer_beside(g, roots, id, line, false, None)
     }
 
-    /// [`Peer::answer`], also reading into `beside` the bounds the answer
-    /// carries (a `with_bounds` request's, protocol section 7), and into
-    /// `said` the answer, with its line's length, when it is well formed.
+    /// [`Peer::answer`], with the bounds the answer carries in it when
+    /// `beside` (a `with_bounds` request's, protocol section 7: its
+    /// [`Answer::Simplified`]'s `bounds`), and read into `said` the answer,
+    /// with its line's length, when it is well formed.
     pub(super) fn answer_beside(
         &self,
         g: &mut Graph,
         roots: &[NodeId],
         id: u64,
         line: &str,
-        beside: Option<&mut Option<PeerBounds>>,
+        beside: bool,
         said: Option<&mut Option<(Reply, usize)>>,
     ) -> Result<Answer, Refusal> {
         if line.len() > MAX_REQUEST_BYTES {
@@ -339,20 +339,21 @@ impl Peer {
         self.requests.fetch_add(1, Ordering::Relaxed);
         let (p, answer) = exchanged?;
         let read = reply(&answer, id).and_then(|r| {
-            let bounds = beside.is_some().then(|| bounds_beside(&r)).flatten();
+            let bounds = beside.then(|| bounds_beside(&r)).flatten();
             let kept = said.is_some().then(|| r.clone());
             read_reply(g, roots, r, &self.rule_names).map(|result| (result, bounds, kept))
         });
         match read {
             Ok((result, bounds, kept)) => {
                 self.give_back(p);
-                if let Some(b) = beside {
-                    *b = bounds;
-                }
                 if let (Some(s), Some(r)) = (said, kept) {
                     *s = Some((r, answer.len()));
                 }
-                outcome(result)
+                let mut out = outcome(result);
+                if let Ok(Answer::Simplified { bounds: b, .. }) = &mut out {
+                    *b = bounds;
+                }
+                out
             }
             Err(why) => Err(self.garbage(p, why, &answer)),
         }

@@ -35,12 +35,7 @@ impl Subject for Peer {
             with_bounds: Some(Empty {}),
             ..request(g, roots, id)
         };
-        let mut beside = None;
-        let mut answer = self.answer_beside(g, roots, id, &line(&req), Some(&mut beside), None);
-        if let Ok(Answer::Simplified { bounds, .. }) = &mut answer {
-            *bounds = beside;
-        }
-        answer
+        self.answer_beside(g, roots, id, &line(&req), true, None)
     }
 
     fn backends(&self) -> &[String] {
