@@ -80,13 +80,13 @@ pub fn per_node(
 /// Each bounded node with its bounds and the peer's op whose bound it is
 /// (one per occurrence that has a bound, duplicates dropped): one node may
 /// be reported twice under two ops of the peer; `Err` when the answer
-/// does not match the trees.
+/// does not match the trees (its ops checked on the same walk: an answer
+/// read from a peer had them checked on reading, [`ops_match`]).
 pub fn per_node_ops(
     g: &Graph,
     roots: &[NodeId],
     b: &PeerBounds,
 ) -> Result<Vec<(NodeId, Bound, Option<String>)>, String> {
-    ops_match(b)?;
     let mut out: Vec<(NodeId, Bound, Option<String>)> = Vec::new();
     for (n, bound, op) in in_preorder(g, roots, &b.bounds, b.ops.as_ref())? {
         let entry = (n, bound, op.cloned());
@@ -100,8 +100,8 @@ pub fn per_node_ops(
 /// A bounded occurrence of a node: its bound and the peer's op of it.
 type Occurrence<'a> = (NodeId, Bound, Option<&'a String>);
 
-/// Every bounded occurrence of a node in the pre-order of `roots`' trees
-/// (`ops` as long as `bounds`).
+/// Every bounded occurrence of a node in the pre-order of `roots`' trees;
+/// `Err` when `bounds` (or `ops`) do not list one entry per node.
 fn in_preorder<'a>(
     g: &Graph,
     roots: &[NodeId],
@@ -115,6 +115,13 @@ fn in_preorder<'a>(
             roots.len()
         ));
     }
+    if let Some(o) = ops.filter(|o| o.len() != roots.len()) {
+        return Err(format!(
+            "{} op lists for {} expressions",
+            o.len(),
+            roots.len()
+        ));
+    }
     let mut out = Vec::new();
     for (k, (&r, b)) in roots.iter().zip(bounds).enumerate() {
         let nodes = preorder(g, r);
@@ -125,10 +132,17 @@ fn in_preorder<'a>(
                 nodes.len()
             ));
         }
+        let ops = ops.map(|o| &o[k]);
+        if let Some(o) = ops.filter(|o| o.len() != b.len()) {
+            return Err(format!(
+                "{} ops beside {} bounds for an expression",
+                o.len(),
+                b.len()
+            ));
+        }
         for (i, (&n, b)) in nodes.iter().zip(b).enumerate() {
             if let Some(b) = b {
-                let op = ops.and_then(|o| o[k][i].as_ref());
-                out.push((n, *b, op));
+                out.push((n, *b, ops.and_then(|o| o[i].as_ref())));
             }
         }
     }
@@ -459,8 +473,15 @@ mod tests {
             ops: Some(vec![vec![None, None]]),
         };
         let e = per_node_ops(&p.graph, &p.outputs, &b).unwrap_err();
+        assert!(e.contains("2 ops beside 3 bounds"), "{e}");
+        let e = ops_match(&b).unwrap_err();
         assert!(e.contains("ops for [2] nodes beside bounds for [3]"), "{e}");
-        assert_eq!(ops_match(&b), Err(e));
+        let two = PeerBounds {
+            ops: Some(vec![vec![None; 3], vec![None; 3]]),
+            ..b
+        };
+        let e = per_node_ops(&p.graph, &p.outputs, &two).unwrap_err();
+        assert!(e.contains("2 op lists for 1 expressions"), "{e}");
     }
 
     #[test]

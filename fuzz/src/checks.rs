@@ -272,18 +272,31 @@ pub struct Checked {
     /// code where it was run ([`crate::classify`], a step after the check;
     /// the check itself sets only the classes no backend is needed for).
     pub class: Option<Confirmation>,
-    /// The value a peer's own bounds miss (an `unsound-bounds` finding),
-    /// for its classification.
-    pub bounds_violation: Option<crate::bounds::Violation>,
+    /// The lowest node whose peer bound misses a value it takes (the
+    /// transfer function that is wrong), when the peer's bounds were asked
+    /// and some bound misses: an `unsound-bounds` finding's violation, and
+    /// what a crash or a wrong answer may have trusted.
+    pub wrong_bound: Option<crate::cause::transfer::Wrong>,
     /// The peer's own bounds of the source's nodes, when it gave them: what
     /// a finding's cause is weighed against ([`crate::cause::transfer`]).
     pub peer_bounds: Vec<crate::cause::transfer::PeerBound>,
     /// Every node whose peer bound excludes a value it takes, with where
     /// (empty when every bound holds, or none was asked).
     pub bounds_violations: Vec<crate::bounds::Violation>,
+    /// Whether the subject's profile covers the source, when whoever made
+    /// the case asked already (a shrink candidate is judged on it before
+    /// it is checked): [`Checked::covered_by`] asks only otherwise.
+    pub covered: Option<bool>,
 }
 
 impl Checked {
+    /// Whether `subject`'s profile covers the source (the language it
+    /// takes).
+    pub fn covered_by(&self, subject: &dyn Subject) -> bool {
+        self.covered
+            .unwrap_or_else(|| subject.profile().covers(&self.graph, &self.src))
+    }
+
     pub fn ok(&self) -> bool {
         self.failures.is_empty()
     }
@@ -392,9 +405,10 @@ pub fn check(
         oracle: None,
         relaxed: None,
         class: None,
-        bounds_violation: None,
+        wrong_bound: None,
         peer_bounds: Vec::new(),
         bounds_violations: Vec::new(),
+        covered: None,
     };
     if let Err(msg) = catch(|| run_checks(&mut out, subject, cfg, validate)) {
         out.failures
@@ -477,7 +491,8 @@ fn answer(
 fn crashed_bounds(out: &mut Checked, subject: &dyn Subject, cfg: &CheckConfig) {
     let (bounded, failed) = peer_bounds_check(subject, &out.graph, &out.src, cfg, None);
     out.peer_bounds = bounded;
-    if let Some((_, BoundsFound::Violation(_, all))) = failed {
+    if let Some((_, BoundsFound::Violation(w, all))) = failed {
+        out.wrong_bound = Some(w);
         out.bounds_violations = all;
     }
 }
@@ -649,8 +664,8 @@ fn run_checks(
                 BoundsFound::Classed(class) => {
                     out.class.get_or_insert(class);
                 }
-                BoundsFound::Violation(v, all) => {
-                    out.bounds_violation = Some(v);
+                BoundsFound::Violation(w, all) => {
+                    out.wrong_bound = Some(w);
                     out.bounds_violations = all;
                 }
             }
@@ -688,10 +703,10 @@ fn run_checks(
 enum BoundsFound {
     /// The peer failed to give its bounds: a class no backend is needed for.
     Classed(Confirmation),
-    /// A value outside its node's bounds (the lowest wrong node's), and
-    /// every wrong node's, classified later on the peer's backends
+    /// The lowest wrong node, with a value outside its bounds, and every
+    /// wrong node's values, classified later on the peer's backends
     /// ([`crate::classify`]).
-    Violation(crate::bounds::Violation, Vec<crate::bounds::Violation>),
+    Violation(crate::cause::transfer::Wrong, Vec<crate::bounds::Violation>),
 }
 
 /// A peer's own bounds of every node of the source ([`crate::bounds`]),
@@ -765,7 +780,7 @@ fn peer_bounds_check(
     let Some(wrong) = crate::cause::transfer::lowest_among(g, src, &bounded, &found) else {
         return (bounded, None);
     };
-    let v = wrong.violation;
+    let v = &wrong.violation;
     let domain = Domain::new(g, src);
     let point: Vec<(String, i64)> = domain
         .vars
@@ -787,7 +802,10 @@ fn peer_bounds_check(
         env: Some(v.env.clone()),
         node: Some(v.node),
     };
-    (bounded, Some((failure, BoundsFound::Violation(v, found))))
+    (
+        bounded,
+        Some((failure, BoundsFound::Violation(wrong, found))),
+    )
 }
 
 /// Whether a peer that raised, hung or exited on a case owes nothing: the

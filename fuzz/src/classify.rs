@@ -13,7 +13,7 @@ use crate::kind::Kind;
 use crate::oracle;
 use crate::subject::Subject;
 use engine::dtype::Width;
-use engine::ir::{Graph, NodeId};
+use engine::ir::NodeId;
 use engine::semantics::{Failure, Model, Ub};
 
 /// Which of a peer's backends confirm an oracle finding.
@@ -48,10 +48,12 @@ pub fn classify(subject: &dyn Subject, c: &mut Checked, confirm: &Confirm, width
         ..subject.profile().model()
     };
     c.class = if let Some((tgt, wrong)) = c.tgt.as_deref().zip(wrong_point(c, model)) {
-        Some(oracle_class(subject, g, src, tgt, &wrong, only, width))
+        Some(oracle_class(subject, c, tgt, &wrong, only, width))
     } else {
-        c.bounds_violation.as_ref().map(|v| {
-            if !subject.profile().covers(g, src) {
+        let unsound = c.wrong_bound.as_ref().filter(|_| c.failed(Kind::Bounds));
+        unsound.map(|w| {
+            let v = &w.violation;
+            if !c.covered_by(subject) {
                 confirm::outside_language(subject)
             } else {
                 match only {
@@ -109,16 +111,16 @@ fn wrong_point(c: &Checked, model: Model) -> Option<WrongPoint> {
 /// off, else the one backend to run or every one), else unconfirmed.
 fn oracle_class(
     subject: &dyn Subject,
-    g: &Graph,
-    src: &[NodeId],
+    c: &Checked,
     tgt: &[NodeId],
     f: &WrongPoint,
     only: Option<Option<&str>>,
     width: Width,
 ) -> Confirmation {
-    if !subject.profile().covers(g, src) {
+    if !c.covered_by(subject) {
         return confirm::outside_language(subject);
     }
+    let (g, src) = (&c.graph, &c.src);
     let Some(only) = only else {
         return unconfirmed();
     };

@@ -141,6 +141,10 @@ pub struct Confirmation {
 pub struct CompiledAt {
     pub src: Option<Vec<Value>>,
     pub tgt: Option<Vec<Value>>,
+    /// The source's meaning there by the interpreter, under the model the
+    /// finding was classified with (`None` where undefined, `None` in it
+    /// for an unconstrained root).
+    pub meaning: Option<Vec<Option<Value>>>,
 }
 
 impl Confirmation {
@@ -177,12 +181,15 @@ enum BackendVerdict {
         tgt: Vec<Value>,
         /// `src` is the backend's, not the interpreter's.
         src_compiled: bool,
+        /// The interpreter's values of the source at `env`.
+        meaning: Option<Vec<Option<Value>>>,
     },
     Trap {
         env: Vec<i64>,
         signal: String,
         src: Vec<Option<Value>>,
         src_compiled: bool,
+        meaning: Option<Vec<Option<Value>>>,
     },
     CompileError(String),
     /// The answer computes the source's values at this many points.
@@ -251,16 +258,20 @@ fn show_point(g: &Graph, roots: &[NodeId], env: &[i64]) -> String {
     }
 }
 
+/// The source's meaning at each point, by the interpreter (`None` where
+/// undefined): what every backend's values are weighed against, and its
+/// values where a backend cannot compile the source as written.
+type Meanings = [Option<Vec<Option<Value>>>];
+
 /// Runs the source and the target on `backend` at `envs` and says what it
-/// shows. `model` gives the source's values where the backend cannot
-/// compile the source as written.
+/// shows, against the source's `meanings` there.
 fn on_backend(
     subject: &dyn Subject,
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
     envs: &[Vec<i64>],
-    model: Model,
+    meanings: &Meanings,
     backend: &str,
 ) -> (BackendVerdict, String) {
     let mut notes = Vec::new();
@@ -273,10 +284,11 @@ fn on_backend(
         Ok(Run::Results(rs)) => rs
             .into_iter()
             .zip(envs)
-            .map(|(r, env)| match r {
+            .zip(meanings)
+            .map(|((r, env), meaning)| match r {
                 PointRun::Values(v) => {
                     let by_backend: Vec<Option<Value>> = v.into_iter().map(Some).collect();
-                    if let Some(i) = interp_values(g, src, env, model) {
+                    if let Some(i) = meaning {
                         let differs = i
                             .iter()
                             .zip(&by_backend)
@@ -285,7 +297,7 @@ fn on_backend(
                             notes.push(format!(
                                 "the compiled source gives {} where tileproof's interpreter gives {} (at {}): the peer's backend computes the source itself otherwise (a code generation bug of the peer, or an adapter or semantics mismatch)",
                                 show_values(&by_backend),
-                                show_values(&i),
+                                show_values(i),
                                 show_point(g, src, env)
                             ));
                         }
@@ -301,9 +313,7 @@ fn on_backend(
                 "the source by tileproof's interpreter ({backend} cannot compile it as written: {})",
                 crate::message::short(&crate::message::one_line(&why))
             ));
-            envs.iter()
-                .map(|env| interp_values(g, src, env, model))
-                .collect()
+            meanings.to_vec()
         }
         Err(e) => {
             return (
@@ -316,7 +326,7 @@ fn on_backend(
         Ok(Run::Results(rs)) => {
             let mut agree = 0;
             let mut found = None;
-            for ((r, env), sv) in rs.into_iter().zip(envs).zip(&src_vals) {
+            for (((r, env), sv), meaning) in rs.into_iter().zip(envs).zip(&src_vals).zip(meanings) {
                 let Some(sv) = sv else { continue };
                 match r {
                     PointRun::Values(tv) => {
@@ -327,6 +337,7 @@ fn on_backend(
                                 src: sv.clone(),
                                 tgt: tv,
                                 src_compiled,
+                                meaning: meaning.clone(),
                             });
                             break;
                         }
@@ -338,6 +349,7 @@ fn on_backend(
                             signal,
                             src: sv.clone(),
                             src_compiled,
+                            meaning: meaning.clone(),
                         }));
                     }
                     PointRun::Timeout(s) => notes.push(format!(
@@ -421,8 +433,12 @@ pub fn confirm(
     let mut best: Option<(BackendVerdict, &str)> = None;
     let mut lines = Vec::new();
     let mut agreed = Vec::new();
+    let meanings: Vec<_> = envs
+        .iter()
+        .map(|env| interp_values(g, src, env, model))
+        .collect();
     for b in backends {
-        let (v, notes) = on_backend(subject, g, src, tgt, envs, model, b);
+        let (v, notes) = on_backend(subject, g, src, tgt, envs, &meanings, b);
         let said = match &v {
             BackendVerdict::WrongValue {
                 env,
@@ -480,11 +496,13 @@ pub fn confirm(
             src: s,
             tgt: t,
             src_compiled,
+            meaning,
         } => {
             c.class = Class::WrongValue;
             c.compiled = Some(CompiledAt {
                 src: compiled_src(&s, src_compiled),
                 tgt: own(Some(t.clone()), tgt),
+                meaning,
             });
             c.summary = format!(
                 "source {}, target {} at {}",
@@ -500,11 +518,13 @@ pub fn confirm(
             signal,
             src: s,
             src_compiled,
+            meaning,
         } => {
             c.class = Class::Trap;
             c.compiled = Some(CompiledAt {
                 src: compiled_src(&s, src_compiled),
                 tgt: None,
+                meaning,
             });
             c.summary = format!(
                 "source {}, target traps ({signal}) at {}",
@@ -518,10 +538,10 @@ pub fn confirm(
             c.class = Class::CompileError;
             c.summary = format!("the answer does not compile, the source does: {m}");
             c.env = envs.first().cloned();
-            c.expected = envs
+            c.expected = meanings
                 .first()
-                .and_then(|e| interp_values(g, src, e, model))
-                .map(|s| expected(&s))
+                .and_then(Option::as_ref)
+                .map(|s| expected(s))
                 .unwrap_or_default();
         }
         BackendVerdict::Agrees(_) => {

@@ -136,6 +136,7 @@ impl Preparer<'_> {
                 self.validator,
             );
             checked.failure(kind)?;
+            checked.covered = Some(true);
             let found = match want {
                 Some(want) => Some(self.shows(&checked, kind, want)?),
                 None => None,

@@ -265,9 +265,18 @@ pub fn attribute(
     }
     // An operation compiled wrongly: a side defined at the point whose
     // compiled value differs from its meaning.
-    let known = [known.map(|k| &k.src), known.map(|k| &k.tgt)];
-    for (side, known) in [src, tgt].into_iter().zip(known) {
-        if let Some(op) = wrong_op(subject, backend, g, side, env, model, known) {
+    let sides = [
+        (src, known.map(|k| (&k.src, Some(&k.meaning)))),
+        (tgt, known.map(|k| (&k.tgt, None))),
+    ];
+    for (side, known) in sides {
+        let meant = match known.and_then(|(_, m)| m) {
+            Some(m) => m.clone().and_then(|m| m.into_iter().collect()),
+            None => meaning(g, side, env, model),
+        };
+        let Some(want) = meant else { continue };
+        let compiled = known.map(|(c, _)| c);
+        if let Some(op) = wrong_op(subject, backend, g, side, env, model, &want, compiled) {
             return Some(Construct::Op(op));
         }
     }
@@ -276,8 +285,10 @@ pub fn attribute(
 
 /// The lowest node of `roots` whose compiled value (alone) differs from its
 /// meaning at `env` where it is defined, its operands' compiled values
-/// being right: its op's name. `known`: the compiled values of `roots` at
-/// `env` (`None` in it: none), when they were computed already.
+/// being right: its op's name, when `roots`' compiled values differ from
+/// their meaning `want`. `known`: the compiled values of `roots` at `env`
+/// (`None` in it: none), when they were computed already.
+#[allow(clippy::too_many_arguments)]
 fn wrong_op(
     subject: &dyn Subject,
     backend: &str,
@@ -285,9 +296,9 @@ fn wrong_op(
     roots: &[NodeId],
     env: &[i64],
     model: Model,
+    want: &[Value],
     known: Option<&Option<Vec<Value>>>,
 ) -> Option<String> {
-    let want = meaning(g, roots, env, model)?;
     let got = match known {
         Some(k) => k.clone()?,
         None => compiled(subject, backend, g, roots, &[env.to_vec()])?
@@ -388,7 +399,7 @@ mod tests {
     }
 
     #[test]
-    fn the_values_a_classification_compiled_are_not_compiled_again_to_find_the_wrong_op() {
+    fn the_values_and_meaning_a_classification_found_are_not_computed_again_to_find_the_wrong_op() {
         let p = engine::parse::parse_program("var x in [0, 3]\nexpr x + 1\nexpr x * 2\n").unwrap();
         let (g, src, tgt) = (&p.graph, &p.outputs[..1], &p.outputs[1..]);
         let subject = OffByOne {
@@ -412,6 +423,7 @@ mod tests {
         let known = CompiledAt {
             src: Some(vec![Value::Int(5)]),
             tgt: Some(vec![Value::Int(6)]),
+            meaning: Some(vec![Some(Value::Int(4))]),
         };
         let read = attribute(
             &subject,
@@ -426,5 +438,14 @@ mod tests {
         );
         assert_eq!(read, again);
         assert_eq!(subject.runs.load(Ordering::Relaxed), compiles - 1);
+        // The source's meaning is read from the classification too, not
+        // interpreted again: told it means what was compiled, the source
+        // is right and nothing is blamed.
+        let told = CompiledAt {
+            meaning: Some(vec![Some(Value::Int(5))]),
+            ..known
+        };
+        let none = attribute(&subject, "c", g, src, tgt, &env, model, &cache, Some(&told));
+        assert_eq!(none, None);
     }
 }

@@ -10,7 +10,7 @@
 //! replacement needed the wrong bound; one that stays is the site's own.
 
 use super::found::{Found, WrongBound};
-use super::transfer::{self, Wrong};
+use super::transfer::Wrong;
 use super::Cause;
 use crate::checks::{self, CheckConfig, Checked};
 use crate::kind::KindSet;
@@ -24,13 +24,8 @@ pub(super) fn after_wrong_bound(
     checked: &Checked,
     cfg: &CheckConfig,
 ) -> Option<Found> {
-    let w = transfer::lowest_among(
-        &checked.graph,
-        &checked.src,
-        &checked.peer_bounds,
-        &checked.bounds_violations,
-    )?;
-    let (g, src) = right_bound(&checked.graph, &checked.src, &w)?;
+    let w = checked.wrong_bound.as_ref()?;
+    let (g, src) = right_bound(&checked.graph, &checked.src, w)?;
     if !subject.profile().covers(&g, &src) {
         return None;
     }
@@ -46,7 +41,7 @@ pub(super) fn after_wrong_bound(
     Some(Found {
         cause: Cause::Transfer(w.op.clone()),
         blame: None,
-        wrong_bound: Some(WrongBound::new(&checked.graph, &w, &checked.peer_bounds)),
+        wrong_bound: Some(WrongBound::new(&checked.graph, w, &checked.peer_bounds)),
         how: None,
     })
 }

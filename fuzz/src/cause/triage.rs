@@ -69,11 +69,11 @@ pub fn triage(
         }
         Kind::Hang => return Found::just(Cause::Hang),
         Kind::Bounds => {
-            if let Some(w) = wrong_bound(checked) {
+            if let Some(w) = &checked.wrong_bound {
                 return Found {
                     cause: Cause::Transfer(w.op.clone()),
                     blame: None,
-                    wrong_bound: Some(WrongBound::new(&checked.graph, &w, &checked.peer_bounds)),
+                    wrong_bound: Some(WrongBound::new(&checked.graph, w, &checked.peer_bounds)),
                     how: None,
                 };
             }
@@ -106,6 +106,12 @@ fn focus(checked: &Checked) -> Option<Checked> {
         checked.graph.reachable(&narrow.src).into_iter().collect();
     narrow.peer_bounds.retain(|b| below.contains(&b.node));
     narrow.bounds_violations.retain(|v| below.contains(&v.node));
+    narrow.wrong_bound = transfer::lowest_among(
+        &narrow.graph,
+        &narrow.src,
+        &narrow.peer_bounds,
+        &narrow.bounds_violations,
+    );
     Some(narrow)
 }
 
@@ -284,10 +290,10 @@ fn bounds_explain(
     if checked.peer_bounds.is_empty() {
         return None;
     }
-    let found = |w: Wrong, bounded: &[transfer::PeerBound]| Found {
+    let found = |w: &Wrong, bounded: &[transfer::PeerBound]| Found {
         cause: Cause::Transfer(w.op.clone()),
         blame: None,
-        wrong_bound: Some(WrongBound::new(g, &w, bounded)),
+        wrong_bound: Some(WrongBound::new(g, w, bounded)),
         how: None,
     };
     let right = |built: &[transfer::PeerBound]| {
@@ -302,7 +308,7 @@ fn bounds_explain(
             failing,
         )
     };
-    if let Some(w) = wrong_bound(checked) {
+    if let Some(w) = &checked.wrong_bound {
         if right(&[]) {
             return Some(found(w, &checked.peer_bounds));
         }
@@ -335,7 +341,7 @@ fn bounds_explain(
         .filter(|v| keep(v.node))
         .collect();
     let w = transfer::lowest_among(g, tgt, &bounded, &violations)?;
-    right(&bounded).then(|| found(w, &bounded))
+    right(&bounded).then(|| found(&w, &bounded))
 }
 
 /// [`bounds_explain`] for a blamed rule's instance: its step (the rule
@@ -483,6 +489,7 @@ fn step_bounds_explain(
     if whole {
         step.peer_bounds = case.peer_bounds.clone();
         step.bounds_violations = case.bounds_violations.clone();
+        step.wrong_bound = case.wrong_bound.clone();
     } else {
         let bounds_cfg = cfg.only(Kind::Bounds);
         let asked = checks::check(&step.graph, &step.src, subject, &bounds_cfg, None);
@@ -490,6 +497,7 @@ fn step_bounds_explain(
         // the same ids in both.
         step.peer_bounds = asked.peer_bounds;
         step.bounds_violations = asked.bounds_violations;
+        step.wrong_bound = asked.wrong_bound;
     }
     bounds_explain(subject, &step, &failing, cfg, model)
 }
@@ -550,11 +558,11 @@ pub fn holding(
         Cause::Crash(_) | Cause::Loop(_) => Found::just(site::of_message(&failure.message)),
         Cause::Hang if failure.kind == Kind::Hang => Found::just(Cause::Hang),
         Cause::Transfer(_) if failure.kind == Kind::Bounds => {
-            let w = wrong_bound(checked)?;
+            let w = checked.wrong_bound.as_ref()?;
             Found {
                 cause: Cause::Transfer(w.op.clone()),
                 blame: None,
-                wrong_bound: Some(WrongBound::new(g, &w, &checked.peer_bounds)),
+                wrong_bound: Some(WrongBound::new(g, w, &checked.peer_bounds)),
                 how: None,
             }
         }
@@ -605,17 +613,6 @@ pub fn holding(
         Cause::Hang | Cause::Backend { .. } | Cause::Model(_) | Cause::Shape(_) => return None,
     };
     (found.cause == *want).then_some(found)
-}
-
-/// The lowest node whose peer bound is wrong, of the violations the check
-/// found (it asked the peer's bounds and walked every node's values).
-fn wrong_bound(checked: &Checked) -> Option<Wrong> {
-    transfer::lowest_among(
-        &checked.graph,
-        &checked.src,
-        &checked.peer_bounds,
-        &checked.bounds_violations,
-    )
 }
 
 /// How the answer failed: by the oracle's walk, else at the point the

@@ -231,6 +231,14 @@ pub fn line(req: &Request) -> String {
     serde_json::to_string(req).expect("a request serializes")
 }
 
+/// A request's line past its id, the first field a request writes: the
+/// same request asked again, under another id, has the same rest.
+pub(super) fn past_id(line: &str) -> &str {
+    line.strip_prefix("{\"id\":").map_or(line, |rest| {
+        rest.trim_start_matches(|c: char| c.is_ascii_digit())
+    })
+}
+
 /// A concrete dtype as the wire names it.
 fn wire_dtype(d: DType) -> wire::Dtype {
     wire::Dtype::by_name(d.name()).expect("a concrete dtype has a wire name")
@@ -561,6 +569,22 @@ fn build_tree(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_past_its_id_is_the_same_under_any_id() {
+        let p = engine::parse::parse_program("var x in [0, 3]\nexpr x + 1\n").unwrap();
+        let (a, b) = (
+            request(&p.graph, &p.outputs, 7),
+            request(&p.graph, &p.outputs, 1234),
+        );
+        let (la, lb) = (line(&a), line(&b));
+        assert_ne!(la, lb);
+        assert_eq!(past_id(&la), past_id(&lb));
+        assert!(past_id(&la).starts_with(",\"vars\":"), "{la}");
+        let other = engine::parse::parse_program("var x in [0, 3]\nexpr x + 2\n").unwrap();
+        let lc = line(&request(&other.graph, &other.outputs, 7));
+        assert_ne!(past_id(&la), past_id(&lc));
+    }
     use engine::parse::parse_program;
     use serde_json::{json, Value};
 

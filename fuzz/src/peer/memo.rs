@@ -26,7 +26,7 @@ const ENTRY_OVERHEAD: usize = 64;
 /// A request and answer longer than this together are not remembered.
 const MAX_ENTRY_BYTES: usize = MAX_BYTES / 64;
 
-/// The answer to each request (its line, sent with id 0), with the bytes
+/// The answer to each request (its line past its id), with the bytes
 /// the entry stands for; and their total.
 #[derive(Default)]
 pub(super) struct Memo {

@@ -3,7 +3,7 @@
 //! at `--peer-jobs` live processes.
 
 use super::codec::{bounds_beside, read_reply, request, Malformed, Outcome, MAX_REQUEST_BYTES};
-use super::codec::{line, profile_of, reply, PROTOCOL};
+use super::codec::{line, past_id, profile_of, reply, PROTOCOL};
 use super::lines::{self};
 use super::memo::Memo;
 use super::process::{Next, Process, Slots};
@@ -276,13 +276,13 @@ impl Peer {
         &self,
         g: &mut Graph,
         roots: &[NodeId],
-        with: impl Fn(Request) -> Request,
+        with: impl FnOnce(Request) -> Request,
     ) -> Result<Answer, Refusal> {
-        // The memo's key is the request without its id; the request sent
-        // is the same one with an id.
-        let mut req = with(request(g, roots, 0));
-        let key = line(&req);
-        if let Some(r) = self.parts.get(&key) {
+        // The memo's key is the request's line past its id.
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let sent = line(&with(request(g, roots, id)));
+        let key = past_id(&sent);
+        if let Some(r) = self.parts.get(key) {
             // Well formed when it was first read, and into a graph of the
             // same case: building it again fails only past the node budget.
             return read_reply(g, roots, r, &self.rule_names)
@@ -292,12 +292,10 @@ impl Peer {
                 })
                 .and_then(outcome);
         }
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        req.id = id;
         let mut said = None;
-        let answer = self.answer_beside(g, roots, id, &line(&req), false, Some(&mut said));
+        let answer = self.answer_beside(g, roots, id, &sent, false, Some(&mut said));
         if let Some((r, bytes)) = said {
-            self.parts.put(key, r, bytes);
+            self.parts.put(key.to_string(), r, bytes);
         }
         answer
     }
