@@ -18,6 +18,7 @@ use crate::shrink;
 use crate::subject::Subject;
 use engine::parse::Program;
 use engine::semantics::Failure;
+use std::cell::RefCell;
 use std::collections::HashSet;
 use std::time::Instant;
 
@@ -111,7 +112,8 @@ impl Preparer<'_> {
     /// as it was, fail `kind` by a quick walk (a failure shows at the
     /// domain's edges), with cause `want` when one is kept, and show
     /// `class` on its backend when one is kept (a compile with the peer's
-    /// compiler per candidate).
+    /// compiler per candidate). A candidate rejected once is not judged
+    /// again.
     fn judge<'b>(
         &'b self,
         kind: Kind,
@@ -121,37 +123,65 @@ impl Preparer<'_> {
         // With the peer's bounds: the kept case's cause is triaged on the
         // check its candidate had.
         let cfg = self.triage_config(kind).quick();
-        let profile = self.subject.profile();
+        // The texts of the candidates rejected: the verdict is the text's
+        // (the candidate is checked as read back from it), and the shrinker
+        // builds a candidate again after every edit it keeps (its next
+        // round starts over on the smaller case).
+        let rejected: RefCell<HashSet<String>> = RefCell::default();
         move |p: &Program| {
-            if !self.in_time() || !profile.covers(&p.graph, &p.outputs) {
+            if !self.in_time() {
                 return None;
             }
             let text = corpus::case_body(&p.graph, &p.outputs, None);
-            let program = engine::parse::parse_program(&text).ok()?;
-            let mut checked = checks::check(
-                &program.graph,
-                &program.outputs,
-                self.subject,
-                &cfg,
-                self.validator,
-            );
-            checked.failure(kind)?;
-            checked.covered = Some(true);
-            let found = match want {
-                Some(want) => Some(self.shows(&checked, kind, want)?),
-                None => None,
-            };
-            if let Some((class, backend)) = class {
-                let only = Confirm::Only(backend.clone());
-                classify(self.subject, &mut checked, &only, cfg.width);
-                checked.class.as_ref().filter(|c| c.class == *class)?;
+            if rejected.borrow().contains(&text) {
+                return None;
             }
-            Some(Kept {
-                text,
-                checked,
-                found,
-            })
+            let kept = self.judged(p, &text, kind, want, class, &cfg);
+            if kept.is_none() {
+                rejected.borrow_mut().insert(text);
+            }
+            kept
         }
+    }
+
+    /// [`Preparer::judge`]'s verdict on candidate `p`, whose case text is
+    /// `text`.
+    fn judged(
+        &self,
+        p: &Program,
+        text: &str,
+        kind: Kind,
+        want: Option<&Cause>,
+        class: Option<&(Class, String)>,
+        cfg: &CheckConfig,
+    ) -> Option<Kept> {
+        if !self.subject.profile().covers(&p.graph, &p.outputs) {
+            return None;
+        }
+        let program = engine::parse::parse_program(text).ok()?;
+        let mut checked = checks::check(
+            &program.graph,
+            &program.outputs,
+            self.subject,
+            cfg,
+            self.validator,
+        );
+        checked.failure(kind)?;
+        checked.covered = Some(true);
+        let found = match want {
+            Some(want) => Some(self.shows(&checked, kind, want)?),
+            None => None,
+        };
+        if let Some((class, backend)) = class {
+            let only = Confirm::Only(backend.clone());
+            classify(self.subject, &mut checked, &only, cfg.width);
+            checked.class.as_ref().filter(|c| c.class == *class)?;
+        }
+        Some(Kept {
+            text: text.to_string(),
+            checked,
+            found,
+        })
     }
 
     /// What shows cause `want` of `checked`'s `kind` failure, when it is
@@ -399,3 +429,74 @@ impl Preparer<'_> {
 
 /// How a finding's message starts when its case passed the final check.
 pub(crate) const NOT_AGAIN: &str = "(did not fail again when re-checked)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::subject::{Answer, Profile, Refusal};
+    use engine::dtype::Width;
+    use engine::ir::{Graph, NodeId, Op};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A subject that answers every root plus one (wrong everywhere),
+    /// counting the cases it is asked.
+    struct PlusOne {
+        profile: Profile,
+        asked: AtomicUsize,
+    }
+
+    impl Subject for PlusOne {
+        fn name(&self) -> String {
+            "plus-one".into()
+        }
+        fn profile(&self) -> &Profile {
+            &self.profile
+        }
+        fn rule_names(&self) -> &[String] {
+            &[]
+        }
+        fn simplify(&self, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
+            self.asked.fetch_add(1, Ordering::Relaxed);
+            let one = g.cnst(1, engine::dtype::DType::Index);
+            let roots = roots.iter().map(|&r| g.mk(Op::Add, &[r, one])).collect();
+            Ok(Answer::Simplified {
+                roots,
+                counts: Vec::new(),
+                patterns: Vec::new(),
+                bounds: None,
+            })
+        }
+        fn reproduce_args(&self) -> String {
+            String::new()
+        }
+    }
+
+    #[test]
+    fn a_shrink_candidate_rejected_once_is_not_checked_again() {
+        let subject = PlusOne {
+            profile: Profile::engine(Width::W64),
+            asked: AtomicUsize::new(0),
+        };
+        let check = CheckConfig::default();
+        let literals = LiteralCache::default();
+        let p = Preparer {
+            subject: &subject,
+            check: &check,
+            confirm: &Confirm::Off,
+            validator: None,
+            shrink_steps: 10,
+            deadline: None,
+            literals: &literals,
+        };
+        let judge = p.judge(Kind::Oracle, None, None);
+        // Fails (the answer is off by one), so it is kept, and asked each time.
+        let failing = engine::parse::parse_program("var x in [0, 3]\nexpr x * 2\n").unwrap();
+        assert!(judge(&failing).is_some());
+        // Rejected: the wrong kind of failure is asked for.
+        let judge = p.judge(Kind::Range, None, None);
+        assert!(judge(&failing).is_none());
+        let asked = subject.asked.load(Ordering::Relaxed);
+        assert!(judge(&failing).is_none());
+        assert_eq!(subject.asked.load(Ordering::Relaxed), asked);
+    }
+}
