@@ -331,12 +331,14 @@ impl<'a> Judge<'a> {
 /// The step of simplifying `src` in `g` (a finding's shrunk case) that
 /// fails alone with `failure`, judged under `cfg` (the oracle only, off
 /// the backends), with the check that showed it; `fired`: the subject's
-/// rules that fired on the case.
+/// rules that fired on the case; `covered`: whether the subject's profile
+/// covers the case, when the caller knows (its check was judged on it).
 #[allow(clippy::too_many_arguments)]
 pub fn blame(
     subject: &dyn Subject,
     g: &Graph,
     src: &[NodeId],
+    covered: Option<bool>,
     failure: Failure,
     fired: &[(String, usize)],
     cfg: &CheckConfig,
@@ -368,13 +370,13 @@ pub fn blame(
             })
         });
     }
-    let profile = subject.profile();
     // Each rule that fired, alone at the root first: one request a rule
     // names the wrong one when it rewrites the whole case (Morok applies a
     // group over the whole expression), and its instance is then the
     // innermost node it fails on alone. None is asked about a case its
     // profile does not cover.
-    let covered = profile.covers(g, src);
+    let profile = subject.profile();
+    let covered = covered.unwrap_or_else(|| profile.covers(g, src));
     for (rule, _) in fired.iter().take(MAX_RULES).filter(|_| covered) {
         let Some(alone) = subject.rule_alone(rule) else {
             continue;
@@ -629,6 +631,7 @@ mod tests {
             &engine,
             &p.graph,
             &p.outputs,
+            None,
             failure,
             &[],
             &CheckConfig::default(),

@@ -1267,12 +1267,15 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
         missed: Vec::new(),
     };
     let profile = subject.profile();
-    let case = match checks::catch(|| {
+    // Whether the case as generated is one the profile covers (else it is
+    // projected, and its check asks again where it needs to).
+    let (case, covered) = match checks::catch(|| {
         let mut c = Case::from_seed_with(generator, case_seed, &cfg.rule_seeds);
-        if !profile.covers(&c.graph, &c.roots) {
+        let covered = profile.covers(&c.graph, &c.roots);
+        if !covered {
             (c.graph, c.roots) = profile.project(&c.graph, &c.roots);
         }
-        c
+        (c, covered)
     }) {
         Ok(c) => c,
         Err(msg) => {
@@ -1293,13 +1296,14 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
     ccfg.seed = case_seed;
     // A finding is classified once, when it is recorded (the check only
     // judges).
-    let checked = checks::check(
+    let mut checked = checks::check(
         &case.graph,
         &case.roots,
         subject,
         &ccfg,
         if validate { hooks.validator } else { None },
     );
+    checked.covered = covered.then_some(true);
     add_counts(&mut run.counts, &checked.counts);
     run.tally(&checked, subject.engine().is_none());
     hunt(hooks, &checked, &mut run);

@@ -196,7 +196,17 @@ fn blamed(
     points: &[Vec<i64>],
 ) -> Option<Found> {
     let (g, src) = (&checked.graph, &checked.src);
-    let shown = blame::blame(subject, g, src, how, fired, cfg, instance, points)?;
+    let shown = blame::blame(
+        subject,
+        g,
+        src,
+        checked.covered,
+        how,
+        fired,
+        cfg,
+        instance,
+        points,
+    )?;
     let whole_case = shown.blame.instance.whole_case();
     // The rule's premises: a step that is right wherever the peer's
     // bounds of its instance hold trusted a wrong bound.
@@ -256,6 +266,7 @@ fn step_fault(
                 subject,
                 at.graph(),
                 at.roots(),
+                None,
                 wrong,
                 &fired,
                 cfg,
