@@ -134,13 +134,13 @@ fn oracle_class(
         width,
         ..subject.profile().confirm_model()
     };
-    let envs = confirm::failing_points(g, src, tgt, model, Some(&f.env), CONFIRM_POINTS);
+    let points = confirm::failing_points(g, src, tgt, model, Some(&f.env), CONFIRM_POINTS);
     let flagged = format!(
         "tileproof's model flagged {}: {}",
         f.failure,
         confirm::model_part(Some(f.failure), f.ub)
     );
-    confirm::confirm(subject, g, src, tgt, &envs, model, &flagged, only)
+    confirm::confirm(subject, g, src, tgt, &points, &flagged, only)
 }
 
 /// The peer's reproducer script for a confirmed bug of `checked`, when it

@@ -208,6 +208,31 @@ impl BackendVerdict {
             BackendVerdict::Nothing(_) => 4,
         }
     }
+
+    /// The verdict in one line, as a backend's line of the confirmation.
+    fn said(&self, g: &Graph, src: &[NodeId]) -> String {
+        match self {
+            BackendVerdict::WrongValue {
+                env,
+                src: s,
+                tgt: t,
+                ..
+            } => format!(
+                "wrong value: source {}, answer {} at {}",
+                show_values(s),
+                show_values(&t.iter().copied().map(Some).collect::<Vec<_>>()),
+                show_point(g, src, env)
+            ),
+            BackendVerdict::Trap { env, signal, .. } => {
+                format!("the answer traps ({signal}) at {}", show_point(g, src, env))
+            }
+            BackendVerdict::CompileError(m) => format!("the answer does not compile: {m}"),
+            BackendVerdict::Agrees(n) => {
+                format!("agrees with the source at {}", print::count(*n, "point"))
+            }
+            BackendVerdict::Nothing(why) => format!("no verdict: {why}"),
+        }
+    }
 }
 
 /// The interpreter's values of `roots` at `env` under `model` (`None` for
@@ -220,17 +245,20 @@ pub(crate) fn interp_values(
     model: Model,
 ) -> Option<Vec<Option<Value>>> {
     let env: Vec<i128> = env.iter().map(|&v| v as i128).collect();
-    let vals = interp::eval(g, roots, &env, model).ok()?;
-    Some(
-        vals.into_iter()
-            .map(|v| match v {
-                Val::Int(i) => Some(Value::Int(i)),
-                Val::Bool(b) => Some(Value::Bool(b)),
-                Val::Invalid => Some(Value::Invalid),
-                Val::Unconstrained => None,
-            })
-            .collect(),
-    )
+    interp::eval(g, roots, &env, model).ok().map(meaning)
+}
+
+/// The interpreter's values as the backends' verdicts read them (`None`
+/// for an unconstrained value).
+fn meaning(vals: Vec<Val>) -> Vec<Option<Value>> {
+    vals.into_iter()
+        .map(|v| match v {
+            Val::Int(i) => Some(Value::Int(i)),
+            Val::Bool(b) => Some(Value::Bool(b)),
+            Val::Invalid => Some(Value::Invalid),
+            Val::Unconstrained => None,
+        })
+        .collect()
 }
 
 fn show_values(vals: &[Option<Value>]) -> String {
@@ -404,21 +432,20 @@ pub fn model_part(failure: Option<Failure>, ub: Option<Ub>) -> String {
 }
 
 /// Confirms a finding on every backend of `subject` (or only `only`):
-/// the source `src` and the answer `tgt` compiled and run at `envs` (the
-/// failing points, each indexed like `g`'s variable table). `model` is the
-/// strict model (the source's values where a backend cannot compile it);
-/// `flagged` says what the model found (for a `model-only` verdict).
-#[allow(clippy::too_many_arguments)]
+/// the source `src` and the answer `tgt` compiled and run at `points` (the
+/// failing points, each with the source's meaning under the strict model:
+/// the source's values where a backend cannot compile it). `flagged` says
+/// what the model found (for a `model-only` verdict).
 pub fn confirm(
     subject: &dyn Subject,
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
-    envs: &[Vec<i64>],
-    model: Model,
+    points: &FailingPoints,
     flagged: &str,
     only: Option<&str>,
 ) -> Confirmation {
+    let FailingPoints { envs, meanings } = points;
     let backends: Vec<&String> = subject
         .backends()
         .iter()
@@ -433,34 +460,12 @@ pub fn confirm(
     let mut best: Option<(BackendVerdict, &str)> = None;
     let mut lines = Vec::new();
     let mut agreed = Vec::new();
-    let meanings: Vec<_> = envs
-        .iter()
-        .map(|env| interp_values(g, src, env, model))
-        .collect();
     for b in backends {
-        let (v, notes) = on_backend(subject, g, src, tgt, envs, &meanings, b);
-        let said = match &v {
-            BackendVerdict::WrongValue {
-                env,
-                src: s,
-                tgt: t,
-                ..
-            } => format!(
-                "wrong value: source {}, answer {} at {}",
-                show_values(s),
-                show_values(&t.iter().copied().map(Some).collect::<Vec<_>>()),
-                show_point(g, src, env)
-            ),
-            BackendVerdict::Trap { env, signal, .. } => {
-                format!("the answer traps ({signal}) at {}", show_point(g, src, env))
-            }
-            BackendVerdict::CompileError(m) => format!("the answer does not compile: {m}"),
-            BackendVerdict::Agrees(n) => {
-                agreed.push(b.clone());
-                format!("agrees with the source at {}", print::count(*n, "point"))
-            }
-            BackendVerdict::Nothing(why) => format!("no verdict: {why}"),
-        };
+        let (v, notes) = on_backend(subject, g, src, tgt, envs, meanings, b);
+        if matches!(v, BackendVerdict::Agrees(_)) {
+            agreed.push(b.clone());
+        }
+        let said = v.said(g, src);
         lines.push(if notes.is_empty() {
             format!("{b}: {said}")
         } else {
@@ -563,10 +568,20 @@ pub fn confirm(
     c
 }
 
+/// The points a finding is confirmed at, each with the source's meaning
+/// there (interpreted once, when the point was found).
+pub struct FailingPoints {
+    /// Each indexed like the graph's variable table.
+    pub envs: Vec<Vec<i64>>,
+    /// The interpreter's values of the source at each point (`None` where
+    /// it is undefined).
+    pub meanings: Vec<Option<Vec<Option<Value>>>>,
+}
+
 /// Up to `limit` points where `tgt` does not refine `src` under `model`,
 /// `first` (the oracle's point) first: every point the walk policy names
 /// for failing points ([`Purpose::FailingPoints`]) is tried, by the
-/// interpreter. Each is indexed like `g`'s variable table.
+/// interpreter.
 pub fn failing_points(
     g: &Graph,
     src: &[NodeId],
@@ -574,8 +589,20 @@ pub fn failing_points(
     model: Model,
     first: Option<&[i64]>,
     limit: usize,
-) -> Vec<Vec<i64>> {
-    let mut out: Vec<Vec<i64>> = first.map(|f| vec![f.to_vec()]).unwrap_or_default();
+) -> FailingPoints {
+    let (mut es, mut et) = (Evaluator::new(g, src, model), Evaluator::new(g, tgt, model));
+    let mut source_at = |env: &[i64]| {
+        let e128: Vec<i128> = env.iter().map(|&v| v as i128).collect();
+        (es.eval(&e128), e128)
+    };
+    let mut out = FailingPoints {
+        envs: Vec::new(),
+        meanings: Vec::new(),
+    };
+    if let Some(f) = first {
+        out.envs.push(f.to_vec());
+        out.meanings.push(source_at(f).0.ok().map(meaning));
+    }
     let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
     let domain = Domain::new(g, &all);
     let decision = walk::decide(
@@ -585,10 +612,9 @@ pub fn failing_points(
     );
     let exhaustive = decision.samples().is_none();
     let n = decision.samples().unwrap_or(domain.size() as u64);
-    let (mut es, mut et) = (Evaluator::new(g, src, model), Evaluator::new(g, tgt, model));
     let mut point = vec![0i64; domain.len()];
     for k in 0..n {
-        if out.len() >= limit {
+        if out.envs.len() >= limit {
             break;
         }
         if exhaustive {
@@ -597,13 +623,15 @@ pub fn failing_points(
             domain.sample(0x5EED, k, &mut point);
         }
         let env = domain.env(g, &point);
-        if out.contains(&env) {
+        if out.envs.contains(&env) {
             continue;
         }
-        let e128: Vec<i128> = env.iter().map(|&v| v as i128).collect();
-        let Ok(s) = es.eval(&e128) else { continue };
-        if let PointCheck::Fails(_) = interp::check_point(Ok(s), et.eval(&e128)) {
-            out.push(env);
+        let (Ok(s), e128) = source_at(&env) else {
+            continue;
+        };
+        if let PointCheck::Fails(_) = interp::check_point(Ok(s.clone()), et.eval(&e128)) {
+            out.envs.push(env);
+            out.meanings.push(Some(meaning(s)));
         }
     }
     out
@@ -797,4 +825,28 @@ pub fn outside_language(subject: &dyn Subject) -> Confirmation {
             subject.name()
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::ir::dtype::Width;
+
+    #[test]
+    fn each_failing_point_carries_the_sources_meaning_there_the_oracles_first() {
+        // `x / (x - 2)` is undefined at x = 2: that point carries no meaning.
+        let p = engine::parse::parse_program("var x in [0, 5]\nexpr x / (x - 2)\nexpr x + 0 - x\n")
+            .unwrap();
+        let (g, src, tgt) = (&p.graph, &p.outputs[..1], &p.outputs[1..]);
+        let model = Model::from(Width::W64);
+        let first = [2i64];
+        let points = failing_points(g, src, tgt, model, Some(&first), 4);
+        assert_eq!(points.envs.len(), points.meanings.len());
+        assert_eq!(points.envs[0], first);
+        assert_eq!(points.meanings[0], None, "undefined at the oracle's point");
+        assert!(points.envs.len() > 1, "{:?}", points.envs);
+        for (env, meaning) in points.envs.iter().zip(&points.meanings) {
+            assert_eq!(meaning, &interp_values(g, src, env, model), "at {env:?}");
+        }
+    }
 }
