@@ -342,7 +342,11 @@ pub fn find(set: &RuleSet, starts: &[&str]) -> Vec<Cycle> {
         .filter(|r| r.lhs.size() + r.rhs.size() <= MAX_NODES)
         .collect();
     let kinds: Vec<Vec<VarKind>> = rules.iter().map(|r| var_kinds(r)).collect();
-    let first_types = |r: &Rule| r.instances().into_iter().next().unwrap_or_default();
+    // Each rule's first dtype instance, the one its terms are built at.
+    let types: Vec<Vec<DType>> = rules
+        .iter()
+        .map(|r| r.instances().into_iter().next().unwrap_or_default())
+        .collect();
     let mut out: Vec<Cycle> = Vec::new();
     for name in starts {
         let Some(i) = rules.iter().position(|r| r.name == *name) else {
@@ -351,9 +355,8 @@ pub fn find(set: &RuleSet, starts: &[&str]) -> Vec<Cycle> {
         let r = rules[i];
         let mut s = Subst::default();
         let mut ids = vec![None; r.vars.len()];
-        let types = first_types(r);
-        let start = term(r, &r.lhs, &types, &kinds[i], &mut ids, &mut s);
-        let now = term(r, &r.rhs, &types, &kinds[i], &mut ids, &mut s);
+        let start = term(r, &r.lhs, &types[i], &kinds[i], &mut ids, &mut s);
+        let now = term(r, &r.rhs, &types[i], &kinds[i], &mut ids, &mut s);
         let mut found: Vec<(Vec<usize>, T, Subst)> = Vec::new();
         if leads_back(&start, &now) {
             found.push((vec![i], start.clone(), s.clone()));
@@ -386,9 +389,8 @@ pub fn find(set: &RuleSet, starts: &[&str]) -> Vec<Cycle> {
                         }
                         let mut s = st.s.clone();
                         let mut ids = vec![None; q.vars.len()];
-                        let types = first_types(q);
-                        let lhs = term(q, &q.lhs, &types, &kinds[j], &mut ids, &mut s);
-                        let rhs = term(q, &q.rhs, &types, &kinds[j], &mut ids, &mut s);
+                        let lhs = term(q, &q.lhs, &types[j], &kinds[j], &mut ids, &mut s);
+                        let rhs = term(q, &q.rhs, &types[j], &kinds[j], &mut ids, &mut s);
                         let mut unifiers = Vec::new();
                         unify(sub, &lhs, s, &mut unifiers);
                         for u in unifiers {
@@ -459,13 +461,26 @@ pub fn find(set: &RuleSet, starts: &[&str]) -> Vec<Cycle> {
     out
 }
 
-/// The left side `p` may unify with `t`: the same root op, or a variable.
+/// The left side `p` may unify with `t`: their shapes agree wherever both
+/// are built (an unbound variable of `t` agrees with anything; commutative
+/// operands in either order). A cheap filter before a rule's terms are
+/// built and unified: it never rejects a pair that unifies.
 fn could_unify(p: &Pat, t: &T) -> bool {
     match (p, t) {
-        (Pat::Var(_), _) => true,
-        (Pat::Op(f, ..), T::Op(g, ..)) => f == g,
-        (Pat::Lit(..), T::Lit(..) | T::Const(..)) => true,
+        (Pat::Var(_), _) | (_, T::Var(_)) => true,
+        (Pat::Op(f, _, xs), T::Op(g, _, ys)) => {
+            f == g
+                && xs.len() == ys.len()
+                && (xs.iter().zip(ys).all(|(x, y)| could_unify(x, y))
+                    || (f.is_commutative()
+                        && xs.len() == 2
+                        && could_unify(&xs[0], &ys[1])
+                        && could_unify(&xs[1], &ys[0])))
+        }
+        (Pat::Lit(v, _), T::Lit(w, _)) => v == w,
+        (Pat::Lit(..), T::Const(..)) => true,
         (Pat::Invalid, T::Invalid) => true,
+        (Pat::Computed(_) | Pat::Bound(..) | Pat::Helper(..), _) => true,
         _ => false,
     }
 }
