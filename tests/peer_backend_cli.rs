@@ -301,46 +301,56 @@ fn check_and_replay_give_the_same_verdict_on_every_corpus_case_under_every_profi
     let files = corpus_files();
     assert!(files.len() >= 10, "{files:?}");
     let listed: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    for profile in ["contract", "tinygrad", "tvm64", "tvm32"] {
-        let cmd = format!(
-            "python3 tests/adapters/recorded.py {profile} {}",
-            listed.join(" ")
-        );
-        for f in &listed {
-            // (replay does not look for missed simplifications)
-            let c = run(&[
-                "check",
-                "--no-missed",
-                "--timeout",
-                "2",
-                "--simplifier",
-                &cmd,
-                f,
-            ]);
-            let r = run(&["replay", "--timeout", "2", "--simplifier", &cmd, f]);
-            let check_out = stdout(&c);
-            let checked: Vec<&str> = check_out
-                .lines()
-                .filter(|l| !l.starts_with("answer ") && !l.starts_with("verdict: "))
-                .collect::<Vec<_>>();
-            let replayed = stdout(&r);
-            let replayed: Vec<&str> = replayed
-                .lines()
-                .filter(|l| !l.starts_with("replayed "))
-                .collect();
-            assert_eq!(
-                checked,
-                replayed,
-                "{profile}: {f}:\ncheck:\n{}\nreplay:\n{}",
-                text(&c),
-                text(&r)
-            );
-            let fails = replayed.first().is_some_and(|l| l.starts_with("FAIL"));
-            assert_eq!(
-                c.status.code() == Some(0),
-                !fails && stdout(&c).contains("verdict: proved"),
-                "{profile}: {f}"
-            );
+    // The profiles are independent: two threads take two each (the
+    // commands spawn processes; CI's two cores are what bounds this test,
+    // and the `--timeout 2` proofs must not starve).
+    std::thread::scope(|scope| {
+        for profiles in [["contract", "tinygrad"], ["tvm64", "tvm32"]] {
+            let listed = &listed;
+            scope.spawn(move || {
+                for profile in profiles {
+                    let cmd = format!(
+                        "python3 tests/adapters/recorded.py {profile} {}",
+                        listed.join(" ")
+                    );
+                    for f in listed.iter() {
+                        // (replay does not look for missed simplifications)
+                        let c = run(&[
+                            "check",
+                            "--no-missed",
+                            "--timeout",
+                            "2",
+                            "--simplifier",
+                            &cmd,
+                            f,
+                        ]);
+                        let r = run(&["replay", "--timeout", "2", "--simplifier", &cmd, f]);
+                        let check_out = stdout(&c);
+                        let checked: Vec<&str> = check_out
+                            .lines()
+                            .filter(|l| !l.starts_with("answer ") && !l.starts_with("verdict: "))
+                            .collect::<Vec<_>>();
+                        let replayed = stdout(&r);
+                        let replayed: Vec<&str> = replayed
+                            .lines()
+                            .filter(|l| !l.starts_with("replayed "))
+                            .collect();
+                        assert_eq!(
+                            checked,
+                            replayed,
+                            "{profile}: {f}:\ncheck:\n{}\nreplay:\n{}",
+                            text(&c),
+                            text(&r)
+                        );
+                        let fails = replayed.first().is_some_and(|l| l.starts_with("FAIL"));
+                        assert_eq!(
+                            c.status.code() == Some(0),
+                            !fails && stdout(&c).contains("verdict: proved"),
+                            "{profile}: {f}"
+                        );
+                    }
+                }
+            });
         }
-    }
+    });
 }
