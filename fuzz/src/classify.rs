@@ -10,7 +10,7 @@ use crate::backend::{ReproducerSpec, Script};
 use crate::checks::Checked;
 use crate::confirm::{self, Class, Confirmation};
 use crate::kind::Kind;
-use crate::oracle;
+use crate::oracle::{self, Replay};
 use crate::subject::Subject;
 use engine::dtype::Width;
 use engine::ir::NodeId;
@@ -77,14 +77,16 @@ fn unconfirmed() -> Confirmation {
 /// A point where the answer is wrong under tileproof's model: the oracle's
 /// failing point, else the validator's counterexample (a point the walk
 /// sampled past is judged on the backends all the same).
-struct WrongPoint {
+struct WrongPoint<'c> {
     env: Vec<i64>,
     failure: Failure,
     /// Why the target is undefined there, when the oracle's replay says.
     ub: Option<Ub>,
+    /// The oracle's replay there (both sides' values by the interpreter).
+    replay: Option<&'c Replay>,
 }
 
-fn wrong_point(c: &Checked, model: Model) -> Option<WrongPoint> {
+fn wrong_point(c: &Checked, model: Model) -> Option<WrongPoint<'_>> {
     if c.failed(Kind::Oracle) {
         let f = c.oracle.as_ref()?.failure.as_ref()?;
         return Some(WrongPoint {
@@ -95,6 +97,7 @@ fn wrong_point(c: &Checked, model: Model) -> Option<WrongPoint> {
                 .as_ref()
                 .and_then(|r| r.tgt.as_ref().err())
                 .map(|u| u.reason),
+            replay: f.replay.as_ref(),
         });
     }
     let env = c.failure(Kind::Validate)?.env.clone()?;
@@ -103,6 +106,7 @@ fn wrong_point(c: &Checked, model: Model) -> Option<WrongPoint> {
         env,
         failure,
         ub: None,
+        replay: None,
     })
 }
 
@@ -113,7 +117,7 @@ fn oracle_class(
     subject: &dyn Subject,
     c: &Checked,
     tgt: &[NodeId],
-    f: &WrongPoint,
+    f: &WrongPoint<'_>,
     only: Option<Option<&str>>,
     width: Width,
 ) -> Confirmation {
@@ -134,7 +138,8 @@ fn oracle_class(
         width,
         ..subject.profile().confirm_model()
     };
-    let points = confirm::failing_points(g, src, tgt, model, Some(&f.env), CONFIRM_POINTS);
+    let first = (f.env.as_slice(), f.replay);
+    let points = confirm::failing_points(g, src, tgt, model, Some(first), CONFIRM_POINTS);
     let flagged = format!(
         "tileproof's model flagged {}: {}",
         f.failure,

@@ -27,7 +27,7 @@
 //! compile error), and the backend that showed it is named.
 
 use crate::backend::{PointRun, Run, Value};
-use crate::oracle::Domain;
+use crate::oracle::{Domain, Replay};
 use crate::subject::Subject;
 use engine::interp::{self, Evaluator, PointCheck, Val};
 use engine::ir::{Graph, NodeId};
@@ -145,6 +145,8 @@ pub struct CompiledAt {
     /// finding was classified with (`None` where undefined, `None` in it
     /// for an unconstrained root).
     pub meaning: Option<Vec<Option<Value>>>,
+    /// The answer's meaning there, likewise.
+    pub answer_meaning: Option<Vec<Option<Value>>>,
 }
 
 impl Confirmation {
@@ -181,8 +183,10 @@ enum BackendVerdict {
         tgt: Vec<Value>,
         /// `src` is the backend's, not the interpreter's.
         src_compiled: bool,
-        /// The interpreter's values of the source at `env`.
+        /// The interpreter's values of the source and of the answer at
+        /// `env`.
         meaning: Option<Vec<Option<Value>>>,
+        answer_meaning: Option<Vec<Option<Value>>>,
     },
     Trap {
         env: Vec<i64>,
@@ -190,6 +194,7 @@ enum BackendVerdict {
         src: Vec<Option<Value>>,
         src_compiled: bool,
         meaning: Option<Vec<Option<Value>>>,
+        answer_meaning: Option<Vec<Option<Value>>>,
     },
     CompileError(String),
     /// The answer computes the source's values at this many points.
@@ -286,22 +291,23 @@ fn show_point(g: &Graph, roots: &[NodeId], env: &[i64]) -> String {
     }
 }
 
-/// The source's meaning at each point, by the interpreter (`None` where
-/// undefined): what every backend's values are weighed against, and its
-/// values where a backend cannot compile the source as written.
-type Meanings = [Option<Vec<Option<Value>>>];
-
-/// Runs the source and the target on `backend` at `envs` and says what it
-/// shows, against the source's `meanings` there.
+/// Runs the source and the target on `backend` at `points` and says what
+/// it shows, against the source's meanings there (what every backend's
+/// values are weighed against, and the source's values where a backend
+/// cannot compile it as written).
 fn on_backend(
     subject: &dyn Subject,
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
-    envs: &[Vec<i64>],
-    meanings: &Meanings,
+    points: &FailingPoints,
     backend: &str,
 ) -> (BackendVerdict, String) {
+    let FailingPoints {
+        envs,
+        meanings,
+        answers,
+    } = points;
     let mut notes = Vec::new();
     let source = subject.run(g, src, backend, envs);
     // A compile error of the answer counts only where the source compiles.
@@ -354,7 +360,10 @@ fn on_backend(
         Ok(Run::Results(rs)) => {
             let mut agree = 0;
             let mut found = None;
-            for (((r, env), sv), meaning) in rs.into_iter().zip(envs).zip(&src_vals).zip(meanings) {
+            let meant = meanings.iter().zip(answers);
+            for (((r, env), sv), (meaning, answer_meaning)) in
+                rs.into_iter().zip(envs).zip(&src_vals).zip(meant)
+            {
                 let Some(sv) = sv else { continue };
                 match r {
                     PointRun::Values(tv) => {
@@ -366,6 +375,7 @@ fn on_backend(
                                 tgt: tv,
                                 src_compiled,
                                 meaning: meaning.clone(),
+                                answer_meaning: answer_meaning.clone(),
                             });
                             break;
                         }
@@ -378,6 +388,7 @@ fn on_backend(
                             src: sv.clone(),
                             src_compiled,
                             meaning: meaning.clone(),
+                            answer_meaning: answer_meaning.clone(),
                         }));
                     }
                     PointRun::Timeout(s) => notes.push(format!(
@@ -445,7 +456,7 @@ pub fn confirm(
     flagged: &str,
     only: Option<&str>,
 ) -> Confirmation {
-    let FailingPoints { envs, meanings } = points;
+    let FailingPoints { envs, meanings, .. } = points;
     let backends: Vec<&String> = subject
         .backends()
         .iter()
@@ -461,7 +472,7 @@ pub fn confirm(
     let mut lines = Vec::new();
     let mut agreed = Vec::new();
     for b in backends {
-        let (v, notes) = on_backend(subject, g, src, tgt, envs, meanings, b);
+        let (v, notes) = on_backend(subject, g, src, tgt, points, b);
         if matches!(v, BackendVerdict::Agrees(_)) {
             agreed.push(b.clone());
         }
@@ -502,12 +513,14 @@ pub fn confirm(
             tgt: t,
             src_compiled,
             meaning,
+            answer_meaning,
         } => {
             c.class = Class::WrongValue;
             c.compiled = Some(CompiledAt {
                 src: compiled_src(&s, src_compiled),
                 tgt: own(Some(t.clone()), tgt),
                 meaning,
+                answer_meaning,
             });
             c.summary = format!(
                 "source {}, target {} at {}",
@@ -524,12 +537,14 @@ pub fn confirm(
             src: s,
             src_compiled,
             meaning,
+            answer_meaning,
         } => {
             c.class = Class::Trap;
             c.compiled = Some(CompiledAt {
                 src: compiled_src(&s, src_compiled),
                 tgt: None,
                 meaning,
+                answer_meaning,
             });
             c.summary = format!(
                 "source {}, target traps ({signal}) at {}",
@@ -568,40 +583,49 @@ pub fn confirm(
     c
 }
 
-/// The points a finding is confirmed at, each with the source's meaning
-/// there (interpreted once, when the point was found).
+/// The points a finding is confirmed at, each with the source's and the
+/// answer's meanings there (interpreted once, when the point was found).
 pub struct FailingPoints {
     /// Each indexed like the graph's variable table.
     pub envs: Vec<Vec<i64>>,
     /// The interpreter's values of the source at each point (`None` where
     /// it is undefined).
     pub meanings: Vec<Option<Vec<Option<Value>>>>,
+    /// The interpreter's values of the answer at each point, likewise.
+    pub answers: Vec<Option<Vec<Option<Value>>>>,
 }
 
 /// Up to `limit` points where `tgt` does not refine `src` under `model`,
-/// `first` (the oracle's point) first: every point the walk policy names
-/// for failing points ([`Purpose::FailingPoints`]) is tried, by the
-/// interpreter.
+/// `first` (the oracle's point, with the oracle's replay there when it has
+/// one) first: every point the walk policy names for failing points
+/// ([`Purpose::FailingPoints`]) is tried, by the interpreter.
 pub fn failing_points(
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
     model: Model,
-    first: Option<&[i64]>,
+    first: Option<(&[i64], Option<&Replay>)>,
     limit: usize,
 ) -> FailingPoints {
     let (mut es, mut et) = (Evaluator::new(g, src, model), Evaluator::new(g, tgt, model));
-    let mut source_at = |env: &[i64]| {
+    let mut at = |env: &[i64]| {
         let e128: Vec<i128> = env.iter().map(|&v| v as i128).collect();
-        (es.eval(&e128), e128)
+        (es.eval(&e128), et.eval(&e128))
     };
     let mut out = FailingPoints {
         envs: Vec::new(),
         meanings: Vec::new(),
+        answers: Vec::new(),
     };
-    if let Some(f) = first {
+    if let Some((f, replay)) = first {
+        // The oracle's replay evaluated both there, under its model.
+        let (s, t) = match replay.filter(|r| r.model == model) {
+            Some(r) => (r.src.clone(), r.tgt.clone()),
+            None => at(f),
+        };
         out.envs.push(f.to_vec());
-        out.meanings.push(source_at(f).0.ok().map(meaning));
+        out.meanings.push(s.ok().map(meaning));
+        out.answers.push(t.ok().map(meaning));
     }
     let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
     let domain = Domain::new(g, &all);
@@ -626,12 +650,13 @@ pub fn failing_points(
         if out.envs.contains(&env) {
             continue;
         }
-        let (Ok(s), e128) = source_at(&env) else {
+        let (Ok(s), t) = at(&env) else {
             continue;
         };
-        if let PointCheck::Fails(_) = interp::check_point(Ok(s.clone()), et.eval(&e128)) {
+        if let PointCheck::Fails(_) = interp::check_point(Ok(s.clone()), t.clone()) {
             out.envs.push(env);
             out.meanings.push(Some(meaning(s)));
+            out.answers.push(t.ok().map(meaning));
         }
     }
     out
@@ -833,20 +858,35 @@ mod tests {
     use engine::ir::dtype::Width;
 
     #[test]
-    fn each_failing_point_carries_the_sources_meaning_there_the_oracles_first() {
+    fn each_failing_point_carries_both_sides_meanings_there_the_oracles_replay_read_not_redone() {
         // `x / (x - 2)` is undefined at x = 2: that point carries no meaning.
         let p = engine::parse::parse_program("var x in [0, 5]\nexpr x / (x - 2)\nexpr x + 0 - x\n")
             .unwrap();
         let (g, src, tgt) = (&p.graph, &p.outputs[..1], &p.outputs[1..]);
         let model = Model::from(Width::W64);
         let first = [2i64];
-        let points = failing_points(g, src, tgt, model, Some(&first), 4);
+        let points = failing_points(g, src, tgt, model, Some((&first, None)), 4);
         assert_eq!(points.envs.len(), points.meanings.len());
+        assert_eq!(points.envs.len(), points.answers.len());
         assert_eq!(points.envs[0], first);
         assert_eq!(points.meanings[0], None, "undefined at the oracle's point");
         assert!(points.envs.len() > 1, "{:?}", points.envs);
-        for (env, meaning) in points.envs.iter().zip(&points.meanings) {
+        for ((env, meaning), answer) in points
+            .envs
+            .iter()
+            .zip(&points.meanings)
+            .zip(&points.answers)
+        {
             assert_eq!(meaning, &interp_values(g, src, env, model), "at {env:?}");
+            assert_eq!(answer, &interp_values(g, tgt, env, model), "at {env:?}");
         }
+        // The oracle's replay at its point is read, under its model only.
+        let mut told = crate::oracle::replay(g, src, tgt, &[3], model);
+        told.src = Ok(vec![Val::Int(41)]);
+        let read = failing_points(g, src, tgt, model, Some((&[3], Some(&told))), 1);
+        assert_eq!(read.meanings[0], Some(vec![Some(Value::Int(41))]));
+        told.model = Model::from(Width(32));
+        let other = failing_points(g, src, tgt, model, Some((&[3], Some(&told))), 1);
+        assert_eq!(other.meanings[0], Some(vec![Some(Value::Int(3))]));
     }
 }

@@ -105,6 +105,8 @@ impl OracleConfig {
 /// self-explanatory and a JIT/interpreter disagreement is visible).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Replay {
+    /// The model both forms were evaluated under.
+    pub model: Model,
     pub src: Result<Vec<Val>, Undefined>,
     pub tgt: Result<Vec<Val>, Undefined>,
     /// `interp::check_point(src, tgt)`; the same failure unless the JIT is
@@ -1366,6 +1368,7 @@ pub fn replay(g: &Graph, src: &[NodeId], tgt: &[NodeId], env: &[i64], w: Model) 
     let t = interp::eval(g, tgt, &env, w);
     let check = interp::check_point(s.clone(), t.clone());
     Replay {
+        model: w,
         src: s,
         tgt: t,
         check,

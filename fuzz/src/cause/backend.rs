@@ -267,7 +267,7 @@ pub fn attribute(
     // compiled value differs from its meaning.
     let sides = [
         (src, known.map(|k| (&k.src, Some(&k.meaning)))),
-        (tgt, known.map(|k| (&k.tgt, None))),
+        (tgt, known.map(|k| (&k.tgt, Some(&k.answer_meaning)))),
     ];
     for (side, known) in sides {
         let meant = match known.and_then(|(_, m)| m) {
@@ -424,6 +424,7 @@ mod tests {
             src: Some(vec![Value::Int(5)]),
             tgt: Some(vec![Value::Int(6)]),
             meaning: Some(vec![Some(Value::Int(4))]),
+            answer_meaning: Some(vec![Some(Value::Int(6))]),
         };
         let read = attribute(
             &subject,
