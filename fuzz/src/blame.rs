@@ -387,8 +387,9 @@ pub fn blame(
         }
         let (at, c) = match instance {
             Instance::Case => (src.to_vec(), whole),
-            Instance::Smallest => smallest(subject, &judge, alone.as_ref(), g, src)
-                .unwrap_or_else(|| (src.to_vec(), whole)),
+            Instance::Smallest => {
+                smallest(&judge, alone.as_ref(), g, src).unwrap_or_else(|| (src.to_vec(), whole))
+            }
         };
         let whole_case = at.as_slice() == src;
         return Some(judge.shown(subject, rule, BlamedAt::new(g.clone(), at, whole_case), c));
@@ -462,25 +463,24 @@ pub fn narrow(
     };
     let alone = subject.rule_alone(rule)?;
     let (g, src) = (at.graph(), at.roots());
-    let (small, c) = smallest(subject, &judge, alone.as_ref(), g, src)?;
-    let whole_case = small.as_slice() == src;
-    let at = BlamedAt::new(g.clone(), small, whole_case);
+    let (small, c) = smallest(&judge, alone.as_ref(), g, src)?;
+    let at = BlamedAt::new(g.clone(), small, false);
     Some(judge.shown(subject, rule, at, c))
 }
 
-/// The innermost node of `src` (of a case `alone` fails on) where `alone`
-/// fails too, and its check there.
+/// The innermost node below `src` (a case `alone` fails on, which the
+/// profile covers, and so every node of it: the cover is a test of each
+/// node) where `alone` fails too, and its check there. `None` where only
+/// the case itself fails: its check was made by the caller.
 fn smallest(
-    subject: &dyn Subject,
     judge: &Judge<'_>,
     alone: &dyn Subject,
     g: &Graph,
     src: &[NodeId],
 ) -> Option<(Vec<NodeId>, checks::Checked)> {
-    let profile = subject.profile();
     innermost_first(g, src)
         .into_iter()
-        .filter(|&n| profile.covers(g, &[n]))
+        .filter(|&n| src != [n])
         .find_map(|n| {
             let c = checks::check(g, &[n], alone, &judge.cfg, None);
             judge.fails(&c).then(|| (vec![n], c))

@@ -1126,7 +1126,7 @@ fn settle(
                 written: 0,
                 first_case: rec.entry.body.clone(),
                 first_path: None,
-                detail: rec.entry.cause.detail(),
+                detail: rec.entry.detail.clone(),
             });
             s.buckets.len() - 1
         }

@@ -429,10 +429,7 @@ fn answer(
     if profile.defined_everywhere {
         // The subject computes the whole domain at once: one undefined
         // point makes the case mean nothing to it (not sent).
-        let m = Model {
-            width: cfg.width,
-            ..profile.model()
-        };
+        let m = profile.model_at(cfg.width);
         if oracle::undefined_somewhere(&out.graph, &out.src, m) == Some(true) {
             out.unsupported = Some(
                 "the source is undefined at some point of its domain, which the peer computes as a whole (input_language.defined_everywhere)"

@@ -43,12 +43,11 @@ pub fn classify(subject: &dyn Subject, c: &mut Checked, confirm: &Confirm, width
         Confirm::All => Some(None),
         Confirm::Only(b) => Some(Some(b.as_str())),
     };
-    let model = Model {
-        width,
-        ..subject.profile().model()
-    };
+    // The strict model at the check's width: what the oracle judged and
+    // the backends' values are confirmed under.
+    let model = subject.profile().model_at(width);
     c.class = if let Some((tgt, wrong)) = c.tgt.as_deref().zip(wrong_point(c, model)) {
-        Some(oracle_class(subject, c, tgt, &wrong, only, width))
+        Some(oracle_class(subject, c, tgt, &wrong, only, model))
     } else {
         let unsound = c.wrong_bound.as_ref().filter(|_| c.failed(Kind::Bounds));
         unsound.map(|w| {
@@ -84,11 +83,14 @@ struct WrongPoint<'c> {
     ub: Option<Ub>,
     /// The oracle's replay there (both sides' values by the interpreter).
     replay: Option<&'c Replay>,
+    /// Its row-major index, when the oracle walked every point before it.
+    walked_to: Option<u64>,
 }
 
 fn wrong_point(c: &Checked, model: Model) -> Option<WrongPoint<'_>> {
     if c.failed(Kind::Oracle) {
-        let f = c.oracle.as_ref()?.failure.as_ref()?;
+        let report = c.oracle.as_ref()?;
+        let f = report.failure.as_ref()?;
         return Some(WrongPoint {
             env: f.env.clone(),
             failure: f.failure,
@@ -98,6 +100,7 @@ fn wrong_point(c: &Checked, model: Model) -> Option<WrongPoint<'_>> {
                 .and_then(|r| r.tgt.as_ref().err())
                 .map(|u| u.reason),
             replay: f.replay.as_ref(),
+            walked_to: (!report.sampled).then_some(f.index),
         });
     }
     let env = c.failure(Kind::Validate)?.env.clone()?;
@@ -107,19 +110,21 @@ fn wrong_point(c: &Checked, model: Model) -> Option<WrongPoint<'_>> {
         failure,
         ub: None,
         replay: None,
+        walked_to: None,
     })
 }
 
 /// The class of an oracle or validation finding against a peer: by its
-/// backends at the failing points (`only`: `None` when confirmation is
-/// off, else the one backend to run or every one), else unconfirmed.
+/// backends at the failing points under `model` (`only`: `None` when
+/// confirmation is off, else the one backend to run or every one), else
+/// unconfirmed.
 fn oracle_class(
     subject: &dyn Subject,
     c: &Checked,
     tgt: &[NodeId],
     f: &WrongPoint<'_>,
     only: Option<Option<&str>>,
-    width: Width,
+    model: Model,
 ) -> Confirmation {
     if !c.covered_by(subject) {
         return confirm::outside_language(subject);
@@ -134,11 +139,11 @@ fn oracle_class(
             format!("{} offers no backend to run it on", subject.name()),
         );
     }
-    let model = Model {
-        width,
-        ..subject.profile().confirm_model()
+    let first = confirm::OraclePoint {
+        env: &f.env,
+        replay: f.replay,
+        walked_to: f.walked_to,
     };
-    let first = (f.env.as_slice(), f.replay);
     let points = confirm::failing_points(g, src, tgt, model, Some(first), CONFIRM_POINTS);
     let flagged = format!(
         "tileproof's model flagged {}: {}",

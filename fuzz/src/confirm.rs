@@ -595,16 +595,31 @@ pub struct FailingPoints {
     pub answers: Vec<Option<Vec<Option<Value>>>>,
 }
 
+/// The oracle's failing point, where a finding is confirmed first, with
+/// what the oracle knows of it.
+pub struct OraclePoint<'a> {
+    /// Indexed like the graph's variable table.
+    pub env: &'a [i64],
+    /// The oracle's replay there: both sides' values by the interpreter,
+    /// under the replay's model.
+    pub replay: Option<&'a Replay>,
+    /// Its index in the domain's row-major order, when the oracle walked
+    /// every point before it (and found them refining) under the replay's
+    /// model.
+    pub walked_to: Option<u64>,
+}
+
 /// Up to `limit` points where `tgt` does not refine `src` under `model`,
-/// `first` (the oracle's point, with the oracle's replay there when it has
-/// one) first: every point the walk policy names for failing points
-/// ([`Purpose::FailingPoints`]) is tried, by the interpreter.
+/// `first` (the oracle's point) first: every point the walk policy names
+/// for failing points ([`Purpose::FailingPoints`]) is tried, by the
+/// interpreter, but those the oracle already evaluated under `model` (its
+/// point, and the points before it when it walked them in the same order).
 pub fn failing_points(
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
     model: Model,
-    first: Option<(&[i64], Option<&Replay>)>,
+    first: Option<OraclePoint<'_>>,
     limit: usize,
 ) -> FailingPoints {
     let (mut es, mut et) = (Evaluator::new(g, src, model), Evaluator::new(g, tgt, model));
@@ -617,27 +632,30 @@ pub fn failing_points(
         meanings: Vec::new(),
         answers: Vec::new(),
     };
-    if let Some((f, replay)) = first {
-        // The oracle's replay evaluated both there, under its model.
-        let (s, t) = match replay.filter(|r| r.model == model) {
+    // Where the oracle walked under this model, the points before its
+    // failing one refine: the walk starts past it.
+    let mut start = 0;
+    if let Some(f) = first {
+        let known = f.replay.filter(|r| r.model == model);
+        let (s, t) = match known {
             Some(r) => (r.src.clone(), r.tgt.clone()),
-            None => at(f),
+            None => at(f.env),
         };
-        out.envs.push(f.to_vec());
+        out.envs.push(f.env.to_vec());
         out.meanings.push(s.ok().map(meaning));
         out.answers.push(t.ok().map(meaning));
+        if let (Some(_), Some(i)) = (known, f.walked_to) {
+            start = i + 1;
+        }
     }
     let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
-    let domain = Domain::new(g, &all);
-    let decision = walk::decide(
-        Purpose::FailingPoints,
-        domain.size(),
-        g.reachable(&all).len(),
-    );
+    let (domain, nodes) = Domain::with_size(g, &all);
+    let decision = walk::decide(Purpose::FailingPoints, domain.size(), nodes);
     let exhaustive = decision.samples().is_none();
     let n = decision.samples().unwrap_or(domain.size() as u64);
+    let start = if exhaustive { start } else { 0 };
     let mut point = vec![0i64; domain.len()];
-    for k in 0..n {
+    for k in start..n {
         if out.envs.len() >= limit {
             break;
         }
@@ -865,7 +883,18 @@ mod tests {
         let (g, src, tgt) = (&p.graph, &p.outputs[..1], &p.outputs[1..]);
         let model = Model::from(Width::W64);
         let first = [2i64];
-        let points = failing_points(g, src, tgt, model, Some((&first, None)), 4);
+        fn oracle<'a>(
+            env: &'a [i64],
+            replay: Option<&'a Replay>,
+            walked_to: Option<u64>,
+        ) -> OraclePoint<'a> {
+            OraclePoint {
+                env,
+                replay,
+                walked_to,
+            }
+        }
+        let points = failing_points(g, src, tgt, model, Some(oracle(&first, None, None)), 4);
         assert_eq!(points.envs.len(), points.meanings.len());
         assert_eq!(points.envs.len(), points.answers.len());
         assert_eq!(points.envs[0], first);
@@ -883,10 +912,29 @@ mod tests {
         // The oracle's replay at its point is read, under its model only.
         let mut told = crate::oracle::replay(g, src, tgt, &[3], model);
         told.src = Ok(vec![Val::Int(41)]);
-        let read = failing_points(g, src, tgt, model, Some((&[3], Some(&told))), 1);
+        let read = failing_points(g, src, tgt, model, Some(oracle(&[3], Some(&told), None)), 1);
         assert_eq!(read.meanings[0], Some(vec![Some(Value::Int(41))]));
+        // The points the oracle walked before its own (x = 3, index 3)
+        // refine: the next is looked for past it (x = 1 fails, unasked).
+        let past = failing_points(
+            g,
+            src,
+            tgt,
+            model,
+            Some(oracle(&[3], Some(&told), Some(3))),
+            2,
+        );
+        assert_eq!(past.envs, [vec![3], vec![4]]);
         told.model = Model::from(Width(32));
-        let other = failing_points(g, src, tgt, model, Some((&[3], Some(&told))), 1);
+        let other = failing_points(
+            g,
+            src,
+            tgt,
+            model,
+            Some(oracle(&[3], Some(&told), Some(3))),
+            2,
+        );
         assert_eq!(other.meanings[0], Some(vec![Some(Value::Int(3))]));
+        assert_eq!(other.envs, [vec![3], vec![1]], "another model: every point");
     }
 }

@@ -291,13 +291,20 @@ fn draw_point<D: std::borrow::Borrow<Draw>>(
 impl Domain {
     /// The variables reachable from `roots`.
     pub fn new(g: &Graph, roots: &[NodeId]) -> Domain {
-        let vars = g.reachable_vars(roots);
-        Domain {
+        Domain::with_size(g, roots).0
+    }
+
+    /// The variables reachable from `roots`, and the number of nodes they
+    /// reach (what the walk policy weighs with the domain's size): one walk.
+    pub fn with_size(g: &Graph, roots: &[NodeId]) -> (Domain, usize) {
+        let (vars, nodes) = g.reachable_vars_and_size(roots);
+        let domain = Domain {
             names: vars.iter().map(|&v| g.var(v).name.clone()).collect(),
             lo: vars.iter().map(|&v| g.var(v).lo).collect(),
             hi: vars.iter().map(|&v| g.var(v).hi).collect(),
             vars,
-        }
+        };
+        (domain, nodes)
     }
 
     pub fn len(&self) -> usize {
@@ -535,8 +542,7 @@ fn domain_and_plan(
         });
     }
     let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
-    let domain = Domain::new(g, &all);
-    let nodes = g.reachable(&all).len();
+    let (domain, nodes) = Domain::with_size(g, &all);
     let decision = walk::decide(Purpose::Oracle(cfg.limits), domain.size(), nodes);
     let plan = Plan::of(&domain, decision);
     Ok((domain, plan, decision))
@@ -1350,8 +1356,8 @@ pub fn enumerate(
     width: Width,
 ) -> Option<Result<Report, JitError>> {
     let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
-    let (points, nodes) = (Domain::new(g, &all).size(), g.reachable(&all).len());
-    if !walk::decide(Purpose::Proof, points, nodes).walks_compiled() {
+    let (domain, nodes) = Domain::with_size(g, &all);
+    if !walk::decide(Purpose::Proof, domain.size(), nodes).walks_compiled() {
         return None;
     }
     let cfg = OracleConfig {
@@ -1493,8 +1499,8 @@ fn never(
     sample: Option<u64>,
     ok: fn(Result<Vec<Val>, Undefined>) -> bool,
 ) -> (Option<Way>, bool) {
-    let domain = Domain::new(g, roots);
-    let walked = walk::decide(purpose, domain.size(), g.reachable(roots).len()).first();
+    let (domain, nodes) = Domain::with_size(g, roots);
+    let walked = walk::decide(purpose, domain.size(), nodes).first();
     let (n, stream) = match (walked, sample) {
         (Some(Way::Interpreter), _) => (domain.size() as u64, None),
         (Some(Way::Sampled { samples }), Some(stream)) => (samples, Some(stream)),

@@ -526,18 +526,23 @@ impl Graph {
 
     /// The variables `roots` reach, in declaration order.
     pub fn reachable_vars(&self, roots: &[NodeId]) -> Vec<u32> {
+        self.reachable_vars_and_size(roots).0
+    }
+
+    /// The variables `roots` reach, in declaration order, and the number
+    /// of nodes they reach ([`Graph::size_of`]): one walk for both.
+    pub fn reachable_vars_and_size(&self, roots: &[NodeId]) -> (Vec<u32>, usize) {
+        let (mut vars, mut count) = (Vec::new(), 0);
+        self.walk_down(roots, |id| {
+            count += 1;
+            if let Op::Var(v) = self.node(id).op {
+                vars.push(v);
+            }
+        });
         // Ids follow creation order, not declaration order: sort.
-        let mut vars: Vec<u32> = self
-            .reachable(roots)
-            .into_iter()
-            .filter_map(|id| match self.node(id).op {
-                Op::Var(v) => Some(v),
-                _ => None,
-            })
-            .collect();
         vars.sort_unstable();
         vars.dedup();
-        vars
+        (vars, count)
     }
 
     /// The nodes below `root` (itself included) that are not `done`,

@@ -208,10 +208,7 @@ pub fn of_classified(
         return None;
     }
     let (backend, env) = (c.backend.as_ref()?, c.env.as_ref()?);
-    let model = Model {
-        width,
-        ..subject.profile().model()
-    };
+    let model = subject.profile().model_at(width);
     let construct = attribute(
         subject,
         backend,

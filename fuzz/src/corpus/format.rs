@@ -211,6 +211,9 @@ pub struct Entry {
     /// The defect it is filed under, with what showed it (the rule's step
     /// that fails alone, the bound that is wrong).
     pub cause: Found,
+    /// `cause`'s detail ([`Found::detail`]), made once for the header and
+    /// the campaign's summary.
+    pub detail: Option<String>,
     /// A standalone script that shows the bug with only the peer's own
     /// code, written beside the case (`NAME.py`).
     pub reproducer: Option<Script>,
@@ -251,6 +254,7 @@ impl Entry {
             body: case + &expect_lines(&checked.graph, checked.tgt.as_deref().unwrap_or(&[])),
             class: checked.class.clone(),
             relaxed: checked.relaxed.as_ref().map(|r| r.header()),
+            detail: cause.detail(),
             cause,
             reproducer: None,
         }
@@ -305,7 +309,7 @@ impl Entry {
                 }
             }),
             cause: Some(self.cause.cause.clone()),
-            blame: self.cause.blame.as_ref().and(self.cause.detail()),
+            blame: self.cause.blame.as_ref().and(self.detail.clone()),
             bound: self.cause.wrong_bound.as_ref().map(|b| b.line()),
             how: self.cause.how.clone(),
             origin: Some(self.origin.clone()),
