@@ -32,6 +32,10 @@ fn h_again(text: &str) -> String {
 }
 
 fn entry(body: &str) -> Entry {
+    let cause = Found::just(Cause::Rule {
+        rule: "rem_drop_multiple".into(),
+        fault: Fault::Wrong,
+    });
     Entry {
         kind: Kind::Oracle,
         message: "value-differs at x = -1".into(),
@@ -46,10 +50,8 @@ fn entry(body: &str) -> Entry {
         body: body.into(),
         class: None,
         relaxed: None,
-        cause: Found::just(Cause::Rule {
-            rule: "rem_drop_multiple".into(),
-            fault: Fault::Wrong,
-        }),
+        detail: cause.detail(),
+        cause,
         reproducer: None,
     }
 }
