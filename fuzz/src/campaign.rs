@@ -515,6 +515,7 @@ impl Tried {
                 kind: Kind::Panic,
                 message,
                 point: None,
+                shown: None,
                 env: None,
                 node: None,
             }],

@@ -212,6 +212,9 @@ pub struct CheckFailure {
     pub message: String,
     /// The failing point (domain variables and values), when there is one.
     pub point: Option<Vec<(String, i64)>>,
+    /// `point` as the input syntax writes it, printed once for the message
+    /// and kept for the `# point:` header.
+    pub shown: Option<String>,
     /// The failing point as a full environment, indexed like the graph's
     /// variable table (for `interp::eval`).
     pub env: Option<Vec<i64>>,
@@ -226,6 +229,7 @@ impl CheckFailure {
             kind,
             message: message.into(),
             point: None,
+            shown: None,
             env: None,
             node: None,
         }
@@ -580,6 +584,7 @@ fn validate_check(
             kind: Kind::Validate,
             message: one_line(&msg),
             point: None,
+            shown: None,
             env: val
                 .point
                 .as_ref()
@@ -637,6 +642,7 @@ fn run_checks(
                         kind: Kind::Oracle,
                         message: rep.to_string(),
                         point: Some(f.point.clone()),
+                        shown: Some(f.shown.clone()),
                         env: Some(f.env.clone()),
                         node: None,
                     });
@@ -784,18 +790,19 @@ fn peer_bounds_check(
         .iter()
         .map(|&i| (g.var(i).name.clone(), v.env[i as usize]))
         .collect();
+    let shown = engine::print::point(g, &point);
     let message = format!(
-        "{}'s bounds of `{}` are {}, but it is {} at {}",
+        "{}'s bounds of `{}` are {}, but it is {} at {shown}",
         subject.name(),
         short_expr(g, v.node),
         v.bound,
         v.value,
-        engine::print::point(g, &point)
     );
     let failure = CheckFailure {
         kind: Kind::Bounds,
         message,
         point: Some(point),
+        shown: Some(shown),
         env: Some(v.env.clone()),
         node: Some(v.node),
     };
@@ -945,16 +952,17 @@ fn range_check(
                     continue;
                 }
                 let point = named_point(g, &domain, env);
+                let shown = engine::print::point(g, &point);
                 return Some(CheckFailure {
                     kind: Kind::Range,
                     message: format!(
-                        "{label} node `{}` is {v} at {}, outside its range [{}, {}]",
+                        "{label} node `{}` is {v} at {shown}, outside its range [{}, {}]",
                         short_expr(g, id),
-                        engine::print::point(g, &point),
                         n.vmin,
                         n.vmax
                     ),
                     point: Some(point),
+                    shown: Some(shown),
                     env: Some(env.clone()),
                     node: None,
                 });
@@ -986,16 +994,17 @@ fn jit_check(g: &Graph, src: &[NodeId], tgt: &[NodeId], cfg: &CheckConfig) -> Op
         let by_interp = interpreter.eval(&env128);
         if by_jit != by_interp {
             let point = named_point(g, &domain, env);
+            let shown = engine::print::point(g, &point);
             return Some(CheckFailure {
                 kind: Kind::Jit,
                 message: format!(
-                    "at {} {} gives {} but the interpreter {}",
-                    engine::print::point(g, &point),
+                    "at {shown} {} gives {} but the interpreter {}",
                     compiled.checker(),
                     show_eval(g, &by_jit),
                     show_eval(g, &by_interp)
                 ),
                 point: Some(point),
+                shown: Some(shown),
                 env: Some(env.clone()),
                 node: None,
             });
@@ -1017,6 +1026,7 @@ fn lower_check(g: &mut Graph, tgt: &[NodeId], cfg: &CheckConfig) -> Option<Check
             kind: Kind::Lower,
             message: format!("the i32/i64-lowered form differs: {rep}"),
             point: Some(f.point.clone()),
+            shown: Some(f.shown.clone()),
             env: Some(f.env.clone()),
             node: None,
         }),

@@ -214,28 +214,46 @@ impl BackendVerdict {
         }
     }
 
-    /// The verdict in one line, as a backend's line of the confirmation.
-    fn said(&self, g: &Graph, src: &[NodeId]) -> String {
+    /// The verdict in one line, as a backend's line of the confirmation;
+    /// for a wrong value or a trap, with the finding's summary when this
+    /// backend's verdict is the one kept (the same values and point,
+    /// printed once for both).
+    fn said(&self, g: &Graph, src: &[NodeId]) -> (String, Option<String>) {
         match self {
             BackendVerdict::WrongValue {
                 env,
                 src: s,
                 tgt: t,
                 ..
-            } => format!(
-                "wrong value: source {}, answer {} at {}",
-                show_values(s),
-                show_values(&t.iter().copied().map(Some).collect::<Vec<_>>()),
-                show_point(g, src, env)
+            } => {
+                let (s, at) = (show_values(s), show_point(g, src, env));
+                let t = show_values(&t.iter().copied().map(Some).collect::<Vec<_>>());
+                (
+                    format!("wrong value: source {s}, answer {t} at {at}"),
+                    Some(format!("source {s}, target {t} at {at}")),
+                )
+            }
+            BackendVerdict::Trap {
+                env,
+                signal,
+                src: s,
+                ..
+            } => {
+                let at = show_point(g, src, env);
+                (
+                    format!("the answer traps ({signal}) at {at}"),
+                    Some(format!(
+                        "source {}, target traps ({signal}) at {at}",
+                        show_values(s)
+                    )),
+                )
+            }
+            BackendVerdict::CompileError(m) => (format!("the answer does not compile: {m}"), None),
+            BackendVerdict::Agrees(n) => (
+                format!("agrees with the source at {}", print::count(*n, "point")),
+                None,
             ),
-            BackendVerdict::Trap { env, signal, .. } => {
-                format!("the answer traps ({signal}) at {}", show_point(g, src, env))
-            }
-            BackendVerdict::CompileError(m) => format!("the answer does not compile: {m}"),
-            BackendVerdict::Agrees(n) => {
-                format!("agrees with the source at {}", print::count(*n, "point"))
-            }
-            BackendVerdict::Nothing(why) => format!("no verdict: {why}"),
+            BackendVerdict::Nothing(why) => (format!("no verdict: {why}"), None),
         }
     }
 }
@@ -468,7 +486,7 @@ pub fn confirm(
             format!("{} has no backend to run it on", subject.name()),
         );
     }
-    let mut best: Option<(BackendVerdict, &str)> = None;
+    let mut best: Option<(BackendVerdict, &str, Option<String>)> = None;
     let mut lines = Vec::new();
     let mut agreed = Vec::new();
     for b in backends {
@@ -476,17 +494,17 @@ pub fn confirm(
         if matches!(v, BackendVerdict::Agrees(_)) {
             agreed.push(b.clone());
         }
-        let said = v.said(g, src);
+        let (said, summary) = v.said(g, src);
         lines.push(if notes.is_empty() {
             format!("{b}: {said}")
         } else {
             format!("{b}: {said} ({notes})")
         });
-        if best.as_ref().is_none_or(|(bv, _)| v.rank() < bv.rank()) {
-            best = Some((v, b));
+        if best.as_ref().is_none_or(|(bv, ..)| v.rank() < bv.rank()) {
+            best = Some((v, b, summary));
         }
     }
-    let (v, b) = best.expect("at least one backend");
+    let (v, b, summary) = best.expect("at least one backend");
     let mut c = Confirmation {
         class: Class::Unconfirmed,
         backend: Some(b.to_string()),
@@ -522,22 +540,17 @@ pub fn confirm(
                 meaning,
                 answer_meaning,
             });
-            c.summary = format!(
-                "source {}, target {} at {}",
-                show_values(&s),
-                show_values(&t.iter().copied().map(Some).collect::<Vec<_>>()),
-                show_point(g, src, &env)
-            );
+            c.summary = summary.expect("a wrong value's summary");
             c.expected = expected(&s);
             c.env = Some(env);
         }
         BackendVerdict::Trap {
             env,
-            signal,
             src: s,
             src_compiled,
             meaning,
             answer_meaning,
+            ..
         } => {
             c.class = Class::Trap;
             c.compiled = Some(CompiledAt {
@@ -546,11 +559,7 @@ pub fn confirm(
                 meaning,
                 answer_meaning,
             });
-            c.summary = format!(
-                "source {}, target traps ({signal}) at {}",
-                show_values(&s),
-                show_point(g, src, &env)
-            );
+            c.summary = summary.expect("a trap's summary");
             c.expected = expected(&s);
             c.env = Some(env);
         }

@@ -17,7 +17,7 @@ use crate::corpus::{self, Entry};
 use crate::shrink;
 use crate::subject::Subject;
 use engine::parse::Program;
-use engine::semantics::Failure;
+use engine::semantics::{Failure, Model};
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::time::Instant;
@@ -123,6 +123,7 @@ impl Preparer<'_> {
         // With the peer's bounds: the kept case's cause is triaged on the
         // check its candidate had.
         let cfg = self.triage_config(kind).quick();
+        let model = self.subject.profile().model_at(cfg.width);
         // The texts of the candidates rejected: the verdict is the text's
         // (the candidate is checked as read back from it), and the shrinker
         // builds a candidate again after every edit it keeps (its next
@@ -136,7 +137,7 @@ impl Preparer<'_> {
             if rejected.borrow().contains(&text) {
                 return None;
             }
-            let kept = self.judged(p, &text, kind, want, class, &cfg);
+            let kept = self.judged(p, &text, kind, want, class, &cfg, model);
             if kept.is_none() {
                 rejected.borrow_mut().insert(text);
             }
@@ -145,7 +146,9 @@ impl Preparer<'_> {
     }
 
     /// [`Preparer::judge`]'s verdict on candidate `p`, whose case text is
-    /// `text`.
+    /// `text`, checked under `cfg` (the triage's quick configuration) and
+    /// triaged under `model` (the profile's at its width).
+    #[allow(clippy::too_many_arguments)]
     fn judged(
         &self,
         p: &Program,
@@ -154,6 +157,7 @@ impl Preparer<'_> {
         want: Option<&Cause>,
         class: Option<&(Class, String)>,
         cfg: &CheckConfig,
+        model: Model,
     ) -> Option<Kept> {
         if !self.subject.profile().covers(&p.graph, &p.outputs) {
             return None;
@@ -169,7 +173,17 @@ impl Preparer<'_> {
         checked.failure(kind)?;
         checked.covered = Some(true);
         let found = match want {
-            Some(want) => Some(self.shows(&checked, kind, want)?),
+            Some(want) => {
+                let failure = checked.failure(kind)?;
+                Some(triage::holding(
+                    self.subject,
+                    &checked,
+                    failure,
+                    cfg,
+                    model,
+                    want,
+                )?)
+            }
             None => None,
         };
         if let Some((class, backend)) = class {
@@ -188,8 +202,9 @@ impl Preparer<'_> {
     /// still its cause.
     fn shows(&self, checked: &Checked, kind: Kind, want: &Cause) -> Option<Found> {
         let failure = checked.failure(kind)?;
-        let cfg = self.triage_config(kind);
-        triage::holding(self.subject, checked, failure, &cfg, want)
+        let cfg = self.triage_config(kind).quick();
+        let model = self.subject.profile().model_at(cfg.width);
+        triage::holding(self.subject, checked, failure, &cfg, model, want)
     }
 
     /// Shrinks `program` (its `expr` lines) while it fails `kind` the same

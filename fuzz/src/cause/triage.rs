@@ -554,16 +554,17 @@ impl MinSpelling {
 /// cause is still `want` (a shrink candidate kept to its finding's cause),
 /// and what shows it there: asking only what that cause and the layers
 /// before it need (its bound; its rule alone; its message). A shape cannot
-/// be kept (shrinking changes it).
+/// be kept (shrinking changes it). `cfg` is the triage's quick
+/// configuration ([`CheckConfig::quick`]) and `model` the profile's at its
+/// width, made once for all the candidates of a shrink.
 pub fn holding(
     subject: &dyn Subject,
     checked: &Checked,
     failure: &CheckFailure,
     cfg: &CheckConfig,
+    model: Model,
     want: &Cause,
 ) -> Option<Found> {
-    let cfg = &cfg.quick();
-    let model = subject.profile().model_at(cfg.width);
     let (g, src) = (&checked.graph, &checked.src);
     let found = match want {
         Cause::Crash(_) | Cause::Loop(_) => Found::just(site::of_message(&failure.message)),

@@ -240,10 +240,7 @@ impl Entry {
             message: fail
                 .as_ref()
                 .map_or_else(String::new, |f| f.message.clone()),
-            point_text: fail
-                .as_ref()
-                .and_then(|f| f.point.as_ref())
-                .map(|p| print::point(&checked.graph, p)),
+            point_text: fail.as_ref().and_then(|f| f.shown.clone()),
             point: fail.and_then(|f| f.point),
             rules: checked.fired(subject.rule_names()),
             origin,

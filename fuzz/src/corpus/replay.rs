@@ -166,6 +166,7 @@ fn at_recorded_point(checked: &mut Checked, p: &Program, subject: &dyn Subject, 
         kind: Kind::Oracle,
         message: format!("{at} (at the case's recorded point; the samples passed)"),
         point: Some(f.point.clone()),
+        shown: Some(f.shown.clone()),
         env: Some(f.env.clone()),
         node: None,
     });

@@ -186,20 +186,29 @@ pub(super) fn bounds_beside(r: &Reply) -> Option<PeerBounds> {
     Some(b)
 }
 
+/// A case as the wire carries it, with what the rest of the exchange
+/// needs from the same walk of its roots.
+pub struct Encoded {
+    /// The request for the case (the caller adds what else it asks).
+    pub request: Request,
+    /// The variables the roots reach, in declaration order: the order of
+    /// a point's values on the wire.
+    pub vars: Vec<u32>,
+    /// The node budget of an answer to it ([`node_budget`]).
+    pub budget: usize,
+}
+
 /// The request for case `id`: `roots` of `g`, as text and as trees (the
 /// caller adds what else it asks: `run`, `reproducer`, ...; `tileproof
 /// bench` gives these lines to its TVM timing script).
 pub fn request(g: &Graph, roots: &[NodeId], id: u64) -> Request {
-    let mut used: Vec<u32> = g
-        .reachable(roots)
-        .into_iter()
-        .filter_map(|n| match g.node(n).op {
-            Op::Var(v) => Some(v),
-            _ => None,
-        })
-        .collect();
-    // In declaration order.
-    used.sort_unstable();
+    encode(g, roots, id).request
+}
+
+/// [`request`], with the variables and the answer's node budget found by
+/// the same walk (one walk of the roots per request, not one per use).
+pub fn encode(g: &Graph, roots: &[NodeId], id: u64) -> Encoded {
+    let (used, size) = g.reachable_vars_and_size(roots);
     let vars = used
         .iter()
         .map(|&v| {
@@ -217,12 +226,16 @@ pub fn request(g: &Graph, roots: &[NodeId], id: u64) -> Request {
             }
         })
         .collect();
-    Request {
-        id,
-        vars: Some(vars),
-        exprs: Some(roots.iter().map(|&r| print::expr(g, r)).collect()),
-        trees: Some(roots.iter().map(|&r| tree(g, r)).collect()),
-        ..Request::default()
+    Encoded {
+        request: Request {
+            id,
+            vars: Some(vars),
+            exprs: Some(roots.iter().map(|&r| print::expr(g, r)).collect()),
+            trees: Some(roots.iter().map(|&r| tree(g, r)).collect()),
+            ..Request::default()
+        },
+        vars: used,
+        budget: node_budget(size),
     }
 }
 
@@ -278,13 +291,16 @@ pub(super) fn read_answer(
     line: &str,
     rules: &[String],
 ) -> Result<Outcome, Malformed> {
-    read_reply(g, roots, reply(line, id)?, rules)
+    let budget = node_budget(g.size_of(roots));
+    read_reply(g, roots, budget, reply(line, id)?, rules)
 }
 
-/// [`read_answer`] of an answer already read from its line.
+/// [`read_answer`] of an answer already read from its line, within
+/// `budget` nodes ([`Encoded::budget`]).
 pub(super) fn read_reply(
     g: &mut Graph,
     roots: &[NodeId],
+    budget: usize,
     r: Reply,
     rules: &[String],
 ) -> Result<Outcome, Malformed> {
@@ -297,7 +313,7 @@ pub(super) fn read_reply(
     if let Some(d) = r.declined {
         return Ok(Outcome::Answer(Answer::Declined(d)));
     }
-    let mut budget = Budget::new(node_budget(g.reachable(roots).len()));
+    let mut budget = Budget::new(budget);
     let built: Vec<NodeId> = match (r.trees, r.exprs) {
         (Some(trees), _) => {
             if trees.len() != roots.len() {
@@ -454,7 +470,7 @@ pub(crate) fn read_every_way(g: &mut Graph, roots: &[NodeId], line: &str) {
         let _ = profile_of(&h.profile);
     }
     let before = g.len();
-    let budget = node_budget(g.reachable(roots).len());
+    let budget = node_budget(g.size_of(roots));
     let _ = read_answer(g, roots, 7, line, &["r".to_string()]);
     assert!(
         g.len() - before <= budget,

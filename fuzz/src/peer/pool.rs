@@ -2,7 +2,7 @@
 //! with its hello checked, restarted after a hang, crash or garbage, capped
 //! at `--peer-jobs` live processes.
 
-use super::codec::{bounds_beside, read_reply, request, Malformed, Outcome, MAX_REQUEST_BYTES};
+use super::codec::{bounds_beside, encode, read_reply, Malformed, Outcome, MAX_REQUEST_BYTES};
 use super::codec::{line, past_id, profile_of, reply, PROTOCOL};
 use super::lines::{self};
 use super::memo::Memo;
@@ -266,8 +266,8 @@ impl Peer {
         with: impl FnOnce(Request) -> Request,
     ) -> Result<Answer, Refusal> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let req = with(request(g, roots, id));
-        self.answer(g, roots, id, &line(&req))
+        let case = encode(g, roots, id);
+        self.answer(g, roots, case.budget, id, &line(&with(case.request)))
     }
 
     /// [`Peer::ask_case`] for a part of the peer (a rule alone, a stage),
@@ -280,12 +280,13 @@ impl Peer {
     ) -> Result<Answer, Refusal> {
         // The memo's key is the request's line past its id.
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let sent = line(&with(request(g, roots, id)));
+        let case = encode(g, roots, id);
+        let sent = line(&with(case.request));
         let key = past_id(&sent);
         if let Some(r) = self.parts.get(key) {
             // Well formed when it was first read, and into a graph of the
             // same case: building it again fails only past the node budget.
-            return read_reply(g, roots, r, &self.rule_names)
+            return read_reply(g, roots, case.budget, r, &self.rule_names)
                 .map_err(|why| Refusal {
                     kind: Kind::Garbage,
                     message: why.to_string(),
@@ -293,32 +294,36 @@ impl Peer {
                 .and_then(outcome);
         }
         let mut said = None;
-        let answer = self.answer_beside(g, roots, id, &sent, false, Some(&mut said));
+        let answer = self.answer_beside(g, roots, case.budget, id, &sent, false, Some(&mut said));
         if let Some((r, bytes)) = said {
             self.parts.put(key.to_string(), r, bytes);
         }
         answer
     }
 
-    /// Sends a case request and reads its answer into `g`.
+    /// Sends a case request and reads its answer into `g`, within
+    /// `budget` nodes.
     fn answer(
         &self,
         g: &mut Graph,
         roots: &[NodeId],
+        budget: usize,
         id: u64,
         line: &str,
     ) -> Result<Answer, Refusal> {
-        self.answer_beside(g, roots, id, line, false, None)
+        self.answer_beside(g, roots, budget, id, line, false, None)
     }
 
     /// [`Peer::answer`], with the bounds the answer carries in it when
     /// `beside` (a `with_bounds` request's, protocol section 7: its
     /// [`Answer::Simplified`]'s `bounds`), and read into `said` the answer,
     /// with its line's length, when it is well formed.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn answer_beside(
         &self,
         g: &mut Graph,
         roots: &[NodeId],
+        budget: usize,
         id: u64,
         line: &str,
         beside: bool,
@@ -339,7 +344,7 @@ impl Peer {
         let read = reply(&answer, id).and_then(|r| {
             let bounds = beside.then(|| bounds_beside(&r)).flatten();
             let kept = said.is_some().then(|| r.clone());
-            read_reply(g, roots, r, &self.rule_names).map(|result| (result, bounds, kept))
+            read_reply(g, roots, budget, r, &self.rule_names).map(|result| (result, bounds, kept))
         });
         match read {
             Ok((result, bounds, kept)) => {

@@ -1,7 +1,7 @@
 //! A peer as a [`Subject`]: simplification, backend runs, reproducers and
 //! bounds requests, each sent through the pool.
 
-use super::codec::{line, read_bounds, read_run, read_script, request, MAX_REQUEST_BYTES};
+use super::codec::{encode, line, read_bounds, read_run, read_script, request, MAX_REQUEST_BYTES};
 use super::pool::{Peer, RUN_TIMEOUT};
 use crate::backend::{self, ReproducerSpec, Run, Script};
 use crate::bounds::PeerBounds;
@@ -31,11 +31,12 @@ impl Subject for Peer {
         // Its bounds of the source come beside the answer, for the bounds
         // check that follows (one round trip, not two).
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let case = encode(g, roots, id);
         let req = Request {
             with_bounds: Some(Empty {}),
-            ..request(g, roots, id)
+            ..case.request
         };
-        self.answer_beside(g, roots, id, &line(&req), true, None)
+        self.answer_beside(g, roots, case.budget, id, &line(&req), true, None)
     }
 
     fn backends(&self) -> &[String] {
@@ -76,17 +77,17 @@ impl Subject for Peer {
         points: &[Vec<i64>],
     ) -> Result<Run, Refusal> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let vars = g.reachable_vars(roots);
+        let case = encode(g, roots, id);
         let pts: Vec<Vec<i64>> = points
             .iter()
-            .map(|env| vars.iter().map(|&v| env[v as usize]).collect())
+            .map(|env| case.vars.iter().map(|&v| env[v as usize]).collect())
             .collect();
         let req = Request {
             run: Some(RunRequest {
                 backend: backend.to_string(),
                 points: pts,
             }),
-            ..request(g, roots, id)
+            ..case.request
         };
         let (p, answer) = self.exchange(&line(&req), RUN_TIMEOUT.max(self.timeout))?;
         match read_run(&answer, id, roots.len(), points.len()) {
@@ -120,16 +121,16 @@ impl Subject for Peer {
             return Ok(None);
         };
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let vars = g.reachable_vars(roots);
+        let case = encode(g, roots, id);
         let req = Request {
             reproducer: Some(ReproducerRequest {
                 backend: spec.backend.clone(),
-                point: vars.iter().map(|&v| spec.env[v as usize]).collect(),
+                point: case.vars.iter().map(|&v| spec.env[v as usize]).collect(),
                 expected,
                 class: spec.class.clone(),
                 kind: spec.kind.clone(),
             }),
-            ..request(g, roots, id)
+            ..case.request
         };
         let (p, answer) = self.exchange(&line(&req), RUN_TIMEOUT.max(self.timeout))?;
         match read_script(&answer, id) {
