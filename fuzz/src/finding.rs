@@ -122,8 +122,7 @@ impl Preparer<'_> {
     ) -> impl Fn(&Program) -> Option<Kept> + 'b {
         // With the peer's bounds: the kept case's cause is triaged on the
         // check its candidate had.
-        let cfg = self.triage_config(kind).quick();
-        let model = self.subject.profile().model_at(cfg.width);
+        let (cfg, model) = self.quick_triage(kind);
         // The texts of the candidates rejected: the verdict is the text's
         // (the candidate is checked as read back from it), and the shrinker
         // builds a candidate again after every edit it keeps (its next
@@ -173,17 +172,7 @@ impl Preparer<'_> {
         checked.failure(kind)?;
         checked.covered = Some(true);
         let found = match want {
-            Some(want) => {
-                let failure = checked.failure(kind)?;
-                Some(triage::holding(
-                    self.subject,
-                    &checked,
-                    failure,
-                    cfg,
-                    model,
-                    want,
-                )?)
-            }
+            Some(want) => Some(self.shows(&checked, kind, want, cfg, model)?),
             None => None,
         };
         if let Some((class, backend)) = class {
@@ -199,12 +188,26 @@ impl Preparer<'_> {
     }
 
     /// What shows cause `want` of `checked`'s `kind` failure, when it is
-    /// still its cause.
-    fn shows(&self, checked: &Checked, kind: Kind, want: &Cause) -> Option<Found> {
+    /// still its cause, triaged under [`Preparer::quick_triage`]'s `cfg`
+    /// and `model`.
+    fn shows(
+        &self,
+        checked: &Checked,
+        kind: Kind,
+        want: &Cause,
+        cfg: &CheckConfig,
+        model: Model,
+    ) -> Option<Found> {
         let failure = checked.failure(kind)?;
+        triage::holding(self.subject, checked, failure, cfg, model, want)
+    }
+
+    /// The triage's quick configuration for `kind` and the profile's model
+    /// at its width: made once per shrink, for all its candidates.
+    fn quick_triage(&self, kind: Kind) -> (CheckConfig, Model) {
         let cfg = self.triage_config(kind).quick();
         let model = self.subject.profile().model_at(cfg.width);
-        triage::holding(self.subject, checked, failure, &cfg, model, want)
+        (cfg, model)
     }
 
     /// Shrinks `program` (its `expr` lines) while it fails `kind` the same
@@ -275,7 +278,8 @@ impl Preparer<'_> {
         // alone landed on a smaller instance of another defect, and the case
         // is shrunk again from the original, keeping the cause.
         if let Some(want) = want {
-            kept_case.found = self.shows(&kept_case.checked, kind, want);
+            let (cfg, model) = self.quick_triage(kind);
+            kept_case.found = self.shows(&kept_case.checked, kind, want, &cfg, model);
             if kept_case.found.is_none() {
                 let steps = steps.min(CAUSE_SHRINK_STEPS);
                 let again =
