@@ -212,6 +212,24 @@ impl Poly {
         changed.then_some(out)
     }
 
+    /// Whether this is one Euclidean remainder by `d` (`a mod d`), which
+    /// lies in `[0, |d|)` wherever `d` is not zero: divided by `d` again
+    /// it is its own remainder and its quotient is 0 (where `d` is zero
+    /// every use of the division is undefined, so its value is free).
+    pub fn is_remainder_by(&self, d: &Poly) -> bool {
+        use z3::ast::Ast;
+        let [(m, 1)] = self.terms.as_slice() else {
+            return false;
+        };
+        let [a] = m.as_slice() else {
+            return false;
+        };
+        a.term
+            .safe_decl()
+            .is_ok_and(|f| f.kind() == z3::DeclKind::Mod)
+            && a.term.nth_child(1).and_then(|c| c.as_int()) == Some(d.to_int())
+    }
+
     pub fn as_const(&self) -> Option<i128> {
         match self.terms.as_slice() {
             [] => Some(0),
