@@ -8,6 +8,7 @@
 //! `tests/adapters/recorded.py` (recorded answers under any profile);
 //! python3, stdlib only.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -296,6 +297,36 @@ fn corpus_files() -> Vec<PathBuf> {
     out
 }
 
+/// A replay's output split into its cases' blocks (a block starts with
+/// the line naming the case, its detail indented), keyed by the case's path;
+/// the summary line left out.
+fn blocks(replayed: &str) -> HashMap<String, Vec<String>> {
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    let mut current: Option<String> = None;
+    for line in replayed.lines() {
+        if line.starts_with("replayed ") {
+            current = None;
+        } else if !line.starts_with(char::is_whitespace) {
+            let path = line
+                .split_whitespace()
+                .nth(1)
+                .expect("a case line names its path");
+            current = Some(path.to_string());
+            out.entry(path.to_string())
+                .or_default()
+                .push(line.to_string());
+        } else {
+            let case = current
+                .as_ref()
+                .expect("a detail line follows its case line");
+            out.get_mut(case)
+                .expect("the case's block")
+                .push(line.to_string());
+        }
+    }
+    out
+}
+
 #[test]
 fn check_and_replay_give_the_same_verdict_on_every_corpus_case_under_every_profile() {
     let files = corpus_files();
@@ -303,7 +334,10 @@ fn check_and_replay_give_the_same_verdict_on_every_corpus_case_under_every_profi
     let listed: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     // The profiles are independent: two threads take two each (the
     // commands spawn processes; CI's two cores are what bounds this test,
-    // and the `--timeout 2` proofs must not starve).
+    // and the `--timeout 2` proofs must not starve). Each profile replays
+    // the whole corpus in one run (a case's verdict and point are its own
+    // in any company: each check solves in a Z3 context of its own) and
+    // checks every case on its own.
     std::thread::scope(|scope| {
         for profiles in [["contract", "tinygrad"], ["tvm64", "tvm32"]] {
             let listed = &listed;
@@ -313,6 +347,11 @@ fn check_and_replay_give_the_same_verdict_on_every_corpus_case_under_every_profi
                         "python3 tests/adapters/recorded.py {profile} {}",
                         listed.join(" ")
                     );
+                    let mut args = vec!["replay", "--timeout", "2", "--simplifier", &cmd];
+                    args.extend(listed.iter().map(String::as_str));
+                    let r = run(&args);
+                    let replayed = blocks(&stdout(&r));
+                    assert_eq!(replayed.len(), listed.len(), "{profile}:\n{}", text(&r));
                     for f in listed.iter() {
                         // (replay does not look for missed simplifications)
                         let c = run(&[
@@ -324,28 +363,23 @@ fn check_and_replay_give_the_same_verdict_on_every_corpus_case_under_every_profi
                             &cmd,
                             f,
                         ]);
-                        let r = run(&["replay", "--timeout", "2", "--simplifier", &cmd, f]);
                         let check_out = stdout(&c);
                         let checked: Vec<&str> = check_out
                             .lines()
                             .filter(|l| !l.starts_with("answer ") && !l.starts_with("verdict: "))
                             .collect::<Vec<_>>();
-                        let replayed = stdout(&r);
-                        let replayed: Vec<&str> = replayed
-                            .lines()
-                            .filter(|l| !l.starts_with("replayed "))
-                            .collect();
+                        let block = &replayed[f.as_str()];
                         assert_eq!(
                             checked,
-                            replayed,
+                            *block,
                             "{profile}: {f}:\ncheck:\n{}\nreplay:\n{}",
                             text(&c),
-                            text(&r)
+                            block.join("\n")
                         );
-                        let fails = replayed.first().is_some_and(|l| l.starts_with("FAIL"));
+                        let fails = block.first().is_some_and(|l| l.starts_with("FAIL"));
                         assert_eq!(
                             c.status.code() == Some(0),
-                            !fails && stdout(&c).contains("verdict: proved"),
+                            !fails && check_out.contains("verdict: proved"),
                             "{profile}: {f}"
                         );
                     }

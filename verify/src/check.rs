@@ -255,7 +255,11 @@ pub fn check(
         ),
     };
     for &mode in modes {
-        last = check_in(g, src, tgt, Enc::of_model(mode, model), timeout);
+        // A Z3 context of its own: Z3 4.8.12's model (the counterexample
+        // shown) follows what its context solved before, so a case
+        // replayed with a corpus would show another point than alone.
+        let enc = Enc::of_model(mode, model);
+        last = z3::with_z3_config(&z3::Config::new(), || check_in(g, src, tgt, enc, timeout));
         if !matches!(last, CheckResult::Unknown { .. }) {
             return last;
         }
