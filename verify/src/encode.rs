@@ -150,6 +150,23 @@ pub struct Enc {
     /// Where `index` values lie (integer theory: the width's range, a
     /// symbolic one, or none).
     pub index: IndexRange,
+    /// How a remainder by a symbolic divisor is written (integer theory).
+    pub remainders: Remainders,
+}
+
+/// How the integer theory writes a remainder by a symbolic divisor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Remainders {
+    /// Its numerator less a multiple of the divisor (Euclid's
+    /// decomposition), so that a remainder taken again, or a quotient
+    /// taken, by a divisor of that divisor splits like any multiple:
+    /// `(x mod (C*K)) mod C` is `(x - C*K*q) mod C`, which is `x mod C`.
+    Decomposed,
+    /// The Euclidean remainder's atom, whose bounds the solver knows:
+    /// where no remainder is divided again the easier term (issue 39's
+    /// `(x * C0) % C1 => (x % (C1 / C0)) * C0`: 3 s, against 20 s and
+    /// more decomposed).
+    Atom,
 }
 
 /// Where the integer theory's `index` values lie.
@@ -216,6 +233,7 @@ impl Enc {
             partial: Partial::Undefined,
             unbounded: false,
             index: IndexRange::Width,
+            remainders: Remainders::Decomposed,
         }
     }
 
@@ -278,6 +296,7 @@ impl Enc {
             partial: m.partial,
             unbounded: m.unbounded,
             index: IndexRange::Width,
+            remainders: Remainders::Decomposed,
         }
     }
 
@@ -526,7 +545,7 @@ impl Enc {
                     (q, min_neg_one())
                 }
                 Op::Mod if fault::euclidean_mod() => (Num::I(euclid(x, y).1), f()),
-                Op::Rem | Op::Mod => (Num::I(int_remainder(op, x, y)), f()),
+                Op::Rem | Op::Mod => (Num::I(int_division(op, x, y, self.remainders)), f()),
                 Op::Shl => self.int_result(pmul(x, &self.pow2(y)), dt),
                 Op::Shr => (Num::I(int_quotient(Op::FloorDiv, x, &self.pow2(y))), f()),
                 Op::BitAnd => (Num::I(self.int_bitand(x, y, dt)), f()),
@@ -898,7 +917,7 @@ fn euclid(x: &Poly, y: &Poly) -> (Poly, Poly) {
 /// division inexact; truncation and ceiling differ from floor by one where
 /// they round up. The adjustments are 0/1 atoms, so a quotient keeps the
 /// structure of its numerator (`(y*Q + R) / y` stays `Q + ...`).
-fn int_division(op: Op, x: &Poly, y: &Poly) -> Poly {
+fn int_division(op: Op, x: &Poly, y: &Poly, remainders: Remainders) -> Poly {
     let zero = Poly::default();
     let (qe, re) = euclid(x, y);
     let (xn, yn, rn) = (Num::I(x.clone()), Num::I(y.clone()), Num::I(re.clone()));
@@ -914,12 +933,9 @@ fn int_division(op: Op, x: &Poly, y: &Poly) -> Poly {
     // Truncation rounds up where the quotient is negative and inexact.
     let trunc_adj = and(&[is0(&fr).not(), lt0(&xn).eq(lt0(&yn)).not()]);
     let trunc_q = padd(&floor_q, &poly_ite(&trunc_adj, &one, &zero));
-    // A remainder by a symbolic divisor is its numerator less a multiple
-    // of the divisor (Euclid's decomposition), not an opaque atom: taken
-    // again by a divisor of that divisor it splits like any multiple
-    // (`(x mod (C*K)) mod C` is `(x - C*K*q) mod C`, which is `x mod C`).
-    // The conditions above keep the atom, which the solver bounds.
-    let symbolic = y.as_const().is_none();
+    // A remainder by a symbolic divisor, decomposed ([`Remainders`]);
+    // the conditions above keep the atom, which the solver bounds.
+    let symbolic = y.as_const().is_none() && remainders == Remainders::Decomposed;
     match op {
         Op::FloorDiv => floor_q,
         Op::Mod if symbolic => psub(x, &pmul(y, &floor_q)),
@@ -953,12 +969,12 @@ pub mod fault {
 
 /// Quotients of both families (integer theory).
 pub fn int_quotient(op: Op, x: &Poly, y: &Poly) -> Poly {
-    int_division(op, x, y)
+    int_division(op, x, y, Remainders::Decomposed)
 }
 
 /// Remainders of both families (integer theory).
 pub fn int_remainder(op: Op, x: &Poly, y: &Poly) -> Poly {
-    int_division(op, x, y)
+    int_division(op, x, y, Remainders::Decomposed)
 }
 
 /// Reads an integer term's value from a model, as an exact `i128` (signed
@@ -999,7 +1015,9 @@ mod tests {
         let c1 = Poly::constant_atom(Int::new_const("C1"));
         let c0 = Poly::constant_atom(Int::new_const("C0"));
         for op in [Op::Div, Op::FloorDiv, Op::Rem, Op::Mod] {
-            let t = int_division(op, &c1, &c0).to_int().to_string();
+            let t = int_division(op, &c1, &c0, Remainders::Decomposed)
+                .to_int()
+                .to_string();
             assert!(
                 t.contains("(div C1 C0)") || t.contains("(mod C1 C0)"),
                 "{op:?}: {t}"

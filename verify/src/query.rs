@@ -10,7 +10,7 @@
 //! Guard arithmetic is exact (integers, or bitvectors wide enough that
 //! nothing it computes can wrap).
 
-use crate::encode::{bv_lit, Enc, Mode, Num, SVal, Term};
+use crate::encode::{bv_lit, Enc, Mode, Num, Remainders, SVal, Term};
 use crate::poly::Poly;
 use engine::ir::{DType, Op};
 use engine::rules::guard::{self, GuardDomain};
@@ -98,6 +98,7 @@ pub struct RuleQuery<'r> {
 struct GEnc {
     mode: Mode,
     bits: u32,
+    remainders: Remainders,
 }
 
 impl GEnc {
@@ -124,7 +125,10 @@ impl GEnc {
     /// An encoder whose `index` is as wide as guard numbers, for reusing
     /// the ops' arithmetic (its overflow flags never trigger: too wide).
     fn arith(&self) -> Enc {
-        Enc::new(self.mode, self.bits)
+        Enc {
+            remainders: self.remainders,
+            ..Enc::new(self.mode, self.bits)
+        }
     }
 
     fn add(&self, a: &GNum, b: &GNum) -> GNum {
@@ -167,6 +171,10 @@ impl<'r> RuleQuery<'r> {
     }
 
     fn build(rule: &'r Rule, types: &[DType], enc: Enc, firing: bool) -> RuleQuery<'r> {
+        let enc = Enc {
+            remainders: remainders_for(rule),
+            ..enc
+        };
         let max_bits = rule
             .vars
             .iter()
@@ -175,6 +183,7 @@ impl<'r> RuleQuery<'r> {
             .max()
             .unwrap_or(enc.width);
         let genc = GEnc {
+            remainders: enc.remainders,
             mode: enc.mode,
             bits: rule
                 .guard
@@ -771,25 +780,70 @@ fn make_sym(
 
 /// Bits that guard arithmetic needs so that nothing wraps: each sum adds a
 /// bit, each product adds its factors' bits.
-/// Guard bits a right side's `ceil_truediv` (and kin) needs: its
-/// operands are constants of at most `max_bits` bits (crate::truediv).
-fn truediv_bits(p: &Pat, max_bits: u32) -> u32 {
-    let mut todo = vec![p];
-    let mut bits = 0;
-    while let Some(p) = todo.pop() {
-        match p {
-            Pat::Helper(h, args) => {
-                if matches!(h, Helper::TrueDiv(_)) {
-                    bits = max_bits.max(64) + crate::truediv::EXTRA_BITS;
+/// How `rule`'s query writes remainders by symbolic divisors: decomposed
+/// where the decomposition lets terms split or cancel (a remainder divided
+/// again by a symbolic divisor, `(x mod C2) // C1`; a remainder beside the
+/// quotient of the same numerator by the same divisor, `(x mod C) * K + (x
+/// // C) * (C * K)`), as atoms otherwise (the easier term where nothing
+/// splits). A rule that cites lemmas keeps the lemmas' form (`crate::lemma`
+/// decomposes).
+fn remainders_for(rule: &Rule) -> Remainders {
+    if !rule.lemmas.is_empty() {
+        return Remainders::Decomposed;
+    }
+    // Every division by a symbolic divisor: the pattern, whether it is a
+    // remainder, its numerator and its divisor.
+    let mut divisions: Vec<(&Pat, bool, &Pat, &Pat)> = Vec::new();
+    for p in subterms(&rule.lhs).into_iter().chain(subterms(&rule.rhs)) {
+        if let Pat::Op(op, _, args) = p {
+            if let (true, [n, d]) = (op.is_divmod(), args.as_slice()) {
+                if !matches!(d, Pat::Lit(..)) {
+                    divisions.push((p, !op.is_quotient(), n, d));
                 }
-                todo.extend(args);
             }
-            Pat::Op(_, _, args) => todo.extend(args),
+        }
+    }
+    let remainders = || divisions.iter().filter(|(_, rem, ..)| *rem);
+    let nested = divisions.iter().any(|(_, _, n, _)| {
+        subterms(n)
+            .into_iter()
+            .any(|s| remainders().any(|(r, ..)| std::ptr::eq(*r, s)))
+    });
+    let paired = remainders().any(|(_, _, n, d)| {
+        divisions
+            .iter()
+            .any(|(_, rem, qn, qd)| !rem && qn == n && qd == d)
+    });
+    if nested || paired {
+        Remainders::Decomposed
+    } else {
+        Remainders::Atom
+    }
+}
+
+/// `p` and every pattern inside it.
+fn subterms(p: &Pat) -> Vec<&Pat> {
+    let (mut out, mut todo) = (Vec::new(), vec![p]);
+    while let Some(p) = todo.pop() {
+        out.push(p);
+        match p {
+            Pat::Op(_, _, args) | Pat::Helper(_, args) => todo.extend(args),
             Pat::Computed(inner) => todo.push(inner),
             Pat::Var(_) | Pat::Lit(..) | Pat::Invalid | Pat::Bound(..) => {}
         }
     }
-    bits
+    out
+}
+
+/// Guard bits a right side's `ceil_truediv` (and kin) needs: its
+/// operands are constants of at most `max_bits` bits (crate::truediv).
+fn truediv_bits(p: &Pat, max_bits: u32) -> u32 {
+    let truediv = |p: &&Pat| matches!(p, Pat::Helper(Helper::TrueDiv(_), _));
+    if subterms(p).iter().any(truediv) {
+        max_bits.max(64) + crate::truediv::EXTRA_BITS
+    } else {
+        0
+    }
 }
 
 fn guard_bits(rule: &Rule, g: &Guard, types: &[DType], enc: &Enc) -> u32 {
@@ -846,4 +900,40 @@ fn guard_bits(rule: &Rule, g: &Guard, types: &[DType], enc: &Enc) -> u32 {
                 + 1
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(rule: &str) -> Remainders {
+        let text = format!("group t\n\n# r\nrule r: {rule}\n");
+        let set = engine::rules::RuleSet::parse("t.rules", &text).expect("the rule parses");
+        remainders_for(set.rule("r").expect("the rule"))
+    }
+
+    #[test]
+    fn a_symbolic_remainder_is_decomposed_only_where_it_splits_or_cancels() {
+        // Divided again by a symbolic divisor: decomposed.
+        assert_eq!(
+            mode("(x mod C2) mod C1 => x mod C1 if C1 > 0 && divides(C1, C2)"),
+            Remainders::Decomposed
+        );
+        assert_eq!(
+            mode("(x mod C2) // C1 => (x // C1) mod (C2 // C1) if C1 > 0 && C2 > 0 && divides(C1, C2)"),
+            Remainders::Decomposed
+        );
+        // Beside the quotient of the same numerator by the same divisor.
+        assert_eq!(
+            mode("(x mod C1) * C2 + (x // C1) * C3 => x * C2 if C1 * C2 == C3"),
+            Remainders::Decomposed
+        );
+        // Nothing splits: the atom.
+        assert_eq!(
+            mode("(x * C0) % C1 => (x % (C1 / C0)) * C0 if C0 > 0 && C1 % C0 == 0 && C1 > 0"),
+            Remainders::Atom
+        );
+        // A literal divisor is no symbolic one.
+        assert_eq!(mode("(x mod 8) mod 4 => x mod 4"), Remainders::Atom);
+    }
 }

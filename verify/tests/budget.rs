@@ -35,8 +35,8 @@ fn bounded(bound: Duration, widths: &[u32]) -> Options {
 }
 
 /// Issue 39's rule: sound, and its width-generic value obligation is one
-/// call that takes most of the rule's proof (Z3 4.8.12: 3 s on a quiet
-/// 2-core machine once, 11 to 20 s on a slower one; docs/results.md). A fixed bound cannot
+/// call that takes most of the rule's proof (Z3 4.8.12: 2 to 3 s on a
+/// 2-core machine; docs/results.md, "A prover regression"). A fixed bound cannot
 /// hold on every machine, so the test measures this machine first: the
 /// proof at a generous bound takes `t`, and the bound is then 6 t, whose
 /// tenth (0.6 t) is shorter than the call. Before the budget was spent,
