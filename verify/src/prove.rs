@@ -386,24 +386,18 @@ impl Tally {
 /// bits or more cannot hold.
 pub fn width_generic_obstacle(rule: &Rule) -> Option<String> {
     use engine::rules::{Pat, Ty};
-    let mut todo: Vec<&Pat> = vec![&rule.lhs, &rule.rhs];
-    while let Some(p) = todo.pop() {
+    for p in rule.lhs.nodes().into_iter().chain(rule.rhs.nodes()) {
         match p {
-            Pat::Op(op, _, args) => {
-                if matches!(op, Op::Shl | Op::Shr | Op::BitAnd | Op::Cast) {
-                    return Some(format!("its `{}` depends on the width's bits", op.name()));
-                }
-                todo.extend(args);
+            Pat::Op(op @ (Op::Shl | Op::Shr | Op::BitAnd | Op::Cast), ..) => {
+                return Some(format!("its `{}` depends on the width's bits", op.name()));
             }
-            Pat::Helper(_, args) => todo.extend(args),
-            Pat::Computed(inner) => todo.push(inner),
             Pat::Lit(v, ty) => {
                 let index_typed = !matches!(ty, Ty::Fixed(DType::I32 | DType::I64 | DType::Bool));
                 if index_typed && !(-128..=127).contains(v) {
                     return Some(format!("its literal {v} does not fit 8 bits"));
                 }
             }
-            Pat::Var(_) | Pat::Invalid | Pat::Bound(..) => {}
+            _ => {}
         }
     }
     None
@@ -415,18 +409,9 @@ pub fn width_generic_obstacle(rule: &Rule) -> Option<String> {
 /// dtype's bounds (`fits`, `min_of`, `max_of`: `index` has none).
 pub fn unbounded_obstacle(rule: &Rule) -> Option<String> {
     use engine::rules::{Guard, IExpr, Pat};
-    let mut todo: Vec<&Pat> = vec![&rule.lhs, &rule.rhs];
-    while let Some(p) = todo.pop() {
-        match p {
-            Pat::Op(op, _, args) => {
-                if matches!(op, Op::Shl | Op::Shr | Op::BitAnd) {
-                    return Some(format!("its `{}` depends on the width's bits", op.name()));
-                }
-                todo.extend(args);
-            }
-            Pat::Helper(_, args) => todo.extend(args),
-            Pat::Computed(inner) => todo.push(inner),
-            Pat::Lit(..) | Pat::Var(_) | Pat::Invalid | Pat::Bound(..) => {}
+    for p in rule.lhs.nodes().into_iter().chain(rule.rhs.nodes()) {
+        if let Pat::Op(op @ (Op::Shl | Op::Shr | Op::BitAnd), ..) = p {
+            return Some(format!("its `{}` depends on the width's bits", op.name()));
         }
     }
     fn reads_bounds(g: &Guard) -> bool {

@@ -778,8 +778,6 @@ fn make_sym(
     }
 }
 
-/// Bits that guard arithmetic needs so that nothing wraps: each sum adds a
-/// bit, each product adds its factors' bits.
 /// How `rule`'s query writes remainders by symbolic divisors: decomposed
 /// where the decomposition lets terms split or cancel (a remainder divided
 /// again by a symbolic divisor, `(x mod C2) // C1`; a remainder beside the
@@ -791,61 +789,57 @@ fn remainders_for(rule: &Rule) -> Remainders {
     if !rule.lemmas.is_empty() {
         return Remainders::Decomposed;
     }
-    // Every division by a symbolic divisor: the pattern, whether it is a
-    // remainder, its numerator and its divisor.
-    let mut divisions: Vec<(&Pat, bool, &Pat, &Pat)> = Vec::new();
-    for p in subterms(&rule.lhs).into_iter().chain(subterms(&rule.rhs)) {
-        if let Pat::Op(op, _, args) = p {
-            if let (true, [n, d]) = (op.is_divmod(), args.as_slice()) {
-                if !matches!(d, Pat::Lit(..)) {
-                    divisions.push((p, !op.is_quotient(), n, d));
+    // One walk, each pattern with whether it lies in the numerator of a
+    // division by a symbolic divisor: a remainder there is divided again.
+    let mut todo: Vec<(&Pat, bool)> = vec![(&rule.lhs, false), (&rule.rhs, false)];
+    let (mut remainders, mut quotients) = (Vec::new(), Vec::new());
+    while let Some((p, in_numerator)) = todo.pop() {
+        match symbolic_division(p) {
+            Some((true, ..)) if in_numerator => return Remainders::Decomposed,
+            Some((remainder, n, d)) => {
+                if remainder {
+                    remainders.push((n, d));
+                } else {
+                    quotients.push((n, d));
                 }
+                todo.extend([(n, true), (d, in_numerator)]);
             }
+            None => todo.extend(p.children().iter().map(|c| (c, in_numerator))),
         }
     }
-    let remainders = || divisions.iter().filter(|(_, rem, ..)| *rem);
-    let nested = divisions.iter().any(|(_, _, n, _)| {
-        subterms(n)
-            .into_iter()
-            .any(|s| remainders().any(|(r, ..)| std::ptr::eq(*r, s)))
-    });
-    let paired = remainders().any(|(_, _, n, d)| {
-        divisions
-            .iter()
-            .any(|(_, rem, qn, qd)| !rem && qn == n && qd == d)
-    });
-    if nested || paired {
+    // Compared pairwise: a rule holds a handful of symbolic divisions.
+    if remainders.iter().any(|r| quotients.contains(r)) {
         Remainders::Decomposed
     } else {
         Remainders::Atom
     }
 }
 
-/// `p` and every pattern inside it.
-fn subterms(p: &Pat) -> Vec<&Pat> {
-    let (mut out, mut todo) = (Vec::new(), vec![p]);
-    while let Some(p) = todo.pop() {
-        out.push(p);
-        match p {
-            Pat::Op(_, _, args) | Pat::Helper(_, args) => todo.extend(args),
-            Pat::Computed(inner) => todo.push(inner),
-            Pat::Var(_) | Pat::Lit(..) | Pat::Invalid | Pat::Bound(..) => {}
-        }
+/// A division of either family by a symbolic divisor: whether it is a
+/// remainder, its numerator and its divisor.
+fn symbolic_division(p: &Pat) -> Option<(bool, &Pat, &Pat)> {
+    match p {
+        Pat::Op(op, _, args) if op.is_divmod() => match args.as_slice() {
+            [n, d] if !matches!(d, Pat::Lit(..)) => Some((!op.is_quotient(), n, d)),
+            _ => None,
+        },
+        _ => None,
     }
-    out
 }
 
 /// Guard bits a right side's `ceil_truediv` (and kin) needs: its
 /// operands are constants of at most `max_bits` bits (crate::truediv).
 fn truediv_bits(p: &Pat, max_bits: u32) -> u32 {
     let truediv = |p: &&Pat| matches!(p, Pat::Helper(Helper::TrueDiv(_), _));
-    if subterms(p).iter().any(truediv) {
+    if p.nodes().iter().any(truediv) {
         max_bits.max(64) + crate::truediv::EXTRA_BITS
     } else {
         0
     }
 }
 
+/// Bits that guard arithmetic needs so that nothing wraps: each sum adds a
+/// bit, each product adds its factors' bits.
 fn guard_bits(rule: &Rule, g: &Guard, types: &[DType], enc: &Enc) -> u32 {
     let var_bits = |v: usize| enc.bits(resolve(rule.vars[v].ty, types)).max(2);
     fn lit_bits(v: i128) -> u32 {

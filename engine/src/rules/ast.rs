@@ -102,20 +102,29 @@ impl PartialEq for Pat {
 }
 
 impl Pat {
-    /// Number of pattern nodes (without recursion: a generated rule may be
-    /// a chain of any length).
+    /// Number of pattern nodes.
     pub fn size(&self) -> usize {
-        let mut n = 0;
-        let mut todo = vec![self];
-        while let Some(p) = todo.pop() {
-            n += 1;
-            match p {
-                Pat::Op(_, _, args) | Pat::Helper(_, args) => todo.extend(args),
-                Pat::Computed(inner) => todo.push(inner),
-                Pat::Var(_) | Pat::Lit(..) | Pat::Invalid | Pat::Bound(..) => {}
-            }
+        self.nodes().len()
+    }
+
+    /// The patterns directly inside this one.
+    pub fn children(&self) -> &[Pat] {
+        match self {
+            Pat::Op(_, _, args) | Pat::Helper(_, args) => args,
+            Pat::Computed(inner) => std::slice::from_ref(&**inner),
+            Pat::Var(_) | Pat::Lit(..) | Pat::Invalid | Pat::Bound(..) => &[],
         }
-        n
+    }
+
+    /// This pattern and every pattern inside it, found without recursion
+    /// (a generated rule may be a chain of any length).
+    pub fn nodes(&self) -> Vec<&Pat> {
+        let (mut out, mut todo) = (Vec::new(), vec![self]);
+        while let Some(p) = todo.pop() {
+            out.push(p);
+            todo.extend(p.children());
+        }
+        out
     }
 }
 
