@@ -16,6 +16,8 @@ use crate::ir::op::Class;
 use crate::ir::op::Op;
 use crate::ir::ranges;
 use rustc_hash::FxHashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Index of a node in its [`Graph`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -102,12 +104,50 @@ pub struct VarDecl {
 pub struct TypeError(pub String);
 
 /// The arena holding every node and the variable table.
-#[derive(Default)]
 pub struct Graph {
     nodes: Vec<Node>,
     dedup: FxHashMap<Key, NodeId>,
     vars: Vec<VarDecl>,
     var_by_name: FxHashMap<String, u32>,
+    /// This graph's identity ([`Graph::uid`]).
+    uid: u64,
+    /// The graph it was cloned from, when it is a clone ([`Graph::holder`]).
+    origin: Option<Arc<Origin>>,
+}
+
+/// The graph a clone was cloned from: its identity and its node count
+/// then (the clone's nodes below it are the original's, numbered the
+/// same), and where that graph came from in turn.
+struct Origin {
+    uid: u64,
+    len: usize,
+    /// Links from here to the first graph (at most [`MAX_ORIGINS`]).
+    depth: usize,
+    origin: Option<Arc<Origin>>,
+}
+
+/// Origins a graph keeps: a clone of a clone of ... (a blame that moves
+/// an instance, a shrink) forgets the older ones.
+const MAX_ORIGINS: usize = 32;
+
+/// The next graph's identity.
+static NEXT_UID: AtomicU64 = AtomicU64::new(0);
+
+fn next_uid() -> u64 {
+    NEXT_UID.fetch_add(1, Ordering::Relaxed)
+}
+
+impl Default for Graph {
+    fn default() -> Graph {
+        Graph {
+            nodes: Vec::new(),
+            dedup: FxHashMap::default(),
+            vars: Vec::new(),
+            var_by_name: FxHashMap::default(),
+            uid: next_uid(),
+            origin: None,
+        }
+    }
 }
 
 /// A clone keeps the original's room for new nodes: a graph is cloned to
@@ -123,6 +163,18 @@ impl Clone for Graph {
             dedup: self.dedup.clone(),
             vars: self.vars.clone(),
             var_by_name: self.var_by_name.clone(),
+            // The clone grows apart from the original: a node id names
+            // another node in each once both add nodes.
+            uid: next_uid(),
+            origin: {
+                let older = self.origin.clone().filter(|o| o.depth < MAX_ORIGINS);
+                Some(Arc::new(Origin {
+                    uid: self.uid,
+                    len: self.nodes.len(),
+                    depth: older.as_ref().map_or(0, |o| o.depth) + 1,
+                    origin: older,
+                }))
+            },
         }
     }
 }
@@ -139,6 +191,34 @@ impl Graph {
             dedup: FxHashMap::with_capacity_and_hasher(nodes, Default::default()),
             ..Graph::default()
         }
+    }
+
+    /// An identity no other graph of this process has (a clone gets its
+    /// own). A graph only grows: nodes and variables are never changed or
+    /// removed, so what is derived from a node of graph `uid` (its text,
+    /// its wire form) holds for as long as the process runs.
+    pub fn uid(&self) -> u64 {
+        self.uid
+    }
+
+    /// The identity of the first graph, among this one and those it was
+    /// cloned from (in turn), that held every node `roots` reach, numbered
+    /// as here: what is derived from `roots` (their text, their wire form)
+    /// is the same in every graph that names that holder for them, so two
+    /// clones of one graph share it for the nodes they were cloned with.
+    pub fn holder(&self, roots: &[NodeId]) -> u64 {
+        // Operands come before their nodes: the highest root bounds every
+        // node the roots reach.
+        let Some(top) = roots.iter().map(|r| r.index()).max() else {
+            return self.uid;
+        };
+        let mut holder = self.uid;
+        let mut link = self.origin.as_deref();
+        while let Some(o) = link.filter(|o| top < o.len) {
+            holder = o.uid;
+            link = o.origin.as_deref();
+        }
+        holder
     }
 
     pub fn len(&self) -> usize {
@@ -682,6 +762,39 @@ fn node_range(g: &Graph, op: Op, dtype: DType, src: &[NodeId]) -> (i64, i64) {
 mod tests {
     use crate::ir::Op;
     use crate::text::parse::parse_program;
+
+    #[test]
+    fn a_graph_keeps_its_identity_as_it_grows_and_a_clone_has_its_own() {
+        let p = parse_program("var x in [0, 9]\nexpr x + 1\n").unwrap();
+        let mut g = p.graph;
+        let uid = g.uid();
+        g.cnst(7, crate::ir::DType::Index);
+        assert_eq!(g.uid(), uid);
+        let h = g.clone();
+        assert_ne!(h.uid(), uid);
+        assert_ne!(super::Graph::new().uid(), uid);
+    }
+
+    #[test]
+    fn clones_share_a_holder_for_the_nodes_they_were_cloned_with() {
+        let p = parse_program("var x in [0, 9]\nexpr x + 1\n").unwrap();
+        let g = p.graph;
+        let root = p.outputs[0];
+        let (mut a, mut b) = (g.clone(), g.clone());
+        let deeper = a.clone();
+        for h in [&a, &b, &deeper] {
+            assert_eq!(h.holder(&[root]), g.uid());
+        }
+        // Nodes added after the clone are each clone's own, though their
+        // ids are the same.
+        let na = a.cnst(5, crate::ir::DType::Index);
+        let nb = b.cnst(6, crate::ir::DType::Index);
+        assert_eq!(na, nb);
+        assert_eq!(a.holder(&[na]), a.uid());
+        assert_eq!(b.holder(&[nb]), b.uid());
+        assert_eq!(a.holder(&[root, na]), a.uid());
+        assert_eq!(g.holder(&[]), g.uid());
+    }
 
     #[test]
     fn rebuild_swaps_the_nodes_asked_and_rebuilds_only_what_is_above_them() {

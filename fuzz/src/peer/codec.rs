@@ -244,6 +244,50 @@ pub fn line(req: &Request) -> String {
     serde_json::to_string(req).expect("a request serializes")
 }
 
+/// A case's wire form, made once and spliced into every request about it
+/// (the protocol is stateless: each request carries its case).
+pub(super) struct Wire {
+    /// The case's fields as a request's line writes them, right after its
+    /// id: `"vars":[..],"exprs":[..],"trees":[..]`.
+    fields: String,
+    /// [`Encoded::vars`].
+    pub vars: Vec<u32>,
+    /// [`Encoded::budget`].
+    pub budget: usize,
+}
+
+/// The wire form of `roots` of `g`.
+pub(super) fn wire(g: &Graph, roots: &[NodeId]) -> Wire {
+    let e = encode(g, roots, 0);
+    let whole = line(&e.request);
+    let fields = whole
+        .strip_prefix("{\"id\":0,")
+        .and_then(|f| f.strip_suffix('}'))
+        .expect("a case request writes its id, then its case's fields")
+        .to_string();
+    Wire {
+        fields,
+        vars: e.vars,
+        budget: e.budget,
+    }
+}
+
+/// The line of `req` about case `w`: `req`'s own line with the case's
+/// fields where a request writes them, after the id (the line `req`
+/// would have with `w`'s vars, exprs and trees in it).
+pub(super) fn line_about(w: &Wire, req: &Request) -> String {
+    debug_assert!(req.vars.is_none() && req.exprs.is_none() && req.trees.is_none());
+    let own = line(req);
+    let after_id = own.len() - past_id(&own).len();
+    let (head, rest) = own.split_at(after_id);
+    let mut out = String::with_capacity(own.len() + w.fields.len() + 1);
+    out.push_str(head);
+    out.push(',');
+    out.push_str(&w.fields);
+    out.push_str(rest);
+    out
+}
+
 /// A request's line past its id, the first field a request writes: the
 /// same request asked again, under another id, has the same rest.
 pub(super) fn past_id(line: &str) -> &str {
@@ -409,7 +453,7 @@ pub(super) fn read_run(
                     got: vals.len(),
                     what: "values",
                     want: roots,
-                })
+                });
             }
             wire::PointRun::Values(vals) => PointRun::Values(
                 vals.into_iter()
@@ -585,6 +629,64 @@ fn build_tree(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_spliced_with_its_case_is_the_line_written_whole() {
+        let p = engine::parse::parse_program(
+            "var x in [0, 3]\nvar b : bool\nexpr where(b, x % 2, invalid)\nexpr x * 4\n",
+        )
+        .unwrap();
+        let w = wire(&p.graph, &p.outputs);
+        let whole = |id: u64, with: Request| line(&Request { id, ..with });
+        let case = |id| request(&p.graph, &p.outputs, id);
+        // A simplification request: the case alone.
+        assert_eq!(
+            line_about(
+                &w,
+                &Request {
+                    id: 3,
+                    ..Request::default()
+                }
+            ),
+            line(&case(3))
+        );
+        // Requests with fields of their own, written after the case's.
+        let run = Request {
+            id: 41,
+            run: Some(tileproof_adapter::RunRequest {
+                backend: "c".into(),
+                points: vec![vec![1, 0]],
+            }),
+            ..Request::default()
+        };
+        assert_eq!(
+            line_about(&w, &run),
+            whole(
+                41,
+                Request {
+                    run: run.run.clone(),
+                    ..case(41)
+                }
+            )
+        );
+        let bounds = Request {
+            id: 9,
+            with_bounds: Some(tileproof_adapter::Empty {}),
+            ..Request::default()
+        };
+        assert_eq!(
+            line_about(&w, &bounds),
+            whole(
+                9,
+                Request {
+                    with_bounds: bounds.with_bounds,
+                    ..case(9)
+                }
+            )
+        );
+        assert_eq!(w.vars.len(), 2);
+        assert_eq!(w.budget, encode(&p.graph, &p.outputs, 0).budget);
+    }
 
     #[test]
     fn a_request_past_its_id_is_the_same_under_any_id() {

@@ -1,4 +1,5 @@
-//! Answers to `apply` and `stage` requests, remembered by request.
+//! Answers to `apply` and `stage` requests, remembered by request; and the
+//! wire forms of the cases asked about lately, by case.
 //!
 //! Blaming a finding asks the peer for its rules alone on the finding's
 //! nodes, and a campaign meets the same small instances again and again
@@ -11,8 +12,10 @@
 //! is built into each caller's graph anew. The memo holds answers whose
 //! lines and requests total at most 16 MiB.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use super::codec::{wire, Wire};
+use engine::ir::{Graph, NodeId};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 use tileproof_adapter::Reply;
 
 /// Bytes of requests and answers remembered, at most: then the memo starts
@@ -62,9 +65,81 @@ impl Memo {
     }
 }
 
+/// Cases whose wire forms are kept: a finding's case is asked about by a
+/// handful of requests in a row (its answer, its runs on each backend, its
+/// reproducer), interleaved with the other worker's.
+const CASES_KEPT: usize = 16;
+
+/// The wire forms of the cases asked about lately, each made once: the
+/// protocol is stateless, so every request carries its case, and a case
+/// asked about again (its runs on each backend after its answer, each
+/// rule alone at an instance, each on a clone of the instance's graph) is
+/// spliced in, not walked, printed and serialized again. A case is its
+/// roots and the graph that first held them ([`Graph::holder`]): a graph
+/// only grows, so a node it holds means the same as long as it lives, and
+/// in each of its clones.
+#[derive(Default)]
+pub(super) struct Cases {
+    recent: Mutex<VecDeque<(u64, Vec<NodeId>, Arc<Wire>)>>,
+}
+
+impl Cases {
+    /// The wire form of `roots` of `g`.
+    pub(super) fn of(&self, g: &Graph, roots: &[NodeId]) -> Arc<Wire> {
+        let holder = g.holder(roots);
+        if let Some((_, _, w)) = self
+            .lock()
+            .iter()
+            .find(|(u, r, _)| *u == holder && r.as_slice() == roots)
+        {
+            return w.clone();
+        }
+        let w = Arc::new(wire(g, roots));
+        let mut recent = self.lock();
+        if recent.len() == CASES_KEPT {
+            recent.pop_front();
+        }
+        recent.push_back((holder, roots.to_vec(), w.clone()));
+        w
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<(u64, Vec<NodeId>, Arc<Wire>)>> {
+        self.recent.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_case_asked_about_again_is_spliced_from_its_first_wire_form() {
+        let p = engine::parse::parse_program("var x in [0, 3]\nexpr x + 1\nexpr x * 2\n").unwrap();
+        let mut g = p.graph;
+        let cases = Cases::default();
+        let first = cases.of(&g, &p.outputs);
+        // The graph grows (an answer built into it): the case is the same.
+        g.cnst(99, engine::ir::DType::Index);
+        assert!(Arc::ptr_eq(&first, &cases.of(&g, &p.outputs)));
+        // So is it in a clone; other roots are another case, and so are
+        // the same node ids in another graph.
+        assert!(Arc::ptr_eq(&first, &cases.of(&g.clone(), &p.outputs)));
+        assert!(!Arc::ptr_eq(&first, &cases.of(&g, &p.outputs[..1])));
+        let other =
+            engine::parse::parse_program("var y in [0, 5]\nexpr y + 1\nexpr y * 2\n").unwrap();
+        assert_eq!(other.outputs, p.outputs);
+        assert!(!Arc::ptr_eq(
+            &first,
+            &cases.of(&other.graph, &other.outputs)
+        ));
+        // Past the cases kept, the oldest is made again.
+        for _ in 0..CASES_KEPT {
+            let fresh =
+                engine::parse::parse_program("var z in [0, 5]\nexpr z + 1\nexpr z * 2\n").unwrap();
+            cases.of(&fresh.graph, &fresh.outputs);
+        }
+        assert!(!Arc::ptr_eq(&first, &cases.of(&g, &p.outputs)));
+    }
 
     fn declined(why: &str) -> Reply {
         Reply {

@@ -2,10 +2,10 @@
 //! with its hello checked, restarted after a hang, crash or garbage, capped
 //! at `--peer-jobs` live processes.
 
-use super::codec::{bounds_beside, encode, read_reply, Malformed, Outcome, MAX_REQUEST_BYTES};
+use super::codec::{bounds_beside, line_about, read_reply, Malformed, Outcome, MAX_REQUEST_BYTES};
 use super::codec::{line, past_id, profile_of, reply, PROTOCOL};
 use super::lines::{self};
-use super::memo::Memo;
+use super::memo::{Cases, Memo};
 use super::process::{Next, Process, Slots};
 use crate::kind::Kind;
 use crate::subject::{Answer, Profile, Refusal};
@@ -90,6 +90,8 @@ pub struct Peer {
     pub(super) stages: Vec<String>,
     /// Its answers to `apply` and `stage` requests, by request.
     parts: Memo,
+    /// The wire forms of the cases asked about lately.
+    pub(super) cases: Cases,
     /// Its rules' names, when its answers say which fired (see
     /// [`Peer::with_rule_names`]): a campaign counts them like the engine's.
     pub(super) rule_names: Vec<String>,
@@ -177,6 +179,7 @@ impl Peer {
             bounds: hello.bounds,
             stages: hello.stages,
             parts: Memo::default(),
+            cases: Cases::default(),
             rule_names: Vec::new(),
             rule_reachable: Vec::new(),
             rule_locations: Vec::new(),
@@ -266,8 +269,15 @@ impl Peer {
         with: impl FnOnce(Request) -> Request,
     ) -> Result<Answer, Refusal> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let case = encode(g, roots, id);
-        self.answer(g, roots, case.budget, id, &line(&with(case.request)))
+        let case = self.cases.of(g, roots);
+        let sent = line_about(
+            &case,
+            &with(Request {
+                id,
+                ..Request::default()
+            }),
+        );
+        self.answer(g, roots, case.budget, id, &sent)
     }
 
     /// [`Peer::ask_case`] for a part of the peer (a rule alone, a stage),
@@ -280,8 +290,14 @@ impl Peer {
     ) -> Result<Answer, Refusal> {
         // The memo's key is the request's line past its id.
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let case = encode(g, roots, id);
-        let sent = line(&with(case.request));
+        let case = self.cases.of(g, roots);
+        let sent = line_about(
+            &case,
+            &with(Request {
+                id,
+                ..Request::default()
+            }),
+        );
         let key = past_id(&sent);
         if let Some(r) = self.parts.get(key) {
             // Well formed when it was first read, and into a graph of the

@@ -1,7 +1,7 @@
 //! A peer as a [`Subject`]: simplification, backend runs, reproducers and
 //! bounds requests, each sent through the pool.
 
-use super::codec::{encode, line, read_bounds, read_run, read_script, request, MAX_REQUEST_BYTES};
+use super::codec::{line_about, read_bounds, read_run, read_script, MAX_REQUEST_BYTES};
 use super::pool::{Peer, RUN_TIMEOUT};
 use crate::backend::{self, ReproducerSpec, Run, Script};
 use crate::bounds::PeerBounds;
@@ -31,12 +31,21 @@ impl Subject for Peer {
         // Its bounds of the source come beside the answer, for the bounds
         // check that follows (one round trip, not two).
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let case = encode(g, roots, id);
+        let case = self.cases.of(g, roots);
         let req = Request {
+            id,
             with_bounds: Some(Empty {}),
-            ..case.request
+            ..Request::default()
         };
-        self.answer_beside(g, roots, case.budget, id, &line(&req), true, None)
+        self.answer_beside(
+            g,
+            roots,
+            case.budget,
+            id,
+            &line_about(&case, &req),
+            true,
+            None,
+        )
     }
 
     fn backends(&self) -> &[String] {
@@ -77,19 +86,21 @@ impl Subject for Peer {
         points: &[Vec<i64>],
     ) -> Result<Run, Refusal> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let case = encode(g, roots, id);
+        let case = self.cases.of(g, roots);
         let pts: Vec<Vec<i64>> = points
             .iter()
             .map(|env| case.vars.iter().map(|&v| env[v as usize]).collect())
             .collect();
         let req = Request {
+            id,
             run: Some(RunRequest {
                 backend: backend.to_string(),
                 points: pts,
             }),
-            ..case.request
+            ..Request::default()
         };
-        let (p, answer) = self.exchange(&line(&req), RUN_TIMEOUT.max(self.timeout))?;
+        let sent = line_about(&case, &req);
+        let (p, answer) = self.exchange(&sent, RUN_TIMEOUT.max(self.timeout))?;
         match read_run(&answer, id, roots.len(), points.len()) {
             Ok(Ok(run)) => {
                 self.give_back(p);
@@ -121,8 +132,9 @@ impl Subject for Peer {
             return Ok(None);
         };
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let case = encode(g, roots, id);
+        let case = self.cases.of(g, roots);
         let req = Request {
+            id,
             reproducer: Some(ReproducerRequest {
                 backend: spec.backend.clone(),
                 point: case.vars.iter().map(|&v| spec.env[v as usize]).collect(),
@@ -130,9 +142,10 @@ impl Subject for Peer {
                 class: spec.class.clone(),
                 kind: spec.kind.clone(),
             }),
-            ..case.request
+            ..Request::default()
         };
-        let (p, answer) = self.exchange(&line(&req), RUN_TIMEOUT.max(self.timeout))?;
+        let sent = line_about(&case, &req);
+        let (p, answer) = self.exchange(&sent, RUN_TIMEOUT.max(self.timeout))?;
         match read_script(&answer, id) {
             Ok(script) => {
                 self.give_back(p);
@@ -154,10 +167,15 @@ impl Subject for Peer {
             return Ok(None);
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let text = line(&Request {
-            bounds: Some(Empty {}),
-            ..request(g, roots, id)
-        });
+        let case = self.cases.of(g, roots);
+        let text = line_about(
+            &case,
+            &Request {
+                id,
+                bounds: Some(Empty {}),
+                ..Request::default()
+            },
+        );
         if text.len() > MAX_REQUEST_BYTES {
             return Ok(None);
         }
