@@ -111,6 +111,7 @@ fn every_kept_peer_finding_is_confirmed_by_the_peer_and_the_interpreter() {
     );
     let mut peers: Vec<(String, Peer)> = Vec::new();
     let mut reproduced = std::collections::HashSet::new();
+    let mut runs: Vec<Run> = Vec::new();
     for path in peer_cases() {
         let shown = path.display().to_string();
         let mut p = corpus::read(&path).unwrap();
@@ -245,21 +246,9 @@ fn every_kept_peer_finding_is_confirmed_by_the_peer_and_the_interpreter() {
             .collect();
         if class.is_bug() && class != Class::Hang {
             assert_eq!(scripts.len(), 1, "{shown}: reproducers {beside:?}");
-            let script = &scripts[0];
+            let script = scripts[0];
             if script.extension().is_some_and(|e| e == "py") {
-                let out = Command::new(&python)
-                    .arg(script)
-                    .current_dir(root())
-                    .output()
-                    .unwrap();
-                assert_eq!(
-                    out.status.code(),
-                    Some(1),
-                    "{}: the reproducer no longer shows the bug:\n{}{}",
-                    script.display(),
-                    String::from_utf8_lossy(&out.stdout),
-                    String::from_utf8_lossy(&out.stderr)
-                );
+                runs.push(Run::Reproducer(script.clone()));
             }
         } else {
             assert!(
@@ -276,21 +265,81 @@ fn every_kept_peer_finding_is_confirmed_by_the_peer_and_the_interpreter() {
         }
         let line = reproduce
             .strip_prefix("tileproof ")
-            .unwrap_or_else(|| panic!("{shown}: reproduce line is not a tileproof command"));
-        let out = Command::new("sh")
-            .arg("-c")
-            .arg(format!("{} {line}", env!("CARGO_BIN_EXE_tileproof")))
-            .current_dir(root())
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(out.status.code(), Some(2), "{shown}: {reproduce}\n{text}");
-        assert!(
-            text.contains(&format!(
-                "FAIL {}",
-                path.strip_prefix(root()).unwrap().display()
-            )),
-            "{shown}: {text}"
-        );
+            .unwrap_or_else(|| panic!("{shown}: reproduce line is not a tileproof command"))
+            .to_string();
+        runs.push(Run::Line { path, line });
+    }
+    // The reproducers and the reproduce lines are processes of their own
+    // (each starts Python and its peer, 0.3 to 3 s): two at a time.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed: Vec<String> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut failed = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(run) = runs.get(i) else {
+                            return failed;
+                        };
+                        failed.extend(run.failure(&python));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
+/// A process the corpus test runs once every case is read.
+enum Run {
+    /// A real bug's Python reproducer, which must still exit 1.
+    Reproducer(PathBuf),
+    /// A case's reproduce line, run as written: it must still fail the case.
+    Line { path: PathBuf, line: String },
+}
+
+impl Run {
+    /// Why it no longer shows its finding, if it does not.
+    fn failure(&self, python: &Path) -> Option<String> {
+        match self {
+            Run::Reproducer(script) => {
+                let out = Command::new(python)
+                    .arg(script)
+                    .current_dir(root())
+                    .output()
+                    .unwrap();
+                (out.status.code() != Some(1)).then(|| {
+                    format!(
+                        "{}: the reproducer no longer shows the bug ({}):\n{}{}",
+                        script.display(),
+                        out.status,
+                        String::from_utf8_lossy(&out.stdout),
+                        String::from_utf8_lossy(&out.stderr)
+                    )
+                })
+            }
+            Run::Line { path, line } => {
+                let out = Command::new("sh")
+                    .arg("-c")
+                    .arg(format!("{} {line}", env!("CARGO_BIN_EXE_tileproof")))
+                    .current_dir(root())
+                    .output()
+                    .unwrap();
+                let text = String::from_utf8_lossy(&out.stdout);
+                let fail = format!("FAIL {}", path.strip_prefix(root()).unwrap().display());
+                (out.status.code() != Some(2) || !text.contains(&fail)).then(|| {
+                    format!(
+                        "{}: tileproof {line} ({}), expected `{fail}`:\n{text}",
+                        path.display(),
+                        out.status
+                    )
+                })
+            }
+        }
     }
 }
