@@ -32,7 +32,9 @@
 //! - `part`: one of its rules alone (the `apply` request) or its pipeline
 //!   up to one stage (the `stage` request), as a subject ([`PeerPart`]).
 //! - `memo`: the answers to `apply` and `stage` requests, by request (a
-//!   campaign blames many findings on the same small instances).
+//!   campaign blames many findings on the same small instances), and the
+//!   wire forms of the cases asked about lately (a case asked about again
+//!   is spliced into its request, not encoded again).
 //! - `server`: any subject served on stdin and stdout (`tileproof serve`).
 
 mod codec;
