@@ -80,8 +80,11 @@ const CASES_KEPT: usize = 16;
 /// in each of its clones.
 #[derive(Default)]
 pub(super) struct Cases {
-    recent: Mutex<VecDeque<(u64, Vec<NodeId>, Arc<Wire>)>>,
+    recent: Mutex<Recent>,
 }
+
+/// Each case's holder ([`Graph::holder`]), roots and wire form, oldest first.
+type Recent = VecDeque<(u64, Vec<NodeId>, Arc<Wire>)>;
 
 impl Cases {
     /// The wire form of `roots` of `g`.
@@ -103,7 +106,7 @@ impl Cases {
         w
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<(u64, Vec<NodeId>, Arc<Wire>)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Recent> {
         self.recent.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

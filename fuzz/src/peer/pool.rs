@@ -2,7 +2,9 @@
 //! with its hello checked, restarted after a hang, crash or garbage, capped
 //! at `--peer-jobs` live processes.
 
-use super::codec::{bounds_beside, line_about, read_reply, Malformed, Outcome, MAX_REQUEST_BYTES};
+use super::codec::{
+    bounds_beside, line_about, read_reply, Malformed, Outcome, Wire, MAX_REQUEST_BYTES,
+};
 use super::codec::{line, past_id, profile_of, reply, PROTOCOL};
 use super::lines::{self};
 use super::memo::{Cases, Memo};
@@ -268,16 +270,27 @@ impl Peer {
         roots: &[NodeId],
         with: impl FnOnce(Request) -> Request,
     ) -> Result<Answer, Refusal> {
+        let (id, case, sent) = self.request_about(g, roots, |req, _| with(req));
+        self.answer(g, roots, case.budget, id, &sent)
+    }
+
+    /// A request about case `roots` of `g`, as `with` fills in a request
+    /// bearing only its new id (given the case's wire form, for the order
+    /// of a point's values): its id, the case's wire form and its line.
+    pub(super) fn request_about(
+        &self,
+        g: &Graph,
+        roots: &[NodeId],
+        with: impl FnOnce(Request, &Wire) -> Request,
+    ) -> (u64, Arc<Wire>, String) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let case = self.cases.of(g, roots);
-        let sent = line_about(
-            &case,
-            &with(Request {
-                id,
-                ..Request::default()
-            }),
-        );
-        self.answer(g, roots, case.budget, id, &sent)
+        let bare = Request {
+            id,
+            ..Request::default()
+        };
+        let sent = line_about(&case, &with(bare, &case));
+        (id, case, sent)
     }
 
     /// [`Peer::ask_case`] for a part of the peer (a rule alone, a stage),
@@ -289,15 +302,7 @@ impl Peer {
         with: impl FnOnce(Request) -> Request,
     ) -> Result<Answer, Refusal> {
         // The memo's key is the request's line past its id.
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let case = self.cases.of(g, roots);
-        let sent = line_about(
-            &case,
-            &with(Request {
-                id,
-                ..Request::default()
-            }),
-        );
+        let (id, case, sent) = self.request_about(g, roots, |req, _| with(req));
         let key = past_id(&sent);
         if let Some(r) = self.parts.get(key) {
             // Well formed when it was first read, and into a graph of the

@@ -1,14 +1,13 @@
 //! A peer as a [`Subject`]: simplification, backend runs, reproducers and
 //! bounds requests, each sent through the pool.
 
-use super::codec::{line_about, read_bounds, read_run, read_script, MAX_REQUEST_BYTES};
+use super::codec::{read_bounds, read_run, read_script, MAX_REQUEST_BYTES};
 use super::pool::{Peer, RUN_TIMEOUT};
 use crate::backend::{self, ReproducerSpec, Run, Script};
 use crate::bounds::PeerBounds;
 use crate::kind::Kind;
 use crate::subject::{Answer, Profile, Refusal, Subject};
 use engine::ir::{Graph, NodeId};
-use std::sync::atomic::Ordering;
 use tileproof_adapter::{Empty, ReproducerRequest, Request, RunRequest, RunValue};
 
 impl Subject for Peer {
@@ -30,22 +29,11 @@ impl Subject for Peer {
         }
         // Its bounds of the source come beside the answer, for the bounds
         // check that follows (one round trip, not two).
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let case = self.cases.of(g, roots);
-        let req = Request {
-            id,
+        let (id, case, sent) = self.request_about(g, roots, |req, _| Request {
             with_bounds: Some(Empty {}),
-            ..Request::default()
-        };
-        self.answer_beside(
-            g,
-            roots,
-            case.budget,
-            id,
-            &line_about(&case, &req),
-            true,
-            None,
-        )
+            ..req
+        });
+        self.answer_beside(g, roots, case.budget, id, &sent, true, None)
     }
 
     fn backends(&self) -> &[String] {
@@ -85,21 +73,16 @@ impl Subject for Peer {
         backend: &str,
         points: &[Vec<i64>],
     ) -> Result<Run, Refusal> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let case = self.cases.of(g, roots);
-        let pts: Vec<Vec<i64>> = points
-            .iter()
-            .map(|env| case.vars.iter().map(|&v| env[v as usize]).collect())
-            .collect();
-        let req = Request {
-            id,
+        let (id, _, sent) = self.request_about(g, roots, |req, case| Request {
             run: Some(RunRequest {
                 backend: backend.to_string(),
-                points: pts,
+                points: points
+                    .iter()
+                    .map(|env| case.vars.iter().map(|&v| env[v as usize]).collect())
+                    .collect(),
             }),
-            ..Request::default()
-        };
-        let sent = line_about(&case, &req);
+            ..req
+        });
         let (p, answer) = self.exchange(&sent, RUN_TIMEOUT.max(self.timeout))?;
         match read_run(&answer, id, roots.len(), points.len()) {
             Ok(Ok(run)) => {
@@ -131,10 +114,7 @@ impl Subject for Peer {
         let Some(expected) = spec.expected.iter().map(run_value).collect() else {
             return Ok(None);
         };
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let case = self.cases.of(g, roots);
-        let req = Request {
-            id,
+        let (id, _, sent) = self.request_about(g, roots, |req, case| Request {
             reproducer: Some(ReproducerRequest {
                 backend: spec.backend.clone(),
                 point: case.vars.iter().map(|&v| spec.env[v as usize]).collect(),
@@ -142,9 +122,8 @@ impl Subject for Peer {
                 class: spec.class.clone(),
                 kind: spec.kind.clone(),
             }),
-            ..Request::default()
-        };
-        let sent = line_about(&case, &req);
+            ..req
+        });
         let (p, answer) = self.exchange(&sent, RUN_TIMEOUT.max(self.timeout))?;
         match read_script(&answer, id) {
             Ok(script) => {
@@ -166,16 +145,10 @@ impl Subject for Peer {
         if !self.bounds {
             return Ok(None);
         }
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let case = self.cases.of(g, roots);
-        let text = line_about(
-            &case,
-            &Request {
-                id,
-                bounds: Some(Empty {}),
-                ..Request::default()
-            },
-        );
+        let (id, _, text) = self.request_about(g, roots, |req, _| Request {
+            bounds: Some(Empty {}),
+            ..req
+        });
         if text.len() > MAX_REQUEST_BYTES {
             return Ok(None);
         }
