@@ -256,6 +256,13 @@ pub(super) struct Wire {
     pub budget: usize,
 }
 
+impl Wire {
+    /// Its size in memory, roughly.
+    pub(super) fn bytes(&self) -> usize {
+        self.fields.len() + 4 * self.vars.len() + std::mem::size_of::<Wire>()
+    }
+}
+
 /// The wire form of `roots` of `g`.
 pub(super) fn wire(g: &Graph, roots: &[NodeId]) -> Wire {
     let e = encode(g, roots, 0);

@@ -65,10 +65,11 @@ impl Memo {
     }
 }
 
-/// Cases whose wire forms are kept: a finding's case is asked about by a
-/// handful of requests in a row (its answer, its runs on each backend, its
-/// reproducer), interleaved with the other worker's.
-const CASES_KEPT: usize = 16;
+/// Bytes of wire forms kept, at most: then the oldest are let go. A kept
+/// case is asked about again after its shrink has judged every candidate
+/// of its last round (each a case of its own, with its instances), and
+/// the other worker's cases come in between.
+const CASES_BYTES: usize = 16 << 20;
 
 /// The wire forms of the cases asked about lately, each made once: the
 /// protocol is stateless, so every request carries its case, and a case
@@ -78,31 +79,63 @@ const CASES_KEPT: usize = 16;
 /// roots and the graph that first held them ([`Graph::holder`]): a graph
 /// only grows, so a node it holds means the same as long as it lives, and
 /// in each of its clones.
-#[derive(Default)]
 pub(super) struct Cases {
     recent: Mutex<Recent>,
+    /// [`CASES_BYTES`], but in tests.
+    budget: usize,
 }
 
-/// Each case's holder ([`Graph::holder`]), roots and wire form, oldest first.
-type Recent = VecDeque<(u64, Vec<NodeId>, Arc<Wire>)>;
+impl Default for Cases {
+    fn default() -> Cases {
+        Cases::within(CASES_BYTES)
+    }
+}
+
+/// A case: its holder ([`Graph::holder`]) and its roots.
+type CaseKey = (u64, Vec<NodeId>);
+
+/// The wire forms kept, the order they came in, and their bytes.
+#[derive(Default)]
+struct Recent {
+    wires: HashMap<CaseKey, Arc<Wire>>,
+    order: VecDeque<CaseKey>,
+    bytes: usize,
+}
 
 impl Cases {
+    /// Keeping at most `budget` bytes of wire forms.
+    fn within(budget: usize) -> Cases {
+        Cases {
+            recent: Mutex::default(),
+            budget,
+        }
+    }
+
     /// The wire form of `roots` of `g`.
     pub(super) fn of(&self, g: &Graph, roots: &[NodeId]) -> Arc<Wire> {
-        let holder = g.holder(roots);
-        if let Some((_, _, w)) = self
-            .lock()
-            .iter()
-            .find(|(u, r, _)| *u == holder && r.as_slice() == roots)
-        {
+        let key = (g.holder(roots), roots.to_vec());
+        if let Some(w) = self.lock().wires.get(&key) {
             return w.clone();
         }
         let w = Arc::new(wire(g, roots));
-        let mut recent = self.lock();
-        if recent.len() == CASES_KEPT {
-            recent.pop_front();
+        let size = w.bytes() + ENTRY_OVERHEAD;
+        // One case may take a 64th of the budget (as an answer in `Memo`).
+        if size > self.budget / 64 {
+            return w;
         }
-        recent.push_back((holder, roots.to_vec(), w.clone()));
+        let mut r = self.lock();
+        while r.bytes + size > self.budget {
+            let Some(old) = r.order.pop_front() else {
+                break;
+            };
+            if let Some(gone) = r.wires.remove(&old) {
+                r.bytes -= gone.bytes() + ENTRY_OVERHEAD;
+            }
+        }
+        if r.wires.insert(key.clone(), w.clone()).is_none() {
+            r.order.push_back(key);
+            r.bytes += size;
+        }
         w
     }
 
@@ -135,13 +168,28 @@ mod tests {
             &first,
             &cases.of(&other.graph, &other.outputs)
         ));
-        // Past the cases kept, the oldest is made again.
-        for _ in 0..CASES_KEPT {
-            let fresh =
-                engine::parse::parse_program("var z in [0, 5]\nexpr z + 1\nexpr z * 2\n").unwrap();
-            cases.of(&fresh.graph, &fresh.outputs);
+    }
+
+    #[test]
+    fn past_its_bytes_the_oldest_case_is_encoded_again() {
+        // Cases of one size: variables named alike.
+        let case = |i: usize| {
+            engine::parse::parse_program(&format!("var v{i:04} in [0, 5]\nexpr v{i:04} + 1\n"))
+                .unwrap()
+        };
+        let first = case(0);
+        let one = wire(&first.graph, &first.outputs).bytes() + ENTRY_OVERHEAD;
+        let cases = Cases::within(64 * one);
+        let kept = cases.of(&first.graph, &first.outputs);
+        let others: Vec<_> = (1..=64).map(case).collect();
+        for o in &others[..63] {
+            cases.of(&o.graph, &o.outputs);
         }
-        assert!(!Arc::ptr_eq(&first, &cases.of(&g, &p.outputs)));
+        // 64 cases fill the budget: the first is still there.
+        assert!(Arc::ptr_eq(&kept, &cases.of(&first.graph, &first.outputs)));
+        cases.of(&others[63].graph, &others[63].outputs);
+        assert!(!Arc::ptr_eq(&kept, &cases.of(&first.graph, &first.outputs)));
+        assert!(cases.lock().bytes <= 64 * one);
     }
 
     fn declined(why: &str) -> Reply {
