@@ -21,6 +21,7 @@ use fuzz::confirm::Class;
 use fuzz::corpus::{self, replay_case, Replayer};
 use fuzz::peer::Peer;
 use fuzz::subject::{Answer, Subject};
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -270,28 +271,11 @@ fn every_kept_peer_finding_is_confirmed_by_the_peer_and_the_interpreter() {
         runs.push(Run::Line { path, line });
     }
     // The reproducers and the reproduce lines are processes of their own
-    // (each starts Python and its peer, 0.3 to 3 s): two at a time.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let failed: Vec<String> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..2)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut failed = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(run) = runs.get(i) else {
-                            return failed;
-                        };
-                        failed.extend(run.failure(&python));
-                    }
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap())
-            .collect()
-    });
+    // (each starts Python and its peer, 0.3 to 3 s): one per core at a time.
+    let failed: Vec<String> = runs
+        .par_iter()
+        .filter_map(|run| run.failure(&python))
+        .collect();
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 }
 

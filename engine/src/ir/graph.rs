@@ -109,7 +109,7 @@ pub struct Graph {
     dedup: FxHashMap<Key, NodeId>,
     vars: Vec<VarDecl>,
     var_by_name: FxHashMap<String, u32>,
-    /// This graph's identity ([`Graph::uid`]).
+    /// This graph's identity ([`Graph::holder`]).
     uid: u64,
     /// The graph it was cloned from, when it is a clone ([`Graph::holder`]).
     origin: Option<Arc<Origin>>,
@@ -193,19 +193,14 @@ impl Graph {
         }
     }
 
-    /// An identity no other graph of this process has (a clone gets its
-    /// own). A graph only grows: nodes and variables are never changed or
-    /// removed, so what is derived from a node of graph `uid` (its text,
-    /// its wire form) holds for as long as the process runs.
-    pub fn uid(&self) -> u64 {
-        self.uid
-    }
-
-    /// The identity of the first graph, among this one and those it was
+    /// The identity (one no other graph of this process has; a clone gets
+    /// its own) of the first graph, among this one and those it was
     /// cloned from (in turn), that held every node `roots` reach, numbered
     /// as here: what is derived from `roots` (their text, their wire form)
     /// is the same in every graph that names that holder for them, so two
-    /// clones of one graph share it for the nodes they were cloned with.
+    /// clones of one graph share it for the nodes they were cloned with. A
+    /// graph only grows: nodes and variables are never changed or removed,
+    /// so what is derived from its nodes holds as long as the process runs.
     pub fn holder(&self, roots: &[NodeId]) -> u64 {
         // Operands come before their nodes: the highest root bounds every
         // node the roots reach.
@@ -767,12 +762,12 @@ mod tests {
     fn a_graph_keeps_its_identity_as_it_grows_and_a_clone_has_its_own() {
         let p = parse_program("var x in [0, 9]\nexpr x + 1\n").unwrap();
         let mut g = p.graph;
-        let uid = g.uid();
+        let uid = g.uid;
         g.cnst(7, crate::ir::DType::Index);
-        assert_eq!(g.uid(), uid);
+        assert_eq!(g.uid, uid);
         let h = g.clone();
-        assert_ne!(h.uid(), uid);
-        assert_ne!(super::Graph::new().uid(), uid);
+        assert_ne!(h.uid, uid);
+        assert_ne!(super::Graph::new().uid, uid);
     }
 
     #[test]
@@ -783,17 +778,17 @@ mod tests {
         let (mut a, mut b) = (g.clone(), g.clone());
         let deeper = a.clone();
         for h in [&a, &b, &deeper] {
-            assert_eq!(h.holder(&[root]), g.uid());
+            assert_eq!(h.holder(&[root]), g.uid);
         }
         // Nodes added after the clone are each clone's own, though their
         // ids are the same.
         let na = a.cnst(5, crate::ir::DType::Index);
         let nb = b.cnst(6, crate::ir::DType::Index);
         assert_eq!(na, nb);
-        assert_eq!(a.holder(&[na]), a.uid());
-        assert_eq!(b.holder(&[nb]), b.uid());
-        assert_eq!(a.holder(&[root, na]), a.uid());
-        assert_eq!(g.holder(&[]), g.uid());
+        assert_eq!(a.holder(&[na]), a.uid);
+        assert_eq!(b.holder(&[nb]), b.uid);
+        assert_eq!(a.holder(&[root, na]), a.uid);
+        assert_eq!(g.holder(&[]), g.uid);
     }
 
     #[test]
