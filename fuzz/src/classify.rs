@@ -10,7 +10,7 @@ use crate::backend::{ReproducerSpec, Script};
 use crate::checks::Checked;
 use crate::confirm::{self, Class, Confirmation};
 use crate::kind::Kind;
-use crate::oracle::{self, Replay};
+use crate::oracle::{self, Domain, Replay};
 use crate::subject::Subject;
 use engine::dtype::Width;
 use engine::ir::NodeId;
@@ -85,6 +85,8 @@ struct WrongPoint<'c> {
     replay: Option<&'c Replay>,
     /// Its row-major index, when the oracle walked every point before it.
     walked_to: Option<u64>,
+    /// The oracle's domain and node count.
+    domain: Option<(&'c Domain, usize)>,
 }
 
 fn wrong_point(c: &Checked, model: Model) -> Option<WrongPoint<'_>> {
@@ -101,6 +103,7 @@ fn wrong_point(c: &Checked, model: Model) -> Option<WrongPoint<'_>> {
                 .map(|u| u.reason),
             replay: f.replay.as_ref(),
             walked_to: (!report.sampled).then_some(f.index),
+            domain: Some((&report.domain, report.nodes)),
         });
     }
     let env = c.failure(Kind::Validate)?.env.clone()?;
@@ -111,6 +114,7 @@ fn wrong_point(c: &Checked, model: Model) -> Option<WrongPoint<'_>> {
         ub: None,
         replay: None,
         walked_to: None,
+        domain: None,
     })
 }
 
@@ -143,6 +147,7 @@ fn oracle_class(
         env: &f.env,
         replay: f.replay,
         walked_to: f.walked_to,
+        domain: f.domain,
     };
     let points = confirm::failing_points(g, src, tgt, model, Some(first), CONFIRM_POINTS);
     let flagged = format!(

@@ -616,6 +616,9 @@ pub struct OraclePoint<'a> {
     /// every point before it (and found them refining) under the replay's
     /// model.
     pub walked_to: Option<u64>,
+    /// The domain of the two forms and their node count, when the oracle
+    /// compared these forms (its report has them).
+    pub domain: Option<(&'a Domain, usize)>,
 }
 
 /// Up to `limit` points where `tgt` does not refine `src` under `model`,
@@ -641,6 +644,15 @@ pub fn failing_points(
         meanings: Vec::new(),
         answers: Vec::new(),
     };
+    let made;
+    let (domain, nodes) = match first.as_ref().and_then(|f| f.domain) {
+        Some(known) => known,
+        None => {
+            let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
+            made = Domain::with_size(g, &all);
+            (&made.0, made.1)
+        }
+    };
     // Where the oracle walked under this model, the points before its
     // failing one refine: the walk starts past it.
     let mut start = 0;
@@ -657,8 +669,6 @@ pub fn failing_points(
             start = i + 1;
         }
     }
-    let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
-    let (domain, nodes) = Domain::with_size(g, &all);
     let decision = walk::decide(Purpose::FailingPoints, domain.size(), nodes);
     let exhaustive = decision.samples().is_none();
     let n = decision.samples().unwrap_or(domain.size() as u64);
@@ -901,6 +911,7 @@ mod tests {
                 env,
                 replay,
                 walked_to,
+                domain: None,
             }
         }
         let points = failing_points(g, src, tgt, model, Some(oracle(&first, None, None)), 4);
@@ -945,5 +956,19 @@ mod tests {
         );
         assert_eq!(other.meanings[0], Some(vec![Some(Value::Int(3))]));
         assert_eq!(other.envs, [vec![3], vec![1]], "another model: every point");
+        // The oracle's domain, when it comes with its point, is the one
+        // walked (not made again from the forms): here a narrower one.
+        let narrow = Domain {
+            vars: vec![0],
+            names: vec!["x".to_string()],
+            lo: vec![4],
+            hi: vec![5],
+        };
+        let given = OraclePoint {
+            domain: Some((&narrow, 5)),
+            ..oracle(&[3], None, None)
+        };
+        let within = failing_points(g, src, tgt, model, Some(given), 3);
+        assert_eq!(within.envs, [vec![3], vec![4], vec![5]]);
     }
 }

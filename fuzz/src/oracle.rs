@@ -142,12 +142,20 @@ pub struct Report {
     pub points: u64,
     /// The domain was too large and was sampled.
     pub sampled: bool,
-    /// Points in the domain (saturating).
-    pub domain_size: u128,
+    /// The domain compared over: what a finding's failing points are
+    /// looked for in next, without walking the forms for it again.
+    pub domain: Domain,
+    /// The two forms' node count, which the walk policy weighs.
+    pub nodes: usize,
     pub failure: Option<FailingPoint>,
 }
 
 impl Report {
+    /// Points in the domain (saturating).
+    pub fn domain_size(&self) -> u128 {
+        self.domain.size()
+    }
+
     pub fn refines(&self) -> bool {
         self.failure.is_none()
     }
@@ -165,12 +173,14 @@ impl Report {
         if self.sampled {
             format!(
                 "sampled, {} of {:.1e} points",
-                self.points, self.domain_size as f64
+                self.points,
+                self.domain_size() as f64
             )
         } else if self.failure.is_some() {
             format!(
                 "exhaustive, failed at point {} of {}",
-                self.points, self.domain_size
+                self.points,
+                self.domain_size()
             )
         } else {
             format!("exhaustive, {}", count(self.points, "point"))
@@ -502,7 +512,13 @@ where
     }
 }
 
-fn report(g: &Graph, domain: &Domain, plan: Plan, seed: u64, raw: Option<RawFail>) -> Report {
+fn report(
+    g: &Graph,
+    (domain, nodes): (&Domain, usize),
+    plan: Plan,
+    seed: u64,
+    raw: Option<RawFail>,
+) -> Report {
     let sampled = matches!(plan, Plan::Sampled(_));
     let failure = raw.map(|r| {
         let mut point = vec![0i64; domain.len()];
@@ -521,19 +537,20 @@ fn report(g: &Graph, domain: &Domain, plan: Plan, seed: u64, raw: Option<RawFail
     Report {
         points: failure.as_ref().map_or(plan.total(), |f| f.index + 1),
         sampled,
-        domain_size: domain.size(),
+        domain: domain.clone(),
+        nodes,
         failure,
     }
 }
 
-/// The domain, plan and the policy's decision of comparing `src` with
+/// The domain, node count, plan and the policy's decision of comparing `src` with
 /// `tgt` under `cfg`, once the width and the root counts are checked.
 fn domain_and_plan(
     g: &Graph,
     src: &[NodeId],
     tgt: &[NodeId],
     cfg: &OracleConfig,
-) -> Result<(Domain, Plan, Decision), JitError> {
+) -> Result<Made, JitError> {
     check_width(cfg.width)?;
     if src.len() != tgt.len() {
         return Err(JitError::RootCount {
@@ -545,7 +562,21 @@ fn domain_and_plan(
     let (domain, nodes) = Domain::with_size(g, &all);
     let decision = walk::decide(Purpose::Oracle(cfg.limits), domain.size(), nodes);
     let plan = Plan::of(&domain, decision);
-    Ok((domain, plan, decision))
+    Ok(Made {
+        domain,
+        nodes,
+        plan,
+        decision,
+    })
+}
+
+/// A comparison's domain, its forms' node count, and how the walk policy
+/// decided it: made once per comparison, whichever evaluator walks it.
+struct Made {
+    domain: Domain,
+    nodes: usize,
+    plan: Plan,
+    decision: Decision,
 }
 
 // ---- the compiled oracle -------------------------------------------------------------
@@ -584,6 +615,7 @@ pub struct CompiledOracle {
     code: JitCode,
     func: OracleFn,
     domain: Domain,
+    nodes: usize,
     plan: Plan,
     cfg: OracleConfig,
 }
@@ -598,8 +630,8 @@ impl CompiledOracle {
         tgt: &[NodeId],
         cfg: &OracleConfig,
     ) -> Result<CompiledOracle, JitError> {
-        let (domain, plan, _) = domain_and_plan(g, src, tgt, cfg)?;
-        CompiledOracle::with_plan(g, src, tgt, cfg, domain, plan)
+        let m = domain_and_plan(g, src, tgt, cfg)?;
+        CompiledOracle::with_plan(g, src, tgt, cfg, (m.domain, m.nodes), m.plan)
     }
 
     /// [`CompiledOracle::new`] over a domain and plan already made (the
@@ -609,7 +641,7 @@ impl CompiledOracle {
         src: &[NodeId],
         tgt: &[NodeId],
         cfg: &OracleConfig,
-        domain: Domain,
+        (domain, nodes): (Domain, usize),
         plan: Plan,
     ) -> Result<CompiledOracle, JitError> {
         let (code, fptr) = build_oracle(g, src, tgt, cfg.model(), &domain, plan)?;
@@ -619,6 +651,7 @@ impl CompiledOracle {
             code,
             func,
             domain,
+            nodes,
             plan,
             cfg: cfg.clone(),
         })
@@ -658,7 +691,7 @@ impl CompiledOracle {
                 }
             },
         );
-        report(g, &self.domain, plan, seed, raw)
+        report(g, (&self.domain, self.nodes), plan, seed, raw)
     }
 
     /// The compiled comparison over `count` points from point number
@@ -1201,7 +1234,7 @@ pub fn point_evaluator(
     tgt: &[NodeId],
     cfg: &OracleConfig,
 ) -> Result<PointEval, JitError> {
-    let (_, _, decision) = domain_and_plan(g, src, tgt, cfg)?;
+    let decision = domain_and_plan(g, src, tgt, cfg)?.decision;
     let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
     Ok(if batched(decision) {
         PointEval::Batch(BatchEval::new(g, &all, cfg.model()))
@@ -1247,11 +1280,30 @@ fn check_fast(
     tgt: &[NodeId],
     cfg: &OracleConfig,
 ) -> Result<(Report, Checker), JitError> {
-    let (domain, plan, decision) = domain_and_plan(g, src, tgt, cfg)?;
+    check_fast_over(g, src, tgt, cfg, domain_and_plan(g, src, tgt, cfg)?)
+}
+
+/// [`check_fast`] over a domain already made.
+fn check_fast_over(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    cfg: &OracleConfig,
+    made: Made,
+) -> Result<(Report, Checker), JitError> {
+    let Made {
+        domain,
+        nodes,
+        plan,
+        decision,
+    } = made;
     let (mut rep, checker) = if batched(decision) {
-        (run_batched(g, src, tgt, cfg, &domain, plan), Checker::Batch)
+        (
+            run_batched(g, src, tgt, cfg, (&domain, nodes), plan),
+            Checker::Batch,
+        )
     } else {
-        let oracle = CompiledOracle::with_plan(g, src, tgt, cfg, domain, plan)?;
+        let oracle = CompiledOracle::with_plan(g, src, tgt, cfg, (domain, nodes), plan)?;
         (oracle.run(g), Checker::Jit)
     };
     if let Some(f) = &mut rep.failure {
@@ -1267,12 +1319,12 @@ fn run_batched(
     src: &[NodeId],
     tgt: &[NodeId],
     cfg: &OracleConfig,
-    domain: &Domain,
+    (domain, nodes): (&Domain, usize),
     plan: Plan,
 ) -> Report {
     let raw =
         BatchOracle::new(g, src, tgt, cfg.model(), domain).first_failure(domain, plan.total());
-    report(g, domain, plan, cfg.seed, raw)
+    report(g, (domain, nodes), plan, cfg.seed, raw)
 }
 
 /// [`check_jit`] with the batched evaluator whatever the domain's size (a
@@ -1283,11 +1335,16 @@ pub fn check_batched(
     tgt: &[NodeId],
     cfg: &OracleConfig,
 ) -> Result<Report, JitError> {
-    let (domain, plan, _) = domain_and_plan(g, src, tgt, cfg)?;
+    let Made {
+        domain,
+        nodes,
+        plan,
+        ..
+    } = domain_and_plan(g, src, tgt, cfg)?;
     if matches!(plan, Plan::Sampled(_)) {
         return check_jit(g, src, tgt, cfg);
     }
-    let mut rep = run_batched(g, src, tgt, cfg, &domain, plan);
+    let mut rep = run_batched(g, src, tgt, cfg, (&domain, nodes), plan);
     if let Some(f) = &mut rep.failure {
         f.replay = Some(replay(g, src, tgt, &f.env, cfg.model()));
     }
@@ -1323,11 +1380,11 @@ pub fn check_cheapest(
     tgt: &[NodeId],
     cfg: &OracleConfig,
 ) -> Result<(Report, Checker), JitError> {
-    let (_, _, decision) = domain_and_plan(g, src, tgt, cfg)?;
-    if decision.first() == Some(Way::Interpreter) {
-        return Ok((check_interp(g, src, tgt, cfg)?, Checker::Interpreter));
+    let made = domain_and_plan(g, src, tgt, cfg)?;
+    if made.decision.first() == Some(Way::Interpreter) {
+        return Ok((interp_over(g, src, tgt, cfg, made), Checker::Interpreter));
     }
-    check_fast(g, src, tgt, cfg)
+    check_fast_over(g, src, tgt, cfg, made)
 }
 
 /// [`check_jit`] for forms in two graphs (see [`merge_graphs`]); the
@@ -1389,7 +1446,29 @@ pub fn check_interp(
     tgt: &[NodeId],
     cfg: &OracleConfig,
 ) -> Result<Report, JitError> {
-    let (domain, plan, _) = domain_and_plan(g, src, tgt, cfg)?;
+    Ok(interp_over(
+        g,
+        src,
+        tgt,
+        cfg,
+        domain_and_plan(g, src, tgt, cfg)?,
+    ))
+}
+
+/// [`check_interp`] over a domain already made.
+fn interp_over(
+    g: &Graph,
+    src: &[NodeId],
+    tgt: &[NodeId],
+    cfg: &OracleConfig,
+    made: Made,
+) -> Report {
+    let Made {
+        domain,
+        nodes,
+        plan,
+        ..
+    } = made;
     let (w, seed) = (cfg.model(), cfg.seed);
     let raw = first_failing_chunk(plan.total(), cfg.chunk, cfg.parallel, |start, count| {
         let mut point = vec![0i64; domain.len()];
@@ -1419,11 +1498,11 @@ pub fn check_interp(
         }
         None
     });
-    let mut rep = report(g, &domain, plan, seed, raw);
+    let mut rep = report(g, (&domain, nodes), plan, seed, raw);
     if let Some(f) = &mut rep.failure {
         f.replay = Some(replay(g, src, tgt, &f.env, w));
     }
-    Ok(rep)
+    rep
 }
 
 /// Whether `roots` means something at some point of its domain, by the
@@ -1552,14 +1631,13 @@ pub fn failing_at_point(
         Failure::TargetUndefined => None,
         _ => (0..src.len()).find(|&i| fails_at(g, &src[i..=i], &tgt[i..=i], env, model).is_some()),
     };
-    let all: Vec<NodeId> = src.iter().chain(tgt).copied().collect();
-    let domain = Domain::new(g, &all);
-    let point: Vec<i64> = domain.vars.iter().map(|&v| env[v as usize]).collect();
-    let named = domain.named(&point);
+    let point: Vec<i64> = rep.domain.vars.iter().map(|&v| env[v as usize]).collect();
+    let named = rep.domain.named(&point);
     Some(Report {
         points: rep.points + 1,
         sampled: true,
-        domain_size: rep.domain_size,
+        domain: rep.domain.clone(),
+        nodes: rep.nodes,
         failure: Some(FailingPoint {
             index: rep.points,
             shown: engine::print::point(g, &named),
