@@ -127,7 +127,9 @@ fn oracle_cause(
 ) -> Option<Found> {
     let (g, src) = (&checked.graph, &checked.src);
     let how = oracle_failure(checked, model)?;
-    if let Some(found) = bounds_explain(subject, checked, failure.env.as_slice(), cfg, model) {
+    let asked = AnswerBounds::default();
+    let env = failure.env.as_slice();
+    if let Some(found) = bounds_explain(subject, checked, env, cfg, model, &asked) {
         return Some(found);
     }
     if let Some(found) = stage::first_wrong(subject, g, src, cfg) {
@@ -139,7 +141,8 @@ fn oracle_cause(
         Depth::Full => Instance::Smallest,
     };
     let points: Vec<Vec<i64>> = failure.env.iter().cloned().collect();
-    if let Some(found) = blamed(subject, checked, how, &fired, cfg, model, instance, &points) {
+    let how_blamed = (how, &fired[..], instance);
+    if let Some(found) = blamed(subject, checked, how_blamed, cfg, model, &points, &asked) {
         return Some(found);
     }
     if !peer {
@@ -184,16 +187,14 @@ fn oracle_cause(
 /// step fails alone like the finding, or the transfer function of a bound
 /// that step trusted (right wherever the peer's bounds of its instance
 /// hold); `fired`: the rules tried.
-#[allow(clippy::too_many_arguments)]
 fn blamed(
     subject: &dyn Subject,
     checked: &Checked,
-    how: Failure,
-    fired: &[(String, usize)],
+    (how, fired, instance): (Failure, &[(String, usize)], Instance),
     cfg: &CheckConfig,
     model: Model,
-    instance: Instance,
     points: &[Vec<i64>],
+    asked: &AnswerBounds,
 ) -> Option<Found> {
     let (g, src) = (&checked.graph, &checked.src);
     let shown = blame::blame(
@@ -210,7 +211,8 @@ fn blamed(
     let whole_case = shown.blame.instance.whole_case();
     // The rule's premises: a step that is right wherever the peer's
     // bounds of its instance hold trusted a wrong bound.
-    if let Some(found) = instance_bounds_explain(subject, &shown, cfg, model, checked, points) {
+    let known = (checked, points, asked);
+    if let Some(found) = instance_bounds_explain(subject, &shown, cfg, model, known) {
         return Some(found);
     }
     let mut b = shown.blame;
@@ -220,9 +222,7 @@ fn blamed(
     // named there is the one a kept finding of the same defect names.
     if whole_case && instance == Instance::Case {
         if let Some(small) = blame::narrow(subject, how, cfg, points, &b, shown.fired.as_deref()) {
-            if let Some(found) =
-                instance_bounds_explain(subject, &small, cfg, model, checked, points)
-            {
+            if let Some(found) = instance_bounds_explain(subject, &small, cfg, model, known) {
                 return Some(found);
             }
             b = small.blame;
@@ -295,6 +295,7 @@ fn bounds_explain(
     failing: &[Vec<i64>],
     cfg: &CheckConfig,
     model: Model,
+    asked: &AnswerBounds,
 ) -> Option<Found> {
     let (g, src) = (&checked.graph, &checked.src);
     let tgt = checked.tgt.as_deref()?;
@@ -337,20 +338,15 @@ fn bounds_explain(
     if built.is_empty() {
         return None;
     }
-    let bounds_cfg = cfg.only(Kind::Bounds);
-    // The same graph: the answer's nodes keep their ids.
-    let asked = checks::check(g, tgt, subject, &bounds_cfg, None);
+    let (bounded, violations) = asked.of(g, tgt, || {
+        // The same graph: the answer's nodes keep their ids.
+        let c = checks::check(g, tgt, subject, &cfg.only(Kind::Bounds), None);
+        (c.peer_bounds, c.bounds_violations)
+    });
     let keep = |n: NodeId| built.contains(&n);
-    let bounded: Vec<transfer::PeerBound> = asked
-        .peer_bounds
-        .into_iter()
-        .filter(|b| keep(b.node))
-        .collect();
-    let violations: Vec<crate::bounds::Violation> = asked
-        .bounds_violations
-        .into_iter()
-        .filter(|v| keep(v.node))
-        .collect();
+    let bounded: Vec<transfer::PeerBound> = bounded.into_iter().filter(|b| keep(b.node)).collect();
+    let violations: Vec<crate::bounds::Violation> =
+        violations.into_iter().filter(|v| keep(v.node)).collect();
     let w = transfer::lowest_among(g, tgt, &bounded, &violations)?;
     right(&bounded).then(|| found(&w, &bounded))
 }
@@ -366,8 +362,7 @@ fn instance_bounds_explain(
     shown: &blame::Shown,
     cfg: &CheckConfig,
     model: Model,
-    case: &Checked,
-    points: &[Vec<i64>],
+    (case, points, asked): (&Checked, &[Vec<i64>], &AnswerBounds),
 ) -> Option<Found> {
     // A pattern that failed after others of its rule's step rewrote the
     // instance is judged there, alone: the nodes they built are bounded
@@ -412,9 +407,16 @@ fn instance_bounds_explain(
         .clone()
         .filter(|_| !mins.is_empty())
         .map(|tgt| (step.graph.clone(), tgt));
-    if let Some(found) =
-        step_bounds_explain(subject, step, at.whole_case(), case, cfg, model, points)
-    {
+    if let Some(found) = step_bounds_explain(
+        subject,
+        step,
+        at.whole_case(),
+        case,
+        cfg,
+        model,
+        points,
+        asked,
+    ) {
         return Some(found);
     }
     // A peer with no `min` spells it with ops it has, whose nodes the
@@ -447,7 +449,7 @@ fn instance_bounds_explain(
         if same.is_none() || same != step.tgt {
             return None;
         }
-        step_bounds_explain(subject, step, false, case, cfg, model, points)
+        step_bounds_explain(subject, step, false, case, cfg, model, points, asked)
     })
 }
 
@@ -466,6 +468,7 @@ const MAX_RESPELLED: usize = 3;
 
 /// [`bounds_explain`] of a rule's `step` alone, with the peer's bounds of
 /// its source (the case's own when it is the case, `whole`).
+#[allow(clippy::too_many_arguments)]
 fn step_bounds_explain(
     subject: &dyn Subject,
     mut step: Checked,
@@ -474,6 +477,7 @@ fn step_bounds_explain(
     cfg: &CheckConfig,
     model: Model,
     points: &[Vec<i64>],
+    asked: &AnswerBounds,
 ) -> Option<Found> {
     // Where the step fails: where its walk shows it, and at the finding's
     // points (a failure in a narrow window the walk samples past, as the
@@ -510,7 +514,43 @@ fn step_bounds_explain(
         step.bounds_violations = asked.bounds_violations;
         step.wrong_bound = asked.wrong_bound;
     }
-    bounds_explain(subject, &step, &failing, cfg, model)
+    bounds_explain(subject, &step, &failing, cfg, model, asked)
+}
+
+/// The peer's bounds of an answer's nodes (and the values outside them),
+/// asked once in a triage: a rule's step at the whole case that gives the
+/// case's own answer asks of the same program (its graph is a clone of
+/// the case's, so the answer has the case's node ids under the same
+/// holder, [`Graph::holder`]).
+#[derive(Default)]
+struct AnswerBounds(std::cell::RefCell<Option<AskedOf>>);
+
+/// An answer (its holder and roots) and the bounds asked of it.
+type AskedOf = (
+    (u64, Vec<NodeId>),
+    Vec<transfer::PeerBound>,
+    Vec<crate::bounds::Violation>,
+);
+
+impl AnswerBounds {
+    /// The bounds of `tgt` in `g`: those asked before of the same answer,
+    /// else `ask`'s.
+    fn of(
+        &self,
+        g: &Graph,
+        tgt: &[NodeId],
+        ask: impl FnOnce() -> (Vec<transfer::PeerBound>, Vec<crate::bounds::Violation>),
+    ) -> (Vec<transfer::PeerBound>, Vec<crate::bounds::Violation>) {
+        let key = (g.holder(tgt), tgt.to_vec());
+        if let Some((k, b, v)) = self.0.borrow().as_ref() {
+            if *k == key {
+                return (b.clone(), v.clone());
+            }
+        }
+        let (b, v) = ask();
+        *self.0.borrow_mut() = Some((key, b.clone(), v.clone()));
+        (b, v)
+    }
 }
 
 /// How a peer with no `min` may spell `min(a, b)`.
@@ -580,8 +620,9 @@ pub fn holding(
         }
         Cause::Transfer(_) | Cause::Rule { .. } => {
             let how = oracle_failure(checked, model)?;
+            let asked = AnswerBounds::default();
             if let Some(found) =
-                bounds_explain(subject, checked, failure.env.as_slice(), cfg, model)
+                bounds_explain(subject, checked, failure.env.as_slice(), cfg, model, &asked)
                     .or_else(|| stage::first_wrong(subject, g, src, cfg))
             {
                 found
@@ -591,16 +632,8 @@ pub fn holding(
                     _ => checked.fired(subject.rule_names()),
                 };
                 let points: Vec<Vec<i64>> = failure.env.iter().cloned().collect();
-                blamed(
-                    subject,
-                    checked,
-                    how,
-                    &only,
-                    cfg,
-                    model,
-                    Instance::Case,
-                    &points,
-                )?
+                let how_blamed = (how, &only[..], Instance::Case);
+                blamed(subject, checked, how_blamed, cfg, model, &points, &asked)?
             }
         }
         Cause::Subterm { failure, shape } => {
@@ -692,6 +725,27 @@ mod tests {
             .collect();
         let roots = MinSpelling::respell(how, &mins, &mut g, &p.outputs);
         crate::corpus::case_body(&g, &roots, None)
+    }
+
+    #[test]
+    fn an_answers_bounds_are_asked_once_in_the_clones_that_hold_it() {
+        let p = parse_program("var x in [0, 9]\nexpr x * 2 + 1\n").unwrap();
+        let asked = AnswerBounds::default();
+        let asks = std::cell::Cell::new(0);
+        let ask = || {
+            asks.set(asks.get() + 1);
+            (Vec::new(), Vec::new())
+        };
+        asked.of(&p.graph, &p.outputs, ask);
+        // A clone (a step's graph) holds the same answer at the same ids.
+        let mut step = p.graph.clone();
+        asked.of(&step, &p.outputs, ask);
+        assert_eq!(asks.get(), 1);
+        // Another answer, built in the clone, is asked.
+        let x = step.reachable(&p.outputs)[0];
+        let other = step.mk(Op::Neg, &[x]);
+        asked.of(&step, &[other], ask);
+        assert_eq!(asks.get(), 2);
     }
 
     #[test]
