@@ -512,13 +512,8 @@ where
     }
 }
 
-fn report(
-    g: &Graph,
-    (domain, nodes): (&Domain, usize),
-    plan: Plan,
-    seed: u64,
-    raw: Option<RawFail>,
-) -> Report {
+fn report(g: &Graph, made: &Made, seed: u64, raw: Option<RawFail>) -> Report {
+    let (domain, plan) = (&made.domain, made.plan);
     let sampled = matches!(plan, Plan::Sampled(_));
     let failure = raw.map(|r| {
         let mut point = vec![0i64; domain.len()];
@@ -538,13 +533,14 @@ fn report(
         points: failure.as_ref().map_or(plan.total(), |f| f.index + 1),
         sampled,
         domain: domain.clone(),
-        nodes,
+        nodes: made.nodes,
         failure,
     }
 }
 
-/// The domain, node count, plan and the policy's decision of comparing `src` with
-/// `tgt` under `cfg`, once the width and the root counts are checked.
+/// The domain, node count, plan and the policy's decision of comparing
+/// `src` with `tgt` under `cfg`, once the width and the root counts are
+/// checked.
 fn domain_and_plan(
     g: &Graph,
     src: &[NodeId],
@@ -614,9 +610,7 @@ thread_local! {
 pub struct CompiledOracle {
     code: JitCode,
     func: OracleFn,
-    domain: Domain,
-    nodes: usize,
-    plan: Plan,
+    made: Made,
     cfg: OracleConfig,
 }
 
@@ -630,8 +624,7 @@ impl CompiledOracle {
         tgt: &[NodeId],
         cfg: &OracleConfig,
     ) -> Result<CompiledOracle, JitError> {
-        let m = domain_and_plan(g, src, tgt, cfg)?;
-        CompiledOracle::with_plan(g, src, tgt, cfg, (m.domain, m.nodes), m.plan)
+        CompiledOracle::with_plan(g, src, tgt, cfg, domain_and_plan(g, src, tgt, cfg)?)
     }
 
     /// [`CompiledOracle::new`] over a domain and plan already made (the
@@ -641,40 +634,37 @@ impl CompiledOracle {
         src: &[NodeId],
         tgt: &[NodeId],
         cfg: &OracleConfig,
-        (domain, nodes): (Domain, usize),
-        plan: Plan,
+        made: Made,
     ) -> Result<CompiledOracle, JitError> {
-        let (code, fptr) = build_oracle(g, src, tgt, cfg.model(), &domain, plan)?;
+        let (code, fptr) = build_oracle(g, src, tgt, cfg.model(), &made.domain, made.plan)?;
         // SAFETY: built with exactly this signature.
         let func: OracleFn = unsafe { std::mem::transmute::<*const u8, OracleFn>(fptr) };
         Ok(CompiledOracle {
             code,
             func,
-            domain,
-            nodes,
-            plan,
+            made,
             cfg: cfg.clone(),
         })
     }
 
     pub fn domain(&self) -> &Domain {
-        &self.domain
+        &self.made.domain
     }
 
     pub fn sampled(&self) -> bool {
-        matches!(self.plan, Plan::Sampled(_))
+        matches!(self.made.plan, Plan::Sampled(_))
     }
 
     /// Points [`CompiledOracle::run`] visits when nothing fails.
     pub fn points(&self) -> u64 {
-        self.plan.total()
+        self.made.plan.total()
     }
 
     /// Runs the comparison. `g` is the graph the oracle was compiled from
     /// (for the failing point's environment); no replay is attached.
     pub fn run(&self, g: &Graph) -> Report {
-        let n = self.domain.len();
-        let (plan, seed) = (self.plan, self.cfg.seed);
+        let n = self.made.domain.len();
+        let (plan, seed) = (self.made.plan, self.cfg.seed);
         let raw = first_failing_chunk(
             plan.total(),
             self.cfg.chunk,
@@ -682,16 +672,17 @@ impl CompiledOracle {
             |start, count| match plan {
                 Plan::Exhaustive(_) => {
                     let mut p = vec![0i64; n];
-                    self.domain.decode(start, &mut p);
+                    self.made.domain.decode(start, &mut p);
                     self.walk(&p, start, count)
                 }
                 Plan::Sampled(_) => {
-                    self.domain
+                    self.made
+                        .domain
                         .sample_blocks(seed, start, count, |at, m, block| self.walk(block, at, m))
                 }
             },
         );
-        report(g, (&self.domain, self.nodes), plan, seed, raw)
+        report(g, &self.made, seed, raw)
     }
 
     /// The compiled comparison over `count` points from point number
@@ -1291,19 +1282,10 @@ fn check_fast_over(
     cfg: &OracleConfig,
     made: Made,
 ) -> Result<(Report, Checker), JitError> {
-    let Made {
-        domain,
-        nodes,
-        plan,
-        decision,
-    } = made;
-    let (mut rep, checker) = if batched(decision) {
-        (
-            run_batched(g, src, tgt, cfg, (&domain, nodes), plan),
-            Checker::Batch,
-        )
+    let (mut rep, checker) = if batched(made.decision) {
+        (run_batched(g, src, tgt, cfg, &made), Checker::Batch)
     } else {
-        let oracle = CompiledOracle::with_plan(g, src, tgt, cfg, (domain, nodes), plan)?;
+        let oracle = CompiledOracle::with_plan(g, src, tgt, cfg, made)?;
         (oracle.run(g), Checker::Jit)
     };
     if let Some(f) = &mut rep.failure {
@@ -1319,12 +1301,12 @@ fn run_batched(
     src: &[NodeId],
     tgt: &[NodeId],
     cfg: &OracleConfig,
-    (domain, nodes): (&Domain, usize),
-    plan: Plan,
+    made: &Made,
 ) -> Report {
+    let domain = &made.domain;
     let raw =
-        BatchOracle::new(g, src, tgt, cfg.model(), domain).first_failure(domain, plan.total());
-    report(g, (domain, nodes), plan, cfg.seed, raw)
+        BatchOracle::new(g, src, tgt, cfg.model(), domain).first_failure(domain, made.plan.total());
+    report(g, made, cfg.seed, raw)
 }
 
 /// [`check_jit`] with the batched evaluator whatever the domain's size (a
@@ -1335,16 +1317,11 @@ pub fn check_batched(
     tgt: &[NodeId],
     cfg: &OracleConfig,
 ) -> Result<Report, JitError> {
-    let Made {
-        domain,
-        nodes,
-        plan,
-        ..
-    } = domain_and_plan(g, src, tgt, cfg)?;
-    if matches!(plan, Plan::Sampled(_)) {
+    let made = domain_and_plan(g, src, tgt, cfg)?;
+    if matches!(made.plan, Plan::Sampled(_)) {
         return check_jit(g, src, tgt, cfg);
     }
-    let mut rep = run_batched(g, src, tgt, cfg, (&domain, nodes), plan);
+    let mut rep = run_batched(g, src, tgt, cfg, &made);
     if let Some(f) = &mut rep.failure {
         f.replay = Some(replay(g, src, tgt, &f.env, cfg.model()));
     }
@@ -1382,7 +1359,7 @@ pub fn check_cheapest(
 ) -> Result<(Report, Checker), JitError> {
     let made = domain_and_plan(g, src, tgt, cfg)?;
     if made.decision.first() == Some(Way::Interpreter) {
-        return Ok((interp_over(g, src, tgt, cfg, made), Checker::Interpreter));
+        return Ok((interp_over(g, src, tgt, cfg, &made), Checker::Interpreter));
     }
     check_fast_over(g, src, tgt, cfg, made)
 }
@@ -1446,13 +1423,8 @@ pub fn check_interp(
     tgt: &[NodeId],
     cfg: &OracleConfig,
 ) -> Result<Report, JitError> {
-    Ok(interp_over(
-        g,
-        src,
-        tgt,
-        cfg,
-        domain_and_plan(g, src, tgt, cfg)?,
-    ))
+    let made = domain_and_plan(g, src, tgt, cfg)?;
+    Ok(interp_over(g, src, tgt, cfg, &made))
 }
 
 /// [`check_interp`] over a domain already made.
@@ -1461,21 +1433,16 @@ fn interp_over(
     src: &[NodeId],
     tgt: &[NodeId],
     cfg: &OracleConfig,
-    made: Made,
+    made: &Made,
 ) -> Report {
-    let Made {
-        domain,
-        nodes,
-        plan,
-        ..
-    } = made;
+    let (domain, plan) = (&made.domain, made.plan);
     let (w, seed) = (cfg.model(), cfg.seed);
     let raw = first_failing_chunk(plan.total(), cfg.chunk, cfg.parallel, |start, count| {
         let mut point = vec![0i64; domain.len()];
         let mut env: Vec<i128> = domain.env(g, &point).iter().map(|&v| v as i128).collect();
         let (mut eval_src, mut eval_tgt) = (Evaluator::new(g, src, w), Evaluator::new(g, tgt, w));
         for idx in start..start + count {
-            plan.point(&domain, seed, idx, &mut point);
+            plan.point(domain, seed, idx, &mut point);
             for (k, &v) in domain.vars.iter().enumerate() {
                 env[v as usize] = point[k] as i128;
             }
@@ -1498,7 +1465,7 @@ fn interp_over(
         }
         None
     });
-    let mut rep = report(g, (&domain, nodes), plan, seed, raw);
+    let mut rep = report(g, made, seed, raw);
     if let Some(f) = &mut rep.failure {
         f.replay = Some(replay(g, src, tgt, &f.env, w));
     }

@@ -141,8 +141,12 @@ fn oracle_cause(
         Depth::Full => Instance::Smallest,
     };
     let points: Vec<Vec<i64>> = failure.env.iter().cloned().collect();
-    let how_blamed = (how, &fired[..], instance);
-    if let Some(found) = blamed(subject, checked, how_blamed, cfg, model, &points, &asked) {
+    let known = Known {
+        case: checked,
+        points: &points,
+        asked: &asked,
+    };
+    if let Some(found) = blamed(subject, how, &fired, cfg, model, instance, known) {
         return Some(found);
     }
     if !peer {
@@ -189,13 +193,14 @@ fn oracle_cause(
 /// hold); `fired`: the rules tried.
 fn blamed(
     subject: &dyn Subject,
-    checked: &Checked,
-    (how, fired, instance): (Failure, &[(String, usize)], Instance),
+    how: Failure,
+    fired: &[(String, usize)],
     cfg: &CheckConfig,
     model: Model,
-    points: &[Vec<i64>],
-    asked: &AnswerBounds,
+    instance: Instance,
+    known: Known<'_>,
 ) -> Option<Found> {
+    let (checked, points) = (known.case, known.points);
     let (g, src) = (&checked.graph, &checked.src);
     let shown = blame::blame(
         subject,
@@ -211,7 +216,6 @@ fn blamed(
     let whole_case = shown.blame.instance.whole_case();
     // The rule's premises: a step that is right wherever the peer's
     // bounds of its instance hold trusted a wrong bound.
-    let known = (checked, points, asked);
     if let Some(found) = instance_bounds_explain(subject, &shown, cfg, model, known) {
         return Some(found);
     }
@@ -362,14 +366,15 @@ fn instance_bounds_explain(
     shown: &blame::Shown,
     cfg: &CheckConfig,
     model: Model,
-    (case, points, asked): (&Checked, &[Vec<i64>], &AnswerBounds),
+    known: Known<'_>,
 ) -> Option<Found> {
+    let case = known.case;
     // A pattern that failed after others of its rule's step rewrote the
     // instance is judged there, alone: the nodes they built are bounded
     // there (Morok's `x * -512 + c < 512` folded to `x * -1 < 1`, then
     // decided from the product's bound).
     let b = &shown.blame;
-    let (mut alone, at, known) = match (&b.pattern, &b.pattern_instance) {
+    let (mut alone, at, checked) = match (&b.pattern, &b.pattern_instance) {
         (Some(p), Some(at)) => (subject.rule_alone(p)?, at, None),
         _ => {
             let same = shown.fired.as_deref() == Some(b.rule.as_str());
@@ -382,7 +387,7 @@ fn instance_bounds_explain(
     };
     let step_cfg = cfg.only(Kind::Oracle);
     let (mut g, mut roots) = placed(at, case);
-    let mut step = match known {
+    let mut step = match checked {
         Some(step) => step.clone(),
         None => checks::check(g, roots, alone.as_ref(), &step_cfg, None),
     };
@@ -407,16 +412,7 @@ fn instance_bounds_explain(
         .clone()
         .filter(|_| !mins.is_empty())
         .map(|tgt| (step.graph.clone(), tgt));
-    if let Some(found) = step_bounds_explain(
-        subject,
-        step,
-        at.whole_case(),
-        case,
-        cfg,
-        model,
-        points,
-        asked,
-    ) {
+    if let Some(found) = step_bounds_explain(subject, step, at.whole_case(), cfg, model, known) {
         return Some(found);
     }
     // A peer with no `min` spells it with ops it has, whose nodes the
@@ -449,7 +445,7 @@ fn instance_bounds_explain(
         if same.is_none() || same != step.tgt {
             return None;
         }
-        step_bounds_explain(subject, step, false, case, cfg, model, points, asked)
+        step_bounds_explain(subject, step, false, cfg, model, known)
     })
 }
 
@@ -468,17 +464,15 @@ const MAX_RESPELLED: usize = 3;
 
 /// [`bounds_explain`] of a rule's `step` alone, with the peer's bounds of
 /// its source (the case's own when it is the case, `whole`).
-#[allow(clippy::too_many_arguments)]
 fn step_bounds_explain(
     subject: &dyn Subject,
     mut step: Checked,
     whole: bool,
-    case: &Checked,
     cfg: &CheckConfig,
     model: Model,
-    points: &[Vec<i64>],
-    asked: &AnswerBounds,
+    known: Known<'_>,
 ) -> Option<Found> {
+    let (case, points) = (known.case, known.points);
     // Where the step fails: where its walk shows it, and at the finding's
     // points (a failure in a narrow window the walk samples past, as the
     // blame judged the step).
@@ -507,14 +501,23 @@ fn step_bounds_explain(
         step.wrong_bound = case.wrong_bound.clone();
     } else {
         let bounds_cfg = cfg.only(Kind::Bounds);
-        let asked = checks::check(&step.graph, &step.src, subject, &bounds_cfg, None);
+        let of_source = checks::check(&step.graph, &step.src, subject, &bounds_cfg, None);
         // The check copied the step's graph: the instance's nodes have
         // the same ids in both.
-        step.peer_bounds = asked.peer_bounds;
-        step.bounds_violations = asked.bounds_violations;
-        step.wrong_bound = asked.wrong_bound;
+        step.peer_bounds = of_source.peer_bounds;
+        step.bounds_violations = of_source.bounds_violations;
+        step.wrong_bound = of_source.wrong_bound;
     }
-    bounds_explain(subject, &step, &failing, cfg, model, asked)
+    bounds_explain(subject, &step, &failing, cfg, model, known.asked)
+}
+
+/// What the bounds judgement of a blamed rule reads: the case triaged, the
+/// points it fails at, and the answers' bounds asked so far.
+#[derive(Clone, Copy)]
+struct Known<'a> {
+    case: &'a Checked,
+    points: &'a [Vec<i64>],
+    asked: &'a AnswerBounds,
 }
 
 /// The peer's bounds of an answer's nodes (and the values outside them),
@@ -632,8 +635,12 @@ pub fn holding(
                     _ => checked.fired(subject.rule_names()),
                 };
                 let points: Vec<Vec<i64>> = failure.env.iter().cloned().collect();
-                let how_blamed = (how, &only[..], Instance::Case);
-                blamed(subject, checked, how_blamed, cfg, model, &points, &asked)?
+                let known = Known {
+                    case: checked,
+                    points: &points,
+                    asked: &asked,
+                };
+                blamed(subject, how, &only, cfg, model, Instance::Case, known)?
             }
         }
         Cause::Subterm { failure, shape } => {
