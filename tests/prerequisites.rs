@@ -42,6 +42,7 @@ const CATALOGUE: &[(&str, Provider)] = &[
     ("tail", Provider::Essential),
     ("rm", Provider::Essential),
     ("mktemp", Provider::Essential),
+    ("ln", Provider::Essential),
     // adapters/morok/run-reproducers.sh builds the reproducers.
     ("cargo", Provider::Toolchain),
     ("cvc5", Provider::Packages(&["cvc5"])),
@@ -55,9 +56,9 @@ const CATALOGUE: &[(&str, Provider)] = &[
     ("cc", Provider::Packages(&["build-essential"])),
     // libFuzzer's C++ sources (the cargo-fuzz targets).
     ("libfuzzer-sys", Provider::Packages(&["build-essential"])),
-    // libz3 to link; pkg-config tells z3-sys which Z3 it links (4.8.12's
-    // enums differ from the newest's).
-    ("z3-sys", Provider::Packages(&["libz3-dev", "pkg-config"])),
+    // pkg-config tells z3-sys which Z3 it links and where (the one
+    // verify/setup-z3.sh installs, whose venv the scan finds there).
+    ("z3-sys", Provider::Packages(&["pkg-config"])),
     // Morok's runtime (adapters/morok) calls C through libffi, which it
     // builds from its vendored C sources.
     ("libffi-sys", Provider::Packages(&["build-essential"])),
@@ -315,6 +316,7 @@ fn collect_uses() -> Vec<Use> {
     }
     let mut sh = Vec::new();
     files(&root.join("adapters"), ".sh", &mut sh);
+    files(&root.join("verify"), ".sh", &mut sh);
     for f in &sh {
         shell_uses(&std::fs::read_to_string(f).unwrap(), &shown(f), &mut uses);
     }
@@ -447,7 +449,7 @@ fn a_prerequisite_line_without_cvc5_fails_naming_cvc5_and_its_use() {
         err.contains(" at verify/src/"),
         "the message names the use: {err}"
     );
-    assert!(!err.contains("lacks the package libz3-dev"), "{err}");
+    assert!(!err.contains("lacks the package pkg-config"), "{err}");
 }
 
 #[test]

@@ -432,20 +432,16 @@ mod tests {
         assert_eq!(check_within(&easy, Duration::from_secs(10)), SatResult::Sat);
     }
 
-    /// Why an interrupted check is followed by an empty one: an interrupt
-    /// that arrives after its check returned (the watchdog racing the
-    /// answer) breaks model reads and simplification until some check runs.
+    /// Why an interrupted check is followed by an empty one: in Z3 4.8.12
+    /// an interrupt that arrives after its check returned (the watchdog
+    /// racing the answer) broke model reads and simplification until some
+    /// check ran (4.15.8 keeps the model); after the empty check, model
+    /// reads and simplification work whichever Z3 is linked.
     #[test]
     fn an_interrupt_after_the_check_returned_is_cleared() {
         let easy = Solver::new();
         let x = Int::new_const("x");
         easy.assert(x.gt(Int::from_i64(3)));
-        assert_eq!(easy.check(), SatResult::Sat);
-        easy.get_context().interrupt();
-        assert!(
-            easy.get_model().is_none(),
-            "a late interrupt is harmless now"
-        );
         assert_eq!(easy.check(), SatResult::Sat);
         easy.get_context().interrupt();
         clear_interrupt(easy.get_context());
