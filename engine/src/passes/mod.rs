@@ -18,7 +18,11 @@
 //!   divisions, or nothing but a canonical form the rewriter does not take
 //!   twice at one node), and the gate checks it on every firing it
 //!   validates;
-//! - **quiet where it does not apply**: `None`, not its input.
+//! - **quiet where it does not apply**: `None`, not its input;
+//! - **an operation's**: a pass reads an operation and its operands, so it
+//!   is never tried at a leaf (a constant, a variable, `invalid`); the
+//!   declarative rules still are (`int_decided` folds a variable whose
+//!   range is one value).
 //!
 //! Adding a pass is its file here, one row of [`PASSES`] and its fire cases
 //! (`fire_cases.txt`, [`fire_cases`]): the rewriter tries the rows in order
@@ -44,10 +48,13 @@ use rustc_hash::FxHashMap;
 /// `(index into the row's rules, result)`.
 pub type PassFn = fn(&mut Graph, NodeId, bool, Width) -> Option<(usize, NodeId)>;
 
-/// The nodes a pass is tried at.
+/// The nodes a pass is tried at: operations only, never a leaf (at a
+/// leaf no pass fired in the peers' suites and 100,000 generated cases,
+/// and trying every pass there was about 3% of simplifying a typical
+/// expression).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum At {
-    /// Every node.
+    /// Every operation.
     Any,
     /// A division or remainder (either family).
     Division,
@@ -64,6 +71,10 @@ impl At {
     /// node is read whole.
     #[inline]
     pub fn applies(self, op: Op, whole: bool) -> bool {
+        if op.arity() == 0 {
+            // A leaf: nothing for a pass to read.
+            return false;
+        }
         match self {
             At::Any => true,
             At::Division => op.is_divmod(),
@@ -355,4 +366,25 @@ pub fn fire_cases() -> Result<Vec<FireCase>, FireCaseError> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::simp;
+
+    #[test]
+    fn no_pass_is_tried_at_a_leaf_while_the_rules_still_fold_a_one_value_variable() {
+        for leaf in [Op::Const(3), Op::Var(0), Op::Invalid] {
+            for pass in &PASSES {
+                for whole in [true, false] {
+                    assert!(!pass.at.applies(leaf, whole), "{} at {leaf:?}", pass.name);
+                }
+            }
+        }
+        assert_eq!(
+            simp("var x in [3, 3]\nvar y in [0, 9]", "x * y + x"),
+            "y * 3 + 3"
+        );
+    }
 }
