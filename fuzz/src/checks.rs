@@ -305,6 +305,16 @@ impl Checked {
         self.failures.is_empty()
     }
 
+    /// Whether its answer was `tgt` to `src` of `g`: the same nodes, held
+    /// by the same graph (a check in a clone of its graph, or both in
+    /// clones of one graph that held them), so the same comparison.
+    fn compared(&self, g: &Graph, src: &[NodeId], tgt: &[NodeId]) -> bool {
+        let same = |ours: &[NodeId], theirs: &[NodeId]| {
+            ours == theirs && self.graph.holder(ours) == g.holder(theirs)
+        };
+        same(&self.src, src) && self.tgt.as_deref().is_some_and(|t| same(t, tgt))
+    }
+
     pub fn failed(&self, kind: Kind) -> bool {
         self.failures.iter().any(|f| f.kind == kind)
     }
@@ -396,6 +406,22 @@ pub fn check(
     cfg: &CheckConfig,
     validate: Option<&Validator<'_>>,
 ) -> Checked {
+    check_knowing(g, roots, subject, cfg, validate, None)
+}
+
+/// [`check`], knowing `known`, a check made under `cfg` or a walk at least
+/// as thorough: where the answer is `known`'s to the same source (the same
+/// nodes, held by the same graph: [`Graph::holder`]), the oracle's
+/// comparison is the one `known` made, and its verdict is `known`'s, not
+/// made again (a rule's pattern alone that gives its whole rule's answer).
+pub fn check_knowing(
+    g: &Graph,
+    roots: &[NodeId],
+    subject: &dyn Subject,
+    cfg: &CheckConfig,
+    validate: Option<&Validator<'_>>,
+    known: Option<&Checked>,
+) -> Checked {
     let mut out = Checked {
         graph: g.clone(),
         src: roots.to_vec(),
@@ -414,7 +440,7 @@ pub fn check(
         bounds_violations: Vec::new(),
         covered: None,
     };
-    if let Err(msg) = catch(|| run_checks(&mut out, subject, cfg, validate)) {
+    if let Err(msg) = catch(|| run_checks(&mut out, subject, cfg, validate, known)) {
         out.failures
             .push(CheckFailure::new(Kind::Panic, one_line(&msg)));
     }
@@ -600,11 +626,13 @@ fn run_checks(
     subject: &dyn Subject,
     cfg: &CheckConfig,
     validate: Option<&Validator<'_>>,
+    known: Option<&Checked>,
 ) {
     let Some((tgt, beside)) = answer(out, subject, cfg) else {
         return;
     };
     out.tgt = Some(tgt.clone());
+    let compared = known.filter(|k| k.oracle.is_some() && k.compared(&out.graph, &out.src, &tgt));
     let (g, src) = (&mut out.graph, &out.src);
     // The checks of tileproof's own machinery (ranges, idempotence, the JIT
     // against the interpreter, lowering) concern the engine only.
@@ -625,7 +653,11 @@ fn run_checks(
         ..cfg.oracle()
     };
 
-    if kinds.contains(Kind::Oracle) {
+    if let Some(k) = compared.filter(|_| kinds.contains(Kind::Oracle)) {
+        out.failures.extend(k.failure(Kind::Oracle).cloned());
+        out.relaxed = k.relaxed.clone();
+        out.oracle = k.oracle.clone();
+    } else if kinds.contains(Kind::Oracle) {
         match oracle::check_jit(g, src, &tgt, &oracle_cfg) {
             Ok(rep) => {
                 // For unbounded integers, the point must fail with exact

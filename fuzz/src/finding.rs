@@ -162,6 +162,11 @@ impl Preparer<'_> {
             return None;
         }
         let program = engine::parse::parse_program(text).ok()?;
+        // The candidate read back prints as the text it was read from: its
+        // requests take their expressions from there.
+        let exprs = corpus::case_exprs(text);
+        self.subject
+            .printed(&program.graph, &program.outputs, &exprs);
         let mut checked = checks::check(
             &program.graph,
             &program.outputs,
@@ -487,6 +492,32 @@ mod tests {
         }
         fn reproduce_args(&self) -> String {
             String::new()
+        }
+    }
+
+    #[test]
+    fn a_shrink_candidate_read_back_prints_as_its_text() {
+        // The judge gives the text's expressions for the candidate read
+        // back (Subject::printed): they must be what the printer writes
+        // for it.
+        for generator in crate::generate::Generator::ALL {
+            for seed in 0..16 {
+                let case = crate::generate::Case::from_seed(generator, seed);
+                let p = Program::of_results(case.graph, case.roots, Vec::new());
+                shrink::shrink_judged(
+                    &p,
+                    |q| {
+                        let text = corpus::case_body(&q.graph, &q.outputs, None);
+                        let back = engine::parse::parse_program(&text).unwrap();
+                        let printed: Vec<String> = (back.outputs.iter())
+                            .map(|&r| engine::print::expr(&back.graph, r))
+                            .collect();
+                        assert_eq!(corpus::case_exprs(&text), printed, "{text}");
+                        None::<()>
+                    },
+                    usize::MAX,
+                );
+            }
         }
     }
 

@@ -364,6 +364,14 @@ pub fn case_body(g: &Graph, src: &[NodeId], tgt: Option<&[NodeId]>) -> String {
     out + &expect_lines(g, tgt.unwrap_or(&[]))
 }
 
+/// The expressions of the `expr` lines of a [`case_body`], one per source
+/// root, as written there.
+pub fn case_exprs(body: &str) -> Vec<&str> {
+    body.lines()
+        .filter_map(|l| l.strip_prefix("expr "))
+        .collect()
+}
+
 /// One `expect` line per answer root.
 fn expect_lines(g: &Graph, tgt: &[NodeId]) -> String {
     tgt.iter()

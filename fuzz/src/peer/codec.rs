@@ -202,12 +202,14 @@ pub struct Encoded {
 /// caller adds what else it asks: `run`, `reproducer`, ...; `tileproof
 /// bench` gives these lines to its TVM timing script).
 pub fn request(g: &Graph, roots: &[NodeId], id: u64) -> Request {
-    encode(g, roots, id).request
+    encode(g, roots, id, None).request
 }
 
 /// [`request`], with the variables and the answer's node budget found by
-/// the same walk (one walk of the roots per request, not one per use).
-pub fn encode(g: &Graph, roots: &[NodeId], id: u64) -> Encoded {
+/// the same walk (one walk of the roots per request, not one per use); the
+/// roots' expressions taken from `printed` when they are printed already
+/// (one per root, as [`print::expr`] writes it).
+pub fn encode(g: &Graph, roots: &[NodeId], id: u64, printed: Option<Vec<String>>) -> Encoded {
     let (used, size) = g.reachable_vars_and_size(roots);
     let vars = used
         .iter()
@@ -230,7 +232,9 @@ pub fn encode(g: &Graph, roots: &[NodeId], id: u64) -> Encoded {
         request: Request {
             id,
             vars: Some(vars),
-            exprs: Some(roots.iter().map(|&r| print::expr(g, r)).collect()),
+            exprs: Some(
+                printed.unwrap_or_else(|| roots.iter().map(|&r| print::expr(g, r)).collect()),
+            ),
             trees: Some(roots.iter().map(|&r| tree(g, r)).collect()),
             ..Request::default()
         },
@@ -263,9 +267,10 @@ impl Wire {
     }
 }
 
-/// The wire form of `roots` of `g`.
-pub(super) fn wire(g: &Graph, roots: &[NodeId]) -> Wire {
-    let e = encode(g, roots, 0);
+/// The wire form of `roots` of `g`, their expressions `printed` when
+/// they are printed already ([`encode`]).
+pub(super) fn wire(g: &Graph, roots: &[NodeId], printed: Option<Vec<String>>) -> Wire {
+    let e = encode(g, roots, 0, printed);
     let whole = line(&e.request);
     let fields = whole
         .strip_prefix("{\"id\":0,")
@@ -643,7 +648,7 @@ mod tests {
             "var x in [0, 3]\nvar b : bool\nexpr where(b, x % 2, invalid)\nexpr x * 4\n",
         )
         .unwrap();
-        let w = wire(&p.graph, &p.outputs);
+        let w = wire(&p.graph, &p.outputs, None);
         let whole = |id: u64, with: Request| line(&Request { id, ..with });
         let case = |id| request(&p.graph, &p.outputs, id);
         // A simplification request: the case alone.
@@ -692,7 +697,41 @@ mod tests {
             )
         );
         assert_eq!(w.vars.len(), 2);
-        assert_eq!(w.budget, encode(&p.graph, &p.outputs, 0).budget);
+        assert_eq!(w.budget, encode(&p.graph, &p.outputs, 0, None).budget);
+    }
+
+    #[test]
+    fn a_case_read_back_from_its_text_and_given_its_expressions_writes_the_line_encoded_anew() {
+        // A shrink candidate as the judge has it: its text, read back.
+        let p = engine::parse::parse_program(
+            "var x in [-9, 7]\nvar y in [1, 4]\nvar b : bool\n\
+             expr where(b, -x // 3 - -5, invalid)\nexpr -(x mod y) * -1 < max(y, 2) && !(b)\n",
+        )
+        .unwrap();
+        let text = crate::corpus::case_body(&p.graph, &p.outputs, None);
+        let back = engine::parse::parse_program(&text).unwrap();
+        let printed = crate::corpus::case_exprs(&text);
+        assert_eq!(printed.len(), 2);
+        let given = wire(
+            &back.graph,
+            &back.outputs,
+            Some(printed.iter().map(|e| e.to_string()).collect()),
+        );
+        let req = |id| Request {
+            id,
+            ..Request::default()
+        };
+        assert_eq!(
+            line_about(&given, &req(5)),
+            line(&request(&back.graph, &back.outputs, 5))
+        );
+        // The expressions given are the ones written.
+        let other = wire(
+            &back.graph,
+            &back.outputs,
+            Some(vec!["x".into(), "y".into()]),
+        );
+        assert!(line_about(&other, &req(5)).contains(r#""exprs":["x","y"]"#));
     }
 
     #[test]

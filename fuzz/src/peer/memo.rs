@@ -94,12 +94,20 @@ impl Default for Cases {
 /// A case: its holder ([`Graph::holder`]) and its roots.
 type CaseKey = (u64, Vec<NodeId>);
 
-/// The wire forms kept, the order they came in, and their bytes.
+/// Cases given with their expressions printed ([`Cases::printed`]) kept
+/// until their first request, at most: each worker gives one just before
+/// it asks about it.
+const PRINTED_CASES: usize = 64;
+
+/// The wire forms kept, the order they came in, and their bytes; and the
+/// expressions of the cases given printed that no request has asked about
+/// yet, oldest first.
 #[derive(Default)]
 struct Recent {
     wires: HashMap<CaseKey, Arc<Wire>>,
     order: VecDeque<CaseKey>,
     bytes: usize,
+    printed: VecDeque<(CaseKey, Vec<String>)>,
 }
 
 impl Cases {
@@ -111,13 +119,36 @@ impl Cases {
         }
     }
 
+    /// Case `roots` of `g` is written `exprs` (one per root, as the
+    /// printer writes it): its wire form, when first made, takes them
+    /// rather than print them again.
+    pub(super) fn printed(&self, g: &Graph, roots: &[NodeId], exprs: &[&str]) {
+        let key = (g.holder(roots), roots.to_vec());
+        let mut r = self.lock();
+        if r.wires.contains_key(&key) {
+            return;
+        }
+        if r.printed.len() == PRINTED_CASES {
+            r.printed.pop_front();
+        }
+        let exprs = exprs.iter().map(|e| e.to_string()).collect();
+        r.printed.push_back((key, exprs));
+    }
+
     /// The wire form of `roots` of `g`.
     pub(super) fn of(&self, g: &Graph, roots: &[NodeId]) -> Arc<Wire> {
         let key = (g.holder(roots), roots.to_vec());
-        if let Some(w) = self.lock().wires.get(&key) {
-            return w.clone();
-        }
-        let w = Arc::new(wire(g, roots));
+        let printed = {
+            let mut r = self.lock();
+            if let Some(w) = r.wires.get(&key) {
+                return w.clone();
+            }
+            let given = r.printed.iter().position(|(k, _)| *k == key);
+            given
+                .and_then(|i| r.printed.remove(i))
+                .map(|(_, exprs)| exprs)
+        };
+        let w = Arc::new(wire(g, roots, printed));
         let size = w.bytes() + ENTRY_OVERHEAD;
         // One case may take a 64th of the budget (as an answer in `Memo`).
         if size > self.budget / 64 {
@@ -147,6 +178,7 @@ impl Cases {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tileproof_adapter::Request;
 
     #[test]
     fn a_case_asked_about_again_is_spliced_from_its_first_wire_form() {
@@ -171,6 +203,30 @@ mod tests {
     }
 
     #[test]
+    fn a_case_given_printed_is_encoded_with_its_expressions_at_its_first_request() {
+        let p = engine::parse::parse_program("var x in [0, 3]\nexpr x + 1\nexpr x * 2\n").unwrap();
+        let cases = Cases::default();
+        // Expressions no printer writes, to see which are taken.
+        cases.printed(&p.graph, &p.outputs, &["a", "b"]);
+        let fields = |w: &Wire| super::super::codec::line_about(w, &Request::default());
+        let first = cases.of(&p.graph.clone(), &p.outputs);
+        assert!(fields(&first).contains(r#""exprs":["a","b"]"#));
+        assert!(cases.lock().printed.is_empty());
+        // Another case of the same graph is printed.
+        let one = cases.of(&p.graph, &p.outputs[..1]);
+        assert_eq!(fields(&one), fields(&wire(&p.graph, &p.outputs[..1], None)));
+        // Past as many cases as are kept printed, the oldest is printed anew.
+        let q = engine::parse::parse_program("var y in [0, 3]\nexpr y - 1\n").unwrap();
+        cases.printed(&q.graph, &q.outputs, &["c"]);
+        for _ in 0..PRINTED_CASES {
+            let r = engine::parse::parse_program("var z in [0, 3]\nexpr z\n").unwrap();
+            cases.printed(&r.graph, &r.outputs, &["d"]);
+        }
+        let q_wire = cases.of(&q.graph, &q.outputs);
+        assert_eq!(fields(&q_wire), fields(&wire(&q.graph, &q.outputs, None)));
+    }
+
+    #[test]
     fn past_its_bytes_the_oldest_case_is_encoded_again() {
         // Cases of one size: variables named alike.
         let case = |i: usize| {
@@ -178,7 +234,7 @@ mod tests {
                 .unwrap()
         };
         let first = case(0);
-        let one = wire(&first.graph, &first.outputs).bytes() + ENTRY_OVERHEAD;
+        let one = wire(&first.graph, &first.outputs, None).bytes() + ENTRY_OVERHEAD;
         let cases = Cases::within(64 * one);
         let kept = cases.of(&first.graph, &first.outputs);
         let others: Vec<_> = (1..=64).map(case).collect();

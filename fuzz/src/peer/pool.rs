@@ -93,7 +93,7 @@ pub struct Peer {
     /// Its answers to `apply` and `stage` requests, by request.
     parts: Memo,
     /// The wire forms of the cases asked about lately.
-    cases: Cases,
+    pub(super) cases: Cases,
     /// Its rules' names, when its answers say which fired (see
     /// [`Peer::with_rule_names`]): a campaign counts them like the engine's.
     pub(super) rule_names: Vec<String>,

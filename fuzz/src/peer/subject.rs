@@ -36,6 +36,10 @@ impl Subject for Peer {
         self.answer_beside(g, roots, case.budget, id, &sent, true, None)
     }
 
+    fn printed(&self, g: &Graph, roots: &[NodeId], exprs: &[&str]) {
+        self.cases.printed(g, roots, exprs);
+    }
+
     fn backends(&self) -> &[String] {
         &self.backends
     }
