@@ -521,7 +521,8 @@ fn assemble(g: &mut Graph, items: &[(NodeId, i128)], k: i128) -> Option<NodeId> 
 /// linear form: then reading and building it again gives `n` back, which
 /// the linear pass can tell without building it (most sums it is asked
 /// about). Plain atoms are what no sum rewrite looks into: not a
-/// quotient, remainder, `min` or `max` (nor a sum, product or constant).
+/// quotient or remainder by a positive constant, a `min` or a `max` (nor
+/// a sum, product or constant).
 /// The shape: the positive terms added in canonical order, the negative
 /// ones subtracted in canonical order, the constant added last; with no
 /// positive term `k - a - b` or `-a - b` (`a * -2 - b`); a term `t` or
@@ -602,8 +603,15 @@ fn is_plain_atom(g: &Graph, x: NodeId) -> bool {
     let n = g.node(x);
     n.dtype == DType::Index
         && !is_linear_op(n.op, n.dtype)
-        && n.op.info().division.is_none()
+        && (n.op.info().division.is_none() || !by_positive_constant(g, n))
         && !matches!(n.op, Op::Const(_) | Op::Min | Op::Max)
+}
+
+/// A division or remainder by a positive constant: the only ones the sum
+/// rewrites read apart (quotient atoms, digit splits); `y // z` or
+/// `x mod -9` is an atom like any other there.
+fn by_positive_constant(g: &Graph, n: &crate::ir::Node) -> bool {
+    g.node(n.src()[1]).as_const().is_some_and(|d| d > 0)
 }
 
 /// A term as [`assemble`] writes it: a plain atom `t` (coefficient 1) or
@@ -717,6 +725,19 @@ mod tests {
     fn a_sum_in_its_built_shape_is_recognized_without_building() {
         let built = "expr x + 3\nexpr x - y\nexpr x * 2 - y * 3 + 5\nexpr -x\nexpr x * -2\nexpr 5 - x - z\nexpr -x - z\nexpr x + y + z + 7";
         assert_eq!(recognized(built), vec![true; 8]);
+    }
+
+    #[test]
+    fn a_division_by_a_non_constant_is_an_atom_of_a_built_sum() {
+        // The sum rewrites read apart only divisions by positive constants.
+        let built = "expr y // z + x
+expr x - y mod z
+expr y / z + 1
+expr x mod -9 * 2 + y";
+        assert_eq!(recognized(built), vec![true; 4]);
+        let changed = "expr x // 2 + 1
+expr y mod 4 + 1";
+        assert_eq!(recognized(changed), vec![false; 2]);
     }
 
     #[test]
