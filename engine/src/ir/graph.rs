@@ -575,7 +575,7 @@ impl Graph {
     /// decreasing id order. An operand's id is below its parent's, so a
     /// max-heap pops every parent of a node before the node, and a node
     /// pushed twice comes out twice in a row: no visited set is needed.
-    fn walk_down(&self, roots: &[NodeId], mut f: impl FnMut(NodeId)) {
+    pub(crate) fn walk_down(&self, roots: &[NodeId], mut f: impl FnMut(NodeId)) {
         // The heap's buffer is the thread's, reused: the passes ask the
         // size of small expressions often, and allocating a heap per walk
         // was most of what that cost.
