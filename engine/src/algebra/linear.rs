@@ -580,6 +580,20 @@ pub fn is_built_plain(g: &Graph, n: NodeId) -> bool {
         return false;
     }
     let all = || pos.iter().chain(&neg);
+    // A division by a positive constant is what the sum rewrites read
+    // apart; alone among the sum's divisions, of a numerator the sum does
+    // not hold, and (a quotient) with no constant to merge into it or sign
+    // to turn, nothing pairs, fuses or merges with it.
+    if let Some(&(d, c)) = all().find(|t| is_digit_atom(g, t.0)) {
+        let divisions = all().filter(|t| g.node(t.0).op.is_divmod()).count();
+        let num = g.node(d).src()[0];
+        if divisions > 1
+            || all().any(|t| t.0 == num)
+            || (g.node(d).op.is_quotient() && (c == -1 || (c == 1 && k != 0)))
+        {
+            return false;
+        }
+    }
     all().count() < 2 || all().fold(0, |a, t| gcd(a, t.1)) == 1
 }
 
@@ -603,8 +617,18 @@ fn is_plain_atom(g: &Graph, x: NodeId) -> bool {
     let n = g.node(x);
     n.dtype == DType::Index
         && !is_linear_op(n.op, n.dtype)
-        && (n.op.info().division.is_none() || !by_positive_constant(g, n))
+        && (n.op.info().division.is_none() || !by_positive_constant(g, n) || is_digit_atom(g, x))
         && !matches!(n.op, Op::Const(_) | Op::Min | Op::Max)
+}
+
+/// A quotient or remainder of a plain atom (itself no division) by a
+/// positive constant: one division, one digit split.
+fn is_digit_atom(g: &Graph, x: NodeId) -> bool {
+    let n = g.node(x);
+    n.op.is_divmod() && by_positive_constant(g, n) && {
+        let num = n.src()[0];
+        !g.node(num).op.is_divmod() && is_plain_atom(g, num)
+    }
 }
 
 /// A division or remainder by a positive constant: the only ones the sum
@@ -730,14 +754,18 @@ mod tests {
     #[test]
     fn a_division_by_a_non_constant_is_an_atom_of_a_built_sum() {
         // The sum rewrites read apart only divisions by positive constants.
-        let built = "expr y // z + x
-expr x - y mod z
-expr y / z + 1
-expr x mod -9 * 2 + y";
+        let built = "expr y // z + x\nexpr x - y mod z\nexpr y / z + 1\nexpr x mod -9 * 2 + y";
         assert_eq!(recognized(built), vec![true; 4]);
-        let changed = "expr x // 2 + 1
-expr y mod 4 + 1";
-        assert_eq!(recognized(changed), vec![false; 2]);
+    }
+
+    #[test]
+    fn one_division_by_a_constant_with_nothing_to_merge_with_is_an_atom_of_a_built_sum() {
+        let built = "expr y mod 4 + 1\nexpr x // 4 * 4\nexpr 3 - y mod 4\nexpr x // 3 + y";
+        assert_eq!(recognized(built), vec![true; 4]);
+        // A constant to merge into the quotient, a negated quotient, two
+        // divisions, the numerator beside its remainder, a sum numerator.
+        let changed = "expr x // 2 + 1\nexpr y - x // 2\nexpr x mod 4 + x // 4\nexpr x - x mod 4\nexpr (x + 1) mod 4 + y";
+        assert_eq!(recognized(changed), vec![false; 5]);
     }
 
     #[test]

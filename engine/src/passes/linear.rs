@@ -131,6 +131,12 @@ fn normalize(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     if is_built_plain(g, n) {
         return None;
     }
+    rebuild(g, n, w)
+}
+
+/// `n`'s linear form read and built in its cheapest shape: `None` where
+/// that is `n`, or does not fit.
+fn rebuild(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     let mut acc = read_acc(g, n)?;
     quotient::residues(g, &mut acc, w)?;
     fuse(g, &mut acc)?;
@@ -166,6 +172,33 @@ fn only_constant_around_one_chain(g: &Graph, acc: &Acc) -> bool {
 #[cfg(test)]
 mod tests {
     use crate::testing::simp;
+
+    #[test]
+    fn a_sum_told_built_from_its_shape_is_what_reading_and_building_it_gives() {
+        use crate::algebra::linear::is_built_plain;
+        use crate::ir::{dtype::Width, NodeId};
+        let text = "var x in [0, 9]\nvar y in [-9, 9]\nvar z in [1, 9]\n\
+            expr y mod 4 + 1\nexpr y // 4 * 4\nexpr 3 - y mod 4\nexpr x * 2 - y % 3\n\
+            expr y // z + x\nexpr x - y mod z\nexpr x / 4 * 3 + y\nexpr -(y mod 3)\n\
+            expr x // 2 + 1\nexpr y - y // 2\nexpr x mod 4 + x // 4\nexpr x - x mod 4\n\
+            expr x // 4 * 4 + x mod 4\nexpr (x + 4) mod 8 + y\n";
+        let mut p = crate::parse::parse_program(text).unwrap();
+        let g = &mut p.graph;
+        let mut told = 0;
+        for i in 0..g.len() {
+            let n = NodeId(i as u32);
+            if is_built_plain(g, n) {
+                told += 1;
+                assert_eq!(
+                    super::rebuild(g, n, Width::W64),
+                    None,
+                    "{}",
+                    crate::print::expr(g, n)
+                );
+            }
+        }
+        assert!(told >= 8, "{told}");
+    }
 
     #[test]
     fn like_terms_cancel_across_a_difference() {
