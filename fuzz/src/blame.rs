@@ -25,7 +25,8 @@ use crate::subject::{Answer, Profile, Refusal, Subject};
 use engine::ir::{Graph, NodeId};
 use engine::op::Op;
 use engine::semantics::{Failure, Model};
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -120,12 +121,11 @@ impl Blame {
         rule: &str,
         at: BlamedAt,
         c: &checks::Checked,
-        cfg: &CheckConfig,
-        fails: &dyn Fn(&checks::Checked) -> bool,
+        judge: &Judge<'_>,
     ) -> Blame {
         let (pattern, pattern_instance) = match c.patterns.as_slice() {
             [one] => (Some(one.clone()), None),
-            many => match first_wrong_pattern(subject, &at, c, many, cfg, fails) {
+            many => match first_wrong_pattern(subject, &at, c, many, judge) {
                 Some((p, moved)) => (Some(p), moved),
                 None => (None, None),
             },
@@ -157,9 +157,9 @@ fn first_wrong_pattern(
     instance: &BlamedAt,
     step: &checks::Checked,
     patterns: &[String],
-    cfg: &CheckConfig,
-    fails: &dyn Fn(&checks::Checked) -> bool,
+    judge: &Judge<'_>,
 ) -> Option<(String, Option<BlamedAt>)> {
+    let (cfg, fails) = (&judge.cfg, |c: &checks::Checked| judge.fails(c));
     let (mut g, mut at, mut moved) = (instance.graph.clone(), instance.roots.clone(), false);
     // The group rewrites to a fixed point, so a pattern may take its turn
     // again after the others (`0 * 0 * x`: `x * 0 -> 0` right on `0 * 0`,
@@ -172,7 +172,7 @@ fn first_wrong_pattern(
             };
             // A pattern that gives its rule's whole answer there makes the
             // comparison the rule's step made: its verdict is the step's.
-            let c = checks::check_knowing(&g, &at, alone.as_ref(), cfg, None, Some(step));
+            let c = judge.check(&g, &at, p, alone.as_ref(), Some(step));
             if fails(&c) {
                 return Some(blamed_pattern(p, g, at, moved));
             }
@@ -184,7 +184,7 @@ fn first_wrong_pattern(
                 // with that node rewritten is judged whole.
                 let root = *root;
                 for n in g.reachable(&at).into_iter().rev().filter(|&n| n != root) {
-                    let cn = checks::check(&g, &[n], alone.as_ref(), cfg, None);
+                    let cn = judge.check(&g, &[n], p, alone.as_ref(), None);
                     let Some(to) = cn.tgt.as_ref().and_then(|t| t.first().copied()) else {
                         continue;
                     };
@@ -266,15 +266,63 @@ pub enum Instance {
     Case,
 }
 
-/// A blamed rule with the check that showed it: its step alone at the
-/// blame's instance, and the name it fired under.
+/// A blamed rule and the name it fired under (its step alone at the
+/// blame's instance, the check that showed it, is in the blame's
+/// [`Tried`]).
 pub struct Shown {
     pub blame: Blame,
     /// The rule as the subject's `fired` names it (`None`: a step of the
     /// engine's trace, judged as the step itself).
     pub fired: Option<String>,
-    /// The step that fails alone at `blame.instance`.
-    pub step: checks::Checked,
+}
+
+/// The checks of rules alone the blames of one triage made, each by its
+/// instance: the same rule at the same nodes of the same graph (held by
+/// one graph, [`Graph::holder`], and as many) is the same check. A triage
+/// judges a blamed step again for its bounds and for how it is wrong (a
+/// search for another failure, through the same steps), and a search
+/// meets the case's root again among the nodes below it; each is the
+/// check made before, not made again. Made under one configuration.
+#[derive(Default)]
+pub struct Tried(RefCell<HashMap<TriedAt, checks::Checked>>);
+
+/// A rule alone at an instance: its graph's nodes (their holder and
+/// count: two graphs with the same hold the same nodes, numbered the
+/// same, and a check's answer is numbered the same in both), its roots,
+/// the rule's name.
+#[derive(PartialEq, Eq, Hash)]
+struct TriedAt {
+    nodes: (u64, usize, usize),
+    roots: Vec<NodeId>,
+    rule: String,
+}
+
+impl Tried {
+    /// `alone` (the rule `rule` names) at `roots` of `g` under `cfg`:
+    /// the check made there before, else a new one (knowing `known`,
+    /// [`checks::check_knowing`]), kept.
+    pub fn check(
+        &self,
+        g: &Graph,
+        roots: &[NodeId],
+        rule: &str,
+        alone: &dyn Subject,
+        cfg: &CheckConfig,
+        known: Option<&checks::Checked>,
+    ) -> checks::Checked {
+        let top = g.len().checked_sub(1).map(|i| NodeId(i as u32));
+        let at = TriedAt {
+            nodes: (g.holder(top.as_slice()), g.len(), g.vars().len()),
+            roots: roots.to_vec(),
+            rule: rule.to_string(),
+        };
+        if let Some(c) = self.0.borrow().get(&at) {
+            return c.clone();
+        }
+        let c = checks::check_knowing(g, roots, alone, cfg, None, known);
+        self.0.borrow_mut().insert(at, c.clone());
+        c
+    }
 }
 
 /// How a blame judges a step: under the oracle alone, failing the
@@ -285,6 +333,7 @@ struct Judge<'a> {
     model: Model,
     failure: Failure,
     points: &'a [Vec<i64>],
+    tried: &'a Tried,
 }
 
 impl<'a> Judge<'a> {
@@ -293,6 +342,7 @@ impl<'a> Judge<'a> {
         failure: Failure,
         cfg: &CheckConfig,
         points: &'a [Vec<i64>],
+        tried: &'a Tried,
     ) -> Judge<'a> {
         let cfg = cfg.only(Kind::Oracle);
         let model = subject.profile().model_at(cfg.width);
@@ -301,7 +351,21 @@ impl<'a> Judge<'a> {
             model,
             failure,
             points,
+            tried,
         }
+    }
+
+    /// `alone` (as `rule` names it) at `roots` of `g`, under the oracle
+    /// alone ([`Tried::check`]).
+    fn check(
+        &self,
+        g: &Graph,
+        roots: &[NodeId],
+        rule: &str,
+        alone: &dyn Subject,
+        known: Option<&checks::Checked>,
+    ) -> checks::Checked {
+        self.tried.check(g, roots, rule, alone, &self.cfg, known)
     }
 
     fn fails(&self, c: &checks::Checked) -> bool {
@@ -320,12 +384,10 @@ impl<'a> Judge<'a> {
 
     /// `rule` (as `fired` names it) blamed at `at`, where `c`, its step
     /// alone, fails.
-    fn shown(&self, subject: &dyn Subject, rule: &str, at: BlamedAt, c: checks::Checked) -> Shown {
-        let blame = Blame::of(subject, rule, at, &c, &self.cfg, &|c| self.fails(c));
+    fn shown(&self, subject: &dyn Subject, rule: &str, at: BlamedAt, c: &checks::Checked) -> Shown {
         Shown {
-            blame,
+            blame: Blame::of(subject, rule, at, c, self),
             fired: Some(rule.to_string()),
-            step: c,
         }
     }
 }
@@ -334,7 +396,9 @@ impl<'a> Judge<'a> {
 /// fails alone with `failure`, judged under `cfg` (the oracle only, off
 /// the backends), with the check that showed it; `fired`: the subject's
 /// rules that fired on the case; `covered`: whether the subject's profile
-/// covers the case, when the caller knows (its check was judged on it).
+/// covers the case, when the caller knows (its check was judged on it);
+/// `tried`: the checks of rules alone made before under `cfg`, which
+/// this blame's are added to.
 #[allow(clippy::too_many_arguments)]
 pub fn blame(
     subject: &dyn Subject,
@@ -346,8 +410,9 @@ pub fn blame(
     cfg: &CheckConfig,
     instance: Instance,
     points: &[Vec<i64>],
+    tried: &Tried,
 ) -> Option<Shown> {
-    let judge = Judge::new(subject, failure, cfg, points);
+    let judge = Judge::new(subject, failure, cfg, points, tried);
     let cfg = &judge.cfg;
     if let Some(simp) = subject.engine() {
         let mut traced = g.clone();
@@ -368,7 +433,6 @@ pub fn blame(
                     location: None,
                 },
                 fired: None,
-                step: c,
             })
         });
     }
@@ -383,18 +447,17 @@ pub fn blame(
         let Some(alone) = subject.rule_alone(rule) else {
             continue;
         };
-        let whole = checks::check(g, src, alone.as_ref(), cfg, None);
+        let whole = judge.check(g, src, rule, alone.as_ref(), None);
         if !judge.fails(&whole) {
             continue;
         }
         let (at, c) = match instance {
             Instance::Case => (src.to_vec(), whole),
-            Instance::Smallest => {
-                smallest(&judge, alone.as_ref(), g, src).unwrap_or_else(|| (src.to_vec(), whole))
-            }
+            Instance::Smallest => smallest(&judge, rule, alone.as_ref(), g, src)
+                .unwrap_or_else(|| (src.to_vec(), whole)),
         };
         let whole_case = at.as_slice() == src;
-        return Some(judge.shown(subject, rule, BlamedAt::new(g.clone(), at, whole_case), c));
+        return Some(judge.shown(subject, rule, BlamedAt::new(g.clone(), at, whole_case), &c));
     }
     // The peer's wrong step may come after sound ones rewrote the case
     // (tinygrad moves a division under a gate, then folds the gate's
@@ -421,10 +484,10 @@ pub fn blame(
                     let Some(alone) = subject.rule_alone(rule) else {
                         continue;
                     };
-                    let c = checks::check(sg, &[n], alone.as_ref(), cfg, None);
+                    let c = judge.check(sg, &[n], rule, alone.as_ref(), None);
                     if judge.fails(&c) {
                         let at = BlamedAt::new(sg.clone(), vec![n], false);
-                        return Some(judge.shown(subject, rule, at, c));
+                        return Some(judge.shown(subject, rule, at, &c));
                     }
                     let Some(&[to]) = c.tgt.as_deref() else {
                         continue;
@@ -457,25 +520,28 @@ pub fn narrow(
     points: &[Vec<i64>],
     b: &Blame,
     fired: Option<&str>,
+    tried: &Tried,
 ) -> Option<Shown> {
-    let judge = Judge::new(subject, failure, cfg, points);
+    let judge = Judge::new(subject, failure, cfg, points, tried);
     let at = &b.instance;
     let (Some(rule), true) = (fired, at.whole_case()) else {
         return None;
     };
     let alone = subject.rule_alone(rule)?;
     let (g, src) = (at.graph(), at.roots());
-    let (small, c) = smallest(&judge, alone.as_ref(), g, src)?;
+    let (small, c) = smallest(&judge, rule, alone.as_ref(), g, src)?;
     let at = BlamedAt::new(g.clone(), small, false);
-    Some(judge.shown(subject, rule, at, c))
+    Some(judge.shown(subject, rule, at, &c))
 }
 
 /// The innermost node below `src` (a case `alone` fails on, which the
 /// profile covers, and so every node of it: the cover is a test of each
-/// node) where `alone` fails too, and its check there. `None` where only
-/// the case itself fails: its check was made by the caller.
+/// node) where `alone` (as `rule` names it) fails too, and its check
+/// there. `None` where only the case itself fails: its check was made by
+/// the caller.
 fn smallest(
     judge: &Judge<'_>,
+    rule: &str,
     alone: &dyn Subject,
     g: &Graph,
     src: &[NodeId],
@@ -484,7 +550,7 @@ fn smallest(
         .into_iter()
         .filter(|&n| src != [n])
         .find_map(|n| {
-            let c = checks::check(g, &[n], alone, &judge.cfg, None);
+            let c = judge.check(g, &[n], rule, alone, None);
             judge.fails(&c).then(|| (vec![n], c))
         })
 }
@@ -620,6 +686,7 @@ mod tests {
     use engine::parse::parse_program;
     use engine::rewrite::Simplifier;
     use engine::rules::RuleSet;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// The built-in rules with `text` laid over them.
     fn rules_with(text: &str) -> RuleSet {
@@ -639,6 +706,7 @@ mod tests {
             &CheckConfig::default(),
             Instance::Smallest,
             &[],
+            &Tried::default(),
         )
         .map(|s| s.blame)
     }
@@ -689,6 +757,98 @@ mod tests {
         assert_eq!(same.oracle, known.oracle);
         // Another answer is compared anew.
         assert!(again(p.outputs[0]).ok());
+    }
+
+    /// A peer whose one rule, alone, answers a root's first operand (wrong
+    /// wherever the rest mattered), counting the steps it is asked.
+    #[derive(Clone, Copy)]
+    struct FirstOperand<'a> {
+        profile: &'a Profile,
+        asked: &'a AtomicUsize,
+    }
+
+    impl Subject for FirstOperand<'_> {
+        fn name(&self) -> String {
+            "first operand".into()
+        }
+
+        fn rule_names(&self) -> &[String] {
+            &[]
+        }
+
+        fn simplify(&self, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
+            self.asked.fetch_add(1, Ordering::Relaxed);
+            let after = g.node(roots[0]).src().first().copied().unwrap_or(roots[0]);
+            let profile = self.profile;
+            Step { after, profile }.simplify(g, roots)
+        }
+
+        fn rule_alone(&self, _rule: &str) -> Option<Box<dyn Subject + '_>> {
+            Some(Box::new(*self))
+        }
+
+        fn profile(&self) -> &Profile {
+            self.profile
+        }
+
+        fn reproduce_args(&self) -> String {
+            String::new()
+        }
+    }
+
+    /// Blames of `x * 2 + 1` under [`FirstOperand`] sharing `tried`, and
+    /// the steps it was asked.
+    fn first_operand_blames(failures: &[Failure]) -> (Vec<Option<Blame>>, usize) {
+        let p = parse_program("var x in [0, 9]\nexpr x * 2 + 1\n").unwrap();
+        let profile = Profile::engine(engine::dtype::Width::W64);
+        let asked = AtomicUsize::new(0);
+        let peer = FirstOperand {
+            profile: &profile,
+            asked: &asked,
+        };
+        let (tried, fired) = (Tried::default(), [("first".to_string(), 1)]);
+        let cfg = CheckConfig::default().quick();
+        let blames = failures
+            .iter()
+            .map(|&failure| {
+                let (g, src) = (&p.graph, &p.outputs);
+                let shown = blame(
+                    &peer,
+                    g,
+                    src,
+                    None,
+                    failure,
+                    &fired,
+                    &cfg,
+                    Instance::Smallest,
+                    &[],
+                    &tried,
+                );
+                shown.map(|s| s.blame)
+            })
+            .collect();
+        (blames, asked.load(Ordering::Relaxed))
+    }
+
+    #[test]
+    fn a_search_past_the_root_asks_the_root_once() {
+        // Nothing fails undefined: the root, then the nodes below it and
+        // the root again, are searched; the root's step is asked once.
+        let (blames, asked) = first_operand_blames(&[Failure::ValidityDiffers]);
+        assert_eq!(blames, [None]);
+        assert_eq!(asked, 2);
+    }
+
+    #[test]
+    fn a_blame_for_another_failure_asks_no_step_the_first_asked() {
+        let (blames, asked) =
+            first_operand_blames(&[Failure::ValueDiffers, Failure::ValidityDiffers]);
+        let first = blames[0].as_ref().expect("the rule's step fails alone");
+        assert_eq!(first.instance.text(), "var x in [0, 9]\nexpr x * 2\n");
+        assert_eq!(blames[1], None);
+        // The root and `x * 2`, by the first blame; the second, through
+        // the same steps, reads them.
+        assert_eq!(asked, 2);
     }
 
     #[test]

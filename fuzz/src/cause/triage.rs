@@ -141,10 +141,12 @@ fn oracle_cause(
         Depth::Full => Instance::Smallest,
     };
     let points: Vec<Vec<i64>> = failure.env.iter().cloned().collect();
+    let tried = blame::Tried::default();
     let known = Known {
         case: checked,
         points: &points,
         asked: &asked,
+        tried: &tried,
     };
     if let Some(found) = blamed(subject, how, &fired, cfg, model, instance, known) {
         return Some(found);
@@ -200,7 +202,7 @@ fn blamed(
     instance: Instance,
     known: Known<'_>,
 ) -> Option<Found> {
-    let (checked, points) = (known.case, known.points);
+    let (checked, points, tried) = (known.case, known.points, known.tried);
     let (g, src) = (&checked.graph, &checked.src);
     let shown = blame::blame(
         subject,
@@ -212,6 +214,7 @@ fn blamed(
         cfg,
         instance,
         points,
+        tried,
     )?;
     let whole_case = shown.blame.instance.whole_case();
     // The rule's premises: a step that is right wherever the peer's
@@ -225,14 +228,15 @@ fn blamed(
     // may be of a node only its own rewrites there build, and the pattern
     // named there is the one a kept finding of the same defect names.
     if whole_case && instance == Instance::Case {
-        if let Some(small) = blame::narrow(subject, how, cfg, points, &b, shown.fired.as_deref()) {
+        let fired = shown.fired.as_deref();
+        if let Some(small) = blame::narrow(subject, how, cfg, points, &b, fired, tried) {
             if let Some(found) = instance_bounds_explain(subject, &small, cfg, model, known) {
                 return Some(found);
             }
             b = small.blame;
         }
     }
-    let fault = step_fault(subject, &b, how, cfg, points);
+    let fault = step_fault(subject, &b, how, cfg, known);
     Some(Found {
         cause: Cause::Rule {
             rule: b.culprit().to_string(),
@@ -249,13 +253,15 @@ fn blamed(
 /// 2 -> k` for a negative `k`, then used as a divisor that became 0):
 /// where the same pattern, applied alone at a node of the instance, takes
 /// another value or lane than that node, the step is wrong, the undefined
-/// behaviour only what the wrong value led to.
+/// behaviour only what the wrong value led to. Each search makes the
+/// steps the blame made at the instance and the other search makes again:
+/// they are `known.tried`'s.
 fn step_fault(
     subject: &dyn Subject,
     b: &Blame,
     how: Failure,
     cfg: &CheckConfig,
-    points: &[Vec<i64>],
+    known: Known<'_>,
 ) -> Fault {
     let fault = Fault::of(how);
     if fault != Fault::Undefined {
@@ -275,7 +281,8 @@ fn step_fault(
                 &fired,
                 cfg,
                 Instance::Smallest,
-                points,
+                known.points,
+                known.tried,
             )
             .is_some_and(|inner| inner.blame.culprit() == b.culprit())
         });
@@ -359,8 +366,8 @@ fn bounds_explain(
 /// alone) judged against the peer's bounds of the instance, which may hold
 /// nodes the case's source has not (Morok rewrites `-c / x` to `c * -1 /
 /// x` before another group trusts the product's bound). The blame's own
-/// check is the step's where it is the same rule alone at the same
-/// instance.
+/// checks are the step's where they are the same rule alone at the same
+/// instance (`known.tried`).
 fn instance_bounds_explain(
     subject: &dyn Subject,
     shown: &blame::Shown,
@@ -374,23 +381,16 @@ fn instance_bounds_explain(
     // there (Morok's `x * -512 + c < 512` folded to `x * -1 < 1`, then
     // decided from the product's bound).
     let b = &shown.blame;
-    let (mut alone, at, checked) = match (&b.pattern, &b.pattern_instance) {
-        (Some(p), Some(at)) => (subject.rule_alone(p)?, at, None),
-        _ => {
-            let same = shown.fired.as_deref() == Some(b.rule.as_str());
-            (
-                subject.rule_alone(&b.rule)?,
-                &b.instance,
-                same.then_some(&shown.step),
-            )
-        }
+    let (rule, at) = match (&b.pattern, &b.pattern_instance) {
+        (Some(p), Some(at)) => (p, at),
+        _ => (&b.rule, &b.instance),
     };
+    let mut alone = subject.rule_alone(rule)?;
     let step_cfg = cfg.only(Kind::Oracle);
     let (mut g, mut roots) = placed(at, case);
-    let mut step = match checked {
-        Some(step) => step.clone(),
-        None => checks::check(g, roots, alone.as_ref(), &step_cfg, None),
-    };
+    let mut step = known
+        .tried
+        .check(g, roots, rule, alone.as_ref(), &step_cfg, None);
     let mut at = at;
     if step.declined && b.pattern.is_some() {
         // The pattern cannot run alone at its instance's root (an earlier
@@ -399,7 +399,9 @@ fn instance_bounds_explain(
         alone = subject.rule_alone(&b.rule)?;
         at = &b.instance;
         (g, roots) = placed(at, case);
-        step = checks::check(g, roots, alone.as_ref(), &step_cfg, None);
+        step = known
+            .tried
+            .check(g, roots, &b.rule, alone.as_ref(), &step_cfg, None);
     }
     let mins: Vec<NodeId> = g
         .reachable(roots)
@@ -512,12 +514,14 @@ fn step_bounds_explain(
 }
 
 /// What the bounds judgement of a blamed rule reads: the case triaged, the
-/// points it fails at, and the answers' bounds asked so far.
+/// points it fails at, the answers' bounds asked so far, and the checks
+/// of rules alone the blames made.
 #[derive(Clone, Copy)]
 struct Known<'a> {
     case: &'a Checked,
     points: &'a [Vec<i64>],
     asked: &'a AnswerBounds,
+    tried: &'a blame::Tried,
 }
 
 /// The peer's bounds of an answer's nodes (and the values outside them),
@@ -635,10 +639,12 @@ pub fn holding(
                     _ => checked.fired(subject.rule_names()),
                 };
                 let points: Vec<Vec<i64>> = failure.env.iter().cloned().collect();
+                let tried = blame::Tried::default();
                 let known = Known {
                     case: checked,
                     points: &points,
                     asked: &asked,
+                    tried: &tried,
                 };
                 blamed(subject, how, &only, cfg, model, Instance::Case, known)?
             }
