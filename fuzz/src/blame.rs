@@ -282,9 +282,27 @@ pub struct Shown {
 /// judges a blamed step again for its bounds and for how it is wrong (a
 /// search for another failure, through the same steps), and a search
 /// meets the case's root again among the nodes below it; each is the
-/// check made before, not made again. Made under one configuration.
+/// check made before, not made again. So are the cases a search makes
+/// from its steps, whose nodes the checks past the first step are at.
+/// Made under one configuration.
 #[derive(Default)]
-pub struct Tried(RefCell<HashMap<TriedAt, checks::Checked>>);
+pub struct Tried {
+    checks: RefCell<HashMap<TriedAt, checks::Checked>>,
+    /// The cases a search made from a step, by the step and the case's
+    /// roots: a search through the same steps reads the graphs the first
+    /// made, so the checks at the nodes they built are read too (a case
+    /// made again would be a graph of its own, and its checks new).
+    made: RefCell<HashMap<(TriedAt, Vec<NodeId>), Made>>,
+}
+
+/// A case a search made: a step's answer put in place of its instance.
+#[derive(Clone)]
+struct Made {
+    graph: Graph,
+    roots: Vec<NodeId>,
+    /// Its text, which the search tells the cases it has met apart by.
+    text: String,
+}
 
 /// A rule alone at an instance: its graph's nodes (their holder and
 /// count: two graphs with the same hold the same nodes, numbered the
@@ -310,18 +328,51 @@ impl Tried {
         cfg: &CheckConfig,
         known: Option<&checks::Checked>,
     ) -> checks::Checked {
-        let top = g.len().checked_sub(1).map(|i| NodeId(i as u32));
-        let at = TriedAt {
-            nodes: (g.holder(top.as_slice()), g.len(), g.vars().len()),
-            roots: roots.to_vec(),
-            rule: rule.to_string(),
-        };
-        if let Some(c) = self.0.borrow().get(&at) {
+        let at = TriedAt::new(g, roots, rule);
+        if let Some(c) = self.checks.borrow().get(&at) {
             return c.clone();
         }
         let c = checks::check_knowing(g, roots, alone, cfg, None, known);
-        self.0.borrow_mut().insert(at, c.clone());
+        self.checks.borrow_mut().insert(at, c.clone());
         c
+    }
+
+    /// Case `roots` of `g` with node `n` replaced by `to`, which `step`
+    /// (`rule` alone at `n`, [`Tried::check`]) answered: the one made
+    /// before from the same step, else made in `step`'s graph and kept.
+    fn made(
+        &self,
+        g: &Graph,
+        roots: &[NodeId],
+        n: NodeId,
+        rule: &str,
+        step: checks::Checked,
+        to: NodeId,
+    ) -> Made {
+        let key = (TriedAt::new(g, &[n], rule), roots.to_vec());
+        if let Some(m) = self.made.borrow().get(&key) {
+            return m.clone();
+        }
+        let mut graph = step.graph;
+        let roots: Vec<NodeId> = roots
+            .iter()
+            .map(|&r| replace(&mut graph, r, n, to))
+            .collect();
+        let text = case_body(&graph, &roots, None);
+        let m = Made { graph, roots, text };
+        self.made.borrow_mut().insert(key, m.clone());
+        m
+    }
+}
+
+impl TriedAt {
+    fn new(g: &Graph, roots: &[NodeId], rule: &str) -> TriedAt {
+        let top = g.len().checked_sub(1).map(|i| NodeId(i as u32));
+        TriedAt {
+            nodes: (g.holder(top.as_slice()), g.len(), g.vars().len()),
+            roots: roots.to_vec(),
+            rule: rule.to_string(),
+        }
     }
 }
 
@@ -495,11 +546,9 @@ pub fn blame(
                     if to == n || !c.ok() {
                         continue;
                     }
-                    let mut ng = c.graph;
-                    let nroots: Vec<NodeId> =
-                        roots.iter().map(|&r| replace(&mut ng, r, n, to)).collect();
-                    if seen.insert(case_body(&ng, &nroots, None)) {
-                        next.push((ng, nroots));
+                    let made = judge.tried.made(sg, roots, n, rule, c, to);
+                    if seen.insert(made.text) {
+                        next.push((made.graph, made.roots));
                     }
                 }
             }
@@ -799,7 +848,13 @@ mod tests {
     /// Blames of `x * 2 + 1` under [`FirstOperand`] sharing `tried`, and
     /// the steps it was asked.
     fn first_operand_blames(failures: &[Failure]) -> (Vec<Option<Blame>>, usize) {
-        let p = parse_program("var x in [0, 9]\nexpr x * 2 + 1\n").unwrap();
+        first_operand_blames_of("var x in [0, 9]\nexpr x * 2 + 1\n", failures)
+    }
+
+    /// Blames of `case` under [`FirstOperand`] sharing `tried`, and the
+    /// steps it was asked.
+    fn first_operand_blames_of(case: &str, failures: &[Failure]) -> (Vec<Option<Blame>>, usize) {
+        let p = parse_program(case).unwrap();
         let profile = Profile::engine(engine::dtype::Width::W64);
         let asked = AtomicUsize::new(0);
         let peer = FirstOperand {
@@ -849,6 +904,21 @@ mod tests {
         // The root and `x * 2`, by the first blame; the second, through
         // the same steps, reads them.
         assert_eq!(asked, 2);
+    }
+
+    #[test]
+    fn a_search_for_another_failure_asks_no_step_of_the_cases_the_first_made() {
+        // `x - 0 -> x` is sound: it makes the case `x * 2 + 1`, where both
+        // steps are asked once. Nothing fails undefined, so each search
+        // goes through every step; the second reads the first's.
+        let case = "var x in [0, 9]\nexpr (x - 0) * 2 + 1\n";
+        let (one, asked_once) = first_operand_blames_of(case, &[Failure::ValidityDiffers]);
+        assert_eq!(one, [None]);
+        assert_eq!(asked_once, 5);
+        let twice = [Failure::ValidityDiffers, Failure::ValidityDiffers];
+        let (blames, asked) = first_operand_blames_of(case, &twice);
+        assert_eq!(blames, [None, None]);
+        assert_eq!(asked, asked_once);
     }
 
     #[test]

@@ -291,6 +291,10 @@ pub struct Checked {
     /// the case asked already (a shrink candidate is judged on it before
     /// it is checked): [`Checked::covered_by`] asks only otherwise.
     pub covered: Option<bool>,
+    /// The peer's bounds of the source that came beside its answer when
+    /// the bounds were not checked: what [`check_bounds`] checks later,
+    /// without asking again.
+    beside: Option<PeerBounds>,
 }
 
 impl Checked {
@@ -439,6 +443,7 @@ pub fn check_knowing(
         peer_bounds: Vec::new(),
         bounds_violations: Vec::new(),
         covered: None,
+        beside: None,
     };
     if let Err(msg) = catch(|| run_checks(&mut out, subject, cfg, validate, known)) {
         out.failures
@@ -691,21 +696,11 @@ fn run_checks(
         }
     }
     if kinds.contains(Kind::Bounds) && subject.engine().is_none() {
-        let (bounded, failed) = peer_bounds_check(subject, g, src, cfg, beside);
-        out.peer_bounds = bounded;
-        if let Some((f, found)) = failed {
-            out.failures.push(f);
-            match found {
-                BoundsFound::Classed(class) => {
-                    out.class.get_or_insert(class);
-                }
-                BoundsFound::Violation(w, all) => {
-                    out.wrong_bound = Some(w);
-                    out.bounds_violations = all;
-                }
-            }
-        }
+        bounds_of_answer(out, subject, cfg, beside);
+    } else {
+        out.beside = beside;
     }
+    let (g, src) = (&mut out.graph, &out.src);
     if kinds.contains(Kind::Range) {
         if let Some(f) = range_check(g, src, &tgt, cfg) {
             out.failures.push(f);
@@ -731,6 +726,41 @@ fn run_checks(
         let (val, failure) = validate_check(v, g, src, &tgt, cfg, confirm);
         out.failures.extend(failure);
         out.validation = Some(val);
+    }
+}
+
+/// `checked`'s bounds check, made after its others (a peer's only: the
+/// engine has none), as a check of both kinds at once would have made it:
+/// with the bounds that came beside its answer, so no request is sent
+/// again (the innermost subterm a peer gets wrong, triaged further).
+pub fn check_bounds(checked: &mut Checked, subject: &dyn Subject, cfg: &CheckConfig) {
+    if checked.tgt.is_some() && subject.engine().is_none() {
+        let beside = checked.beside.take();
+        bounds_of_answer(checked, subject, cfg, beside);
+    }
+}
+
+/// The peer's bounds check of `out`'s source, its findings recorded in
+/// `out`.
+fn bounds_of_answer(
+    out: &mut Checked,
+    subject: &dyn Subject,
+    cfg: &CheckConfig,
+    beside: Option<PeerBounds>,
+) {
+    let (bounded, failed) = peer_bounds_check(subject, &out.graph, &out.src, cfg, beside);
+    out.peer_bounds = bounded;
+    if let Some((f, found)) = failed {
+        out.failures.push(f);
+        match found {
+            BoundsFound::Classed(class) => {
+                out.class.get_or_insert(class);
+            }
+            BoundsFound::Violation(w, all) => {
+                out.wrong_bound = Some(w);
+                out.bounds_violations = all;
+            }
+        }
     }
 }
 

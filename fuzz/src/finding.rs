@@ -83,6 +83,15 @@ pub enum Recorded {
     Counted(Cause),
 }
 
+/// The texts of the shrink candidates a finding's judges rejected: the
+/// verdict is the text's (the candidate is checked as read back from it),
+/// the shrinker builds a candidate again after every edit it keeps (its
+/// next round starts over on the smaller case), and each shrink of one
+/// finding asks at least what the one before it asked (its failure, then
+/// its cause, then its class on a backend), so a text one rejected the
+/// next rejects too.
+type Rejected = RefCell<HashSet<String>>;
+
 /// A case the shrink's judge accepted, as read back from its text (the
 /// corpus keeps text): that text, its check, and its cause there when it
 /// was kept to one.
@@ -112,22 +121,18 @@ impl Preparer<'_> {
     /// as it was, fail `kind` by a quick walk (a failure shows at the
     /// domain's edges), with cause `want` when one is kept, and show
     /// `class` on its backend when one is kept (a compile with the peer's
-    /// compiler per candidate). A candidate rejected once is not judged
-    /// again.
+    /// compiler per candidate). A candidate rejected once (`rejected`: the
+    /// texts this finding's judges rejected) is not judged again.
     fn judge<'b>(
         &'b self,
         kind: Kind,
         want: Option<&'b Cause>,
         class: Option<&'b (Class, String)>,
+        rejected: &'b Rejected,
     ) -> impl Fn(&Program) -> Option<Kept> + 'b {
         // With the peer's bounds: the kept case's cause is triaged on the
         // check its candidate had.
         let (cfg, model) = self.quick_triage(kind);
-        // The texts of the candidates rejected: the verdict is the text's
-        // (the candidate is checked as read back from it), and the shrinker
-        // builds a candidate again after every edit it keeps (its next
-        // round starts over on the smaller case).
-        let rejected: RefCell<HashSet<String>> = RefCell::default();
         move |p: &Program| {
             if !self.in_time() {
                 return None;
@@ -262,7 +267,9 @@ impl Preparer<'_> {
         };
         // Shrunk by its failure alone (a triage per candidate would cost
         // requests to the peer on every one).
-        let mut shrunk = shrink::shrink_judged(&original, self.judge(kind, None, None), steps);
+        let rejected = Rejected::default();
+        let judge = self.judge(kind, None, None, &rejected);
+        let mut shrunk = shrink::shrink_judged(&original, judge, steps);
         let mut note = None;
         let mut kept_case = match shrunk.judged.take() {
             Some(k) => k,
@@ -287,8 +294,8 @@ impl Preparer<'_> {
             kept_case.found = self.shows(&kept_case.checked, kind, want, &cfg, model);
             if kept_case.found.is_none() {
                 let steps = steps.min(CAUSE_SHRINK_STEPS);
-                let again =
-                    shrink::shrink_judged(&original, self.judge(kind, Some(want), None), steps);
+                let judge = self.judge(kind, Some(want), None, &rejected);
+                let again = shrink::shrink_judged(&original, judge, steps);
                 match again.judged {
                     Some(k) => (kept_case, stats) = (k, Some(again.stats)),
                     // No case that shows it, not even the original by a quick
@@ -322,7 +329,7 @@ impl Preparer<'_> {
             self.confirm,
             self.check.width,
         );
-        if let Some((again, st)) = self.bug_again(&original, kind, want, &kept_case) {
+        if let Some((again, st)) = self.bug_again(&original, kind, want, &kept_case, &rejected) {
             (kept_case, stats) = (again, Some(st));
         }
         let (text, checked) = (kept_case.text, kept_case.checked);
@@ -422,6 +429,7 @@ impl Preparer<'_> {
         kind: Kind,
         want: Option<&Cause>,
         kept: &Kept,
+        rejected: &Rejected,
     ) -> Option<(Kept, shrink::ShrinkStats)> {
         let is_bug = |c: &Checked| {
             c.class.as_ref().is_some_and(|c| {
@@ -446,7 +454,8 @@ impl Preparer<'_> {
         let c = was.class?;
         let keep = (c.class, c.backend?);
         let steps = self.shrink_steps.min(BACKEND_SHRINK_STEPS);
-        let again = shrink::shrink_judged(original, self.judge(kind, want, Some(&keep)), steps);
+        let judge = self.judge(kind, want, Some(&keep), rejected);
+        let again = shrink::shrink_judged(original, judge, steps);
         Some((again.judged?, again.stats))
     }
 }
@@ -457,43 +466,9 @@ pub(crate) const NOT_AGAIN: &str = "(did not fail again when re-checked)";
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::subject::{Answer, Profile, Refusal};
+    use crate::subject::{PlusOne, Profile};
     use engine::dtype::Width;
-    use engine::ir::{Graph, NodeId, Op};
     use std::sync::atomic::{AtomicUsize, Ordering};
-
-    /// A subject that answers every root plus one (wrong everywhere),
-    /// counting the cases it is asked.
-    struct PlusOne {
-        profile: Profile,
-        asked: AtomicUsize,
-    }
-
-    impl Subject for PlusOne {
-        fn name(&self) -> String {
-            "plus-one".into()
-        }
-        fn profile(&self) -> &Profile {
-            &self.profile
-        }
-        fn rule_names(&self) -> &[String] {
-            &[]
-        }
-        fn simplify(&self, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
-            self.asked.fetch_add(1, Ordering::Relaxed);
-            let one = g.cnst(1, engine::dtype::DType::Index);
-            let roots = roots.iter().map(|&r| g.mk(Op::Add, &[r, one])).collect();
-            Ok(Answer::Simplified {
-                roots,
-                counts: Vec::new(),
-                patterns: Vec::new(),
-                bounds: None,
-            })
-        }
-        fn reproduce_args(&self) -> String {
-            String::new()
-        }
-    }
 
     #[test]
     fn a_shrink_candidate_read_back_prints_as_its_text() {
@@ -538,15 +513,21 @@ mod tests {
             deadline: None,
             literals: &literals,
         };
-        let judge = p.judge(Kind::Oracle, None, None);
+        let rejected = Rejected::default();
+        let judge = p.judge(Kind::Oracle, None, None, &rejected);
         // Fails (the answer is off by one), so it is kept, and asked each time.
         let failing = engine::parse::parse_program("var x in [0, 3]\nexpr x * 2\n").unwrap();
         assert!(judge(&failing).is_some());
         // Rejected: the wrong kind of failure is asked for.
-        let judge = p.judge(Kind::Range, None, None);
+        let judge = p.judge(Kind::Range, None, None, &rejected);
         assert!(judge(&failing).is_none());
         let asked = subject.asked.load(Ordering::Relaxed);
         assert!(judge(&failing).is_none());
+        assert_eq!(subject.asked.load(Ordering::Relaxed), asked);
+        // Nor by the finding's next shrink, which keeps its cause too.
+        let want = Cause::Hang;
+        let keeping = p.judge(Kind::Range, Some(&want), None, &rejected);
+        assert!(keeping(&failing).is_none());
         assert_eq!(subject.asked.load(Ordering::Relaxed), asked);
     }
 }

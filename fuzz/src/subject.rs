@@ -619,6 +619,42 @@ pub fn shell_quote(s: &str) -> String {
     }
 }
 
+/// A subject that answers every root plus one (wrong everywhere),
+/// counting the cases it is asked.
+#[cfg(test)]
+pub(crate) struct PlusOne {
+    pub(crate) profile: Profile,
+    pub(crate) asked: std::sync::atomic::AtomicUsize,
+}
+
+#[cfg(test)]
+impl Subject for PlusOne {
+    fn name(&self) -> String {
+        "plus-one".into()
+    }
+    fn profile(&self) -> &Profile {
+        &self.profile
+    }
+    fn rule_names(&self) -> &[String] {
+        &[]
+    }
+    fn simplify(&self, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
+        self.asked
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let one = g.cnst(1, DType::Index);
+        let roots = roots.iter().map(|&r| g.mk(Op::Add, &[r, one])).collect();
+        Ok(Answer::Simplified {
+            roots,
+            counts: Vec::new(),
+            patterns: Vec::new(),
+            bounds: None,
+        })
+    }
+    fn reproduce_args(&self) -> String {
+        String::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,7 +27,7 @@ use crate::blame::{self, Instance};
 use crate::blame::{Blame, BlamedAt};
 use crate::bucket;
 use crate::checks::{self, CheckConfig, CheckFailure, Checked};
-use crate::kind::{Kind, KindSet};
+use crate::kind::Kind;
 use crate::oracle;
 use crate::subject::Subject;
 use engine::ir::{Graph, NodeId, Op};
@@ -157,28 +157,27 @@ fn oracle_cause(
     // A one-expression case the quick walks pass (a failure in a narrow
     // window of a sampled domain) is itself the subterm: its own check
     // holds the failure the walk found.
-    let n = match (innermost_wrong(subject, g, src, cfg), src.as_slice()) {
-        (Some((n, _)), _) => n,
-        (None, &[root]) => root,
+    let (n, inner) = match (innermost_wrong(subject, g, src, cfg), src.as_slice()) {
+        (Some((n, c)), _) => (n, Some(c)),
+        (None, &[root]) => (root, None),
         (None, _) => return None,
     };
     // The innermost subterm it gets wrong alone is a case of its own,
     // smaller: its cause may show where the whole case's did not (a rule
-    // among many, a bound of a node the case rewrote first).
-    let sub = if src.as_slice() != [n] {
-        let sub_cfg = CheckConfig {
-            kinds: KindSet::only(Kind::Oracle).with(Kind::Bounds),
-            ..cfg.clone()
-        };
-        let c = checks::check(g, &[n], subject, &sub_cfg, None);
-        if let Some(f) = c.failure(Kind::Oracle) {
-            if let Some(found) = oracle_cause(subject, &c, f, cfg, model, false, depth) {
-                return Some(found);
+    // among many, a bound of a node the case rewrote first). Its oracle
+    // check is the search's; the bounds that came with its answer are
+    // checked now.
+    let sub = match inner.filter(|_| src.as_slice() != [n]) {
+        Some(mut c) => {
+            checks::check_bounds(&mut c, subject, cfg);
+            if let Some(f) = c.failure(Kind::Oracle) {
+                if let Some(found) = oracle_cause(subject, &c, f, cfg, model, false, depth) {
+                    return Some(found);
+                }
             }
+            c
         }
-        c
-    } else {
-        checked.clone()
+        None => checked.clone(),
     };
     if let Some(found) = how_wrong(subject, &sub, model, cfg) {
         return Some(found);
@@ -254,8 +253,8 @@ fn blamed(
 /// where the same pattern, applied alone at a node of the instance, takes
 /// another value or lane than that node, the step is wrong, the undefined
 /// behaviour only what the wrong value led to. Each search makes the
-/// steps the blame made at the instance and the other search makes again:
-/// they are `known.tried`'s.
+/// steps the blame made at the instance and the other search makes again,
+/// and the cases past them: they are `known.tried`'s.
 fn step_fault(
     subject: &dyn Subject,
     b: &Blame,
@@ -726,7 +725,9 @@ pub fn shape_of(checked: &Checked, kind: Kind) -> Cause {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::subject::PlusOne;
     use engine::parse::parse_program;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn spelled(text: &str, how: &[MinSpelling]) -> String {
         let p = parse_program(text).unwrap();
@@ -759,6 +760,29 @@ mod tests {
         let other = step.mk(Op::Neg, &[x]);
         asked.of(&step, &[other], ask);
         assert_eq!(asks.get(), 2);
+    }
+
+    #[test]
+    fn the_innermost_subterm_a_peer_gets_wrong_is_asked_once_in_its_triage() {
+        let p = parse_program("var x in [0, 9]\nexpr (x * 3) * 2\n").unwrap();
+        // A peer without rules or bounds, wrong everywhere.
+        let subject = PlusOne {
+            profile: crate::subject::Profile::engine(engine::dtype::Width::W64),
+            asked: AtomicUsize::new(0),
+        };
+        let cfg = CheckConfig::default().only(Kind::Oracle);
+        let checked = checks::check(&p.graph, &p.outputs, &subject, &cfg, None);
+        let failure = checked.failure(Kind::Oracle).unwrap().clone();
+        subject.asked.store(0, Ordering::Relaxed);
+        let found = triage(&subject, &checked, &failure, &cfg, Depth::Quick);
+        assert!(
+            matches!(found.cause, Cause::Subterm { .. }),
+            "{:?}",
+            found.cause
+        );
+        // The search asks `x * 3` alone and finds it wrong; its bounds are
+        // checked on that answer, not on the subterm asked again.
+        assert_eq!(subject.asked.load(Ordering::Relaxed), 1);
     }
 
     #[test]
