@@ -503,7 +503,10 @@ impl Run<'_, '_> {
                 None => {
                     let done = stack.pop().expect("a frame is on the stack");
                     self.memo.insert((done.orig, done.root), rebuilt);
-                    self.memo.insert((rebuilt, done.root), rebuilt);
+                    // Most nodes come back as they were: one entry then.
+                    if rebuilt != done.orig {
+                        self.memo.insert((rebuilt, done.root), rebuilt);
+                    }
                     match stack.last_mut() {
                         None => return Ok(rebuilt),
                         Some(parent) => {
