@@ -330,7 +330,7 @@ fn walk_values(
     let mut n = 0usize;
     loop {
         n += 1;
-        if n % CLOCK_EVERY == 0 && Instant::now() >= deadline {
+        if n.is_multiple_of(CLOCK_EVERY) && Instant::now() >= deadline {
             return Values::OutOfTime;
         }
         for (k, &(v, id)) in valid.iter().enumerate() {

@@ -117,7 +117,7 @@ impl GEnc {
         }
     }
 
-    fn from_bool(&self, b: &Bool) -> GNum {
+    fn of_bool(&self, b: &Bool) -> GNum {
         let (one, zero) = (self.lit(1), self.lit(0));
         self.arith().ite(b, &one, &zero)
     }
@@ -446,7 +446,7 @@ impl Symbolic<'_, '_> {
                 let s = &self.q.syms[*v];
                 let n = match &s.val.val {
                     Term::N(n) => self.ge.widen(n),
-                    Term::B(b) => self.ge.from_bool(b),
+                    Term::B(b) => self.ge.of_bool(b),
                 };
                 (n, s.val.valid())
             }
@@ -490,7 +490,7 @@ impl GuardDomain for Symbolic<'_, '_> {
     fn value(&mut self, v: usize) -> GNum {
         match &self.q.syms[v].val.val {
             Term::N(n) => self.ge.widen(n),
-            Term::B(b) => self.ge.from_bool(b),
+            Term::B(b) => self.ge.of_bool(b),
         }
     }
     fn bounds(&mut self, v: usize) -> (GNum, GNum) {
@@ -717,8 +717,8 @@ fn make_sym(
                 unc,
                 val: Term::B(val),
             },
-            lo: ge.from_bool(&lo_b),
-            hi: ge.from_bool(&hi_b),
+            lo: ge.of_bool(&lo_b),
+            hi: ge.of_bool(&hi_b),
             bounds: None,
             is_const,
         };

@@ -623,9 +623,11 @@ fn size_order<'r>(rule: &'r Rule, terms: &Patterns<'r>) -> Result<(), Check<'r>>
     }
 }
 
-/// 2. Gates. The measure looks at a `where`'s true arm, so a rule whose
-/// right side may be `invalid` where its left is not would add a gate to
-/// the term around it. `Err` when it decides.
+/// 2. Gates: `Err` when it decides.
+///
+/// The measure looks at a `where`'s true arm, so a rule whose right side
+/// may be `invalid` where its left is not would add a gate to the term
+/// around it.
 fn gate_order<'r>(rule: &'r Rule, terms: &Patterns<'r>) -> Result<(), Check<'r>> {
     let (kinds, n) = (&terms.kinds, rule.vars.len());
     let root_invalid = |p: &Pat| match p {
