@@ -137,11 +137,11 @@ impl Preparer<'_> {
             if !self.in_time() {
                 return None;
             }
-            let text = corpus::case_body(&p.graph, &p.outputs, None);
+            let (text, exprs) = corpus::case_text(&p.graph, &p.outputs);
             if rejected.borrow().contains(&text) {
                 return None;
             }
-            let kept = self.judged(p, &text, kind, want, class, &cfg, model);
+            let kept = self.judged(p, (&text, exprs), kind, want, class, &cfg, model);
             if kept.is_none() {
                 rejected.borrow_mut().insert(text);
             }
@@ -150,13 +150,14 @@ impl Preparer<'_> {
     }
 
     /// [`Preparer::judge`]'s verdict on candidate `p`, whose case text is
-    /// `text`, checked under `cfg` (the triage's quick configuration) and
+    /// `text` with its roots' expressions `exprs` ([`corpus::case_text`]),
+    /// checked under `cfg` (the triage's quick configuration) and
     /// triaged under `model` (the profile's at its width).
     #[allow(clippy::too_many_arguments)]
     fn judged(
         &self,
         p: &Program,
-        text: &str,
+        (text, exprs): (&str, Vec<String>),
         kind: Kind,
         want: Option<&Cause>,
         class: Option<&(Class, String)>,
@@ -168,10 +169,9 @@ impl Preparer<'_> {
         }
         let program = engine::parse::parse_program(text).ok()?;
         // The candidate read back prints as the text it was read from: its
-        // requests take their expressions from there.
-        let exprs = corpus::case_exprs(text);
+        // requests take the expressions printed for that text.
         self.subject
-            .printed(&program.graph, &program.outputs, &exprs);
+            .printed(&program.graph, &program.outputs, exprs);
         let mut checked = checks::check(
             &program.graph,
             &program.outputs,
@@ -482,12 +482,12 @@ mod tests {
                 shrink::shrink_judged(
                     &p,
                     |q| {
-                        let text = corpus::case_body(&q.graph, &q.outputs, None);
+                        let (text, exprs) = corpus::case_text(&q.graph, &q.outputs);
                         let back = engine::parse::parse_program(&text).unwrap();
                         let printed: Vec<String> = (back.outputs.iter())
                             .map(|&r| engine::print::expr(&back.graph, r))
                             .collect();
-                        assert_eq!(corpus::case_exprs(&text), printed, "{text}");
+                        assert_eq!(exprs, printed, "{text}");
                         None::<()>
                     },
                     usize::MAX,

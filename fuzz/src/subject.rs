@@ -461,12 +461,12 @@ pub trait Subject: Sync {
     }
     /// Simplifies `roots` of `g`, adding the answer's nodes to `g`.
     fn simplify(&self, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal>;
-    /// Case `roots` of `g` was read from the text `exprs` (one per root),
-    /// which the printer writes again for the nodes it read back
-    /// ([`engine::print::expr`]): a subject that sends its cases as text
-    /// takes them from here rather than print them again. Nothing by
-    /// default.
-    fn printed(&self, _g: &Graph, _roots: &[NodeId], _exprs: &[&str]) {}
+    /// Case `roots` of `g` was read from a text whose expressions are
+    /// `exprs` (one per root), which the printer writes again for the
+    /// nodes it read back ([`engine::print::expr`]): a subject that sends
+    /// its cases as text takes them from here rather than print them
+    /// again. Nothing by default.
+    fn printed(&self, _g: &Graph, _roots: &[NodeId], _exprs: Vec<String>) {}
     /// The engine's simplifier, for the checks that only concern tileproof's
     /// own engine (its ranges, idempotence, lowering).
     fn engine(&self) -> Option<&Simplifier<'_>> {

@@ -708,15 +708,10 @@ mod tests {
              expr where(b, -x // 3 - -5, invalid)\nexpr -(x mod y) * -1 < max(y, 2) && !(b)\n",
         )
         .unwrap();
-        let text = crate::corpus::case_body(&p.graph, &p.outputs, None);
+        let (text, printed) = crate::corpus::case_text(&p.graph, &p.outputs);
         let back = engine::parse::parse_program(&text).unwrap();
-        let printed = crate::corpus::case_exprs(&text);
         assert_eq!(printed.len(), 2);
-        let given = wire(
-            &back.graph,
-            &back.outputs,
-            Some(printed.iter().map(|e| e.to_string()).collect()),
-        );
+        let given = wire(&back.graph, &back.outputs, Some(printed));
         let req = |id| Request {
             id,
             ..Request::default()

@@ -122,7 +122,7 @@ impl Cases {
     /// Case `roots` of `g` is written `exprs` (one per root, as the
     /// printer writes it): its wire form, when first made, takes them
     /// rather than print them again.
-    pub(super) fn printed(&self, g: &Graph, roots: &[NodeId], exprs: &[&str]) {
+    pub(super) fn printed(&self, g: &Graph, roots: &[NodeId], exprs: Vec<String>) {
         let key = (g.holder(roots), roots.to_vec());
         let mut r = self.lock();
         if r.wires.contains_key(&key) {
@@ -131,7 +131,6 @@ impl Cases {
         if r.printed.len() == PRINTED_CASES {
             r.printed.pop_front();
         }
-        let exprs = exprs.iter().map(|e| e.to_string()).collect();
         r.printed.push_back((key, exprs));
     }
 
@@ -207,7 +206,7 @@ mod tests {
         let p = engine::parse::parse_program("var x in [0, 3]\nexpr x + 1\nexpr x * 2\n").unwrap();
         let cases = Cases::default();
         // Expressions no printer writes, to see which are taken.
-        cases.printed(&p.graph, &p.outputs, &["a", "b"]);
+        cases.printed(&p.graph, &p.outputs, vec!["a".into(), "b".into()]);
         let fields = |w: &Wire| super::super::codec::line_about(w, &Request::default());
         let first = cases.of(&p.graph.clone(), &p.outputs);
         assert!(fields(&first).contains(r#""exprs":["a","b"]"#));
@@ -217,10 +216,10 @@ mod tests {
         assert_eq!(fields(&one), fields(&wire(&p.graph, &p.outputs[..1], None)));
         // Past as many cases as are kept printed, the oldest is printed anew.
         let q = engine::parse::parse_program("var y in [0, 3]\nexpr y - 1\n").unwrap();
-        cases.printed(&q.graph, &q.outputs, &["c"]);
+        cases.printed(&q.graph, &q.outputs, vec!["c".into()]);
         for _ in 0..PRINTED_CASES {
             let r = engine::parse::parse_program("var z in [0, 3]\nexpr z\n").unwrap();
-            cases.printed(&r.graph, &r.outputs, &["d"]);
+            cases.printed(&r.graph, &r.outputs, vec!["d".into()]);
         }
         let q_wire = cases.of(&q.graph, &q.outputs);
         assert_eq!(fields(&q_wire), fields(&wire(&q.graph, &q.outputs, None)));

@@ -36,7 +36,7 @@ impl Subject for Peer {
         self.answer_beside(g, roots, case.budget, id, &sent, true, None)
     }
 
-    fn printed(&self, g: &Graph, roots: &[NodeId], exprs: &[&str]) {
+    fn printed(&self, g: &Graph, roots: &[NodeId], exprs: Vec<String>) {
         self.cases.printed(g, roots, exprs);
     }
 
