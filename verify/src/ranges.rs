@@ -8,7 +8,7 @@
 //! on one argument: on each sign part of the divisor (or factor) the op is
 //! monotone in each operand, so its extremes lie at the corners. That
 //! argument is made explicit: [`MONOTONICITY`] states the monotonicity
-//! lemmas, each proved once by Z3 for all integers ([`prove_lemmas`]), and
+//! lemmas, each proved once by Z3 for all integers ([`prove_lemma`]), and
 //! the query for a product or quotient assumes their instances at the
 //! operand, its bounds and the divisor part's bounds. With those facts the
 //! query is linear over the product and quotient terms, which Z3 settles.
@@ -19,7 +19,7 @@ use crate::solver::check_within;
 use crate::verdict::VerdictKind;
 use engine::ir::{DType, Op};
 use engine::ranges::{clamp, pow2_range, transfer, Arith, Range, MAX_SHIFT};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 use z3::ast::{Ast, Bool, Int, BV};
 use z3::{SatResult, Solver};
@@ -354,9 +354,10 @@ fn in_second(op: Op, u: &Int, v1: &Int, v2: &Int) -> Bool {
     ]))
 }
 
-/// Proves both lemmas for the product and each quotient, for all integers
-/// (so at every width). Returns `(op, lemma, verdict)` triples.
-pub fn prove_lemmas(timeout: Duration) -> Vec<(Op, &'static str, VerdictKind)> {
+/// The lemmas, in a fixed order: both monotonicity lemmas for the product
+/// and each quotient, 2^k's, then the remainders'. Each is `(op, name,
+/// statement)`; the statement holds for all integers (so at every width).
+fn lemmas() -> Vec<(Op, &'static str, Bool)> {
     let mut out = Vec::new();
     for op in [Op::Mul, Op::Div, Op::FloorDiv, Op::CeilDiv] {
         let (a, b, c) = (
@@ -364,31 +365,55 @@ pub fn prove_lemmas(timeout: Duration) -> Vec<(Op, &'static str, VerdictKind)> {
             Int::new_const("b"),
             Int::new_const("c"),
         );
-        for (i, lemma) in [in_first(op, &a, &b, &c), in_second(op, &a, &b, &c)]
-            .into_iter()
-            .enumerate()
-        {
-            out.push((op, MONOTONICITY[i], validity(&lemma, timeout)));
+        let statements = [in_first(op, &a, &b, &c), in_second(op, &a, &b, &c)];
+        for (name, lemma) in MONOTONICITY.into_iter().zip(statements) {
+            out.push((op, name, lemma));
         }
     }
     let (k1, k2) = (Int::new_const("k1"), Int::new_const("k2"));
-    out.push((Op::Shl, POW2, validity(&pow2_grows(&k1, &k2), timeout)));
+    out.push((Op::Shl, POW2, pow2_grows(&k1, &k2)));
     for op in [Op::Rem, Op::Mod] {
         let (a, b, c) = (
             Int::new_const("a"),
             Int::new_const("b"),
             Int::new_const("c"),
         );
-        let lemmas = [
+        let statements = [
             remainder_bound(op, &a, &b),
             remainder_below(op, &a, &b),
             remainder_period(op, &a, &c, &b),
         ];
-        for (i, lemma) in lemmas.into_iter().enumerate() {
-            out.push((op, REMAINDER[i], validity(&lemma, timeout)));
+        for (name, lemma) in REMAINDER.into_iter().zip(statements) {
+            out.push((op, name, lemma));
         }
     }
     out
+}
+
+/// The ops whose lemmas `op`'s transfer proof assumes: its product's or
+/// quotient's, its own (remainders), and 2^k's for shifts.
+pub fn lemma_ops(op: Op) -> Vec<Op> {
+    let mut needs: Vec<Op> = monotone_op(op).into_iter().chain([op]).collect();
+    if op.is_shift() {
+        needs.push(Op::Shl);
+    }
+    needs
+}
+
+/// The lemmas' ops and names, in [`prove_lemma`]'s numbering.
+pub fn lemma_names() -> Vec<(Op, &'static str)> {
+    lemmas()
+        .into_iter()
+        .map(|(op, name, _)| (op, name))
+        .collect()
+}
+
+/// Proves lemma `index` of [`lemma_names`] within `timeout`.
+pub fn prove_lemma(index: usize, timeout: Duration) -> VerdictKind {
+    match lemmas().into_iter().nth(index) {
+        Some((_, _, lemma)) => validity(&lemma, timeout),
+        None => VerdictKind::Unknown,
+    }
 }
 
 /// Proved when the negation of `lemma` (over unbounded integers) is
@@ -457,23 +482,57 @@ pub fn signatures() -> Vec<(Op, Vec<DType>, DType)> {
         .collect()
 }
 
-/// Proves one transfer function: operands `x_i` valid, defined and inside
-/// `[lo_i, hi_i]` (bounds anywhere in the dtype's range, as the engine
-/// clamps them); the op defined with a valid result; then the result must
-/// lie in `clamp(transfer(op, ranges), result dtype)`. For products and
-/// quotients the monotonicity lemmas' instances are assumed: call this only
-/// once [`prove_lemmas`] proved them.
-pub fn prove_transfer(
+/// One try at a transfer function's query, with its share of the time.
+/// A try cut short is not a verdict: the next is made, each in its own
+/// worker process where one is installed, so that a solver stuck past
+/// its interrupt (Z3 4.15.8's `nlsat` refining an algebraic number does
+/// not look at it) is killed and the next try still runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Attempt {
+    /// The bit-exact query of a [`BIT_EXACT`] op.
+    Bits,
+    /// The integer query with each product and quotient a function of
+    /// its operands: linear, and it usually refutes at once.
+    Abstraction,
+    /// The whole integer query, under this random seed.
+    Seeded(u32),
+}
+
+/// The tries at `op`'s query and each one's share of `timeout`. Z3
+/// 4.15.8's time on the whole integer query is heavy-tailed (`CeilDiv` at
+/// 32 bits: 0.5 s in most runs, past 30 s in one): a try cut short is made
+/// again under another random seed, which leaves the tail, within the
+/// same bound in all.
+pub fn attempts(op: Op, timeout: Duration) -> Vec<(Attempt, Duration)> {
+    if BIT_EXACT.contains(&op) {
+        return vec![(Attempt::Bits, timeout)];
+    }
+    vec![
+        (Attempt::Abstraction, timeout / 4),
+        (Attempt::Seeded(0), timeout / 4),
+        (Attempt::Seeded(1), timeout / 4),
+        (Attempt::Seeded(2), timeout / 2),
+    ]
+}
+
+/// One try at a transfer function's query: operands `x_i` valid, defined
+/// and inside `[lo_i, hi_i]` (bounds anywhere in the dtype's range, as the
+/// engine clamps them); the op defined with a valid result; then the
+/// result must lie in `clamp(transfer(op, ranges), result dtype)`. For
+/// products and quotients the monotonicity lemmas' instances are assumed:
+/// a proof counts only once [`prove_lemma`] proved them. Answers the
+/// verdict and, unless proved, the operand point or why it is unknown.
+pub fn try_transfer(
     op: Op,
     arg_dts: &[DType],
     dt: DType,
     width: u32,
-    timeout: Duration,
-) -> RangeResult {
-    let start = Instant::now();
-    if BIT_EXACT.contains(&op) {
-        let (answer, detail) = prove_transfer_bits(op, arg_dts, dt, width, timeout);
-        return range_result(op, arg_dts, dt, width, answer, detail, start);
+    attempt: Attempt,
+    share: Duration,
+) -> (VerdictKind, Option<String>) {
+    if attempt == Attempt::Bits {
+        let (answer, detail) = prove_transfer_bits(op, arg_dts, dt, width, share);
+        return (of_answer(answer), detail);
     }
     crate::poly::take_nonlinear();
     let enc = Enc::new(Mode::Int, width);
@@ -550,17 +609,17 @@ pub fn prove_transfer(
     let premise = general_b(&Bool::and(&premise));
     let outside = general_b(&outside);
     let abstraction = crate::prove::Abstraction::new(crate::poly::take_nonlinear()).map(general_i);
-    let mut solver = Solver::new();
-    let answer = if abstraction.refutes(&premise, &outside, timeout / 4) {
-        SatResult::Unsat
-    } else {
-        // Z3 4.15.8's time on one of these is heavy-tailed (`CeilDiv` at 32
-        // bits: 0.5 s in most runs, past 30 s in one): a check cut short
-        // is tried again under another random seed, which leaves the tail,
-        // within the same bound in all.
-        let mut answer = SatResult::Unknown;
-        for (seed, share) in [(0, timeout / 4), (1, timeout / 4), (2, timeout / 2)] {
-            solver = Solver::new();
+    let solver = Solver::new();
+    let answer = match attempt {
+        Attempt::Abstraction => {
+            return if abstraction.refutes(&premise, &outside, share) {
+                (VerdictKind::Proved, None)
+            } else {
+                let why = "the linear abstraction did not refute the query";
+                (VerdictKind::Unknown, Some(why.to_string()))
+            };
+        }
+        Attempt::Seeded(seed) => {
             if seed != 0 {
                 let mut p = z3::Params::new();
                 p.set_u32("random_seed", seed);
@@ -568,19 +627,16 @@ pub fn prove_transfer(
             }
             solver.assert(&premise);
             solver.assert(&outside);
-            answer = check_within(&solver, share);
-            if answer != SatResult::Unknown {
-                break;
-            }
+            check_within(&solver, share)
         }
-        answer
+        Attempt::Bits => unreachable!("answered above"),
     };
     let detail = match answer {
         SatResult::Unsat => None,
         SatResult::Unknown => solver.get_reason_unknown(),
         SatResult::Sat => Some(counterexample(&solver, &points, &value, &claimed)),
     };
-    range_result(op, arg_dts, dt, width, answer, detail, start)
+    (of_answer(answer), detail)
 }
 
 /// The operand `x_i` of a transfer query: its name, value, and range bounds.
@@ -677,23 +733,24 @@ fn described<T>(
     )
 }
 
-fn range_result(
-    op: Op,
-    arg_dts: &[DType],
-    dt: DType,
-    width: u32,
-    answer: SatResult,
-    detail: Option<String>,
-    start: Instant,
-) -> RangeResult {
-    let sig: Vec<String> = arg_dts.iter().map(|d| d.to_string()).collect();
-    RangeResult {
-        op: format!("{op:?}"),
-        signature: format!("{} -> {dt}", sig.join(", ")),
-        width,
-        verdict: of_answer(answer),
-        detail,
-        seconds: start.elapsed().as_secs_f64(),
+impl RangeResult {
+    /// `op`'s transfer function at `arg_dts -> dt` and `width`, with its
+    /// verdict, what it found, and the time it took from `start`.
+    pub fn new(
+        (op, arg_dts, dt): (Op, &[DType], DType),
+        width: u32,
+        (verdict, detail): (VerdictKind, Option<String>),
+        start: Instant,
+    ) -> RangeResult {
+        let sig: Vec<String> = arg_dts.iter().map(|d| d.to_string()).collect();
+        RangeResult {
+            op: format!("{op:?}"),
+            signature: format!("{} -> {dt}", sig.join(", ")),
+            width,
+            verdict,
+            detail,
+            seconds: start.elapsed().as_secs_f64(),
+        }
     }
 }
 
@@ -712,48 +769,5 @@ impl RangeReport {
                 .results
                 .iter()
                 .all(|r| r.verdict == VerdictKind::Proved)
-    }
-}
-
-/// Proves the lemmas, then every transfer function at every width in
-/// parallel (rayon), calling `done` after each. A product's or quotient's
-/// transfer function counts as proved only if its lemmas are.
-pub fn prove_ranges(widths: &[u32], timeout: Duration, done: &(dyn Fn() + Sync)) -> RangeReport {
-    use rayon::prelude::*;
-    let lemmas = prove_lemmas(timeout);
-    let lemma_ok = |op: Op| {
-        lemmas
-            .iter()
-            .filter(|l| l.0 == op)
-            .all(|l| l.2 == VerdictKind::Proved)
-    };
-    let jobs: Vec<_> = widths
-        .iter()
-        .flat_map(|&w| signatures().into_iter().map(move |s| (w, s)))
-        .collect();
-    let results = jobs
-        .par_iter()
-        .map(|(w, (op, args, dt))| {
-            let mut r = prove_transfer(*op, args, *dt, *w, timeout);
-            // The lemmas an op's proof assumes: its product's or
-            // quotient's, its own (remainders, `&`), and 2^k's for shifts.
-            let mut needs: Vec<Op> = monotone_op(*op).into_iter().chain([*op]).collect();
-            if op.is_shift() {
-                needs.push(Op::Shl);
-            }
-            if !needs.iter().all(|&f| lemma_ok(f)) && r.verdict == VerdictKind::Proved {
-                r.verdict = VerdictKind::Unknown;
-                r.detail = Some(format!("a lemma of {op:?} is not proved"));
-            }
-            done();
-            r
-        })
-        .collect();
-    RangeReport {
-        lemmas: lemmas
-            .into_iter()
-            .map(|(o, l, v)| (format!("{o:?}"), l.to_string(), v))
-            .collect(),
-        results,
     }
 }

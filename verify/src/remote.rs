@@ -19,6 +19,8 @@ use crate::encode::Mode;
 use crate::lemma::{LemmaResult, Lemmas};
 use crate::portfolio::SolverKind;
 use crate::prove::{NotSettled, Options, ProofVerdict, RuleResult, WidthByWidth};
+use crate::ranges::{self, Attempt};
+use crate::verdict::VerdictKind;
 use crate::worker;
 use engine::dtype::Width;
 use engine::ir::{DType, Graph, NodeId};
@@ -34,6 +36,7 @@ use std::time::{Duration, Instant};
 enum Request {
     Check(CheckRequest),
     Prove(Box<ProveRequest>),
+    Range(RangeRequest),
 }
 
 /// What a worker answers.
@@ -42,6 +45,7 @@ enum Reply {
     Check(CheckReply),
     Generic(Result<(bool, f64), WireNotSettled>),
     Width(Box<WireResult>),
+    Range(VerdictKind, Option<String>),
     /// The request could not be read.
     Unreadable(String),
 }
@@ -62,6 +66,7 @@ pub fn answer(line: &str) -> String {
     let reply = match serde_json::from_str::<Request>(line) {
         Ok(Request::Check(req)) => Reply::Check(answer_check(&req)),
         Ok(Request::Prove(req)) => answer_prove(&req),
+        Ok(Request::Range(req)) => answer_range(&req),
         Err(e) => Reply::Unreadable(format!("the worker could not read the request: {e}")),
     };
     serde_json::to_string(&reply).expect("a reply serializes")
@@ -70,6 +75,87 @@ pub fn answer(line: &str) -> String {
 /// The worker's loop ([`worker::serve`] answering with [`answer`]).
 pub fn serve() -> std::io::Result<()> {
     worker::serve(answer)
+}
+
+// ---- the range analysis ----
+
+/// One query of the range analysis's proof, as the worker receives it.
+#[derive(Serialize, Deserialize)]
+struct RangeRequest {
+    query: RangeQuery,
+    share: Duration,
+}
+
+/// A lemma, or one try at a transfer function (by its index in
+/// [`ranges::signatures`]: the worker is the same executable).
+#[derive(Serialize, Deserialize)]
+enum RangeQuery {
+    Lemma(usize),
+    Transfer {
+        signature: usize,
+        width: u32,
+        attempt: Attempt,
+    },
+}
+
+fn answer_range(req: &RangeRequest) -> Reply {
+    match req.query {
+        RangeQuery::Lemma(i) => Reply::Range(ranges::prove_lemma(i, req.share), None),
+        RangeQuery::Transfer {
+            signature,
+            width,
+            attempt,
+        } => match ranges::signatures().get(signature) {
+            Some((op, args, dt)) => {
+                let (v, d) = ranges::try_transfer(*op, args, *dt, width, attempt, req.share);
+                Reply::Range(v, d)
+            }
+            None => Reply::Unreadable(format!("no transfer function numbered {signature}")),
+        },
+    }
+}
+
+/// Asks a worker a range query, killed past its share.
+fn ask_range(query: RangeQuery, share: Duration) -> (VerdictKind, Option<String>) {
+    match ask(&Request::Range(RangeRequest { query, share }), share) {
+        Ok(Reply::Range(v, d)) => (v, d),
+        Ok(_) => (
+            VerdictKind::Unknown,
+            Some("the solver's worker answered another question".into()),
+        ),
+        Err(why) => (VerdictKind::Unknown, Some(why)),
+    }
+}
+
+/// Lemma `index` of [`ranges::lemma_names`], in a worker where one is
+/// installed, killed past `timeout`.
+pub fn prove_range_lemma(index: usize, timeout: Duration) -> VerdictKind {
+    if !worker::installed() {
+        return ranges::prove_lemma(index, timeout);
+    }
+    ask_range(RangeQuery::Lemma(index), timeout).0
+}
+
+/// One try at transfer function `signature` of [`ranges::signatures`]
+/// ([`ranges::try_transfer`]), in a worker where one is installed, killed
+/// past `share`.
+pub fn try_transfer(
+    signature: usize,
+    width: u32,
+    attempt: Attempt,
+    share: Duration,
+) -> (VerdictKind, Option<String>) {
+    if !worker::installed() {
+        let sigs = ranges::signatures();
+        let (op, args, dt) = &sigs[signature];
+        return ranges::try_transfer(*op, args, *dt, width, attempt, share);
+    }
+    let query = RangeQuery::Transfer {
+        signature,
+        width,
+        attempt,
+    };
+    ask_range(query, share)
 }
 
 // ---- checks ----

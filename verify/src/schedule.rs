@@ -11,11 +11,14 @@ use crate::encode::Mode;
 use crate::lemma::Lemmas;
 use crate::portfolio::SolverKind;
 use crate::prove::{width_generic_obstacle, Options, ProofVerdict, RuleResult, WidthByWidth};
+use crate::ranges::{self, RangeReport, RangeResult};
+use crate::verdict::VerdictKind;
 use engine::ir::Op;
 use engine::rules::{Pat, Rule};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// One unit of work of a run.
 enum Task<'a> {
@@ -296,4 +299,61 @@ pub fn prove_rule_widths(
             r
         })
         .collect()
+}
+
+/// Proves the range analysis ([`crate::ranges`]): its lemmas, then every
+/// transfer function at every width, in parallel on the pool, calling
+/// `done` after each transfer function. Each query runs in a worker where
+/// one is installed ([`crate::remote`]), so that its share of `timeout`
+/// holds; a try cut short gives way to the next ([`ranges::attempts`]).
+/// A transfer function counts as proved only if the lemmas it assumes are.
+pub fn prove_ranges(widths: &[u32], timeout: Duration, done: &(dyn Fn() + Sync)) -> RangeReport {
+    let names = ranges::lemma_names();
+    let lemmas: Vec<VerdictKind> = (0..names.len())
+        .into_par_iter()
+        .map(|i| crate::remote::prove_range_lemma(i, timeout))
+        .collect();
+    let lemma_ok = |op: Op| {
+        names
+            .iter()
+            .zip(&lemmas)
+            .filter(|(n, _)| n.0 == op)
+            .all(|(_, v)| *v == VerdictKind::Proved)
+    };
+    let sigs = ranges::signatures();
+    let jobs: Vec<(u32, usize)> = widths
+        .iter()
+        .flat_map(|&w| (0..sigs.len()).map(move |i| (w, i)))
+        .collect();
+    let results = jobs
+        .par_iter()
+        .map(|&(w, i)| {
+            let (op, args, dt) = &sigs[i];
+            let start = Instant::now();
+            let mut outcome = (VerdictKind::Unknown, None);
+            for (attempt, share) in ranges::attempts(*op, timeout) {
+                outcome = crate::remote::try_transfer(i, w, attempt, share);
+                if outcome.0 != VerdictKind::Unknown {
+                    break;
+                }
+            }
+            if outcome.0 == VerdictKind::Proved && !ranges::lemma_ops(*op).into_iter().all(lemma_ok)
+            {
+                outcome = (
+                    VerdictKind::Unknown,
+                    Some(format!("a lemma of {op:?} is not proved")),
+                );
+            }
+            done();
+            RangeResult::new((*op, args, *dt), w, outcome, start)
+        })
+        .collect();
+    RangeReport {
+        lemmas: names
+            .into_iter()
+            .zip(lemmas)
+            .map(|((o, l), v)| (format!("{o:?}"), l.to_string(), v))
+            .collect(),
+        results,
+    }
 }

@@ -566,7 +566,7 @@ fn run_ranges(a: &Args) -> anyhow::Result<ExitCode> {
         .num_threads(a.jobs.unwrap_or(0))
         .build()?;
     let start = Instant::now();
-    let report = pool.install(|| verify::ranges::prove_ranges(&a.width, timeout, &|| bar.inc(1)));
+    let report = pool.install(|| verify::schedule::prove_ranges(&a.width, timeout, &|| bar.inc(1)));
     bar.finish_and_clear();
     let results = &report.results;
     for (op, lemma, verdict) in &report.lemmas {
