@@ -203,8 +203,8 @@ fn check_refinement(g: &Graph, sets: &[&[NodeId]], w: Width, seed: u64) -> Check
     } else {
         let n = domain.len().min(MAX_CORNER_VARS);
         for mask in 0u64..(1 << n) {
-            for k in 0..domain.len() {
-                point[k] = if k < n && mask >> k & 1 == 1 {
+            for (k, x) in point.iter_mut().enumerate() {
+                *x = if k < n && mask >> k & 1 == 1 {
                     domain.hi[k]
                 } else {
                     domain.lo[k]

@@ -1291,7 +1291,7 @@ fn run_case(cfg: &CampaignConfig, subject: &dyn Subject, hooks: &Hooks<'_>, j: u
         return run;
     }
     run.text = case.program();
-    let validate = cfg.validate_every > 0 && j % cfg.validate_every == 0;
+    let validate = cfg.validate_every > 0 && j.is_multiple_of(cfg.validate_every);
     run.validated = validate && hooks.validator.is_some();
     let mut ccfg = cfg.check.clone();
     ccfg.seed = case_seed;

@@ -813,6 +813,14 @@ fn check_rule_inner(
     // `max_findings` when it shows a class no kept one does: the rule's
     // report has a counterexample of each class its campaigns found.
     let tries = opts.max_findings.saturating_mul(3);
+    let rc = RuleCheck {
+        peer,
+        rule,
+        opts,
+        validator,
+        subject: &subject,
+        fast: &fast,
+    };
     for (i, (k, p, kind, _)) in failing.iter().enumerate() {
         let seed = *k < rep.seeds;
         let room = rep.findings.len() < opts.max_findings;
@@ -824,16 +832,7 @@ fn check_rule_inner(
             program: p,
             kind: *kind,
         };
-        let Some(f) = kept_finding(
-            peer,
-            rule,
-            opts,
-            validator,
-            &subject,
-            &fast,
-            at,
-            &rep.findings,
-        ) else {
+        let Some(f) = kept_finding(&rc, at, &rep.findings) else {
             continue;
         };
         if room || !rep.findings.iter().any(|x| x.class == f.class) {
@@ -971,8 +970,15 @@ fn judge_one(
         program,
         kind: f.kind,
     };
-    kept_finding(peer, rule, opts, validator, &subject, &opts.check, at, &[])
-        .ok_or_else(|| "it shrank to nothing new".to_string())
+    let rc = RuleCheck {
+        peer,
+        rule,
+        opts,
+        validator,
+        subject: &subject,
+        fast: &opts.check,
+    };
+    kept_finding(&rc, at, &[]).ok_or_else(|| "it shrank to nothing new".to_string())
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -996,19 +1002,30 @@ struct Instance<'p> {
     kind: Kind,
 }
 
+/// A rule being checked, as its failing instances are kept: the peer, the
+/// rule and the rule alone as the subject, the options, and the check its
+/// instances were judged with (`fast`).
+struct RuleCheck<'a> {
+    peer: &'a Peer,
+    rule: &'a PeerRule,
+    opts: &'a Options,
+    validator: Option<&'a Validator<'a>>,
+    subject: &'a PeerPart<'a>,
+    fast: &'a CheckConfig,
+}
+
 /// A failing instance shrunk keeping its kind, classified on the peer's
 /// backends and written to the corpus (`opts.corpus`), as reported; `None`
 /// when it shrank to an instance and result already `kept`.
-fn kept_finding(
-    peer: &Peer,
-    rule: &PeerRule,
-    opts: &Options,
-    validator: Option<&Validator<'_>>,
-    subject: &PeerPart<'_>,
-    fast: &CheckConfig,
-    at: Instance<'_>,
-    kept: &[RuleFinding],
-) -> Option<RuleFinding> {
+fn kept_finding(rc: &RuleCheck<'_>, at: Instance<'_>, kept: &[RuleFinding]) -> Option<RuleFinding> {
+    let RuleCheck {
+        peer,
+        rule,
+        opts,
+        validator,
+        subject,
+        fast,
+    } = *rc;
     let Instance {
         k,
         program: p,

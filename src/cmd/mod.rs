@@ -165,6 +165,10 @@ impl PeerLimits {
 }
 
 /// A loaded simplifier under test.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one value per command: boxing the peer would only add a deref at each use"
+)]
 pub enum Under {
     /// The engine's rules, and the candidate files they were loaded with.
     Engine(RuleSet, Vec<String>),

@@ -141,6 +141,10 @@ fn audit(rule: &Rule, width: u32, cex: &Counterexample) -> Vec<String> {
     bad
 }
 
+/// A proof's rule, width and seed; its counterexample's case, or what is
+/// wrong with it; and its seconds.
+type Outcome<'r> = (&'r Rule, u32, u32, Result<String, String>, f64);
+
 #[test]
 fn every_counterexample_to_a_wrong_rule_reproduces() {
     let set = rules();
@@ -163,7 +167,7 @@ fn every_counterexample_to_a_wrong_rule_reproduces() {
         })
         .collect();
     let start = Instant::now();
-    let outcomes: Vec<(&Rule, u32, u32, Result<String, String>, f64)> = jobs
+    let outcomes: Vec<Outcome<'_>> = jobs
         .par_iter()
         .map(|&(rule, width, seed)| {
             let opts = Options {

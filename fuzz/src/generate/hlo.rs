@@ -388,10 +388,10 @@ fn reduce(inp: &[i64], a: i64, i2o: bool) -> Option<Applied> {
         m.results = (0..r).filter(|j| !reduced.contains(j)).map(d).collect();
     } else {
         let mut kept = 0;
-        for j in 0..r {
+        for (j, &n) in inp.iter().enumerate() {
             if reduced.contains(&j) {
                 m.results.push(format!("s{}", m.syms.len()));
-                m.syms.push((0, inp[j] - 1));
+                m.syms.push((0, n - 1));
             } else {
                 m.results.push(d(kept));
                 kept += 1;
@@ -581,7 +581,7 @@ fn chain(shape: &[i64], steps: &[HloStep], i2o: bool) -> Vec<Applied> {
             continue;
         };
         let count: i64 = x.out.iter().product();
-        if x.out.iter().any(|&n| n < 1 || n > MAX_HLO_DIM) || count > MAX_HLO_ELEMENTS {
+        if x.out.iter().any(|n| !(1..=MAX_HLO_DIM).contains(n)) || count > MAX_HLO_ELEMENTS {
             continue;
         }
         cur = x.out.clone();

@@ -217,7 +217,7 @@ fn apply(
             };
             let v = if e.kind == 1 {
                 c.checked_neg()?
-            } else if e.value % 3 == 0 {
+            } else if e.value.is_multiple_of(3) {
                 // A power of two or a neighbour of one.
                 let p = 1i64 << (e.value / 3 % 62 + 1);
                 p + (e.value as i64 / 186 % 3 - 1)

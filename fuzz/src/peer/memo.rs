@@ -31,9 +31,12 @@ const MAX_ENTRY_BYTES: usize = MAX_BYTES / 64;
 
 /// The answer to each request (its line past its id), with the bytes
 /// the entry stands for; and their total.
+type Answers = (HashMap<String, (Reply, usize)>, usize);
+
+/// The memo's answers, behind a lock (see [`Answers`]).
 #[derive(Default)]
 pub(super) struct Memo {
-    answers: Mutex<(HashMap<String, (Reply, usize)>, usize)>,
+    answers: Mutex<Answers>,
 }
 
 impl Memo {
@@ -60,7 +63,7 @@ impl Memo {
         *bytes += size;
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, (HashMap<String, (Reply, usize)>, usize)> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Answers> {
         self.answers.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

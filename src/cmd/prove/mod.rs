@@ -307,9 +307,12 @@ fn print_width_generic(results: &[RuleResult]) {
     );
 }
 
+/// A rule's name, its seconds in all, and its seconds at each width.
+pub type RuleTime<'a> = (&'a str, f64, Vec<(u32, f64)>);
+
 /// Each rule's time (its width-generic query once, plus each per-width
 /// proof), and each width's, slowest first.
-pub fn rule_times(results: &[RuleResult]) -> Vec<(&str, f64, Vec<(u32, f64)>)> {
+pub fn rule_times(results: &[RuleResult]) -> Vec<RuleTime<'_>> {
     let mut by_rule: Vec<(&str, Vec<&RuleResult>)> = Vec::new();
     for r in results {
         match by_rule.iter_mut().find(|e| e.0 == r.rule) {
@@ -317,7 +320,7 @@ pub fn rule_times(results: &[RuleResult]) -> Vec<(&str, f64, Vec<(u32, f64)>)> {
             None => by_rule.push((&r.rule, vec![r])),
         }
     }
-    let mut out: Vec<(&str, f64, Vec<(u32, f64)>)> = by_rule
+    let mut out: Vec<RuleTime<'_>> = by_rule
         .into_iter()
         .map(|(name, rows)| {
             let total = verify::prove::rule_seconds(rows.iter().copied());
