@@ -19,7 +19,7 @@ use crate::subject::Subject;
 use engine::parse::Program;
 use engine::semantics::{Failure, Model};
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 /// A finding ready to be written: its corpus entry (built from the shrunk
@@ -83,22 +83,45 @@ pub enum Recorded {
     Counted(Cause),
 }
 
-/// The texts of the shrink candidates a finding's judges rejected: the
-/// verdict is the text's (the candidate is checked as read back from it),
-/// the shrinker builds a candidate again after every edit it keeps (its
-/// next round starts over on the smaller case), and each shrink of one
-/// finding asks at least what the one before it asked (its failure, then
-/// its cause, then its class on a backend), so a text one rejected the
-/// next rejects too.
-type Rejected = RefCell<HashSet<String>>;
+/// What a finding's judges made of the texts of its shrink candidates:
+/// the verdict is the text's (the candidate is checked as read back from
+/// it), the shrinker builds a candidate again after every edit it keeps
+/// (its next round starts over on the smaller case), and each shrink of
+/// one finding starts from the same case and asks at least what the one
+/// before it asked (its failure, then its cause, then its class on a
+/// backend), each check under the same quick configuration, its kind's.
+/// So a text one rejected the next rejects too, and a text one accepted
+/// has the check the next would make: only its cause or class is asked.
+struct Verdicts {
+    /// The finding's kind: what every candidate must fail.
+    kind: Kind,
+    rejected: RefCell<HashSet<String>>,
+    /// The check of each text judged and not rejected, as made (before a
+    /// cause or class was asked of it): one per candidate of this finding's
+    /// shrinks at most, dropped with the finding.
+    checked: RefCell<HashMap<String, Checked>>,
+}
+
+impl Verdicts {
+    /// A finding's verdicts, none given yet.
+    fn of(kind: Kind) -> Verdicts {
+        Verdicts {
+            kind,
+            rejected: RefCell::default(),
+            checked: RefCell::default(),
+        }
+    }
+}
 
 /// A case the shrink's judge accepted, as read back from its text (the
 /// corpus keeps text): that text, its check, and its cause there when it
-/// was kept to one.
+/// was kept to one; or the case as found, by the whole check.
 struct Kept {
     text: String,
     checked: Checked,
     found: Option<Found>,
+    /// The case as found ([`Preparer::as_found`]), not a shrink's.
+    as_found: bool,
 }
 
 impl Preparer<'_> {
@@ -121,49 +144,57 @@ impl Preparer<'_> {
     /// as it was, fail `kind` by a quick walk (a failure shows at the
     /// domain's edges), with cause `want` when one is kept, and show
     /// `class` on its backend when one is kept (a compile with the peer's
-    /// compiler per candidate). A candidate rejected once (`rejected`: the
-    /// texts this finding's judges rejected) is not judged again.
+    /// compiler per candidate). A candidate is judged once by this
+    /// finding's judges (`verdicts`): one rejected is not judged again, and
+    /// one accepted is not checked again.
     fn judge<'b>(
         &'b self,
-        kind: Kind,
         want: Option<&'b Cause>,
         class: Option<&'b (Class, String)>,
-        rejected: &'b Rejected,
+        verdicts: &'b Verdicts,
     ) -> impl Fn(&Program) -> Option<Kept> + 'b {
         // With the peer's bounds: the kept case's cause is triaged on the
         // check its candidate had.
+        let kind = verdicts.kind;
         let (cfg, model) = self.quick_triage(kind);
         move |p: &Program| {
             if !self.in_time() {
                 return None;
             }
             let (text, exprs) = corpus::case_text(&p.graph, &p.outputs);
-            if rejected.borrow().contains(&text) {
+            if verdicts.rejected.borrow().contains(&text) {
                 return None;
             }
-            let kept = self.judged(p, (&text, exprs), kind, want, class, &cfg, model);
+            let known = verdicts.checked.borrow().get(&text).cloned();
+            let checked = known.or_else(|| {
+                let checked = self.failing(p, (&text, exprs), kind, &cfg)?;
+                verdicts
+                    .checked
+                    .borrow_mut()
+                    .insert(text.clone(), checked.clone());
+                Some(checked)
+            });
+            let kept = checked.and_then(|c| self.judged(&text, c, kind, want, class, &cfg, model));
             if kept.is_none() {
-                rejected.borrow_mut().insert(text);
+                // Its check is needed no more: no judge asks it again.
+                verdicts.checked.borrow_mut().remove(&text);
+                verdicts.rejected.borrow_mut().insert(text);
             }
             kept
         }
     }
 
-    /// [`Preparer::judge`]'s verdict on candidate `p`, whose case text is
-    /// `text` with its roots' expressions `exprs` ([`corpus::case_text`]),
-    /// checked under `cfg` (the triage's quick configuration) and
-    /// triaged under `model` (the profile's at its width).
-    #[allow(clippy::too_many_arguments)]
-    fn judged(
+    /// The check of candidate `p` as read back from its case text `text`,
+    /// with its roots' expressions `exprs` ([`corpus::case_text`]), under
+    /// `cfg` (the triage's quick configuration), when the subject takes it
+    /// and it fails `kind`.
+    fn failing(
         &self,
         p: &Program,
         (text, exprs): (&str, Vec<String>),
         kind: Kind,
-        want: Option<&Cause>,
-        class: Option<&(Class, String)>,
         cfg: &CheckConfig,
-        model: Model,
-    ) -> Option<Kept> {
+    ) -> Option<Checked> {
         if !self.subject.profile().covers(&p.graph, &p.outputs) {
             return None;
         }
@@ -181,6 +212,24 @@ impl Preparer<'_> {
         );
         checked.failure(kind)?;
         checked.covered = Some(true);
+        Some(checked)
+    }
+
+    /// [`Preparer::judge`]'s verdict on the candidate of case text `text`
+    /// that fails `kind` with `checked` ([`Preparer::failing`]), triaged
+    /// under `cfg` (the triage's quick configuration) and `model` (the
+    /// profile's at its width).
+    #[allow(clippy::too_many_arguments)]
+    fn judged(
+        &self,
+        text: &str,
+        mut checked: Checked,
+        kind: Kind,
+        want: Option<&Cause>,
+        class: Option<&(Class, String)>,
+        cfg: &CheckConfig,
+        model: Model,
+    ) -> Option<Kept> {
         let found = match want {
             Some(want) => Some(self.shows(&checked, kind, want, cfg, model)?),
             None => None,
@@ -194,6 +243,7 @@ impl Preparer<'_> {
             text: text.to_string(),
             checked,
             found,
+            as_found: false,
         })
     }
 
@@ -267,8 +317,8 @@ impl Preparer<'_> {
         };
         // Shrunk by its failure alone (a triage per candidate would cost
         // requests to the peer on every one).
-        let rejected = Rejected::default();
-        let judge = self.judge(kind, None, None, &rejected);
+        let verdicts = Verdicts::of(kind);
+        let judge = self.judge(None, None, &verdicts);
         let mut shrunk = shrink::shrink_judged(&original, judge, steps);
         let mut note = None;
         let mut kept_case = match shrunk.judged.take() {
@@ -294,7 +344,7 @@ impl Preparer<'_> {
             kept_case.found = self.shows(&kept_case.checked, kind, want, &cfg, model);
             if kept_case.found.is_none() {
                 let steps = steps.min(CAUSE_SHRINK_STEPS);
-                let judge = self.judge(kind, Some(want), None, &rejected);
+                let judge = self.judge(Some(want), None, &verdicts);
                 let again = shrink::shrink_judged(&original, judge, steps);
                 match again.judged {
                     Some(k) => (kept_case, stats) = (k, Some(again.stats)),
@@ -329,7 +379,7 @@ impl Preparer<'_> {
             self.confirm,
             self.check.width,
         );
-        if let Some((again, st)) = self.bug_again(&original, kind, want, &kept_case, &rejected) {
+        if let Some((again, st)) = self.bug_again(&original, kind, want, &kept_case, &verdicts) {
             (kept_case, stats) = (again, Some(st));
         }
         let (text, checked) = (kept_case.text, kept_case.checked);
@@ -390,6 +440,7 @@ impl Preparer<'_> {
             text: corpus::case_body(&original.graph, &original.outputs, None),
             checked,
             found: None,
+            as_found: true,
         }
     }
 
@@ -422,14 +473,16 @@ impl Preparer<'_> {
     /// The case shrunk again, from the original, keeping the class of a
     /// real bug: when the shrunk case's class is not one (its compiled
     /// code is right there) and the original's is, on the backend that
-    /// showed it.
+    /// showed it. When nothing smaller failed, the kept case is the case as
+    /// found, already checked and classified as the original would be here:
+    /// neither is made again.
     fn bug_again(
         &self,
         original: &Program,
         kind: Kind,
         want: Option<&Cause>,
         kept: &Kept,
-        rejected: &Rejected,
+        verdicts: &Verdicts,
     ) -> Option<(Kept, shrink::ShrinkStats)> {
         let is_bug = |c: &Checked| {
             c.class.as_ref().is_some_and(|c| {
@@ -443,6 +496,7 @@ impl Preparer<'_> {
             || *self.confirm == Confirm::Off
             || self.shrink_steps == 0
             || is_bug(&kept.checked)
+            || kept.as_found
         {
             return None;
         }
@@ -454,7 +508,7 @@ impl Preparer<'_> {
         let c = was.class?;
         let keep = (c.class, c.backend?);
         let steps = self.shrink_steps.min(BACKEND_SHRINK_STEPS);
-        let judge = self.judge(kind, want, Some(&keep), rejected);
+        let judge = self.judge(want, Some(&keep), verdicts);
         let again = shrink::shrink_judged(original, judge, steps);
         Some((again.judged?, again.stats))
     }
@@ -496,38 +550,101 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_shrink_candidate_rejected_once_is_not_checked_again() {
-        let subject = PlusOne {
+    /// A subject whose every answer is off by one, counting the answers
+    /// asked of it.
+    fn plus_one() -> PlusOne {
+        PlusOne {
             profile: Profile::engine(Width::W64),
             asked: AtomicUsize::new(0),
-        };
-        let check = CheckConfig::default();
-        let literals = LiteralCache::default();
-        let p = Preparer {
-            subject: &subject,
-            check: &check,
-            confirm: &Confirm::Off,
+        }
+    }
+
+    /// A preparer of findings against `subject` that shrinks through 10
+    /// candidates at most, and confirms them by `confirm`.
+    fn preparer<'a>(
+        subject: &'a PlusOne,
+        check: &'a CheckConfig,
+        confirm: &'a Confirm,
+        literals: &'a LiteralCache,
+    ) -> Preparer<'a> {
+        Preparer {
+            subject,
+            check,
+            confirm,
             validator: None,
             shrink_steps: 10,
             deadline: None,
-            literals: &literals,
-        };
-        let rejected = Rejected::default();
-        let judge = p.judge(Kind::Oracle, None, None, &rejected);
-        // Fails (the answer is off by one), so it is kept, and asked each time.
-        let failing = engine::parse::parse_program("var x in [0, 3]\nexpr x * 2\n").unwrap();
-        assert!(judge(&failing).is_some());
+            literals,
+        }
+    }
+
+    /// A case the plus-one subject gets wrong.
+    fn failing() -> Program {
+        engine::parse::parse_program("var x in [0, 3]\nexpr x * 2\n").unwrap()
+    }
+
+    #[test]
+    fn a_shrink_candidate_rejected_once_is_not_checked_again() {
+        let subject = plus_one();
+        let (check, literals) = (CheckConfig::default(), LiteralCache::default());
+        let p = preparer(&subject, &check, &Confirm::Off, &literals);
+        // Fails (the answer is off by one), so it is kept.
+        let failing = failing();
+        assert!(p.judge(None, None, &Verdicts::of(Kind::Oracle))(&failing).is_some());
         // Rejected: the wrong kind of failure is asked for.
-        let judge = p.judge(Kind::Range, None, None, &rejected);
+        let verdicts = Verdicts::of(Kind::Range);
+        let judge = p.judge(None, None, &verdicts);
         assert!(judge(&failing).is_none());
         let asked = subject.asked.load(Ordering::Relaxed);
         assert!(judge(&failing).is_none());
         assert_eq!(subject.asked.load(Ordering::Relaxed), asked);
         // Nor by the finding's next shrink, which keeps its cause too.
         let want = Cause::Hang;
-        let keeping = p.judge(Kind::Range, Some(&want), None, &rejected);
+        let keeping = p.judge(Some(&want), None, &verdicts);
         assert!(keeping(&failing).is_none());
         assert_eq!(subject.asked.load(Ordering::Relaxed), asked);
+    }
+
+    #[test]
+    fn a_shrink_candidate_accepted_once_is_not_checked_again() {
+        let subject = plus_one();
+        let (check, literals) = (CheckConfig::default(), LiteralCache::default());
+        let p = preparer(&subject, &check, &Confirm::Off, &literals);
+        let verdicts = Verdicts::of(Kind::Oracle);
+        let judge = p.judge(None, None, &verdicts);
+        let failing = failing();
+        let kept = judge(&failing).unwrap();
+        let asked = subject.asked.load(Ordering::Relaxed);
+        assert!(asked > 0);
+        // The finding's next shrink keeps its cause too (a cause its
+        // failure's message shows, asking nothing of the subject): it takes
+        // the check the first shrink made of the same text.
+        let message = &kept.checked.failure(Kind::Oracle).unwrap().message;
+        let want = crate::cause::site::of_message(message);
+        let keeping = p.judge(Some(&want), None, &verdicts);
+        let again = keeping(&failing).unwrap();
+        assert_eq!(subject.asked.load(Ordering::Relaxed), asked);
+        assert_eq!(again.text, kept.text);
+        assert_eq!(again.found.map(|f| f.cause).as_ref(), Some(&want));
+    }
+
+    #[test]
+    fn the_case_as_found_kept_is_checked_once() {
+        // Past the deadline no candidate is judged, so the case as found is
+        // kept, checked by the whole check and classified. With its class
+        // confirmed, shrinking again for a bug's class (the original's, as
+        // found) asks the subject nothing more than without.
+        let asked = |confirm: Confirm| {
+            let subject = plus_one();
+            let (check, literals) = (CheckConfig::default(), LiteralCache::default());
+            let p = Preparer {
+                deadline: Some(Instant::now()),
+                ..preparer(&subject, &check, &confirm, &literals)
+            };
+            let prepared = p.prepare_one(&failing(), Kind::Oracle, String::new());
+            assert!(prepared.note.is_some_and(|n| n.contains("kept as found")));
+            subject.asked.load(Ordering::Relaxed)
+        };
+        assert_eq!(asked(Confirm::All), asked(Confirm::Off));
     }
 }
