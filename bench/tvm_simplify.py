@@ -8,10 +8,11 @@ REQUESTS holds one request per line (docs/protocol.md: `id`, `vars`,
 case's TIR is built with the adapter's own builder (adapters/tvm_adapter.py,
 `analyzer_and_exprs`: the variables bound to their ranges in a fresh
 Analyzer, the expressions built once); then `Analyzer.simplify` is called on
-its expressions again and again, for at least --min-seconds and 5 rounds,
-and the mean time of one round (every expression of the case simplified
-once) is the case's time. Building is not timed, as the engine's parsing is
-timed apart from its simplifying. One JSON line per case on standard
+its expressions again and again, each round (every expression of the case
+simplified once) timed as a single call, at least 15 rounds (as the engine's
+runs) and --min-seconds, and the median round is the case's time: the way
+`tileproof bench tvm` times the engine. Building is not timed, as the
+engine's parsing is timed apart from its simplifying. One JSON line per case on standard
 output: `{"id": N, "seconds": T}`, or `{"id": N, "unsupported": WHY}` for a
 case the adapter does not take.
 """
@@ -43,14 +44,14 @@ OUT = tvm_adapter.OUT
 def time_case(obj):
     case = tp.Case(obj)
     az, _, exprs = tvm_adapter.analyzer_and_exprs(case)
-    rounds, start = 0, time.perf_counter()
-    while True:
+    times, start = [], time.perf_counter()
+    while len(times) < 15 or time.perf_counter() - start < ARGS.min_seconds:
+        t = time.perf_counter()
         for e in exprs:
             az.simplify(e)
-        rounds += 1
-        elapsed = time.perf_counter() - start
-        if rounds >= 5 and elapsed >= ARGS.min_seconds:
-            return elapsed / rounds
+        times.append(time.perf_counter() - t)
+    times.sort()
+    return times[len(times) // 2]
 
 
 with open(ARGS.requests, encoding="utf-8") as f:

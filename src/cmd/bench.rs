@@ -886,9 +886,10 @@ fn median_p90(v: &mut [f64]) -> (f64, f64) {
 }
 
 /// Simplify per case on TVM's own arith tests: the engine in process
-/// (each case on a fresh clone of its parsed graph, the median of
-/// repeated runs) against TVM's `Analyzer.simplify` timed from Python on
-/// the same cases, side by side with the ratio.
+/// (each case on a fresh clone of its parsed graph, the median of 15
+/// single calls) against TVM's `Analyzer.simplify` timed the same way from
+/// Python on the same cases (bench/tvm_simplify.py), side by side with the
+/// ratio.
 fn bench_tvm(python: Option<&str>) {
     let cases = tvm_cases();
     if cases.is_empty() {
