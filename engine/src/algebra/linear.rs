@@ -720,6 +720,31 @@ pub fn terms_range(g: &Graph, terms: &[(Mono, i128)], k: i128, w: Width) -> Opti
     Some(Range::new(lo, hi))
 }
 
+/// The range of `p` with its coefficients mapped by `f` (term index,
+/// coefficient) and its constant `k`: [`terms_range`] of
+/// `p.map_coefs(k, f)`, without building that poly (its zero terms left
+/// out alike).
+pub fn mapped_range(
+    g: &Graph,
+    p: &Poly,
+    k: i128,
+    mut f: impl FnMut(usize, i128) -> i128,
+    w: Width,
+) -> Option<Range> {
+    let (mut lo, mut hi) = (k, k);
+    for (i, (m, c)) in p.terms.iter().enumerate() {
+        let c = f(i, *c);
+        if c == 0 {
+            continue;
+        }
+        let r = mono_range(g, m, w)?;
+        let (p, q) = (r.lo.checked_mul(c)?, r.hi.checked_mul(c)?);
+        lo = lo.checked_add(p.min(q))?;
+        hi = hi.checked_add(p.max(q))?;
+    }
+    Some(Range::new(lo, hi))
+}
+
 #[cfg(test)]
 mod tests {
     use super::{build, is_built_plain, read};

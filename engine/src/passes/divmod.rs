@@ -35,12 +35,15 @@
 //!   the clamped node ranges.
 
 use crate::algebra::defined::{fits_new, rng};
-use crate::algebra::linear::{build, cnst, mono_range, read_shallow, terms_range, Acc, Poly};
+use crate::algebra::linear::{
+    build, cnst, mapped_range, mono_range, read_shallow, terms_range, Acc, Poly,
+};
 use crate::ir::arith::{div_floor, exact, gcd, mod_floor};
 use crate::ir::dtype::Width;
 use crate::ir::op::Family;
 use crate::ir::ranges::Range;
 use crate::ir::{DType, Graph, NodeId, Op};
+use smallvec::SmallVec;
 
 /// The sub-rule names, in priority order; [`fold_divmod_general`] returns
 /// an index into this list.
@@ -174,7 +177,13 @@ fn cancel_divmod(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
         return None;
     }
     let q = divide(cx.fam, true, xl, yl)?;
-    for (a, b) in [(xl, yh), (xh, yl), (xh, yh)] {
+    // A divisor of one value has two corners, not four.
+    let corners: &[(i128, i128)] = if yl == yh {
+        &[(xh, yl)]
+    } else {
+        &[(xl, yh), (xh, yl), (xh, yh)]
+    };
+    for &(a, b) in corners {
         if divide(cx.fam, true, a, b)? != q {
             return None;
         }
@@ -288,18 +297,18 @@ fn fold_divmod_congruence(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
         return None;
     }
     let kr = cx.lin.k.rem_euclid(c);
-    let base: Vec<(i128, bool)> = cx.lin.terms.iter().map(|&(_, f)| centered(f, c)).collect();
-    let ties: Vec<usize> = (0..base.len()).filter(|&i| base[i].1).collect();
+    let base: SmallVec<[(i128, bool); 8]> =
+        cx.lin.terms.iter().map(|&(_, f)| centered(f, c)).collect();
+    let ties: SmallVec<[usize; 8]> = (0..base.len()).filter(|&i| base[i].1).collect();
     let combos = 1u32 << ties.len().min(4);
     for mask in 0..combos {
-        let mut rs: Vec<i128> = base.iter().map(|b| b.0).collect();
+        let mut rs: SmallVec<[i128; 8]> = base.iter().map(|b| b.0).collect();
         for (bit, &i) in ties.iter().take(4).enumerate() {
             if mask >> bit & 1 == 1 {
                 rs[i] -= c;
             }
         }
-        let mut rem = cx.lin.map_coefs(kr, |i, _| rs[i]);
-        let r = terms_range(g, &rem.terms, rem.k, cx.w)?;
+        let r = mapped_range(g, &cx.lin, kr, |i, _| rs[i], cx.w)?;
         let b = div_floor(r.lo, c)?;
         if div_floor(r.hi, c)? != b {
             continue;
@@ -310,8 +319,7 @@ fn fold_divmod_congruence(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
                 .map_coefs((cx.lin.k - kr) / c + b, |i, f| (f - rs[i]) / c);
             build(g, &quo)
         } else {
-            rem.k = kr - b * c;
-            build(g, &rem)
+            build(g, &cx.lin.map_coefs(kr - b * c, |i, _| rs[i]))
         };
     }
     None
@@ -349,10 +357,8 @@ fn gcd_with_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
     cands.dedup();
     for gg in cands {
         // x = gg*X + R: the terms gg divides, and the rest with the constant.
-        let mut rs = cx
-            .lin
-            .map_coefs(cx.lin.k, |_, f| if f % gg == 0 { 0 } else { f });
-        let r = terms_range(g, &rs.terms, rs.k, cx.w)?;
+        let rest = |_, f: i128| if f % gg == 0 { 0 } else { f };
+        let r = mapped_range(g, &cx.lin, cx.lin.k, rest, cx.w)?;
         let m = div_floor(r.lo, gg)?;
         if div_floor(r.hi, gg)? != m {
             continue;
@@ -371,8 +377,11 @@ fn gcd_with_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
         }
         let gn = cnst(g, gg)?;
         let scaled = g.mk(Op::Mul, &[q, gn]);
-        rs.k = cx.lin.k.checked_sub(m.checked_mul(gg)?)?;
-        let r = build(g, &rs)?;
+        let r = build(
+            g,
+            &cx.lin
+                .map_coefs(cx.lin.k.checked_sub(m.checked_mul(gg)?)?, rest),
+        )?;
         if g.node(r).as_const() == Some(0) {
             return Some(scaled);
         }
@@ -386,6 +395,10 @@ fn gcd_with_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
 /// (X % Y) * g, in either family and for any signs (g > 0). Where the
 /// divisor is 0, so is Y, and the source is undefined too.
 fn divide_by_gcd(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
+    // The numerator's own gcd 1 settles it, without reading the divisor.
+    if gcd(cx.lin.k, cx.lin.coef_gcd()) == 1 {
+        return None;
+    }
     let ylin = read_shallow(g, cx.y)?;
     let gg = gcd(
         gcd(cx.lin.k, ylin.k),
@@ -429,30 +442,23 @@ fn factor_remainder(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
                 let whole = r == 0 || !cx.is_div;
                 (q != 0 && r.abs() < f.abs() && whole).then_some((q, r))
             };
-            let parts: Vec<Option<(i128, i128)>> =
+            let parts: SmallVec<[Option<(i128, i128)>; 8]> =
                 cx.lin.terms.iter().map(|t| split(t.1)).collect();
-            let mut changed = parts.iter().any(Option::is_some);
-            let mut quo = cx.lin.map_coefs(0, |i, _| parts[i].map_or(0, |p| p.0));
-            let mut rem = cx
-                .lin
-                .map_coefs(cx.lin.k, |i, f| parts[i].map_or(f, |p| p.1));
             // A constant leaves a remainder by its multiples of c, a
-            // quotient when it is one.
-            match split(rem.k) {
-                Some((_, r)) if !cx.is_div => {
-                    changed = true;
-                    rem.k = r;
-                }
-                Some((q, 0)) => {
-                    changed = true;
-                    quo.k = q;
-                    rem.k = 0;
-                }
-                _ => {}
-            }
-            if !changed {
+            // quotient when it is one: (its quotient, its remainder).
+            let k = match split(cx.lin.k) {
+                Some((_, r)) if !cx.is_div => Some((0, r)),
+                Some((q, 0)) => Some((q, 0)),
+                _ => None,
+            };
+            // Told before the two sums are built: most numerators have
+            // nothing to take out.
+            if k.is_none() && parts.iter().all(Option::is_none) {
                 return None;
             }
+            let (qk, rk) = k.unwrap_or((0, cx.lin.k));
+            let quo = cx.lin.map_coefs(qk, |i, _| parts[i].map_or(0, |p| p.0));
+            let rem = cx.lin.map_coefs(rk, |i, f| parts[i].map_or(f, |p| p.1));
             (quo, rem)
         }
         None => {
