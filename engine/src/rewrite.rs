@@ -134,6 +134,11 @@ pub struct Simplifier<'r> {
     /// not one per group: the first match wins either way; a rule left out
     /// of a list is one whose shape refuses every node it stands for.
     dispatch: Vec<Vec<(usize, Shape)>>,
+    /// Per op (its position in the op table): a leaf of that op no rule
+    /// can match (its dispatch lists are empty; no pass reads a leaf), so
+    /// an operand that is one is its own result, not visited (a constant,
+    /// with the built-in rules).
+    fixed_leaf: Vec<bool>,
     flat: Vec<(usize, usize)>,
     /// Maximum firings per call, plus [`CAP_PER_NODE`] for every distinct
     /// node of the input.
@@ -222,7 +227,9 @@ impl<'r> Simplifier<'r> {
                 let shape = Shape::of(rule);
                 let ops: Vec<usize> = match rule.root_op() {
                     Some(op) => vec![op.index()],
-                    None => (0..crate::ir::op::OPS.len()).collect(),
+                    None => (0..crate::ir::op::OPS.len())
+                        .filter(|&i| shape.admits_op(crate::ir::op::OPS[i].0))
+                        .collect(),
                 };
                 for op in ops {
                     for kinds in (0..KIND_PAIRS).filter(|&k| shape.admits_kinds(k)) {
@@ -232,6 +239,13 @@ impl<'r> Simplifier<'r> {
             }
         }
         let declarative = names.len();
+        let fixed_leaf = crate::ir::op::OPS
+            .iter()
+            .map(|(op, _)| {
+                let i = op.index() * KIND_PAIRS;
+                op.arity() == 0 && by_op[i..i + KIND_PAIRS].iter().all(Vec::is_empty)
+            })
+            .collect();
         let mut canonical = vec![false; declarative];
         for pass in passes {
             names.extend(pass.rules.iter().map(|s| s.to_string()));
@@ -241,6 +255,7 @@ impl<'r> Simplifier<'r> {
             rules,
             names,
             dispatch: by_op,
+            fixed_leaf,
             flat,
             cap: DEFAULT_CAP,
             algorithmic: true,
@@ -471,6 +486,11 @@ impl Run<'_, '_> {
             let src = node.src();
             if top.next < src.len() {
                 let c = src[top.next];
+                if self.s.fixed_leaf[g.node(c).op.index()] {
+                    top.src[top.next] = c;
+                    top.next += 1;
+                    continue;
+                }
                 let child_root = !is_inner(&node, g.node(c));
                 match self.memo.get(&(c, child_root)) {
                     Some(&r) => {
@@ -570,5 +590,45 @@ impl Run<'_, '_> {
             });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Simplifier;
+    use crate::ir::Op;
+    use crate::rules::{builtin, RuleSet};
+
+    /// `rule` alone, without the passes, on the one expression of `program`.
+    fn simplify_with(rules: &RuleSet, program: &str) -> String {
+        let mut p = crate::text::parse::parse_program(program).unwrap();
+        let mut s = Simplifier::new(rules);
+        s.algorithmic = false;
+        let out = s.simplify(&mut p.graph, &p.outputs, false).unwrap();
+        crate::text::print::expr(&p.graph, out.roots[0])
+    }
+
+    #[test]
+    fn a_constant_operand_is_not_visited_when_no_rule_can_match_a_constant() {
+        let rules = builtin();
+        let s = Simplifier::new(rules);
+        // The built-in rules with a bare root variable refuse constants by
+        // their guards (`!is_const(x)`); variables they may fold.
+        assert!(s.fixed_leaf[Op::Const(0).index()]);
+        assert!(!s.fixed_leaf[Op::Var(0).index()]);
+    }
+
+    #[test]
+    fn a_rule_that_can_match_a_constant_still_sees_constant_operands() {
+        let rules = RuleSet::parse(
+            "t.rules",
+            "rule five: x => 0 if vmin(x) == 5 && vmax(x) == 5\n",
+        )
+        .unwrap();
+        assert!(!Simplifier::new(&rules).fixed_leaf[Op::Const(0).index()]);
+        assert_eq!(
+            simplify_with(&rules, "var y in [0, 9]\nexpr y + 5\n"),
+            "y + 0"
+        );
     }
 }

@@ -287,6 +287,19 @@ impl Shape {
         ok(k0, k1) || (self.commutative && ok(k1, k0))
     }
 
+    /// Whether the rule may match a node of `op`, whatever the node; false
+    /// only where [`Shape::admits`] is false at every such node (a leaf's
+    /// op says what the leaf is).
+    pub fn admits_op(&self, op: Op) -> bool {
+        match self.root {
+            Req::Any => true,
+            Req::Const | Req::Lit(_) => matches!(op, Op::Const(_)),
+            Req::NonConst => !matches!(op, Op::Const(_)),
+            Req::Op(i) => op.index() == i,
+            Req::Invalid => op == Op::Invalid,
+        }
+    }
+
     /// Whether the rule may match at `site`; false only where it cannot.
     #[inline]
     pub fn admits(&self, site: &Site) -> bool {
