@@ -710,10 +710,20 @@ pub fn mono_range(g: &Graph, m: &[NodeId], w: Width) -> Option<Range> {
 /// false), by interval arithmetic; `None` when a term never has a value or
 /// a bound leaves `i128`.
 pub fn terms_range(g: &Graph, terms: &[(Mono, i128)], k: i128, w: Width) -> Option<Range> {
+    range_of(g, terms.iter().map(|(m, c)| (m, *c)), k, w)
+}
+
+/// The range of `sum c * m + k` over `terms`, by interval arithmetic.
+fn range_of<'a>(
+    g: &Graph,
+    terms: impl Iterator<Item = (&'a Mono, i128)>,
+    k: i128,
+    w: Width,
+) -> Option<Range> {
     let (mut lo, mut hi) = (k, k);
     for (m, c) in terms {
         let r = mono_range(g, m, w)?;
-        let (p, q) = (r.lo.checked_mul(*c)?, r.hi.checked_mul(*c)?);
+        let (p, q) = (r.lo.checked_mul(c)?, r.hi.checked_mul(c)?);
         lo = lo.checked_add(p.min(q))?;
         hi = hi.checked_add(p.max(q))?;
     }
@@ -731,18 +741,8 @@ pub fn mapped_range(
     mut f: impl FnMut(usize, i128) -> i128,
     w: Width,
 ) -> Option<Range> {
-    let (mut lo, mut hi) = (k, k);
-    for (i, (m, c)) in p.terms.iter().enumerate() {
-        let c = f(i, *c);
-        if c == 0 {
-            continue;
-        }
-        let r = mono_range(g, m, w)?;
-        let (p, q) = (r.lo.checked_mul(c)?, r.hi.checked_mul(c)?);
-        lo = lo.checked_add(p.min(q))?;
-        hi = hi.checked_add(p.max(q))?;
-    }
-    Some(Range::new(lo, hi))
+    let terms = p.terms.iter().enumerate().map(|(i, (m, c))| (m, f(i, *c)));
+    range_of(g, terms.filter(|t| t.1 != 0), k, w)
 }
 
 #[cfg(test)]
