@@ -35,6 +35,7 @@ use crate::algebra::linear::is_linear_op;
 use crate::ir::dtype::Width;
 use crate::ir::{Graph, NodeId, Op};
 use crate::passes::{Pass, PASSES};
+use crate::rules::matching::Matcher;
 use crate::rules::shape::{Shape, Site, KIND_PAIRS};
 use crate::rules::RuleSet;
 use rustc_hash::FxHashMap;
@@ -140,6 +141,8 @@ pub struct Simplifier<'r> {
     /// with the built-in rules).
     fixed_leaf: Vec<bool>,
     flat: Vec<(usize, usize)>,
+    /// Per rule (indexed like `flat`): its left side laid out for matching.
+    matchers: Vec<Matcher>,
     /// Maximum firings per call, plus [`CAP_PER_NODE`] for every distinct
     /// node of the input.
     pub cap: usize,
@@ -217,12 +220,14 @@ impl<'r> Simplifier<'r> {
     pub fn with_passes(rules: &'r RuleSet, passes: &'r [Pass]) -> Simplifier<'r> {
         let mut names = Vec::new();
         let mut flat = Vec::new();
+        let mut matchers = Vec::new();
         let mut by_op: Vec<Vec<(usize, Shape)>> =
             vec![Vec::new(); crate::ir::op::OPS.len() * KIND_PAIRS];
         for (gi, group) in rules.groups.iter().enumerate() {
             for (ri, rule) in group.rules.iter().enumerate() {
                 let idx = flat.len();
                 flat.push((gi, ri));
+                matchers.push(Matcher::of(rule));
                 names.push(rule.name.clone());
                 let shape = Shape::of(rule);
                 let ops: Vec<usize> = match rule.root_op() {
@@ -257,6 +262,7 @@ impl<'r> Simplifier<'r> {
             dispatch: by_op,
             fixed_leaf,
             flat,
+            matchers,
             cap: DEFAULT_CAP,
             algorithmic: true,
             declarative,
@@ -376,7 +382,7 @@ impl<'r> Simplifier<'r> {
             }
             let (gi, ri) = self.flat[*idx];
             let rule = &self.rules.groups[gi].rules[ri];
-            if let Some(out) = rule.apply_at(g, n, self.width) {
+            if let Some(out) = self.matchers[*idx].apply_at(rule, g, n, self.width) {
                 if out != n {
                     return Some((*idx, out));
                 }

@@ -2,15 +2,19 @@
 //! half of a rule (the verifier's half is the proof of the same text).
 //!
 //! A match binds a node to every pattern variable and a dtype to every
-//! type variable. Commutative operators match in both operand orders; the
-//! first binding whose guard holds (evaluated by [`super::guard`]) and
-//! whose computed constants are defined gives the replacement.
+//! type variable. Commutative operators match in both operand orders (in
+//! order first; an earlier operation's order is changed only once every
+//! order of the later ones failed); the first binding whose guard holds
+//! (evaluated by [`super::guard`]) and whose computed constants are
+//! defined gives the replacement. The left side is laid out once per rule
+//! ([`Matcher`]) and matched by a loop, so a deep rule needs no stack.
 
 use super::ast::{resolve_ty, Binding, Pat, Rule, Ty};
 use super::guard::{helper, holds_at, range_at, AtMatch, GVal};
 use crate::ir::dtype::Width;
 use crate::ir::{DType, Graph, NodeId, Op};
 use crate::meaning::interp::{self, Val};
+use smallvec::SmallVec;
 
 impl Rule {
     fn new_binding(&self) -> Binding {
@@ -31,29 +35,204 @@ impl Rule {
     /// assumes. The first binding whose guard holds and whose computed
     /// constants are defined gives the replacement.
     pub fn apply_at(&self, g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
-        if !could_match(g, self, &self.lhs, n, SHAPE_DEPTH) {
+        Matcher::of(self).apply_at(self, g, n, w)
+    }
+}
+
+/// A rule's left side laid out in pre-order, matched by a loop rather
+/// than by recursion: each slot is one pattern node, read from its
+/// parent's operand (swapped where a commutative parent is tried the
+/// other way round). The rewriter makes one per rule once; matching a
+/// rule at a node is then a walk over its slots.
+#[derive(Clone, Debug)]
+pub struct Matcher {
+    slots: Vec<Slot>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    what: SlotKind,
+    /// The parent slot (the root's is unused) and the operand this is.
+    parent: u32,
+    pos: u8,
+    /// An operation whose two operands may match either way round.
+    commutative: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum SlotKind {
+    /// A pattern variable's first slot in pre-order: bound here, where its
+    /// dtype is checked.
+    Bind(usize, TyCheck),
+    /// A later slot of a pattern variable: the node bound before.
+    Same(usize),
+    Lit(i64, TyCheck),
+    Invalid,
+    Op(Op, TyCheck),
+}
+
+/// A dtype check: fixed, or a type variable bound at its first check in
+/// pre-order and compared at the later ones.
+#[derive(Clone, Copy, Debug)]
+enum TyCheck {
+    Fixed(DType),
+    Bind(usize),
+    Same(usize),
+}
+
+impl Matcher {
+    /// The slots of `rule`'s left side, in pre-order (the order the
+    /// operands are matched in, whichever way round each is taken).
+    pub fn of(rule: &Rule) -> Matcher {
+        let mut slots = Vec::new();
+        let mut var_seen = vec![false; rule.vars.len()];
+        let mut ty_seen = vec![false; rule.tyvars.len()];
+        let mut ty = |t: Ty| match t {
+            Ty::Fixed(d) => TyCheck::Fixed(d),
+            Ty::Var(k) if std::mem::replace(&mut ty_seen[k], true) => TyCheck::Same(k),
+            Ty::Var(k) => TyCheck::Bind(k),
+        };
+        // Pre-order with an explicit stack: a generated rule may be deep.
+        let mut todo: Vec<(&Pat, u32, u8)> = vec![(&rule.lhs, 0, 0)];
+        while let Some((p, parent, pos)) = todo.pop() {
+            let (what, commutative) = match p {
+                Pat::Var(v) if std::mem::replace(&mut var_seen[*v], true) => {
+                    (SlotKind::Same(*v), false)
+                }
+                Pat::Var(v) => (SlotKind::Bind(*v, ty(rule.vars[*v].ty)), false),
+                Pat::Lit(v, t) => (SlotKind::Lit(*v, ty(*t)), false),
+                Pat::Invalid => (SlotKind::Invalid, false),
+                Pat::Op(op, t, args) => {
+                    let me = slots.len() as u32;
+                    for (i, a) in args.iter().enumerate().rev() {
+                        todo.push((a, me, i as u8));
+                    }
+                    (
+                        SlotKind::Op(*op, ty(*t)),
+                        op.is_commutative() && args.len() == 2,
+                    )
+                }
+                Pat::Computed(_) | Pat::Bound(..) | Pat::Helper(..) => {
+                    unreachable!("computed constants only appear on the right")
+                }
+            };
+            slots.push(Slot {
+                what,
+                parent,
+                pos,
+                commutative,
+            });
+        }
+        Matcher { slots }
+    }
+
+    /// [`Rule::apply_at`] with this matcher (made from `rule`).
+    pub fn apply_at(&self, rule: &Rule, g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
+        let mut b = rule.new_binding();
+        let graph: &Graph = g;
+        let found = self.first(graph, rule, n, &mut b, |b| {
+            holds_at(graph, rule, b, w) && computed_ok(&rule.rhs, graph, rule, b, w)
+        });
+        if !found {
             return None;
         }
-        let mut b = self.new_binding();
-        let mut found: Option<Binding> = None;
-        {
-            let graph: &Graph = g;
-            let mut accept = |b: &mut Binding| -> bool {
-                if !holds_at(graph, self, b, w) {
-                    return false;
+        build(g, rule, &rule.rhs, &b, w)
+    }
+
+    /// Matches the left side at `n`, trying every way it matches (the
+    /// operands of a commutative operation in order, then swapped; an
+    /// earlier slot's choice before a later one's) until `accept` takes
+    /// the binding, which is left in `b`.
+    fn first(
+        &self,
+        g: &Graph,
+        rule: &Rule,
+        n: NodeId,
+        b: &mut Binding,
+        mut accept: impl FnMut(&Binding) -> bool,
+    ) -> bool {
+        let len = self.slots.len();
+        // The node each slot matched, and whether a commutative slot's
+        // operands are taken swapped; every slot from `i` on is unswapped.
+        // On the stack for a rule of the usual size.
+        let (mut at_buf, mut swapped_buf) = ([NodeId::NONE; 16], [false; 16]);
+        let (mut at_heap, mut swapped_heap) = (Vec::new(), Vec::new());
+        let (at, swapped) = if len <= 16 {
+            (&mut at_buf[..len], &mut swapped_buf[..len])
+        } else {
+            at_heap.resize(len, NodeId::NONE);
+            swapped_heap.resize(len, false);
+            (&mut at_heap[..], &mut swapped_heap[..])
+        };
+        let mut i = 0;
+        loop {
+            let ok = if i == len {
+                if accept(b) {
+                    return true;
                 }
-                if !computed_ok(&self.rhs, graph, self, b, w) {
-                    return false;
-                }
-                found = Some(b.clone());
-                true
+                false
+            } else {
+                let s = &self.slots[i];
+                let node = if i == 0 {
+                    n
+                } else {
+                    let p = s.parent as usize;
+                    let pos = if swapped[p] { 1 - s.pos } else { s.pos };
+                    g.node(at[p]).src()[pos as usize]
+                };
+                at[i] = node;
+                Matcher::check(g, rule, s.what, node, b)
             };
-            if !match_pat(graph, self, &self.lhs, n, &mut b, &mut accept) {
-                return None;
+            if ok {
+                i += 1;
+                continue;
             }
+            // The next way round: the latest commutative slot before `i`
+            // not yet swapped is swapped, and every slot after it unswapped.
+            let Some(j) = (0..i)
+                .rev()
+                .find(|&j| self.slots[j].commutative && !swapped[j])
+            else {
+                return false;
+            };
+            swapped[j] = true;
+            for s in &mut swapped[j + 1..i] {
+                *s = false;
+            }
+            i = j + 1;
         }
-        let b = found?;
-        build(g, self, &self.rhs, &b, w)
+    }
+
+    /// Whether `node` is what slot `what` asks for, binding what it binds.
+    #[inline]
+    fn check(g: &Graph, rule: &Rule, what: SlotKind, n: NodeId, b: &mut Binding) -> bool {
+        let node = g.node(n);
+        match what {
+            SlotKind::Same(var) => b.nodes[var] == Some(n),
+            SlotKind::Bind(var, t) => {
+                if rule.vars[var].is_const && node.as_const().is_none()
+                    || !ty_check(t, node.dtype, rule, b)
+                {
+                    return false;
+                }
+                b.nodes[var] = Some(n);
+                true
+            }
+            SlotKind::Lit(v, t) => node.as_const() == Some(v) && ty_check(t, node.dtype, rule, b),
+            SlotKind::Invalid => node.op == Op::Invalid,
+            SlotKind::Op(op, t) => node.op == op && ty_check(t, node.dtype, rule, b),
+        }
+    }
+}
+
+fn ty_check(t: TyCheck, d: DType, rule: &Rule, b: &mut Binding) -> bool {
+    match t {
+        TyCheck::Fixed(f) => f == d,
+        TyCheck::Same(k) => b.types[k] == Some(d),
+        TyCheck::Bind(k) => {
+            b.types[k] = Some(d);
+            rule.tyvars[k].domain.contains(&d)
+        }
     }
 }
 
@@ -137,143 +316,6 @@ impl Rule {
     }
 }
 
-/// The type variables one matching step bound, to unbind if it fails
-/// (inline: most steps bind one or none, and a heap list per step was a
-/// measurable part of matching).
-type Undo = smallvec::SmallVec<[usize; 2]>;
-
-fn ty_matches(t: Ty, d: DType, rule: &Rule, b: &mut Binding, undo: &mut Undo) -> bool {
-    match t {
-        Ty::Fixed(f) => f == d,
-        Ty::Var(k) => match b.types[k] {
-            Some(x) => x == d,
-            None => {
-                if !rule.tyvars[k].domain.contains(&d) {
-                    return false;
-                }
-                b.types[k] = Some(d);
-                undo.push(k);
-                true
-            }
-        },
-    }
-}
-
-/// How deep [`could_match`] looks.
-const SHAPE_DEPTH: u32 = 3;
-
-/// A quick structural test, without bindings: false only if `p` cannot
-/// match `n` (ops, constants and literals disagree within `depth` levels).
-/// Most rules tried at a node fail here, before a binding is allocated:
-/// that is most of the rewriter's time on a large input.
-fn could_match(g: &Graph, rule: &Rule, p: &Pat, n: NodeId, depth: u32) -> bool {
-    let node = g.node(n);
-    match p {
-        Pat::Var(v) => !rule.vars[*v].is_const || node.as_const().is_some(),
-        Pat::Lit(v, _) => node.as_const() == Some(*v),
-        Pat::Invalid => node.op == Op::Invalid,
-        Pat::Op(op, _, args) => {
-            if node.op != *op {
-                return false;
-            }
-            if depth == 0 {
-                return true;
-            }
-            let src = node.src();
-            let in_order = |s: &[NodeId]| {
-                args.iter()
-                    .zip(s)
-                    .all(|(a, &c)| could_match(g, rule, a, c, depth - 1))
-            };
-            in_order(src) || (op.is_commutative() && in_order(&[src[1], src[0]]))
-        }
-        Pat::Computed(_) | Pat::Bound(..) | Pat::Helper(..) => true,
-    }
-}
-
-type Cont<'a> = dyn FnMut(&mut Binding) -> bool + 'a;
-
-/// Matches pattern `p` against node `n`, calling `k` for every way it
-/// matches until `k` accepts (returns true). Bindings made here are undone
-/// before returning false.
-fn match_pat(g: &Graph, rule: &Rule, p: &Pat, n: NodeId, b: &mut Binding, k: &mut Cont) -> bool {
-    crate::deep::grow(|| {
-        let node = g.node(n);
-        let mut undo = Undo::new();
-        let ok = match p {
-            Pat::Var(v) => {
-                let pv = &rule.vars[*v];
-                match b.nodes[*v] {
-                    Some(bound) => bound == n && k(b),
-                    None => {
-                        if (pv.is_const && node.as_const().is_none())
-                            || !ty_matches(pv.ty, node.dtype, rule, b, &mut undo)
-                        {
-                            false
-                        } else {
-                            b.nodes[*v] = Some(n);
-                            let r = k(b);
-                            if !r {
-                                b.nodes[*v] = None;
-                            }
-                            r
-                        }
-                    }
-                }
-            }
-            Pat::Lit(v, t) => {
-                node.as_const() == Some(*v)
-                    && ty_matches(*t, node.dtype, rule, b, &mut undo)
-                    && k(b)
-            }
-            Pat::Invalid => node.op == Op::Invalid && k(b),
-            Pat::Op(op, t, args) => {
-                if node.op != *op || !ty_matches(*t, node.dtype, rule, b, &mut undo) {
-                    false
-                } else {
-                    let src = node.src();
-                    // Operand dtypes must agree with the pattern's too; for most
-                    // ops they follow from the result, for comparisons and casts
-                    // the operand patterns check them.
-                    if match_seq(g, rule, args, src, b, k) {
-                        true
-                    } else if op.is_commutative() {
-                        let swapped = [src[1], src[0]];
-                        match_seq(g, rule, args, &swapped, b, k)
-                    } else {
-                        false
-                    }
-                }
-            }
-            Pat::Computed(_) | Pat::Bound(..) | Pat::Helper(..) => {
-                unreachable!("computed constants only appear on the right")
-            }
-        };
-        if !ok {
-            for t in undo {
-                b.types[t] = None;
-            }
-        }
-        ok
-    })
-}
-
-fn match_seq(
-    g: &Graph,
-    rule: &Rule,
-    pats: &[Pat],
-    nodes: &[NodeId],
-    b: &mut Binding,
-    k: &mut Cont,
-) -> bool {
-    crate::deep::grow(|| match pats.split_first() {
-        None => k(b),
-        Some((p, rest)) => match_pat(g, rule, p, nodes[0], b, &mut |b: &mut Binding| {
-            match_seq(g, rule, rest, &nodes[1..], b, k)
-        }),
-    })
-}
-
 /// Evaluates a computed (constants-only) template at 64 bits with the ops'
 /// own semantics; `None` when it overflows or divides by zero.
 pub fn eval_computed(g: &Graph, rule: &Rule, p: &Pat, b: &Binding, w: Width) -> Option<Val> {
@@ -294,11 +336,12 @@ pub fn eval_computed(g: &Graph, rule: &Rule, p: &Pat, b: &Binding, w: Width) -> 
                 Val::Int(*v as i128)
             }),
             Pat::Op(op, t, args) => {
-                let vals: Option<Vec<Val>> = args
+                let vals: Option<SmallVec<[Val; 3]>> = args
                     .iter()
                     .map(|a| eval_computed(g, rule, a, b, w))
                     .collect();
-                let dts: Vec<DType> = args.iter().map(|a| bound_dtype(rule, a, b)).collect();
+                let dts: SmallVec<[DType; 3]> =
+                    args.iter().map(|a| bound_dtype(rule, a, b)).collect();
                 interp::apply(*op, resolve_ty(*t, &b.types), &vals?, &dts, w).ok()
             }
             Pat::Computed(inner) => eval_computed(g, rule, inner, b, w),
@@ -307,7 +350,7 @@ pub fn eval_computed(g: &Graph, rule: &Rule, p: &Pat, b: &Binding, w: Width) -> 
                 Some(Val::Int(if *hi { h } else { lo }))
             }
             Pat::Helper(h, args) => {
-                let mut vals = Vec::with_capacity(args.len());
+                let mut vals: SmallVec<[Option<i128>; 3]> = SmallVec::new();
                 for a in args {
                     match eval_computed(g, rule, a, b, w)? {
                         Val::Int(v) => vals.push(Some(v)),
@@ -376,7 +419,7 @@ fn build(g: &mut Graph, rule: &Rule, p: &Pat, b: &Binding, w: Width) -> Option<N
                 }
             }
             Pat::Op(op, t, args) => {
-                let src: Option<Vec<NodeId>> =
+                let src: Option<SmallVec<[NodeId; 3]>> =
                     args.iter().map(|a| build(g, rule, a, b, w)).collect();
                 let src = src?;
                 let to = resolve_ty(*t, &b.types);
@@ -384,4 +427,58 @@ fn build(g: &mut Graph, rule: &Rule, p: &Pat, b: &Binding, w: Width) -> Option<N
             }
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::RuleSet;
+
+    /// The one rule of `rule` at the one expression of `program`, printed.
+    fn applied(rule: &str, program: &str) -> Option<String> {
+        let set = RuleSet::parse("t.rules", rule).expect("parses");
+        let mut p = crate::text::parse::parse_program(program).expect("parses");
+        let r = set.rules().next().expect("one rule");
+        let out = r.apply(&mut p.graph, p.outputs[0])?;
+        Some(crate::text::print::expr(&p.graph, out))
+    }
+
+    #[test]
+    fn a_commutative_operation_is_matched_the_other_way_round_when_the_guard_refuses_the_first() {
+        let rule = "rule r: x * y => y if vmin(x) == 1 && vmax(x) == 1\n";
+        assert_eq!(
+            applied(rule, "var a in [0, 9]\nvar b in [1, 1]\nexpr a * b\n").as_deref(),
+            Some("a")
+        );
+        assert_eq!(
+            applied(rule, "var a in [1, 1]\nvar b in [0, 9]\nexpr a * b\n").as_deref(),
+            Some("b")
+        );
+    }
+
+    #[test]
+    fn an_earlier_operand_is_taken_the_other_way_round_when_a_later_one_fails() {
+        // `x` is `b` only with the first sum swapped: found after the
+        // second sum fails both ways with `x` as `a`.
+        let rule = "rule r: (x + y) * (x + z) => x\n";
+        let vars = "var a in [0, 9]\nvar b in [0, 9]\nvar c in [0, 9]\n";
+        assert_eq!(
+            applied(rule, &format!("{vars}expr (a + b) * (b + c)\n")).as_deref(),
+            Some("b")
+        );
+        assert_eq!(
+            applied(rule, &format!("{vars}expr (a + b) * (c + c)\n")),
+            None
+        );
+    }
+
+    #[test]
+    fn a_repeated_variable_matches_one_node_only() {
+        let rule = "rule r: x - x => 0\n";
+        let vars = "var a in [0, 9]\nvar b in [0, 9]\n";
+        assert_eq!(
+            applied(rule, &format!("{vars}expr a - a\n")).as_deref(),
+            Some("0")
+        );
+        assert_eq!(applied(rule, &format!("{vars}expr a - b\n")), None);
+    }
 }

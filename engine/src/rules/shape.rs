@@ -51,6 +51,22 @@ impl Req {
         }
     }
 
+    /// The op (its position in the op table) a node must have, when this
+    /// asks for one: what the packed test ([`Shape::admits`]) compares.
+    fn op_byte(self) -> Option<u8> {
+        match self {
+            Req::Const | Req::Lit(_) => Some(const_index()),
+            Req::Op(op) => Some(op as u8),
+            Req::Invalid => Some(Op::Invalid.index() as u8),
+            Req::Any | Req::NonConst => None,
+        }
+    }
+
+    /// Whether the op byte says all this asks.
+    fn op_byte_is_all(self) -> bool {
+        !matches!(self, Req::Lit(_) | Req::NonConst)
+    }
+
     #[inline]
     fn admits(self, n: &Fact) -> bool {
         match self {
@@ -63,6 +79,17 @@ impl Req {
         }
     }
 }
+
+/// The position of constants in the op table.
+fn const_index() -> u8 {
+    Op::Const(0).index() as u8
+}
+
+/// Bytes of the packed code ([`Site::code`]): the node's op, its
+/// operands' ops, its dtype.
+const ROOT: u32 = 0;
+const ARG: [u32; 3] = [8, 16, 24];
+const DTYPE: u32 = 32;
 
 /// What a node and its operands are, as shapes ask.
 #[derive(Clone, Copy, Debug, Default)]
@@ -114,6 +141,11 @@ pub struct Site {
     maybe_invalid: bool,
     args: [Fact; 3],
     src: [NodeId; 3],
+    /// The ops of the node and its operands and its dtype, one byte each
+    /// ([`ROOT`], [`ARG`], [`DTYPE`]), and the same with the first two
+    /// operands swapped: most shapes are told by one mask and compare.
+    code: u64,
+    swapped: u64,
 }
 
 impl Site {
@@ -126,8 +158,13 @@ impl Site {
             *a = Fact::of(g, c);
             *s = c;
         }
+        let byte = |f: &Fact, at: u32| (f.op as u64) << at;
+        let fact = Fact::of(g, n);
+        let common = byte(&fact, ROOT) | byte(&args[2], ARG[2]) | (node.dtype as u64) << DTYPE;
         Site {
-            node: Fact::of(g, n),
+            code: common | byte(&args[0], ARG[0]) | byte(&args[1], ARG[1]),
+            swapped: common | byte(&args[1], ARG[0]) | byte(&args[0], ARG[1]),
+            node: fact,
             dtype: node.dtype,
             range: range_at(node, w),
             maybe_invalid: node.maybe_invalid,
@@ -227,6 +264,14 @@ pub struct Shape {
     same: Option<(usize, usize)>,
     /// Conjuncts of the guard about a bare root variable.
     conds: Vec<RootCond>,
+    /// The packed test: a site whose code ([`Site::code`], or its swapped
+    /// code for a commutative root) masked is `value` may match; one whose
+    /// code is not cannot.
+    mask: u64,
+    value: u64,
+    /// The packed test is the whole test (no literal, no repeated
+    /// variable, no condition, no non-constant root).
+    packed_is_all: bool,
 }
 
 impl Shape {
@@ -267,6 +312,22 @@ impl Shape {
             }),
             _ => None,
         };
+        let (mut mask, mut value) = (0u64, 0u64);
+        for (req, at) in std::iter::once((root, ROOT)).chain(args.iter().copied().zip(ARG)) {
+            if let Some(b) = req.op_byte() {
+                mask |= 0xff << at;
+                value |= (b as u64) << at;
+            }
+        }
+        if let Some(d) = dtype {
+            mask |= 0xff << DTYPE;
+            value |= (d as u64) << DTYPE;
+        }
+        let packed_is_all = same.is_none()
+            && conds.is_empty()
+            && std::iter::once(root)
+                .chain(args.iter().copied())
+                .all(Req::op_byte_is_all);
         Shape {
             root,
             dtype,
@@ -274,6 +335,9 @@ impl Shape {
             commutative,
             same,
             conds,
+            mask,
+            value,
+            packed_is_all,
         }
     }
 
@@ -303,6 +367,13 @@ impl Shape {
     /// Whether the rule may match at `site`; false only where it cannot.
     #[inline]
     pub fn admits(&self, site: &Site) -> bool {
+        let packed = site.code & self.mask == self.value
+            || (self.commutative && site.swapped & self.mask == self.value);
+        packed && (self.packed_is_all || self.admits_each(site))
+    }
+
+    /// [`Shape::admits`] requirement by requirement.
+    fn admits_each(&self, site: &Site) -> bool {
         if !self.root.admits(&site.node) || self.dtype.is_some_and(|d| d != site.dtype) {
             return false;
         }
@@ -375,6 +446,39 @@ mod tests {
         assert!(admits("lt_offset", "y + 1 < 4"));
         assert!(!admits("lt_offset", "4 < y + 1"));
         assert!(!admits("lt_offset", "y * 2 < 4"));
+    }
+
+    #[test]
+    fn the_packed_test_says_what_the_requirements_say() {
+        let programs = [
+            "var x in [0, 9]\nvar y in [-4, 4]\nexpr (x + 3) * 2 + y mod 4 - x // 2\n",
+            "var x in [0, 9]\nvar y in [-4, 4]\nexpr min(x, 3) < y + 1 && x * y != 0 || x == y\n",
+            "var x in [0, 9]\nvar y in [1, 4]\nexpr where(x < 4, x / y, invalid) + (x % y) * -1\n",
+            "var x in [3, 3]\nvar y in [0, 9]\nexpr x + 0 + (y - y) + y // 1\nexpr i32(y) * i32(0) + i32(x) - i32(x)\n",
+        ];
+        let mut told = 0;
+        for src in programs {
+            let p = parse_program(src).unwrap();
+            let nodes = p.graph.reachable(&p.outputs);
+            for rule in builtin().rules() {
+                let shape = Shape::of(rule);
+                for &n in &nodes {
+                    let site = Site::of(&p.graph, n, Width::W64);
+                    let each = shape.root.admits(&site.node) && shape.admits_each(&site);
+                    assert_eq!(
+                        shape.admits(&site),
+                        each,
+                        "{} at node {n:?} of {src}",
+                        rule.name
+                    );
+                    told += usize::from(each);
+                }
+            }
+        }
+        assert!(
+            told > 20,
+            "the programs exercise the shapes ({told} admitted)"
+        );
     }
 
     #[test]
