@@ -62,9 +62,10 @@ impl Req {
         }
     }
 
-    /// Whether the op byte says all this asks.
-    fn op_byte_is_all(self) -> bool {
-        !matches!(self, Req::Lit(_) | Req::NonConst)
+    /// Whether the packed code says all this asks (a literal's low byte
+    /// does not).
+    fn packed_is_all(self) -> bool {
+        !matches!(self, Req::Lit(_))
     }
 
     #[inline]
@@ -86,10 +87,20 @@ fn const_index() -> u8 {
 }
 
 /// Bytes of the packed code ([`Site::code`]): the node's op, its
-/// operands' ops, its dtype.
+/// operands' ops, its dtype, the low bytes of its first two operands'
+/// constant values (0 for an operand that is not a constant: a literal's
+/// low byte is necessary, not sufficient), and whether the node is a
+/// constant.
 const ROOT: u32 = 0;
 const ARG: [u32; 3] = [8, 16, 24];
 const DTYPE: u32 = 32;
+const LOW: [u32; 2] = [40, 48];
+const IS_CONST: u32 = 56;
+
+/// The low byte of a constant's value, as the packed code holds it.
+fn low_byte(v: i64) -> u64 {
+    v as u64 & 0xff
+}
 
 /// What a node and its operands are, as shapes ask.
 #[derive(Clone, Copy, Debug, Default)]
@@ -158,12 +169,16 @@ impl Site {
             *a = Fact::of(g, c);
             *s = c;
         }
-        let byte = |f: &Fact, at: u32| (f.op as u64) << at;
+        let byte =
+            |f: &Fact, at: usize| (f.op as u64) << ARG[at] | f.konst.map_or(0, low_byte) << LOW[at];
         let fact = Fact::of(g, n);
-        let common = byte(&fact, ROOT) | byte(&args[2], ARG[2]) | (node.dtype as u64) << DTYPE;
+        let common = (fact.op as u64) << ROOT
+            | (args[2].op as u64) << ARG[2]
+            | (node.dtype as u64) << DTYPE
+            | u64::from(fact.konst.is_some()) << IS_CONST;
         Site {
-            code: common | byte(&args[0], ARG[0]) | byte(&args[1], ARG[1]),
-            swapped: common | byte(&args[1], ARG[0]) | byte(&args[0], ARG[1]),
+            code: common | byte(&args[0], 0) | byte(&args[1], 1),
+            swapped: common | byte(&args[1], 0) | byte(&args[0], 1),
             node: fact,
             dtype: node.dtype,
             range: range_at(node, w),
@@ -270,7 +285,7 @@ pub struct Shape {
     mask: u64,
     value: u64,
     /// The packed test is the whole test (no literal, no repeated
-    /// variable, no condition, no non-constant root).
+    /// variable, no condition).
     packed_is_all: bool,
 }
 
@@ -319,6 +334,15 @@ impl Shape {
                 value |= (b as u64) << at;
             }
         }
+        for (req, at) in args.iter().zip(LOW) {
+            if let Req::Lit(v) = req {
+                mask |= 0xff << at;
+                value |= low_byte(*v) << at;
+            }
+        }
+        if root == Req::NonConst {
+            mask |= 1 << IS_CONST;
+        }
         if let Some(d) = dtype {
             mask |= 0xff << DTYPE;
             value |= (d as u64) << DTYPE;
@@ -327,7 +351,7 @@ impl Shape {
             && conds.is_empty()
             && std::iter::once(root)
                 .chain(args.iter().copied())
-                .all(Req::op_byte_is_all);
+                .all(Req::packed_is_all);
         Shape {
             root,
             dtype,
