@@ -388,6 +388,26 @@ pub fn build(g: &mut Graph, p: &Poly) -> Option<NodeId> {
     Some(best.1)
 }
 
+/// Whether [`build`] writes `terms` (every coefficient positive), with any
+/// constant `k`, as their plain sum in order with `k` added last: no atom
+/// is in two monomials (nothing to factor out) and two or more terms have
+/// no common factor. Then the form with `k != 0` is exactly
+/// `Add(form with 0, k)`, and its size is known without building it.
+pub fn builds_as_plain_sum(terms: &[(Mono, i128)]) -> bool {
+    if terms.iter().any(|t| t.1 <= 0) {
+        return false;
+    }
+    if terms.len() < 2 {
+        return true;
+    }
+    let shared = terms.iter().enumerate().any(|(i, (m, _))| {
+        terms[i + 1..]
+            .iter()
+            .any(|(o, _)| m.iter().any(|a| o.contains(a)))
+    });
+    !shared && terms.iter().fold(0, |a, t| gcd(a, t.1)) == 1
+}
+
 /// `terms` and `k` built, the atom shared by the most monomials factored
 /// out; `both_signs`: the factored sum is built with either sign and the
 /// smaller kept (`x * (1 - y)`, not `-(x * (y - 1))`), else with its
