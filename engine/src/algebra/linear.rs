@@ -258,8 +258,33 @@ fn read_at(g: &Graph, root: NodeId, depth: u32) -> Option<Acc> {
             acc.k = v;
             return Some(acc);
         }
+        Kind::Product(..) => return read_dag(g, root, depth, acc),
         _ => {}
     }
+    if let Some(leaves) = tree_leaves(g, root) {
+        let mut leaves = leaves?;
+        // The order the walk below reaches them in: decreasing id, each
+        // leaf's parents in decreasing id.
+        leaves.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+        let mut i = 0;
+        while i < leaves.len() {
+            let n = leaves[i].0;
+            let mut c = 0i128;
+            while i < leaves.len() && leaves[i].0 == n {
+                c = c.checked_add(leaves[i].2)?;
+                i += 1;
+            }
+            if c != 0 {
+                add_leaf(g, &mut acc, n, c, depth)?;
+            }
+        }
+        return Some(acc);
+    }
+    read_dag(g, root, depth, acc)
+}
+
+/// [`read_at`]'s walk over any linear part, shared nodes and all.
+fn read_dag(g: &Graph, root: NodeId, depth: u32, mut acc: Acc) -> Option<Acc> {
     // Every node of the linear part below `root`, with its coefficient.
     let mut coef: SmallMap<NodeId, i128, 8> = SmallMap::new();
     let mut stack: SmallVec<[NodeId; 8]> = smallvec![root];
@@ -290,7 +315,6 @@ fn read_at(g: &Graph, root: NodeId, depth: u32) -> Option<Acc> {
             Some(())
         };
         match kind(g, n) {
-            Kind::Const(v) => acc.k = acc.k.checked_add(c.checked_mul(v)?)?,
             Kind::Add(a, b) => {
                 push(a, c)?;
                 push(b, c)?;
@@ -301,19 +325,76 @@ fn read_at(g: &Graph, root: NodeId, depth: u32) -> Option<Acc> {
             }
             Kind::Neg(a) => push(a, c.checked_neg()?)?,
             Kind::Scale(a, f) => push(a, c.checked_mul(f)?)?,
-            Kind::Product(a, b) => match expand(g, a, b, depth) {
-                Some(p) => {
-                    for (m, f) in p.terms {
-                        acc.add(m, f.checked_mul(c)?)?;
-                    }
-                    acc.k = acc.k.checked_add(p.k.checked_mul(c)?)?;
-                }
-                None => acc.add_atom(n, c)?,
-            },
-            Kind::Atom => acc.add_atom(n, c)?,
+            Kind::Const(_) | Kind::Product(..) | Kind::Atom => add_leaf(g, &mut acc, n, c, depth)?,
         }
     }
     Some(acc)
+}
+
+/// Adds `c` times the leaf `n` of a linear part (a constant, a product of
+/// non-constants, an atom) to `acc`.
+fn add_leaf(g: &Graph, acc: &mut Acc, n: NodeId, c: i128, depth: u32) -> Option<()> {
+    match kind(g, n) {
+        Kind::Const(v) => acc.k = acc.k.checked_add(c.checked_mul(v)?)?,
+        Kind::Product(a, b) => match expand(g, a, b, depth) {
+            Some(p) => {
+                for (m, f) in p.terms {
+                    acc.add(m, f.checked_mul(c)?)?;
+                }
+                acc.k = acc.k.checked_add(p.k.checked_mul(c)?)?;
+            }
+            None => acc.add_atom(n, c)?,
+        },
+        _ => acc.add_atom(n, c)?,
+    }
+    Some(())
+}
+
+/// The inner nodes (sums, differences, negations, scalings) of a linear
+/// part that this many or fewer make up are looked at as a tree first.
+const TREE_NODES: usize = 16;
+
+/// The leaves of the linear part at `root` as (leaf, parent, coefficient
+/// through that parent) when no inner node has two parents (most sums): a
+/// node's coefficient is then the product along its one path, computed by
+/// the same steps as [`read_at`]'s walk (a leaf may still have several
+/// parents, and is summed over them). Inner nodes of coefficient 0 are not
+/// entered, as there. `None`: an inner node is shared (or there are more
+/// than [`TREE_NODES`]), for the walk; `Some(None)`: a coefficient leaves
+/// `i128`, where the walk fails too.
+#[allow(clippy::type_complexity)]
+fn tree_leaves(g: &Graph, root: NodeId) -> Option<Option<SmallVec<[(NodeId, NodeId, i128); 8]>>> {
+    let mut inner: SmallVec<[NodeId; TREE_NODES]> = SmallVec::new();
+    let mut leaves: SmallVec<[(NodeId, NodeId, i128); 8]> = SmallVec::new();
+    let mut stack: SmallVec<[(NodeId, i128); 8]> = smallvec![(root, 1)];
+    while let Some((n, c)) = stack.pop() {
+        if inner.contains(&n) || inner.len() == TREE_NODES {
+            return None;
+        }
+        inner.push(n);
+        let kids: [Option<(NodeId, Option<i128>)>; 2] = match kind(g, n) {
+            Kind::Add(a, b) => [Some((a, Some(c))), Some((b, Some(c)))],
+            Kind::Sub(a, b) => [Some((a, Some(c))), Some((b, c.checked_neg()))],
+            Kind::Neg(a) => [Some((a, c.checked_neg())), None],
+            Kind::Scale(a, f) => [Some((a, c.checked_mul(f))), None],
+            // `root` is an inner node, and so is every node pushed.
+            _ => unreachable!("an inner node"),
+        };
+        for (x, f) in kids.into_iter().flatten() {
+            let Some(f) = f else {
+                return Some(None);
+            };
+            match kind(g, x) {
+                Kind::Add(..) | Kind::Sub(..) | Kind::Neg(_) | Kind::Scale(..) => {
+                    if f != 0 {
+                        stack.push((x, f));
+                    }
+                }
+                _ => leaves.push((x, n, f)),
+            }
+        }
+    }
+    Some(Some(leaves))
 }
 
 /// `a * b` as a poly, when small enough.
@@ -386,6 +467,26 @@ pub fn build(g: &mut Graph, p: &Poly) -> Option<NodeId> {
         }
     }
     Some(best.1)
+}
+
+/// Whether [`build`] writes `terms` (every coefficient positive), with any
+/// constant `k`, as their plain sum in order with `k` added last: no atom
+/// is in two monomials (nothing to factor out) and two or more terms have
+/// no common factor. Then the form with `k != 0` is exactly
+/// `Add(form with 0, k)`, and its size is known without building it.
+pub fn builds_as_plain_sum(terms: &[(Mono, i128)]) -> bool {
+    if terms.iter().any(|t| t.1 <= 0) {
+        return false;
+    }
+    if terms.len() < 2 {
+        return true;
+    }
+    let shared = terms.iter().enumerate().any(|(i, (m, _))| {
+        terms[i + 1..]
+            .iter()
+            .any(|(o, _)| m.iter().any(|a| o.contains(a)))
+    });
+    !shared && terms.iter().fold(0, |a, t| gcd(a, t.1)) == 1
 }
 
 /// `terms` and `k` built, the atom shared by the most monomials factored
@@ -747,9 +848,63 @@ pub fn mapped_range(
 
 #[cfg(test)]
 mod tests {
-    use super::{build, is_built_plain, read};
+    use super::{build, is_built_plain, read, read_at, read_dag, tree_leaves, Acc, PRODUCT_DEPTH};
     use crate::ir::NodeId;
     use crate::text::parse::parse_program;
+
+    #[test]
+    fn a_linear_part_read_as_a_tree_is_what_the_shared_walk_reads() {
+        let big = "4611686018427387904";
+        let exprs = [
+            "x + y - z".to_string(),
+            "x * 2 + x * 3 - 7".into(),
+            "x + x".into(),
+            "-(x - y) + y * 3 + 1".into(),
+            "x * 0 + y".into(),
+            "(x - y) * 0 - z".into(),
+            "(x + 1) * (y - 2) + x * y".into(),
+            "(x + y) * (x - y) - x * x + 4".into(),
+            "x // 4 * 4 + x mod 4 - 2".into(),
+            "(x + y) * 3 + (x + y) * -3 + z".into(),
+            format!("x * {big} * {big} * 4 + y"),
+            format!("(x - x) * {big} * {big} * 4 + y"),
+            format!("x * {big} - x * {big} + y * {big} * 2"),
+            format!("(x + y) * {big} * 4 - y * {big} * 4"),
+            "x + y + z + x + y + z + x + y + z + x + y + z + x + y + z + x + y + z + 1".into(),
+            "max(x, y) - min(x, y) + (x + 1) // 2 * 2".into(),
+        ];
+        let mut text = String::from("var x in [0, 9]\nvar y in [-9, 9]\nvar z in [0, 9]\n");
+        for e in &exprs {
+            text.push_str(&format!("expr {e}\n"));
+        }
+        let g = parse_program(&text).unwrap().graph;
+        let terms = |a: Option<Acc>| a.map(|a| (a.terms.into_iter().collect::<Vec<_>>(), a.k));
+        let mut trees = 0;
+        for i in 0..g.len() {
+            let n = NodeId(i as u32);
+            let inner = matches!(
+                g.node(n).op,
+                crate::ir::Op::Add | crate::ir::Op::Sub | crate::ir::Op::Neg
+            ) || g.node(n).op == crate::ir::Op::Mul
+                && g.node(n)
+                    .src()
+                    .iter()
+                    .any(|&s| g.node(s).as_const().is_some());
+            if !inner {
+                continue;
+            }
+            trees += tree_leaves(&g, n).is_some() as usize;
+            for depth in [0, PRODUCT_DEPTH] {
+                assert_eq!(
+                    terms(read_at(&g, n, depth)),
+                    terms(read_dag(&g, n, depth, Acc::default())),
+                    "{}",
+                    crate::text::print::expr(&g, n)
+                );
+            }
+        }
+        assert!(trees >= 40, "{trees}");
+    }
 
     /// Every node of `src`'s graph that is recognized as built is what
     /// building its linear form gives; the outputs' recognition returned.
