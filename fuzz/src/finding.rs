@@ -275,7 +275,9 @@ impl Preparer<'_> {
     /// the shrunk case on the peer's backends and files it under its cause:
     /// the backend when its compiled code gets a construct wrong, else the
     /// cause the case shows. A finding whose cause turns out to be one of
-    /// `kept` (kept as often as asked) is only counted.
+    /// `kept` (kept as often as asked) is only counted. `found` is a
+    /// campaign's finding as found: its cause, and what the campaign's
+    /// check of the case found (under `self.check` and `self.validator`).
     ///
     /// Each candidate is checked once (after a round trip through text,
     /// which is what the corpus keeps), and the kept case's check is the
@@ -292,10 +294,11 @@ impl Preparer<'_> {
         &self,
         program: &Program,
         kind: Kind,
-        found: Option<Found>,
+        found: Option<(Found, checks::Verdict)>,
         kept: &HashSet<Cause>,
         origin: String,
     ) -> Recorded {
+        let (found, verdict) = found.unzip();
         let original = Program {
             graph: program.graph.clone(),
             outputs: program.outputs.clone(),
@@ -379,7 +382,8 @@ impl Preparer<'_> {
             self.confirm,
             self.check.width,
         );
-        if let Some((again, st)) = self.bug_again(&original, kind, want, &kept_case, &verdicts) {
+        let again = self.bug_again(&original, verdict, kind, want, &kept_case, &verdicts);
+        if let Some((again, st)) = again {
             (kept_case, stats) = (again, Some(st));
         }
         let (text, checked) = (kept_case.text, kept_case.checked);
@@ -475,10 +479,14 @@ impl Preparer<'_> {
     /// code is right there) and the original's is, on the backend that
     /// showed it. When nothing smaller failed, the kept case is the case as
     /// found, already checked and classified as the original would be here:
-    /// neither is made again.
+    /// neither is made again. Else the original is classified on the
+    /// campaign's check of it (`verdict`), when that ran the checks the
+    /// triage's would: the same walks of the same answer (a check of more
+    /// kinds runs each as a check of fewer would), not made again.
     fn bug_again(
         &self,
         original: &Program,
+        verdict: Option<checks::Verdict>,
         kind: Kind,
         want: Option<&Cause>,
         kept: &Kept,
@@ -500,7 +508,11 @@ impl Preparer<'_> {
         {
             return None;
         }
-        let mut was = self.as_found(original, kind).checked;
+        let kinds = self.triage_config(kind).kinds;
+        let mut was = match verdict.filter(|_| self.check.kinds.includes(kinds)) {
+            Some(v) => v.narrowed(kinds, original.graph.clone(), original.outputs.clone()),
+            None => self.as_found(original, kind).checked,
+        };
         classify(self.subject, &mut was, self.confirm, self.check.width);
         if !is_bug(&was) {
             return None;
@@ -644,6 +656,39 @@ mod tests {
             let prepared = p.prepare_one(&failing(), Kind::Oracle, String::new());
             assert!(prepared.note.is_some_and(|n| n.contains("kept as found")));
             subject.asked.load(Ordering::Relaxed)
+        };
+        assert_eq!(asked(Confirm::All), asked(Confirm::Off));
+    }
+
+    #[test]
+    fn the_case_as_found_is_classified_on_the_campaigns_check() {
+        // A shrunk case kept whose class is not a bug (the plus-one subject
+        // offers no backend: unconfirmed) has the case as found classified,
+        // to see whether it shows one. Given the campaign's check of the
+        // case, that check is not made again: the subject is asked no more
+        // with its class confirmed than without.
+        let asked = |confirm: Confirm| {
+            let subject = plus_one();
+            let (check, literals) = (CheckConfig::default(), LiteralCache::default());
+            let p = preparer(&subject, &check, &confirm, &literals);
+            let case = failing();
+            let checked = checks::check(&case.graph, &case.outputs, &subject, &check, None);
+            let found = Found::just(triage::shape_of(&checked, Kind::Oracle));
+            let program = Program::of_results(checked.graph.clone(), checked.src.clone(), vec![]);
+            let before = subject.asked.load(Ordering::Relaxed);
+            let found = Some((found, checked.verdict()));
+            let prepared = p.prepare(
+                &program,
+                Kind::Oracle,
+                found,
+                &HashSet::new(),
+                String::new(),
+            );
+            let Recorded::Prepared(prepared) = prepared else {
+                panic!("no cause is kept");
+            };
+            assert!(prepared.stats.is_some_and(|s| s.accepted > 0));
+            subject.asked.load(Ordering::Relaxed) - before
         };
         assert_eq!(asked(Confirm::All), asked(Confirm::Off));
     }
