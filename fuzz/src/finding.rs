@@ -134,10 +134,6 @@ impl Preparer<'_> {
         }
     }
 
-    fn in_time(&self) -> bool {
-        self.deadline.is_none_or(|d| Instant::now() < d)
-    }
-
     /// What a shrink candidate must do to be kept: be one the subject
     /// accepts (else shrinking finds a case it was never meant to take, a
     /// bare `invalid` for tinygrad, and blames it), read back from its text
@@ -158,7 +154,7 @@ impl Preparer<'_> {
         let kind = verdicts.kind;
         let (cfg, model) = self.quick_triage(kind);
         move |p: &Program| {
-            if !self.in_time() {
+            if self.deadline.is_some_and(|d| Instant::now() >= d) {
                 return None;
             }
             let (text, exprs) = corpus::case_text(&p.graph, &p.outputs);
@@ -231,7 +227,14 @@ impl Preparer<'_> {
         model: Model,
     ) -> Option<Kept> {
         let found = match want {
-            Some(want) => Some(self.shows(&checked, kind, want, cfg, model)?),
+            Some(want) => Some(triage::holding(
+                self.subject,
+                &checked,
+                kind,
+                cfg,
+                model,
+                want,
+            )?),
             None => None,
         };
         if let Some((class, backend)) = class {
@@ -245,21 +248,6 @@ impl Preparer<'_> {
             found,
             as_found: false,
         })
-    }
-
-    /// What shows cause `want` of `checked`'s `kind` failure, when it is
-    /// still its cause, triaged under [`Preparer::quick_triage`]'s `cfg`
-    /// and `model`.
-    fn shows(
-        &self,
-        checked: &Checked,
-        kind: Kind,
-        want: &Cause,
-        cfg: &CheckConfig,
-        model: Model,
-    ) -> Option<Found> {
-        let failure = checked.failure(kind)?;
-        triage::holding(self.subject, checked, failure, cfg, model, want)
     }
 
     /// The triage's quick configuration for `kind` and the profile's model
@@ -344,7 +332,8 @@ impl Preparer<'_> {
         // is shrunk again from the original, keeping the cause.
         if let Some(want) = want {
             let (cfg, model) = self.quick_triage(kind);
-            kept_case.found = self.shows(&kept_case.checked, kind, want, &cfg, model);
+            kept_case.found =
+                triage::holding(self.subject, &kept_case.checked, kind, &cfg, model, want);
             if kept_case.found.is_none() {
                 let steps = steps.min(CAUSE_SHRINK_STEPS);
                 let judge = self.judge(Some(want), None, &verdicts);
