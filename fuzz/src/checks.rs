@@ -359,6 +359,7 @@ pub struct Verdict {
 }
 
 impl Checked {
+    /// What this check found, without its program.
     pub fn verdict(&self) -> Verdict {
         Verdict {
             failures: self.failures.clone(),
@@ -386,11 +387,12 @@ impl Verdict {
     }
 
     /// The check of `src` of `graph` (the graph its check held) that a
-    /// check of only `kinds` would have made, its checks run as this
-    /// one's were (every check judges the answer alone: none reads
-    /// another's verdict). `kinds` include the peer's bounds, so the
-    /// subject's failures and the class they set are this check's: a
-    /// check of fewer kinds makes the same requests of the subject.
+    /// check of only `kinds` would have made, as far as classifying reads
+    /// it: its checks run as this one's were (each judges the answer
+    /// alone: none reads another's verdict). `kinds` include the peer's
+    /// bounds, so the subject's failures and the class they set are this
+    /// check's: a check of fewer kinds makes the same requests of the
+    /// subject.
     pub fn narrowed(self, kinds: KindSet, graph: Graph, src: Vec<NodeId>) -> Checked {
         debug_assert!(kinds.contains(Kind::Bounds));
         let mut failures = self.failures;
