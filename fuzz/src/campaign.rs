@@ -445,13 +445,13 @@ impl Summary {
     }
 }
 
-/// A program a case checked: the generated case itself or a variant, and
-/// each failure with its cause.
+/// A program a case checked: the generated case itself or a variant, what
+/// its check found (each failure, with its cause in `causes`).
 struct Tried {
     variant: Option<Variant>,
     graph: Graph,
     roots: Vec<NodeId>,
-    failures: Vec<checks::CheckFailure>,
+    verdict: checks::Verdict,
     causes: Vec<Found>,
     /// The integer literals of the case and its answer (those a backend
     /// compiles wrongly make a finding suspect: [`Key`]).
@@ -496,9 +496,9 @@ impl Tried {
         Tried {
             variant,
             literals: crate::cause::backend::literals(&checked.graph, &both),
+            verdict: checked.verdict(),
             graph: checked.graph,
             roots: checked.src,
-            failures: checked.failures,
             causes,
         }
     }
@@ -511,14 +511,7 @@ impl Tried {
             variant: None,
             graph,
             roots,
-            failures: vec![checks::CheckFailure {
-                kind: Kind::Panic,
-                message,
-                point: None,
-                shown: None,
-                env: None,
-                node: None,
-            }],
+            verdict: checks::Verdict::panicked(message),
             causes: vec![cause],
             literals: Vec::new(),
         }
@@ -542,6 +535,9 @@ struct ToRecord {
     message: String,
     kind: Kind,
     found: Found,
+    /// What the case's check found (the campaign's, under the check
+    /// configuration the finding is prepared with).
+    verdict: checks::Verdict,
     key: Key,
     group: usize,
 }
@@ -937,7 +933,7 @@ impl Batch {
             *s.unsupported.entry(why.clone()).or_default() += 1;
         }
         for sub in &r.subjects {
-            for (f, found) in sub.failures.iter().zip(&sub.causes) {
+            for (f, found) in sub.verdict.failures.iter().zip(&sub.causes) {
                 *s.by_kind.entry(f.kind).or_default() += 1;
                 // A cause already kept as often as asked: counted there,
                 // not shrunk, classified or written again.
@@ -976,6 +972,7 @@ impl Batch {
                         message: f.message.clone(),
                         kind: f.kind,
                         found: found.clone(),
+                        verdict: sub.verdict.clone(),
                         key,
                         group: g,
                     });
@@ -1235,7 +1232,13 @@ fn record(
         deadline,
         literals,
     };
-    let mut recorded = preparer.prepare(&program, kind, Some(t.found.clone()), kept, origin);
+    let mut recorded = preparer.prepare(
+        &program,
+        kind,
+        Some((t.found.clone(), t.verdict.clone())),
+        kept,
+        origin,
+    );
     // A failure that did not recur (a peer whose state spans requests: an
     // adapter that answers twice fails the next request) keeps what it was.
     if let Recorded::Prepared(prepared) = &mut recorded {

@@ -134,10 +134,6 @@ impl Preparer<'_> {
         }
     }
 
-    fn in_time(&self) -> bool {
-        self.deadline.is_none_or(|d| Instant::now() < d)
-    }
-
     /// What a shrink candidate must do to be kept: be one the subject
     /// accepts (else shrinking finds a case it was never meant to take, a
     /// bare `invalid` for tinygrad, and blames it), read back from its text
@@ -158,7 +154,7 @@ impl Preparer<'_> {
         let kind = verdicts.kind;
         let (cfg, model) = self.quick_triage(kind);
         move |p: &Program| {
-            if !self.in_time() {
+            if self.deadline.is_some_and(|d| Instant::now() >= d) {
                 return None;
             }
             let (text, exprs) = corpus::case_text(&p.graph, &p.outputs);
@@ -231,7 +227,14 @@ impl Preparer<'_> {
         model: Model,
     ) -> Option<Kept> {
         let found = match want {
-            Some(want) => Some(self.shows(&checked, kind, want, cfg, model)?),
+            Some(want) => Some(triage::holding(
+                self.subject,
+                &checked,
+                kind,
+                cfg,
+                model,
+                want,
+            )?),
             None => None,
         };
         if let Some((class, backend)) = class {
@@ -247,21 +250,6 @@ impl Preparer<'_> {
         })
     }
 
-    /// What shows cause `want` of `checked`'s `kind` failure, when it is
-    /// still its cause, triaged under [`Preparer::quick_triage`]'s `cfg`
-    /// and `model`.
-    fn shows(
-        &self,
-        checked: &Checked,
-        kind: Kind,
-        want: &Cause,
-        cfg: &CheckConfig,
-        model: Model,
-    ) -> Option<Found> {
-        let failure = checked.failure(kind)?;
-        triage::holding(self.subject, checked, failure, cfg, model, want)
-    }
-
     /// The triage's quick configuration for `kind` and the profile's model
     /// at its width: made once per shrink, for all its candidates.
     fn quick_triage(&self, kind: Kind) -> (CheckConfig, Model) {
@@ -275,7 +263,9 @@ impl Preparer<'_> {
     /// the shrunk case on the peer's backends and files it under its cause:
     /// the backend when its compiled code gets a construct wrong, else the
     /// cause the case shows. A finding whose cause turns out to be one of
-    /// `kept` (kept as often as asked) is only counted.
+    /// `kept` (kept as often as asked) is only counted. `found` is a
+    /// campaign's finding as found: its cause, and what the campaign's
+    /// check of the case found (under `self.check` and `self.validator`).
     ///
     /// Each candidate is checked once (after a round trip through text,
     /// which is what the corpus keeps), and the kept case's check is the
@@ -292,10 +282,11 @@ impl Preparer<'_> {
         &self,
         program: &Program,
         kind: Kind,
-        found: Option<Found>,
+        found: Option<(Found, checks::Verdict)>,
         kept: &HashSet<Cause>,
         origin: String,
     ) -> Recorded {
+        let (found, verdict) = found.unzip();
         let original = Program {
             graph: program.graph.clone(),
             outputs: program.outputs.clone(),
@@ -341,7 +332,8 @@ impl Preparer<'_> {
         // is shrunk again from the original, keeping the cause.
         if let Some(want) = want {
             let (cfg, model) = self.quick_triage(kind);
-            kept_case.found = self.shows(&kept_case.checked, kind, want, &cfg, model);
+            kept_case.found =
+                triage::holding(self.subject, &kept_case.checked, kind, &cfg, model, want);
             if kept_case.found.is_none() {
                 let steps = steps.min(CAUSE_SHRINK_STEPS);
                 let judge = self.judge(Some(want), None, &verdicts);
@@ -379,7 +371,8 @@ impl Preparer<'_> {
             self.confirm,
             self.check.width,
         );
-        if let Some((again, st)) = self.bug_again(&original, kind, want, &kept_case, &verdicts) {
+        let again = self.bug_again(&original, verdict, kind, want, &kept_case, &verdicts);
+        if let Some((again, st)) = again {
             (kept_case, stats) = (again, Some(st));
         }
         let (text, checked) = (kept_case.text, kept_case.checked);
@@ -475,10 +468,14 @@ impl Preparer<'_> {
     /// code is right there) and the original's is, on the backend that
     /// showed it. When nothing smaller failed, the kept case is the case as
     /// found, already checked and classified as the original would be here:
-    /// neither is made again.
+    /// neither is made again. Else the original is classified on the
+    /// campaign's check of it (`verdict`), when that ran the checks the
+    /// triage's would: the same walks of the same answer (a check of more
+    /// kinds runs each as a check of fewer would), not made again.
     fn bug_again(
         &self,
         original: &Program,
+        verdict: Option<checks::Verdict>,
         kind: Kind,
         want: Option<&Cause>,
         kept: &Kept,
@@ -500,7 +497,11 @@ impl Preparer<'_> {
         {
             return None;
         }
-        let mut was = self.as_found(original, kind).checked;
+        let kinds = self.triage_config(kind).kinds;
+        let mut was = match verdict.filter(|_| self.check.kinds.includes(kinds)) {
+            Some(v) => v.narrowed(kinds, original.graph.clone(), original.outputs.clone()),
+            None => self.as_found(original, kind).checked,
+        };
         classify(self.subject, &mut was, self.confirm, self.check.width);
         if !is_bug(&was) {
             return None;
@@ -644,6 +645,39 @@ mod tests {
             let prepared = p.prepare_one(&failing(), Kind::Oracle, String::new());
             assert!(prepared.note.is_some_and(|n| n.contains("kept as found")));
             subject.asked.load(Ordering::Relaxed)
+        };
+        assert_eq!(asked(Confirm::All), asked(Confirm::Off));
+    }
+
+    #[test]
+    fn the_case_as_found_is_classified_on_the_campaigns_check() {
+        // A shrunk case kept whose class is not a bug (the plus-one subject
+        // offers no backend: unconfirmed) has the case as found classified,
+        // to see whether it shows one. Given the campaign's check of the
+        // case, that check is not made again: the subject is asked no more
+        // with its class confirmed than without.
+        let asked = |confirm: Confirm| {
+            let subject = plus_one();
+            let (check, literals) = (CheckConfig::default(), LiteralCache::default());
+            let p = preparer(&subject, &check, &confirm, &literals);
+            let case = failing();
+            let checked = checks::check(&case.graph, &case.outputs, &subject, &check, None);
+            let found = Found::just(triage::shape_of(&checked, Kind::Oracle));
+            let program = Program::of_results(checked.graph.clone(), checked.src.clone(), vec![]);
+            let before = subject.asked.load(Ordering::Relaxed);
+            let found = Some((found, checked.verdict()));
+            let prepared = p.prepare(
+                &program,
+                Kind::Oracle,
+                found,
+                &HashSet::new(),
+                String::new(),
+            );
+            let Recorded::Prepared(prepared) = prepared else {
+                panic!("no cause is kept");
+            };
+            assert!(prepared.stats.is_some_and(|s| s.accepted > 0));
+            subject.asked.load(Ordering::Relaxed) - before
         };
         assert_eq!(asked(Confirm::All), asked(Confirm::Off));
     }

@@ -121,4 +121,9 @@ impl KindSet {
     pub fn contains(self, kind: Kind) -> bool {
         kind.is_subject_failure() || self.0 & kind.bit() != 0
     }
+
+    /// Whether every kind of `other` is one of these.
+    pub fn includes(self, other: KindSet) -> bool {
+        self.0 & other.0 == other.0
+    }
 }

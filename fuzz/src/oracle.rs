@@ -151,11 +151,6 @@ pub struct Report {
 }
 
 impl Report {
-    /// Points in the domain (saturating).
-    pub fn domain_size(&self) -> u128 {
-        self.domain.size()
-    }
-
     pub fn refines(&self) -> bool {
         self.failure.is_none()
     }
@@ -174,13 +169,13 @@ impl Report {
             format!(
                 "sampled, {} of {:.1e} points",
                 self.points,
-                self.domain_size() as f64
+                self.domain.size() as f64
             )
         } else if self.failure.is_some() {
             format!(
                 "exhaustive, failed at point {} of {}",
                 self.points,
-                self.domain_size()
+                self.domain.size()
             )
         } else {
             format!("exhaustive, {}", count(self.points, "point"))
@@ -1261,20 +1256,12 @@ pub fn check_jit(
     tgt: &[NodeId],
     cfg: &OracleConfig,
 ) -> Result<Report, JitError> {
-    Ok(check_fast(g, src, tgt, cfg)?.0)
+    let made = domain_and_plan(g, src, tgt, cfg)?;
+    Ok(check_fast_over(g, src, tgt, cfg, made)?.0)
 }
 
-/// [`check_jit`], and which evaluator walked the domain.
-fn check_fast(
-    g: &Graph,
-    src: &[NodeId],
-    tgt: &[NodeId],
-    cfg: &OracleConfig,
-) -> Result<(Report, Checker), JitError> {
-    check_fast_over(g, src, tgt, cfg, domain_and_plan(g, src, tgt, cfg)?)
-}
-
-/// [`check_fast`] over a domain already made.
+/// [`check_jit`] over a domain already made, and which evaluator walked
+/// it.
 fn check_fast_over(
     g: &Graph,
     src: &[NodeId],

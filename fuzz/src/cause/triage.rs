@@ -596,21 +596,22 @@ impl MinSpelling {
     }
 }
 
-/// `failure` of `checked` triaged as far as it takes to tell whether its
-/// cause is still `want` (a shrink candidate kept to its finding's cause),
-/// and what shows it there: asking only what that cause and the layers
-/// before it need (its bound; its rule alone; its message). A shape cannot
-/// be kept (shrinking changes it). `cfg` is the triage's quick
+/// `checked`'s `kind` failure triaged as far as it takes to tell whether
+/// its cause is still `want` (a shrink candidate kept to its finding's
+/// cause), and what shows it there: asking only what that cause and the
+/// layers before it need (its bound; its rule alone; its message). A shape
+/// cannot be kept (shrinking changes it). `cfg` is the triage's quick
 /// configuration ([`CheckConfig::quick`]) and `model` the profile's at its
 /// width, made once for all the candidates of a shrink.
 pub fn holding(
     subject: &dyn Subject,
     checked: &Checked,
-    failure: &CheckFailure,
+    kind: Kind,
     cfg: &CheckConfig,
     model: Model,
     want: &Cause,
 ) -> Option<Found> {
+    let failure = checked.failure(kind)?;
     let (g, src) = (&checked.graph, &checked.src);
     let found = match want {
         Cause::Crash(_) | Cause::Loop(_) => Found::just(site::of_message(&failure.message)),

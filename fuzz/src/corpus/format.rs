@@ -1,7 +1,8 @@
 //! The corpus's text: a finding as a case file (its `#` header and its
-//! `var`/`expr`/`expect` lines), and a missed simplification's file.
+//! `var`/`expr`/`expect` lines) and where it is written, and a missed
+//! simplification's file.
 
-use super::store::{fnv1a, save_file, CorpusError, Saved};
+use super::store::{fnv1a, write_atomic, write_script, CorpusError, Saved};
 use crate::backend::Script;
 use crate::cause::found::Found;
 use crate::cause::Cause;
@@ -13,6 +14,7 @@ use engine::dtype::Width;
 use engine::ir::{Graph, NodeId, Op};
 use engine::parse::Program;
 use engine::print;
+use std::fs;
 use std::io;
 use std::path::Path;
 
@@ -257,13 +259,6 @@ impl Entry {
         }
     }
 
-    /// The subdirectory of a peer's corpus this finding is kept in: its
-    /// class's, for the classes kept apart from the bugs (`model-only`,
-    /// `outside-input-language`).
-    pub fn subdir(&self) -> Option<&'static str> {
-        self.class.as_ref().and_then(|c| c.class.subdir())
-    }
-
     /// The file name: the kind and a hash of the `var`/`expr` lines.
     pub fn file_name(&self) -> String {
         let key: String = self
@@ -326,17 +321,26 @@ impl Entry {
     }
 }
 
-/// Writes `entry` into `dir` (created if missing; its class's
-/// subdirectory for a finding kept apart from the bugs), atomically, and
-/// its reproducer beside it.
+/// Writes `entry` into `dir` (created if missing; into its class's
+/// subdirectory for the classes kept apart from the bugs, `model-only`
+/// and `outside-input-language`), atomically, and its reproducer beside
+/// it. A file of its name already there is left as it is (the same case
+/// found again).
 pub fn save(dir: &Path, entry: &Entry) -> io::Result<Saved> {
-    save_file(
-        dir,
-        entry.subdir(),
-        &entry.file_name(),
-        |path| entry.render(path),
-        entry.reproducer.as_ref(),
-    )
+    let dir = match entry.class.as_ref().and_then(|c| c.class.subdir()) {
+        Some(sub) => dir.join(sub),
+        None => dir.to_path_buf(),
+    };
+    fs::create_dir_all(&dir)?;
+    let path = dir.join(entry.file_name());
+    if path.exists() {
+        return Ok(Saved { path, new: false });
+    }
+    if let Some(script) = &entry.reproducer {
+        write_script(&path, script)?;
+    }
+    write_atomic(&path, &entry.render(&path))?;
+    Ok(Saved { path, new: true })
 }
 
 /// The case as text: the variables either form uses, one `expr` line per

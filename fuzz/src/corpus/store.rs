@@ -61,34 +61,6 @@ pub struct Saved {
     pub new: bool,
 }
 
-/// Writes a finding's file `name` into `dir` (created if missing; into its
-/// subdirectory `subdir` when it has one), atomically, with `script`
-/// beside it; `render` writes the file's text for the path it gets. A file
-/// of that name already there is left as it is (the same case found
-/// again).
-pub fn save_file(
-    dir: &Path,
-    subdir: Option<&str>,
-    name: &str,
-    render: impl FnOnce(&Path) -> String,
-    script: Option<&Script>,
-) -> io::Result<Saved> {
-    let dir = match subdir {
-        Some(sub) => dir.join(sub),
-        None => dir.to_path_buf(),
-    };
-    fs::create_dir_all(&dir)?;
-    let path = dir.join(name);
-    if path.exists() {
-        return Ok(Saved { path, new: false });
-    }
-    if let Some(script) = script {
-        write_script(&path, script)?;
-    }
-    write_atomic(&path, &render(&path))?;
-    Ok(Saved { path, new: true })
-}
-
 /// Writes the reproducer of the case at `case` beside it, with its
 /// attachments.
 pub(super) fn write_script(case: &Path, script: &Script) -> io::Result<()> {

@@ -101,7 +101,7 @@ pub struct Peer {
     rule_reachable: Vec<bool>,
     /// Where each rule is defined (`file:line`; empty when the adapter
     /// does not say).
-    rule_locations: Vec<String>,
+    pub(super) rule_locations: Vec<String>,
 }
 
 impl Peer {
@@ -199,15 +199,6 @@ impl Peer {
         self.rule_reachable = rules.iter().map(|r| r.reachable).collect();
         self.rule_locations = rules.into_iter().map(|r| r.location).collect();
         self
-    }
-
-    /// Where the peer defines its rule `rule` (`file:line`), when it says.
-    pub fn rule_location(&self, rule: &str) -> Option<&str> {
-        let i = self.rule_names.iter().position(|n| n == rule)?;
-        self.rule_locations
-            .get(i)
-            .map(String::as_str)
-            .filter(|l| !l.is_empty())
     }
 
     /// Per rule (like [`Subject::rule_names`](crate::subject::Subject::rule_names)): whether some input

@@ -45,7 +45,11 @@ impl Subject for Peer {
     }
 
     fn rule_location(&self, rule: &str) -> Option<String> {
-        Peer::rule_location(self, rule).map(str::to_string)
+        let i = self.rule_names.iter().position(|n| n == rule)?;
+        self.rule_locations
+            .get(i)
+            .filter(|l| !l.is_empty())
+            .cloned()
     }
 
     fn rule_alone(&self, rule: &str) -> Option<Box<dyn Subject + '_>> {
