@@ -286,6 +286,19 @@ impl<'r> Simplifier<'r> {
         None
     }
 
+    /// The position of the pass that algorithmic rule `rule` belongs to,
+    /// when that pass settles ([`Pass::settles`]).
+    fn settling_pass(&self, rule: usize) -> Option<usize> {
+        let mut base = self.declarative;
+        for (at, pass) in self.passes.iter().enumerate() {
+            base += pass.rules.len();
+            if rule < base {
+                return (rule >= base - pass.rules.len() && pass.settles).then_some(at);
+            }
+        }
+        None
+    }
+
     /// Whether a firing of algorithmic rule `rule` from `before` to
     /// `after` (nodes of `g`) decreases what its pass says it does
     /// ([`crate::passes::Decreases`]); `None` for a declarative rule.
@@ -349,15 +362,20 @@ impl<'r> Simplifier<'r> {
         };
         let mut new_roots = Vec::with_capacity(roots.len());
         let mut result = Ok(());
-        for &r in roots {
-            match run.rewrite(g, r) {
-                Ok(n) => new_roots.push(n),
-                Err(e) => {
-                    result = Err(e);
-                    break;
+        // One stack check for the call: the rules' and passes' recursive
+        // steps inside it then only compare the stack pointer with its
+        // floor (`deep::grow`), rather than each asking for the stack anew.
+        crate::deep::grow(|| {
+            for &r in roots {
+                match run.rewrite(g, r) {
+                    Ok(n) => new_roots.push(n),
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
                 }
             }
-        }
+        });
         let mut out = std::mem::take(&mut run.out);
         // A large input's buffers are not kept: clearing them would cost
         // every later small call their size.
@@ -371,8 +389,15 @@ impl<'r> Simplifier<'r> {
 
     /// The first rule (in group order) that fires at `n`, and its result.
     /// `root`: `n` is a linear root (see the module documentation), where
-    /// the linear form's rules apply.
-    fn first_match(&self, g: &mut Graph, n: NodeId, root: bool) -> Option<(usize, NodeId)> {
+    /// the linear form's rules apply. `settled`: the pass (its position)
+    /// that made `n`, when it settles ([`Pass::settles`]): not asked again.
+    fn first_match(
+        &self,
+        g: &mut Graph,
+        n: NodeId,
+        root: bool,
+        settled: Option<usize>,
+    ) -> Option<(usize, NodeId)> {
         let op = g.node(n).op;
         let site = Site::of(g, n, self.width);
         let key = op.index() * KIND_PAIRS + site.kinds();
@@ -393,8 +418,8 @@ impl<'r> Simplifier<'r> {
         }
         // A pass that returns its input has not fired.
         let mut base = self.declarative;
-        for pass in self.passes {
-            if pass.at.applies(op, root) {
+        for (at, pass) in self.passes.iter().enumerate() {
+            if settled != Some(at) && pass.at.applies(op, root) {
                 if let Some((i, out)) = (pass.run)(g, n, root, self.width) {
                     if out != n {
                         return Some((base + i, out));
@@ -423,6 +448,8 @@ struct Frame {
     /// Results of the canonicalizing rules at this node so far: one coming
     /// back means another rule undid it, and it is not taken again.
     canon: Vec<NodeId>,
+    /// The node a settling pass (its position) made here last.
+    made: Option<(usize, NodeId)>,
 }
 
 impl Frame {
@@ -434,6 +461,7 @@ impl Frame {
             next: 0,
             src: [NodeId::NONE; 3],
             canon: Vec::new(),
+            made: None,
         }
     }
 }
@@ -508,7 +536,8 @@ impl Run<'_, '_> {
                 continue;
             }
             let rebuilt = g.with_src(top.cur, &top.src[..src.len()]);
-            let found = self.s.first_match(g, rebuilt, top.root);
+            let settled = top.made.filter(|m| m.1 == rebuilt).map(|m| m.0);
+            let found = self.s.first_match(g, rebuilt, top.root, settled);
             let found = match found {
                 Some((rule, next)) if self.s.is_canonicalizing(rule) => {
                     if top.canon.contains(&next) {
@@ -524,6 +553,7 @@ impl Run<'_, '_> {
                 Some((rule, next)) => {
                     top.cur = next;
                     top.next = 0;
+                    top.made = self.s.settling_pass(rule).map(|at| (at, next));
                     self.record(g, rule, rebuilt, next)?;
                 }
                 None => {

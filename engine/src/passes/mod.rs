@@ -209,6 +209,10 @@ pub struct Pass {
     /// Its results are canonical forms: one that comes back at the same
     /// node (another rule undid part of it) is not taken again.
     pub canonicalizing: bool,
+    /// Its results are its own fixed points: the rewriter does not ask it
+    /// again at a node it just made while the node's operands come back
+    /// unchanged (it would find nothing there).
+    pub settles: bool,
     pub run: PassFn,
 }
 
@@ -221,6 +225,7 @@ pub const PASSES: [Pass; 10] = [
         decreases: &[Decreases::Divisions; 8],
         at: At::Division,
         canonicalizing: false,
+        settles: false,
         run: |g, n, _, w| divmod::fold_divmod_general(g, n, w),
     },
     Pass {
@@ -229,6 +234,7 @@ pub const PASSES: [Pass; 10] = [
         decreases: &[Decreases::Order],
         at: At::Division,
         canonicalizing: true,
+        settles: false,
         run: |g, n, _, w| symdiv::rewrite(g, n, w),
     },
     Pass {
@@ -237,6 +243,7 @@ pub const PASSES: [Pass; 10] = [
         decreases: &[Decreases::Canonical, Decreases::Divisions],
         at: At::Any,
         canonicalizing: true,
+        settles: false,
         run: linear::rewrite,
     },
     Pass {
@@ -245,6 +252,7 @@ pub const PASSES: [Pass; 10] = [
         decreases: &[Decreases::Canonical, Decreases::Order],
         at: At::Any,
         canonicalizing: true,
+        settles: true,
         run: |g, n, _, w| compare::rewrite(g, n, w),
     },
     Pass {
@@ -253,6 +261,7 @@ pub const PASSES: [Pass; 10] = [
         decreases: &[Decreases::Canonical; 2],
         at: At::Whole,
         canonicalizing: true,
+        settles: false,
         run: |g, n, _, w| facts::rewrite(g, n, w),
     },
     Pass {
@@ -261,6 +270,7 @@ pub const PASSES: [Pass; 10] = [
         decreases: &[Decreases::Canonical],
         at: At::Whole,
         canonicalizing: true,
+        settles: false,
         run: |g, n, _, w| minmax::rewrite(g, n, w),
     },
     Pass {
@@ -269,6 +279,7 @@ pub const PASSES: [Pass; 10] = [
         decreases: &[Decreases::Order],
         at: At::Whole,
         canonicalizing: true,
+        settles: false,
         run: |g, n, _, w| absorb::rewrite(g, n, w),
     },
     Pass {
@@ -277,6 +288,7 @@ pub const PASSES: [Pass; 10] = [
         decreases: &[Decreases::Canonical; 3],
         at: At::Where,
         canonicalizing: true,
+        settles: false,
         run: |g, n, _, w| gated::rewrite(g, n, w),
     },
     Pass {
@@ -285,6 +297,7 @@ pub const PASSES: [Pass; 10] = [
         decreases: &[Decreases::Order; 3],
         at: At::Any,
         canonicalizing: true,
+        settles: false,
         run: |g, n, _, w| residue::rewrite(g, n, w),
     },
     Pass {
@@ -301,6 +314,7 @@ pub const PASSES: [Pass; 10] = [
         ],
         at: At::Any,
         canonicalizing: true,
+        settles: false,
         run: context::rewrite,
     },
 ];
