@@ -228,6 +228,24 @@ pub fn read_acc(g: &Graph, root: NodeId) -> Option<Acc> {
     read_at(g, root, 0)
 }
 
+/// Subtracts `b`'s linear form from `acc`: `acc.add_poly(&read(g, b)?,
+/// -1)`, with an atom or a constant (most right-hand sides of a
+/// comparison) subtracted as itself, not read into a poly of its own
+/// first (the same term added at the same place, the same overflow).
+pub fn sub_read(g: &Graph, acc: &mut Acc, b: NodeId) -> Option<()> {
+    if g.node(b).dtype == DType::Index {
+        match kind(g, b) {
+            Kind::Atom => return acc.add_atom(b, -1),
+            Kind::Const(v) => {
+                acc.k = acc.k.checked_sub(v)?;
+                return Some(());
+            }
+            _ => {}
+        }
+    }
+    acc.add_poly(&read(g, b)?, -1)
+}
+
 /// [`read`] without expanding products: a product of two non-constants is
 /// one atom, so every monomial is one node ([`Poly::atoms`]). The division
 /// rules read this way: they match a term by the node it is (`x*(n+1)` is
@@ -944,6 +962,45 @@ mod tests {
             }
         }
         assert!(trees >= 40, "{trees}");
+    }
+
+    #[test]
+    fn subtracting_a_read_atom_or_constant_directly_is_subtracting_its_read_poly() {
+        use super::{read_acc, sub_read};
+        let big = i64::MAX;
+        let text = format!(
+            "var x in [0, 9]\nvar y in [-9, 9]\nvar z in [0, 9]\nvar b in [0, 1]\n\
+             expr x + y * 3 - 4 < z\nexpr x < {big}\nexpr -{big} - 1 + x < -{big} - 1\n\
+             expr x * y + 2 == y // 3\nexpr z mod 4 - x != 7\nexpr max(x, y) <= x - 1\n\
+             expr (x + {big}) * 2 < x\nexpr b < x\nexpr x * 3 - y <= x * y\n"
+        );
+        let p = parse_program(&text).unwrap();
+        let g = &p.graph;
+        let mut direct = 0;
+        for a in 0..g.len() {
+            let a = NodeId(a as u32);
+            let Some(base) = read_acc(g, a) else {
+                continue;
+            };
+            for b in 0..g.len() {
+                let b = NodeId(b as u32);
+                let (mut x, mut y) = (base.clone(), base.clone());
+                let full = read(g, b).and_then(|rb| x.add_poly(&rb, -1));
+                let short = sub_read(g, &mut y, b);
+                assert_eq!(full, short, "{a:?} - {b:?}");
+                if full.is_some() {
+                    let terms = |t: &Acc| {
+                        t.terms
+                            .iter()
+                            .map(|(m, c)| (m.clone(), *c))
+                            .collect::<Vec<_>>()
+                    };
+                    assert_eq!((terms(&x), x.k), (terms(&y), y.k), "{a:?} - {b:?}");
+                    direct += usize::from(g.node(b).src().is_empty());
+                }
+            }
+        }
+        assert!(direct >= 100, "{direct}");
     }
 
     /// Every node of `src`'s graph that is recognized as built is what
