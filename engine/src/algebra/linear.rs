@@ -228,6 +228,24 @@ pub fn read_acc(g: &Graph, root: NodeId) -> Option<Acc> {
     read_at(g, root, 0)
 }
 
+/// Subtracts `b`'s linear form from `acc`: `acc.add_poly(&read(g, b)?,
+/// -1)`, with an atom or a constant (most right-hand sides of a
+/// comparison) subtracted as itself, not read into a poly of its own
+/// first (the same term added at the same place, the same overflow).
+pub fn sub_read(g: &Graph, acc: &mut Acc, b: NodeId) -> Option<()> {
+    if g.node(b).dtype == DType::Index {
+        match kind(g, b) {
+            Kind::Atom => return acc.add_atom(b, -1),
+            Kind::Const(v) => {
+                acc.k = acc.k.checked_sub(v)?;
+                return Some(());
+            }
+            _ => {}
+        }
+    }
+    acc.add_poly(&read(g, b)?, -1)
+}
+
 /// [`read`] without expanding products: a product of two non-constants is
 /// one atom, so every monomial is one node ([`Poly::atoms`]). The division
 /// rules read this way: they match a term by the node it is (`x*(n+1)` is
@@ -623,12 +641,17 @@ fn assemble(g: &mut Graph, items: &[(NodeId, i128)], k: i128) -> Option<NodeId> 
 /// the linear pass can tell without building it (most sums it is asked
 /// about). Plain atoms are what no sum rewrite looks into: not a
 /// quotient or remainder by a positive constant, a `min` or a `max` (nor
-/// a sum, product or constant).
+/// a sum, product or constant). A term's monomial is a plain atom or the
+/// product of two plain atoms that are no divisions (`x * y`, `x * x`:
+/// read as the monomial of both, which the sum rewrites do not look into,
+/// and built as their product in canonical order, the order hash-consing
+/// stores a product's operands in).
 /// The shape: the positive terms added in canonical order, the negative
 /// ones subtracted in canonical order, the constant added last; with no
 /// positive term `k - a - b` or `-a - b` (`a * -2 - b`); a term `t` or
-/// `t * c`; the coefficients' gcd 1 when there are two terms or more
-/// (else [`build`] weighs the factored shape). `false` says nothing.
+/// `t * c`; no atom in two terms (else [`build`] factors it out); the
+/// coefficients' gcd 1 when there are two terms or more (else [`build`]
+/// weighs the factored shape). `false` says nothing.
 pub fn is_built_plain(g: &Graph, n: NodeId) -> bool {
     let node = g.node(n);
     if node.dtype != DType::Index || node.maybe_invalid {
@@ -638,8 +661,8 @@ pub fn is_built_plain(g: &Graph, n: NodeId) -> bool {
         (Op::Add, Some(k)) if k != 0 => (node.src()[0], k),
         _ => (n, 0),
     };
-    let mut pos: SmallVec<[(NodeId, i128); 8]> = SmallVec::new();
-    let mut neg: SmallVec<[(NodeId, i128); 8]> = SmallVec::new();
+    let mut pos: SmallVec<[(Mono, i128); 8]> = SmallVec::new();
+    let mut neg: SmallVec<[(Mono, i128); 8]> = SmallVec::new();
     // The subtracted terms, last first, down to the head.
     let mut cur = body;
     while let Some([l, r]) = linear_pair(g, cur, Op::Sub) {
@@ -663,33 +686,53 @@ pub fn is_built_plain(g: &Graph, n: NodeId) -> bool {
         }
         match head.op {
             Op::Const(h) if h != 0 && !neg.is_empty() => {}
-            Op::Neg if is_plain_atom(g, head.src()[0]) => neg.insert(0, (head.src()[0], -1)),
+            Op::Neg => match plain_mono(g, head.src()[0]) {
+                Some(m) => neg.insert(0, (m, -1)),
+                None => return false,
+            },
             _ => match plain_term(g, cur) {
                 Some((t, c)) if c <= -2 => neg.insert(0, (t, c)),
                 _ => return false,
             },
         }
     }
-    let increasing = |ts: &[(NodeId, i128)]| {
+    let increasing = |ts: &[(Mono, i128)]| {
         ts.windows(2)
-            .all(|w| g.canonical_cmp(w[0].0, w[1].0) == Ordering::Less)
+            .all(|w| mono_cmp(g, &w[0].0, &w[1].0) == Ordering::Less)
     };
     if !increasing(&pos) || !increasing(&neg) {
         return false;
     }
-    if pos.iter().any(|p| neg.iter().any(|q| q.0 == p.0)) {
+    let all = || pos.iter().chain(&neg);
+    let products = all().any(|t| t.0.len() > 1);
+    if products {
+        // No atom in two terms (an atom repeated within one product is
+        // one monomial's).
+        let shared = all().enumerate().any(|(i, (m, _))| {
+            all()
+                .skip(i + 1)
+                .any(|(o, _)| m.iter().any(|a| o.contains(a)))
+        });
+        if shared {
+            return false;
+        }
+    } else if pos.iter().any(|p| neg.iter().any(|q| q.0 == p.0)) {
         return false;
     }
-    let all = || pos.iter().chain(&neg);
     // A division by a positive constant is what the sum rewrites read
     // apart; alone among the sum's divisions, of a numerator the sum does
     // not hold, and (a quotient) with no constant to merge into it or sign
-    // to turn, nothing pairs, fuses or merges with it.
-    if let Some(&(d, c)) = all().find(|t| is_digit_atom(g, t.0)) {
-        let divisions = all().filter(|t| g.node(t.0).op.is_divmod()).count();
+    // to turn, nothing pairs, fuses or merges with it. Beside a product
+    // term: not told here.
+    if let Some((d, c)) = all().find(|t| t.0.len() == 1 && is_digit_atom(g, t.0[0])) {
+        let (d, c) = (d[0], *c);
+        let divisions = all()
+            .filter(|t| t.0.len() == 1 && g.node(t.0[0]).op.is_divmod())
+            .count();
         let num = g.node(d).src()[0];
-        if divisions > 1
-            || all().any(|t| t.0 == num)
+        if products
+            || divisions > 1
+            || all().any(|t| t.0[..] == [num])
             || (g.node(d).op.is_quotient() && (c == -1 || (c == 1 && k != 0)))
         {
             return false;
@@ -722,6 +765,18 @@ fn is_plain_atom(g: &Graph, x: NodeId) -> bool {
         && !matches!(n.op, Op::Const(_) | Op::Min | Op::Max)
 }
 
+/// The monomial of a term's node as [`is_built_plain`] takes it: a plain
+/// atom, or the product of two plain atoms that are no divisions (its
+/// operands in the canonical order its monomial has).
+fn plain_mono(g: &Graph, x: NodeId) -> Option<Mono> {
+    if is_plain_atom(g, x) {
+        return Some(atom(x));
+    }
+    let [a, b] = linear_pair(g, x, Op::Mul)?;
+    let factor = |t: NodeId| is_plain_atom(g, t) && g.node(t).op.info().division.is_none();
+    (factor(a) && factor(b) && g.canonical_cmp(b, a) != Ordering::Less).then(|| smallvec![a, b])
+}
+
 /// A quotient or remainder of a plain atom (itself no division) by a
 /// positive constant: one division, one digit split.
 fn is_digit_atom(g: &Graph, x: NodeId) -> bool {
@@ -739,15 +794,18 @@ fn by_positive_constant(g: &Graph, n: &crate::ir::Node) -> bool {
     g.node(n.src()[1]).as_const().is_some_and(|d| d > 0)
 }
 
-/// A term as [`assemble`] writes it: a plain atom `t` (coefficient 1) or
-/// `t * c` with `c` not 1 or 0.
-fn plain_term(g: &Graph, x: NodeId) -> Option<(NodeId, i128)> {
-    if is_plain_atom(g, x) {
-        return Some((x, 1));
+/// A term as [`assemble`] writes it: its monomial's node `t`
+/// ([`plain_mono`], coefficient 1) or `t * c` with `c` not 1 or 0.
+fn plain_term(g: &Graph, x: NodeId) -> Option<(Mono, i128)> {
+    if let Some(m) = plain_mono(g, x) {
+        return Some((m, 1));
     }
     let [t, c] = linear_pair(g, x, Op::Mul)?;
     let c = index_const(g, Some(c))?;
-    (is_plain_atom(g, t) && c != 1 && c != 0).then_some((t, c))
+    if c == 1 || c == 0 {
+        return None;
+    }
+    plain_mono(g, t).map(|m| (m, c))
 }
 
 /// The positive terms of a chain of additions at `x` (each `t` or `t * c`,
@@ -756,12 +814,12 @@ fn plain_term(g: &Graph, x: NodeId) -> Option<(NodeId, i128)> {
 /// each step's operands in canonical order: the chain is the operand that
 /// is an addition, or either when both are terms (the caller checks the
 /// order).
-fn added_terms(g: &Graph, x: NodeId, out: &mut SmallVec<[(NodeId, i128); 8]>) -> bool {
+fn added_terms(g: &Graph, x: NodeId, out: &mut SmallVec<[(Mono, i128); 8]>) -> bool {
     // A chain as long as the input: its depth must not be the stack's.
     crate::deep::grow(|| added_terms_at(g, x, out))
 }
 
-fn added_terms_at(g: &Graph, x: NodeId, out: &mut SmallVec<[(NodeId, i128); 8]>) -> bool {
+fn added_terms_at(g: &Graph, x: NodeId, out: &mut SmallVec<[(Mono, i128); 8]>) -> bool {
     let positive = |x: NodeId| plain_term(g, x).filter(|t| t.1 > 0);
     if let Some(t) = positive(x) {
         out.push(t);
@@ -772,7 +830,7 @@ fn added_terms_at(g: &Graph, x: NodeId, out: &mut SmallVec<[(NodeId, i128); 8]>)
     };
     match (positive(a), positive(b)) {
         (Some(ta), Some(tb)) => {
-            let (p, q) = if g.canonical_cmp(ta.0, tb.0) == Ordering::Less {
+            let (p, q) = if mono_cmp(g, &ta.0, &tb.0) == Ordering::Less {
                 (ta, tb)
             } else {
                 (tb, ta)
@@ -906,6 +964,45 @@ mod tests {
         assert!(trees >= 40, "{trees}");
     }
 
+    #[test]
+    fn subtracting_a_read_atom_or_constant_directly_is_subtracting_its_read_poly() {
+        use super::{read_acc, sub_read};
+        let big = i64::MAX;
+        let text = format!(
+            "var x in [0, 9]\nvar y in [-9, 9]\nvar z in [0, 9]\nvar b in [0, 1]\n\
+             expr x + y * 3 - 4 < z\nexpr x < {big}\nexpr -{big} - 1 + x < -{big} - 1\n\
+             expr x * y + 2 == y // 3\nexpr z mod 4 - x != 7\nexpr max(x, y) <= x - 1\n\
+             expr (x + {big}) * 2 < x\nexpr b < x\nexpr x * 3 - y <= x * y\n"
+        );
+        let p = parse_program(&text).unwrap();
+        let g = &p.graph;
+        let mut direct = 0;
+        for a in 0..g.len() {
+            let a = NodeId(a as u32);
+            let Some(base) = read_acc(g, a) else {
+                continue;
+            };
+            for b in 0..g.len() {
+                let b = NodeId(b as u32);
+                let (mut x, mut y) = (base.clone(), base.clone());
+                let full = read(g, b).and_then(|rb| x.add_poly(&rb, -1));
+                let short = sub_read(g, &mut y, b);
+                assert_eq!(full, short, "{a:?} - {b:?}");
+                if full.is_some() {
+                    let terms = |t: &Acc| {
+                        t.terms
+                            .iter()
+                            .map(|(m, c)| (m.clone(), *c))
+                            .collect::<Vec<_>>()
+                    };
+                    assert_eq!((terms(&x), x.k), (terms(&y), y.k), "{a:?} - {b:?}");
+                    direct += usize::from(g.node(b).src().is_empty());
+                }
+            }
+        }
+        assert!(direct >= 100, "{direct}");
+    }
+
     /// Every node of `src`'s graph that is recognized as built is what
     /// building its linear form gives; the outputs' recognition returned.
     fn recognized(src: &str) -> Vec<bool> {
@@ -945,6 +1042,19 @@ mod tests {
         // A constant to merge into the quotient, a negated quotient, two
         // divisions, the numerator beside its remainder, a sum numerator.
         let changed = "expr x // 2 + 1\nexpr y - x // 2\nexpr x mod 4 + x // 4\nexpr x - x mod 4\nexpr (x + 1) mod 4 + y";
+        assert_eq!(recognized(changed), vec![false; 5]);
+    }
+
+    #[test]
+    fn a_sum_of_products_of_two_plain_atoms_in_its_built_shape_is_recognized() {
+        let built = "expr x * y\nexpr x * x * 3\nexpr x * y + z\nexpr z - x * y * 2\nexpr -(x * y)\nexpr x * y * -2 - z\nexpr x * y + 4\nexpr y // 2 * x + z";
+        assert_eq!(
+            recognized(built),
+            vec![true, true, true, true, true, true, true, false]
+        );
+        // An atom in two terms (factored out), a product of three, a
+        // product beside a digit atom, a common factor.
+        let changed = "expr x * y + x\nexpr x * y * z\nexpr x * y + z // 4\nexpr x * y * 2 + z * 4\nexpr x * y - y * z";
         assert_eq!(recognized(changed), vec![false; 5]);
     }
 

@@ -34,8 +34,7 @@ pub fn relation(g: &mut Graph, n: NodeId) -> Option<(Rel, Poly)> {
         return None;
     }
     let mut e = read_acc(g, a)?;
-    let rb = linear::read(g, b)?;
-    e.add_poly(&rb, -1)?;
+    linear::sub_read(g, &mut e, b)?;
     let rel = match node.op {
         Op::Lt => Rel::Lt,
         Op::Le => {

@@ -5,14 +5,41 @@
 
 use crate::ir::op::Op;
 
+/// Both operands as `i64`, where they fit and the quotient does too (not
+/// `i64::MIN / -1`) and the divisor is not 0: most operands the passes and
+/// the range analysis divide are small, and a 64-bit division is one
+/// instruction where an `i128` one is a library call. Each division below
+/// gives the same result either way (`*_wide` is the general path).
+#[inline]
+fn narrow(a: i128, b: i128) -> Option<(i64, i64)> {
+    let (a, b) = (i64::try_from(a).ok()?, i64::try_from(b).ok()?);
+    (b != 0 && !(a == i64::MIN && b == -1)).then_some((a, b))
+}
+
 /// Truncating division (toward zero). `None` for a zero divisor or a
 /// quotient `i128` cannot hold.
+#[inline]
 pub fn div_trunc(a: i128, b: i128) -> Option<i128> {
+    match narrow(a, b) {
+        Some((a, b)) => Some((a / b) as i128),
+        None => div_trunc_wide(a, b),
+    }
+}
+
+fn div_trunc_wide(a: i128, b: i128) -> Option<i128> {
     a.checked_div(b)
 }
 
 /// Truncating remainder: `a - b * div_trunc(a, b)`, sign of the dividend.
+#[inline]
 pub fn rem_trunc(a: i128, b: i128) -> Option<i128> {
+    match narrow(a, b) {
+        Some((a, b)) => Some((a % b) as i128),
+        None => rem_trunc_wide(a, b),
+    }
+}
+
+fn rem_trunc_wide(a: i128, b: i128) -> Option<i128> {
     if b == 0 {
         None
     } else {
@@ -22,8 +49,23 @@ pub fn rem_trunc(a: i128, b: i128) -> Option<i128> {
 }
 
 /// Floor division (toward negative infinity).
+#[inline]
 pub fn div_floor(a: i128, b: i128) -> Option<i128> {
-    let q = div_trunc(a, b)?;
+    match narrow(a, b) {
+        Some((a, b)) => {
+            let q = a / b;
+            Some(if (a % b != 0) && ((a < 0) != (b < 0)) {
+                q as i128 - 1
+            } else {
+                q as i128
+            })
+        }
+        None => div_floor_wide(a, b),
+    }
+}
+
+fn div_floor_wide(a: i128, b: i128) -> Option<i128> {
+    let q = div_trunc_wide(a, b)?;
     Some(if (a % b != 0) && ((a < 0) != (b < 0)) {
         q - 1
     } else {
@@ -32,8 +74,24 @@ pub fn div_floor(a: i128, b: i128) -> Option<i128> {
 }
 
 /// Floor remainder: `a - b * div_floor(a, b)`, sign of the divisor.
+#[inline]
 pub fn mod_floor(a: i128, b: i128) -> Option<i128> {
-    let r = rem_trunc(a, b)?;
+    match narrow(a, b) {
+        // |r| < |b|: r + b fits.
+        Some((a, b)) => {
+            let r = a % b;
+            Some(if r != 0 && ((r < 0) != (b < 0)) {
+                (r + b) as i128
+            } else {
+                r as i128
+            })
+        }
+        None => mod_floor_wide(a, b),
+    }
+}
+
+fn mod_floor_wide(a: i128, b: i128) -> Option<i128> {
+    let r = rem_trunc_wide(a, b)?;
     Some(if r != 0 && ((r < 0) != (b < 0)) {
         r + b
     } else {
@@ -42,13 +100,36 @@ pub fn mod_floor(a: i128, b: i128) -> Option<i128> {
 }
 
 /// Ceiling division (toward positive infinity).
+#[inline]
 pub fn div_ceil(a: i128, b: i128) -> Option<i128> {
-    let q = div_trunc(a, b)?;
+    match narrow(a, b) {
+        Some((a, b)) => {
+            let q = a / b;
+            Some(if (a % b != 0) && ((a < 0) == (b < 0)) {
+                q as i128 + 1
+            } else {
+                q as i128
+            })
+        }
+        None => div_ceil_wide(a, b),
+    }
+}
+
+fn div_ceil_wide(a: i128, b: i128) -> Option<i128> {
+    let q = div_trunc_wide(a, b)?;
     Some(if (a % b != 0) && ((a < 0) == (b < 0)) {
         q + 1
     } else {
         q
     })
+}
+
+/// `a.rem_euclid(d)` for `d > 0` (the floor remainder), in 64 bits where
+/// both fit.
+#[inline]
+pub fn rem_pos(a: i128, d: i128) -> i128 {
+    debug_assert!(d > 0);
+    mod_floor(a, d).expect("a positive divisor")
 }
 
 /// The interval `[lo, hi]` cut to the values whose floor remainder by
@@ -74,7 +155,18 @@ pub fn ends_with_residue(lo: i128, hi: i128, d: i128, a: i128, b: i128) -> (i128
 
 /// Greatest common divisor, non-negative; `gcd(0, 0) == 0`.
 pub fn gcd(a: i128, b: i128) -> i128 {
-    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    let (a, b) = (a.unsigned_abs(), b.unsigned_abs());
+    // In 64 bits where both magnitudes fit (the same Euclid steps).
+    if let (Ok(mut a), Ok(mut b)) = (u64::try_from(a), u64::try_from(b)) {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        return a as i128;
+    }
+    gcd_wide(a, b)
+}
+
+fn gcd_wide(mut a: u128, mut b: u128) -> i128 {
     while b != 0 {
         (a, b) = (b, a % b);
     }
@@ -151,6 +243,55 @@ mod tests {
         }
         assert_eq!(rem_trunc(i128::MIN, -1), Some(0));
         assert_eq!(div_trunc(i128::MIN, -1), None);
+    }
+
+    #[test]
+    fn the_64_bit_division_path_is_the_128_bit_one() {
+        let edges = [
+            0i128,
+            1,
+            2,
+            3,
+            7,
+            64,
+            1000,
+            i32::MAX as i128,
+            i64::MAX as i128 - 1,
+            i64::MAX as i128,
+            i64::MAX as i128 + 1,
+            u64::MAX as i128,
+            u64::MAX as i128 + 1,
+            i128::MAX,
+        ];
+        let mut vals: Vec<i128> = Vec::new();
+        for e in edges {
+            vals.extend([e, -e, e.wrapping_neg().wrapping_sub(1)]);
+        }
+        vals.push(i128::MIN);
+        vals.push(i64::MIN as i128);
+        vals.extend(-40i128..=40);
+        let mut s = 52u64;
+        for _ in 0..1500 {
+            let shift = crate::splitmix::splitmix64(&mut s) % 64;
+            vals.push(((crate::splitmix::splitmix64(&mut s) as i64) >> shift) as i128);
+        }
+        for &a in &vals {
+            for &b in &vals {
+                assert_eq!(div_trunc(a, b), div_trunc_wide(a, b), "{a} / {b}");
+                assert_eq!(rem_trunc(a, b), rem_trunc_wide(a, b), "{a} % {b}");
+                assert_eq!(div_floor(a, b), div_floor_wide(a, b), "{a} // {b}");
+                assert_eq!(mod_floor(a, b), mod_floor_wide(a, b), "{a} mod {b}");
+                assert_eq!(div_ceil(a, b), div_ceil_wide(a, b), "{a} ceil {b}");
+                assert_eq!(
+                    gcd(a, b),
+                    gcd_wide(a.unsigned_abs(), b.unsigned_abs()),
+                    "gcd {a} {b}"
+                );
+                if b > 0 {
+                    assert_eq!(rem_pos(a, b), a.rem_euclid(b), "{a} rem_euclid {b}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -44,19 +44,25 @@ const DECIDED: usize = 1;
 /// Tries the comparison rewrites at `n`.
 pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
     let (rel, p) = relation(g, n)?;
-    let mut p = match reduced(g, rel, p, w)? {
-        Ok(p) => p,
+    if let Some(v) = decide(g, rel, &p, w) {
+        return Some((DECIDED, g.bool_const(v)));
+    }
+    let (mut p, mut changed) = match reduced(g, rel, p, w)? {
+        Ok(r) => r,
         Err(v) => return Some((DECIDED, g.bool_const(v))),
     };
-    // The reductions again on their own result while it changes (a
+    // The reductions again on their own result while they change it (a
     // quotient compared through its numerator may leave a chain to go
     // through): what is written is then a comparison this pass leaves as
     // it is, so the rewriter need not ask it again there (`Pass::settles`).
     for _ in 1..ROUNDS {
+        if !changed {
+            break;
+        }
         match reduced(g, rel, p.clone(), w) {
             Some(Err(v)) => return Some((DECIDED, g.bool_const(v))),
-            Some(Ok(q)) if q != p => p = q,
-            _ => break,
+            Some(Ok((q, c))) => (p, changed) = (q, c),
+            None => break,
         }
     }
     let out = write(g, rel, &p)?;
@@ -69,36 +75,47 @@ pub fn rewrite(g: &mut Graph, n: NodeId, w: Width) -> Option<(usize, NodeId)> {
 /// Rounds of [`reduced`] at most.
 const ROUNDS: usize = 4;
 
-/// `e REL 0` decided (`Err`), or in its reduced form: through its
-/// `min`/`max` terms, then divided, its quotient compared through its
-/// numerator (see the module documentation). `None` where a step leaves
+/// `e REL 0`, undecided by its range, decided (`Err`) or reduced: through
+/// its `min`/`max` terms, then divided, its quotient compared through its
+/// numerator (see the module documentation), with whether a step changed
+/// it (an unchanged `e` is undecided still: [`decide`] reads only `e` and
+/// its atoms' ranges, and is not asked again). `None` where a step leaves
 /// the integers it works in.
-fn reduced(g: &mut Graph, rel: Rel, mut p: Poly, w: Width) -> Option<Result<Poly, bool>> {
-    if let Some(v) = decide(g, rel, &p, w) {
-        return Some(Err(v));
-    }
+fn reduced(g: &mut Graph, rel: Rel, mut p: Poly, w: Width) -> Option<Result<(Poly, bool), bool>> {
+    let mut changed = false;
     if has_chain(g, &p) {
         if let Some(v) = decide_ordered(g, rel, &p, w) {
             return Some(Err(v));
         }
         if rel == Rel::Lt {
             match through_chains(g, p, w)? {
-                Ok(q) => p = q,
+                Ok(q) => {
+                    p = q;
+                    changed = true;
+                }
                 Err(v) => return Some(Err(v)),
             }
         }
     }
     let p = match rel {
-        Rel::Lt => reduce_lt(g, p, w),
-        Rel::Eq | Rel::Ne => match reduce_eq(p) {
-            Ok(p) => pinned_remainder(g, &p).unwrap_or(p),
+        Rel::Lt => reduce_lt(g, p, w, &mut changed),
+        Rel::Eq | Rel::Ne => match reduce_eq(p, &mut changed) {
+            Ok(p) => match pinned_remainder(g, &p) {
+                Some(q) => {
+                    changed = true;
+                    q
+                }
+                None => p,
+            },
             Err(()) => return Some(Err(rel == Rel::Ne)),
         },
     };
-    if let Some(v) = decide(g, rel, &p, w) {
-        return Some(Err(v));
+    if changed {
+        if let Some(v) = decide(g, rel, &p, w) {
+            return Some(Err(v));
+        }
     }
-    Some(Ok(p))
+    Some(Ok((p, changed)))
 }
 
 /// The comparison's value when the range of `e` settles it.
@@ -222,16 +239,21 @@ fn through_chains(g: &mut Graph, mut p: Poly, w: Width) -> Option<Result<Poly, b
 
 /// `e < 0` in its smallest equivalent form: divided by the coefficients'
 /// gcd, then by a tile stride, then non-negative terms to 0/1.
-fn reduce_lt(g: &Graph, p: Poly, w: Width) -> Poly {
-    let mut p = reduce_lt_once(g, p, w);
+/// `changed` is set when the result is not `p`.
+fn reduce_lt(g: &Graph, p: Poly, w: Width, changed: &mut bool) -> Poly {
+    let mut p = reduce_lt_once(g, p, w, changed);
     if let Some(q) = non_negative_terms(g, &p, w) {
         p = q;
+        *changed = true;
     }
     // A lone quotient against a constant: compare its numerator (a few
     // times: the numerator may be a quotient again).
     for _ in 0..4 {
         match through_quotient(g, &p) {
-            Some(q) => p = reduce_lt_once(g, q, w),
+            Some(q) => {
+                *changed = true;
+                p = reduce_lt_once(g, q, w, changed);
+            }
             None => break,
         }
     }
@@ -239,7 +261,7 @@ fn reduce_lt(g: &Graph, p: Poly, w: Width) -> Poly {
 }
 
 /// [`reduce_lt`]'s first steps: the gcd, then a tile stride.
-fn reduce_lt_once(g: &Graph, mut p: Poly, w: Width) -> Poly {
+fn reduce_lt_once(g: &Graph, mut p: Poly, w: Width, changed: &mut bool) -> Poly {
     // g*A + k < 0 iff A + floor(k/g) < 0.
     let cg = p.coef_gcd();
     if cg > 1 {
@@ -247,9 +269,11 @@ fn reduce_lt_once(g: &Graph, mut p: Poly, w: Width) -> Poly {
             t.1 /= cg;
         }
         p.k = div_floor(p.k, cg).expect("cg > 0");
+        *changed = true;
     }
     if let Some(q) = tile_stride(g, &p, w) {
         p = q;
+        *changed = true;
     }
     p
 }
@@ -394,7 +418,7 @@ fn pinned_remainder(g: &mut Graph, p: &Poly) -> Option<Poly> {
 
 /// `e == 0` divided by the gcd of its coefficients (`Err` when that does
 /// not divide the constant: no solution), with the first term positive.
-fn reduce_eq(mut p: Poly) -> Result<Poly, ()> {
+fn reduce_eq(mut p: Poly, changed: &mut bool) -> Result<Poly, ()> {
     let cg = p.coef_gcd();
     if cg > 1 {
         if p.k % cg != 0 {
@@ -404,12 +428,14 @@ fn reduce_eq(mut p: Poly) -> Result<Poly, ()> {
             t.1 /= cg;
         }
         p.k /= cg;
+        *changed = true;
     }
     if p.terms.first().is_some_and(|t| t.1 < 0) {
         for t in &mut p.terms {
             t.1 = -t.1;
         }
         p.k = -p.k;
+        *changed = true;
     }
     Ok(p)
 }
@@ -467,6 +493,64 @@ mod tests {
             );
         }
         assert!(rewritten >= 10, "{rewritten}");
+    }
+
+    #[test]
+    fn a_comparison_left_unchanged_by_the_reductions_is_left_undecided() {
+        use super::{decide, reduce_eq, reduce_lt, Rel};
+        use crate::algebra::relation::relation;
+        use crate::ir::dtype::Width;
+        let mut exprs = String::new();
+        let sides = [
+            "x",
+            "y",
+            "z",
+            "x * 2",
+            "y * 3 - 1",
+            "x + y",
+            "z mod 4",
+            "x // 3",
+            "y - z * 4 + 2",
+            "x * 8 + z",
+            "7",
+            "-3",
+            "x * y",
+            "(x + 5) mod 8",
+            "16",
+        ];
+        for a in sides {
+            for b in sides {
+                for op in ["<", "<=", "==", "!="] {
+                    exprs.push_str(&format!("expr {a} {op} {b}\n"));
+                }
+            }
+        }
+        let text = format!("var x in [0, 9]\nvar y in [-9, 9]\nvar z in [0, 7]\n{exprs}");
+        let mut p = crate::parse::parse_program(&text).unwrap();
+        let g = &mut p.graph;
+        let mut unchanged = 0;
+        for &o in &p.outputs {
+            let Some((rel, e)) = relation(g, o) else {
+                continue;
+            };
+            if decide(g, rel, &e, Width::W64).is_some() {
+                continue;
+            }
+            let mut changed = false;
+            let q = match rel {
+                Rel::Lt => reduce_lt(g, e.clone(), Width::W64, &mut changed),
+                _ => match reduce_eq(e.clone(), &mut changed) {
+                    Ok(q) => q,
+                    Err(()) => continue,
+                },
+            };
+            if !changed {
+                unchanged += 1;
+                assert_eq!(q, e, "{}", crate::print::expr(g, o));
+                assert_eq!(decide(g, rel, &q, Width::W64), None);
+            }
+        }
+        assert!(unchanged >= 100, "{unchanged}");
     }
 
     #[test]

@@ -38,7 +38,7 @@ use crate::algebra::defined::{fits_new, rng};
 use crate::algebra::linear::{
     build, cnst, mapped_range, mono_range, read_shallow, terms_range, Acc, Poly,
 };
-use crate::ir::arith::{div_floor, exact, gcd, mod_floor};
+use crate::ir::arith::{div_floor, exact, gcd, mod_floor, rem_pos};
 use crate::ir::dtype::Width;
 use crate::ir::op::Family;
 use crate::ir::ranges::Range;
@@ -277,7 +277,7 @@ fn fold_binary_numerator(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
 /// The centered residue of f modulo c > 0: r == f (mod c), |r| <= c/2, the
 /// non-negative one on a tie.
 fn centered(f: i128, c: i128) -> (i128, bool) {
-    let r = f.rem_euclid(c);
+    let r = rem_pos(f, c);
     let tie = 2 * r == c;
     if r - c < 0 && (c - r) < r {
         (r - c, tie)
@@ -296,7 +296,7 @@ fn fold_divmod_congruence(cx: &Ctx, g: &mut Graph) -> Option<NodeId> {
     if !cx.sign_ok() || cx.lin.terms.is_empty() {
         return None;
     }
-    let kr = cx.lin.k.rem_euclid(c);
+    let kr = rem_pos(cx.lin.k, c);
     let base: SmallVec<[(i128, bool); 8]> =
         cx.lin.terms.iter().map(|&(_, f)| centered(f, c)).collect();
     let ties: SmallVec<[usize; 8]> = (0..base.len()).filter(|&i| base[i].1).collect();

@@ -175,29 +175,107 @@ mod tests {
 
     #[test]
     fn a_sum_told_built_from_its_shape_is_what_reading_and_building_it_gives() {
-        use crate::algebra::linear::is_built_plain;
-        use crate::ir::{dtype::Width, NodeId};
         let text = "var x in [0, 9]\nvar y in [-9, 9]\nvar z in [1, 9]\n\
             expr y mod 4 + 1\nexpr y // 4 * 4\nexpr 3 - y mod 4\nexpr x * 2 - y % 3\n\
             expr y // z + x\nexpr x - y mod z\nexpr x / 4 * 3 + y\nexpr -(y mod 3)\n\
             expr x // 2 + 1\nexpr y - y // 2\nexpr x mod 4 + x // 4\nexpr x - x mod 4\n\
             expr x // 4 * 4 + x mod 4\nexpr (x + 4) mod 8 + y\n";
         let mut p = crate::parse::parse_program(text).unwrap();
-        let g = &mut p.graph;
-        let mut told = 0;
-        for i in 0..g.len() {
-            let n = NodeId(i as u32);
-            if is_built_plain(g, n) {
-                told += 1;
-                assert_eq!(
-                    super::rebuild(g, n, Width::W64),
-                    None,
-                    "{}",
-                    crate::print::expr(g, n)
-                );
-            }
-        }
+        let told = told_built(&mut p.graph).len();
         assert!(told >= 8, "{told}");
+    }
+
+    /// The nodes of `g` told built from their shape, each checked to be
+    /// what reading and building it gives.
+    fn told_built(g: &mut crate::ir::Graph) -> Vec<crate::ir::NodeId> {
+        use crate::algebra::linear::is_built_plain;
+        use crate::ir::{dtype::Width, NodeId};
+        let told: Vec<NodeId> = (0..g.len())
+            .map(|i| NodeId(i as u32))
+            .filter(|&n| is_built_plain(g, n))
+            .collect();
+        for &n in &told {
+            let again = super::rebuild(g, n, Width::W64);
+            assert_eq!(again, None, "{}", crate::print::expr(g, n));
+        }
+        told
+    }
+
+    #[test]
+    fn a_sum_of_products_told_built_from_its_shape_is_what_reading_and_building_it_gives() {
+        use crate::ir::dtype::Width;
+        use crate::splitmix::splitmix64;
+        let atoms = [
+            "x",
+            "y",
+            "z",
+            "w",
+            "x * y",
+            "y * z",
+            "x * x",
+            "z * w",
+            "x * w",
+            "w * y",
+            "x // 4",
+            "y mod z",
+            "y // z",
+            "w mod 3",
+            "y // z * x",
+            "z mod 5 * w",
+            "max(x, y)",
+        ];
+        let coefs: [i64; 10] = [1, 1, 1, 2, 3, -1, -1, -2, 6, -4];
+        let mut exprs = String::new();
+        let mut s = 52u64;
+        let mut pick = |n: usize| (splitmix64(&mut s) % n as u64) as usize;
+        for _ in 0..3000 {
+            let mut e = String::new();
+            for t in 0..1 + pick(3) {
+                let c = coefs[pick(coefs.len())];
+                let a = atoms[pick(atoms.len())];
+                let sign = if t == 0 {
+                    ""
+                } else if c < 0 {
+                    " - "
+                } else {
+                    " + "
+                };
+                let term = match c.abs() {
+                    1 if t == 0 && c < 0 => format!("-({a})"),
+                    1 => format!("({a})"),
+                    m if t == 0 && c < 0 => format!("({a}) * -{m}"),
+                    m => format!("({a}) * {m}"),
+                };
+                e.push_str(sign);
+                e.push_str(&term);
+            }
+            let k = [0, 0, 5, -3][pick(4)];
+            if k != 0 {
+                e.push_str(&format!(" + {k}"));
+            }
+            exprs.push_str(&format!("expr {e}\n"));
+        }
+        let text = format!(
+            "var x in [0, 9]\nvar y in [-9, 9]\nvar z in [1, 9]\nvar w in [-5, 30]\n{exprs}"
+        );
+        let mut p = crate::parse::parse_program(&text).unwrap();
+        let g = &mut p.graph;
+        // Each sum's built shape is in the graph too.
+        for &o in &p.outputs {
+            let _ = super::rebuild(g, o, Width::W64);
+        }
+        let product = |g: &crate::ir::Graph, n| {
+            g.reachable(&[n]).iter().any(|&m| {
+                g.node(m).op == crate::ir::Op::Mul
+                    && g.node(m)
+                        .src()
+                        .iter()
+                        .all(|&s| g.node(s).as_const().is_none())
+            })
+        };
+        let told = told_built(g);
+        let products = told.iter().filter(|&&n| product(g, n)).count();
+        assert!(products >= 500, "{products}");
     }
 
     #[test]
