@@ -449,9 +449,9 @@ impl Summary {
 /// its check found (each failure, with its cause in `causes`).
 struct Tried {
     variant: Option<Variant>,
-    graph: Graph,
-    roots: Vec<NodeId>,
-    verdict: checks::Verdict,
+    /// Its check, whole: a finding's preparation takes it for the case as
+    /// found ([`Preparer::prepare`]) rather than checking it again.
+    checked: checks::Checked,
     causes: Vec<Found>,
     /// The integer literals of the case and its answer (those a backend
     /// compiles wrongly make a finding suspect: [`Key`]).
@@ -496,9 +496,7 @@ impl Tried {
         Tried {
             variant,
             literals: crate::cause::backend::literals(&checked.graph, &both),
-            verdict: checked.verdict(),
-            graph: checked.graph,
-            roots: checked.src,
+            checked,
             causes,
         }
     }
@@ -509,9 +507,7 @@ impl Tried {
         let cause = Found::just(site::of_message(&message));
         Tried {
             variant: None,
-            graph,
-            roots,
-            verdict: checks::Verdict::panicked(message),
+            checked: checks::Checked::panicked(graph, roots, message),
             causes: vec![cause],
             literals: Vec::new(),
         }
@@ -529,15 +525,13 @@ struct ToRecord {
     /// The validator ran on the case.
     validated: bool,
     variant: Option<Variant>,
-    graph: Graph,
-    roots: Vec<NodeId>,
     /// What failed when it was found.
     message: String,
     kind: Kind,
     found: Found,
-    /// What the case's check found (the campaign's, under the check
-    /// configuration the finding is prepared with).
-    verdict: checks::Verdict,
+    /// The case's check (the campaign's, under the check configuration
+    /// the finding is prepared with): its graph holds the case.
+    checked: checks::Checked,
     key: Key,
     group: usize,
 }
@@ -933,7 +927,7 @@ impl Batch {
             *s.unsupported.entry(why.clone()).or_default() += 1;
         }
         for sub in &r.subjects {
-            for (f, found) in sub.verdict.failures.iter().zip(&sub.causes) {
+            for (f, found) in sub.checked.failures.iter().zip(&sub.causes) {
                 *s.by_kind.entry(f.kind).or_default() += 1;
                 // A cause already kept as often as asked: counted there,
                 // not shrunk, classified or written again.
@@ -954,7 +948,7 @@ impl Batch {
                     continue;
                 }
                 let group = self.pending.get(&key).copied();
-                let record_it = group.is_none() && !sub.roots.is_empty();
+                let record_it = group.is_none() && !sub.checked.src.is_empty();
                 let idx = s.findings.len();
                 if record_it {
                     let g = self.groups.len();
@@ -967,12 +961,10 @@ impl Batch {
                         case_seed: r.case_seed,
                         validated: r.validated,
                         variant: sub.variant,
-                        graph: sub.graph.clone(),
-                        roots: sub.roots.clone(),
                         message: f.message.clone(),
                         kind: f.kind,
                         found: found.clone(),
-                        verdict: sub.verdict.clone(),
+                        checked: sub.checked.clone(),
                         key,
                         group: g,
                     });
@@ -1002,8 +994,8 @@ fn unshrunk_finding(r: &CaseRun, sub: &Tried, f: &checks::CheckFailure) -> Findi
         message: f.message.clone(),
         point: f.point.clone(),
         rules: Vec::new(),
-        original: if sub.variant.is_some() || sub.roots.is_empty() {
-            corpus::case_body(&sub.graph, &sub.roots, None)
+        original: if sub.variant.is_some() || sub.checked.src.is_empty() {
+            corpus::case_body(&sub.checked.graph, &sub.checked.src, None)
         } else {
             r.text.clone()
         },
@@ -1216,8 +1208,8 @@ fn record(
             .map_or_else(String::new, |v| format!(", {v} variant"))
     );
     let program = Program {
-        graph: t.graph.clone(),
-        outputs: t.roots.clone(),
+        graph: t.checked.graph.clone(),
+        outputs: t.checked.src.clone(),
         expects: Vec::new(),
         header: Vec::new(),
         constraints: Vec::new(),
@@ -1235,7 +1227,7 @@ fn record(
     let mut recorded = preparer.prepare(
         &program,
         kind,
-        Some((t.found.clone(), t.verdict.clone())),
+        Some((t.found.clone(), t.checked.clone())),
         kept,
         origin,
     );

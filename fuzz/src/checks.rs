@@ -342,80 +342,57 @@ impl Checked {
     }
 }
 
-/// What a check found of a program, without the program: what classifying
-/// its failures reads ([`crate::classify`]). A campaign keeps it with each
-/// finding, whose program it keeps anyway, so that the case as found is
-/// classified without being checked again ([`crate::finding`]); the rest
-/// of the check (the peer's bounds of every node, the firings, the
-/// validator's verdict) is let go with the case's run.
-#[derive(Clone)]
-pub struct Verdict {
-    pub failures: Vec<CheckFailure>,
-    tgt: Option<Vec<NodeId>>,
-    oracle: Option<oracle::Report>,
-    class: Option<Confirmation>,
-    wrong_bound: Option<crate::cause::transfer::Wrong>,
-    covered: Option<bool>,
-}
-
 impl Checked {
-    /// What this check found, without its program.
-    pub fn verdict(&self) -> Verdict {
-        Verdict {
-            failures: self.failures.clone(),
-            tgt: self.tgt.clone(),
-            oracle: self.oracle.clone(),
-            class: self.class.clone(),
-            wrong_bound: self.wrong_bound.clone(),
-            covered: self.covered,
-        }
-    }
-}
-
-impl Verdict {
-    /// The verdict on a program nothing was checked on: tileproof panicked
-    /// making or checking it (`message`).
-    pub fn panicked(message: String) -> Verdict {
-        Verdict {
-            failures: vec![CheckFailure::new(Kind::Panic, message)],
-            tgt: None,
-            oracle: None,
-            class: None,
-            wrong_bound: None,
-            covered: None,
-        }
-    }
-
-    /// The check of `src` of `graph` (the graph its check held) that a
-    /// check of only `kinds` would have made, as far as classifying reads
-    /// it: its checks run as this one's were (each judges the answer
-    /// alone: none reads another's verdict). `kinds` include the peer's
-    /// bounds, so the subject's failures and the class they set are this
-    /// check's: a check of fewer kinds makes the same requests of the
-    /// subject.
-    pub fn narrowed(self, kinds: KindSet, graph: Graph, src: Vec<NodeId>) -> Checked {
-        debug_assert!(kinds.contains(Kind::Bounds));
-        let mut failures = self.failures;
-        failures.retain(|f| kinds.contains(f.kind));
+    /// The outcome of a program nothing was checked on: tileproof panicked
+    /// making it or looking at its check (`message`).
+    pub fn panicked(graph: Graph, src: Vec<NodeId>, message: String) -> Checked {
         Checked {
             graph,
             src,
-            tgt: self.tgt,
+            tgt: None,
             counts: Vec::new(),
             patterns: Vec::new(),
-            failures,
+            failures: vec![CheckFailure::new(Kind::Panic, message)],
             unsupported: None,
             declined: false,
             validation: None,
-            oracle: self.oracle.filter(|_| kinds.contains(Kind::Oracle)),
+            oracle: None,
             relaxed: None,
-            class: self.class,
-            wrong_bound: self.wrong_bound,
+            class: None,
+            wrong_bound: None,
             peer_bounds: Vec::new(),
             bounds_violations: Vec::new(),
-            covered: self.covered,
+            covered: None,
             beside: None,
         }
+    }
+
+    /// The check of only `kinds` that this check, of more kinds and under
+    /// the same configuration and validator otherwise, made on its way,
+    /// when it ran to its end (`None` after a panic, which stops a check
+    /// where it is): each check judges the answer alone and none reads
+    /// another's verdict, so a check of fewer kinds runs each of them as
+    /// this one did, on the same answer (a peer answers a case the same way
+    /// each time it is asked). `kinds` include the peer's bounds, so its
+    /// bounds, the failures they show and the class they set are this
+    /// check's; what the other kinds found (their failures, the oracle's
+    /// report and relaxed verdict, the validator's) is dropped. Also `None`
+    /// when a `jit` failure may be the oracle's (it did not compile), which
+    /// a check of the oracle without `jit` makes as well: not told apart.
+    pub fn narrowed(mut self, kinds: KindSet) -> Option<Checked> {
+        debug_assert!(kinds.contains(Kind::Bounds));
+        let oracle_jit = kinds.contains(Kind::Oracle) && !kinds.contains(Kind::Jit);
+        if self.failed(Kind::Panic) || (oracle_jit && self.failed(Kind::Jit)) {
+            return None;
+        }
+        self.failures.retain(|f| kinds.contains(f.kind));
+        if !kinds.contains(Kind::Oracle) {
+            (self.oracle, self.relaxed) = (None, None);
+        }
+        if !kinds.contains(Kind::Validate) {
+            self.validation = None;
+        }
+        Some(self)
     }
 }
 

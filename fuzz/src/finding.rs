@@ -113,6 +113,14 @@ impl Verdicts {
     }
 }
 
+/// The check of a finding's case as found: the one its caller made (a
+/// campaign's), if any, until the triage's is needed, then that
+/// ([`Preparer::as_found`]): made once at most.
+enum AsFound {
+    Given(Option<Checked>),
+    Triage(Checked),
+}
+
 /// A case the shrink's judge accepted, as read back from its text (the
 /// corpus keeps text): that text, its check, and its cause there when it
 /// was kept to one; or the case as found, by the whole check.
@@ -264,8 +272,10 @@ impl Preparer<'_> {
     /// the backend when its compiled code gets a construct wrong, else the
     /// cause the case shows. A finding whose cause turns out to be one of
     /// `kept` (kept as often as asked) is only counted. `found` is a
-    /// campaign's finding as found: its cause, and what the campaign's
-    /// check of the case found (under `self.check` and `self.validator`).
+    /// campaign's finding as found: its cause, and the campaign's check of
+    /// the case (under `self.check` and `self.validator`), which stands for
+    /// the triage's check of the case as found where it ran every kind
+    /// that one would ([`Checked::narrowed`]).
     ///
     /// Each candidate is checked once (after a round trip through text,
     /// which is what the corpus keeps), and the kept case's check is the
@@ -282,11 +292,12 @@ impl Preparer<'_> {
         &self,
         program: &Program,
         kind: Kind,
-        found: Option<(Found, checks::Verdict)>,
+        found: Option<(Found, Checked)>,
         kept: &HashSet<Cause>,
         origin: String,
     ) -> Recorded {
-        let (found, verdict) = found.unzip();
+        let (found, checked) = found.unzip();
+        let mut as_found = AsFound::Given(checked);
         let original = Program {
             graph: program.graph.clone(),
             outputs: program.outputs.clone(),
@@ -323,7 +334,7 @@ impl Preparer<'_> {
                      by a quick walk in time; the case is kept as found"
                         .to_string(),
                 );
-                self.as_found(&original, kind)
+                self.as_found(&original, kind, &mut as_found)
             }
         };
         let mut stats = (steps > 0).then_some(shrunk.stats);
@@ -348,7 +359,7 @@ impl Preparer<'_> {
                             "its cause did not show again on a smaller case; the case is kept as found"
                                 .to_string(),
                         );
-                        kept_case = self.as_found(&original, kind);
+                        kept_case = self.as_found(&original, kind, &mut as_found);
                         kept_case.found = found.clone();
                         stats = None;
                     }
@@ -371,7 +382,7 @@ impl Preparer<'_> {
             self.confirm,
             self.check.width,
         );
-        let again = self.bug_again(&original, verdict, kind, want, &kept_case, &verdicts);
+        let again = self.bug_again(&original, &mut as_found, kind, want, &kept_case, &verdicts);
         if let Some((again, st)) = again {
             (kept_case, stats) = (again, Some(st));
         }
@@ -419,16 +430,41 @@ impl Preparer<'_> {
         }
     }
 
+    /// The check of the case as found that a triage of a `kind` failure
+    /// would make, given a check of it under `self.check` and
+    /// `self.validator` (a campaign's): when that ran every kind the
+    /// triage's runs, to its end ([`Checked::narrowed`]).
+    fn made(&self, checked: Checked, kind: Kind) -> Option<Checked> {
+        let kinds = self.triage_config(kind).kinds;
+        if !self.check.kinds.includes(kinds) {
+            return None;
+        }
+        checked.narrowed(kinds)
+    }
+
     /// The case as found, kept as it is (it did not fail again once read
-    /// back from its text, or not in the quick walk), by the whole check.
-    fn as_found(&self, original: &Program, kind: Kind) -> Kept {
-        let checked = checks::check(
-            &original.graph,
-            &original.outputs,
-            self.subject,
-            &self.triage_config(kind),
-            self.validator,
-        );
+    /// back from its text, or not in the quick walk), by the whole check:
+    /// the campaign's where it stands for it ([`Preparer::made`]), else one
+    /// made here; either kept in `case` for the next time it is needed.
+    fn as_found(&self, original: &Program, kind: Kind, case: &mut AsFound) -> Kept {
+        let checked = match case {
+            AsFound::Triage(checked) => checked.clone(),
+            AsFound::Given(given) => {
+                let checked = (given.take())
+                    .and_then(|c| self.made(c, kind))
+                    .unwrap_or_else(|| {
+                        checks::check(
+                            &original.graph,
+                            &original.outputs,
+                            self.subject,
+                            &self.triage_config(kind),
+                            self.validator,
+                        )
+                    });
+                *case = AsFound::Triage(checked.clone());
+                checked
+            }
+        };
         Kept {
             text: corpus::case_body(&original.graph, &original.outputs, None),
             checked,
@@ -468,14 +504,13 @@ impl Preparer<'_> {
     /// code is right there) and the original's is, on the backend that
     /// showed it. When nothing smaller failed, the kept case is the case as
     /// found, already checked and classified as the original would be here:
-    /// neither is made again. Else the original is classified on the
-    /// campaign's check of it (`verdict`), when that ran the checks the
-    /// triage's would: the same walks of the same answer (a check of more
-    /// kinds runs each as a check of fewer would), not made again.
+    /// neither is made again. Else the original is classified on its check
+    /// as found ([`Preparer::as_found`]: the campaign's, when that ran the
+    /// checks the triage's would, or one made before), not made again.
     fn bug_again(
         &self,
         original: &Program,
-        verdict: Option<checks::Verdict>,
+        case: &mut AsFound,
         kind: Kind,
         want: Option<&Cause>,
         kept: &Kept,
@@ -497,11 +532,7 @@ impl Preparer<'_> {
         {
             return None;
         }
-        let kinds = self.triage_config(kind).kinds;
-        let mut was = match verdict.filter(|_| self.check.kinds.includes(kinds)) {
-            Some(v) => v.narrowed(kinds, original.graph.clone(), original.outputs.clone()),
-            None => self.as_found(original, kind).checked,
-        };
+        let mut was = self.as_found(original, kind, case).checked;
         classify(self.subject, &mut was, self.confirm, self.check.width);
         if !is_bug(&was) {
             return None;
@@ -650,6 +681,51 @@ mod tests {
     }
 
     #[test]
+    fn the_case_as_found_kept_is_the_campaigns_check() {
+        // Past the deadline no candidate is judged: the case as found is
+        // kept. Given the campaign's check of it, that check is the kept
+        // case's: the subject is asked one answer fewer than when the check
+        // given stands for nothing (a panic stopped it), and the finding's
+        // file is the same.
+        let prepared = |usable: bool| {
+            let subject = plus_one();
+            let (check, literals) = (CheckConfig::default(), LiteralCache::default());
+            let p = Preparer {
+                deadline: Some(Instant::now()),
+                ..preparer(&subject, &check, &Confirm::Off, &literals)
+            };
+            let case = failing();
+            let mut checked = checks::check(&case.graph, &case.outputs, &subject, &check, None);
+            let found = Found::just(triage::shape_of(&checked, Kind::Oracle));
+            if !usable {
+                let mut panic = checked.failures[0].clone();
+                panic.kind = Kind::Panic;
+                checked.failures.push(panic);
+            }
+            let program = Program::of_results(checked.graph.clone(), checked.src.clone(), vec![]);
+            let before = subject.asked.load(Ordering::Relaxed);
+            let found = Some((found, checked));
+            let Recorded::Prepared(prepared) = p.prepare(
+                &program,
+                Kind::Oracle,
+                found,
+                &HashSet::new(),
+                String::new(),
+            ) else {
+                panic!("no cause is kept");
+            };
+            assert!(prepared.note.is_some_and(|n| n.contains("kept as found")));
+            let path = std::path::Path::new("x");
+            let asked = subject.asked.load(Ordering::Relaxed) - before;
+            (asked, prepared.entry.render(path))
+        };
+        let (given, file) = prepared(true);
+        let (again, file_again) = prepared(false);
+        assert_eq!(given + 1, again);
+        assert_eq!(file, file_again);
+    }
+
+    #[test]
     fn the_case_as_found_is_classified_on_the_campaigns_check() {
         // A shrunk case kept whose class is not a bug (the plus-one subject
         // offers no backend: unconfirmed) has the case as found classified,
@@ -665,7 +741,7 @@ mod tests {
             let found = Found::just(triage::shape_of(&checked, Kind::Oracle));
             let program = Program::of_results(checked.graph.clone(), checked.src.clone(), vec![]);
             let before = subject.asked.load(Ordering::Relaxed);
-            let found = Some((found, checked.verdict()));
+            let found = Some((found, checked));
             let prepared = p.prepare(
                 &program,
                 Kind::Oracle,
