@@ -796,6 +796,12 @@ fn plain_mono(g: &Graph, x: NodeId) -> Option<Mono> {
         return Some(atom(x));
     }
     let [a, b] = linear_pair(g, x, Op::Mul)?;
+    plain_product(g, a, b)
+}
+
+/// The monomial of `a * b` when both are plain atoms that are no
+/// divisions ([`plain_mono`]).
+fn plain_product(g: &Graph, a: NodeId, b: NodeId) -> Option<Mono> {
     let factor = |t: NodeId| is_plain_atom(g, t) && g.node(t).op.info().division.is_none();
     (factor(a) && factor(b) && g.canonical_cmp(b, a) != Ordering::Less).then(|| smallvec![a, b])
 }
@@ -820,15 +826,16 @@ fn by_positive_constant(g: &Graph, n: &crate::ir::Node) -> bool {
 /// A term as [`assemble`] writes it: its monomial's node `t`
 /// ([`plain_mono`], coefficient 1) or `t * c` with `c` not 1 or 0.
 fn plain_term(g: &Graph, x: NodeId) -> Option<(Mono, i128)> {
-    if let Some(m) = plain_mono(g, x) {
-        return Some((m, 1));
+    // A product is told once: by a constant (`t * c`, whose constant is
+    // no plain atom) or a product monomial.
+    let Some([t, b]) = linear_pair(g, x, Op::Mul) else {
+        return is_plain_atom(g, x).then(|| (atom(x), 1));
+    };
+    match index_const(g, Some(b)) {
+        Some(0 | 1) => None,
+        Some(c) => plain_mono(g, t).map(|m| (m, c)),
+        None => plain_product(g, t, b).map(|m| (m, 1)),
     }
-    let [t, c] = linear_pair(g, x, Op::Mul)?;
-    let c = index_const(g, Some(c))?;
-    if c == 1 || c == 0 {
-        return None;
-    }
-    plain_mono(g, t).map(|m| (m, c))
 }
 
 /// The positive terms of a chain of additions at `x` (each `t` or `t * c`,
