@@ -212,7 +212,7 @@ fn lift(g: &mut Graph, mut s: Split) -> Option<Split> {
         }
         let mut b = Acc::default();
         b.add_poly(&a, d)?;
-        b.add_poly(&read(g, y)?, 1)?;
+        crate::algebra::linear::add_read(g, &mut b, y, 1)?;
         let base = build(g, &b.finish(g)?)?;
         s = Split {
             base,

@@ -220,7 +220,27 @@ fn kind(g: &Graph, n: NodeId) -> Kind {
 /// Reads an `index` expression as a [`Poly`]; `None` if a coefficient
 /// leaves 64 bits (or the node is not `index`).
 pub fn read(g: &Graph, root: NodeId) -> Option<Poly> {
+    if let Some(p) = read_leaf(g, root) {
+        return Some(p);
+    }
     read_at(g, root, 0)?.finish(g)
+}
+
+/// The form of an `index` atom or constant (most operands read), as
+/// [`read_at`] and [`Acc::finish`] give it, without the accumulator.
+#[inline]
+fn read_leaf(g: &Graph, root: NodeId) -> Option<Poly> {
+    if g.node(root).dtype != DType::Index {
+        return None;
+    }
+    match kind(g, root) {
+        Kind::Atom => Some(Poly {
+            terms: vec![(atom(root), 1)],
+            k: 0,
+        }),
+        Kind::Const(v) => Some(Poly::constant(v)),
+        _ => None,
+    }
 }
 
 /// Reads an `index` expression into an [`Acc`], to be added to.
@@ -228,22 +248,22 @@ pub fn read_acc(g: &Graph, root: NodeId) -> Option<Acc> {
     read_at(g, root, 0)
 }
 
-/// Subtracts `b`'s linear form from `acc`: `acc.add_poly(&read(g, b)?,
-/// -1)`, with an atom or a constant (most right-hand sides of a
-/// comparison) subtracted as itself, not read into a poly of its own
+/// Adds `c` times `b`'s linear form to `acc`: `acc.add_poly(&read(g,
+/// b)?, c)`, with an atom or a constant (most right-hand sides of a
+/// comparison, most arms) added as itself, not read into a poly of its own
 /// first (the same term added at the same place, the same overflow).
-pub fn sub_read(g: &Graph, acc: &mut Acc, b: NodeId) -> Option<()> {
+pub fn add_read(g: &Graph, acc: &mut Acc, b: NodeId, c: i128) -> Option<()> {
     if g.node(b).dtype == DType::Index {
         match kind(g, b) {
-            Kind::Atom => return acc.add_atom(b, -1),
+            Kind::Atom => return acc.add_atom(b, c),
             Kind::Const(v) => {
-                acc.k = acc.k.checked_sub(v)?;
+                acc.k = acc.k.checked_add(v.checked_mul(c)?)?;
                 return Some(());
             }
             _ => {}
         }
     }
-    acc.add_poly(&read(g, b)?, -1)
+    acc.add_poly(&read(g, b)?, c)
 }
 
 /// [`read`] without expanding products: a product of two non-constants is
@@ -252,6 +272,9 @@ pub fn sub_read(g: &Graph, acc: &mut Acc, b: NodeId) -> Option<()> {
 /// a multiple of the divisor `n+1`, which the expanded `x*n + x` hides) and
 /// judge its range as that node's.
 pub fn read_shallow(g: &Graph, root: NodeId) -> Option<Poly> {
+    if let Some(p) = read_leaf(g, root) {
+        return Some(p);
+    }
     read_at(g, root, PRODUCT_DEPTH)?.finish(g)
 }
 
@@ -773,6 +796,12 @@ fn plain_mono(g: &Graph, x: NodeId) -> Option<Mono> {
         return Some(atom(x));
     }
     let [a, b] = linear_pair(g, x, Op::Mul)?;
+    plain_product(g, a, b)
+}
+
+/// The monomial of `a * b` when both are plain atoms that are no
+/// divisions ([`plain_mono`]).
+fn plain_product(g: &Graph, a: NodeId, b: NodeId) -> Option<Mono> {
     let factor = |t: NodeId| is_plain_atom(g, t) && g.node(t).op.info().division.is_none();
     (factor(a) && factor(b) && g.canonical_cmp(b, a) != Ordering::Less).then(|| smallvec![a, b])
 }
@@ -797,15 +826,16 @@ fn by_positive_constant(g: &Graph, n: &crate::ir::Node) -> bool {
 /// A term as [`assemble`] writes it: its monomial's node `t`
 /// ([`plain_mono`], coefficient 1) or `t * c` with `c` not 1 or 0.
 fn plain_term(g: &Graph, x: NodeId) -> Option<(Mono, i128)> {
-    if let Some(m) = plain_mono(g, x) {
-        return Some((m, 1));
+    // A product is told once: by a constant (`t * c`, whose constant is
+    // no plain atom) or a product monomial.
+    let Some([t, b]) = linear_pair(g, x, Op::Mul) else {
+        return is_plain_atom(g, x).then(|| (atom(x), 1));
+    };
+    match index_const(g, Some(b)) {
+        Some(0 | 1) => None,
+        Some(c) => plain_mono(g, t).map(|m| (m, c)),
+        None => plain_product(g, t, b).map(|m| (m, 1)),
     }
-    let [t, c] = linear_pair(g, x, Op::Mul)?;
-    let c = index_const(g, Some(c))?;
-    if c == 1 || c == 0 {
-        return None;
-    }
-    plain_mono(g, t).map(|m| (m, c))
 }
 
 /// The positive terms of a chain of additions at `x` (each `t` or `t * c`,
@@ -965,8 +995,40 @@ mod tests {
     }
 
     #[test]
-    fn subtracting_a_read_atom_or_constant_directly_is_subtracting_its_read_poly() {
-        use super::{read_acc, sub_read};
+    fn an_atom_or_a_constant_reads_as_the_accumulator_gives_it() {
+        use super::{read_leaf, read_shallow};
+        let big = i64::MAX;
+        let text = format!(
+            "var x in [0, 9]\nvar y in [-9, 9]\nvar b in [0, 1]\n\
+             expr x + y * 3 - 4 < y // 2\nexpr x * y - {big} == -{big} - 1\nexpr max(x, y) mod 3 <= b\n"
+        );
+        let p = parse_program(&text).unwrap();
+        let g = &p.graph;
+        let mut leaves = 0;
+        for n in 0..g.len() {
+            let n = NodeId(n as u32);
+            let deep = read_at(g, n, 0).and_then(|a| a.finish(g));
+            let shallow = read_at(g, n, PRODUCT_DEPTH).and_then(|a| a.finish(g));
+            assert_eq!(read(g, n), deep, "{n:?}");
+            assert_eq!(read_shallow(g, n), shallow, "{n:?}");
+            if let Some(l) = read_leaf(g, n) {
+                leaves += 1;
+                assert_eq!(Some(l), deep, "{n:?}");
+            }
+            // A read form added to nothing and finished is itself (a chain's
+            // arm of scale 1 is read once).
+            if let Some(p) = deep {
+                let mut a = Acc::default();
+                a.add_poly(&p, 1).unwrap();
+                assert_eq!(a.finish(g), Some(p), "{n:?}");
+            }
+        }
+        assert!(leaves >= 8, "{leaves}");
+    }
+
+    #[test]
+    fn adding_a_read_atom_or_constant_directly_is_adding_its_read_poly() {
+        use super::{add_read, read_acc};
         let big = i64::MAX;
         let text = format!(
             "var x in [0, 9]\nvar y in [-9, 9]\nvar z in [0, 9]\nvar b in [0, 1]\n\
@@ -984,19 +1046,21 @@ mod tests {
             };
             for b in 0..g.len() {
                 let b = NodeId(b as u32);
-                let (mut x, mut y) = (base.clone(), base.clone());
-                let full = read(g, b).and_then(|rb| x.add_poly(&rb, -1));
-                let short = sub_read(g, &mut y, b);
-                assert_eq!(full, short, "{a:?} - {b:?}");
-                if full.is_some() {
-                    let terms = |t: &Acc| {
-                        t.terms
-                            .iter()
-                            .map(|(m, c)| (m.clone(), *c))
-                            .collect::<Vec<_>>()
-                    };
-                    assert_eq!((terms(&x), x.k), (terms(&y), y.k), "{a:?} - {b:?}");
-                    direct += usize::from(g.node(b).src().is_empty());
+                for c in [-1, 1, 0, 3, -7, i128::MAX, i128::MIN] {
+                    let (mut x, mut y) = (base.clone(), base.clone());
+                    let full = read(g, b).and_then(|rb| x.add_poly(&rb, c));
+                    let short = add_read(g, &mut y, b, c);
+                    assert_eq!(full, short, "{a:?} + {b:?} * {c}");
+                    if full.is_some() {
+                        let terms = |t: &Acc| {
+                            t.terms
+                                .iter()
+                                .map(|(m, c)| (m.clone(), *c))
+                                .collect::<Vec<_>>()
+                        };
+                        assert_eq!((terms(&x), x.k), (terms(&y), y.k), "{a:?} + {b:?} * {c}");
+                        direct += usize::from(g.node(b).src().is_empty());
+                    }
                 }
             }
         }

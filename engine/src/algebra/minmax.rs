@@ -68,13 +68,18 @@ pub fn read_chain(g: &Graph, n: NodeId, flatten: bool) -> Option<Chain> {
             stack.push((xn.src()[0], scale, off));
             continue;
         }
-        let p = linear::read(g, x)?;
-        let mut acc = Acc::default();
-        acc.add_poly(&p, scale)?;
-        if let Some(o) = &off {
-            acc.add_poly(o, 1)?;
-        }
-        let arm = acc.finish(g)?;
+        let arm = if scale == 1 && off.is_none() {
+            // The arm's own form: read once, not read, copied and
+            // finished again.
+            linear::read(g, x)?
+        } else {
+            let mut acc = Acc::default();
+            linear::add_read(g, &mut acc, x, scale)?;
+            if let Some(o) = &off {
+                acc.add_poly(o, 1)?;
+            }
+            acc.finish(g)?
+        };
         if flatten {
             if let Some((inner, c, rest)) = nested_chain(g, &arm, node.op) {
                 stack.push((inner, c, Some(rest)));

@@ -34,7 +34,7 @@ pub fn relation(g: &mut Graph, n: NodeId) -> Option<(Rel, Poly)> {
         return None;
     }
     let mut e = read_acc(g, a)?;
-    linear::sub_read(g, &mut e, b)?;
+    linear::add_read(g, &mut e, b, -1)?;
     let rel = match node.op {
         Op::Lt => Rel::Lt,
         Op::Le => {

@@ -97,7 +97,7 @@ fn nested_quotient(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     // A negated quotient is a quotient: -(y // d) == (d - 1 - y) // d.
     let mut num = Acc::default();
     num.add_poly(&a, d)?;
-    num.add_poly(&read(g, s.base)?, *c)?;
+    crate::algebra::linear::add_read(g, &mut num, s.base, *c)?;
     if *c == -1 {
         num.k = num.k.checked_add(d - 1)?;
     }
