@@ -347,12 +347,21 @@ impl Checked {
     /// making it or looking at its check (`message`).
     pub fn panicked(graph: Graph, src: Vec<NodeId>, message: String) -> Checked {
         Checked {
+            failures: vec![CheckFailure::new(Kind::Panic, message)],
+            ..Checked::unmade(graph, src)
+        }
+    }
+
+    /// The check of `src` of `graph` before any check has run: nothing
+    /// found yet.
+    fn unmade(graph: Graph, src: Vec<NodeId>) -> Checked {
+        Checked {
             graph,
             src,
             tgt: None,
             counts: Vec::new(),
             patterns: Vec::new(),
-            failures: vec![CheckFailure::new(Kind::Panic, message)],
+            failures: Vec::new(),
             unsupported: None,
             declined: false,
             validation: None,
@@ -480,25 +489,7 @@ pub fn check_knowing(
     validate: Option<&Validator<'_>>,
     known: Option<&Checked>,
 ) -> Checked {
-    let mut out = Checked {
-        graph: g.clone(),
-        src: roots.to_vec(),
-        tgt: None,
-        counts: Vec::new(),
-        patterns: Vec::new(),
-        failures: Vec::new(),
-        unsupported: None,
-        declined: false,
-        validation: None,
-        oracle: None,
-        relaxed: None,
-        class: None,
-        wrong_bound: None,
-        peer_bounds: Vec::new(),
-        bounds_violations: Vec::new(),
-        covered: None,
-        beside: None,
-    };
+    let mut out = Checked::unmade(g.clone(), roots.to_vec());
     if let Err(msg) = catch(|| run_checks(&mut out, subject, cfg, validate, known)) {
         out.failures
             .push(CheckFailure::new(Kind::Panic, one_line(&msg)));
