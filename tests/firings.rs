@@ -249,7 +249,6 @@ fn with_double(canonicalizing: bool) -> Vec<engine::passes::Pass> {
         decreases: &[Decreases::Order],
         at: At::Any,
         canonicalizing,
-        settles: false,
         run: double,
     });
     passes

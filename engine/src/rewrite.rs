@@ -286,19 +286,6 @@ impl<'r> Simplifier<'r> {
         None
     }
 
-    /// The position of the pass that algorithmic rule `rule` belongs to,
-    /// when that pass settles ([`Pass::settles`]).
-    fn settling_pass(&self, rule: usize) -> Option<usize> {
-        let mut base = self.declarative;
-        for (at, pass) in self.passes.iter().enumerate() {
-            base += pass.rules.len();
-            if rule < base {
-                return (rule >= base - pass.rules.len() && pass.settles).then_some(at);
-            }
-        }
-        None
-    }
-
     /// Whether a firing of algorithmic rule `rule` from `before` to
     /// `after` (nodes of `g`) decreases what its pass says it does
     /// ([`crate::passes::Decreases`]); `None` for a declarative rule.
@@ -389,15 +376,8 @@ impl<'r> Simplifier<'r> {
 
     /// The first rule (in group order) that fires at `n`, and its result.
     /// `root`: `n` is a linear root (see the module documentation), where
-    /// the linear form's rules apply. `settled`: the pass (its position)
-    /// that made `n`, when it settles ([`Pass::settles`]): not asked again.
-    fn first_match(
-        &self,
-        g: &mut Graph,
-        n: NodeId,
-        root: bool,
-        settled: Option<usize>,
-    ) -> Option<(usize, NodeId)> {
+    /// the linear form's rules apply.
+    fn first_match(&self, g: &mut Graph, n: NodeId, root: bool) -> Option<(usize, NodeId)> {
         let op = g.node(n).op;
         let site = Site::of(g, n, self.width);
         let key = op.index() * KIND_PAIRS + site.kinds();
@@ -418,8 +398,8 @@ impl<'r> Simplifier<'r> {
         }
         // A pass that returns its input has not fired.
         let mut base = self.declarative;
-        for (at, pass) in self.passes.iter().enumerate() {
-            if settled != Some(at) && pass.at.applies(op, root) {
+        for pass in self.passes {
+            if pass.at.applies(op, root) {
                 if let Some((i, out)) = (pass.run)(g, n, root, self.width) {
                     if out != n {
                         return Some((base + i, out));
@@ -448,8 +428,6 @@ struct Frame {
     /// Results of the canonicalizing rules at this node so far: one coming
     /// back means another rule undid it, and it is not taken again.
     canon: Vec<NodeId>,
-    /// The node a settling pass (its position) made here last.
-    made: Option<(usize, NodeId)>,
 }
 
 impl Frame {
@@ -461,7 +439,6 @@ impl Frame {
             next: 0,
             src: [NodeId::NONE; 3],
             canon: Vec::new(),
-            made: None,
         }
     }
 }
@@ -536,8 +513,7 @@ impl Run<'_, '_> {
                 continue;
             }
             let rebuilt = g.with_src(top.cur, &top.src[..src.len()]);
-            let settled = top.made.filter(|m| m.1 == rebuilt).map(|m| m.0);
-            let found = self.s.first_match(g, rebuilt, top.root, settled);
+            let found = self.s.first_match(g, rebuilt, top.root);
             let found = match found {
                 Some((rule, next)) if self.s.is_canonicalizing(rule) => {
                     if top.canon.contains(&next) {
@@ -553,7 +529,6 @@ impl Run<'_, '_> {
                 Some((rule, next)) => {
                     top.cur = next;
                     top.next = 0;
-                    top.made = self.s.settling_pass(rule).map(|at| (at, next));
                     self.record(g, rule, rebuilt, next)?;
                 }
                 None => {

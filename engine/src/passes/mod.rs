@@ -209,10 +209,6 @@ pub struct Pass {
     /// Its results are canonical forms: one that comes back at the same
     /// node (another rule undid part of it) is not taken again.
     pub canonicalizing: bool,
-    /// Its results are its own fixed points: the rewriter does not ask it
-    /// again at a node it just made while the node's operands come back
-    /// unchanged (it would find nothing there).
-    pub settles: bool,
     pub run: PassFn,
 }
 
@@ -225,7 +221,6 @@ pub const PASSES: [Pass; 10] = [
         decreases: &[Decreases::Divisions; 8],
         at: At::Division,
         canonicalizing: false,
-        settles: false,
         run: |g, n, _, w| divmod::fold_divmod_general(g, n, w),
     },
     Pass {
@@ -234,7 +229,6 @@ pub const PASSES: [Pass; 10] = [
         decreases: &[Decreases::Order],
         at: At::Division,
         canonicalizing: true,
-        settles: false,
         run: |g, n, _, w| symdiv::rewrite(g, n, w),
     },
     Pass {
@@ -243,7 +237,6 @@ pub const PASSES: [Pass; 10] = [
         decreases: &[Decreases::Canonical, Decreases::Divisions],
         at: At::Any,
         canonicalizing: true,
-        settles: false,
         run: linear::rewrite,
     },
     Pass {
@@ -252,7 +245,6 @@ pub const PASSES: [Pass; 10] = [
         decreases: &[Decreases::Canonical, Decreases::Order],
         at: At::Any,
         canonicalizing: true,
-        settles: true,
         run: |g, n, _, w| compare::rewrite(g, n, w),
     },
     Pass {
@@ -261,7 +253,6 @@ pub const PASSES: [Pass; 10] = [
         decreases: &[Decreases::Canonical; 2],
         at: At::Whole,
         canonicalizing: true,
-        settles: false,
         run: |g, n, _, w| facts::rewrite(g, n, w),
     },
     Pass {
@@ -270,7 +261,6 @@ pub const PASSES: [Pass; 10] = [
         decreases: &[Decreases::Canonical],
         at: At::Whole,
         canonicalizing: true,
-        settles: false,
         run: |g, n, _, w| minmax::rewrite(g, n, w),
     },
     Pass {
@@ -279,7 +269,6 @@ pub const PASSES: [Pass; 10] = [
         decreases: &[Decreases::Order],
         at: At::Whole,
         canonicalizing: true,
-        settles: false,
         run: |g, n, _, w| absorb::rewrite(g, n, w),
     },
     Pass {
@@ -288,7 +277,6 @@ pub const PASSES: [Pass; 10] = [
         decreases: &[Decreases::Canonical; 3],
         at: At::Where,
         canonicalizing: true,
-        settles: false,
         run: |g, n, _, w| gated::rewrite(g, n, w),
     },
     Pass {
@@ -297,7 +285,6 @@ pub const PASSES: [Pass; 10] = [
         decreases: &[Decreases::Order; 3],
         at: At::Any,
         canonicalizing: true,
-        settles: false,
         run: |g, n, _, w| residue::rewrite(g, n, w),
     },
     Pass {
@@ -314,7 +301,6 @@ pub const PASSES: [Pass; 10] = [
         ],
         at: At::Any,
         canonicalizing: true,
-        settles: false,
         run: context::rewrite,
     },
 ];
