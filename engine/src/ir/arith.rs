@@ -8,120 +8,72 @@ use crate::ir::op::Op;
 /// Both operands as `i64`, where they fit and the quotient does too (not
 /// `i64::MIN / -1`) and the divisor is not 0: most operands the passes and
 /// the range analysis divide are small, and a 64-bit division is one
-/// instruction where an `i128` one is a library call. Each division below
-/// gives the same result either way (`*_wide` is the general path).
+/// instruction where an `i128` one is a library call.
 #[inline]
 fn narrow(a: i128, b: i128) -> Option<(i64, i64)> {
     let (a, b) = (i64::try_from(a).ok()?, i64::try_from(b).ok()?);
     (b != 0 && !(a == i64::MIN && b == -1)).then_some((a, b))
 }
 
+/// The truncating quotient and remainder, every division family's start;
+/// `None` for a zero divisor or a quotient `i128` cannot hold.
+#[inline]
+fn trunc_qr(a: i128, b: i128) -> Option<(i128, i128)> {
+    match narrow(a, b) {
+        Some((a, b)) => Some(((a / b) as i128, (a % b) as i128)),
+        None => trunc_qr_wide(a, b),
+    }
+}
+
+/// [`trunc_qr`] in 128 bits (the reference its 64-bit path is tested
+/// against).
+fn trunc_qr_wide(a: i128, b: i128) -> Option<(i128, i128)> {
+    // i128::MIN % -1 is 0 mathematically (Rust's `%` traps on it); the
+    // quotient does not fit, so there is none either way.
+    Some((a.checked_div(b)?, a.checked_rem(b)?))
+}
+
 /// Truncating division (toward zero). `None` for a zero divisor or a
 /// quotient `i128` cannot hold.
 #[inline]
 pub fn div_trunc(a: i128, b: i128) -> Option<i128> {
-    match narrow(a, b) {
-        Some((a, b)) => Some((a / b) as i128),
-        None => div_trunc_wide(a, b),
-    }
-}
-
-fn div_trunc_wide(a: i128, b: i128) -> Option<i128> {
-    a.checked_div(b)
+    trunc_qr(a, b).map(|(q, _)| q)
 }
 
 /// Truncating remainder: `a - b * div_trunc(a, b)`, sign of the dividend.
 #[inline]
 pub fn rem_trunc(a: i128, b: i128) -> Option<i128> {
-    match narrow(a, b) {
-        Some((a, b)) => Some((a % b) as i128),
-        None => rem_trunc_wide(a, b),
+    if a == i128::MIN && b == -1 {
+        return Some(0);
     }
+    trunc_qr(a, b).map(|(_, r)| r)
 }
 
-fn rem_trunc_wide(a: i128, b: i128) -> Option<i128> {
-    if b == 0 {
-        None
-    } else {
-        // i128::MIN % -1 is 0 mathematically (Rust's `%` traps on it).
-        Some(a.checked_rem(b).unwrap_or(0))
-    }
+/// The truncated quotient is above the floor (a non-zero remainder of
+/// the other sign than the divisor).
+fn rounds_up(r: i128, b: i128) -> bool {
+    r != 0 && ((r < 0) != (b < 0))
 }
 
 /// Floor division (toward negative infinity).
 #[inline]
 pub fn div_floor(a: i128, b: i128) -> Option<i128> {
-    match narrow(a, b) {
-        Some((a, b)) => {
-            let q = a / b;
-            Some(if (a % b != 0) && ((a < 0) != (b < 0)) {
-                q as i128 - 1
-            } else {
-                q as i128
-            })
-        }
-        None => div_floor_wide(a, b),
-    }
-}
-
-fn div_floor_wide(a: i128, b: i128) -> Option<i128> {
-    let q = div_trunc_wide(a, b)?;
-    Some(if (a % b != 0) && ((a < 0) != (b < 0)) {
-        q - 1
-    } else {
-        q
-    })
+    let (q, r) = trunc_qr(a, b)?;
+    Some(if rounds_up(r, b) { q - 1 } else { q })
 }
 
 /// Floor remainder: `a - b * div_floor(a, b)`, sign of the divisor.
 #[inline]
 pub fn mod_floor(a: i128, b: i128) -> Option<i128> {
-    match narrow(a, b) {
-        // |r| < |b|: r + b fits.
-        Some((a, b)) => {
-            let r = a % b;
-            Some(if r != 0 && ((r < 0) != (b < 0)) {
-                (r + b) as i128
-            } else {
-                r as i128
-            })
-        }
-        None => mod_floor_wide(a, b),
-    }
-}
-
-fn mod_floor_wide(a: i128, b: i128) -> Option<i128> {
-    let r = rem_trunc_wide(a, b)?;
-    Some(if r != 0 && ((r < 0) != (b < 0)) {
-        r + b
-    } else {
-        r
-    })
+    let r = rem_trunc(a, b)?;
+    Some(if rounds_up(r, b) { r + b } else { r })
 }
 
 /// Ceiling division (toward positive infinity).
 #[inline]
 pub fn div_ceil(a: i128, b: i128) -> Option<i128> {
-    match narrow(a, b) {
-        Some((a, b)) => {
-            let q = a / b;
-            Some(if (a % b != 0) && ((a < 0) == (b < 0)) {
-                q as i128 + 1
-            } else {
-                q as i128
-            })
-        }
-        None => div_ceil_wide(a, b),
-    }
-}
-
-fn div_ceil_wide(a: i128, b: i128) -> Option<i128> {
-    let q = div_trunc_wide(a, b)?;
-    Some(if (a % b != 0) && ((a < 0) == (b < 0)) {
-        q + 1
-    } else {
-        q
-    })
+    let (q, r) = trunc_qr(a, b)?;
+    Some(if r != 0 && !rounds_up(r, b) { q + 1 } else { q })
 }
 
 /// `a.rem_euclid(d)` for `d > 0` (the floor remainder), in 64 bits where
@@ -157,20 +109,18 @@ pub fn ends_with_residue(lo: i128, hi: i128, d: i128, a: i128, b: i128) -> (i128
 pub fn gcd(a: i128, b: i128) -> i128 {
     let (a, b) = (a.unsigned_abs(), b.unsigned_abs());
     // In 64 bits where both magnitudes fit (the same Euclid steps).
-    if let (Ok(mut a), Ok(mut b)) = (u64::try_from(a), u64::try_from(b)) {
-        while b != 0 {
-            (a, b) = (b, a % b);
-        }
-        return a as i128;
+    match (u64::try_from(a), u64::try_from(b)) {
+        (Ok(a), Ok(b)) => euclid(a, b) as i128,
+        _ => euclid(a, b) as i128,
     }
-    gcd_wide(a, b)
 }
 
-fn gcd_wide(mut a: u128, mut b: u128) -> i128 {
-    while b != 0 {
+/// Euclid's algorithm on magnitudes.
+fn euclid<T: Copy + PartialEq + Default + std::ops::Rem<Output = T>>(mut a: T, mut b: T) -> T {
+    while b != T::default() {
         (a, b) = (b, a % b);
     }
-    a as i128
+    a
 }
 
 /// Two's complement wrap of `v` to `bits` bits.
@@ -277,14 +227,10 @@ mod tests {
         }
         for &a in &vals {
             for &b in &vals {
-                assert_eq!(div_trunc(a, b), div_trunc_wide(a, b), "{a} / {b}");
-                assert_eq!(rem_trunc(a, b), rem_trunc_wide(a, b), "{a} % {b}");
-                assert_eq!(div_floor(a, b), div_floor_wide(a, b), "{a} // {b}");
-                assert_eq!(mod_floor(a, b), mod_floor_wide(a, b), "{a} mod {b}");
-                assert_eq!(div_ceil(a, b), div_ceil_wide(a, b), "{a} ceil {b}");
+                assert_eq!(trunc_qr(a, b), trunc_qr_wide(a, b), "{a} / {b}");
                 assert_eq!(
                     gcd(a, b),
-                    gcd_wide(a.unsigned_abs(), b.unsigned_abs()),
+                    euclid(a.unsigned_abs(), b.unsigned_abs()) as i128,
                     "gcd {a} {b}"
                 );
                 if b > 0 {
