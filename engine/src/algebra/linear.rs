@@ -48,9 +48,12 @@ pub fn atom(a: NodeId) -> Mono {
 /// canonical order; every coefficient and `k` fit 64 bits.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Poly {
-    pub terms: Vec<(Mono, i128)>,
+    pub terms: PolyTerms,
     pub k: i128,
 }
+
+/// A poly's terms: most sums have a few, held without a heap allocation.
+pub type PolyTerms = SmallVec<[(Mono, i128); 4]>;
 
 /// A poly under construction: monomial -> coefficient.
 #[derive(Clone, Debug, Default)]
@@ -99,7 +102,7 @@ impl Acc {
     /// The finished poly: zero terms dropped, canonical order; `None` if a
     /// coefficient leaves 64 bits.
     pub fn finish(self, g: &Graph) -> Option<Poly> {
-        let mut terms: Vec<(Mono, i128)> = self.terms.into_iter().filter(|t| t.1 != 0).collect();
+        let mut terms: PolyTerms = self.terms.into_iter().filter(|t| t.1 != 0).collect();
         if terms.iter().any(|t| !fits64(t.1)) || !fits64(self.k) {
             return None;
         }
@@ -111,7 +114,7 @@ impl Acc {
 impl Poly {
     pub fn constant(k: i128) -> Poly {
         Poly {
-            terms: Vec::new(),
+            terms: PolyTerms::new(),
             k,
         }
     }
@@ -235,7 +238,7 @@ fn read_leaf(g: &Graph, root: NodeId) -> Option<Poly> {
     }
     match kind(g, root) {
         Kind::Atom => Some(Poly {
-            terms: vec![(atom(root), 1)],
+            terms: smallvec![(atom(root), 1)],
             k: 0,
         }),
         Kind::Const(v) => Some(Poly::constant(v)),

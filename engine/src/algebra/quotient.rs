@@ -284,7 +284,7 @@ fn merged(g: &mut Graph, p: &Poly, w: Width) -> Vec<NodeId> {
     if rest.k != 0 {
         ins.push(Poly::constant(rest.k));
     }
-    let shared: Vec<_> = rest
+    let shared: linear::PolyTerms = rest
         .terms
         .iter()
         .filter(|(m, _)| n.terms.iter().any(|(nm, _)| nm == m))

@@ -328,7 +328,7 @@ fn tile_stride(g: &Graph, p: &Poly, w: Width) -> Option<Poly> {
         if b1 != b2 {
             continue;
         }
-        let mut terms: Vec<(Mono, i128)> = order[..cut]
+        let mut terms: linear::PolyTerms = order[..cut]
             .iter()
             .map(|&i| (p.terms[i].0.clone(), p.terms[i].1 / prefix_gcd))
             .collect();
@@ -392,7 +392,7 @@ fn pinned_remainder(g: &mut Graph, p: &Poly) -> Option<Poly> {
     let dn = g.cnst(i64::try_from(d).ok()?, DType::Index);
     let atom = g.mk(Op::Mod, &[base, dn]);
     Some(Poly {
-        terms: vec![(crate::algebra::linear::atom(atom), 1)],
+        terms: smallvec::smallvec![(crate::algebra::linear::atom(atom), 1)],
         k: -(v - n.k).rem_euclid(d),
     })
 }

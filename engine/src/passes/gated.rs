@@ -210,7 +210,7 @@ fn bounds_of(g: &mut Graph, p: NodeId, w: Width) -> Vec<(NodeId, Range)> {
         // The key itself, as the linear form builds it: the node a
         // normalized sum in `idx` is.
         let poly = linear::Poly {
-            terms: key.clone(),
+            terms: key.iter().cloned().collect(),
             k: 0,
         };
         if let Some(kn) = linear::build(g, &poly) {

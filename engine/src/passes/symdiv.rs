@@ -260,7 +260,7 @@ fn divide(
         let node = g.mk(op, &[rn, dn]);
         if is_div {
             Some(Poly {
-                terms: vec![(crate::algebra::linear::atom(node), 1)],
+                terms: smallvec::smallvec![(crate::algebra::linear::atom(node), 1)],
                 k: 0,
             })
         } else {
@@ -269,7 +269,7 @@ fn divide(
             m.push(node);
             m.sort_by(|a, b| g.canonical_cmp(*a, *b));
             Some(Poly {
-                terms: vec![(m, gc)],
+                terms: smallvec::smallvec![(m, gc)],
                 k: 0,
             })
         }
@@ -277,7 +277,7 @@ fn divide(
         let rn = linear::build(g, &r)?;
         let node = g.mk(op, &[rn, y]);
         Some(Poly {
-            terms: vec![(crate::algebra::linear::atom(node), 1)],
+            terms: smallvec::smallvec![(crate::algebra::linear::atom(node), 1)],
             k: 0,
         })
     };
