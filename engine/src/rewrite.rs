@@ -32,9 +32,12 @@
 //! returns a half-simplified result as if it were done.
 
 use crate::algebra::linear::is_linear_op;
+use crate::ir::dtype::DType;
 use crate::ir::dtype::Width;
 use crate::ir::{Graph, NodeId, Op};
 use crate::passes::{Pass, PASSES};
+use crate::rules::ast::{Pat, Ty};
+use crate::rules::guard::{range_at, requires_one_value};
 use crate::rules::matching::Matcher;
 use crate::rules::shape::{Shape, Site, KIND_PAIRS};
 use crate::rules::RuleSet;
@@ -140,6 +143,12 @@ pub struct Simplifier<'r> {
     /// an operand that is one is its own result, not visited (a constant,
     /// with the built-in rules).
     fixed_leaf: Vec<bool>,
+    /// Per op and dtype (at `op * DType::ALL.len() + dtype`): a leaf of
+    /// that op and dtype that only rules asking `vmin(x) == vmax(x)` of it
+    /// may match (`int_decided`, with the built-in rules): one whose range
+    /// at the width has two values or more is its own result, not visited
+    /// (most variables).
+    one_value_leaf: Vec<bool>,
     flat: Vec<(usize, usize)>,
     /// Per rule (indexed like `flat`): its left side laid out for matching.
     matchers: Vec<Matcher>,
@@ -250,6 +259,30 @@ impl<'r> Simplifier<'r> {
                 let i = op.index() * KIND_PAIRS;
                 op.arity() == 0 && by_op[i..i + KIND_PAIRS].iter().all(Vec::is_empty)
             })
+            .collect::<Vec<bool>>();
+        let one_value_leaf = crate::ir::op::OPS
+            .iter()
+            .flat_map(|(op, _)| DType::ALL.map(|d| (*op, d)))
+            .map(|(op, d)| {
+                let i = op.index() * KIND_PAIRS;
+                op.arity() == 0
+                    && by_op[i..i + KIND_PAIRS].iter().flatten().all(|(idx, _)| {
+                        let (gi, ri) = flat[*idx];
+                        let rule = &rules.groups[gi].rules[ri];
+                        let Pat::Var(v) = rule.lhs else {
+                            return false;
+                        };
+                        let var = &rule.vars[v];
+                        // A rule whose variable cannot bind the leaf.
+                        let binds = !(var.is_const && !matches!(op, Op::Const(_)))
+                            && !matches!(var.ty, Ty::Fixed(t) if t != d);
+                        !binds
+                            || rule
+                                .guard
+                                .as_ref()
+                                .is_some_and(|g| requires_one_value(g, v))
+                    })
+            })
             .collect();
         let mut canonical = vec![false; declarative];
         for pass in passes {
@@ -261,6 +294,7 @@ impl<'r> Simplifier<'r> {
             names,
             dispatch: by_op,
             fixed_leaf,
+            one_value_leaf,
             flat,
             matchers,
             cap: DEFAULT_CAP,
@@ -372,6 +406,17 @@ impl<'r> Simplifier<'r> {
         result?;
         out.roots = new_roots;
         Ok(out)
+    }
+
+    /// Whether `leaf`, an operand, is its own result without a visit: no
+    /// rule can match a leaf of its op, or only rules that need its range
+    /// to be one value, and it is not.
+    #[inline]
+    fn is_own_result(&self, leaf: &crate::ir::Node) -> bool {
+        let op = leaf.op.index();
+        self.fixed_leaf[op]
+            || (self.one_value_leaf[op * DType::ALL.len() + leaf.dtype as usize]
+                && range_at(leaf, self.width).is_none_or(|(lo, hi)| lo != hi))
     }
 
     /// The first rule (in group order) that fires at `n`, and its result.
@@ -497,7 +542,7 @@ impl Run<'_, '_> {
             let src = node.src();
             if top.next < src.len() {
                 let c = src[top.next];
-                if self.s.fixed_leaf[g.node(c).op.index()] {
+                if self.s.is_own_result(g.node(c)) {
                     top.src[top.next] = c;
                     top.next += 1;
                     continue;
@@ -627,6 +672,46 @@ mod tests {
         // their guards (`!is_const(x)`); variables they may fold.
         assert!(s.fixed_leaf[Op::Const(0).index()]);
         assert!(!s.fixed_leaf[Op::Var(0).index()]);
+    }
+
+    #[test]
+    fn a_variable_operand_is_visited_only_where_its_range_is_one_value() {
+        use crate::ir::dtype::DType;
+        let at = |op: Op, d: DType| op.index() * DType::ALL.len() + d as usize;
+        let s = Simplifier::new(builtin());
+        // Only `int_decided` (and the bool rules, which a typed variable
+        // keeps from an `index` one) can match a bare variable.
+        assert!(s.one_value_leaf[at(Op::Var(0), DType::Index)]);
+        assert!(!s.one_value_leaf[at(Op::Var(0), DType::Bool)]);
+        let out = |text: &str| {
+            let mut p = crate::text::parse::parse_program(text).unwrap();
+            let o = s.simplify(&mut p.graph, &p.outputs, false).unwrap();
+            crate::text::print::expr(&p.graph, o.roots[0])
+        };
+        assert_eq!(
+            out("var x in [0, 9]\nvar y in [3, 3]\nexpr x * 7 + y\n"),
+            "x * 7 + 3"
+        );
+        assert_eq!(
+            out("var x in [0, 9]\nvar y in [3, 4]\nexpr x * 7 + y\n"),
+            "x * 7 + y"
+        );
+    }
+
+    #[test]
+    fn a_bare_variable_rule_without_a_one_value_guard_sees_every_variable() {
+        let rules = RuleSet::parse(
+            "t.rules",
+            "rule neg: x => 0 if vmax(x) < 0 && !is_const(x)\n",
+        )
+        .unwrap();
+        let s = Simplifier::new(&rules);
+        let at = Op::Var(0).index() * crate::ir::dtype::DType::ALL.len();
+        assert!(!s.one_value_leaf[at]);
+        assert_eq!(
+            simplify_with(&rules, "var x in [0, 9]\nvar y in [-9, -1]\nexpr x + y\n"),
+            "x + 0"
+        );
     }
 
     #[test]

@@ -476,6 +476,20 @@ pub fn holds_at(g: &Graph, rule: &Rule, b: &Binding, w: Width) -> bool {
     conjuncts(guard).all(|c| holds(&mut d, c) == Some(true))
 }
 
+/// Whether `guard` holds only where variable `v`'s range is one value: a
+/// top-level conjunct is `vmin(v) == vmax(v)`.
+pub fn requires_one_value(guard: &Guard, v: usize) -> bool {
+    conjuncts(guard).any(|c| match c {
+        Guard::Bin(Op::Eq, a, b) => matches!(
+            (&**a, &**b),
+            (Guard::VMin(IExpr::Var(x)), Guard::VMax(IExpr::Var(y)))
+                | (Guard::VMax(IExpr::Var(x)), Guard::VMin(IExpr::Var(y)))
+                if *x == v && *y == v
+        ),
+        _ => false,
+    })
+}
+
 /// The top-level conjuncts of a guard (`a && b && c`: `a`, `b`, `c`), left
 /// to right.
 pub fn conjuncts(guard: &Guard) -> impl Iterator<Item = &Guard> {
