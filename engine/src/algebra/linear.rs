@@ -767,6 +767,46 @@ pub fn is_built_plain(g: &Graph, n: NodeId) -> bool {
     all().count() < 2 || all().fold(0, |a, t| gcd(a, t.1)) == 1
 }
 
+/// Whether `n` is `a * S` exactly as [`build`] builds the linear form it
+/// reads as (`a*S` expanded; `x * (y + 10)`, `(y - z) * x`): `a` a
+/// variable, `S` a sum [`is_built_plain`] tells, of variables and products
+/// of two, every coefficient 1 or -1, a term added, `a` in none of them.
+/// Then `a` is in every term of the expanded form and every other atom in
+/// one, so [`build`] factors `a` out and builds the rest as `S` is, and
+/// keeps it: negated, the factored sum is no smaller (its one constant is
+/// one node either way, and its additions and subtractions swap, with one
+/// negation more where nothing was subtracted), and `-(a * S')` has a
+/// node more. `false` says nothing.
+pub fn is_built_factored(g: &Graph, n: NodeId) -> bool {
+    let Some([x, y]) = linear_pair(g, n, Op::Mul) else {
+        return false;
+    };
+    let var = |t: NodeId| matches!(g.node(t).op, Op::Var(_)) && g.node(t).dtype == DType::Index;
+    let (a, s) = if var(x) { (x, y) } else { (y, x) };
+    if g.node(n).maybe_invalid
+        || !var(a)
+        || !matches!(g.node(s).op, Op::Add | Op::Sub)
+        || !is_built_plain(g, s)
+    {
+        return false;
+    }
+    // The sum's leaves, each with whether it is added.
+    let mut todo: SmallVec<[(NodeId, bool); 8]> = smallvec![(s, true)];
+    let mut added = false;
+    while let Some((t, plus)) = todo.pop() {
+        let node = g.node(t);
+        match node.op {
+            Op::Add => todo.extend([(node.src()[0], plus), (node.src()[1], plus)]),
+            Op::Sub => todo.extend([(node.src()[0], plus), (node.src()[1], !plus)]),
+            Op::Const(_) => {}
+            Op::Var(_) if t != a => added |= plus,
+            Op::Mul if node.src().iter().all(|&f| var(f) && f != a) => added |= plus,
+            _ => return false,
+        }
+    }
+    added
+}
+
 /// The value of `x` when it is an `index` constant.
 fn index_const(g: &Graph, x: Option<NodeId>) -> Option<i128> {
     let n = g.node(x?);

@@ -19,7 +19,9 @@
 
 use crate::algebra::defined::fits_new;
 use crate::algebra::digits::{fuse, split_of};
-use crate::algebra::linear::{build, cnst, is_built_plain, is_linear_op, read, read_acc, Acc};
+use crate::algebra::linear::{
+    build, cnst, is_built_factored, is_built_plain, is_linear_op, read, read_acc, Acc,
+};
 use crate::algebra::{minmax, quotient};
 use crate::ir::dtype::Width;
 use crate::ir::{DType, Graph, NodeId, Op};
@@ -128,7 +130,7 @@ fn nested_quotient(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
 fn normalize(g: &mut Graph, n: NodeId, w: Width) -> Option<NodeId> {
     // Most sums asked about are already built this way: told from their
     // shape, not by reading and building them again.
-    if is_built_plain(g, n) {
+    if is_built_plain(g, n) || is_built_factored(g, n) {
         return None;
     }
     rebuild(g, n, w)
@@ -276,6 +278,75 @@ mod tests {
         let told = told_built(g);
         let products = told.iter().filter(|&&n| product(g, n)).count();
         assert!(products >= 500, "{products}");
+    }
+
+    #[test]
+    fn a_product_told_built_factored_is_what_reading_and_building_it_gives() {
+        use crate::algebra::linear::is_built_factored;
+        use crate::ir::{dtype::Width, NodeId};
+        use crate::splitmix::splitmix64;
+        let atoms = [
+            "x", "y", "z", "w", "y * z", "z * w", "x * y", "x // 4", "y * 2",
+        ];
+        let mut exprs = String::new();
+        let mut s = 47u64;
+        let mut pick = |n: usize| (splitmix64(&mut s) % n as u64) as usize;
+        for _ in 0..3000 {
+            let mut e = String::new();
+            for t in 0..1 + pick(3) {
+                let a = atoms[pick(atoms.len())];
+                let minus = pick(3) == 0;
+                e.push_str(match (t, minus) {
+                    (0, true) => "-",
+                    (0, false) => "",
+                    (_, true) => " - ",
+                    (_, false) => " + ",
+                });
+                e.push_str(&format!("({a})"));
+            }
+            let k = [0, 0, 10, -1, 4][pick(5)];
+            if k != 0 {
+                e.push_str(&format!(" + {k}"));
+            }
+            let f = ["x", "y", "w"][pick(3)];
+            exprs.push_str(&if pick(2) == 0 {
+                format!("expr {f} * ({e})\n")
+            } else {
+                format!("expr ({e}) * {f}\n")
+            });
+        }
+        let text = format!(
+            "var x in [0, 9]\nvar y in [-9, 9]\nvar z in [1, 9]\nvar w in [-5, 30]\n{exprs}"
+        );
+        let mut p = crate::parse::parse_program(&text).unwrap();
+        let g = &mut p.graph;
+        // The built shape of each product is in the graph too.
+        for &o in &p.outputs {
+            let _ = super::rebuild(g, o, Width::W64);
+        }
+        let told: Vec<NodeId> = (0..g.len())
+            .map(|i| NodeId(i as u32))
+            .filter(|&n| is_built_factored(g, n))
+            .collect();
+        for &n in &told {
+            let again = super::rebuild(g, n, Width::W64);
+            assert_eq!(again, None, "{}", crate::print::expr(g, n));
+        }
+        assert!(told.len() >= 200, "{}", told.len());
+        // Not told: a sum with nothing added (building changes it), the
+        // factor in the sum, a coefficient past 1, a constant first.
+        let v = "var x in [0, 9]\nvar y in [-9, 9]\nvar z in [1, 9]\n";
+        for (e, changes) in [
+            ("x * (-y - z)", true),
+            ("x * (x + 1)", false),
+            ("x * (y * 2 + 2)", false),
+            ("x * (2 - y)", false),
+        ] {
+            let mut p = crate::parse::parse_program(&format!("{v}expr {e}\n")).unwrap();
+            assert!(!is_built_factored(&p.graph, p.outputs[0]), "{e}");
+            let again = super::rebuild(&mut p.graph, p.outputs[0], Width::W64);
+            assert_eq!(again.is_some(), changes, "{e}");
+        }
     }
 
     #[test]
