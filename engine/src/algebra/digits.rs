@@ -9,7 +9,8 @@
 use crate::algebra::linear::{build, cnst, read, terms_range, Acc, Poly};
 use crate::ir::dtype::Width;
 use crate::ir::{DType, Graph, NodeId, Op};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
+use smallvec::SmallVec;
 
 /// Digits `lo..hi` of `base`: `(base // lo) mod (hi / lo)` (`base // lo`
 /// when `hi` is `None`), with `lo | hi`, both positive. `trunc`: written
@@ -57,7 +58,7 @@ pub fn split_of(g: &Graph, atom: NodeId) -> Option<Split> {
     };
     let pos_const = |id: NodeId| g.node(id).as_const().filter(|&c| c > 0).map(|c| c as i128);
     // The chain of ops from the atom down to the base.
-    let mut chain: Vec<(NodeId, Op, i128)> = Vec::new();
+    let mut chain: SmallVec<[(NodeId, Op, i128); 4]> = SmallVec::new();
     let mut x = atom;
     loop {
         let xn = g.node(x);
@@ -143,7 +144,7 @@ pub fn fuse(g: &mut Graph, acc: &mut Acc) -> Option<bool> {
     // them regardless).
     for _ in 0..64 {
         let mut round = false;
-        let mut splits: Vec<(Split, NodeId, i128)> = Vec::new();
+        let mut splits: Group = SmallVec::new();
         for (m, &c) in &acc.terms {
             if m.len() != 1 || c == 0 {
                 continue;
@@ -159,16 +160,13 @@ pub fn fuse(g: &mut Graph, acc: &mut Acc) -> Option<bool> {
         splits.sort_unstable_by_key(|t| t.1);
         round |= shorten(g, acc, &mut splits)?;
         // Splits by base.
-        let mut by_base: FxHashMap<NodeId, Vec<(Split, NodeId, i128)>> = FxHashMap::default();
+        let mut by_base = Groups::new();
         for (s, atom, c) in splits {
             let s = lift(g, s)?;
-            by_base.entry(s.base).or_default().push((s, atom, c));
+            group_of(&mut by_base, s.base).push((s, atom, c));
         }
         rebase(g, &mut by_base)?;
-        let mut bases: Vec<NodeId> = by_base.keys().copied().collect();
-        bases.sort_unstable();
-        for base in bases {
-            let mut group = by_base.remove(&base).expect("listed");
+        for (base, mut group) in by_base {
             round |= fuse_group(g, acc, base, &mut group)?;
             round |= convert_group(g, acc, base, &group)?;
         }
@@ -233,25 +231,21 @@ fn lift(g: &mut Graph, mut s: Split) -> Option<Split> {
 /// (`d0 mod 64 == (d1*128 + d0) mod 64`); digits `lo..hi` of `b1` are
 /// digits `lo*m..hi*m` of `b2` when `b2 == m*b1 + r` with `0 <= r < m`
 /// (`b1 == b2 // m`). Each split moves at most once.
-fn rebase(
-    g: &mut Graph,
-    by_base: &mut FxHashMap<NodeId, Vec<(Split, NodeId, i128)>>,
-) -> Option<()> {
-    let mut bases: Vec<NodeId> = by_base.keys().copied().collect();
+fn rebase(g: &mut Graph, by_base: &mut Groups) -> Option<()> {
+    let bases: SmallVec<[NodeId; 8]> = by_base.iter().map(|(b, _)| *b).collect();
     if bases.len() < 2 || bases.len() > 8 {
         return Some(());
     }
-    bases.sort_unstable();
     let polys: Vec<Option<Poly>> = bases.iter().map(|&b| read(g, b)).collect();
     let mut moved: FxHashSet<NodeId> = FxHashSet::default();
     for (i, &b1) in bases.iter().enumerate() {
         let Some(p1) = &polys[i] else {
             continue;
         };
-        let Some(group) = by_base.remove(&b1) else {
+        let Some(group) = take_group(by_base, b1) else {
             continue;
         };
-        let mut keep = Vec::new();
+        let mut keep = Group::new();
         for (s, atom, c) in group {
             let target = if moved.contains(&atom) || !s.floor_exact(g) {
                 None
@@ -264,13 +258,13 @@ fn rebase(
             match target {
                 Some(t) => {
                     moved.insert(atom);
-                    by_base.entry(t.base).or_default().push((t, atom, c));
+                    group_of(by_base, t.base).push((t, atom, c));
                 }
                 None => keep.push((s, atom, c)),
             }
         }
         if !keep.is_empty() {
-            by_base.entry(b1).or_default().extend(keep);
+            group_of(by_base, b1).extend(keep);
         }
     }
     Some(())
@@ -339,14 +333,34 @@ fn shorten(g: &mut Graph, acc: &mut Acc, splits: &mut [(Split, NodeId, i128)]) -
     Some(changed)
 }
 
+/// Splits with their atoms and coefficients in the sum.
+type Group = SmallVec<[(Split, NodeId, i128); 4]>;
+
+/// The splits of each base, in increasing order of the base (a sum has a
+/// few).
+type Groups = SmallVec<[(NodeId, Group); 4]>;
+
+/// The group of `base`, made empty where there is none.
+fn group_of(groups: &mut Groups, base: NodeId) -> &mut Group {
+    let i = match groups.binary_search_by_key(&base, |(b, _)| *b) {
+        Ok(i) => i,
+        Err(i) => {
+            groups.insert(i, (base, Group::new()));
+            i
+        }
+    };
+    &mut groups[i].1
+}
+
+/// The group of `base`, taken out.
+fn take_group(groups: &mut Groups, base: NodeId) -> Option<Group> {
+    let i = groups.binary_search_by_key(&base, |(b, _)| *b).ok()?;
+    Some(groups.remove(i).1)
+}
+
 /// Digit fusion within the splits of one base: `lo..mid` with scale s and
 /// `mid..hi` with scale `s * (mid / lo)` become `lo..hi` with scale s.
-fn fuse_group(
-    g: &mut Graph,
-    acc: &mut Acc,
-    base: NodeId,
-    group: &mut Vec<(Split, NodeId, i128)>,
-) -> Option<bool> {
+fn fuse_group(g: &mut Graph, acc: &mut Acc, base: NodeId, group: &mut Group) -> Option<bool> {
     let mut changed = false;
     'again: loop {
         for i in 0..group.len() {
