@@ -442,27 +442,6 @@ impl Builder {
         self.emit1(|dst| Ins::Cmp { dst, cc, a, b })
     }
 
-    fn arith(&mut self, op: Op, dt: DType, from: DType, x: Arg, y: Arg) -> (Arg, Arg) {
-        if let (Some(p), Some(q)) = (x.known(), y.known()) {
-            // The lane function itself, on one lane.
-            let (mut d, mut o) = ([0], [0]);
-            arith_lanes(op, dt, from, self.w, &[p], &[q], &mut d, &mut o);
-            return (Arg::K(d[0]), Arg::K(o[0]));
-        }
-        let (a, b) = (self.reg(x), self.reg(y));
-        let (dst, ovf) = (self.fresh(), self.fresh());
-        self.code.push(Ins::Arith {
-            dst,
-            ovf,
-            op,
-            dt,
-            from,
-            a,
-            b,
-        });
-        (Arg::R(dst), Arg::R(ovf))
-    }
-
     fn not_fits(&mut self, x: Arg) -> Arg {
         match x {
             Arg::K(v) => Arg::K(not_fits(self.w, v) as i64),
@@ -535,7 +514,8 @@ impl Prims for Emit<'_> {
     fn or(&mut self, a: &Arg, b: &Arg) -> Arg {
         self.b.or(*a, *b)
     }
-    // The oracle itself asks only `and`, `or` and `not` of the builder.
+    // The oracle itself asks only `and`, `or` and `not` of the builder:
+    // `xor` and `arith` are the semantics' alone, written here.
     fn xor(&mut self, a: &Arg, b: &Arg) -> Arg {
         match (*a, *b) {
             (Arg::K(p), Arg::K(q)) => Arg::K((p != q) as i64),
@@ -561,8 +541,26 @@ impl Prims for Emit<'_> {
     }
     fn arith(&mut self, op: Op, dt: DType, from: DType, args: &[Arg]) -> (Arg, Arg) {
         // A unary op reads its operand twice (the second is ignored).
-        let y = args.get(1).copied().unwrap_or(args[0]);
-        self.b.arith(op, dt, from, args[0], y)
+        let (x, y) = (args[0], args.get(1).copied().unwrap_or(args[0]));
+        let b = &mut *self.b;
+        if let (Some(p), Some(q)) = (x.known(), y.known()) {
+            // The lane function itself, on one lane.
+            let (mut d, mut o) = ([0], [0]);
+            arith_lanes(op, dt, from, b.w, &[p], &[q], &mut d, &mut o);
+            return (Arg::K(d[0]), Arg::K(o[0]));
+        }
+        let (a, c) = (b.reg(x), b.reg(y));
+        let (dst, ovf) = (b.fresh(), b.fresh());
+        b.code.push(Ins::Arith {
+            dst,
+            ovf,
+            op,
+            dt,
+            from,
+            a,
+            b: c,
+        });
+        (Arg::R(dst), Arg::R(ovf))
     }
     fn undefined(&mut self, cond: Arg, reason: Ub) {
         if cond != Arg::K(0) {
