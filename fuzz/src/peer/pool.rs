@@ -16,7 +16,7 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
-use tileproof_adapter::{ApplyRequest, Hello, Reply, Request};
+use tileproof_adapter::{Hello, Reply, Request};
 
 /// How long a process may take to write its hello (a peer library can take
 /// seconds to import).
@@ -227,32 +227,6 @@ impl Peer {
         }
     }
 
-    /// Applies the peer's rule `rule` alone at the root of `roots` (one
-    /// root) of `g` (an `apply` request): its result, added to `g`, or
-    /// [`Answer::Declined`] when the rule does not rewrite it.
-    pub fn apply(&self, rule: &str, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
-        self.ask_part(g, roots, |req| Request {
-            apply: Some(ApplyRequest {
-                rule: rule.to_string(),
-            }),
-            ..req
-        })
-    }
-
-    /// The expressions `roots` of `g` after the stage `stage` of the peer's
-    /// pipeline (a `stage` request), added to `g`.
-    pub fn at_stage(
-        &self,
-        stage: &str,
-        g: &mut Graph,
-        roots: &[NodeId],
-    ) -> Result<Answer, Refusal> {
-        self.ask_part(g, roots, |req| Request {
-            stage: Some(stage.to_string()),
-            ..req
-        })
-    }
-
     /// Sends the case `roots` of `g` as the request `with` makes of it, and
     /// reads its answer into `g`.
     pub(super) fn ask_case(
@@ -284,9 +258,10 @@ impl Peer {
         (id, case, sent)
     }
 
-    /// [`Peer::ask_case`] for a part of the peer (a rule alone, a stage),
-    /// whose answer to a request asked before is read from its memo.
-    fn ask_part(
+    /// [`Peer::ask_case`] for a part of the peer (a rule alone, a stage:
+    /// [`super::PeerPart`]), whose answer to a request asked before is read
+    /// from its memo.
+    pub(super) fn ask_part(
         &self,
         g: &mut Graph,
         roots: &[NodeId],
