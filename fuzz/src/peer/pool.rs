@@ -98,7 +98,7 @@ pub struct Peer {
     /// [`Peer::with_rule_names`]): a campaign counts them like the engine's.
     pub(super) rule_names: Vec<String>,
     /// Per rule: whether some input tileproof can express can match it.
-    rule_reachable: Vec<bool>,
+    pub(super) rule_reachable: Vec<bool>,
     /// Where each rule is defined (`file:line`; empty when the adapter
     /// does not say).
     pub(super) rule_locations: Vec<String>,
