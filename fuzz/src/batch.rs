@@ -469,10 +469,81 @@ impl Builder {
         }
     }
 
-    /// The finished program; `keep` are the operands read after a run
-    /// (their registers stay live to the end).
+    /// The finished program, its virtual registers allocated to physical
+    /// ones; `keep` are the operands read after a run (their registers
+    /// stay live to the end).
     pub fn finish(self, keep: &[Arg]) -> Program {
-        Program::allocate(self, keep)
+        let n = self.nregs as usize;
+        // The last instruction reading each virtual register; kept ones
+        // and constants are never freed, unread ones right after they are
+        // written.
+        const NEVER: usize = usize::MAX;
+        const UNREAD: usize = usize::MAX - 1;
+        let mut last = vec![UNREAD; n];
+        for (i, ins) in self.code.iter().enumerate() {
+            for s in ins.srcs().into_iter().flatten() {
+                last[s as usize] = i;
+            }
+        }
+        for a in keep {
+            if let Arg::R(r) = *a {
+                last[r as usize] = NEVER;
+            }
+        }
+        let mut phys = vec![u32::MAX; n];
+        let mut nphys = 0u32;
+        let mut consts: Vec<(u32, i64)> = Vec::new();
+        for (&v, &r) in &self.consts {
+            phys[r as usize] = nphys;
+            last[r as usize] = NEVER;
+            consts.push((nphys, v));
+            nphys += 1;
+        }
+        let mut free: Vec<u32> = Vec::new();
+        let mut code = self.code;
+        for (i, ins) in code.iter_mut().enumerate() {
+            let (srcs, dsts) = (ins.srcs(), ins.dsts());
+            // Destinations first, so that none aliases an operand.
+            for d in dsts.into_iter().flatten() {
+                phys[d as usize] = free.pop().unwrap_or_else(|| {
+                    nphys += 1;
+                    nphys - 1
+                });
+            }
+            ins.map(&mut |r| phys[r as usize]);
+            for r in srcs.into_iter().flatten().chain(dsts.into_iter().flatten()) {
+                let r = r as usize;
+                if last[r] == i || last[r] == UNREAD {
+                    last[r] = NEVER; // freed once, even if read twice
+                    free.push(phys[r]);
+                }
+            }
+        }
+        let kept = keep
+            .iter()
+            .filter_map(|a| match *a {
+                Arg::R(r) => Some((r, phys[r as usize])),
+                Arg::K(_) => None,
+            })
+            .collect();
+        let nregs = nphys as usize;
+        let nslots = code
+            .iter()
+            .filter_map(|i| match *i {
+                Ins::Load { slot, .. } => Some(slot as usize + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        Program {
+            w: self.w,
+            code,
+            nregs,
+            consts,
+            nslots,
+            kept,
+            lanes: (MAX_FILE / nregs.max(1)).clamp(1, LANES),
+        }
     }
 }
 
@@ -699,80 +770,6 @@ pub(crate) struct Program {
 }
 
 impl Program {
-    fn allocate(b: Builder, keep: &[Arg]) -> Program {
-        let n = b.nregs as usize;
-        // The last instruction reading each virtual register; kept ones
-        // and constants are never freed, unread ones right after they are
-        // written.
-        const NEVER: usize = usize::MAX;
-        const UNREAD: usize = usize::MAX - 1;
-        let mut last = vec![UNREAD; n];
-        for (i, ins) in b.code.iter().enumerate() {
-            for s in ins.srcs().into_iter().flatten() {
-                last[s as usize] = i;
-            }
-        }
-        for a in keep {
-            if let Arg::R(r) = *a {
-                last[r as usize] = NEVER;
-            }
-        }
-        let mut phys = vec![u32::MAX; n];
-        let mut nphys = 0u32;
-        let mut consts: Vec<(u32, i64)> = Vec::new();
-        for (&v, &r) in &b.consts {
-            phys[r as usize] = nphys;
-            last[r as usize] = NEVER;
-            consts.push((nphys, v));
-            nphys += 1;
-        }
-        let mut free: Vec<u32> = Vec::new();
-        let mut code = b.code;
-        for (i, ins) in code.iter_mut().enumerate() {
-            let (srcs, dsts) = (ins.srcs(), ins.dsts());
-            // Destinations first, so that none aliases an operand.
-            for d in dsts.into_iter().flatten() {
-                phys[d as usize] = free.pop().unwrap_or_else(|| {
-                    nphys += 1;
-                    nphys - 1
-                });
-            }
-            ins.map(&mut |r| phys[r as usize]);
-            for r in srcs.into_iter().flatten().chain(dsts.into_iter().flatten()) {
-                let r = r as usize;
-                if last[r] == i || last[r] == UNREAD {
-                    last[r] = NEVER; // freed once, even if read twice
-                    free.push(phys[r]);
-                }
-            }
-        }
-        let kept = keep
-            .iter()
-            .filter_map(|a| match *a {
-                Arg::R(r) => Some((r, phys[r as usize])),
-                Arg::K(_) => None,
-            })
-            .collect();
-        let nregs = nphys as usize;
-        let nslots = code
-            .iter()
-            .filter_map(|i| match *i {
-                Ins::Load { slot, .. } => Some(slot as usize + 1),
-                _ => None,
-            })
-            .max()
-            .unwrap_or(0);
-        Program {
-            w: b.w,
-            code,
-            nregs,
-            consts,
-            nslots,
-            kept,
-            lanes: (MAX_FILE / nregs.max(1)).clamp(1, LANES),
-        }
-    }
-
     /// Points per block this program runs.
     pub fn lanes(&self) -> usize {
         self.lanes
@@ -805,7 +802,7 @@ impl Machine<'_> {
         assert!(inputs.len() >= self.p.nslots * l, "inputs for every slot");
         let base = self.file.as_mut_ptr();
         // SAFETY (both): every register is below `nregs`
-        // (`Program::allocate`), so its lanes lie inside `file`; an
+        // (`Builder::finish`), so its lanes lie inside `file`; an
         // instruction's destinations are distinct from its operands and
         // from each other, so the one `&mut` borrow of an instruction
         // never overlaps the shared ones it reads.
