@@ -164,7 +164,7 @@ impl Preparer<'_> {
             if self.deadline.is_some_and(|d| Instant::now() >= d) {
                 return None;
             }
-            let (text, exprs) = corpus::case_text(&p.graph, &p.outputs);
+            let (text, exprs) = corpus::case_text(&p.graph, &p.outputs, None);
             if verdicts.rejected.borrow().contains(&text) {
                 return None;
             }
@@ -567,7 +567,7 @@ mod tests {
                 shrink::shrink_judged(
                     &p,
                     |q| {
-                        let (text, exprs) = corpus::case_text(&q.graph, &q.outputs);
+                        let (text, exprs) = corpus::case_text(&q.graph, &q.outputs, None);
                         let back = engine::parse::parse_program(&text).unwrap();
                         let printed: Vec<String> = (back.outputs.iter())
                             .map(|&r| engine::print::expr(&back.graph, r))

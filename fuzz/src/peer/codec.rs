@@ -708,7 +708,7 @@ mod tests {
              expr where(b, -x // 3 - -5, invalid)\nexpr -(x mod y) * -1 < max(y, 2) && !(b)\n",
         )
         .unwrap();
-        let (text, printed) = crate::corpus::case_text(&p.graph, &p.outputs);
+        let (text, printed) = crate::corpus::case_text(&p.graph, &p.outputs, None);
         let back = engine::parse::parse_program(&text).unwrap();
         assert_eq!(printed.len(), 2);
         let given = wire(&back.graph, &back.outputs, Some(printed));
