@@ -174,18 +174,6 @@ pub(super) fn read_bounds(
     Ok(Ok(Some(b)))
 }
 
-/// The bounds a simplification answer carries beside its expressions (a
-/// `with_bounds` request's), when they are there and well formed; `None`
-/// sends the caller to ask them alone.
-pub(super) fn bounds_beside(r: &Reply) -> Option<PeerBounds> {
-    let b = PeerBounds {
-        bounds: r.bounds.clone()?,
-        ops: r.ops.clone(),
-    };
-    crate::bounds::ops_match(&b).ok()?;
-    Some(b)
-}
-
 /// A case as the wire carries it, with what the rest of the exchange
 /// needs from the same walk of its roots.
 pub struct Encoded {
@@ -348,17 +336,21 @@ pub(super) fn read_answer(
     rules: &[String],
 ) -> Result<Outcome, Malformed> {
     let budget = node_budget(g.size_of(roots));
-    read_reply(g, roots, budget, reply(line, id)?, rules)
+    read_reply(g, roots, budget, reply(line, id)?, rules, false)
 }
 
 /// [`read_answer`] of an answer already read from its line, within
-/// `budget` nodes ([`Encoded::budget`]).
+/// `budget` nodes ([`Encoded::budget`]); with `beside` (a `with_bounds`
+/// request's, protocol section 7), the bounds it carries beside its
+/// expressions are its [`Answer::Simplified`]'s `bounds` when they are
+/// there and well formed (else none: the caller asks them alone).
 pub(super) fn read_reply(
     g: &mut Graph,
     roots: &[NodeId],
     budget: usize,
     r: Reply,
     rules: &[String],
+    beside: bool,
 ) -> Result<Outcome, Malformed> {
     if let Some(e) = r.error {
         return Ok(Outcome::Error(e));
@@ -421,11 +413,15 @@ pub(super) fn read_reply(
             counts[i] += n as usize;
         }
     }
+    let bounds = r
+        .bounds
+        .filter(|_| beside)
+        .map(|bounds| PeerBounds { bounds, ops: r.ops });
     Ok(Outcome::Answer(Answer::Simplified {
         roots: built,
         counts,
         patterns: r.patterns.unwrap_or_default(),
-        bounds: None,
+        bounds: bounds.filter(|b| crate::bounds::ops_match(b).is_ok()),
     }))
 }
 

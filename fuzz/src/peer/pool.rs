@@ -2,10 +2,8 @@
 //! with its hello checked, restarted after a hang, crash or garbage, capped
 //! at `--peer-jobs` live processes.
 
-use super::codec::{
-    bounds_beside, line_about, read_reply, Malformed, Outcome, Wire, MAX_REQUEST_BYTES,
-};
 use super::codec::{line, past_id, profile_of, reply, PROTOCOL};
+use super::codec::{line_about, read_reply, Malformed, Outcome, Wire, MAX_REQUEST_BYTES};
 use super::lines::{self};
 use super::memo::{Cases, Memo};
 use super::process::{Next, Process, Slots};
@@ -273,7 +271,7 @@ impl Peer {
         if let Some(r) = self.parts.get(key) {
             // Well formed when it was first read, and into a graph of the
             // same case: building it again fails only past the node budget.
-            return read_reply(g, roots, case.budget, r, &self.rule_names)
+            return read_reply(g, roots, case.budget, r, &self.rule_names, false)
                 .map_err(|why| Refusal {
                     kind: Kind::Garbage,
                     message: why.to_string(),
@@ -329,21 +327,16 @@ impl Peer {
         self.requests.fetch_add(1, Ordering::Relaxed);
         let (p, answer) = exchanged?;
         let read = reply(&answer, id).and_then(|r| {
-            let bounds = beside.then(|| bounds_beside(&r)).flatten();
             let kept = said.is_some().then(|| r.clone());
-            read_reply(g, roots, budget, r, &self.rule_names).map(|result| (result, bounds, kept))
+            read_reply(g, roots, budget, r, &self.rule_names, beside).map(|result| (result, kept))
         });
         match read {
-            Ok((result, bounds, kept)) => {
+            Ok((result, kept)) => {
                 self.give_back(p);
                 if let (Some(s), Some(r)) = (said, kept) {
                     *s = Some((r, answer.len()));
                 }
-                let mut out = outcome(result);
-                if let Ok(Answer::Simplified { bounds: b, .. }) = &mut out {
-                    *b = bounds;
-                }
-                out
+                outcome(result)
             }
             Err(why) => Err(self.garbage(p, why, &answer)),
         }
