@@ -6,6 +6,7 @@
 use super::lines::BadLine;
 use crate::backend::{self, Attachment, PointRun, Run, Script};
 use crate::bounds::PeerBounds;
+use crate::kind::Kind;
 use crate::subject::{Answer, Integers, Profile, Refusal};
 use engine::dtype::{DType, Width};
 use engine::ir::{Graph, NodeId, Op};
@@ -317,14 +318,8 @@ pub(super) fn tree(g: &Graph, id: NodeId) -> Tree {
     }
 }
 
-/// What an answer line says.
-pub(super) enum Outcome {
-    Answer(Answer),
-    /// The peer raised (an `error` answer).
-    Error(String),
-}
-
-/// Reads an answer line to case `id` into `g`; `Err` says why it is not a
+/// Reads an answer line to case `id` into `g`: the answer, or the peer's
+/// `error` answer as its refusal (`PeerError`); `Err` says why it is not a
 /// valid answer.
 /// `rules`: the peer's rule names (empty when it lists none); an answer's
 /// `fired` counts are indexed like them, names it did not list ignored.
@@ -334,7 +329,7 @@ pub(super) fn read_answer(
     id: u64,
     line: &str,
     rules: &[String],
-) -> Result<Outcome, Malformed> {
+) -> Result<Result<Answer, Refusal>, Malformed> {
     let budget = node_budget(g.size_of(roots));
     read_reply(g, roots, budget, reply(line, id)?, rules, false)
 }
@@ -351,15 +346,18 @@ pub(super) fn read_reply(
     r: Reply,
     rules: &[String],
     beside: bool,
-) -> Result<Outcome, Malformed> {
+) -> Result<Result<Answer, Refusal>, Malformed> {
     if let Some(e) = r.error {
-        return Ok(Outcome::Error(e));
+        return Ok(Err(Refusal {
+            kind: Kind::PeerError,
+            message: e,
+        }));
     }
     if let Some(u) = r.unsupported {
-        return Ok(Outcome::Answer(Answer::Unsupported(u)));
+        return Ok(Ok(Answer::Unsupported(u)));
     }
     if let Some(d) = r.declined {
-        return Ok(Outcome::Answer(Answer::Declined(d)));
+        return Ok(Ok(Answer::Declined(d)));
     }
     let mut budget = Budget::new(budget);
     let built: Vec<NodeId> = match (r.trees, r.exprs) {
@@ -417,7 +415,7 @@ pub(super) fn read_reply(
         .bounds
         .filter(|_| beside)
         .map(|bounds| PeerBounds { bounds, ops: r.ops });
-    Ok(Outcome::Answer(Answer::Simplified {
+    Ok(Ok(Answer::Simplified {
         roots: built,
         counts,
         patterns: r.patterns.unwrap_or_default(),
@@ -756,7 +754,7 @@ mod tests {
         assert_eq!(v["trees"][0][0], "where");
         assert_eq!(v["vars"][0]["name"], "r0");
         let answer = r#"{"id": 7, "trees": [["where", ["var", "c"], ["var", "r0"], ["invalid"]]]}"#;
-        let Ok(Outcome::Answer(Answer::Simplified { roots, .. })) =
+        let Ok(Ok(Answer::Simplified { roots, .. })) =
             read_answer(&mut p.graph, &p.outputs, 7, answer, &[])
         else {
             panic!("not an answer")
@@ -765,7 +763,7 @@ mod tests {
         let text = r#"{"id": 7, "exprs": ["where(c, r0 + 0, invalid)"]}"#;
         assert!(matches!(
             read_answer(&mut p.graph, &p.outputs, 7, text, &[]),
-            Ok(Outcome::Answer(Answer::Simplified { .. }))
+            Ok(Ok(Answer::Simplified { .. }))
         ));
     }
 

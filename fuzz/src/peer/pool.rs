@@ -3,7 +3,7 @@
 //! at `--peer-jobs` live processes.
 
 use super::codec::{line, past_id, profile_of, reply, PROTOCOL};
-use super::codec::{line_about, read_reply, Malformed, Outcome, Wire, MAX_REQUEST_BYTES};
+use super::codec::{line_about, read_reply, Malformed, Wire, MAX_REQUEST_BYTES};
 use super::lines::{self};
 use super::memo::{Cases, Memo};
 use super::process::{Next, Process, Slots};
@@ -271,12 +271,13 @@ impl Peer {
         if let Some(r) = self.parts.get(key) {
             // Well formed when it was first read, and into a graph of the
             // same case: building it again fails only past the node budget.
-            return read_reply(g, roots, case.budget, r, &self.rule_names, false)
-                .map_err(|why| Refusal {
+            return match read_reply(g, roots, case.budget, r, &self.rule_names, false) {
+                Ok(answer) => answer,
+                Err(why) => Err(Refusal {
                     kind: Kind::Garbage,
                     message: why.to_string(),
-                })
-                .and_then(outcome);
+                }),
+            };
         }
         let mut said = None;
         let answer = self.answer_beside(g, roots, case.budget, id, &sent, false, Some(&mut said));
@@ -336,7 +337,7 @@ impl Peer {
                 if let (Some(s), Some(r)) = (said, kept) {
                     *s = Some((r, answer.len()));
                 }
-                outcome(result)
+                result
             }
             Err(why) => Err(self.garbage(p, why, &answer)),
         }
@@ -509,18 +510,6 @@ impl Peer {
             kind: Kind::Garbage,
             message: format!("{why}: {}", clip(answer)),
         }
-    }
-}
-
-/// An answer read, as the caller's result: the peer's `error` answer is a
-/// refusal.
-fn outcome(result: Outcome) -> Result<Answer, Refusal> {
-    match result {
-        Outcome::Answer(a) => Ok(a),
-        Outcome::Error(e) => Err(Refusal {
-            kind: Kind::PeerError,
-            message: e,
-        }),
     }
 }
 
