@@ -442,27 +442,6 @@ impl Builder {
         self.emit1(|dst| Ins::Cmp { dst, cc, a, b })
     }
 
-    fn arith(&mut self, op: Op, dt: DType, from: DType, x: Arg, y: Arg) -> (Arg, Arg) {
-        if let (Some(p), Some(q)) = (x.known(), y.known()) {
-            // The lane function itself, on one lane.
-            let (mut d, mut o) = ([0], [0]);
-            arith_lanes(op, dt, from, self.w, &[p], &[q], &mut d, &mut o);
-            return (Arg::K(d[0]), Arg::K(o[0]));
-        }
-        let (a, b) = (self.reg(x), self.reg(y));
-        let (dst, ovf) = (self.fresh(), self.fresh());
-        self.code.push(Ins::Arith {
-            dst,
-            ovf,
-            op,
-            dt,
-            from,
-            a,
-            b,
-        });
-        (Arg::R(dst), Arg::R(ovf))
-    }
-
     fn not_fits(&mut self, x: Arg) -> Arg {
         match x {
             Arg::K(v) => Arg::K(not_fits(self.w, v) as i64),
@@ -490,10 +469,81 @@ impl Builder {
         }
     }
 
-    /// The finished program; `keep` are the operands read after a run
-    /// (their registers stay live to the end).
+    /// The finished program, its virtual registers allocated to physical
+    /// ones; `keep` are the operands read after a run (their registers
+    /// stay live to the end).
     pub fn finish(self, keep: &[Arg]) -> Program {
-        Program::allocate(self, keep)
+        let n = self.nregs as usize;
+        // The last instruction reading each virtual register; kept ones
+        // and constants are never freed, unread ones right after they are
+        // written.
+        const NEVER: usize = usize::MAX;
+        const UNREAD: usize = usize::MAX - 1;
+        let mut last = vec![UNREAD; n];
+        for (i, ins) in self.code.iter().enumerate() {
+            for s in ins.srcs().into_iter().flatten() {
+                last[s as usize] = i;
+            }
+        }
+        for a in keep {
+            if let Arg::R(r) = *a {
+                last[r as usize] = NEVER;
+            }
+        }
+        let mut phys = vec![u32::MAX; n];
+        let mut nphys = 0u32;
+        let mut consts: Vec<(u32, i64)> = Vec::new();
+        for (&v, &r) in &self.consts {
+            phys[r as usize] = nphys;
+            last[r as usize] = NEVER;
+            consts.push((nphys, v));
+            nphys += 1;
+        }
+        let mut free: Vec<u32> = Vec::new();
+        let mut code = self.code;
+        for (i, ins) in code.iter_mut().enumerate() {
+            let (srcs, dsts) = (ins.srcs(), ins.dsts());
+            // Destinations first, so that none aliases an operand.
+            for d in dsts.into_iter().flatten() {
+                phys[d as usize] = free.pop().unwrap_or_else(|| {
+                    nphys += 1;
+                    nphys - 1
+                });
+            }
+            ins.map(&mut |r| phys[r as usize]);
+            for r in srcs.into_iter().flatten().chain(dsts.into_iter().flatten()) {
+                let r = r as usize;
+                if last[r] == i || last[r] == UNREAD {
+                    last[r] = NEVER; // freed once, even if read twice
+                    free.push(phys[r]);
+                }
+            }
+        }
+        let kept = keep
+            .iter()
+            .filter_map(|a| match *a {
+                Arg::R(r) => Some((r, phys[r as usize])),
+                Arg::K(_) => None,
+            })
+            .collect();
+        let nregs = nphys as usize;
+        let nslots = code
+            .iter()
+            .filter_map(|i| match *i {
+                Ins::Load { slot, .. } => Some(slot as usize + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        Program {
+            w: self.w,
+            code,
+            nregs,
+            consts,
+            nslots,
+            kept,
+            lanes: (MAX_FILE / nregs.max(1)).clamp(1, LANES),
+        }
     }
 }
 
@@ -535,7 +585,8 @@ impl Prims for Emit<'_> {
     fn or(&mut self, a: &Arg, b: &Arg) -> Arg {
         self.b.or(*a, *b)
     }
-    // The oracle itself asks only `and`, `or` and `not` of the builder.
+    // The oracle itself asks only `and`, `or` and `not` of the builder:
+    // `xor` and `arith` are the semantics' alone, written here.
     fn xor(&mut self, a: &Arg, b: &Arg) -> Arg {
         match (*a, *b) {
             (Arg::K(p), Arg::K(q)) => Arg::K((p != q) as i64),
@@ -561,8 +612,26 @@ impl Prims for Emit<'_> {
     }
     fn arith(&mut self, op: Op, dt: DType, from: DType, args: &[Arg]) -> (Arg, Arg) {
         // A unary op reads its operand twice (the second is ignored).
-        let y = args.get(1).copied().unwrap_or(args[0]);
-        self.b.arith(op, dt, from, args[0], y)
+        let (x, y) = (args[0], args.get(1).copied().unwrap_or(args[0]));
+        let b = &mut *self.b;
+        if let (Some(p), Some(q)) = (x.known(), y.known()) {
+            // The lane function itself, on one lane.
+            let (mut d, mut o) = ([0], [0]);
+            arith_lanes(op, dt, from, b.w, &[p], &[q], &mut d, &mut o);
+            return (Arg::K(d[0]), Arg::K(o[0]));
+        }
+        let (a, c) = (b.reg(x), b.reg(y));
+        let (dst, ovf) = (b.fresh(), b.fresh());
+        b.code.push(Ins::Arith {
+            dst,
+            ovf,
+            op,
+            dt,
+            from,
+            a,
+            b: c,
+        });
+        (Arg::R(dst), Arg::R(ovf))
     }
     fn undefined(&mut self, cond: Arg, reason: Ub) {
         if cond != Arg::K(0) {
@@ -701,80 +770,6 @@ pub(crate) struct Program {
 }
 
 impl Program {
-    fn allocate(b: Builder, keep: &[Arg]) -> Program {
-        let n = b.nregs as usize;
-        // The last instruction reading each virtual register; kept ones
-        // and constants are never freed, unread ones right after they are
-        // written.
-        const NEVER: usize = usize::MAX;
-        const UNREAD: usize = usize::MAX - 1;
-        let mut last = vec![UNREAD; n];
-        for (i, ins) in b.code.iter().enumerate() {
-            for s in ins.srcs().into_iter().flatten() {
-                last[s as usize] = i;
-            }
-        }
-        for a in keep {
-            if let Arg::R(r) = *a {
-                last[r as usize] = NEVER;
-            }
-        }
-        let mut phys = vec![u32::MAX; n];
-        let mut nphys = 0u32;
-        let mut consts: Vec<(u32, i64)> = Vec::new();
-        for (&v, &r) in &b.consts {
-            phys[r as usize] = nphys;
-            last[r as usize] = NEVER;
-            consts.push((nphys, v));
-            nphys += 1;
-        }
-        let mut free: Vec<u32> = Vec::new();
-        let mut code = b.code;
-        for (i, ins) in code.iter_mut().enumerate() {
-            let (srcs, dsts) = (ins.srcs(), ins.dsts());
-            // Destinations first, so that none aliases an operand.
-            for d in dsts.into_iter().flatten() {
-                phys[d as usize] = free.pop().unwrap_or_else(|| {
-                    nphys += 1;
-                    nphys - 1
-                });
-            }
-            ins.map(&mut |r| phys[r as usize]);
-            for r in srcs.into_iter().flatten().chain(dsts.into_iter().flatten()) {
-                let r = r as usize;
-                if last[r] == i || last[r] == UNREAD {
-                    last[r] = NEVER; // freed once, even if read twice
-                    free.push(phys[r]);
-                }
-            }
-        }
-        let kept = keep
-            .iter()
-            .filter_map(|a| match *a {
-                Arg::R(r) => Some((r, phys[r as usize])),
-                Arg::K(_) => None,
-            })
-            .collect();
-        let nregs = nphys as usize;
-        let nslots = code
-            .iter()
-            .filter_map(|i| match *i {
-                Ins::Load { slot, .. } => Some(slot as usize + 1),
-                _ => None,
-            })
-            .max()
-            .unwrap_or(0);
-        Program {
-            w: b.w,
-            code,
-            nregs,
-            consts,
-            nslots,
-            kept,
-            lanes: (MAX_FILE / nregs.max(1)).clamp(1, LANES),
-        }
-    }
-
     /// Points per block this program runs.
     pub fn lanes(&self) -> usize {
         self.lanes
@@ -807,7 +802,7 @@ impl Machine<'_> {
         assert!(inputs.len() >= self.p.nslots * l, "inputs for every slot");
         let base = self.file.as_mut_ptr();
         // SAFETY (both): every register is below `nregs`
-        // (`Program::allocate`), so its lanes lie inside `file`; an
+        // (`Builder::finish`), so its lanes lie inside `file`; an
         // instruction's destinations are distinct from its operands and
         // from each other, so the one `&mut` borrow of an instruction
         // never overlaps the shared ones it reads.

@@ -112,34 +112,6 @@ impl PartialEq for BlamedAt {
 impl Eq for BlamedAt {}
 
 impl Blame {
-    /// `rule` blamed on instance `at`, where `c` (its step alone) fails:
-    /// narrowed to the one pattern of it that fails alone when the peer
-    /// said which of its patterns made the step (a group's two wrong
-    /// closures are two defects).
-    fn of(
-        subject: &dyn Subject,
-        rule: &str,
-        at: BlamedAt,
-        c: &checks::Checked,
-        judge: &Judge<'_>,
-    ) -> Blame {
-        let (pattern, pattern_instance) = match c.patterns.as_slice() {
-            [one] => (Some(one.clone()), None),
-            many => match first_wrong_pattern(subject, &at, c, many, judge) {
-                Some((p, moved)) => (Some(p), moved),
-                None => (None, None),
-            },
-        };
-        let (rule, _) = rule_and_pattern(rule);
-        Blame {
-            location: subject.rule_location(rule),
-            rule: rule.to_string(),
-            pattern,
-            instance: at,
-            pattern_instance,
-        }
-    }
-
     /// What the cause names: the pattern, else the rule.
     pub fn culprit(&self) -> &str {
         self.pattern.as_deref().unwrap_or(&self.rule)
@@ -434,10 +406,26 @@ impl<'a> Judge<'a> {
     }
 
     /// `rule` (as `fired` names it) blamed at `at`, where `c`, its step
-    /// alone, fails.
+    /// alone, fails: narrowed to the one pattern of it that fails alone
+    /// when the peer said which of its patterns made the step (a group's
+    /// two wrong closures are two defects).
     fn shown(&self, subject: &dyn Subject, rule: &str, at: BlamedAt, c: &checks::Checked) -> Shown {
+        let (pattern, pattern_instance) = match c.patterns.as_slice() {
+            [one] => (Some(one.clone()), None),
+            many => match first_wrong_pattern(subject, &at, c, many, self) {
+                Some((p, moved)) => (Some(p), moved),
+                None => (None, None),
+            },
+        };
+        let (name, _) = rule_and_pattern(rule);
         Shown {
-            blame: Blame::of(subject, rule, at, c, self),
+            blame: Blame {
+                location: subject.rule_location(name),
+                rule: name.to_string(),
+                pattern,
+                instance: at,
+                pattern_instance,
+            },
             fired: Some(rule.to_string()),
         }
     }

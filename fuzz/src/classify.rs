@@ -10,11 +10,10 @@ use crate::backend::{ReproducerSpec, Script};
 use crate::checks::Checked;
 use crate::confirm::{self, Class, Confirmation};
 use crate::kind::Kind;
-use crate::oracle::{self, Domain, Replay};
+use crate::oracle;
 use crate::subject::Subject;
 use engine::dtype::Width;
-use engine::ir::NodeId;
-use engine::semantics::{Failure, Model, Ub};
+use engine::semantics::Model;
 
 /// Which of a peer's backends confirm an oracle finding.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,9 +45,7 @@ pub fn classify(subject: &dyn Subject, c: &mut Checked, confirm: &Confirm, width
     // The strict model at the check's width: what the oracle judged and
     // the backends' values are confirmed under.
     let model = subject.profile().model_at(width);
-    c.class = if let Some((tgt, wrong)) = c.tgt.as_deref().zip(wrong_point(c, model)) {
-        Some(oracle_class(subject, c, tgt, &wrong, only, model))
-    } else {
+    let class = oracle_class(subject, c, only, model).or_else(|| {
         let unsound = c.wrong_bound.as_ref().filter(|_| c.failed(Kind::Bounds));
         unsound.map(|w| {
             let v = &w.violation;
@@ -63,7 +60,8 @@ pub fn classify(subject: &dyn Subject, c: &mut Checked, confirm: &Confirm, width
                 }
             }
         })
-    };
+    });
+    c.class = class;
 }
 
 fn unconfirmed() -> Confirmation {
@@ -73,89 +71,64 @@ fn unconfirmed() -> Confirmation {
     )
 }
 
-/// A point where the answer is wrong under tileproof's model: the oracle's
-/// failing point, else the validator's counterexample (a point the walk
-/// sampled past is judged on the backends all the same).
-struct WrongPoint<'c> {
-    env: Vec<i64>,
-    failure: Failure,
-    /// Why the target is undefined there, when the oracle's replay says.
-    ub: Option<Ub>,
-    /// The oracle's replay there (both sides' values by the interpreter).
-    replay: Option<&'c Replay>,
-    /// Its row-major index, when the oracle walked every point before it.
-    walked_to: Option<u64>,
-    /// The oracle's domain and node count.
-    domain: Option<(&'c Domain, usize)>,
-}
-
-fn wrong_point(c: &Checked, model: Model) -> Option<WrongPoint<'_>> {
-    if c.failed(Kind::Oracle) {
-        let report = c.oracle.as_ref()?;
-        let f = report.failure.as_ref()?;
-        return Some(WrongPoint {
-            env: f.env.clone(),
-            failure: f.failure,
-            ub: f
-                .replay
-                .as_ref()
-                .and_then(|r| r.tgt.as_ref().err())
-                .map(|u| u.reason),
-            replay: f.replay.as_ref(),
-            walked_to: (!report.sampled).then_some(f.index),
-            domain: Some((&report.domain, report.nodes)),
-        });
-    }
-    let env = c.failure(Kind::Validate)?.env.clone()?;
-    let failure = oracle::fails_at(&c.graph, &c.src, c.tgt.as_deref()?, &env, model)?;
-    Some(WrongPoint {
-        env,
-        failure,
-        ub: None,
-        replay: None,
-        walked_to: None,
-        domain: None,
-    })
-}
-
-/// The class of an oracle or validation finding against a peer: by its
-/// backends at the failing points under `model` (`only`: `None` when
-/// confirmation is off, else the one backend to run or every one), else
-/// unconfirmed.
+/// The class of an oracle or validation finding against a peer, where its
+/// answer is wrong at a point under `model`: the oracle's failing point,
+/// else the validator's counterexample (a point the walk sampled past is
+/// judged on the backends all the same). By its backends at the failing
+/// points (`only`: `None` when confirmation is off, else the one backend
+/// to run or every one), else unconfirmed; `None` without such a point.
 fn oracle_class(
     subject: &dyn Subject,
     c: &Checked,
-    tgt: &[NodeId],
-    f: &WrongPoint<'_>,
     only: Option<Option<&str>>,
     model: Model,
-) -> Confirmation {
+) -> Option<Confirmation> {
+    let (g, src, tgt) = (&c.graph, &c.src, c.tgt.as_deref()?);
+    // The point, with what the oracle knows of it (its replay there, how
+    // far it walked, its domain), the failure, and why the target is
+    // undefined there when the replay says.
+    let (first, failure, ub) = if c.failed(Kind::Oracle) {
+        let report = c.oracle.as_ref()?;
+        let f = report.failure.as_ref()?;
+        let ub = f.replay.as_ref().and_then(|r| r.tgt.as_ref().err());
+        let first = confirm::OraclePoint {
+            env: &f.env,
+            replay: f.replay.as_ref(),
+            walked_to: (!report.sampled).then_some(f.index),
+            domain: Some((&report.domain, report.nodes)),
+        };
+        (first, f.failure, ub.map(|u| u.reason))
+    } else {
+        let env = c.failure(Kind::Validate)?.env.as_deref()?;
+        let failure = oracle::fails_at(g, src, tgt, env, model)?;
+        let first = confirm::OraclePoint {
+            env,
+            replay: None,
+            walked_to: None,
+            domain: None,
+        };
+        (first, failure, None)
+    };
     if !c.covered_by(subject) {
-        return confirm::outside_language(subject);
+        return Some(confirm::outside_language(subject));
     }
-    let (g, src) = (&c.graph, &c.src);
     let Some(only) = only else {
-        return unconfirmed();
+        return Some(unconfirmed());
     };
     if subject.backends().is_empty() {
-        return Confirmation::without_backend(
+        return Some(Confirmation::without_backend(
             Class::Unconfirmed,
             format!("{} offers no backend to run it on", subject.name()),
-        );
+        ));
     }
-    let first = confirm::OraclePoint {
-        env: &f.env,
-        replay: f.replay,
-        walked_to: f.walked_to,
-        domain: f.domain,
-    };
     let points = confirm::failing_points(g, src, tgt, model, Some(first), CONFIRM_POINTS);
     let flagged = format!(
-        "tileproof's model flagged {}: {}",
-        f.failure,
-        confirm::model_part(Some(f.failure), f.ub)
+        "tileproof's model flagged {failure}: {}",
+        confirm::model_part(Some(failure), ub)
     );
-    confirm::confirm(subject, g, src, tgt, &points, &flagged, only)
+    Some(confirm::confirm(
+        subject, g, src, tgt, &points, &flagged, only,
+    ))
 }
 
 /// The peer's reproducer script for a confirmed bug of `checked`, when it

@@ -33,21 +33,6 @@ pub struct Prepared {
     pub failure: Option<Failure>,
 }
 
-/// The checks a shrink candidate must still fail: the finding's own kind
-/// (a `panic` may come from any check, so all run; an oracle that does not
-/// compile is reported as `jit`).
-pub fn kinds_for(kind: Kind) -> KindSet {
-    match kind {
-        Kind::Cap => KindSet::NONE,
-        Kind::Panic => KindSet::ALL,
-        Kind::Jit => KindSet::only(Kind::Jit).with(Kind::Oracle),
-        // A peer fails on its bounds request as well as on the case itself:
-        // the request is made again (the failure kinds always count).
-        Kind::PeerError | Kind::Crash | Kind::Hang | Kind::Garbage => KindSet::only(Kind::Bounds),
-        k => KindSet::only(k),
-    }
-}
-
 /// Candidates a case is shrunk through on the backend that shows its
 /// class, at most: each is a compile with the peer's compiler (a tenth of
 /// a second with clang), where the check alone is a millisecond.
@@ -133,11 +118,25 @@ struct Kept {
 }
 
 impl Preparer<'_> {
-    /// The checks a triage of a `kind` failure runs: `kind`'s, and the
-    /// peer's bounds, which a cause is weighed against.
+    /// The checks a triage of a `kind` failure runs (and a shrink candidate
+    /// must still fail): the finding's own kind (a `panic` may come from any
+    /// check, so all run; an oracle that does not compile is reported as
+    /// `jit`), and the peer's bounds, which a cause is weighed against.
     fn triage_config(&self, kind: Kind) -> CheckConfig {
+        let own = match kind {
+            Kind::Cap => KindSet::NONE,
+            Kind::Panic => KindSet::ALL,
+            Kind::Jit => KindSet::only(Kind::Jit).with(Kind::Oracle),
+            // A peer fails on its bounds request as well as on the case
+            // itself: the request is made again (the failure kinds always
+            // count).
+            Kind::PeerError | Kind::Crash | Kind::Hang | Kind::Garbage => {
+                KindSet::only(Kind::Bounds)
+            }
+            k => KindSet::only(k),
+        };
         CheckConfig {
-            kinds: kinds_for(kind).with(Kind::Bounds),
+            kinds: own.with(Kind::Bounds),
             ..self.check.clone()
         }
     }
@@ -165,7 +164,7 @@ impl Preparer<'_> {
             if self.deadline.is_some_and(|d| Instant::now() >= d) {
                 return None;
             }
-            let (text, exprs) = corpus::case_text(&p.graph, &p.outputs);
+            let (text, exprs) = corpus::case_text(&p.graph, &p.outputs, None);
             if verdicts.rejected.borrow().contains(&text) {
                 return None;
             }
@@ -568,7 +567,7 @@ mod tests {
                 shrink::shrink_judged(
                     &p,
                     |q| {
-                        let (text, exprs) = corpus::case_text(&q.graph, &q.outputs);
+                        let (text, exprs) = corpus::case_text(&q.graph, &q.outputs, None);
                         let back = engine::parse::parse_program(&text).unwrap();
                         let printed: Vec<String> = (back.outputs.iter())
                             .map(|&r| engine::print::expr(&back.graph, r))

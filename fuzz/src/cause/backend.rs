@@ -111,11 +111,6 @@ fn compiled(
     }
 }
 
-/// The model a backend's literal probes mean: 64-bit `index`, strict.
-fn probe_model() -> Model {
-    Model::from(engine::dtype::Width::W64)
-}
-
 /// Whether `backend` computes a probe of literal `c` (defined at every
 /// point probed) otherwise than its meaning.
 fn probe_literal(subject: &dyn Subject, backend: &str, c: i64) -> bool {
@@ -147,7 +142,8 @@ fn probe_literal(subject: &dyn Subject, backend: &str, c: i64) -> bool {
         return false;
     };
     envs.iter().zip(runs).any(|(env, got)| {
-        let want = meaning(&g, &probes, env, probe_model());
+        // What a probe means: 64-bit `index`, strict.
+        let want = meaning(&g, &probes, env, Model::from(Width::W64));
         matches!((want, got), (Some(w), Some(c)) if w != c)
     })
 }

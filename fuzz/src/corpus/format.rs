@@ -346,19 +346,13 @@ pub fn save(dir: &Path, entry: &Entry) -> io::Result<Saved> {
 /// The case as text: the variables either form uses, one `expr` line per
 /// source root and one `expect` line per target root.
 pub fn case_body(g: &Graph, src: &[NodeId], tgt: Option<&[NodeId]>) -> String {
-    let exprs: Vec<String> = src.iter().map(|&r| print::expr(g, r)).collect();
-    body(g, src, &exprs, tgt)
+    case_text(g, src, tgt).0
 }
 
-/// [`case_body`] of a source alone, with its roots' expressions as
-/// written there (printed once: a shrink candidate's requests send them).
-pub fn case_text(g: &Graph, src: &[NodeId]) -> (String, Vec<String>) {
+/// [`case_body`], with the source roots' expressions as written there
+/// (printed once: a shrink candidate's requests send them).
+pub fn case_text(g: &Graph, src: &[NodeId], tgt: Option<&[NodeId]>) -> (String, Vec<String>) {
     let exprs: Vec<String> = src.iter().map(|&r| print::expr(g, r)).collect();
-    (body(g, src, &exprs, None), exprs)
-}
-
-/// [`case_body`] with the source roots' expressions printed already.
-fn body(g: &Graph, src: &[NodeId], exprs: &[String], tgt: Option<&[NodeId]>) -> String {
     let all: Vec<NodeId> = src.iter().chain(tgt.unwrap_or(&[])).copied().collect();
     let used: Vec<u32> = g
         .reachable(&all)
@@ -375,10 +369,10 @@ fn body(g: &Graph, src: &[NodeId], exprs: &[String], tgt: Option<&[NodeId]>) -> 
             out.push('\n');
         }
     }
-    for e in exprs {
+    for e in &exprs {
         out.push_str(&format!("expr {e}\n"));
     }
-    out + &expect_lines(g, tgt.unwrap_or(&[]))
+    (out + &expect_lines(g, tgt.unwrap_or(&[])), exprs)
 }
 
 /// One `expect` line per answer root.

@@ -6,6 +6,7 @@
 use super::lines::BadLine;
 use crate::backend::{self, Attachment, PointRun, Run, Script};
 use crate::bounds::PeerBounds;
+use crate::kind::Kind;
 use crate::subject::{Answer, Integers, Profile, Refusal};
 use engine::dtype::{DType, Width};
 use engine::ir::{Graph, NodeId, Op};
@@ -174,18 +175,6 @@ pub(super) fn read_bounds(
     Ok(Ok(Some(b)))
 }
 
-/// The bounds a simplification answer carries beside its expressions (a
-/// `with_bounds` request's), when they are there and well formed; `None`
-/// sends the caller to ask them alone.
-pub(super) fn bounds_beside(r: &Reply) -> Option<PeerBounds> {
-    let b = PeerBounds {
-        bounds: r.bounds.clone()?,
-        ops: r.ops.clone(),
-    };
-    crate::bounds::ops_match(&b).ok()?;
-    Some(b)
-}
-
 /// A case as the wire carries it, with what the rest of the exchange
 /// needs from the same walk of its roots.
 pub struct Encoded {
@@ -329,14 +318,8 @@ pub(super) fn tree(g: &Graph, id: NodeId) -> Tree {
     }
 }
 
-/// What an answer line says.
-pub(super) enum Outcome {
-    Answer(Answer),
-    /// The peer raised (an `error` answer).
-    Error(String),
-}
-
-/// Reads an answer line to case `id` into `g`; `Err` says why it is not a
+/// Reads an answer line to case `id` into `g`: the answer, or the peer's
+/// `error` answer as its refusal (`PeerError`); `Err` says why it is not a
 /// valid answer.
 /// `rules`: the peer's rule names (empty when it lists none); an answer's
 /// `fired` counts are indexed like them, names it did not list ignored.
@@ -346,28 +329,35 @@ pub(super) fn read_answer(
     id: u64,
     line: &str,
     rules: &[String],
-) -> Result<Outcome, Malformed> {
+) -> Result<Result<Answer, Refusal>, Malformed> {
     let budget = node_budget(g.size_of(roots));
-    read_reply(g, roots, budget, reply(line, id)?, rules)
+    read_reply(g, roots, budget, reply(line, id)?, rules, false)
 }
 
 /// [`read_answer`] of an answer already read from its line, within
-/// `budget` nodes ([`Encoded::budget`]).
+/// `budget` nodes ([`Encoded::budget`]); with `beside` (a `with_bounds`
+/// request's, protocol section 7), the bounds it carries beside its
+/// expressions are its [`Answer::Simplified`]'s `bounds` when they are
+/// there and well formed (else none: the caller asks them alone).
 pub(super) fn read_reply(
     g: &mut Graph,
     roots: &[NodeId],
     budget: usize,
     r: Reply,
     rules: &[String],
-) -> Result<Outcome, Malformed> {
+    beside: bool,
+) -> Result<Result<Answer, Refusal>, Malformed> {
     if let Some(e) = r.error {
-        return Ok(Outcome::Error(e));
+        return Ok(Err(Refusal {
+            kind: Kind::PeerError,
+            message: e,
+        }));
     }
     if let Some(u) = r.unsupported {
-        return Ok(Outcome::Answer(Answer::Unsupported(u)));
+        return Ok(Ok(Answer::Unsupported(u)));
     }
     if let Some(d) = r.declined {
-        return Ok(Outcome::Answer(Answer::Declined(d)));
+        return Ok(Ok(Answer::Declined(d)));
     }
     let mut budget = Budget::new(budget);
     let built: Vec<NodeId> = match (r.trees, r.exprs) {
@@ -421,11 +411,15 @@ pub(super) fn read_reply(
             counts[i] += n as usize;
         }
     }
-    Ok(Outcome::Answer(Answer::Simplified {
+    let bounds = r
+        .bounds
+        .filter(|_| beside)
+        .map(|bounds| PeerBounds { bounds, ops: r.ops });
+    Ok(Ok(Answer::Simplified {
         roots: built,
         counts,
         patterns: r.patterns.unwrap_or_default(),
-        bounds: None,
+        bounds: bounds.filter(|b| crate::bounds::ops_match(b).is_ok()),
     }))
 }
 
@@ -708,7 +702,7 @@ mod tests {
              expr where(b, -x // 3 - -5, invalid)\nexpr -(x mod y) * -1 < max(y, 2) && !(b)\n",
         )
         .unwrap();
-        let (text, printed) = crate::corpus::case_text(&p.graph, &p.outputs);
+        let (text, printed) = crate::corpus::case_text(&p.graph, &p.outputs, None);
         let back = engine::parse::parse_program(&text).unwrap();
         assert_eq!(printed.len(), 2);
         let given = wire(&back.graph, &back.outputs, Some(printed));
@@ -760,7 +754,7 @@ mod tests {
         assert_eq!(v["trees"][0][0], "where");
         assert_eq!(v["vars"][0]["name"], "r0");
         let answer = r#"{"id": 7, "trees": [["where", ["var", "c"], ["var", "r0"], ["invalid"]]]}"#;
-        let Ok(Outcome::Answer(Answer::Simplified { roots, .. })) =
+        let Ok(Ok(Answer::Simplified { roots, .. })) =
             read_answer(&mut p.graph, &p.outputs, 7, answer, &[])
         else {
             panic!("not an answer")
@@ -769,7 +763,7 @@ mod tests {
         let text = r#"{"id": 7, "exprs": ["where(c, r0 + 0, invalid)"]}"#;
         assert!(matches!(
             read_answer(&mut p.graph, &p.outputs, 7, text, &[]),
-            Ok(Outcome::Answer(Answer::Simplified { .. }))
+            Ok(Ok(Answer::Simplified { .. }))
         ));
     }
 

@@ -42,7 +42,7 @@ pub(super) struct Memo {
 impl Memo {
     /// The answer to `request`, when it was asked before.
     pub(super) fn get(&self, request: &str) -> Option<Reply> {
-        self.lock().0.get(request).map(|(r, _)| r.clone())
+        lock(&self.answers).0.get(request).map(|(r, _)| r.clone())
     }
 
     /// Remembers `answer` (read from a line of `line_bytes`) for `request`.
@@ -51,7 +51,7 @@ impl Memo {
         if size > MAX_ENTRY_BYTES {
             return;
         }
-        let mut guard = self.lock();
+        let mut guard = lock(&self.answers);
         let (m, bytes) = &mut *guard;
         if *bytes + size > MAX_BYTES {
             m.clear();
@@ -61,10 +61,6 @@ impl Memo {
             *bytes -= old;
         }
         *bytes += size;
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Answers> {
-        self.answers.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -127,7 +123,7 @@ impl Cases {
     /// rather than print them again.
     pub(super) fn printed(&self, g: &Graph, roots: &[NodeId], exprs: Vec<String>) {
         let key = (g.holder(roots), roots.to_vec());
-        let mut r = self.lock();
+        let mut r = lock(&self.recent);
         if r.wires.contains_key(&key) {
             return;
         }
@@ -141,7 +137,7 @@ impl Cases {
     pub(super) fn of(&self, g: &Graph, roots: &[NodeId]) -> Arc<Wire> {
         let key = (g.holder(roots), roots.to_vec());
         let printed = {
-            let mut r = self.lock();
+            let mut r = lock(&self.recent);
             if let Some(w) = r.wires.get(&key) {
                 return w.clone();
             }
@@ -156,7 +152,7 @@ impl Cases {
         if size > self.budget / 64 {
             return w;
         }
-        let mut r = self.lock();
+        let mut r = lock(&self.recent);
         while r.bytes + size > self.budget {
             let Some(old) = r.order.pop_front() else {
                 break;
@@ -171,10 +167,12 @@ impl Cases {
         }
         w
     }
+}
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Recent> {
-        self.recent.lock().unwrap_or_else(|e| e.into_inner())
-    }
+/// `m` locked, taken as it is when a holder panicked: each of the memo's
+/// locks guards a whole map that a panic does not leave half written.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]
@@ -213,7 +211,7 @@ mod tests {
         let fields = |w: &Wire| super::super::codec::line_about(w, &Request::default());
         let first = cases.of(&p.graph.clone(), &p.outputs);
         assert!(fields(&first).contains(r#""exprs":["a","b"]"#));
-        assert!(cases.lock().printed.is_empty());
+        assert!(lock(&cases.recent).printed.is_empty());
         // Another case of the same graph is printed.
         let one = cases.of(&p.graph, &p.outputs[..1]);
         assert_eq!(fields(&one), fields(&wire(&p.graph, &p.outputs[..1], None)));
@@ -247,7 +245,7 @@ mod tests {
         assert!(Arc::ptr_eq(&kept, &cases.of(&first.graph, &first.outputs)));
         cases.of(&others[63].graph, &others[63].outputs);
         assert!(!Arc::ptr_eq(&kept, &cases.of(&first.graph, &first.outputs)));
-        assert!(cases.lock().bytes <= 64 * one);
+        assert!(lock(&cases.recent).bytes <= 64 * one);
     }
 
     fn declined(why: &str) -> Reply {
@@ -271,7 +269,7 @@ mod tests {
         let m = Memo::default();
         // Each entry: a 7-byte request, a 1000-byte line, the overhead.
         let mut i = 0;
-        while m.lock().1 + 7 + 1000 + ENTRY_OVERHEAD <= MAX_BYTES {
+        while lock(&m.answers).1 + 7 + 1000 + ENTRY_OVERHEAD <= MAX_BYTES {
             m.put(format!("r{i:06}"), declined("no"), 1000);
             i += 1;
         }
@@ -279,8 +277,8 @@ mod tests {
         m.put("zzlast0".into(), declined("no"), 1000);
         assert_eq!(m.get("r000000"), None);
         assert!(m.get("zzlast0").is_some());
-        assert_eq!(m.lock().0.len(), 1);
-        assert!(m.lock().1 <= MAX_BYTES);
+        assert_eq!(lock(&m.answers).0.len(), 1);
+        assert!(lock(&m.answers).1 <= MAX_BYTES);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use super::Peer;
 use crate::backend::{ReproducerSpec, Run, Script};
 use crate::subject::{shell_quote, Answer, Profile, Refusal, Subject};
 use engine::ir::{Graph, NodeId};
+use tileproof_adapter::{ApplyRequest, Request};
 
 /// Which part of the peer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,8 +72,17 @@ impl Subject for PeerPart<'_> {
                 "a rule applies to one expression, this case has {}",
                 roots.len()
             ))),
-            Part::Rule(rule) => self.peer.apply(rule, g, roots),
-            Part::Stage(stage) => self.peer.at_stage(stage, g, roots),
+            // The rule applied alone at the root (an `apply` request): its
+            // result, or `Declined` when it does not rewrite it.
+            Part::Rule(rule) => self.peer.ask_part(g, roots, |req| Request {
+                apply: Some(ApplyRequest { rule: rule.clone() }),
+                ..req
+            }),
+            // The expressions after the stage (a `stage` request).
+            Part::Stage(stage) => self.peer.ask_part(g, roots, |req| Request {
+                stage: Some(stage.clone()),
+                ..req
+            }),
         }
     }
 

@@ -2,10 +2,8 @@
 //! with its hello checked, restarted after a hang, crash or garbage, capped
 //! at `--peer-jobs` live processes.
 
-use super::codec::{
-    bounds_beside, line_about, read_reply, Malformed, Outcome, Wire, MAX_REQUEST_BYTES,
-};
 use super::codec::{line, past_id, profile_of, reply, PROTOCOL};
+use super::codec::{line_about, read_reply, Malformed, Wire, MAX_REQUEST_BYTES};
 use super::lines::{self};
 use super::memo::{Cases, Memo};
 use super::process::{Next, Process, Slots};
@@ -16,7 +14,7 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
-use tileproof_adapter::{ApplyRequest, Hello, Reply, Request};
+use tileproof_adapter::{Hello, Reply, Request};
 
 /// How long a process may take to write its hello (a peer library can take
 /// seconds to import).
@@ -98,7 +96,7 @@ pub struct Peer {
     /// [`Peer::with_rule_names`]): a campaign counts them like the engine's.
     pub(super) rule_names: Vec<String>,
     /// Per rule: whether some input tileproof can express can match it.
-    rule_reachable: Vec<bool>,
+    pub(super) rule_reachable: Vec<bool>,
     /// Where each rule is defined (`file:line`; empty when the adapter
     /// does not say).
     pub(super) rule_locations: Vec<String>,
@@ -227,32 +225,6 @@ impl Peer {
         }
     }
 
-    /// Applies the peer's rule `rule` alone at the root of `roots` (one
-    /// root) of `g` (an `apply` request): its result, added to `g`, or
-    /// [`Answer::Declined`] when the rule does not rewrite it.
-    pub fn apply(&self, rule: &str, g: &mut Graph, roots: &[NodeId]) -> Result<Answer, Refusal> {
-        self.ask_part(g, roots, |req| Request {
-            apply: Some(ApplyRequest {
-                rule: rule.to_string(),
-            }),
-            ..req
-        })
-    }
-
-    /// The expressions `roots` of `g` after the stage `stage` of the peer's
-    /// pipeline (a `stage` request), added to `g`.
-    pub fn at_stage(
-        &self,
-        stage: &str,
-        g: &mut Graph,
-        roots: &[NodeId],
-    ) -> Result<Answer, Refusal> {
-        self.ask_part(g, roots, |req| Request {
-            stage: Some(stage.to_string()),
-            ..req
-        })
-    }
-
     /// Sends the case `roots` of `g` as the request `with` makes of it, and
     /// reads its answer into `g`.
     pub(super) fn ask_case(
@@ -284,9 +256,10 @@ impl Peer {
         (id, case, sent)
     }
 
-    /// [`Peer::ask_case`] for a part of the peer (a rule alone, a stage),
-    /// whose answer to a request asked before is read from its memo.
-    fn ask_part(
+    /// [`Peer::ask_case`] for a part of the peer (a rule alone, a stage:
+    /// [`super::PeerPart`]), whose answer to a request asked before is read
+    /// from its memo.
+    pub(super) fn ask_part(
         &self,
         g: &mut Graph,
         roots: &[NodeId],
@@ -298,12 +271,13 @@ impl Peer {
         if let Some(r) = self.parts.get(key) {
             // Well formed when it was first read, and into a graph of the
             // same case: building it again fails only past the node budget.
-            return read_reply(g, roots, case.budget, r, &self.rule_names)
-                .map_err(|why| Refusal {
+            return match read_reply(g, roots, case.budget, r, &self.rule_names, false) {
+                Ok(answer) => answer,
+                Err(why) => Err(Refusal {
                     kind: Kind::Garbage,
                     message: why.to_string(),
-                })
-                .and_then(outcome);
+                }),
+            };
         }
         let mut said = None;
         let answer = self.answer_beside(g, roots, case.budget, id, &sent, false, Some(&mut said));
@@ -354,21 +328,16 @@ impl Peer {
         self.requests.fetch_add(1, Ordering::Relaxed);
         let (p, answer) = exchanged?;
         let read = reply(&answer, id).and_then(|r| {
-            let bounds = beside.then(|| bounds_beside(&r)).flatten();
             let kept = said.is_some().then(|| r.clone());
-            read_reply(g, roots, budget, r, &self.rule_names).map(|result| (result, bounds, kept))
+            read_reply(g, roots, budget, r, &self.rule_names, beside).map(|result| (result, kept))
         });
         match read {
-            Ok((result, bounds, kept)) => {
+            Ok((result, kept)) => {
                 self.give_back(p);
                 if let (Some(s), Some(r)) = (said, kept) {
                     *s = Some((r, answer.len()));
                 }
-                let mut out = outcome(result);
-                if let Ok(Answer::Simplified { bounds: b, .. }) = &mut out {
-                    *b = bounds;
-                }
-                out
+                result
             }
             Err(why) => Err(self.garbage(p, why, &answer)),
         }
@@ -541,18 +510,6 @@ impl Peer {
             kind: Kind::Garbage,
             message: format!("{why}: {}", clip(answer)),
         }
-    }
-}
-
-/// An answer read, as the caller's result: the peer's `error` answer is a
-/// refusal.
-fn outcome(result: Outcome) -> Result<Answer, Refusal> {
-    match result {
-        Outcome::Answer(a) => Ok(a),
-        Outcome::Error(e) => Err(Refusal {
-            kind: Kind::PeerError,
-            message: e,
-        }),
     }
 }
 

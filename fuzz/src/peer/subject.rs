@@ -56,10 +56,10 @@ impl Subject for Peer {
         // A rule its adapter says no input can reach alone (Morok's private
         // groups run only inside their tier) is not asked.
         let reachable = match self.rule_names.iter().position(|n| n == rule) {
-            Some(i) => self.rule_reachable().get(i).copied().unwrap_or(true),
+            Some(i) => self.rule_reachable.get(i).copied().unwrap_or(true),
             None => true,
         };
-        (self.has_rules() && reachable)
+        (self.rules && reachable)
             .then(|| Box::new(super::PeerPart::rule(self, rule)) as Box<dyn Subject>)
     }
 
