@@ -274,7 +274,7 @@ impl<'r> Simplifier<'r> {
                         };
                         let var = &rule.vars[v];
                         // A rule whose variable cannot bind the leaf.
-                        let binds = !(var.is_const && !matches!(op, Op::Const(_)))
+                        let binds = (!var.is_const || matches!(op, Op::Const(_)))
                             && !matches!(var.ty, Ty::Fixed(t) if t != d);
                         !binds
                             || rule
