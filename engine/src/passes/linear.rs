@@ -187,6 +187,19 @@ mod tests {
         assert!(told >= 8, "{told}");
     }
 
+    /// `exprs` over x, y, z and w, parsed, with the shape each builds to
+    /// added to the graph.
+    fn with_built_shapes(exprs: &str) -> crate::parse::Program {
+        let text = format!(
+            "var x in [0, 9]\nvar y in [-9, 9]\nvar z in [1, 9]\nvar w in [-5, 30]\n{exprs}"
+        );
+        let mut p = crate::parse::parse_program(&text).unwrap();
+        for &o in &p.outputs {
+            let _ = super::rebuild(&mut p.graph, o, crate::ir::dtype::Width::W64);
+        }
+        p
+    }
+
     /// The nodes of `g` told built from their shape, each checked to be
     /// what reading and building it gives.
     fn told_built(g: &mut crate::ir::Graph) -> Vec<crate::ir::NodeId> {
@@ -205,7 +218,6 @@ mod tests {
 
     #[test]
     fn a_sum_of_products_told_built_from_its_shape_is_what_reading_and_building_it_gives() {
-        use crate::ir::dtype::Width;
         use crate::splitmix::splitmix64;
         let atoms = [
             "x",
@@ -257,15 +269,8 @@ mod tests {
             }
             exprs.push_str(&format!("expr {e}\n"));
         }
-        let text = format!(
-            "var x in [0, 9]\nvar y in [-9, 9]\nvar z in [1, 9]\nvar w in [-5, 30]\n{exprs}"
-        );
-        let mut p = crate::parse::parse_program(&text).unwrap();
+        let mut p = with_built_shapes(&exprs);
         let g = &mut p.graph;
-        // Each sum's built shape is in the graph too.
-        for &o in &p.outputs {
-            let _ = super::rebuild(g, o, Width::W64);
-        }
         let product = |g: &crate::ir::Graph, n| {
             g.reachable(&[n]).iter().any(|&m| {
                 g.node(m).op == crate::ir::Op::Mul
@@ -315,15 +320,8 @@ mod tests {
                 format!("expr ({e}) * {f}\n")
             });
         }
-        let text = format!(
-            "var x in [0, 9]\nvar y in [-9, 9]\nvar z in [1, 9]\nvar w in [-5, 30]\n{exprs}"
-        );
-        let mut p = crate::parse::parse_program(&text).unwrap();
+        let mut p = with_built_shapes(&exprs);
         let g = &mut p.graph;
-        // The built shape of each product is in the graph too.
-        for &o in &p.outputs {
-            let _ = super::rebuild(g, o, Width::W64);
-        }
         let told: Vec<NodeId> = (0..g.len())
             .map(|i| NodeId(i as u32))
             .filter(|&n| is_built_factored(g, n))
