@@ -659,6 +659,22 @@ mod tests {
         assert_eq!(again.found.map(|f| f.cause).as_ref(), Some(&want));
     }
 
+    /// `f` given a fresh plus-one subject, the default check and a
+    /// preparer past its deadline (no candidate is judged: the case as
+    /// found is kept).
+    fn past_deadline<R>(
+        confirm: &Confirm,
+        f: impl FnOnce(&PlusOne, &CheckConfig, &Preparer) -> R,
+    ) -> R {
+        let subject = plus_one();
+        let (check, literals) = (CheckConfig::default(), LiteralCache::default());
+        let p = Preparer {
+            deadline: Some(Instant::now()),
+            ..preparer(&subject, &check, confirm, &literals)
+        };
+        f(&subject, &check, &p)
+    }
+
     #[test]
     fn the_case_as_found_kept_is_checked_once() {
         // Past the deadline no candidate is judged, so the case as found is
@@ -666,15 +682,11 @@ mod tests {
         // confirmed, shrinking again for a bug's class (the original's, as
         // found) asks the subject nothing more than without.
         let asked = |confirm: Confirm| {
-            let subject = plus_one();
-            let (check, literals) = (CheckConfig::default(), LiteralCache::default());
-            let p = Preparer {
-                deadline: Some(Instant::now()),
-                ..preparer(&subject, &check, &confirm, &literals)
-            };
-            let prepared = p.prepare_one(&failing(), Kind::Oracle, String::new());
-            assert!(prepared.note.is_some_and(|n| n.contains("kept as found")));
-            subject.asked.load(Ordering::Relaxed)
+            past_deadline(&confirm, |subject, _, p| {
+                let prepared = p.prepare_one(&failing(), Kind::Oracle, String::new());
+                assert!(prepared.note.is_some_and(|n| n.contains("kept as found")));
+                subject.asked.load(Ordering::Relaxed)
+            })
         };
         assert_eq!(asked(Confirm::All), asked(Confirm::Off));
     }
@@ -687,36 +699,33 @@ mod tests {
         // given stands for nothing (a panic stopped it), and the finding's
         // file is the same.
         let prepared = |usable: bool| {
-            let subject = plus_one();
-            let (check, literals) = (CheckConfig::default(), LiteralCache::default());
-            let p = Preparer {
-                deadline: Some(Instant::now()),
-                ..preparer(&subject, &check, &Confirm::Off, &literals)
-            };
-            let case = failing();
-            let mut checked = checks::check(&case.graph, &case.outputs, &subject, &check, None);
-            let found = Found::just(triage::shape_of(&checked, Kind::Oracle));
-            if !usable {
-                let mut panic = checked.failures[0].clone();
-                panic.kind = Kind::Panic;
-                checked.failures.push(panic);
-            }
-            let program = Program::of_results(checked.graph.clone(), checked.src.clone(), vec![]);
-            let before = subject.asked.load(Ordering::Relaxed);
-            let found = Some((found, checked));
-            let Recorded::Prepared(prepared) = p.prepare(
-                &program,
-                Kind::Oracle,
-                found,
-                &HashSet::new(),
-                String::new(),
-            ) else {
-                panic!("no cause is kept");
-            };
-            assert!(prepared.note.is_some_and(|n| n.contains("kept as found")));
-            let path = std::path::Path::new("x");
-            let asked = subject.asked.load(Ordering::Relaxed) - before;
-            (asked, prepared.entry.render(path))
+            past_deadline(&Confirm::Off, |subject, check, p| {
+                let case = failing();
+                let mut checked = checks::check(&case.graph, &case.outputs, subject, check, None);
+                let found = Found::just(triage::shape_of(&checked, Kind::Oracle));
+                if !usable {
+                    let mut panic = checked.failures[0].clone();
+                    panic.kind = Kind::Panic;
+                    checked.failures.push(panic);
+                }
+                let program =
+                    Program::of_results(checked.graph.clone(), checked.src.clone(), vec![]);
+                let before = subject.asked.load(Ordering::Relaxed);
+                let found = Some((found, checked));
+                let Recorded::Prepared(prepared) = p.prepare(
+                    &program,
+                    Kind::Oracle,
+                    found,
+                    &HashSet::new(),
+                    String::new(),
+                ) else {
+                    panic!("no cause is kept");
+                };
+                assert!(prepared.note.is_some_and(|n| n.contains("kept as found")));
+                let path = std::path::Path::new("x");
+                let asked = subject.asked.load(Ordering::Relaxed) - before;
+                (asked, prepared.entry.render(path))
+            })
         };
         let (given, file) = prepared(true);
         let (again, file_again) = prepared(false);

@@ -173,6 +173,7 @@ fn only_constant_around_one_chain(g: &Graph, acc: &Acc) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use crate::algebra::linear::{is_built_factored, is_built_plain};
     use crate::testing::simp;
 
     #[test]
@@ -183,8 +184,43 @@ mod tests {
             expr x // 2 + 1\nexpr y - y // 2\nexpr x mod 4 + x // 4\nexpr x - x mod 4\n\
             expr x // 4 * 4 + x mod 4\nexpr (x + 4) mod 8 + y\n";
         let mut p = crate::parse::parse_program(text).unwrap();
-        let told = told_built(&mut p.graph).len();
+        let told = told_built(&mut p.graph, is_built_plain).len();
         assert!(told >= 8, "{told}");
+    }
+
+    /// A sum of one to three of `atoms`, each times one of `coefs`, plus
+    /// one of `ks`, as text, drawn by `pick` (a number below its argument).
+    fn random_sum(
+        pick: &mut impl FnMut(usize) -> usize,
+        atoms: &[&str],
+        coefs: &[i64],
+        ks: &[i64],
+    ) -> String {
+        let mut e = String::new();
+        for t in 0..1 + pick(3) {
+            let c = coefs[pick(coefs.len())];
+            let a = atoms[pick(atoms.len())];
+            let sign = if t == 0 {
+                ""
+            } else if c < 0 {
+                " - "
+            } else {
+                " + "
+            };
+            let term = match c.abs() {
+                1 if t == 0 && c < 0 => format!("-({a})"),
+                1 => format!("({a})"),
+                m if t == 0 && c < 0 => format!("({a}) * -{m}"),
+                m => format!("({a}) * {m}"),
+            };
+            e.push_str(sign);
+            e.push_str(&term);
+        }
+        let k = ks[pick(ks.len())];
+        if k != 0 {
+            e.push_str(&format!(" + {k}"));
+        }
+        e
     }
 
     /// `exprs` over x, y, z and w, parsed, with the shape each builds to
@@ -200,14 +236,17 @@ mod tests {
         p
     }
 
-    /// The nodes of `g` told built from their shape, each checked to be
-    /// what reading and building it gives.
-    fn told_built(g: &mut crate::ir::Graph) -> Vec<crate::ir::NodeId> {
-        use crate::algebra::linear::is_built_plain;
+    /// The nodes of `g` told built from their shape by `told`
+    /// ([`is_built_plain`] and the like), each checked to be what reading
+    /// and building it gives.
+    fn told_built(
+        g: &mut crate::ir::Graph,
+        told: fn(&crate::ir::Graph, crate::ir::NodeId) -> bool,
+    ) -> Vec<crate::ir::NodeId> {
         use crate::ir::{dtype::Width, NodeId};
         let told: Vec<NodeId> = (0..g.len())
             .map(|i| NodeId(i as u32))
-            .filter(|&n| is_built_plain(g, n))
+            .filter(|&n| told(g, n))
             .collect();
         for &n in &told {
             let again = super::rebuild(g, n, Width::W64);
@@ -238,37 +277,17 @@ mod tests {
             "z mod 5 * w",
             "max(x, y)",
         ];
-        let coefs: [i64; 10] = [1, 1, 1, 2, 3, -1, -1, -2, 6, -4];
-        let mut exprs = String::new();
+        let coefs = [1, 1, 1, 2, 3, -1, -1, -2, 6, -4];
         let mut s = 52u64;
         let mut pick = |n: usize| (splitmix64(&mut s) % n as u64) as usize;
-        for _ in 0..3000 {
-            let mut e = String::new();
-            for t in 0..1 + pick(3) {
-                let c = coefs[pick(coefs.len())];
-                let a = atoms[pick(atoms.len())];
-                let sign = if t == 0 {
-                    ""
-                } else if c < 0 {
-                    " - "
-                } else {
-                    " + "
-                };
-                let term = match c.abs() {
-                    1 if t == 0 && c < 0 => format!("-({a})"),
-                    1 => format!("({a})"),
-                    m if t == 0 && c < 0 => format!("({a}) * -{m}"),
-                    m => format!("({a}) * {m}"),
-                };
-                e.push_str(sign);
-                e.push_str(&term);
-            }
-            let k = [0, 0, 5, -3][pick(4)];
-            if k != 0 {
-                e.push_str(&format!(" + {k}"));
-            }
-            exprs.push_str(&format!("expr {e}\n"));
-        }
+        let exprs: String = (0..3000)
+            .map(|_| {
+                format!(
+                    "expr {}\n",
+                    random_sum(&mut pick, &atoms, &coefs, &[0, 0, 5, -3])
+                )
+            })
+            .collect();
         let mut p = with_built_shapes(&exprs);
         let g = &mut p.graph;
         let product = |g: &crate::ir::Graph, n| {
@@ -280,39 +299,23 @@ mod tests {
                         .all(|&s| g.node(s).as_const().is_none())
             })
         };
-        let told = told_built(g);
+        let told = told_built(g, is_built_plain);
         let products = told.iter().filter(|&&n| product(g, n)).count();
         assert!(products >= 500, "{products}");
     }
 
     #[test]
     fn a_product_told_built_factored_is_what_reading_and_building_it_gives() {
-        use crate::algebra::linear::is_built_factored;
-        use crate::ir::{dtype::Width, NodeId};
+        use crate::ir::dtype::Width;
         use crate::splitmix::splitmix64;
         let atoms = [
             "x", "y", "z", "w", "y * z", "z * w", "x * y", "x // 4", "y * 2",
         ];
-        let mut exprs = String::new();
         let mut s = 47u64;
         let mut pick = |n: usize| (splitmix64(&mut s) % n as u64) as usize;
+        let mut exprs = String::new();
         for _ in 0..3000 {
-            let mut e = String::new();
-            for t in 0..1 + pick(3) {
-                let a = atoms[pick(atoms.len())];
-                let minus = pick(3) == 0;
-                e.push_str(match (t, minus) {
-                    (0, true) => "-",
-                    (0, false) => "",
-                    (_, true) => " - ",
-                    (_, false) => " + ",
-                });
-                e.push_str(&format!("({a})"));
-            }
-            let k = [0, 0, 10, -1, 4][pick(5)];
-            if k != 0 {
-                e.push_str(&format!(" + {k}"));
-            }
+            let e = random_sum(&mut pick, &atoms, &[1, 1, -1], &[0, 0, 10, -1, 4]);
             let f = ["x", "y", "w"][pick(3)];
             exprs.push_str(&if pick(2) == 0 {
                 format!("expr {f} * ({e})\n")
@@ -322,14 +325,7 @@ mod tests {
         }
         let mut p = with_built_shapes(&exprs);
         let g = &mut p.graph;
-        let told: Vec<NodeId> = (0..g.len())
-            .map(|i| NodeId(i as u32))
-            .filter(|&n| is_built_factored(g, n))
-            .collect();
-        for &n in &told {
-            let again = super::rebuild(g, n, Width::W64);
-            assert_eq!(again, None, "{}", crate::print::expr(g, n));
-        }
+        let told = told_built(g, is_built_factored);
         assert!(told.len() >= 200, "{}", told.len());
         // Not told: a sum with nothing added (building changes it), the
         // factor in the sum, a coefficient past 1, a constant first.
