@@ -12,6 +12,7 @@ use crate::lemma::Lemmas;
 use crate::portfolio::SolverKind;
 use crate::prove::{width_generic_obstacle, Options, ProofVerdict, RuleResult, WidthByWidth};
 use crate::ranges::{self, RangeReport, RangeResult};
+use crate::solver::QUERY_FACTOR;
 use crate::verdict::VerdictKind;
 use engine::ir::Op;
 use engine::rules::{Pat, Rule};
@@ -303,10 +304,13 @@ pub fn prove_rule_widths(
 
 /// Proves the range analysis ([`crate::ranges`]): its lemmas, then every
 /// transfer function at every width, in parallel on the pool, calling
-/// `done` after each transfer function. Each query runs in a worker where
-/// one is installed ([`crate::remote`]), so that its share of `timeout`
-/// holds; a try cut short gives way to the next ([`ranges::attempts`]).
-/// A transfer function counts as proved only if the lemmas it assumes are.
+/// `done` after each transfer function. `timeout` is a solver call's, as
+/// for a rule: a lemma gets it, and a transfer function, a query of its
+/// own, [`QUERY_FACTOR`] times it, shared among its tries
+/// ([`ranges::attempts`]; a try cut short gives way to the next). Each
+/// try runs in a worker where one is installed ([`crate::remote`]), so
+/// that its share holds. A transfer function counts as proved only if the
+/// lemmas it assumes are.
 pub fn prove_ranges(widths: &[u32], timeout: Duration, done: &(dyn Fn() + Sync)) -> RangeReport {
     let names = ranges::lemma_names();
     let lemmas: Vec<VerdictKind> = (0..names.len())
@@ -331,7 +335,7 @@ pub fn prove_ranges(widths: &[u32], timeout: Duration, done: &(dyn Fn() + Sync))
             let (op, args, dt) = &sigs[i];
             let start = Instant::now();
             let mut outcome = (VerdictKind::Unknown, None);
-            for (attempt, share) in ranges::attempts(*op, timeout) {
+            for (attempt, share) in ranges::attempts(*op, timeout * QUERY_FACTOR) {
                 outcome = crate::remote::try_transfer(i, w, attempt, share);
                 if outcome.0 != VerdictKind::Unknown {
                     break;
